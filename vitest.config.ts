@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests run against the real PostgreSQL and Redis of the machine (see ../shared/TESTING.md and docs/testing.md).
+// Each test file gets its own database cloned from a migrated template (test/support/global-setup.ts).
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
