@@ -1,0 +1,17 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+// int8 (20) and numeric (1700) come back as bigint: money never passes through a JS number.
+// Only integer-valued numeric columns exist in the schema (numeric(78,0)); rates are stored as text.
+pg.types.setTypeParser(20, (v) => BigInt(v));
+pg.types.setTypeParser(1700, (v) => BigInt(v));
+
+export type Db = Kysely<Database>;
+
+export function createDb(connectionString: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString, max });
+  // A dropped connection must not crash the process; the pool replaces it and the next query reports the error.
+  pool.on('error', () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

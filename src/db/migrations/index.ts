@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as foundation from './2026_11_21_0000_foundation.js';
+
+// Forward-only, dated migrations in code. Add one line per migration; names sort by date.
+export const migrations: Record<string, Migration> = {
+  '2026_11_21_0000_foundation': foundation,
+};

@@ -1,0 +1,114 @@
+import type { ColumnType, Generated } from 'kysely';
+
+// Kysely table types for the foundation schema. int8 and numeric columns are parsed to bigint (src/db/database.ts).
+export type Mode = 'test' | 'live';
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface MerchantsTable {
+  id: string;
+  name: string;
+  webhook_url: string | null;
+  webhook_secret_enc: string;
+  session_lifetime_seconds: number;
+  refund_window_days: number;
+  daily_refund_count_limit: number;
+  daily_refund_amount_limit_minor: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  created_at: Timestamp;
+}
+
+export interface MerchantHdAccountsTable {
+  merchant_id: string;
+  mode: Mode;
+  account_index: Generated<number>;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  key_prefix: string;
+  key_hash: string;
+  secret_enc: string;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export type SessionStatus = 'open' | 'paid' | 'expired' | 'canceled';
+
+export interface LineItemRecord {
+  price_data: {
+    currency: string;
+    unit_amount_minor: string; // bigint as decimal digits (jsonb has no bigint)
+    product_data: { name: string; description?: string };
+  };
+  quantity: number;
+}
+
+export interface PaymentSessionsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  order_id: string;
+  amount_minor: ColumnType<bigint, bigint, bigint>;
+  currency: string;
+  description: string | null;
+  merchant_domain_id: string | null;
+  line_items: Json<LineItemRecord[] | null> | null;
+  tax_minor: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  shipping_minor: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  success_url: string | null;
+  cancel_url: string | null;
+  metadata: Json<Record<string, string>>;
+  target_currency: string;
+  target_amount_minor: ColumnType<bigint, bigint, bigint>;
+  exchange_rate: string | null;
+  rate_locked_at: NullableTimestamp;
+  network: string | null;
+  token: string | null;
+  hd_account: number;
+  address_index: ColumnType<bigint, bigint | undefined, never>;
+  deposit_address: string | null;
+  status: SessionStatus;
+  received_base: ColumnType<bigint, bigint | undefined, bigint>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  paid_at: NullableTimestamp;
+  canceled_at: NullableTimestamp;
+  expired_at: NullableTimestamp;
+}
+
+export interface IdempotencyKeysTable {
+  merchant_id: string;
+  mode: Mode;
+  scope: string;
+  key: string;
+  request_hash: string;
+  response_status: number;
+  response_body: string;
+  created_at: Timestamp;
+}
+
+export interface OutboxEventsTable {
+  seq: Generated<bigint>;
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  type: string;
+  aggregate_id: string | null;
+  payload: Json<unknown>;
+  created_at: Timestamp;
+  relayed_at: NullableTimestamp;
+}
+
+// Tables added by later migrations declare themselves here too (see each migration's header).
+export interface Database {
+  merchants: MerchantsTable;
+  merchant_hd_accounts: MerchantHdAccountsTable;
+  api_keys: ApiKeysTable;
+  payment_sessions: PaymentSessionsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  outbox_events: OutboxEventsTable;
+}
