@@ -1,0 +1,61 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+// Configuration from the environment, validated once at start-up. Every message names the variable.
+// Secrets (MASTER_KEY, MNEMONIC) come only from the environment (or a local .env file that git ignores).
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const url = z.string().url();
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: int(0, 65535).default(3000),
+  DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/stablepay'),
+  DATABASE_POOL_SIZE: int(1, 200).default(10),
+  REDIS_URL: url.default('redis://127.0.0.1:6379'),
+  REDIS_KEY_PREFIX: z.string().default('sp'),
+  PUBLIC_BASE_URL: url.default('http://localhost:3000'),
+  CHECKOUT_BASE_URL: url.optional(),
+  DOCS_URL: url.default('https://github.com/stablepay/stablepay/blob/main/docs/errors.md'),
+  MASTER_KEY: z
+    .string({ error: 'is required: 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`' })
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`'),
+  ROLES: z
+    .string()
+    .default('api,worker,watcher')
+    .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['api', 'worker', 'watcher'])).min(1)),
+  MIGRATE_ON_START: bool.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
+  MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(65_536),
+  SESSION_LIFETIME_SECONDS: int(60, 7 * 86_400).default(1800),
+  EXPIRY_SWEEP_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+  RATE_SOURCES: z.string().default('peg'),
+  RATE_TIMEOUT_MS: int(50, 60_000).default(3000),
+  RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
+  RATE_COINBASE_URL: url.default('https://api.coinbase.com'),
+});
+
+export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };
+
+export class ConfigError extends Error {}
+
+/** Validates an environment record; throws ConfigError listing each bad variable by name. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0] ?? '?')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  return { ...c, checkoutBaseUrl: (c.CHECKOUT_BASE_URL ?? `${c.PUBLIC_BASE_URL.replace(/\/$/, '')}/pay`).replace(/\/$/, '') };
+}
+
+/** Loads ./.env into process.env when present (values already in the environment win). */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
