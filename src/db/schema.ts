@@ -11,9 +11,9 @@ export interface MerchantsTable {
   name: string;
   webhook_url: string | null;
   webhook_secret_enc: string;
-  session_lifetime_seconds: number;
-  refund_window_days: number;
-  daily_refund_count_limit: number;
+  session_lifetime_seconds: Generated<number>;
+  refund_window_days: Generated<number>;
+  daily_refund_count_limit: Generated<number>;
   daily_refund_amount_limit_minor: ColumnType<bigint, bigint | number | undefined, bigint | number>;
   created_at: Timestamp;
 }
@@ -56,7 +56,7 @@ export interface PaymentSessionsTable {
   currency: string;
   description: string | null;
   merchant_domain_id: string | null;
-  line_items: Json<LineItemRecord[] | null> | null;
+  line_items: ColumnType<LineItemRecord[] | null, string | null, string | null>;
   tax_minor: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   shipping_minor: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   success_url: string | null;
@@ -71,7 +71,7 @@ export interface PaymentSessionsTable {
   hd_account: number;
   address_index: ColumnType<bigint, bigint | undefined, never>;
   deposit_address: string | null;
-  status: SessionStatus;
+  status: ColumnType<SessionStatus, SessionStatus | undefined, SessionStatus>;
   received_base: ColumnType<bigint, bigint | undefined, bigint>;
   created_at: Timestamp;
   expires_at: Timestamp;

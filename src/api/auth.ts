@@ -1,0 +1,117 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Db } from '../db/database.js';
+import type { Mode } from '../db/schema.js';
+import { authError } from '../domain/errors.js';
+import { resolveApiKey, type ResolvedKey } from '../ledger/merchants.js';
+import type { SecretBox } from '../security/secret-box.js';
+
+// Request authentication (spec: Authentication; decisions.md: Request authentication). Order of checks:
+// key → headers → merchant id → timestamp window → signature (constant time) → nonce (consumed only after a valid
+// signature, so nobody without the secret can burn a merchant's nonces).
+
+export interface AuthContext {
+  keyId: string;
+  merchantId: string;
+  mode: Mode;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: AuthContext;
+  }
+}
+
+export interface AuthDeps {
+  db: Db;
+  redis: Redis;
+  box: SecretBox;
+  windowSeconds: number;
+  redisPrefix: string;
+  /** How long a resolved key stays cached in this process; revocation takes effect within this time. */
+  keyCacheMs?: number;
+}
+
+const NONCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+export function createAuthenticator(deps: AuthDeps) {
+  const cacheMs = deps.keyCacheMs ?? 5000;
+  const cache = new Map<string, { key: ResolvedKey | undefined; until: number }>();
+
+  async function lookup(key: string): Promise<ResolvedKey | undefined> {
+    const now = Date.now();
+    const hit = cache.get(key);
+    if (hit && hit.until > now) return hit.key;
+    const resolved = await resolveApiKey(deps.db, deps.box, key);
+    if (cache.size > 10_000) cache.clear();
+    // Unknown keys are cached too, briefly, so a flood of bad keys does not become a flood of queries.
+    cache.set(key, { key: resolved, until: now + cacheMs });
+    return resolved;
+  }
+
+  return async function authenticate(req: FastifyRequest): Promise<AuthContext> {
+    const authz = header(req, 'authorization');
+    const match = authz ? /^Bearer (sk_(?:test|live)_[0-9A-Za-z]{1,128})$/.exec(authz) : null;
+    if (!match) throw authError('invalid_api_key', 'Invalid API key: send Authorization: Bearer sk_test_... or sk_live_....');
+
+    for (const name of ['x-service-timestamp', 'x-service-nonce', 'x-service-signature'] as const) {
+      if (!header(req, name)) throw authError('missing_auth_header', `Missing header ${canonical(name)}.`, canonical(name));
+    }
+    const timestamp = header(req, 'x-service-timestamp')!;
+    const nonce = header(req, 'x-service-nonce')!;
+    const signature = header(req, 'x-service-signature')!;
+
+    const key = await lookup(match[1]!);
+    if (!key) throw authError('invalid_api_key', 'Invalid API key: unknown or revoked.');
+
+    const merchantHeader = header(req, 'x-merchant-id');
+    if (merchantHeader !== undefined && merchantHeader !== key.merchantId) {
+      throw authError('merchant_mismatch', 'X-Merchant-Id does not match the API key.', 'X-Merchant-Id');
+    }
+
+    if (!/^\d{1,12}$/.test(timestamp)) {
+      throw authError('timestamp_out_of_window', 'X-Service-Timestamp must be Unix time in seconds.', 'X-Service-Timestamp');
+    }
+    const skew = Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp));
+    if (skew > deps.windowSeconds) {
+      throw authError(
+        'timestamp_out_of_window',
+        `X-Service-Timestamp is more than ${deps.windowSeconds} seconds from server time.`,
+        'X-Service-Timestamp',
+      );
+    }
+    if (!NONCE_PATTERN.test(nonce)) {
+      throw authError('missing_auth_header', 'X-Service-Nonce must be 1 to 128 printable ASCII characters.', 'X-Service-Nonce');
+    }
+
+    const body = req.rawBody ?? Buffer.alloc(0);
+    const expected = createHmac('sha256', key.secret).update(`${timestamp}.${nonce}.`).update(body).digest();
+    const given = Buffer.from(/^[0-9a-fA-F]{64}$/.test(signature) ? signature : '', 'hex');
+    if (given.length !== expected.length || !timingSafeEqual(expected, given)) {
+      throw authError('invalid_signature', 'X-Service-Signature does not match the request.', 'X-Service-Signature');
+    }
+
+    // Remembered for twice the window: a request outside the window is refused by its timestamp anyway.
+    const stored = await deps.redis.set(
+      `${deps.redisPrefix}:nonce:${key.keyId}:${nonce}`,
+      '1',
+      'EX',
+      deps.windowSeconds * 2,
+      'NX',
+    );
+    if (stored !== 'OK') throw authError('nonce_reused', 'X-Service-Nonce was already used with this key.', 'X-Service-Nonce');
+
+    return { keyId: key.keyId, merchantId: key.merchantId, mode: key.mode };
+  };
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? undefined : s;
+}
+
+function canonical(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, d: string, c: string) => `${d}${c.toUpperCase()}`);
+}

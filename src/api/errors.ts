@@ -1,0 +1,40 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors.js';
+
+// Every error leaves in the full spec shape with request_id and timestamp; nothing else ever answers an error.
+
+export function errorBody(err: ApiError, requestId: string, docsUrl: string) {
+  return {
+    error: {
+      type: err.type,
+      code: err.code,
+      message: err.message,
+      param: err.param ?? null,
+      doc_url: `${docsUrl}#${err.code.toLowerCase()}`,
+    },
+    request_id: requestId,
+    timestamp: Math.floor(Date.now() / 1000),
+  };
+}
+
+/** Maps Fastify's own errors (body too large, bad content length, ...) and unknown throwables to ApiError. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { code?: string; statusCode?: number };
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'invalid_request_error', 'request_too_large', 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(400, 'invalid_request_error', 'INVALID_JSON', 'The request body could not be read as JSON.');
+  }
+  if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+    return new ApiError(400, 'invalid_request_error', 'invalid_request', 'The request could not be processed.');
+  }
+  return new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred; nothing was changed. Retry later.');
+}
+
+export function sendError(req: FastifyRequest, reply: FastifyReply, err: ApiError, docsUrl: string): FastifyReply {
+  return reply.code(err.status).type('application/json').send(errorBody(err, req.id, docsUrl));
+}

@@ -1,0 +1,181 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Db } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { currencyExponent } from '../../domain/currency.js';
+import { idempotencyKeyReused, invalidRequest, parameterInvalid, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
+import {
+  ORDER_ID_CONSTRAINT, cancelSession, findSession, insertSession, listSessions, type SessionRow,
+} from '../../ledger/sessions.js';
+import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
+import type { AuthContext } from '../auth.js';
+import { jsonObjectBody, validate } from '../json-body.js';
+import { serializeSession } from '../serializers/session.js';
+import { parseCreateSession } from './session-input.js';
+
+export interface SessionRouteDeps {
+  db: Db;
+  rates: RateService;
+  checkoutBaseUrl: string;
+  /** Called after a session commits (schedules its expiry job). Failures are logged, never surfaced. */
+  onSessionCreated?: (s: SessionRow) => Promise<void>;
+}
+
+const IDEMPOTENCY_SCOPE = 'checkout.sessions.create';
+
+export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
+  const render = (s: SessionRow, includeLineItems = true) =>
+    serializeSession(s, { checkoutBaseUrl: deps.checkoutBaseUrl, includeLineItems });
+
+  app.post('/checkout/sessions/create', async (req, reply) => {
+    const auth = req.auth!;
+    const body = jsonObjectBody(req);
+    const idemKey = idempotencyKeyOf(req);
+    const scope: IdempotencyScope | undefined = idemKey
+      ? { merchantId: auth.merchantId, mode: auth.mode, scope: IDEMPOTENCY_SCOPE, key: idemKey }
+      : undefined;
+    const fingerprint = requestFingerprint(body);
+
+    if (scope) {
+      const replay = await replayStored(scope, fingerprint, reply);
+      if (replay) return replay;
+    }
+
+    const input = parseCreateSession(body);
+    const conversion = await lockRate(deps.rates, input.currency, input.targetCurrency, input.amountMinor);
+
+    try {
+      const { session, payload } = await deps.db.transaction().execute(async (trx) => {
+        const session = await insertSession(trx, {
+          id: newId('cs'),
+          merchantId: auth.merchantId,
+          mode: auth.mode,
+          orderId: input.orderId,
+          amountMinor: input.amountMinor,
+          currency: input.currency,
+          description: input.description,
+          merchantDomainId: input.merchantDomainId,
+          lineItems: input.lineItems,
+          taxMinor: input.taxMinor,
+          shippingMinor: input.shippingMinor,
+          successUrl: input.successUrl,
+          cancelUrl: input.cancelUrl,
+          metadata: input.metadata,
+          targetCurrency: input.targetCurrency,
+          targetAmountMinor: conversion?.targetMinor ?? input.amountMinor,
+          exchangeRate: conversion?.rate ?? null,
+          rateLockedAt: conversion?.lockedAt ?? null,
+          network: input.pinnedNetwork,
+          token: input.pinnedNetwork ? input.targetCurrency : null,
+        });
+        const payload = JSON.stringify(render(session));
+        if (scope) await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: payload });
+        return { session, payload };
+      });
+      if (deps.onSessionCreated) {
+        deps.onSessionCreated(session).catch((err: unknown) => req.log.warn({ err, session: session.id }, 'expiry scheduling failed; the sweeper will expire it'));
+      }
+      return reply.code(200).type('application/json').send(payload);
+    } catch (err) {
+      // A concurrent twin won the race: replay its response when it carried the same key, else report the conflict.
+      if (scope && (isUniqueViolation(err, ORDER_ID_CONSTRAINT) || isUniqueViolation(err, 'idempotency_keys_pk'))) {
+        const replay = await replayStored(scope, fingerprint, reply);
+        if (replay) return replay;
+      }
+      if (isUniqueViolation(err, ORDER_ID_CONSTRAINT)) {
+        throw invalidRequest('order_id_conflict', `A payment session with order_id ${input.orderId} already exists.`, 'order_id');
+      }
+      throw err;
+    }
+  });
+
+  app.get('/checkout/sessions/:session_id', async (req) => {
+    const auth = req.auth!;
+    return render(await sessionOr404(deps.db, auth, sessionIdParam(req)));
+  });
+
+  app.post('/checkout/sessions/:session_id/cancel', async (req) => {
+    const auth = req.auth!;
+    jsonObjectBody(req); // an empty JSON object is expected; a malformed body is still refused
+    const id = sessionIdParam(req);
+    const r = await cancelSession(deps.db, auth.merchantId, auth.mode, id);
+    switch (r.kind) {
+      case 'canceled':
+        return render(r.session, false);
+      case 'not_found':
+        throw resourceNotFound('session_id', 'payment session');
+      case 'expired':
+        throw invalidRequest('session_expired', 'The payment session has already expired or been canceled.', 'session_id');
+      case 'paid':
+        throw invalidRequest('INVALID_SESSION_STATUS', 'A paid payment session cannot be canceled.', 'session_id');
+    }
+  });
+
+  // Operator list, page style (decisions.md: Lists and pagination).
+  const listQuery = z.strictObject({
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+    page_size: z.coerce.number().int().min(1).max(100).default(20),
+    status: z.enum(['open', 'paid', 'expired', 'canceled']).optional(),
+    order_id: z.string().max(255).optional(),
+  });
+  app.get('/checkout/sessions', async (req) => {
+    const auth = req.auth!;
+    const q = validate(listQuery, req.query);
+    const { rows, total } = await listSessions(deps.db, auth.merchantId, auth.mode, {
+      offset: (q.page - 1) * q.page_size,
+      limit: q.page_size,
+      status: q.status,
+      orderId: q.order_id,
+    });
+    const totalPages = Math.ceil(total / q.page_size);
+    return {
+      data: rows.map((r) => render(r)),
+      pagination: { page: q.page, page_size: q.page_size, total, total_pages: totalPages, has_more: q.page < totalPages },
+    };
+  });
+
+  async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const stored = await findStoredResponse(deps.db, scope);
+    if (!stored) return undefined;
+    if (stored.requestHash !== fingerprint) throw idempotencyKeyReused('Idempotency-Key');
+    return reply.code(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
+  }
+}
+
+async function lockRate(rates: RateService, currency: string, target: string, amountMinor: bigint) {
+  if (currency === target) return undefined;
+  try {
+    const q = await rates.quote(currency, target);
+    return {
+      rate: formatRate(q.rate),
+      lockedAt: new Date(), // locked now, for the session's life, whatever the age of the cached quote
+      targetMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, 2),
+    };
+  } catch (err) {
+    if (err instanceof RateUnavailableError) throw rateUnavailable();
+    throw err;
+  }
+}
+
+async function sessionOr404(db: Db, auth: AuthContext, id: string): Promise<SessionRow> {
+  const s = await findSession(db, auth.merchantId, auth.mode, id);
+  if (!s) throw resourceNotFound('session_id', 'payment session');
+  return s;
+}
+
+function sessionIdParam(req: FastifyRequest): string {
+  const id = (req.params as { session_id?: string }).session_id ?? '';
+  if (id.length === 0 || id.length > 255) throw resourceNotFound('session_id', 'payment session');
+  return id;
+}
+
+function idempotencyKeyOf(req: FastifyRequest): string | undefined {
+  const v = req.headers['idempotency-key'];
+  const key = Array.isArray(v) ? v[0] : v;
+  if (key === undefined || key === '') return undefined;
+  if (key.length > 255) throw parameterInvalid('Idempotency-Key', 'Idempotency-Key must be at most 255 characters.');
+  return key;
+}
+

@@ -1,0 +1,51 @@
+import { currencyExponent } from '../../domain/currency.js';
+import { formatMinor } from '../../domain/money.js';
+import { paymentStatus } from '../../domain/session-state.js';
+import type { SessionRow } from '../../ledger/sessions.js';
+
+// PaymentSession as the spec shapes it: decimal strings at the merchant currency's exponent, lowercase currency,
+// conversion fields only when the merchant currency differs from the settlement currency, order_id in metadata.
+export interface SerializeOptions {
+  checkoutBaseUrl: string;
+  includeLineItems?: boolean;
+}
+
+export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<string, unknown> {
+  const exp = currencyExponent(s.currency) ?? 2;
+  const out: Record<string, unknown> = {
+    id: s.id,
+    amount_total: formatMinor(s.amount_minor, exp),
+    currency: s.currency.toLowerCase(),
+    payment_status: paymentStatus(s.status),
+    status: s.status,
+    created: unix(s.created_at),
+    expires_at: unix(s.expires_at),
+    url: `${opts.checkoutBaseUrl}/${s.id}`,
+  };
+  if (s.description !== null) out.description = s.description;
+  if (s.merchant_domain_id !== null) out.merchant_domain_id = s.merchant_domain_id;
+  if ((opts.includeLineItems ?? true) && s.line_items) {
+    out.line_items = s.line_items.map((li) => ({
+      price_data: {
+        currency: li.price_data.currency.toLowerCase(),
+        unit_amount: formatMinor(BigInt(li.price_data.unit_amount_minor), exp),
+        product_data: li.price_data.product_data,
+      },
+      quantity: li.quantity,
+    }));
+  }
+  if (s.tax_minor !== null) out.tax_amount = formatMinor(s.tax_minor, exp);
+  if (s.shipping_minor !== null) out.shipping_amount = formatMinor(s.shipping_minor, exp);
+  if (s.exchange_rate !== null) {
+    out.exchange_rate = s.exchange_rate;
+    out.target_currency = s.target_currency;
+    out.target_amount_total = formatMinor(s.target_amount_minor, 2);
+    out.rate_locked_at = unix(s.rate_locked_at ?? s.created_at);
+  }
+  if (s.success_url !== null) out.success_url = s.success_url;
+  if (s.cancel_url !== null) out.cancel_url = s.cancel_url;
+  out.metadata = { ...s.metadata, order_id: s.order_id };
+  return out;
+}
+
+export const unix = (d: Date): number => Math.floor(d.getTime() / 1000);

@@ -1,0 +1,101 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { invalidRequest } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { RateService } from '../rates/index.js';
+import type { SecretBox } from '../security/secret-box.js';
+import type { SessionRow } from '../ledger/sessions.js';
+import { createAuthenticator } from './auth.js';
+import { sendError, toApiError } from './errors.js';
+import { registerSessionRoutes } from './routes/sessions.js';
+
+export interface ServerDeps {
+  db: Db;
+  redis: Redis;
+  box: SecretBox;
+  rates: RateService;
+  checkoutBaseUrl: string;
+  docsUrl: string;
+  redisPrefix: string;
+  authWindowSeconds: number;
+  maxBodyBytes: number;
+  logLevel?: string;
+  keyCacheMs?: number;
+  onSessionCreated?: (s: SessionRow) => Promise<void>;
+  /** Extra route registrations (checkout page, network selection, ...) added by other modules. */
+  plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
+}
+
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: deps.logLevel ?? 'info',
+      redact: ['req.headers.authorization', 'req.headers["x-service-signature"]'],
+    },
+    genReqId: () => newId('req'),
+    requestIdLogLabel: 'request_id',
+    bodyLimit: deps.maxBodyBytes,
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+  });
+
+  // Bodies stay raw bytes: the signature covers exactly what was received. JSON is parsed after authentication.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
+    req.rawBody = body as Buffer;
+    done(null, undefined);
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('Request-Id', req.id);
+  });
+
+  const send = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
+    return sendError(req, reply, apiErr, deps.docsUrl);
+  };
+  app.setErrorHandler((err, req, reply) => send(req, reply, err));
+  app.setNotFoundHandler((req, reply) =>
+    send(req, reply, invalidRequest('resource_not_found', `Unrecognized request URL (${req.method} ${req.url.split('?')[0]}).`, undefined, 404)),
+  );
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const checks = await Promise.all([
+      withTimeout(sql`select 1`.execute(deps.db), 2000).then(() => 'ok', () => 'unreachable'),
+      withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'unreachable'),
+    ]);
+    const [postgres, redis] = checks;
+    const ready = checks.every((c) => c === 'ok');
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis } });
+  });
+
+  const authenticate = createAuthenticator({
+    db: deps.db,
+    redis: deps.redis,
+    box: deps.box,
+    windowSeconds: deps.authWindowSeconds,
+    redisPrefix: deps.redisPrefix,
+    keyCacheMs: deps.keyCacheMs,
+  });
+
+  // The signed API, served under /api/v1 and its alias /v1 (decisions.md).
+  const api = async (scope: FastifyInstance) => {
+    scope.addHook('preHandler', async (req) => {
+      req.auth = await authenticate(req);
+    });
+    registerSessionRoutes(scope, deps);
+  };
+  await app.register(api, { prefix: '/api/v1' });
+  await app.register(api, { prefix: '/v1' });
+  for (const plugin of deps.plugins ?? []) await app.register(async (scope) => plugin(scope));
+  return app;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+}
+

@@ -1,0 +1,209 @@
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database, LineItemRecord, Mode } from '../db/schema.js';
+import { SESSION_TRANSITIONS } from '../domain/session-state.js';
+import { formatBaseUnits } from '../domain/money.js';
+import { insertOutboxEvent } from './outbox.js';
+import { PAYMENT_EVENT_TYPE, paymentEventObject, type SessionRow } from './payment-events.js';
+
+export type { SessionRow };
+
+export interface NewSession {
+  id: string;
+  merchantId: string;
+  mode: Mode;
+  orderId: string;
+  amountMinor: bigint;
+  currency: string;
+  description: string | null;
+  merchantDomainId: string | null;
+  lineItems: LineItemRecord[] | null;
+  taxMinor: bigint | null;
+  shippingMinor: bigint | null;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  metadata: Record<string, string>;
+  targetCurrency: string;
+  targetAmountMinor: bigint;
+  exchangeRate: string | null;
+  rateLockedAt: Date | null;
+  network: string | null;
+  token: string | null;
+}
+
+export const ORDER_ID_CONSTRAINT = 'payment_sessions_order_uq';
+
+/** Inserts a session in the caller's transaction; the order_id constraint rejects a duplicate order. */
+export async function insertSession(trx: Transaction<Database>, s: NewSession): Promise<SessionRow> {
+  return trx
+    .insertInto('payment_sessions')
+    .values({
+      id: s.id,
+      merchant_id: s.merchantId,
+      mode: s.mode,
+      order_id: s.orderId,
+      amount_minor: s.amountMinor,
+      currency: s.currency,
+      description: s.description,
+      merchant_domain_id: s.merchantDomainId,
+      line_items: s.lineItems === null ? null : JSON.stringify(s.lineItems),
+      tax_minor: s.taxMinor,
+      shipping_minor: s.shippingMinor,
+      success_url: s.successUrl,
+      cancel_url: s.cancelUrl,
+      metadata: JSON.stringify(s.metadata),
+      target_currency: s.targetCurrency,
+      target_amount_minor: s.targetAmountMinor,
+      exchange_rate: s.exchangeRate,
+      rate_locked_at: s.rateLockedAt,
+      network: s.network,
+      token: s.token,
+      hd_account: sql<number>`(select account_index from merchant_hd_accounts where merchant_id = ${s.merchantId} and mode = ${s.mode})`,
+      // Lifetime per merchant (decisions.md: default 30 minutes); created_at and expires_at share one clock.
+      expires_at: sql<Date>`now() + (select session_lifetime_seconds from merchants where id = ${s.merchantId}) * interval '1 second'`,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findSession(db: Db, merchantId: string, mode: Mode, id: string): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('payment_sessions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .executeTakeFirst();
+}
+
+export type CancelResult =
+  | { kind: 'canceled'; session: SessionRow }
+  | { kind: 'not_found' }
+  | { kind: 'expired'; session: SessionRow }
+  | { kind: 'paid'; session: SessionRow };
+
+/** Cancels an open, unexpired session and writes `payment.cancelled` in the same transaction. */
+export async function cancelSession(db: Db, merchantId: string, mode: Mode, id: string): Promise<CancelResult> {
+  return db.transaction().execute(async (trx) => {
+    const session = await trx
+      .updateTable('payment_sessions')
+      .set({ status: 'canceled', canceled_at: sql`now()` })
+      .where('id', '=', id)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .where('status', 'in', SESSION_TRANSITIONS.cancel)
+      .where('expires_at', '>', sql<Date>`now()`)
+      .returningAll()
+      .executeTakeFirst();
+    if (session) {
+      await insertOutboxEvent(trx, {
+        merchantId,
+        mode,
+        type: PAYMENT_EVENT_TYPE.canceled,
+        object: paymentEventObject(session, 'canceled'),
+        aggregateId: session.id,
+      });
+      return { kind: 'canceled', session };
+    }
+    const current = await trx
+      .selectFrom('payment_sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst();
+    if (!current) return { kind: 'not_found' };
+    // Zero rows updated is a conflict, never a success: report why.
+    if (current.status === 'paid') return { kind: 'paid', session: current };
+    return { kind: 'expired', session: current };
+  });
+}
+
+/**
+ * Guard consulted before a session expires: whether money may still arrive for it (a provisional deposit in a
+ * block at or before expires_at, or a watcher that has not yet scanned past expires_at). The chain side installs
+ * its guard at start-up; without one, nothing holds an expiry back.
+ */
+export type ExpiryGuard = (trx: Transaction<Database>, session: SessionRow) => Promise<boolean>;
+let expiryGuard: ExpiryGuard = async () => false;
+export function setExpiryGuard(guard: ExpiryGuard): void {
+  expiryGuard = guard;
+}
+
+/** Expires an open session past expires_at, writing `payment.expired` with the amount received. Idempotent. */
+export async function expireSession(db: Db, id: string): Promise<'expired' | 'deferred' | 'unchanged'> {
+  return db.transaction().execute(async (trx) => {
+    const session = await trx
+      .selectFrom('payment_sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .where('status', 'in', SESSION_TRANSITIONS.expire)
+      .where('expires_at', '<=', sql<Date>`now()`)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!session) return 'unchanged';
+    if (await expiryGuard(trx, session)) return 'deferred';
+    const expired = await trx
+      .updateTable('payment_sessions')
+      .set({ status: 'expired', expired_at: sql`now()` })
+      .where('id', '=', id)
+      .where('status', 'in', SESSION_TRANSITIONS.expire)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertOutboxEvent(trx, {
+      merchantId: expired.merchant_id,
+      mode: expired.mode,
+      type: PAYMENT_EVENT_TYPE.expired,
+      object: paymentEventObject(expired, 'expired', receivedAmount(expired)),
+      aggregateId: expired.id,
+    });
+    return 'expired';
+  });
+}
+
+/** What was received, for payment.expired: empty strings when nothing arrived. */
+function receivedAmount(s: SessionRow): { text: string; currency: string } {
+  if (s.received_base === 0n || !s.token) return { text: '', currency: '' };
+  const decimals = tokenDecimalsResolver(s);
+  return { text: decimals === undefined ? s.received_base.toString() : formatBaseUnits(s.received_base, decimals), currency: s.token };
+}
+
+/** Token decimals for a session's network and token; installed by the chain side (registry). */
+let tokenDecimalsResolver: (s: SessionRow) => number | undefined = () => undefined;
+export function setTokenDecimalsResolver(f: (s: SessionRow) => number | undefined): void {
+  tokenDecimalsResolver = f;
+}
+
+/** Open sessions past expiry, oldest first: the sweeper's work list. */
+export async function overdueSessionIds(db: Db, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('payment_sessions')
+    .select('id')
+    .where('status', '=', 'open')
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export interface SessionPage {
+  rows: SessionRow[];
+  total: number;
+}
+
+export async function listSessions(
+  db: Db,
+  merchantId: string,
+  mode: Mode,
+  opts: { offset: number; limit: number; status?: string; orderId?: string },
+): Promise<SessionPage> {
+  let base = db.selectFrom('payment_sessions').where('merchant_id', '=', merchantId).where('mode', '=', mode);
+  if (opts.status) base = base.where('status', '=', opts.status as SessionRow['status']);
+  if (opts.orderId) base = base.where('order_id', '=', opts.orderId);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
+    base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
