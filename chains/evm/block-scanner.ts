@@ -1,0 +1,189 @@
+import pLimit from 'p-limit';
+import { DeepReorgError, type ObservedTransfer, type PollResult, type TokenContract, type WatchSet } from '../types.js';
+import { RpcError } from './rpc-errors.js';
+import type { JsonRpcClient } from './rpc-client.js';
+import { fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
+import { TRANSFER_TOPIC, decodeTransferLog } from './transfer-log.js';
+import { cursorAt, decodeCursor, encodeCursor, type ScanCursor } from './cursor.js';
+
+export type ConfirmationPolicy = { kind: 'depth'; confirmations: number } | { kind: 'finalized' };
+
+export interface BlockScannerOptions {
+  rpc: JsonRpcClient;
+  tokens: readonly TokenContract[];
+  confirmation: ConfirmationPolicy;
+  /** Largest getLogs range tried; the working range shrinks on provider limits and grows back on success. */
+  maxBlockRange: number;
+  /** Addresses found in logs are converted to the canonical form of the network (identity on EVM, hex->base58 on TRON). */
+  canonicalAddress?: (hex20: string) => string;
+}
+
+/** The chain moved under a poll (a block changed between calls): nothing was delivered; poll again. */
+export class ChainMovedError extends RpcError {
+  constructor(message: string) {
+    super('bad_response', message);
+  }
+}
+
+/**
+ * Scans Transfer logs of the registry's token contracts block range by block range. RPC calls per poll: head,
+ * final height (tag mode), the cursor tip's header, one getLogs per range, and headers of unconfirmed blocks plus
+ * blocks holding a matched transfer. None of it depends on the number of watched addresses: matching is local.
+ */
+export class BlockScanner {
+  readonly #o: BlockScannerOptions;
+  readonly #byContract: Map<string, TokenContract>;
+  #span: number;
+  readonly #limit = pLimit(8);
+
+  constructor(options: BlockScannerOptions) {
+    this.#o = options;
+    this.#byContract = new Map(options.tokens.map((t) => [t.address.toLowerCase(), t]));
+    this.#span = options.maxBlockRange;
+  }
+
+  /** Current working getLogs range (for metrics and tests). */
+  get span(): number {
+    return this.#span;
+  }
+
+  async head(): Promise<{ latest: bigint; final: bigint }> {
+    const latest = BigInt(await this.#o.rpc.call<string>('eth_blockNumber', []));
+    const c = this.#o.confirmation;
+    const final =
+      c.kind === 'finalized' ? (await fetchHeader(this.#o.rpc, 'finalized')).height : latest - BigInt(c.confirmations) + 1n;
+    return { latest, final: final < latest ? final : latest };
+  }
+
+  async initialCursor(startHeight?: bigint): Promise<ScanCursor> {
+    const start = startHeight ?? (await this.head()).final;
+    return cursorAt(await fetchHeader(this.#o.rpc, start < 0n ? 0n : start));
+  }
+
+  async poll(state: Record<string, unknown>, watch: WatchSet): Promise<PollResult> {
+    const cursor = decodeCursor(state);
+    const { latest, final } = await this.head();
+
+    // 1. Is the block we stopped at still canonical? If not, walk back to the common ancestor.
+    const tipNow = await fetchHeader(this.#o.rpc, cursor.tip.height);
+    if (tipNow.hash !== cursor.tip.hash) return this.#rollback(cursor, final);
+
+    const caughtUpResult = (): PollResult => ({
+      rollbackAbove: null,
+      transfers: [],
+      finalHeight: final,
+      processedTip: cursor.tip,
+      cursor: encodeCursor(cursor),
+      caughtUp: true,
+    });
+    if (latest <= cursor.tip.height) return caughtUpResult();
+
+    // 2. Logs of the token contracts over the next range (adaptive size).
+    const from = cursor.tip.height + 1n;
+    const { logs, to } = await this.#getLogs(from, minBig(latest, from + BigInt(this.#span) - 1n));
+
+    // 3. Headers: every block above the final height (linked by parent hash), the final one that anchors them,
+    //    every block with a matched transfer (for its timestamp), and the range end.
+    const matched = logs.flatMap((log) => this.#match(log, watch));
+    const heights = new Set<bigint>([to]);
+    for (let h = maxBig(from, final); h <= to; h++) heights.add(h);
+    for (const m of matched) heights.add(m.blockNumber);
+    const headers = new Map<bigint, HeaderRef>();
+    await Promise.all(
+      [...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(this.#o.rpc, h)))),
+    );
+
+    // 4. Linkage: each unconfirmed block's parent is the block before it (or the cursor tip).
+    for (let h = maxBig(from, final); h <= to; h++) {
+      const parent = h === from ? cursor.tip.hash : headers.get(h - 1n)?.hash;
+      if (parent !== undefined && headers.get(h)!.parentHash !== parent) {
+        throw new ChainMovedError(`block ${h} does not link to its parent`);
+      }
+    }
+    const transfers: ObservedTransfer[] = [];
+    for (const m of matched) {
+      const header = headers.get(m.blockNumber)!;
+      if (header.hash !== m.blockHash) throw new ChainMovedError(`log of block ${m.blockNumber} from another branch`);
+      transfers.push({ ...m.transfer, block: { height: header.height, hash: header.hash, time: header.time } });
+    }
+    transfers.sort((a, b) => (a.block.height === b.block.height ? a.logIndex - b.logIndex : a.block.height < b.block.height ? -1 : 1));
+
+    const tipHeader = headers.get(to)!;
+    const recent = cursor.recent.filter((b) => b.height >= final - 1n);
+    for (let h = maxBig(from, final - 1n); h <= to; h++) {
+      const hd = headers.get(h);
+      if (hd) recent.push({ height: hd.height, hash: hd.hash });
+    }
+    if (recent.at(-1)?.height !== to) recent.push({ height: to, hash: tipHeader.hash });
+    const next: ScanCursor = { tip: { height: to, hash: tipHeader.hash, time: tipHeader.time }, recent };
+    return {
+      rollbackAbove: null,
+      transfers,
+      finalHeight: final,
+      processedTip: next.tip,
+      cursor: encodeCursor(next),
+      caughtUp: to >= latest,
+    };
+  }
+
+  async #rollback(cursor: ScanCursor, final: bigint): Promise<PollResult> {
+    const candidates = cursor.recent.filter((b) => b.height < cursor.tip.height).reverse();
+    for (const b of candidates) {
+      const now = await fetchHeader(this.#o.rpc, b.height);
+      if (now.hash !== b.hash) continue;
+      // Blocks above the ancestor were replaced. If one of them was at or below the final height, a credit may
+      // already have been confirmed from it: that is a reorg deeper than the policy and needs an operator.
+      if (b.height + 1n <= final) throw new DeepReorgError(`reorg replaced block ${b.height + 1n} at or below final height ${final}`);
+      const recent = cursor.recent.filter((r) => r.height <= b.height);
+      const next: ScanCursor = { tip: { height: now.height, hash: now.hash, time: now.time }, recent };
+      return {
+        rollbackAbove: b.height,
+        transfers: [],
+        finalHeight: final,
+        processedTip: next.tip,
+        cursor: encodeCursor(next),
+        caughtUp: false,
+      };
+    }
+    throw new DeepReorgError(`reorg deeper than the tracked unconfirmed blocks below height ${cursor.tip.height}`);
+  }
+
+  async #getLogs(from: bigint, to: bigint): Promise<{ logs: RpcLog[]; to: bigint }> {
+    let end = to;
+    for (;;) {
+      try {
+        const logs = await this.#o.rpc.call<RpcLog[]>('eth_getLogs', [
+          { fromBlock: toHex(from), toBlock: toHex(end), address: [...this.#byContract.keys()], topics: [TRANSFER_TOPIC] },
+        ]);
+        const used = Number(end - from + 1n);
+        if (used >= this.#span) this.#span = Math.min(this.#o.maxBlockRange, this.#span * 2);
+        return { logs, to: end };
+      } catch (e) {
+        if (!(e instanceof RpcError) || e.kind !== 'range_too_large' || end === from) throw e;
+        const suggested = e.suggestedToBlock;
+        end = suggested !== null && suggested >= from && suggested < end ? suggested : from + (end - from) / 2n;
+        this.#span = Math.max(1, Number(end - from + 1n));
+      }
+    }
+  }
+
+  #match(log: RpcLog, watch: WatchSet): Array<{ blockNumber: bigint; blockHash: string; transfer: Omit<ObservedTransfer, 'block'> }> {
+    const d = decodeTransferLog(log);
+    if (!d) return [];
+    const token = this.#byContract.get(d.token);
+    if (!token) return []; // look-alike or unrelated contract: never credited
+    const toCanon = this.#o.canonicalAddress ?? ((a: string) => a);
+    const to = toCanon(d.to);
+    if (!watch.has(to)) return [];
+    return [
+      {
+        blockNumber: d.blockNumber,
+        blockHash: d.blockHash,
+        transfer: { txHash: d.txHash, logIndex: d.logIndex, token: token.symbol, tokenContract: token.address, from: toCanon(d.from), to, amount: d.amount },
+      },
+    ];
+  }
+}
+
+const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);

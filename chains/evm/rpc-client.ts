@@ -1,0 +1,59 @@
+import { RpcError, classifyRpcError } from './rpc-errors.js';
+
+// Minimal JSON-RPC over HTTP. One call = one HTTP request (counted, for the "RPC calls per block" figure).
+// No retries here: retry policy belongs to the caller (adaptive ranges in the scanner, backoff in the watcher).
+
+export interface RpcClientOptions {
+  url: string;
+  timeoutMs?: number;
+}
+
+export class JsonRpcClient {
+  readonly url: string;
+  readonly #timeoutMs: number;
+  #nextId = 1;
+  /** Calls made, by method. */
+  readonly calls = new Map<string, number>();
+
+  constructor(options: RpcClientOptions) {
+    this.url = options.url;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  get totalCalls(): number {
+    let n = 0;
+    for (const v of this.calls.values()) n += v;
+    return n;
+  }
+
+  async call<T>(method: string, params: unknown[]): Promise<T> {
+    this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: this.#nextId++, method, params });
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (e) {
+      const name = (e as { name?: string }).name;
+      if (name === 'TimeoutError' || name === 'AbortError') throw new RpcError('timeout', `${method} timed out`);
+      throw new RpcError('unavailable', `${method}: ${(e as Error).message}`);
+    }
+    const text = await res.text().catch(() => '');
+    if (res.status === 429) throw new RpcError('rate_limited', `${method}: HTTP 429`, 429);
+    if (res.status >= 500) throw new RpcError('unavailable', `${method}: HTTP ${res.status}`, res.status);
+    let parsed: { result?: T; error?: { code?: number; message?: string } };
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      throw new RpcError('bad_response', `${method}: HTTP ${res.status}, body is not JSON`);
+    }
+    if (parsed.error) throw classifyRpcError(Number(parsed.error.code ?? 0), String(parsed.error.message ?? ''));
+    if (!res.ok) throw new RpcError('unavailable', `${method}: HTTP ${res.status}`, res.status);
+    if (!('result' in parsed)) throw new RpcError('bad_response', `${method}: no result`);
+    return parsed.result as T;
+  }
+}

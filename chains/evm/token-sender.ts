@@ -1,0 +1,144 @@
+import { Interface, Signature, Transaction } from 'ethers';
+import {
+  TransferRejectedError,
+  type BroadcastResult,
+  type SendFailureReason,
+  type SignedTransfer,
+  type TokenContract,
+  type TokenTransferRequest,
+  type TxOutcome,
+  type TxSigner,
+  type UnsignedTransfer,
+  type NetworkId,
+} from '../types.js';
+import { RpcError } from './rpc-errors.js';
+import type { JsonRpcClient } from './rpc-client.js';
+import { fetchHeader, toHex, type RpcReceipt } from './rpc-types.js';
+import { decodeTransferLog } from './transfer-log.js';
+
+// Token transfers out of a hot wallet. The ABI declares no return value: Tether's transfer returns nothing, and an
+// ABI with `returns (bool)` fails to decode on it. Success is judged from the receipt status and the Transfer log,
+// never from return data.
+const TRANSFER_ABI = new Interface(['function transfer(address to, uint256 value)']);
+
+interface EvmTxBody {
+  chainId: string;
+  nonce: string;
+  to: string;
+  data: string;
+  gasLimit: string;
+  type: number;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
+}
+
+export class EvmTokenSender {
+  constructor(
+    private readonly network: NetworkId,
+    private readonly rpc: JsonRpcClient,
+    private readonly tokens: readonly TokenContract[],
+    private readonly finalHeight: () => Promise<{ latest: bigint; final: bigint }>,
+  ) {}
+
+  async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+    const token = this.tokens.find((t) => t.symbol === request.token);
+    if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
+    if (request.nonce === undefined) throw new TransferRejectedError('invalid', 'EVM transfers need an explicit nonce');
+    const data = TRANSFER_ABI.encodeFunctionData('transfer', [request.to, request.amount]);
+    const from = request.from.address;
+    let gas: bigint;
+    try {
+      gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: token.address, data }]));
+    } catch (e) {
+      if (e instanceof RpcError && e.kind === 'rpc_error') throw new TransferRejectedError(simulationReason(e.message), e.message);
+      throw e;
+    }
+    const chainId = BigInt(await this.rpc.call<string>('eth_chainId', []));
+    const bump = BigInt(100 + (request.feeBumpPercent ?? 0));
+    const latest = await this.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
+    const body: EvmTxBody = { chainId: chainId.toString(), nonce: request.nonce.toString(), to: token.address, data, gasLimit: ((gas * 12n) / 10n).toString(), type: 2 };
+    if (latest.baseFeePerGas !== undefined) {
+      const tip = BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'));
+      const priority = (tip * bump) / 100n;
+      body.maxPriorityFeePerGas = priority.toString();
+      body.maxFeePerGas = ((BigInt(latest.baseFeePerGas) * 2n * bump) / 100n + priority).toString();
+    } else {
+      body.type = 0;
+      body.gasPrice = ((BigInt(await this.rpc.call<string>('eth_gasPrice', [])) * bump) / 100n).toString();
+    }
+    const balance = BigInt(await this.rpc.call<string>('eth_getBalance', [from, 'latest']));
+    const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0');
+    if (balance < maxCost) throw new TransferRejectedError('insufficient_gas', `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}`);
+    return { network: this.network, request, body: body as unknown as Record<string, unknown> };
+  }
+
+  async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+    const b = unsigned.body as unknown as EvmTxBody;
+    const tx = Transaction.from({
+      type: b.type,
+      chainId: BigInt(b.chainId),
+      nonce: Number(b.nonce),
+      to: b.to,
+      data: b.data,
+      gasLimit: BigInt(b.gasLimit),
+      ...(b.type === 2
+        ? { maxFeePerGas: BigInt(b.maxFeePerGas!), maxPriorityFeePerGas: BigInt(b.maxPriorityFeePerGas!) }
+        : { gasPrice: BigInt(b.gasPrice!) }),
+    });
+    const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')));
+    tx.signature = Signature.from(sig);
+    // The key path must be the hot wallet the request names: a mismatch would spend from another account.
+    if (tx.from?.toLowerCase() !== unsigned.request.from.address.toLowerCase()) throw new Error('signer key does not match the sending address');
+    return { network: this.network, hash: tx.hash!, raw: tx.serialized, sender: tx.from.toLowerCase(), nonce: b.nonce, validUntilHeight: null, validUntilTimeMs: null };
+  }
+
+  async broadcast(signed: SignedTransfer): Promise<BroadcastResult> {
+    try {
+      await this.rpc.call<string>('eth_sendRawTransaction', [signed.raw]);
+      return { status: 'accepted' };
+    } catch (e) {
+      if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
+      if (/already known|known transaction|already imported|AlreadyKnown/i.test(e.message)) return { status: 'already_known' };
+      const outcome = await this.outcome(signed.hash);
+      if (outcome.status !== 'unknown') return { status: 'already_known' };
+      return { status: 'rejected', reason: broadcastReason(e.message), detail: e.message };
+    }
+  }
+
+  async outcome(hash: string): Promise<TxOutcome> {
+    const receipt = await this.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
+    if (!receipt) {
+      const tx = await this.rpc.call<unknown>('eth_getTransactionByHash', [hash]);
+      return tx ? { status: 'pending' } : { status: 'unknown' };
+    }
+    const header = await fetchHeader(this.rpc, BigInt(receipt.blockNumber));
+    const { latest, final } = await this.finalHeight();
+    const block = { height: header.height, hash: header.hash, time: header.time };
+    const confirmations = latest - header.height + 1n;
+    const isFinal = header.height <= final;
+    if (header.hash !== receipt.blockHash.toLowerCase()) return { status: 'pending' };
+    if (BigInt(receipt.status) !== 1n) return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
+    const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
+    const sender = receipt.from.toLowerCase();
+    const moved = receipt.logs.map(decodeTransferLog).some((d) => d !== null && contracts.has(d.token) && d.from === sender);
+    if (!moved) return { status: 'failed', block, confirmations, final: isFinal, reason: 'no_transfer_event', detail: 'no Transfer log from the hot wallet' };
+    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
+    return { status: 'succeeded', block, confirmations, final: isFinal, fee };
+  }
+}
+
+function simulationReason(message: string): SendFailureReason {
+  if (/insufficient funds/i.test(message)) return 'insufficient_gas';
+  if (/exceeds balance|insufficient balance|balance too low/i.test(message)) return 'insufficient_token_balance';
+  return 'simulation_reverted';
+}
+
+function broadcastReason(message: string): SendFailureReason {
+  if (/insufficient funds/i.test(message)) return 'insufficient_gas';
+  if (/nonce too low/i.test(message)) return 'nonce_too_low';
+  if (/underpriced|fee too low/i.test(message)) return 'underpriced';
+  return 'other';
+}
+
+export { toHex };

@@ -1,0 +1,204 @@
+// The chain adapter contract shared by every network family (EVM, TRON, Solana).
+//
+// Shape: "observations since an opaque cursor, provisional until final, plus rollback of what stopped being canonical".
+// An adapter turns RPC answers into typed transfers, block references and transaction outcomes. It never touches the
+// database and knows nothing of sessions: the watcher persists the cursor together with the effects of each poll, and
+// the ledger decides what a transfer means.
+
+export type Mode = 'test' | 'live';
+export type NetworkId = 'ethereum' | 'bsc' | 'tron' | 'solana';
+export type ChainFamily = 'evm' | 'tron' | 'solana';
+export type TokenSymbol = 'USDT' | 'USDC';
+
+export const NETWORK_IDS: readonly NetworkId[] = ['ethereum', 'bsc', 'tron', 'solana'];
+export const TOKEN_SYMBOLS: readonly TokenSymbol[] = ['USDT', 'USDC'];
+
+/** One token contract (EVM/TRON) or mint (Solana) as the registry knows it. `address` is canonical (see normalizeAddress). */
+export interface TokenContract {
+  symbol: TokenSymbol;
+  address: string;
+  decimals: number;
+}
+
+/** A block (EVM/TRON) or slot (Solana). `height` is the block number or slot. */
+export interface BlockRef {
+  height: bigint;
+  hash: string;
+  time: Date;
+}
+
+/**
+ * One incoming token transfer to a watched address. Unique by (network, mode, txHash, logIndex): the log index on
+ * EVM/TRON, the account index inside the transaction on Solana. `amount` is in token base units, never a ui amount.
+ */
+export interface ObservedTransfer {
+  txHash: string;
+  logIndex: number;
+  block: BlockRef;
+  token: TokenSymbol;
+  tokenContract: string;
+  from: string | null;
+  to: string;
+  amount: bigint;
+}
+
+/** JSON-serialisable adapter state; the watcher stores it verbatim and never looks inside. */
+export type CursorState = { readonly [key: string]: unknown };
+
+/** The addresses (canonical form) the watcher wants transfers for. Adapters filter locally; RPC cost must not grow with it
+ * except where a chain leaves no other way (Solana polls per token account and iterates `addresses()`). */
+export interface WatchSet {
+  has(address: string): boolean;
+  addresses(): Iterable<string>;
+  readonly size: number;
+}
+
+export interface PollResult {
+  /**
+   * Non-null after a reorg: every provisional transfer previously observed in a block with height > rollbackAbove is
+   * no longer canonical and must be rolled back before `transfers` are applied. Never below `finalHeight` of an
+   * earlier poll: a reorg below finality is thrown as DeepReorgError instead.
+   */
+  rollbackAbove: bigint | null;
+  /** New observations, in chain order. May repeat observations already delivered (at-least-once). */
+  transfers: ObservedTransfer[];
+  /** Transfers in blocks at or below this height are final (confirmation depth, `finalized` tag, or commitment). */
+  finalHeight: bigint;
+  /** The highest block whose transfers are all in `transfers` or earlier polls; its timestamp bounds what was seen. */
+  processedTip: BlockRef;
+  /** To persist in the same transaction as the effects of `transfers` and `rollbackAbove`. */
+  cursor: CursorState;
+  /** True when the cursor reached the head: the watcher may sleep a poll interval. */
+  caughtUp: boolean;
+}
+
+export interface ChainHead {
+  latest: bigint;
+  /** Highest height considered final under the adapter's confirmation policy. */
+  final: bigint;
+}
+
+/** A BIP32/SLIP-0010 key location: the signer holds the secret, chains only name it. */
+export interface KeyPath {
+  curve: 'secp256k1' | 'ed25519';
+  /** e.g. m/44'/60'/3'/0/17 */
+  path: string;
+}
+
+/** Public keys by path. Backed by a mnemonic or, watch-only, by account-level xpubs (secp256k1 non-hardened tails). */
+export interface KeyDeriver {
+  /** secp256k1: 33-byte compressed key; ed25519: 32-byte key. */
+  publicKey(key: KeyPath): Promise<Uint8Array>;
+}
+
+export interface Secp256k1Signature {
+  r: string;
+  s: string;
+  yParity: 0 | 1;
+}
+
+/** Signing by path; private keys never leave the signer. */
+export interface TxSigner extends KeyDeriver {
+  signSecp256k1Digest(key: KeyPath, digest: Uint8Array): Promise<Secp256k1Signature>;
+  signEd25519(key: KeyPath, message: Uint8Array): Promise<Uint8Array>;
+}
+
+export interface TokenTransferRequest {
+  from: { key: KeyPath; address: string };
+  to: string;
+  token: TokenSymbol;
+  amount: bigint;
+  /** Account nonce (EVM): assigned by the payout engine, gapless per hot wallet. Ignored by families without nonces. */
+  nonce?: bigint;
+  /** Fee increase over the network's current estimate, in percent (replacement of a stuck transaction). */
+  feeBumpPercent?: number;
+}
+
+/** Family-specific unsigned transaction; only the adapter that built it reads `body`. */
+export interface UnsignedTransfer {
+  network: NetworkId;
+  request: TokenTransferRequest;
+  body: CursorState;
+}
+
+/** Everything needed to re-broadcast the exact same bytes after a crash. Strings only: stored as JSON. */
+export interface SignedTransfer {
+  network: NetworkId;
+  /** Transaction hash, TRON txID or Solana signature: what `getTransactionOutcome` takes. */
+  hash: string;
+  /** Serialised signed transaction (0x-hex for EVM/TRON, base64 for Solana). */
+  raw: string;
+  sender: string;
+  nonce: string | null;
+  /** After this height (Solana lastValidBlockHeight) or time (TRON expiration, ms) the bytes can never land. */
+  validUntilHeight: string | null;
+  validUntilTimeMs: string | null;
+}
+
+export type BroadcastResult =
+  | { status: 'accepted' }
+  | { status: 'already_known' }
+  | { status: 'rejected'; reason: SendFailureReason; detail: string };
+
+export type SendFailureReason =
+  | 'insufficient_gas'
+  | 'insufficient_token_balance'
+  | 'nonce_too_low'
+  | 'underpriced'
+  | 'expired'
+  | 'invalid'
+  | 'simulation_reverted'
+  | 'other';
+
+export type TxFailureReason = 'reverted' | 'out_of_energy' | 'no_transfer_event' | 'expired';
+
+export type TxOutcome =
+  | { status: 'unknown' }
+  | { status: 'pending' }
+  | { status: 'succeeded'; block: BlockRef; confirmations: bigint; final: boolean; fee: bigint }
+  | { status: 'failed'; block: BlockRef; confirmations: bigint; final: boolean; reason: TxFailureReason; detail: string };
+
+/** Reading side: detection of incoming transfers. */
+export interface TransferSource {
+  /** Cursor for a watcher that has never run: starts at `startHeight` or at the current final height. */
+  initialCursor(startHeight?: bigint): Promise<CursorState>;
+  /** Next batch after `cursor`. Throws on RPC failure; nothing is half-applied because the caller persists atomically. */
+  pollTransfers(cursor: CursorState, watch: WatchSet): Promise<PollResult>;
+  getHead(): Promise<ChainHead>;
+  /** Reads decimals on chain for every registry token; throws TokenRegistryMismatchError on any difference. */
+  verifyTokens(): Promise<void>;
+}
+
+/** Sending side, used by refund payouts and subscription charges: build, sign (through the signer), persist, broadcast. */
+export interface TransferSender {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer>;
+  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer>;
+  /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */
+  broadcast(signed: SignedTransfer): Promise<BroadcastResult>;
+  getTransactionOutcome(hash: string): Promise<TxOutcome>;
+}
+
+export interface ChainAdapter extends TransferSource, TransferSender {
+  readonly network: NetworkId;
+  readonly family: ChainFamily;
+  readonly mode: Mode;
+  readonly tokens: readonly TokenContract[];
+  /** Canonical form used for storage and matching, or null when `text` is not an address of this network. */
+  normalizeAddress(text: string): string | null;
+  /** The form shown to payers and merchants (EIP-55 checksum, base58 `T...`, base58 Solana). */
+  displayAddress(canonical: string): string;
+  /** Deposit address (canonical) of `index` under a BIP44 `account`. Throws on an index outside BIP32's range. */
+  deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string>;
+}
+
+export class TokenRegistryMismatchError extends Error {}
+
+/** A reorg replaced a block the adapter had already reported as final. Never handled automatically. */
+export class DeepReorgError extends Error {}
+
+/** Building or broadcasting a transfer was refused before anything reached the chain (safe to fail the payout). */
+export class TransferRejectedError extends Error {
+  constructor(readonly reason: SendFailureReason, detail: string) {
+    super(detail);
+  }
+}
