@@ -41,6 +41,7 @@ export async function startApiHarness(overrides: Partial<ServerDeps> = {}): Prom
     authWindowSeconds: 300,
     maxBodyBytes: 65_536,
     logLevel: 'silent',
+    keyCacheMs: 500,
     ...overrides,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
