@@ -34,9 +34,10 @@ export const configSchema = z.object({
   SESSION_LIFETIME_SECONDS: int(60, 7 * 86_400).default(1800),
   EXPIRY_SWEEP_INTERVAL_MS: int(100, 3_600_000).default(15_000),
   RATE_SOURCES: z.string().default('peg'),
-  RATE_TIMEOUT_MS: int(50, 60_000).default(3000),
+  RATE_TIMEOUT_MS: int(50, 60_000).default(2000),
   RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
-  RATE_COINBASE_URL: url.default('https://api.coinbase.com'),
+  RATE_COINBASE_BASE_URL: url.default('https://api.coinbase.com'),
+  RATE_BINANCE_BASE_URL: url.default('https://api.binance.com'),
 });
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
 import { authError } from '../domain/errors.js';
@@ -44,6 +45,7 @@ export function createAuthenticator(deps: AuthDeps) {
     const hit = cache.get(key);
     if (hit && hit.until > now) return hit.key;
     const resolved = await resolveApiKey(deps.db, deps.box, key);
+    if (resolved) touchLastUsed(deps.db, resolved.keyId);
     if (cache.size > 10_000) cache.clear();
     // Unknown keys are cached too, briefly, so a flood of bad keys does not become a flood of queries.
     cache.set(key, { key: resolved, until: now + cacheMs });
@@ -104,6 +106,16 @@ export function createAuthenticator(deps: AuthDeps) {
 
     return { keyId: key.keyId, merchantId: key.merchantId, mode: key.mode };
   };
+}
+
+/** Records key usage for operators deciding whether an old key can be revoked; at most once a minute per key. */
+function touchLastUsed(db: Db, keyId: string): void {
+  db.updateTable('api_keys')
+    .set({ last_used_at: sql`now()` })
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+    .execute()
+    .catch(() => {});
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

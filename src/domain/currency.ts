@@ -1,16 +1,26 @@
-// Currencies the API accepts, with their minor-unit exponents (ISO 4217; stablecoins at the API's 2 decimals).
-// Only currencies a rate source can quote make sense as merchant currencies; this table is the accepted set.
-const EXPONENTS: Record<string, number> = {
-  USDT: 2, USDC: 2,
-  USD: 2, EUR: 2, GBP: 2, CHF: 2, CAD: 2, AUD: 2, NZD: 2, SGD: 2, HKD: 2, CNY: 2, TWD: 2, INR: 2, IDR: 2,
-  MYR: 2, PHP: 2, THB: 2, VND: 0, KRW: 0, JPY: 0, CLP: 0, ISK: 0, HUF: 2, PLN: 2, CZK: 2, SEK: 2, NOK: 2,
-  DKK: 2, RON: 2, BGN: 2, TRY: 2, ILS: 2, AED: 2, SAR: 2, QAR: 2, EGP: 2, NGN: 2, KES: 2, ZAR: 2, MXN: 2,
-  BRL: 2, ARS: 2, COP: 2, PEN: 2, UAH: 2, KZT: 2, PKR: 2, BDT: 2, LKR: 2,
-  KWD: 3, BHD: 3, OMR: 3, JOD: 3, TND: 3,
-};
+// Currencies the API accepts, with their minor-unit exponents: ISO 4217 (fund codes, metals and testing codes
+// left out) plus the two settlement stablecoins at the API's precision (decisions.md: 1 USDT = 100 minor units).
+// The single table of the service; src/rates re-exports it.
+const EXPONENT_0 = 'BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX VND VUV XAF XOF XPF';
+const EXPONENT_3 = 'BHD IQD JOD KWD LYD OMR TND';
+const EXPONENT_2 =
+  'AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF CHF CNY ' +
+  'COP CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF IDR ILS ' +
+  'INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR ' +
+  'MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD ' +
+  'SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG';
+
 
 export type Stablecoin = 'USDT' | 'USDC';
 export const STABLECOINS: readonly Stablecoin[] = ['USDT', 'USDC'];
+
+const TABLE: ReadonlyMap<string, number> = new Map<string, number>([
+  ...EXPONENT_0.split(' ').map((c) => [c, 0] as const),
+  ...EXPONENT_2.split(' ').map((c) => [c, 2] as const),
+  ...EXPONENT_3.split(' ').map((c) => [c, 3] as const),
+  ['USDT', 2],
+  ['USDC', 2],
+]);
 
 export function isStablecoin(code: string): code is Stablecoin {
   return code === 'USDT' || code === 'USDC';
@@ -18,7 +28,7 @@ export function isStablecoin(code: string): code is Stablecoin {
 
 /** Minor-unit exponent of an accepted currency code (any case), or undefined when the code is not accepted. */
 export function currencyExponent(code: string): number | undefined {
-  return EXPONENTS[code.toUpperCase()];
+  return TABLE.get(code.toUpperCase());
 }
 
 export function isSupportedCurrency(code: string): boolean {

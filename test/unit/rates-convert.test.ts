@@ -187,7 +187,12 @@ describe('currencies', () => {
     expect(isSupportedCurrency(code)).toBe(true);
   });
 
-  it.each(['usd', 'XXX', 'XAU', 'BTC', '', 'EURO', 'CLF', '__proto__', 'toString'])('%j is not supported', (code) => {
+  it('accepts codes in any case (the API shows them lowercase)', () => {
+    expect(currencyExponent('usd')).toBe(2);
+    expect(currencyExponent('jPy')).toBe(0);
+  });
+
+  it.each(['XXX', 'XAU', 'BTC', '', 'EURO', 'CLF', '__proto__', 'toString'])('%j is not supported', (code) => {
     expect(currencyExponent(code)).toBeUndefined();
     expect(isSupportedCurrency(code)).toBe(false);
   });

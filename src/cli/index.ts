@@ -1,0 +1,56 @@
+import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
+import { createDb } from '../db/database.js';
+import { ensureDatabase } from '../db/ensure-database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { SecretBox } from '../security/secret-box.js';
+import { UsageError, print } from './args.js';
+import { keyCli, merchantCli } from './merchants.js';
+
+// Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
+const USAGE = `usage: npm run cli -- <command>
+  migrate                                             apply pending database migrations
+  merchant create --name <name> [--webhook-url <url>] create a merchant with a test key (prints it once)
+  merchant list
+  key create --merchant <id> --mode test|live         issue another key (rotation)
+  key revoke <key-prefix>                             revoke a key (e.g. sk_live_AbCdEfGh)
+  key list [--merchant <id>]`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  loadDotEnv();
+  const config = loadConfig();
+  await ensureDatabase(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, 2);
+  try {
+    const box = new SecretBox(config.MASTER_KEY);
+    switch (command) {
+      case 'migrate': {
+        const r = await migrateToLatest(db);
+        print({ applied: (r.results ?? []).map((m) => m.migrationName) });
+        return;
+      }
+      case 'merchant':
+        await migrateToLatest(db); // a newcomer may create a merchant before ever starting the service
+        return await merchantCli(rest, { db, box });
+      case 'key':
+        return await keyCli(rest, { db, box });
+      default:
+        throw new UsageError(`unknown command ${command}\n${USAGE}`);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError || err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`error: ${(err as Error).message}\n`);
+  process.exit(1);
+});
