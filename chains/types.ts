@@ -43,11 +43,17 @@ export interface ObservedTransfer {
 }
 
 /** JSON-serialisable adapter state; the watcher stores it verbatim and never looks inside. */
-export type CursorState = { readonly [key: string]: unknown };
+export type CursorState = object;
 
 /** The addresses (canonical form) the watcher wants transfers for. Adapters filter locally; RPC cost must not grow with it
  * except where a chain leaves no other way (Solana polls per token account and iterates `addresses()`). */
 export interface WatchSet {
+  /**
+   * Adapters call this after reading the chain head and before matching. When it resolves, every address committed
+   * before the head was read is present; as a payer can only pay an address after it was shown, no transfer in a
+   * block at or below that head can be to an address missing from the set.
+   */
+  sync(): Promise<void>;
   has(address: string): boolean;
   addresses(): Iterable<string>;
   readonly size: number;

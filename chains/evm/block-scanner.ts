@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { DeepReorgError, type ObservedTransfer, type PollResult, type TokenContract, type WatchSet } from '../types.js';
+import { DeepReorgError, type CursorState, type ObservedTransfer, type PollResult, type TokenContract, type WatchSet } from '../types.js';
 import { RpcError } from './rpc-errors.js';
 import type { JsonRpcClient } from './rpc-client.js';
 import { fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
@@ -60,9 +60,10 @@ export class BlockScanner {
     return cursorAt(await fetchHeader(this.#o.rpc, start < 0n ? 0n : start));
   }
 
-  async poll(state: Record<string, unknown>, watch: WatchSet): Promise<PollResult> {
+  async poll(state: CursorState, watch: WatchSet): Promise<PollResult> {
     const cursor = decodeCursor(state);
     const { latest, final } = await this.head();
+    await watch.sync();
 
     // 1. Is the block we stopped at still canonical? If not, walk back to the common ancestor.
     const tipNow = await fetchHeader(this.#o.rpc, cursor.tip.height);

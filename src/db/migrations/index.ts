@@ -4,4 +4,6 @@ import * as foundation from './2026_11_21_0000_foundation.js';
 // Forward-only, dated migrations in code. Add one line per migration; names sort by date.
 export const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
+  '2026_11_21_0100_deposits': await import('./2026_11_21_0100_deposits.js'),
+  '2026_11_21_0200_webhooks': await import('./2026_11_21_0200_webhooks.js'),
 };

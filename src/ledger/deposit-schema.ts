@@ -1,0 +1,91 @@
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+// Kysely types of the tables created by migration 2026_11_21_0100_deposits. Until src/db/schema.ts's Database
+// includes them, code here widens the handle with withTables<DepositTables>() (no cast, same connection).
+
+type Big = ColumnType<bigint, bigint | string, bigint | string>;
+type Ts = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTs = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export type DepositStatus = 'provisional' | 'confirmed' | 'orphaned';
+export type DepositDisposition = 'credited' | 'unmatched';
+export type UnmatchedReason = 'late' | 'session_paid' | 'session_canceled' | 'session_expired' | 'not_selected' | 'no_session';
+
+export interface DepositAddressesTable {
+  id: Generated<bigint>;
+  network: string;
+  mode: 'test' | 'live';
+  address: string;
+  session_id: string;
+  created_at: Ts;
+}
+
+export interface DepositsTable {
+  id: string;
+  network: string;
+  mode: 'test' | 'live';
+  tx_hash: string;
+  log_index: number;
+  block_number: Big;
+  block_hash: string;
+  block_time: Ts;
+  token: string;
+  token_contract: string;
+  from_address: string | null;
+  to_address: string;
+  amount_base: Big;
+  session_id: string | null;
+  status: DepositStatus;
+  disposition: DepositDisposition | null;
+  unmatched_reason: UnmatchedReason | null;
+  observed_at: Ts;
+  confirmed_at: NullableTs;
+  orphaned_at: NullableTs;
+}
+
+export interface ChainCursorsTable {
+  chain_key: string;
+  cursor: ColumnType<Record<string, unknown>, string, string>;
+  tip_height: Big;
+  tip_time: Ts;
+  final_height: Big;
+  version: ColumnType<bigint, bigint | string | undefined, bigint | string>;
+  updated_at: Ts;
+}
+
+export interface SessionSettlementsTable {
+  session_id: string;
+  network: string;
+  token: string;
+  due_base: Big;
+  received_base: Big;
+  overpaid_base: Big;
+  paying_deposit_id: string;
+  paid_at: Ts;
+}
+
+export type DepositTables = {
+  deposit_addresses: DepositAddressesTable;
+  deposits: DepositsTable;
+  chain_cursors: ChainCursorsTable;
+  session_settlements: SessionSettlementsTable;
+};
+
+export type ChainDb = Kysely<Database & DepositTables>;
+export type ChainTrx = Transaction<Database & DepositTables>;
+
+/** The same connection or transaction, typed with the deposit tables. */
+export function withDepositTables(db: Kysely<Database>): ChainDb;
+export function withDepositTables(db: Transaction<Database>): ChainTrx;
+export function withDepositTables(db: Kysely<Database> | Transaction<Database>): ChainDb | ChainTrx {
+  return db.withTables<DepositTables>() as ChainDb | ChainTrx;
+}
+
+/** A chain as the ledger keys it: network id and mode (mainnet vs test network). */
+export interface ChainRef {
+  network: string;
+  mode: 'test' | 'live';
+}
+
+export const chainKey = (c: ChainRef): string => `${c.network}:${c.mode}`;

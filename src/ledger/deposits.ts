@@ -1,0 +1,232 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { newId } from '../domain/ids.js';
+import { stablecoinMinorToBase } from '../domain/money.js';
+import { SESSION_TRANSITIONS } from '../domain/session-state.js';
+import { insertOutboxEvent } from './outbox.js';
+import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
+import { withDepositTables, type ChainRef, type UnmatchedReason } from './deposit-schema.js';
+
+// The ledger side of deposits. Rules (decisions.md):
+// - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
+//   orphaned deposit landing again in a new branch becomes provisional again;
+// - only final (confirmed) deposits move money: a session is paid when its confirmed credits reach the amount due;
+//   partial payments add up; the excess of an overpayment is recorded in session_settlements;
+// - a transfer in a block timestamped at or before expires_at counts even if it becomes final later; later ones,
+//   and transfers to a paid, canceled or re-targeted session, are confirmed as unmatched deposits for the operator.
+
+export interface ObservedDeposit {
+  txHash: string;
+  logIndex: number;
+  blockHeight: bigint;
+  blockHash: string;
+  blockTime: Date;
+  token: string;
+  tokenContract: string;
+  from: string | null;
+  to: string;
+  amount: bigint;
+}
+
+/** Inserts provisional deposits (one statement), linking each to the session owning its address. Returns rows new or revived. */
+export async function recordObservedDeposits(trx: Transaction<Database>, chain: ChainRef, items: readonly ObservedDeposit[]): Promise<number> {
+  if (items.length === 0) return 0;
+  const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
+  const result = await sql`
+    insert into deposits (id, network, mode, tx_hash, log_index, block_number, block_hash, block_time, token,
+                          token_contract, from_address, to_address, amount_base, session_id, status)
+    select v.id, ${chain.network}, ${chain.mode}, v.tx_hash, v.log_index, v.block_number, v.block_hash, v.block_time,
+           v.token, v.token_contract, v.from_address, v.to_address, v.amount_base, da.session_id, 'provisional'
+    from unnest(${col(() => newId('dep'))}::text[], ${col((d) => d.txHash)}::text[], ${col((d) => d.logIndex)}::int[],
+                ${col((d) => d.blockHeight.toString())}::bigint[], ${col((d) => d.blockHash)}::text[],
+                ${col((d) => d.blockTime.toISOString())}::timestamptz[], ${col((d) => d.token)}::text[],
+                ${col((d) => d.tokenContract)}::text[], ${col((d) => d.from)}::text[], ${col((d) => d.to)}::text[],
+                ${col((d) => d.amount.toString())}::numeric[])
+         as v(id, tx_hash, log_index, block_number, block_hash, block_time, token, token_contract, from_address, to_address, amount_base)
+    left join deposit_addresses da on da.network = ${chain.network} and da.mode = ${chain.mode} and da.address = v.to_address
+    on conflict (network, mode, tx_hash, log_index) do update
+      set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
+          block_time = excluded.block_time, orphaned_at = null
+      where deposits.status = 'orphaned'`.execute(trx);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+/** Reorg: provisional deposits in blocks above `height` stopped being canonical. Confirmed ones are never touched. */
+export async function orphanProvisionalDepositsAbove(trx: Transaction<Database>, chain: ChainRef, height: bigint): Promise<number> {
+  const r = await withDepositTables(trx)
+    .updateTable('deposits')
+    .set({ status: 'orphaned', orphaned_at: sql`now()` })
+    .where('network', '=', chain.network)
+    .where('mode', '=', chain.mode)
+    .where('status', '=', 'provisional')
+    .where('block_number', '>', height)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export interface ConfirmResult {
+  confirmed: number;
+  credited: number;
+  paidSessionIds: string[];
+}
+
+/**
+ * Confirms every provisional deposit at or below `finalHeight`, in chain order, and applies it to its session.
+ * Statement count does not grow with the batch size. Session rows are locked; a session update matching fewer rows
+ * than decided is a conflict and aborts the whole transaction (nothing half-applied).
+ */
+export async function confirmFinalDeposits(
+  trx: Transaction<Database>,
+  chain: ChainRef,
+  finalHeight: bigint,
+  tokenDecimals: (token: string) => number,
+): Promise<ConfirmResult> {
+  const t = withDepositTables(trx);
+  const deposits = await t
+    .selectFrom('deposits')
+    .select(['id', 'session_id', 'token', 'amount_base', 'block_time'])
+    .where('network', '=', chain.network)
+    .where('mode', '=', chain.mode)
+    .where('status', '=', 'provisional')
+    .where('block_number', '<=', finalHeight)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .forUpdate()
+    .execute();
+  if (deposits.length === 0) return { confirmed: 0, credited: 0, paidSessionIds: [] };
+
+  const sessionIds = [...new Set(deposits.flatMap((d) => (d.session_id ? [d.session_id] : [])))];
+  const sessions = sessionIds.length
+    ? await trx.selectFrom('payment_sessions').selectAll().where('id', 'in', sessionIds).orderBy('id').forUpdate().execute()
+    : [];
+  const byId = new Map(sessions.map((s) => [s.id, { row: s, received: s.received_base, paidBy: null as string | null, credited: false }]));
+  const payable = new Set<string>(SESSION_TRANSITIONS.pay);
+
+  const decisions: Array<{ id: string; disposition: 'credited' | 'unmatched'; reason: UnmatchedReason | null }> = [];
+  for (const d of deposits) {
+    const s = d.session_id ? byId.get(d.session_id) : undefined;
+    const unmatched = (reason: UnmatchedReason) => decisions.push({ id: d.id, disposition: 'unmatched', reason });
+    if (!s) {
+      unmatched('no_session');
+      continue;
+    }
+    const row = s.row;
+    if (row.network !== chain.network || row.token !== d.token) unmatched('not_selected');
+    else if (d.block_time.getTime() > row.expires_at.getTime()) unmatched('late');
+    else if (s.paidBy !== null || row.status === 'paid') unmatched('session_paid');
+    else if (!payable.has(row.status)) unmatched(row.status === 'canceled' ? 'session_canceled' : 'session_expired');
+    else {
+      s.received += d.amount_base;
+      s.credited = true;
+      decisions.push({ id: d.id, disposition: 'credited', reason: null });
+      if (s.received >= stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(d.token))) s.paidBy = d.id;
+    }
+  }
+
+  await sql`
+    update deposits set status = 'confirmed', confirmed_at = now(), disposition = v.disposition, unmatched_reason = v.reason
+    from unnest(${decisions.map((x) => x.id)}::text[], ${decisions.map((x) => x.disposition)}::text[],
+                ${decisions.map((x) => x.reason)}::text[]) as v(id, disposition, reason)
+    where deposits.id = v.id and deposits.status = 'provisional'`.execute(trx);
+
+  const touched = [...byId.values()].filter((s) => s.credited);
+  const paidSessionIds: string[] = [];
+  if (touched.length) {
+    const r = await sql<{ id: string }>`
+      update payment_sessions p
+      set received_base = v.received,
+          status = case when v.paid then 'paid' else p.status end,
+          paid_at = case when v.paid then now() else p.paid_at end
+      from unnest(${touched.map((s) => s.row.id)}::text[], ${touched.map((s) => s.received.toString())}::numeric[],
+                  ${touched.map((s) => s.paidBy !== null)}::bool[]) as v(id, received, paid)
+      where p.id = v.id and p.status in (${sql.join([...payable])})
+      returning p.id`.execute(trx);
+    if (r.rows.length !== touched.length) throw new Error('session state changed under a deposit credit (conflict)');
+    for (const s of touched) {
+      if (s.paidBy === null) continue;
+      const due = stablecoinMinorToBase(s.row.target_amount_minor, tokenDecimals(s.row.token!));
+      await t
+        .insertInto('session_settlements')
+        .values({
+          session_id: s.row.id,
+          network: chain.network,
+          token: s.row.token!,
+          due_base: due,
+          received_base: s.received,
+          overpaid_base: s.received - due,
+          paying_deposit_id: s.paidBy,
+        })
+        .execute();
+      const paid = { ...s.row, status: 'paid' as const, received_base: s.received };
+      await insertOutboxEvent(trx, {
+        merchantId: s.row.merchant_id,
+        mode: s.row.mode,
+        type: PAYMENT_EVENT_TYPE.completed,
+        object: paymentEventObject(paid, 'completed'),
+        aggregateId: s.row.id,
+      });
+      paidSessionIds.push(s.row.id);
+    }
+  }
+  return { confirmed: decisions.length, credited: decisions.filter((x) => x.disposition === 'credited').length, paidSessionIds };
+}
+
+/**
+ * Expiry guard: true while money may still count for the session at `expiresAt`: a provisional deposit in a block
+ * at or before expiresAt, or a chain of one of its deposit addresses whose watcher has not yet processed a block
+ * timestamped after expiresAt (a transfer in such a block may be unseen yet). Sessions without deposit addresses
+ * never defer. Call it inside the expiring transaction, after locking the session row.
+ */
+export async function hasProvisionalDepositsBefore(trx: Transaction<Database>, sessionId: string, expiresAt: Date): Promise<boolean> {
+  const r = await sql<{ defer: boolean }>`
+    select exists (
+             select 1 from deposits
+             where session_id = ${sessionId} and status = 'provisional' and block_time <= ${expiresAt})
+        or exists (
+             select 1 from deposit_addresses da
+             left join chain_cursors c on c.chain_key = da.network || ':' || da.mode
+             where da.session_id = ${sessionId} and (c.tip_time is null or c.tip_time <= ${expiresAt})) as defer`.execute(trx);
+  return r.rows[0]?.defer === true;
+}
+
+export interface UnmatchedDeposit {
+  id: string;
+  network: string;
+  mode: 'test' | 'live';
+  txHash: string;
+  logIndex: number;
+  token: string;
+  from: string | null;
+  to: string;
+  amountBase: bigint;
+  sessionId: string | null;
+  reason: string | null;
+  blockTime: Date;
+  confirmedAt: Date | null;
+}
+
+/** Confirmed deposits that paid nothing (late, to closed sessions, surplus after paid): the operator's list. */
+export async function listUnmatchedDeposits(
+  db: Kysely<Database>,
+  opts: { mode?: 'test' | 'live'; network?: string; limit?: number } = {},
+): Promise<UnmatchedDeposit[]> {
+  let q = withDepositTables(db).selectFrom('deposits').selectAll().where('disposition', '=', 'unmatched');
+  if (opts.mode) q = q.where('mode', '=', opts.mode);
+  if (opts.network) q = q.where('network', '=', opts.network);
+  const rows = await q.orderBy('confirmed_at', 'desc').limit(opts.limit ?? 100).execute();
+  return rows.map((r) => ({
+    id: r.id,
+    network: r.network,
+    mode: r.mode,
+    txHash: r.tx_hash,
+    logIndex: r.log_index,
+    token: r.token,
+    from: r.from_address,
+    to: r.to_address,
+    amountBase: r.amount_base,
+    sessionId: r.session_id,
+    reason: r.unmatched_reason,
+    blockTime: r.block_time,
+    confirmedAt: r.confirmed_at,
+  }));
+}

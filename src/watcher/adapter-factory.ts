@@ -1,0 +1,31 @@
+import type { ChainSettings } from './config.js';
+import { EvmChainAdapter } from '../../chains/evm/adapter.js';
+import type { ChainAdapter, ChainFamily } from '../../chains/types.js';
+
+// Builds the adapter of a configured chain. Families other than EVM register their constructor here
+// (chains/tron, chains/solana) at start-up; the watcher itself never branches on the network.
+export type AdapterConstructor = (settings: ChainSettings) => ChainAdapter;
+
+const constructors: Partial<Record<ChainFamily, AdapterConstructor>> = {
+  evm: (s) =>
+    new EvmChainAdapter({
+      network: s.network,
+      mode: s.mode,
+      rpcUrl: s.rpcUrl,
+      rpcTimeoutMs: s.rpcTimeoutMs,
+      chainId: s.chainId,
+      tokens: s.tokens,
+      confirmation: s.confirmation,
+      maxBlockRange: s.maxBlockRange,
+    }),
+};
+
+export function registerAdapterFamily(family: ChainFamily, make: AdapterConstructor): void {
+  constructors[family] = make;
+}
+
+export function createChainAdapter(settings: ChainSettings): ChainAdapter {
+  const make = constructors[settings.family];
+  if (!make) throw new Error(`no adapter registered for the ${settings.family} family (${settings.network})`);
+  return make(settings);
+}

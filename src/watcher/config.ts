@@ -1,0 +1,104 @@
+import { resolveTokens, type TokenSetting } from '../../chains/tokens/registry.js';
+import { NETWORK_IDS, TOKEN_SYMBOLS, type ChainFamily, type Mode, type NetworkId } from '../../chains/types.js';
+
+// Typed loader of the chain and watcher settings from an environment record (names in docs/chains.md).
+// A chain (network + mode) is enabled when its RPC URL is set. Errors name the variable, never a secret value.
+
+export type ConfirmationSetting = { kind: 'depth'; confirmations: number } | { kind: 'finalized' };
+
+export interface ChainSettings {
+  network: NetworkId;
+  mode: Mode;
+  family: ChainFamily;
+  rpcUrl: string;
+  rpcTimeoutMs: number;
+  chainId: bigint | undefined;
+  confirmation: ConfirmationSetting;
+  pollIntervalMs: number;
+  maxBlockRange: number;
+  startBlock: bigint | undefined;
+  tokens: TokenSetting[];
+}
+
+export interface WatcherSettings {
+  chains: ChainSettings[];
+  /** Closed sessions' addresses stay watched this long, so late transfers become unmatched deposits. */
+  addressRetentionDays: number;
+  /** How often a standby retries the leader lock. */
+  standbyRetryMs: number;
+}
+
+const FAMILY: Record<NetworkId, ChainFamily> = { ethereum: 'evm', bsc: 'evm', tron: 'tron', solana: 'solana' };
+const DEFAULTS: Record<NetworkId, { confirmations: number; pollIntervalMs: number; maxBlockRange: number }> = {
+  ethereum: { confirmations: 12, pollIntervalMs: 4000, maxBlockRange: 1000 },
+  bsc: { confirmations: 15, pollIntervalMs: 1500, maxBlockRange: 1000 },
+  tron: { confirmations: 19, pollIntervalMs: 3000, maxBlockRange: 1000 },
+  solana: { confirmations: 32, pollIntervalMs: 2000, maxBlockRange: 1000 },
+};
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min = 1): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new Error(`${name} must be an integer >= ${min}`);
+  return Number(raw);
+}
+
+function big(env: Env, name: string): bigint | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer`);
+  return BigInt(raw);
+}
+
+export function chainEnvPrefix(network: NetworkId, mode: Mode): string {
+  return `CHAIN_${network.toUpperCase()}_${mode.toUpperCase()}_`;
+}
+
+export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): ChainSettings | null {
+  const p = chainEnvPrefix(network, mode);
+  const rpcUrl = env[`${p}RPC_URL`]?.trim();
+  if (!rpcUrl) return null;
+  if (!/^https?:\/\//.test(rpcUrl)) throw new Error(`${p}RPC_URL must be an http(s) URL`);
+  const d = DEFAULTS[network];
+  const conf = env[`${p}CONFIRMATIONS`]?.trim();
+  const confirmation: ConfirmationSetting =
+    conf === 'finalized' ? { kind: 'finalized' } : { kind: 'depth', confirmations: int(env, `${p}CONFIRMATIONS`, d.confirmations) };
+  const configured: TokenSetting[] = [];
+  for (const symbol of TOKEN_SYMBOLS) {
+    const address = env[`${p}${symbol}_CONTRACT`]?.trim();
+    if (!address) continue;
+    const decimals = env[`${p}${symbol}_DECIMALS`]?.trim();
+    if (!decimals) throw new Error(`${p}${symbol}_DECIMALS is required with ${p}${symbol}_CONTRACT`);
+    configured.push({ symbol, address, decimals: int(env, `${p}${symbol}_DECIMALS`, 0, 2) });
+  }
+  return {
+    network,
+    mode,
+    family: FAMILY[network],
+    rpcUrl,
+    rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, 10_000),
+    chainId: big(env, `${p}CHAIN_ID`),
+    confirmation,
+    pollIntervalMs: int(env, `${p}POLL_INTERVAL_MS`, d.pollIntervalMs),
+    maxBlockRange: int(env, `${p}MAX_BLOCK_RANGE`, d.maxBlockRange),
+    startBlock: big(env, `${p}START_BLOCK`),
+    tokens: resolveTokens(network, mode, configured),
+  };
+}
+
+export function loadWatcherSettings(env: Env): WatcherSettings {
+  const chains: ChainSettings[] = [];
+  for (const network of NETWORK_IDS) {
+    for (const mode of ['live', 'test'] as const) {
+      const s = loadChainSettings(env, network, mode);
+      if (s) chains.push(s);
+    }
+  }
+  return {
+    chains,
+    addressRetentionDays: int(env, 'WATCHER_ADDRESS_RETENTION_DAYS', 30),
+    standbyRetryMs: int(env, 'WATCHER_STANDBY_RETRY_MS', 1000),
+  };
+}

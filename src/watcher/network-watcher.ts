@@ -1,0 +1,130 @@
+import type { Kysely } from 'kysely';
+import type { ChainAdapter, PollResult } from '../../chains/types.js';
+import type { Database } from '../db/schema.js';
+import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDeposits } from '../ledger/deposits.js';
+import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/chain-cursors.js';
+import { chainKey, type ChainRef } from '../ledger/deposit-schema.js';
+import { AddressWatchSet } from './watch-set.js';
+import { Backoff, sleep } from './backoff.js';
+
+export interface WatcherLogger {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+export interface NetworkWatcherOptions {
+  db: Kysely<Database>;
+  adapter: ChainAdapter;
+  pollIntervalMs: number;
+  addressRetentionDays?: number;
+  /** Where a watcher that has never run starts (block height); default: the adapter's current final height. */
+  startHeight?: bigint;
+  log?: WatcherLogger;
+  backoff?: Backoff;
+  /** Called after each committed poll (metrics, tests). */
+  onCommitted?: (r: { poll: PollResult; credited: number; paidSessionIds: string[] }) => void;
+}
+
+export interface StepResult {
+  caughtUp: boolean;
+  observed: number;
+  credited: number;
+  paidSessionIds: string[];
+}
+
+const silent: WatcherLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * One chain's watcher. Each step is: poll the adapter from the stored cursor, then in ONE transaction orphan what a
+ * reorg removed, record new provisional deposits, confirm and credit what became final, and move the cursor
+ * (fenced by version). A crash anywhere before commit leaves the previous cursor and nothing applied, so the next
+ * step repeats the same range: the cursor never passes a block whose effects are not committed.
+ */
+export class NetworkWatcher {
+  readonly chain: ChainRef;
+  readonly key: string;
+  readonly watch: AddressWatchSet;
+  readonly #o: NetworkWatcherOptions;
+  readonly #log: WatcherLogger;
+  readonly #decimals: Map<string, number>;
+  #stored: { cursor: object; version: bigint } | null = null;
+
+  constructor(o: NetworkWatcherOptions) {
+    this.#o = o;
+    this.chain = { network: o.adapter.network, mode: o.adapter.mode };
+    this.key = chainKey(this.chain);
+    this.watch = new AddressWatchSet(o.db, this.chain, o.addressRetentionDays ?? 30);
+    this.#log = o.log ?? silent;
+    this.#decimals = new Map(o.adapter.tokens.map((t) => [t.symbol, t.decimals]));
+  }
+
+  async step(): Promise<StepResult> {
+    const { db, adapter } = this.#o;
+    if (!this.#stored) {
+      let stored = await loadCursor(db, this.key);
+      if (!stored) {
+        const cursor = await adapter.initialCursor(this.#o.startHeight);
+        const head = await adapter.getHead();
+        stored = await initCursor(db, this.key, cursor, { height: head.final, time: new Date(0) });
+      }
+      this.#stored = { cursor: stored.cursor, version: stored.version };
+    }
+    const poll = await adapter.pollTransfers(this.#stored.cursor, this.watch);
+    const decimals = (token: string) => {
+      const d = this.#decimals.get(token);
+      if (d === undefined) throw new Error(`${this.key}: no decimals for ${token}`);
+      return d;
+    };
+    const expected = this.#stored.version;
+    const outcome = await db.transaction().execute(async (trx) => {
+      if (poll.rollbackAbove !== null) {
+        const n = await orphanProvisionalDepositsAbove(trx, this.chain, poll.rollbackAbove);
+        this.#log.warn({ chain: this.key, above: poll.rollbackAbove.toString(), orphaned: n }, 'reorg: provisional deposits rolled back');
+      }
+      await recordObservedDeposits(
+        trx,
+        this.chain,
+        poll.transfers.map((t) => ({
+          txHash: t.txHash,
+          logIndex: t.logIndex,
+          blockHeight: t.block.height,
+          blockHash: t.block.hash,
+          blockTime: t.block.time,
+          token: t.token,
+          tokenContract: t.tokenContract,
+          from: t.from,
+          to: t.to,
+          amount: t.amount,
+        })),
+      );
+      const confirmed = await confirmFinalDeposits(trx, this.chain, poll.finalHeight, decimals);
+      const version = await saveCursor(trx, this.key, expected, { cursor: poll.cursor, tip: poll.processedTip, finalHeight: poll.finalHeight });
+      return { ...confirmed, version };
+    });
+    this.#stored = { cursor: poll.cursor, version: outcome.version };
+    this.#o.onCommitted?.({ poll, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds });
+    return { caughtUp: poll.caughtUp, observed: poll.transfers.length, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds };
+  }
+
+  /** Steps until `signal` aborts: immediately while behind, every poll interval when caught up, backoff on errors. */
+  async run(signal: AbortSignal): Promise<void> {
+    const backoff = this.#o.backoff ?? new Backoff();
+    while (!signal.aborted) {
+      try {
+        const r = await this.step();
+        backoff.reset();
+        if (r.caughtUp) await sleep(this.#o.pollIntervalMs, signal);
+      } catch (e) {
+        this.#stored = null; // re-read the cursor: after a fence or failed commit the stored one is the truth
+        if (e instanceof CursorFencedError) {
+          this.#log.error({ chain: this.key }, 'cursor moved by another watcher; stepping down');
+          throw e;
+        }
+        const delay = backoff.next();
+        this.#log.warn({ chain: this.key, err: (e as Error).message, retryInMs: delay, attempt: backoff.attempt }, 'watcher step failed');
+        await sleep(delay, signal);
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { sql, type Kysely } from 'kysely';
+import type { WatchSet } from '../../chains/types.js';
+import type { Database } from '../db/schema.js';
+import { withDepositTables, type ChainRef } from '../ledger/deposit-schema.js';
+
+/** Advisory lock key serialising deposit-address inserts (shared) against the watch set's reads (exclusive). */
+export const depositAddressLockKey = (chain: ChainRef): string => `deposit_addresses:${chain.network}:${chain.mode}`;
+
+/**
+ * The deposit addresses of one chain, in memory. `sync()` reads only rows added since the last sync, and a full
+ * reload now and then drops addresses of sessions closed longer than the retention.
+ * Invariant: after sync() resolves, every address whose row committed before sync() began is present. Inserts hold
+ * the shared advisory lock from before their id is drawn until commit; sync() takes the exclusive one, so no row
+ * with an id below the high-water mark can still be uncommitted when it is read.
+ */
+export class AddressWatchSet implements WatchSet {
+  #addresses = new Set<string>();
+  #lastId = 0n;
+  #lastFullLoad = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly chain: ChainRef,
+    private readonly retentionDays: number,
+    private readonly fullReloadMs = 10 * 60_000,
+  ) {}
+
+  get size(): number {
+    return this.#addresses.size;
+  }
+
+  has(address: string): boolean {
+    return this.#addresses.has(address);
+  }
+
+  addresses(): Iterable<string> {
+    return this.#addresses.values();
+  }
+
+  async sync(): Promise<void> {
+    const full = Date.now() - this.#lastFullLoad > this.fullReloadMs;
+    await this.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${depositAddressLockKey(this.chain)}, 0))`.execute(trx);
+      let q = withDepositTables(trx)
+        .selectFrom('deposit_addresses as da')
+        .innerJoin('payment_sessions as s', 's.id', 'da.session_id')
+        .select(['da.id', 'da.address'])
+        .where('da.network', '=', this.chain.network)
+        .where('da.mode', '=', this.chain.mode);
+      q = full
+        ? q.where((eb) =>
+            eb.or([
+              eb('s.status', '=', 'open'),
+              eb(sql`coalesce(s.paid_at, s.expired_at, s.canceled_at, s.expires_at)`, '>', sql`now() - make_interval(days => ${this.retentionDays})`),
+            ]),
+          )
+        : q.where('da.id', '>', this.#lastId);
+      const rows = await q.execute();
+      const target = full ? new Set<string>() : this.#addresses;
+      let maxId = this.#lastId;
+      for (const r of rows) {
+        target.add(r.address);
+        if (r.id > maxId) maxId = r.id;
+      }
+      if (full) {
+        const m = await withDepositTables(trx).selectFrom('deposit_addresses').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
+        if (m?.m !== null && m?.m !== undefined) maxId = BigInt(m.m);
+        this.#addresses = target;
+        this.#lastFullLoad = Date.now();
+      }
+      this.#lastId = maxId;
+    });
+  }
+}
