@@ -1,0 +1,163 @@
+import { getMint, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import { Connection, PublicKey, type Finality } from '@solana/web3.js';
+import {
+  TokenRegistryMismatchError,
+  type ChainAdapter,
+  type ChainFamily,
+  type ChainHead,
+  type CursorState,
+  type KeyDeriver,
+  type KeyPath,
+  type Mode,
+  type NetworkId,
+  type PollResult,
+  type SignedTransfer,
+  type TokenContract,
+  type TokenTransferRequest,
+  type TxSigner,
+  type UnsignedTransfer,
+  type WatchSet,
+} from '../types.js';
+import { SolanaDepositScanner } from './deposit-scanner.js';
+import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath } from './keys.js';
+import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
+import { SolanaTokenSender } from './token-sender.js';
+
+export interface SolanaAdapterOptions {
+  mode: Mode;
+  rpcUrl: string;
+  /** USDT / USDC mints (base58) with their decimals: the registry's, checked on chain by verifyTokens. */
+  tokens: readonly TokenContract[];
+  /** Commitment at which credits become final (default `finalized`; `confirmed` trades safety for ~12 s). */
+  finality?: Finality;
+  rescanSlots?: number;
+  referenceScanEveryPolls?: number;
+  rpcConcurrency?: number;
+  computeUnitLimit?: number;
+  minComputeUnitPrice?: bigint;
+  maxComputeUnitPrice?: bigint;
+}
+
+/** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC. */
+export class SolanaChainAdapter implements ChainAdapter {
+  readonly family: ChainFamily = 'solana';
+  readonly network: NetworkId = 'solana';
+  readonly mode: Mode;
+  readonly tokens: readonly TokenContract[];
+  readonly connection: Connection;
+  readonly scanner: SolanaDepositScanner;
+  readonly sender: SolanaTokenSender;
+  readonly finality: Finality;
+  readonly #tokenProgramId = TOKEN_PROGRAM_ID;
+
+  constructor(o: SolanaAdapterOptions) {
+    this.mode = o.mode;
+    this.finality = o.finality ?? 'finalized';
+    this.tokens = o.tokens.map((t) => {
+      const address = normalizeSolanaAddress(t.address);
+      if (!address) throw new Error(`solana: bad ${t.symbol} mint address ${t.address}`);
+      return { ...t, address };
+    });
+    this.connection = new Connection(o.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: false });
+    this.scanner = new SolanaDepositScanner({
+      connection: this.connection,
+      tokens: this.tokens,
+      finality: this.finality,
+      tokenProgramId: this.#tokenProgramId,
+      rescanSlots: o.rescanSlots ?? 150,
+      referenceScanEveryPolls: o.referenceScanEveryPolls ?? 10,
+      concurrency: o.rpcConcurrency ?? 8,
+    });
+    this.sender = new SolanaTokenSender({
+      connection: this.connection,
+      rpcUrl: o.rpcUrl,
+      tokens: this.tokens,
+      tokenProgramId: this.#tokenProgramId,
+      finality: this.finality,
+      computeUnitLimit: o.computeUnitLimit ?? 80_000,
+      minComputeUnitPrice: o.minComputeUnitPrice ?? 0n,
+      maxComputeUnitPrice: o.maxComputeUnitPrice ?? 2_000_000n,
+    });
+  }
+
+  normalizeAddress(text: string): string | null {
+    return normalizeSolanaAddress(text);
+  }
+
+  displayAddress(canonical: string): string {
+    return canonical;
+  }
+
+  /** The deposit OWNER (a wallet address): payers send to it, their wallets credit its ATA. */
+  async deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
+    return solanaAddressAt(keys, solanaDepositKeyPath(account, index));
+  }
+
+  getHead(): Promise<ChainHead> {
+    return this.scanner.head();
+  }
+
+  initialCursor(startHeight?: bigint): Promise<CursorState> {
+    return this.scanner.initialCursor(startHeight);
+  }
+
+  pollTransfers(cursor: CursorState, watch: WatchSet): Promise<PollResult> {
+    return this.scanner.poll(cursor, watch);
+  }
+
+  /** getMint for every registry token: must exist, belong to the SPL Token program and have the registry's decimals. */
+  async verifyTokens(): Promise<void> {
+    for (const t of this.tokens) {
+      let decimals: number;
+      try {
+        decimals = (await getMint(this.connection, new PublicKey(t.address), 'confirmed', this.#tokenProgramId)).decimals;
+      } catch (e) {
+        throw new TokenRegistryMismatchError(`solana ${t.symbol}: no SPL Token mint at ${t.address} (${(e as Error).name})`);
+      }
+      if (decimals !== t.decimals) {
+        throw new TokenRegistryMismatchError(`solana ${t.symbol} at ${t.address}: mint decimals ${decimals}, registry says ${t.decimals}`);
+      }
+    }
+  }
+
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+    return this.sender.build(request);
+  }
+
+  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+    return this.sender.sign(unsigned, signer);
+  }
+
+  broadcast(signed: SignedTransfer) {
+    return this.sender.broadcast(signed);
+  }
+
+  getTransactionOutcome(hash: string) {
+    return this.sender.outcome(hash);
+  }
+
+  /** Solana-specific: true once `signed` can never land (see SolanaTokenSender.isExpired). */
+  isExpired(signed: SignedTransfer): Promise<boolean> {
+    return this.sender.isExpired(signed);
+  }
+
+  /** Solana-specific: the service creates a session's deposit ATA (paying its rent) when the payer picks Solana. */
+  buildDepositAccountSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']) {
+    return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);
+  }
+
+  /** Solana Pay deep link for a session: recipient = deposit owner, reference derived from it. */
+  transferRequestUrl(input: { depositOwner: string; token: TokenContract['symbol']; amount: bigint; label?: string; message?: string }): string {
+    const t = this.tokens.find((x) => x.symbol === input.token);
+    if (!t) throw new Error(`solana: no ${input.token} mint configured`);
+    return solanaPayTransferUrl({
+      recipient: input.depositOwner,
+      amount: input.amount,
+      decimals: t.decimals,
+      splToken: t.address,
+      references: [paymentReference(input.depositOwner)],
+      label: input.label,
+      message: input.message,
+    });
+  }
+}

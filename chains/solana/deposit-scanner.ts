@@ -1,0 +1,271 @@
+import { AccountLayout, ACCOUNT_SIZE, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { PublicKey, type Connection, type Finality, type VersionedTransactionResponse } from '@solana/web3.js';
+import pLimit from 'p-limit';
+import type { BlockRef, CursorState, ObservedTransfer, PollResult, TokenContract, WatchSet } from '../types.js';
+import { paymentReference } from './solana-pay.js';
+
+// Solana deposit detection. Token transfers name the recipient's token account (its ATA), so a watcher polls per
+// account: Solana leaves no cheaper way to see transfers into N arbitrary accounts (no log filter over a program).
+//
+// One poll:
+//  1. confirmed slot C and final slot F (the configured commitment, `finalized` by default);
+//  2. getMultipleAccounts over every watched owner's ATA of every registry mint (100 per call);
+//  3. getSignaturesForAddress (at `confirmed`) only for ATAs whose balance differs from the balance explained by
+//     the history seen so far, plus, every `referenceScanEveryPolls` polls, each owner's Solana Pay reference;
+//  4. getTransaction for signatures not already delivered below the persisted cursor;
+//  5. a credit per (signature, account index) whose post-minus-pre raw balance of a registry mint, in an account
+//     owned by a watched owner, is positive. Other mints (look-alikes) are never credited.
+// Invariants: the cursor is C measured before any listing, so a transaction not yet confirmed at that moment lands
+// above the cursor and is listed again next poll; a balance is "explained" only by the post balance of the newest
+// confirmed transaction touching the account, so a transfer visible at `processed` but not yet at `confirmed`
+// keeps the account in the scan set until it is seen. Credits above F are provisional (the watcher holds them);
+// confirmed Solana slots are not rolled back in practice, so rollbackAbove is always null.
+
+export interface SolanaScannerOptions {
+  connection: Connection;
+  tokens: readonly TokenContract[];
+  finality: Finality;
+  tokenProgramId: PublicKey;
+  /** Slots below the cursor listed again on each poll, against RPC nodes that lag each other (default 150). */
+  rescanSlots: number;
+  referenceScanEveryPolls: number;
+  concurrency: number;
+}
+
+interface SolanaCursor {
+  v: 1;
+  /** Confirmed slot through which every transfer has been delivered. */
+  scannedThrough: string;
+}
+
+export function encodeSolanaCursor(slot: bigint): CursorState {
+  const c: SolanaCursor = { v: 1, scannedThrough: slot.toString() };
+  return c;
+}
+
+export function decodeSolanaCursor(state: CursorState): bigint {
+  const c = state as Partial<SolanaCursor>;
+  if (c.v !== 1 || typeof c.scannedThrough !== 'string' || !/^\d+$/.test(c.scannedThrough)) {
+    throw new Error('not a Solana cursor');
+  }
+  return BigInt(c.scannedThrough);
+}
+
+interface Listed {
+  signature: string;
+  slot: number;
+}
+
+export class SolanaDepositScanner {
+  readonly #o: SolanaScannerOptions;
+  readonly #mints: Map<string, TokenContract>;
+  readonly #ataOf = new Map<string, { ata: string; owner: string; mint: string }[]>();
+  /** ATA -> {newest signature touching it, its post balance}: what history explains. */
+  readonly #explained = new Map<string, { signature: string; amount: bigint }>();
+  /** Signatures already delivered (by slot) in this process; only skipped when at or below the persisted cursor. */
+  readonly #delivered = new Map<string, number>();
+  #polls = 0;
+  /** RPC calls of the last poll, by method (for benchmarks and docs). */
+  lastPollCalls: Record<string, number> = {};
+
+  constructor(o: SolanaScannerOptions) {
+    this.#o = o;
+    this.#mints = new Map(o.tokens.map((t) => [t.address, t]));
+  }
+
+  async initialCursor(startHeight?: bigint): Promise<CursorState> {
+    const start = startHeight ?? BigInt(await this.#o.connection.getSlot(this.#o.finality));
+    return encodeSolanaCursor(start);
+  }
+
+  async head(): Promise<{ latest: bigint; final: bigint }> {
+    const [latest, final] = await Promise.all([this.#o.connection.getSlot('processed'), this.#o.connection.getSlot(this.#o.finality)]);
+    return { latest: BigInt(latest), final: BigInt(final) };
+  }
+
+  async poll(cursor: CursorState, watch: WatchSet): Promise<PollResult> {
+    const calls: Record<string, number> = {};
+    const count = (m: string, n = 1) => (calls[m] = (calls[m] ?? 0) + n);
+    const conn = this.#o.connection;
+    const limit = pLimit(this.#o.concurrency);
+    const persisted = decodeSolanaCursor(cursor);
+    const fromSlot = Number(persisted) - this.#o.rescanSlots;
+
+    const [confirmed, final] = await Promise.all([conn.getSlot('confirmed'), conn.getSlot(this.#o.finality)]);
+    count('getSlot', 2);
+
+    // 2. balances of every watched ATA
+    const atas: { ata: string; owner: string; mint: string }[] = [];
+    for (const owner of watch.addresses()) atas.push(...this.#atasOf(owner));
+    const toScan = new Set<string>();
+    const chunks: (typeof atas)[] = [];
+    for (let i = 0; i < atas.length; i += 100) chunks.push(atas.slice(i, i + 100));
+    await Promise.all(
+      chunks.map((chunk) =>
+        limit(async () => {
+          count('getMultipleAccounts');
+          const infos = await conn.getMultipleAccountsInfo(chunk.map((a) => new PublicKey(a.ata)), 'confirmed');
+          infos.forEach((info, i) => {
+            const a = chunk[i]!;
+            if (!info || !info.owner.equals(this.#o.tokenProgramId) || info.data.length < ACCOUNT_SIZE) return;
+            const amount = AccountLayout.decode(info.data.subarray(0, ACCOUNT_SIZE)).amount;
+            if (this.#explained.get(a.ata)?.amount !== amount) toScan.add(a.ata);
+          });
+        }),
+      ),
+    );
+    const scanReferences = this.#polls % this.#o.referenceScanEveryPolls === 0;
+    this.#polls++;
+    const references = scanReferences ? [...watch.addresses()].map(paymentReference) : [];
+
+    // 3. list signatures above fromSlot (and the newest one of each scanned ATA, whatever its slot)
+    const newestOf = new Map<string, Listed>();
+    const listed = new Map<string, Listed>();
+    await Promise.all(
+      [...toScan, ...references].map((address) =>
+        limit(async () => {
+          let before: string | undefined;
+          for (;;) {
+            count('getSignaturesForAddress');
+            const page = await conn.getSignaturesForAddress(new PublicKey(address), { before, limit: 1000 }, 'confirmed');
+            if (before === undefined && page[0] && toScan.has(address)) newestOf.set(address, page[0]);
+            let reachedOld = page.length < 1000;
+            for (const s of page) {
+              if (s.slot <= fromSlot) {
+                reachedOld = true;
+                break;
+              }
+              listed.set(s.signature, { signature: s.signature, slot: s.slot });
+            }
+            if (reachedOld) break;
+            before = page[page.length - 1]!.signature;
+          }
+        }),
+      ),
+    );
+
+    // 4. fetch what was not delivered below the persisted cursor, plus newest transactions needed for balances
+    const fetch = new Map<string, boolean>(); // signature -> reportable
+    for (const s of listed.values()) {
+      if (s.slot <= persisted && this.#delivered.has(s.signature)) continue;
+      fetch.set(s.signature, true);
+    }
+    for (const [ata, newest] of newestOf) {
+      if (this.#explained.get(ata)?.signature !== newest.signature && !fetch.has(newest.signature)) fetch.set(newest.signature, false);
+    }
+    const txs = new Map<string, VersionedTransactionResponse>();
+    await Promise.all(
+      [...fetch.keys()].map((sig) =>
+        limit(async () => {
+          count('getTransaction');
+          const tx = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+          if (tx) txs.set(sig, tx);
+        }),
+      ),
+    );
+
+    // 5. credits and explained balances
+    const transfers: { t: ObservedTransfer; order: number }[] = [];
+    for (const [sig, tx] of txs) {
+      if (fetch.get(sig)) {
+        for (const t of this.#creditsOf(sig, tx, watch)) transfers.push({ t, order: tx.slot });
+        this.#delivered.set(sig, tx.slot);
+      }
+    }
+    for (const [ata, newest] of newestOf) {
+      const tx = txs.get(newest.signature);
+      if (!tx) continue;
+      const amount = postAmountOf(tx, ata);
+      if (amount !== null) this.#explained.set(ata, { signature: newest.signature, amount });
+    }
+    for (const ata of toScan) {
+      // An account with no history at all (only possible on a test ledger) has nothing to credit.
+      if (!newestOf.has(ata)) this.#explained.delete(ata);
+    }
+    for (const [sig, slot] of this.#delivered) if (slot < fromSlot) this.#delivered.delete(sig);
+
+    count('getBlockTime');
+    const tipTime = await conn.getBlockTime(confirmed).catch(() => null);
+    transfers.sort((a, b) => a.order - b.order);
+    this.lastPollCalls = calls;
+    return {
+      rollbackAbove: null,
+      transfers: transfers.map((x) => x.t),
+      finalHeight: BigInt(final),
+      processedTip: { height: BigInt(confirmed), hash: String(confirmed), time: new Date((tipTime ?? Math.floor(Date.now() / 1000)) * 1000) },
+      cursor: encodeSolanaCursor(BigInt(Math.max(confirmed, Number(persisted)))),
+      caughtUp: true,
+    };
+  }
+
+  /** Transfers credited by one transaction: every account owned by a watched owner whose registry-mint balance grew. */
+  #creditsOf(signature: string, tx: VersionedTransactionResponse, watch: WatchSet): ObservedTransfer[] {
+    const meta = tx.meta;
+    if (!meta || meta.err !== null) return [];
+    const pre = new Map((meta.preTokenBalances ?? []).map((b) => [b.accountIndex, b]));
+    const block: BlockRef = { height: BigInt(tx.slot), hash: String(tx.slot), time: new Date((tx.blockTime ?? 0) * 1000) };
+    const out: ObservedTransfer[] = [];
+    for (const post of meta.postTokenBalances ?? []) {
+      const token = this.#mints.get(post.mint);
+      if (!token || !post.owner || !watch.has(post.owner)) continue;
+      if (post.programId !== undefined && post.programId !== this.#o.tokenProgramId.toBase58()) continue;
+      const before = pre.get(post.accountIndex);
+      const amount = BigInt(post.uiTokenAmount.amount) - (before && before.mint === post.mint ? BigInt(before.uiTokenAmount.amount) : 0n);
+      if (amount <= 0n) continue;
+      out.push({
+        txHash: signature,
+        logIndex: post.accountIndex,
+        block,
+        token: token.symbol,
+        tokenContract: token.address,
+        from: senderOf(tx, post.mint),
+        to: post.owner,
+        amount,
+      });
+    }
+    return out;
+  }
+
+  #atasOf(owner: string): { ata: string; owner: string; mint: string }[] {
+    let list = this.#ataOf.get(owner);
+    if (!list) {
+      const ownerKey = new PublicKey(owner);
+      list = this.#o.tokens.map((t) => ({
+        ata: getAssociatedTokenAddressSync(new PublicKey(t.address), ownerKey, true, this.#o.tokenProgramId).toBase58(),
+        owner,
+        mint: t.address,
+      }));
+      this.#ataOf.set(owner, list);
+    }
+    return list;
+  }
+}
+
+function accountKeysOf(tx: VersionedTransactionResponse): string[] {
+  const loaded = tx.meta?.loadedAddresses;
+  return tx.transaction.message
+    .getAccountKeys({ accountKeysFromLookups: loaded ?? undefined })
+    .keySegments()
+    .flat()
+    .map((k) => k.toBase58());
+}
+
+function postAmountOf(tx: VersionedTransactionResponse, account: string): bigint | null {
+  const index = accountKeysOf(tx).indexOf(account);
+  if (index < 0) return null;
+  const post = (tx.meta?.postTokenBalances ?? []).find((b) => b.accountIndex === index);
+  return post ? BigInt(post.uiTokenAmount.amount) : 0n;
+}
+
+/** The owner of the account of the same mint that lost the most in this transaction (the payer's wallet). */
+function senderOf(tx: VersionedTransactionResponse, mint: string): string | null {
+  const post = new Map((tx.meta?.postTokenBalances ?? []).map((b) => [b.accountIndex, b]));
+  let best: { owner: string; loss: bigint } | null = null;
+  for (const pre of tx.meta?.preTokenBalances ?? []) {
+    if (pre.mint !== mint || !pre.owner) continue;
+    const after = post.get(pre.accountIndex);
+    const loss = BigInt(pre.uiTokenAmount.amount) - (after ? BigInt(after.uiTokenAmount.amount) : 0n);
+    if (loss > 0n && (!best || loss > best.loss)) best = { owner: pre.owner, loss };
+  }
+  return best?.owner ?? null;
+}
