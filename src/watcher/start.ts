@@ -80,3 +80,9 @@ export async function startChainWatchers(deps: {
     },
   };
 }
+
+/** For setTokenDecimalsResolver (src/ledger/sessions.ts): the registry's decimals of a session's network and token. */
+export function tokenDecimalsResolver(adapters: ReadonlyMap<string, ChainAdapter>) {
+  return (s: { network: string | null; mode: string; token: string | null }): number | undefined =>
+    s.network && s.token ? adapters.get(`${s.network}:${s.mode}`)?.tokens.find((t) => t.symbol === s.token)?.decimals : undefined;
+}
