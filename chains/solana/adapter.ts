@@ -161,3 +161,18 @@ export class SolanaChainAdapter implements ChainAdapter {
     });
   }
 }
+
+/**
+ * For the watcher's adapter factory (src/watcher/adapter-factory.ts): `registerAdapterFamily('solana', createSolanaAdapter)`.
+ * Solana has commitment levels, not depths: `finalized`, or a depth of 32 or more, means `finalized`; any smaller
+ * depth means `confirmed` (supermajority-voted, not yet rooted).
+ */
+export function createSolanaAdapter(s: {
+  mode: Mode;
+  rpcUrl: string;
+  tokens: readonly TokenContract[];
+  confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
+}): SolanaChainAdapter {
+  const finality: Finality = s.confirmation.kind === 'finalized' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
+  return new SolanaChainAdapter({ mode: s.mode, rpcUrl: s.rpcUrl, tokens: s.tokens, finality });
+}

@@ -191,9 +191,10 @@ export class FakeSolanaValidator {
     return this.slotNow;
   }
 
-  /** Ages every blockhash handed out so far past its lastValidBlockHeight (advances block height accordingly). */
+  /** Ages every blockhash handed out so far past its lastValidBlockHeight, at every commitment level (advances
+   * the block height by the validity window plus the finalized depth). */
   expireBlockhashes(): number {
-    return this.advanceSlots(this.blockhashValidity + 1);
+    return this.advanceSlots(this.blockhashValidity + this.finalizedDepth + 1);
   }
 
   advanceTime(seconds: number): void {

@@ -1,0 +1,316 @@
+// Solana deposit detection through @solana/web3.js over HTTP against the fake LiteSVM RPC: the shared scenarios
+// (one transfer, partials, overpayment, late payment, look-alike mint, two sessions in one transaction, restart),
+// commitment gating, and the Solana Pay reference. A minimal in-test ledger applies PollResults the way the
+// watcher does: unique by (txHash, logIndex), final once block height <= finalHeight.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  TransactionMessage,
+  VersionedTransaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
+import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
+import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
+import { paymentReference } from '../../chains/solana/solana-pay.js';
+import { MAINNET_TOKENS } from '../../chains/tokens/registry.js';
+import { TokenRegistryMismatchError, type CursorState, type ObservedTransfer, type PollResult, type WatchSet } from '../../chains/types.js';
+import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
+
+const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+const USDT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
+const MNEMONIC = 'test test test test test test test test test test test junk';
+
+let rpc: FakeSolanaRpc;
+let conn: Connection;
+let lookAlike: string;
+const payer = Keypair.generate();
+const signer = new MnemonicSigner(MNEMONIC);
+let nextIndex = 0n;
+
+class SetWatch implements WatchSet {
+  readonly set = new Set<string>();
+  has(a: string) {
+    return this.set.has(a);
+  }
+  addresses() {
+    return this.set.values();
+  }
+  get size() {
+    return this.set.size;
+  }
+}
+
+/** What the watcher + ledger do with poll results, reduced to the invariants the adapter must support. */
+class MiniLedger {
+  readonly credits = new Map<string, { t: ObservedTransfer; final: boolean }>();
+  cursor!: CursorState;
+  last!: PollResult;
+  apply(r: PollResult) {
+    expect(r.rollbackAbove).toBeNull();
+    for (const t of r.transfers) {
+      const key = `${t.txHash}:${t.logIndex}`;
+      const prev = this.credits.get(key);
+      if (prev) expect(prev.t.amount).toBe(t.amount); // a repeat must be identical
+      else this.credits.set(key, { t, final: false });
+    }
+    for (const c of this.credits.values()) if (c.t.block.height <= r.finalHeight) c.final = true;
+    this.cursor = r.cursor;
+    this.last = r;
+  }
+  sum(owner: string, symbol: 'USDC' | 'USDT', finalOnly = true): bigint {
+    let s = 0n;
+    for (const c of this.credits.values()) if (c.t.to === owner && c.t.token === symbol && (c.final || !finalOnly)) s += c.t.amount;
+    return s;
+  }
+  of(owner: string) {
+    return [...this.credits.values()].filter((c) => c.t.to === owner).map((c) => c.t);
+  }
+}
+
+function makeAdapter(tokens = MAINNET_TOKENS.solana) {
+  return new SolanaChainAdapter({ mode: 'live', rpcUrl: rpc.url, tokens: [...tokens], rpcConcurrency: 4 });
+}
+
+async function newDepositOwner(): Promise<string> {
+  return makeAdapter().deriveDepositAddress(signer, 7, nextIndex++);
+}
+
+function fundPayer(mint: string, amount: bigint): Keypair {
+  const kp = Keypair.generate();
+  rpc.validator.setTokenAccount({ mint, owner: kp.publicKey.toBase58(), amount });
+  return kp;
+}
+
+/** A Solana Pay style transfer: the wallet creates the recipient ATA if missing and adds the reference as a
+ * read-only key of the transfer instruction. */
+function payIxs(from: Keypair, mint: string, owner: string, amount: bigint, opts: { reference?: boolean; destination?: string } = {}): TransactionInstruction[] {
+  const m = new PublicKey(mint);
+  const dest = opts.destination ? new PublicKey(opts.destination) : getAssociatedTokenAddressSync(m, new PublicKey(owner), true);
+  const ixs: TransactionInstruction[] = [];
+  if (!opts.destination) ixs.push(createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, dest, new PublicKey(owner), m));
+  const transfer = createTransferCheckedInstruction(getAssociatedTokenAddressSync(m, from.publicKey), m, dest, from.publicKey, amount, 6);
+  if (opts.reference) transfer.keys.push({ pubkey: new PublicKey(paymentReference(owner)), isSigner: false, isWritable: false });
+  ixs.push(transfer);
+  return ixs;
+}
+
+async function send(signers: Keypair[], ixs: TransactionInstruction[], skipPreflight = false): Promise<string> {
+  const { blockhash } = await conn.getLatestBlockhash('confirmed');
+  const tx = new VersionedTransaction(
+    new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: ixs }).compileToV0Message(),
+  );
+  tx.sign([payer, ...signers]);
+  return conn.sendRawTransaction(tx.serialize(), { skipPreflight });
+}
+
+async function pollInto(adapter: SolanaChainAdapter, ledger: MiniLedger, watch: WatchSet): Promise<PollResult> {
+  const r = await adapter.pollTransfers(ledger.cursor, watch);
+  ledger.apply(r);
+  return r;
+}
+
+beforeAll(async () => {
+  rpc = await startFakeSolanaRpc();
+  conn = new Connection(rpc.url, 'confirmed');
+  rpc.validator.createMint({ address: USDC, decimals: 6 });
+  rpc.validator.createMint({ address: USDT, decimals: 6 });
+  lookAlike = rpc.validator.createMint({ decimals: 6 });
+  rpc.validator.airdrop(payer.publicKey.toBase58(), 100n * BigInt(LAMPORTS_PER_SOL));
+});
+
+afterAll(async () => {
+  await rpc.close();
+});
+
+describe('Solana deposits', () => {
+  it('checks the registry mints on chain and refuses a mismatch', async () => {
+    await expect(makeAdapter().verifyTokens()).resolves.toBeUndefined();
+    await expect(makeAdapter([{ symbol: 'USDC', address: USDC, decimals: 18 }]).verifyTokens()).rejects.toThrow(TokenRegistryMismatchError);
+    const missing = Keypair.generate().publicKey.toBase58();
+    await expect(makeAdapter([{ symbol: 'USDT', address: missing, decimals: 6 }]).verifyTokens()).rejects.toThrow(/no SPL Token mint/);
+  });
+
+  it('credits one transfer only after the configured commitment, in raw base units, with sender and account index', async () => {
+    const adapter = makeAdapter();
+    const ledger = new MiniLedger();
+    ledger.cursor = await adapter.initialCursor();
+    const owner = await newDepositOwner();
+    const watch = new SetWatch();
+    watch.set.add(owner);
+    const alice = fundPayer(USDC, 50_000_000n);
+
+    const sig = await send([alice], payIxs(alice, USDC, owner, 12_345_678n, { reference: true }));
+    await pollInto(adapter, ledger, watch); // only `processed`: invisible to detection
+    expect(ledger.of(owner)).toEqual([]);
+
+    rpc.validator.advanceSlots(1); // confirmed
+    const r = await pollInto(adapter, ledger, watch);
+    const [t] = ledger.of(owner);
+    expect(t).toMatchObject({ txHash: sig, token: 'USDC', tokenContract: USDC, to: owner, from: alice.publicKey.toBase58(), amount: 12_345_678n });
+    expect(typeof t!.amount).toBe('bigint');
+    const landed = await conn.getTransaction(sig, { maxSupportedTransactionVersion: 0 });
+    const keys = landed!.transaction.message.getAccountKeys().staticAccountKeys.map((k) => k.toBase58());
+    expect(keys[t!.logIndex]).toBe(getAssociatedTokenAddressSync(new PublicKey(USDC), new PublicKey(owner), true).toBase58());
+    expect(t!.block.height).toBe(BigInt(landed!.slot));
+    expect(t!.block.height).toBeGreaterThan(r.finalHeight);
+    expect(ledger.sum(owner, 'USDC')).toBe(0n); // provisional until finalized
+    expect(ledger.sum(owner, 'USDC', false)).toBe(12_345_678n);
+
+    rpc.validator.advanceSlots(30);
+    await pollInto(adapter, ledger, watch);
+    expect(ledger.sum(owner, 'USDC')).toBe(0n); // 31 slots deep: still one short of 32
+    rpc.validator.advanceSlots(1);
+    await pollInto(adapter, ledger, watch);
+    expect(ledger.sum(owner, 'USDC')).toBe(12_345_678n);
+    expect(ledger.credits.size).toBe(1);
+  });
+
+  it('adds partial payments, records overpayment, keeps USDT and USDC apart and ignores a look-alike mint', async () => {
+    const adapter = makeAdapter();
+    const ledger = new MiniLedger();
+    ledger.cursor = await adapter.initialCursor();
+    const owner = await newDepositOwner();
+    const watch = new SetWatch();
+    watch.set.add(owner);
+    const bob = fundPayer(USDC, 100_000_000n);
+    rpc.validator.setTokenAccount({ mint: USDT, owner: bob.publicKey.toBase58(), amount: 100_000_000n });
+    rpc.validator.setTokenAccount({ mint: lookAlike, owner: bob.publicKey.toBase58(), amount: 100_000_000n });
+
+    await send([bob], payIxs(bob, USDC, owner, 4_000_000n));
+    await send([bob], payIxs(bob, USDC, owner, 6_500_000n)); // 10.5 USDC in total: overpaid against 10
+    await send([bob], payIxs(bob, USDT, owner, 1_000_000n));
+    await send([bob], payIxs(bob, lookAlike, owner, 90_000_000n));
+    // A failing transfer (more than bob holds) lands with an error and must not credit.
+    const failed = await send([bob], payIxs(bob, USDC, owner, 10n ** 12n), true);
+    expect((await conn.getSignatureStatuses([failed])).value[0]?.err).not.toBeNull();
+    rpc.validator.advanceSlots(33);
+    await pollInto(adapter, ledger, watch);
+
+    expect(ledger.sum(owner, 'USDC')).toBe(10_500_000n);
+    expect(ledger.sum(owner, 'USDT')).toBe(1_000_000n);
+    expect(ledger.of(owner).map((t) => t.tokenContract).sort()).toEqual([USDT, USDC, USDC].sort());
+    expect(ledger.of(owner).some((t) => t.txHash === failed)).toBe(false);
+  });
+
+  it('credits two sessions paid in one transaction separately and ignores addresses nobody watches', async () => {
+    const adapter = makeAdapter();
+    const ledger = new MiniLedger();
+    ledger.cursor = await adapter.initialCursor();
+    const [s1, s2, stranger] = [await newDepositOwner(), await newDepositOwner(), Keypair.generate().publicKey.toBase58()];
+    const watch = new SetWatch();
+    watch.set.add(s1).add(s2);
+    const carol = fundPayer(USDC, 100_000_000n);
+    const sig = await send([carol], [...payIxs(carol, USDC, s1, 1_000_000n), ...payIxs(carol, USDC, s2, 2_000_000n), ...payIxs(carol, USDC, stranger, 3_000_000n)]);
+    rpc.validator.advanceSlots(33);
+    await pollInto(adapter, ledger, watch);
+    const both = [...ledger.credits.values()].map((c) => c.t);
+    expect(both.map((t) => t.txHash)).toEqual([sig, sig]);
+    expect(new Set(both.map((t) => t.logIndex)).size).toBe(2);
+    expect(ledger.sum(s1, 'USDC')).toBe(1_000_000n);
+    expect(ledger.sum(s2, 'USDC')).toBe(2_000_000n);
+    expect(both.some((t) => t.to === stranger)).toBe(false);
+  });
+
+  it('finds a payment to a non-ATA account of the deposit owner through its Solana Pay reference', async () => {
+    const adapter = makeAdapter();
+    const ledger = new MiniLedger();
+    ledger.cursor = await adapter.initialCursor();
+    const owner = await newDepositOwner();
+    const watch = new SetWatch();
+    watch.set.add(owner);
+    const otherAccount = Keypair.generate().publicKey.toBase58();
+    rpc.validator.setTokenAccount({ mint: USDC, owner, amount: 0n, address: otherAccount });
+    const dave = fundPayer(USDC, 10_000_000n);
+    await send([dave], payIxs(dave, USDC, owner, 3_000_000n, { reference: true, destination: otherAccount }));
+    rpc.validator.advanceSlots(33);
+    await pollInto(adapter, ledger, watch); // first poll of a process scans references
+    expect(ledger.sum(owner, 'USDC')).toBe(3_000_000n);
+    expect(ledger.of(owner)[0]!.to).toBe(owner);
+  });
+
+  it('reports the block time of a late payment so the ledger can tell it from an in-time one', async () => {
+    const adapter = makeAdapter();
+    const ledger = new MiniLedger();
+    ledger.cursor = await adapter.initialCursor();
+    const owner = await newDepositOwner();
+    const watch = new SetWatch();
+    watch.set.add(owner);
+    const erin = fundPayer(USDC, 10_000_000n);
+    await send([erin], payIxs(erin, USDC, owner, 1_000_000n));
+    const expiresAt = new Date(Date.now() + 600_000);
+    rpc.validator.advanceTime(3600); // an hour later: after expires_at
+    await send([erin], payIxs(erin, USDC, owner, 2_000_000n));
+    rpc.validator.advanceSlots(33);
+    const r = await pollInto(adapter, ledger, watch);
+    const [inTime, late] = ledger.of(owner).sort((a, b) => Number(a.block.height - b.block.height));
+    expect(inTime!.block.time.getTime()).toBeLessThanOrEqual(expiresAt.getTime());
+    expect(late!.block.time.getTime()).toBeGreaterThan(expiresAt.getTime());
+    expect(r.processedTip.time.getTime()).toBeGreaterThanOrEqual(late!.block.time.getTime());
+    rpc.validator.advanceTime(-3600);
+  });
+
+  it('loses nothing across watcher restarts, including a crash before the cursor was persisted', async () => {
+    const owners = [await newDepositOwner(), await newDepositOwner(), await newDepositOwner()];
+    const watch = new SetWatch();
+    owners.forEach((o) => watch.set.add(o));
+    const frank = fundPayer(USDC, 1_000_000_000n);
+    const ledger = new MiniLedger();
+    let adapter = makeAdapter();
+    ledger.cursor = await adapter.initialCursor();
+    const expected = new Map<string, bigint>(owners.map((o) => [o, 0n]));
+    const pay = async (i: number, amount: bigint) => {
+      await send([frank], payIxs(frank, USDC, owners[i % 3]!, amount));
+      expected.set(owners[i % 3]!, expected.get(owners[i % 3]!)! + amount);
+    };
+
+    for (let i = 0; i < 6; i++) await pay(i, BigInt(1_000 + i));
+    rpc.validator.advanceSlots(1);
+    await pollInto(adapter, ledger, watch);
+    for (let i = 6; i < 12; i++) await pay(i, BigInt(1_000 + i));
+    rpc.validator.advanceSlots(1);
+    // Crash: this poll's result is computed but never persisted.
+    const lost = await adapter.pollTransfers(ledger.cursor, watch);
+    expect(lost.transfers.length).toBeGreaterThan(0);
+    adapter = makeAdapter(); // a new process, empty caches, resumes from the persisted cursor
+    for (let i = 12; i < 18; i++) await pay(i, BigInt(1_000 + i));
+    rpc.validator.advanceSlots(1);
+    await pollInto(adapter, ledger, watch);
+    adapter = makeAdapter();
+    rpc.validator.advanceSlots(33);
+    await pollInto(adapter, ledger, watch);
+    for (const o of owners) expect(ledger.sum(o, 'USDC')).toBe(expected.get(o));
+    expect(ledger.credits.size).toBe(18);
+  });
+
+  it('keeps RPC calls per idle poll to balance reads: no history calls for unchanged accounts', async () => {
+    const adapter = makeAdapter();
+    const ledger = new MiniLedger();
+    ledger.cursor = await adapter.initialCursor();
+    const watch = new SetWatch();
+    for (let i = 0; i < 250; i++) watch.set.add(await newDepositOwner());
+    const paidOwner = [...watch.set][0]!;
+    const gina = fundPayer(USDC, 10_000_000n);
+    await send([gina], payIxs(gina, USDC, paidOwner, 5_000_000n));
+    rpc.validator.advanceSlots(33);
+    await pollInto(adapter, ledger, watch); // first poll: learns balances, scans references
+    await pollInto(adapter, ledger, watch);
+    const idle = adapter.scanner.lastPollCalls;
+    expect(idle.getMultipleAccounts).toBe(5); // 250 owners x 2 mints / 100 per call
+    expect(idle.getSignaturesForAddress ?? 0).toBe(0);
+    expect(idle.getTransaction ?? 0).toBe(0);
+    await send([gina], payIxs(gina, USDC, paidOwner, 1_000_000n));
+    rpc.validator.advanceSlots(33);
+    await pollInto(adapter, ledger, watch);
+    expect(adapter.scanner.lastPollCalls.getSignaturesForAddress).toBe(1);
+    expect(adapter.scanner.lastPollCalls.getTransaction).toBe(1);
+    expect(ledger.sum(paidOwner, 'USDC')).toBe(6_000_000n);
+  });
+});
