@@ -147,6 +147,7 @@ describe('EVM deposits on Anvil (ethereum, 3 confirmations)', () => {
     await new Promise((r) => setTimeout(r, 4200));
     // provisional deposit in a block before expires_at: expiry must wait
     expect(await expireSession(tdb.db, s.id)).toBe('deferred');
+    await new Promise((r) => setTimeout(r, 1200)); // block timestamps are whole seconds: the next ones are past expires_at
     await node.mine(3);
     await drain();
     expect(await expireSession(tdb.db, s.id)).toBe('expired');
