@@ -1,0 +1,48 @@
+import Fastify from 'fastify';
+import { Redis } from 'ioredis';
+import { buildServer } from '../../src/api/server.js';
+import { createDb } from '../../src/db/database.js';
+import { ensureDatabase } from '../../src/db/ensure-database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createMerchant } from '../../src/ledger/merchants.js';
+import { createRateService } from '../../src/rates/index.js';
+import { SecretBox } from '../../src/security/secret-box.js';
+
+// Child process of scripts/bench/api.ts: the real API (real Postgres and Redis) on one port and a bare Fastify
+// route on another, so the load generator and the server do not share an event loop.
+const dbUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stablepay_bench';
+await ensureDatabase(dbUrl);
+const db = createDb(dbUrl, 20);
+await migrateToLatest(db);
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const box = new SecretBox('42'.repeat(32));
+const m = await createMerchant(db, box, { name: 'bench' });
+const app = await buildServer({
+  db,
+  redis,
+  box,
+  rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 30_000 }),
+  checkoutBaseUrl: 'http://localhost/pay',
+  docsUrl: 'http://localhost/docs',
+  redisPrefix: 'sp_bench',
+  authWindowSeconds: 300,
+  maxBodyBytes: 65_536,
+  logLevel: 'silent',
+});
+const bare = Fastify({ logger: false });
+bare.get('/bare', async () => ({ ok: true }));
+bare.post('/bare', async () => ({ ok: true }));
+const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+process.send?.({ apiUrl, bareUrl, key: m.testKey.key, secret: m.testKey.secret });
+process.on('message', async (msg) => {
+  if (msg === 'stop') {
+    await app.close();
+    await bare.close();
+    const keys = await redis.keys('sp_bench:*');
+    for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+    redis.disconnect();
+    await db.destroy();
+    process.exit(0);
+  }
+});

@@ -1,0 +1,83 @@
+import { fork } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+
+// Signed create-session and get-session on loopback, beside a bare Fastify route measured in the same run.
+// Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate.
+// Usage: npm run bench:api [-- --seconds 10 --connections 32]. Not a CI gate.
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const seconds = Number(args.get('seconds') ?? 10);
+const connections = Number(args.get('connections') ?? 32);
+
+interface Ready { apiUrl: string; bareUrl: string; key: string; secret: string }
+const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const ready = await new Promise<Ready>((resolve, reject) => {
+  child.once('message', (m) => resolve(m as Ready));
+  child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+});
+
+let seq = 0;
+function signed(method: 'GET' | 'POST', path: string, body: string) {
+  const ts = String(Math.floor(Date.now() / 1000));
+  const nonce = randomUUID();
+  const sig = createHmac('sha256', ready.secret).update(`${ts}.${nonce}.${body}`).digest('hex');
+  return {
+    method,
+    path,
+    body: method === 'GET' ? undefined : body,
+    headers: {
+      authorization: `Bearer ${ready.key}`,
+      'content-type': 'application/json',
+      'x-service-timestamp': ts,
+      'x-service-nonce': nonce,
+      'x-service-signature': sig,
+    },
+  };
+}
+const createRequest = () =>
+  signed('POST', '/api/v1/checkout/sessions/create', JSON.stringify({ amount: '19.99', currency: 'USD', order_id: `bench-${process.pid}-${seq++}` }));
+
+// One session to read back in the get benchmark.
+const created = await fetch(ready.apiUrl + '/api/v1/checkout/sessions/create', createRequest() as RequestInit);
+const sessionId = ((await created.json()) as { id: string }).id;
+const getRequest = () => signed('GET', `/api/v1/checkout/sessions/${sessionId}`, '');
+
+async function run(name: string, url: string, make: () => object, overallRate?: number) {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    overallRate,
+    requests: [{ setupRequest: (req: object) => ({ ...req, ...make() }) }],
+  });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad };
+}
+
+const rows = [];
+const bareGet = await run('bare GET', ready.bareUrl, () => ({ method: 'GET', path: '/bare' }));
+// The load generator signs every request too: this run shows its own ceiling on this machine.
+const bareSigned = await run('bare POST, signed client', ready.bareUrl, () => ({ ...createRequest(), path: '/bare' }));
+const create = await run('signed create-session', ready.apiUrl, createRequest);
+const get = await run('signed get-session', ready.apiUrl, getRequest);
+rows.push(bareGet, bareSigned, create, get);
+const createHalf = await run('create @ half rate', ready.apiUrl, createRequest, Math.max(1, Math.floor(create.rps / 2)));
+const getHalf = await run('get @ half rate', ready.apiUrl, getRequest, Math.max(1, Math.floor(get.rps / 2)));
+rows.push(createHalf, getHalf);
+
+console.log(`\nAPI benchmark: ${seconds}s per run, ${connections} connections, loopback, real Postgres and Redis`);
+console.log('run'.padEnd(26), 'req/s'.padStart(9), 'vs bare'.padStart(9), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'non-2xx'.padStart(8));
+for (const r of rows) {
+  console.log(
+    r.name.padEnd(26),
+    r.rps.toFixed(0).padStart(9),
+    (r.rps / bareGet.rps).toFixed(3).padStart(9),
+    String(r.p50).padStart(8),
+    String(r.p99).padStart(8),
+    String(r.bad).padStart(8),
+  );
+}
+console.log(`\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`);
+child.send('stop');
