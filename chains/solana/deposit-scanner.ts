@@ -93,6 +93,8 @@ export class SolanaDepositScanner {
 
     const [confirmed, final] = await Promise.all([conn.getSlot('confirmed'), conn.getSlot(this.#o.finality)]);
     count('getSlot', 2);
+    // Every address shown to a payer before the confirmed slot was read is in the set from here on.
+    await watch.sync();
 
     // 2. balances of every watched ATA
     const atas: { ata: string; owner: string; mint: string }[] = [];

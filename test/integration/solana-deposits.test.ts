@@ -37,6 +37,10 @@ let nextIndex = 0n;
 
 class SetWatch implements WatchSet {
   readonly set = new Set<string>();
+  syncs = 0;
+  async sync() {
+    this.syncs++;
+  }
   has(a: string) {
     return this.set.has(a);
   }
@@ -171,6 +175,7 @@ describe('Solana deposits', () => {
     await pollInto(adapter, ledger, watch);
     expect(ledger.sum(owner, 'USDC')).toBe(12_345_678n);
     expect(ledger.credits.size).toBe(1);
+    expect(watch.syncs).toBe(4);
   });
 
   it('adds partial payments, records overpayment, keeps USDT and USDC apart and ignores a look-alike mint', async () => {
