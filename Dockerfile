@@ -1,0 +1,11 @@
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm install --no-save tsx@4
+COPY tsconfig.json ./
+COPY src ./src
+COPY chains ./chains
+USER node
+EXPOSE 3000
+CMD ["npx", "tsx", "src/main.ts"]
