@@ -12,7 +12,7 @@ const seconds = Number(args.get('seconds') ?? 10);
 const connections = Number(args.get('connections') ?? 32);
 
 interface Ready { apiUrl: string; bareUrl: string; key: string; secret: string }
-const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
 const ready = await new Promise<Ready>((resolve, reject) => {
   child.once('message', (m) => resolve(m as Ready));
   child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));

@@ -28,6 +28,9 @@ export function toApiError(err: unknown): ApiError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(400, 'invalid_request_error', 'INVALID_JSON', 'The request body could not be read as JSON.');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(404, 'invalid_request_error', 'resource_not_found', 'Unrecognized request URL.');
   }
   if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
     return new ApiError(400, 'invalid_request_error', 'invalid_request', 'The request could not be processed.');

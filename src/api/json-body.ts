@@ -27,7 +27,22 @@ export function jsonObjectBody(req: FastifyRequest): Record<string, unknown> {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidJson('The request body must be a JSON object.');
   }
+  refuseNulCharacters(parsed, []);
   return parsed as Record<string, unknown>;
+}
+
+/** PostgreSQL text cannot hold U+0000: refuse it at the edge instead of failing in the database. */
+export function refuseNulCharacters(value: unknown, path: PropertyKey[]): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw parameterInvalid(paramPath(path), `Invalid ${paramPath(path) || 'body'}: contains a NUL character.`);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => refuseNulCharacters(v, [...path, i]));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      refuseNulCharacters(k, [...path, k]);
+      refuseNulCharacters(v, [...path, k]);
+    }
+  }
 }
 
 /** Stripe-style parameter path: line_items[0][price_data][unit_amount]. */

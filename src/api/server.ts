@@ -22,6 +22,8 @@ export interface ServerDeps {
   authWindowSeconds: number;
   maxBodyBytes: number;
   logLevel?: string;
+  /** Where JSON log lines go (stdout by default); tests capture them. */
+  logStream?: NodeJS.WritableStream;
   keyCacheMs?: number;
   onSessionCreated?: (s: SessionRow) => Promise<void>;
   /** Extra route registrations (checkout page, network selection, ...) added by other modules. */
@@ -29,16 +31,25 @@ export interface ServerDeps {
 }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const send = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ code: apiErr.code, param: apiErr.param }, 'request refused');
+    return sendError(req, reply, apiErr, deps.docsUrl);
+  };
   const app = Fastify({
     logger: {
       level: deps.logLevel ?? 'info',
       redact: ['req.headers.authorization', 'req.headers["x-service-signature"]'],
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: () => newId('req'),
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.maxBodyBytes,
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    // Malformed URLs and over-long path parameters are answered in the spec's error shape too.
+    frameworkErrors: (err, req, reply) => send(req, reply, err),
   });
 
   // Bodies stay raw bytes: the signature covers exactly what was received. JSON is parsed after authentication.
@@ -52,11 +63,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     reply.header('Request-Id', req.id);
   });
 
-  const send = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
-    const apiErr = toApiError(err);
-    if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
-    return sendError(req, reply, apiErr, deps.docsUrl);
-  };
   app.setErrorHandler((err, req, reply) => send(req, reply, err));
   app.setNotFoundHandler((req, reply) =>
     send(req, reply, invalidRequest('resource_not_found', `Unrecognized request URL (${req.method} ${req.url.split('?')[0]}).`, undefined, 404)),

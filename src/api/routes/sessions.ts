@@ -11,7 +11,7 @@ import {
 } from '../../ledger/sessions.js';
 import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
 import type { AuthContext } from '../auth.js';
-import { jsonObjectBody, validate } from '../json-body.js';
+import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
 import { parseCreateSession } from './session-input.js';
 
@@ -115,14 +115,15 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
 
   // Operator list, page style (decisions.md: Lists and pagination).
   const listQuery = z.strictObject({
-    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-    page_size: z.coerce.number().int().min(1).max(100).default(20),
+    page: queryInt(1, 1_000_000).default(1),
+    page_size: queryInt(1, 100).default(20),
     status: z.enum(['open', 'paid', 'expired', 'canceled']).optional(),
     order_id: z.string().max(255).optional(),
   });
   app.get('/checkout/sessions', async (req) => {
     const auth = req.auth!;
     const q = validate(listQuery, req.query);
+    refuseNulCharacters(q, []);
     const { rows, total } = await listSessions(deps.db, auth.merchantId, auth.mode, {
       offset: (q.page - 1) * q.page_size,
       limit: q.page_size,
@@ -142,6 +143,15 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     if (stored.requestHash !== fingerprint) throw idempotencyKeyReused('Idempotency-Key');
     return reply.code(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
   }
+}
+
+/** A query-string integer: digits only (no exponent, sign or hex), within bounds. */
+function queryInt(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 }
 
 async function lockRate(rates: RateService, currency: string, target: string, amountMinor: bigint) {
@@ -167,7 +177,8 @@ async function sessionOr404(db: Db, auth: AuthContext, id: string): Promise<Sess
 
 function sessionIdParam(req: FastifyRequest): string {
   const id = (req.params as { session_id?: string }).session_id ?? '';
-  if (id.length === 0 || id.length > 255) throw resourceNotFound('session_id', 'payment session');
+  // Ids are opaque but only ever made of [A-Za-z0-9_]; anything else cannot name a session.
+  if (!/^[A-Za-z0-9_]{1,255}$/.test(id)) throw resourceNotFound('session_id', 'payment session');
   return id;
 }
 
