@@ -1,0 +1,131 @@
+import { sql } from 'kysely';
+import type { AttemptOutcome, DeliveryStatus, WebhookDb } from './schema.js';
+
+// Delivery state in Postgres: the only record of an event's outcome. Every write is conditional on the delivery
+// still being pending in the generation the caller works on, so a stale or duplicated job cannot overwrite it.
+
+export interface DeliveryTarget {
+  event_id: string;
+  merchant_id: string;
+  mode: string;
+  event_type: string;
+  body: string;
+  status: DeliveryStatus;
+  generation: number;
+  round_attempts: number;
+  webhook_url: string | null;
+  webhook_secret_enc: string;
+  webhook_secret_prev_enc: string | null;
+  prev_secret_valid: boolean;
+}
+
+export async function loadDeliveryTarget(db: WebhookDb, eventId: string): Promise<DeliveryTarget | undefined> {
+  const { rows } = await sql<DeliveryTarget>`
+    select d.event_id, d.merchant_id, d.mode, d.event_type, d.body, d.status, d.generation, d.round_attempts,
+           m.webhook_url, m.webhook_secret_enc, m.webhook_secret_prev_enc,
+           coalesce(m.webhook_secret_prev_expires_at > now(), false) as prev_secret_valid
+    from webhook_deliveries d join merchants m on m.id = d.merchant_id
+    where d.event_id = ${eventId}`.execute(db);
+  return rows[0];
+}
+
+/**
+ * Creates the delivery row of a relayed event if it is missing: a job can run before the relay's transaction that
+ * enqueued it commits (the insert then waits for that transaction and does nothing), or after a relay crash that
+ * rolled the row back. The body is rendered exactly as the relay renders it.
+ */
+export async function ensureDeliveryRow(db: WebhookDb, eventId: string): Promise<void> {
+  await sql`
+    insert into webhook_deliveries (event_id, merchant_id, mode, event_type, body)
+    select id, merchant_id, mode, type, payload::text from outbox_events where id = ${eventId}
+    on conflict (event_id) do nothing`.execute(db);
+}
+
+export interface AttemptRecord {
+  eventId: string;
+  merchantId: string;
+  generation: number;
+  url: string | null;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number | null;
+  excerpt: string | null;
+  /** The delivery's state after this attempt. */
+  outcome: AttemptOutcome;
+  /** Whether an HTTP request was made (counts towards attempts). */
+  attempted: boolean;
+  /** For 'retrying': when the next attempt is due. */
+  nextAttemptAt?: Date;
+}
+
+/**
+ * Logs one attempt and moves the delivery to its new state in one statement. Answers the attempt number, or
+ * undefined when the delivery was no longer pending in that generation (the log row is written all the same).
+ */
+export async function recordAttempt(db: WebhookDb, r: AttemptRecord): Promise<{ applied: boolean; attempt: number | null }> {
+  const status: DeliveryStatus = r.outcome === 'retrying' ? 'pending' : r.outcome;
+  const inc = r.attempted ? 1 : 0;
+  const { rows } = await sql<{ applied: boolean; attempt: number | null }>`
+    with u as (
+      update webhook_deliveries set
+        status = ${status},
+        attempts = attempts + ${inc},
+        round_attempts = round_attempts + ${inc},
+        next_attempt_at = coalesce(${r.nextAttemptAt ?? null}::timestamptz, next_attempt_at),
+        last_status_code = ${r.statusCode},
+        last_error = ${r.error},
+        delivered_at = case when ${status} = 'delivered' then now() else delivered_at end,
+        failed_at = case when ${status} in ('failed', 'skipped') then now() else failed_at end,
+        updated_at = now()
+      where event_id = ${r.eventId} and generation = ${r.generation} and status = 'pending'
+      returning attempts
+    ), ins as (
+      insert into webhook_delivery_attempts
+        (event_id, merchant_id, generation, attempt, url, status_code, error, latency_ms, response_excerpt, outcome)
+      select ${r.eventId}, ${r.merchantId}, ${r.generation},
+             case when ${r.attempted} then coalesce((select attempts from u),
+                   (select attempts + 1 from webhook_deliveries where event_id = ${r.eventId})) end,
+             ${r.url}, ${r.statusCode}, ${r.error}, ${r.latencyMs}, ${r.excerpt}, ${r.outcome}
+      returning attempt
+    )
+    select exists (select 1 from u) as applied, (select attempt from ins) as attempt`.execute(db);
+  return rows[0]!;
+}
+
+/** Back to pending in a new generation (operator resend). Undefined when unknown or already pending. */
+export async function reopenDelivery(db: WebhookDb, eventId: string): Promise<{ generation: number; merchant_id: string } | undefined> {
+  const { rows } = await sql<{ generation: number; merchant_id: string }>`
+    update webhook_deliveries set status = 'pending', generation = generation + 1, round_attempts = 0,
+      next_attempt_at = now(), delivered_at = null, failed_at = null, updated_at = now()
+    where event_id = ${eventId} and status <> 'pending'
+    returning generation, merchant_id`.execute(db);
+  return rows[0];
+}
+
+export interface FailedDelivery {
+  event_id: string;
+  merchant_id: string;
+  mode: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  failed_at: Date | null;
+}
+
+export async function listFailedDeliveries(
+  db: WebhookDb,
+  filter: { merchantId?: string; since?: Date; includeSkipped?: boolean; limit?: number },
+): Promise<FailedDelivery[]> {
+  let q = db
+    .selectFrom('webhook_deliveries')
+    .select(['event_id', 'merchant_id', 'mode', 'event_type', 'status', 'attempts', 'last_status_code', 'last_error', 'failed_at'])
+    .where('status', 'in', filter.includeSkipped ? ['failed', 'skipped'] : ['failed'])
+    .orderBy('failed_at')
+    .orderBy('event_id');
+  if (filter.merchantId) q = q.where('merchant_id', '=', filter.merchantId);
+  if (filter.since) q = q.where('failed_at', '>=', filter.since);
+  if (filter.limit) q = q.limit(filter.limit);
+  return q.execute();
+}

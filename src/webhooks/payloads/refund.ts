@@ -1,0 +1,39 @@
+import { jsonInt } from './json-int.js';
+
+// data.object of refund events (interface.md, Refund events; decisions.md: amounts are int64 minor units).
+// Payment-session flow: refund_id is the merchant's refund_id. Subscription flow: refund_id is the service's re_ id,
+// external_refund_id the merchant's, and session_id names the pay_ payment (the session record behind the invoice).
+
+export type RefundEventType = 'refund.succeeded' | 'refund.failed';
+export type RefundOutcome = 'completed' | 'failed';
+
+export const REFUND_EVENT_TYPE: Record<RefundOutcome, RefundEventType> = {
+  completed: 'refund.succeeded',
+  failed: 'refund.failed',
+};
+
+export interface RefundEventInput {
+  outcome: RefundOutcome;
+  sessionId: string;
+  orderId: string;
+  /** Merchant refund id (session flow) or service re_ id (subscription flow). */
+  refundId: string;
+  amountMinor: bigint;
+  currency: 'USDT' | 'USDC';
+  /** Subscription flow only. */
+  subscription?: { externalRefundId?: string; originalCurrency?: string };
+}
+
+export function refundEventObject(r: RefundEventInput): Record<string, unknown> {
+  return {
+    session_id: r.sessionId,
+    order_id: r.orderId,
+    refund_id: r.refundId,
+    refund_amount: jsonInt(r.amountMinor, 'refund_amount'),
+    refund_currency: r.currency,
+    status: r.outcome,
+    source: 'api',
+    ...(r.subscription?.externalRefundId !== undefined ? { external_refund_id: r.subscription.externalRefundId } : {}),
+    ...(r.subscription?.originalCurrency !== undefined ? { original_currency: r.subscription.originalCurrency } : {}),
+  };
+}

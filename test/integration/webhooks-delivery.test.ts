@@ -1,0 +1,276 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rotateWebhookSecret } from '../../src/ledger/webhook-secrets.js';
+import { cancelSession, insertSession } from '../../src/ledger/sessions.js';
+import { startDeliveryWorker, startOutboxRelay, validateEventEnvelope } from '../../src/webhooks/index.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventually, startWebhookHarness, type WebhookHarness } from './webhooks-harness.js';
+
+// Relay and worker in this process against real Postgres, Redis, BullMQ and an HTTP receiver on 127.0.0.1.
+const SCHEDULE = [150, 300, 450, 600, 750];
+const TIMEOUT_MS = 400;
+
+let h: WebhookHarness;
+let relay: { stop(): Promise<void> };
+let worker: { stop(): Promise<void> };
+const receivers: WebhookReceiver[] = [];
+
+async function receiver(secrets: string[] = []): Promise<WebhookReceiver> {
+  const r = await startWebhookReceiver(secrets);
+  receivers.push(r);
+  return r;
+}
+
+async function merchantWithReceiver() {
+  const r = await receiver();
+  const m = await h.merchant(r.url);
+  r.secrets = [m.secret];
+  return { r, m };
+}
+
+const delivery = (id: string) => h.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', id).executeTakeFirst();
+const attempts = (id: string) =>
+  h.db.selectFrom('webhook_delivery_attempts').selectAll().where('event_id', '=', id).orderBy('id').execute();
+const finalState = async (id: string, timeoutMs = 20_000) =>
+  (await eventually(() => delivery(id), (d) => d !== undefined && d.status !== 'pending', timeoutMs))!;
+
+beforeAll(async () => {
+  h = await startWebhookHarness();
+  relay = startOutboxRelay({ db: h.db, redis: h.redis, prefix: h.prefix, databaseUrl: h.t.url, pollIntervalMs: 200 });
+  worker = startDeliveryWorker({
+    db: h.db,
+    redis: h.redis,
+    box: h.box,
+    prefix: h.prefix,
+    retrySchedule: SCHEDULE,
+    jitterRatio: 0.1,
+    timeoutMs: TIMEOUT_MS,
+    concurrency: 8,
+    perMerchantConcurrency: 8,
+    allowPrivateTargetsInTest: true,
+  });
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  await worker?.stop();
+  for (const r of receivers) await r.close();
+  await h?.close();
+});
+
+describe('webhook delivery', () => {
+  it('delivers a ledger event with every spec header, an independently verified signature and the exact stored body', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const sessionId = `cs_${randomBytes(12).toString('hex')}`;
+    await h.t.db.transaction().execute((trx) =>
+      insertSession(trx, {
+        id: sessionId, merchantId: m.id, mode: 'test', orderId: 'order-77', amountMinor: 1250n, currency: 'USD',
+        description: null, merchantDomainId: null, lineItems: null, taxMinor: null, shippingMinor: null, successUrl: null,
+        cancelUrl: null, metadata: {}, targetCurrency: 'USDT', targetAmountMinor: 1250n, exchangeRate: null,
+        rateLockedAt: null, network: null, token: null,
+      }),
+    );
+    expect((await cancelSession(h.t.db, m.id, 'test', sessionId)).kind).toBe('canceled');
+    await r.waitFor(() => r.received.length === 1);
+    const got = r.received[0]!;
+    expect(got.problems).toEqual([]);
+    expect(got.matchedSecret).toBe(0);
+    expect(got.path).toBe('/hooks');
+    expect(got.headers['x-service-event-type']).toBe('payment.cancelled');
+    expect(got.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+    const body = JSON.parse(got.body);
+    expect(validateEventEnvelope(body)).toEqual([]);
+    expect(body.data.object).toEqual({
+      amount: '12.50', status: 'canceled', currency: 'USDT', exchange_rate: '1', order_id: 'order-77', session_id: sessionId, source: 'api',
+    });
+    const { rows } = await sql<{ text: string }>`select payload::text as text from outbox_events where id = ${body.id}`.execute(h.db);
+    expect(got.body).toBe(rows[0]!.text);
+    const d = await finalState(body.id);
+    expect(d.status).toBe('delivered');
+    expect(d.attempts).toBe(1);
+    const log = await attempts(body.id);
+    expect(log.map((a) => [a.attempt, a.status_code, a.outcome])).toEqual([[1, 200, 'delivered']]);
+    expect(log[0]!.url).toBe(r.url);
+    expect(log[0]!.latency_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('answers 500, 500, 200: delivered on the third attempt, same id and body, fresh nonce and signature, on schedule', async () => {
+    const { r, m } = await merchantWithReceiver();
+    r.answer = (_req, n) => (n <= 2 ? 500 : 200);
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!);
+    expect(d.status).toBe('delivered');
+    const seen = r.forEvent(id!);
+    expect(seen).toHaveLength(3);
+    for (const s of seen) expect(s.problems).toEqual([]);
+    expect(new Set(seen.map((s) => s.body)).size).toBe(1);
+    expect(new Set(seen.map((s) => s.headers['x-service-event-id'])).size).toBe(1);
+    expect(new Set(seen.map((s) => s.headers['x-service-nonce'])).size).toBe(3);
+    expect(new Set(seen.map((s) => s.headers['x-service-signature'])).size).toBe(3);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(SCHEDULE[0]! - 5);
+    expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(SCHEDULE[1]! - 5);
+    const log = await attempts(id!);
+    expect(log.map((a) => [a.attempt, a.status_code, a.error, a.outcome])).toEqual([
+      [1, 500, 'http_500', 'retrying'],
+      [2, 500, 'http_500', 'retrying'],
+      [3, 200, null, 'delivered'],
+    ]);
+  });
+
+  it('answers 404: one attempt only, then failed', async () => {
+    const { r, m } = await merchantWithReceiver();
+    r.answer = () => 404;
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!);
+    expect(d.status).toBe('failed');
+    expect(d.last_status_code).toBe(404);
+    await new Promise((res) => setTimeout(res, SCHEDULE[0]! * 3));
+    expect(r.forEvent(id!)).toHaveLength(1);
+    expect((await attempts(id!)).map((a) => [a.attempt, a.status_code, a.outcome])).toEqual([[1, 404, 'failed']]);
+  });
+
+  it('answers 429, then hangs past the timeout, then 200: delivered on the third attempt', async () => {
+    const { r, m } = await merchantWithReceiver();
+    r.answer = (_req, n) => (n === 1 ? 429 : n === 2 ? 'hang' : 200);
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!);
+    expect(d.status).toBe('delivered');
+    expect(r.forEvent(id!).map((s) => s.answeredWith)).toEqual([429, 'hang', 200]);
+    const log = await attempts(id!);
+    expect(log.map((a) => [a.attempt, a.status_code, a.error, a.outcome])).toEqual([
+      [1, 429, 'http_429', 'retrying'],
+      [2, null, 'timeout', 'retrying'],
+      [3, 200, null, 'delivered'],
+    ]);
+    expect(log[1]!.latency_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+  });
+
+  it('never answers: exactly 6 attempts (5 retries on the schedule), then failed', async () => {
+    const { r, m } = await merchantWithReceiver();
+    r.answer = () => 'hang';
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!, 30_000);
+    expect(d.status).toBe('failed');
+    expect(d.attempts).toBe(6);
+    await new Promise((res) => setTimeout(res, 1000));
+    const seen = r.forEvent(id!);
+    expect(seen).toHaveLength(6);
+    for (let i = 1; i < 6; i++) expect(seen[i]!.at - seen[i - 1]!.at).toBeGreaterThanOrEqual(TIMEOUT_MS + SCHEDULE[i - 1]! - 5);
+    const log = await attempts(id!);
+    expect(log.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(log.map((a) => a.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'retrying', 'failed']);
+    expect(new Set(log.map((a) => a.error))).toEqual(new Set(['timeout']));
+  });
+
+  it('connection reset counts as a network error and is retried', async () => {
+    const { r, m } = await merchantWithReceiver();
+    r.answer = (_req, n) => (n === 1 ? 'reset' : 200);
+    const [id] = await h.emit(m.id);
+    expect((await finalState(id!)).status).toBe('delivered');
+    const log = await attempts(id!);
+    expect(log[0]!.error).toMatch(/^network: /);
+    expect(log.map((a) => a.outcome)).toEqual(['retrying', 'delivered']);
+  });
+
+  it('records events of a merchant without a webhook URL as skipped, in the log, without a request', async () => {
+    const m = await h.merchant(null);
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!);
+    expect(d.status).toBe('skipped');
+    expect(d.last_error).toBe('no_webhook_url');
+    const log = await attempts(id!);
+    expect(log.map((a) => [a.attempt, a.outcome, a.error])).toEqual([[null, 'skipped', 'no_webhook_url']]);
+    const { rows } = await sql<{ relayed: boolean }>`select relayed_at is not null as relayed from outbox_events where id = ${id!}`.execute(h.db);
+    expect(rows[0]!.relayed).toBe(true);
+  });
+
+  it('refuses a live-mode event to an http loopback URL at delivery time, without a request', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const [id] = await h.emit(m.id, 1, { mode: 'live' });
+    const d = await finalState(id!);
+    expect(d.status).toBe('failed');
+    expect(d.last_error).toMatch(/^url_refused: live mode requires https/);
+    expect(r.received).toHaveLength(0);
+    // The same merchant's test-mode events still go to the loopback receiver.
+    const [testId] = await h.emit(m.id, 1, { mode: 'test' });
+    expect((await finalState(testId!)).status).toBe('delivered');
+  });
+
+  it('signs with both secrets during a rotation overlap, and with the new one only after it', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const rotated = await rotateWebhookSecret(h.db, h.box, m.id, 1);
+    expect(rotated?.webhookSecret).toMatch(/^whsec_/);
+    expect(rotated!.previousValidUntil!.getTime()).toBeGreaterThan(Date.now() + 3500_000);
+    // A receiver that still knows only the old secret, then one that knows only the new one: both accept.
+    r.secrets = [m.secret];
+    const [a] = await h.emit(m.id);
+    await finalState(a!);
+    r.secrets = [rotated!.webhookSecret];
+    const [b] = await h.emit(m.id);
+    await finalState(b!);
+    const [ra, rb] = [r.forEvent(a!)[0]!, r.forEvent(b!)[0]!];
+    expect(ra.problems).toEqual([]);
+    expect(rb.problems).toEqual([]);
+    expect(String(ra.headers['x-service-signature']).split(',')).toHaveLength(2);
+    // Overlap 0: the previous secret stops signing at once.
+    const again = await rotateWebhookSecret(h.db, h.box, m.id, 0);
+    r.secrets = [rotated!.webhookSecret];
+    r.answer = () => 400; // an honest receiver refuses what it cannot verify
+    const [c] = await h.emit(m.id);
+    expect((await finalState(c!)).status).toBe('failed');
+    const rc = r.forEvent(c!)[0]!;
+    expect(rc.problems).toEqual(['signature']);
+    expect(String(rc.headers['x-service-signature']).split(',')).toHaveLength(1);
+    r.secrets = [again!.webhookSecret];
+    r.answer = () => 200;
+    const [e] = await h.emit(m.id);
+    await finalState(e!);
+    expect(r.forEvent(e!)[0]!.problems).toEqual([]);
+  });
+});
+
+describe('per-merchant concurrency', () => {
+  let h2: WebhookHarness;
+  let stops: Array<{ stop(): Promise<void> }> = [];
+  beforeAll(async () => {
+    h2 = await startWebhookHarness();
+  });
+  afterAll(async () => {
+    for (const s of stops) await s.stop();
+    await h2?.close();
+  });
+
+  it('a merchant whose endpoint hangs holds at most its share of slots; another merchant is delivered meanwhile', async () => {
+    const slow = await receiver();
+    const fast = await receiver();
+    const ms = await h2.merchant(slow.url, 'Slow');
+    const mf = await h2.merchant(fast.url, 'Fast');
+    slow.secrets = [ms.secret];
+    fast.secrets = [mf.secret];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    slow.answer = () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => inFlight--, 2000);
+      return 'hang';
+    };
+    stops = [
+      startOutboxRelay({ db: h2.db, redis: h2.redis, prefix: h2.prefix, databaseUrl: h2.t.url, pollIntervalMs: 200 }),
+      startDeliveryWorker({
+        db: h2.db, redis: h2.redis, box: h2.box, prefix: h2.prefix, retrySchedule: [60_000], timeoutMs: 2000,
+        concurrency: 4, perMerchantConcurrency: 2, merchantDeferMs: 50, allowPrivateTargetsInTest: true,
+      }),
+    ];
+    const slowIds = await h2.emit(ms.id, 12);
+    await slow.waitFor(() => slow.received.length >= 2);
+    const started = Date.now();
+    const fastIds = await h2.emit(mf.id, 20);
+    await fast.waitFor(() => fastIds.every((id) => fast.forEvent(id).length === 1), 10_000);
+    // Well before the slow merchant's first attempts time out (2 s), every fast event is through.
+    expect(Date.now() - started).toBeLessThan(1900);
+    expect(maxInFlight).toBeLessThanOrEqual(2);
+    expect(slowIds.length).toBe(12);
+  });
+});
