@@ -24,6 +24,8 @@ export interface OutboxRelayOptions {
   databaseUrl?: string;
   batchSize?: number;
   pollIntervalMs?: number;
+  /** Test seam: runs after a batch's jobs are enqueued and before its rows are marked relayed and committed. */
+  afterEnqueue?: (eventIds: string[]) => Promise<void>;
 }
 
 export interface OutboxRelay {
@@ -39,7 +41,12 @@ interface OutboxRow {
   has_url: boolean;
 }
 
-export async function relayBatch(db: WebhookDb, queue: Queue<DeliveryJobData>, batchSize: number): Promise<number> {
+export async function relayBatch(
+  db: WebhookDb,
+  queue: Queue<DeliveryJobData>,
+  batchSize: number,
+  afterEnqueue?: (eventIds: string[]) => Promise<void>,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<OutboxRow>`
       select o.seq, o.id, o.merchant_id, (m.webhook_url is not null) as has_url
@@ -67,6 +74,7 @@ export async function relayBatch(db: WebhookDb, queue: Queue<DeliveryJobData>, b
       select event_id, merchant_id, 0, 'skipped', 'no_webhook_url' from ins where status = 'skipped'`.execute(trx);
     const deliverable = rows.filter((r) => r.has_url);
     if (deliverable.length) await queue.addBulk(deliverable.map((r) => deliveryJob({ eventId: r.id, generation: 0 })));
+    await afterEnqueue?.(ids);
     await sql`update outbox_events set relayed_at = now() where seq = any(${rows.map((r) => r.seq.toString())}::bigint[])`.execute(trx);
     return rows.length;
   });
@@ -118,7 +126,7 @@ export function startOutboxRelay(o: OutboxRelayOptions): OutboxRelay {
       pending = false;
       let n = 0;
       try {
-        n = await relayBatch(db, queue, batchSize);
+        n = await relayBatch(db, queue, batchSize, o.afterEnqueue);
         failures = 0;
         if (n > 0) logger.debug?.({ relayed: n }, 'outbox relay: batch relayed');
       } catch (err) {
@@ -141,7 +149,7 @@ export function startOutboxRelay(o: OutboxRelayOptions): OutboxRelay {
   })();
 
   return {
-    relayOnce: () => relayBatch(db, queue, batchSize),
+    relayOnce: () => relayBatch(db, queue, batchSize, o.afterEnqueue),
     async stop() {
       stopped = true;
       wake?.();
