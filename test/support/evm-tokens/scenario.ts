@@ -1,4 +1,4 @@
-import { Contract, HDNodeWallet, NonceManager, Wallet, type JsonRpcProvider } from 'ethers';
+import { Contract, HDNodeWallet, Wallet, type JsonRpcProvider } from 'ethers';
 import { sql } from 'kysely';
 import type { Db } from '../../../src/db/database.js';
 import { EvmChainAdapter } from '../../../chains/evm/adapter.js';
