@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { checkWebhookTarget, isNonPublicAddress, redactUrl, type Resolver } from '../../src/webhooks/url-policy.js';
+
+const dns: Resolver = async (host) => {
+  const table: Record<string, string[]> = {
+    'internal.example': ['10.0.0.1'],
+    'public.example': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
+    'sneaky.example': ['93.184.216.34', '169.254.169.254'],
+    'mapped.example': ['::ffff:127.0.0.1'],
+    'localhost': ['127.0.0.1', '::1'],
+  };
+  const a = table[host];
+  if (!a) throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
+  return a.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }));
+};
+const live = (u: string) => checkWebhookTarget(u, 'live', { allowPrivateTargetsInTest: true, resolve: dns });
+const test = (u: string, allow = true) => checkWebhookTarget(u, 'test', { allowPrivateTargetsInTest: allow, resolve: dns });
+
+describe('live-mode endpoint rules', () => {
+  it('refuses http://', async () => {
+    expect(await live('http://public.example/hook')).toEqual({ ok: false, reason: 'live mode requires https' });
+  });
+  it('refuses https://127.0.0.1 and other literal non-public addresses', async () => {
+    for (const u of ['https://127.0.0.1/h', 'https://[::1]/h', 'https://10.1.2.3/', 'https://169.254.169.254/latest', 'https://0.0.0.0/', 'https://2130706433/', 'https://[::ffff:10.0.0.1]/']) {
+      const r = await live(u);
+      expect(r.ok, u).toBe(false);
+      expect(r.ok ? '' : r.reason, u).toMatch(/non-public address/);
+    }
+  });
+  it('refuses a host resolving to 10.0.0.1, or to any non-public address among public ones', async () => {
+    expect(await live('https://internal.example/h')).toEqual({ ok: false, reason: 'host resolves to a non-public address (10.0.0.1)' });
+    expect(await live('https://sneaky.example/h')).toEqual({ ok: false, reason: 'host resolves to a non-public address (169.254.169.254)' });
+    expect(await live('https://mapped.example/h')).toMatchObject({ ok: false });
+    expect(await live('https://localhost/h')).toMatchObject({ ok: false });
+  });
+  it('accepts https to a host whose every address is public, and returns those addresses for the connection', async () => {
+    const r = await live('https://public.example/hook?x=1#frag');
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      expect(r.url.toString()).toBe('https://public.example/hook?x=1');
+      expect(r.addresses.map((a) => a.address)).toEqual(['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946']);
+    }
+  });
+  it('refuses garbage, other schemes, credentials and unresolvable hosts', async () => {
+    expect(await live('not a url')).toMatchObject({ ok: false, reason: 'not an absolute URL' });
+    expect(await live('ftp://public.example/')).toMatchObject({ ok: false });
+    expect(await live('https://user:pw@public.example/')).toMatchObject({ ok: false, reason: 'credentials in the URL are not allowed' });
+    expect(await live('https://nx.example/')).toMatchObject({ ok: false, reason: 'host does not resolve (ENOTFOUND)' });
+  });
+});
+
+describe('test-mode endpoint rules', () => {
+  it('allows http and loopback when private targets are allowed in test', async () => {
+    expect((await test('http://127.0.0.1:8080/h')).ok).toBe(true);
+    expect((await test('http://localhost/h')).ok).toBe(true);
+  });
+  it('still refuses non-public targets in test mode when the operator forbids them', async () => {
+    expect(await test('http://127.0.0.1:8080/h', false)).toMatchObject({ ok: false });
+    expect((await test('http://public.example/h', false)).ok).toBe(true);
+  });
+});
+
+describe('address classification', () => {
+  it('classifies private, loopback, link-local and reserved ranges as non-public', () => {
+    for (const a of ['10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '127.0.0.1', '169.254.1.1', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:192.168.1.1', '64:ff9b::a00:1', '2002:0a00:0001::1', 'not-an-ip'])
+      expect(isNonPublicAddress(a), a).toBe(true);
+  });
+  it('classifies public addresses as public', () => {
+    for (const a of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1'])
+      expect(isNonPublicAddress(a), a).toBe(false);
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides credentials and query values', () => {
+    expect(redactUrl('https://u:p@h.example/x?token=abc&b=2#f')).toBe('https://h.example/x?token=***&b=***');
+    expect(redactUrl('::')).toBe('(invalid url)');
+  });
+});
