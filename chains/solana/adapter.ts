@@ -65,7 +65,7 @@ export class SolanaChainAdapter implements ChainAdapter {
       finality: this.finality,
       tokenProgramId: this.#tokenProgramId,
       rescanSlots: o.rescanSlots ?? 150,
-      referenceScanEveryPolls: o.referenceScanEveryPolls ?? 10,
+      referenceScanEveryPolls: o.referenceScanEveryPolls ?? 150,
       concurrency: o.rpcConcurrency ?? 8,
     });
     this.sender = new SolanaTokenSender({

@@ -28,6 +28,7 @@ export interface SolanaScannerOptions {
   tokenProgramId: PublicKey;
   /** Slots below the cursor listed again on each poll, against RPC nodes that lag each other (default 150). */
   rescanSlots: number;
+  /** Reference scans cost one call per watched owner: on the first poll of a process, then every N polls (0: never again). */
   referenceScanEveryPolls: number;
   concurrency: number;
 }
@@ -116,7 +117,8 @@ export class SolanaDepositScanner {
         }),
       ),
     );
-    const scanReferences = this.#polls % this.#o.referenceScanEveryPolls === 0;
+    const every = this.#o.referenceScanEveryPolls;
+    const scanReferences = this.#polls === 0 || (every > 0 && this.#polls % every === 0);
     this.#polls++;
     const references = scanReferences ? [...watch.addresses()].map(paymentReference) : [];
 
