@@ -19,13 +19,16 @@ export interface MerchantLimiter {
   release(merchantId: string, token: string): Promise<void>;
 }
 
+/** `redis` should be a connection of the limiter's own: the script is registered on it (EVALSHA after the first call). */
 export function createMerchantLimiter(redis: Redis, keyPrefix: string, limit: number, leaseMs: number): MerchantLimiter {
   const key = (m: string) => `${keyPrefix}:webhook-inflight:${m}`;
+  redis.defineCommand('webhookLeaseAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+  const acquire = (redis as unknown as Record<string, (...a: Array<string | number>) => Promise<number>>).webhookLeaseAcquire!.bind(redis);
   return {
     async acquire(merchantId) {
       const now = Date.now();
       const token = randomUUID();
-      const got = (await redis.eval(ACQUIRE, 1, key(merchantId), now, now + leaseMs, limit, token, leaseMs * 2)) as number;
+      const got = await acquire(key(merchantId), now, now + leaseMs, limit, token, leaseMs * 2);
       return got === 1 ? token : undefined;
     },
     async release(merchantId, token) {

@@ -1,0 +1,147 @@
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { createDb } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createMerchant } from '../../src/ledger/merchants.js';
+import { insertOutboxEvent } from '../../src/ledger/outbox.js';
+import { SecretBox } from '../../src/security/secret-box.js';
+
+// Webhook throughput and latency, from outbox row (its created_at) to the 2xx of a local receiver on 127.0.0.1.
+// Relay and worker run in a child process (scripts/bench/webhooks-service.ts); the receiver and the event writer run
+// here. Two phases: a burst (events/s with everything queued at once) and a paced load at --rate events/s (p50/p99
+// latency). Uses a throw-away database and Redis prefix. Usage:
+//   npx tsx scripts/bench/webhooks.ts [--burst 5000] [--rate 1000] [--seconds 5] [--merchants 10] [--concurrency 100]
+// Prints figures; never fails on a timing. Target: >= 1,000 deliveries/s, p99 < 200 ms, no failures.
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const burst = Number(args.get('burst') ?? 5000);
+const rate = Number(args.get('rate') ?? 1000);
+const seconds = Number(args.get('seconds') ?? 5);
+const merchants = Number(args.get('merchants') ?? 10);
+const concurrency = Number(args.get('concurrency') ?? 100);
+const adminUrl = process.env.DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const masterKey = randomBytes(32).toString('hex');
+
+const dbName = `sp_bench_wh_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: adminUrl });
+await admin.connect();
+await admin.query(`create database ${dbName}`);
+const dbUrl = new URL(adminUrl);
+dbUrl.pathname = `/${dbName}`;
+const db = createDb(dbUrl.toString(), 10);
+await migrateToLatest(db);
+const prefix = `sp_bench_wh_${randomBytes(4).toString('hex')}`;
+const box = new SecretBox(masterKey);
+
+// Receiver: answers 200 at once and notes when each event id got its 2xx.
+const doneAt = new Map<string, number>();
+let failures = 0;
+const server = createServer((req, res) => {
+  const id = req.headers['x-service-event-id'];
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"received":true}');
+    if (typeof id === 'string') {
+      if (doneAt.has(id)) failures++; // a duplicate would show up here
+      else doneAt.set(id, Date.now());
+    }
+  });
+});
+server.keepAliveTimeout = 60_000;
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+const merchantIds: string[] = [];
+for (let i = 0; i < merchants; i++) merchantIds.push((await createMerchant(db, box, { name: `bench-${i}`, webhookUrl: url })).merchantId);
+
+const child = fork(new URL('./webhooks-service.ts', import.meta.url).pathname, [], {
+  execArgv: ['--import', 'tsx'],
+  env: { ...process.env, WH_DATABASE_URL: dbUrl.toString(), WH_REDIS_URL: redisUrl, WH_PREFIX: prefix, WH_MASTER_KEY: masterKey, WH_CONCURRENCY: String(concurrency), WH_PER_MERCHANT: String(Math.max(1, Math.ceil((concurrency * 2) / merchants))) },
+  stdio: 'inherit',
+});
+await new Promise<void>((resolve, reject) => {
+  child.once('message', () => resolve());
+  child.once('exit', (c) => reject(new Error(`service exited ${c}`)));
+});
+
+let k = 0;
+async function emit(n: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < n; i++, k++) {
+      await insertOutboxEvent(trx, {
+        merchantId: merchantIds[k % merchantIds.length]!,
+        mode: 'test',
+        type: 'payment.completed',
+        object: { amount: '10.00', status: 'completed', currency: 'USDT', exchange_rate: '1', order_id: `o-${k}`, session_id: `cs_${k}`, source: 'api' },
+      });
+    }
+  });
+}
+
+async function waitAll(total: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (doneAt.size < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
+
+async function latencies(): Promise<number[]> {
+  const { rows } = await sql<{ id: string; ms: number }>`select id, (extract(epoch from created_at) * 1000)::float8 as ms from outbox_events`.execute(db);
+  return rows.filter((r) => doneAt.has(r.id)).map((r) => doneAt.get(r.id)! - r.ms).sort((a, b) => a - b);
+}
+const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+// Phase 1: burst.
+const t0 = Date.now();
+for (let done = 0; done < burst; done += 500) await emit(Math.min(500, burst - done));
+await waitAll(burst, 120_000);
+const burstMs = Date.now() - t0;
+const burstDelivered = doneAt.size;
+
+// Phase 2: paced.
+await sql`truncate outbox_events cascade`.execute(db);
+doneAt.clear();
+const total = rate * seconds;
+const tick = 20;
+const perTick = Math.max(1, Math.round((rate * tick) / 1000));
+const t1 = Date.now();
+for (let sent = 0; sent < total; ) {
+  const due = Math.min(total, Math.floor(((Date.now() - t1) / 1000) * rate) + perTick);
+  if (due > sent) {
+    await emit(due - sent);
+    sent = due;
+  }
+  await new Promise((r) => setTimeout(r, tick));
+}
+await waitAll(total, 60_000);
+const paced = await latencies();
+const { rows: notDelivered } = await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status <> 'delivered'`.execute(db);
+
+console.log(JSON.stringify({
+  burst: { events: burst, delivered: burstDelivered, seconds: burstMs / 1000, events_per_second: Math.round((burstDelivered / burstMs) * 1000) },
+  paced: {
+    rate_per_second: rate, events: total, delivered: paced.length,
+    latency_ms: { p50: Math.round(pct(paced, 50)), p90: Math.round(pct(paced, 90)), p99: Math.round(pct(paced, 99)), max: Math.round(paced[paced.length - 1] ?? NaN) },
+  },
+  not_delivered: notDelivered[0]!.n, duplicate_deliveries: failures, merchants, concurrency,
+}, null, 2));
+
+child.send('stop');
+await new Promise((r) => child.once('exit', r));
+server.close();
+await db.destroy();
+await admin.query(`drop database if exists ${dbName} with (force)`);
+await admin.end();
+const redis = new Redis(redisUrl);
+let cursor = '0';
+do {
+  const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+  cursor = next;
+  if (keys.length) await redis.del(...keys);
+} while (cursor !== '0');
+redis.disconnect();
