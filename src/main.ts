@@ -1,34 +1,62 @@
 import { Redis } from 'ioredis';
+import type { ChainAdapter } from '../chains/types.js';
 import { buildServer } from './api/server.js';
+import { registerCheckoutSelectRoute } from './checkout/select-route.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { createDb } from './db/database.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createExpiryScheduler, startExpiryWorker } from './jobs/session-expiry.js';
+import { hasProvisionalDepositsBefore } from './ledger/deposits.js';
+import { setExpiryGuard, setTokenDecimalsResolver } from './ledger/sessions.js';
+import { createLogger, type Logger } from './logger.js';
 import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
+import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
+import { loadWatcherSettings } from './watcher/config.js';
+import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
-interface Stoppable {
+export interface RunningService {
   stop(): Promise<void>;
+  adapters: ReadonlyMap<string, ChainAdapter>;
+  port?: number;
 }
 
-export async function start(config: Config): Promise<Stoppable> {
+export async function start(config: Config, env: Record<string, string | undefined> = process.env, log: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningService> {
+  // Everything that can be refused is checked before anything starts.
+  const watcherSettings = loadWatcherSettings(env);
+  const keyMaterial = keyMaterialFromEnv(env);
+  const keys = keyDeriverOf(keyMaterial);
+
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false });
-  redis.on('error', () => {}); // reconnects on its own; /readyz reports the outage
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
+  redis.on('error', (err) => log.warn({ err }, 'redis connection error')); // reconnects on its own; /readyz reports it
   const box = new SecretBox(config.MASTER_KEY);
   const queueCtx = { connection: redis, prefix: config.REDIS_KEY_PREFIX };
   const stops: Array<() => Promise<void>> = [];
 
+  // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
+  const adapters = await createVerifiedAdapters(watcherSettings);
+  setTokenDecimalsResolver(tokenDecimalsResolver(adapters));
+  setExpiryGuard((trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at));
+  if (adapters.size === 0) log.warn({}, 'no chain is configured (CHAIN_*_RPC_URL): sessions can be created but not paid');
+  if (adapters.size > 0 && !keys) log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
+
+  if (config.ROLES.includes('watcher') && adapters.size > 0) {
+    const watchers = await startChainWatchers({ db, settings: watcherSettings, log: log.child({ role: 'watcher' }), adapters });
+    stops.push(() => watchers.stop());
+  }
+
   if (config.ROLES.includes('worker')) {
-    const expiry = await startExpiryWorker(queueCtx, { db, sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS });
+    const expiry = await startExpiryWorker(queueCtx, { db, sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS, logger: log.child({ role: 'worker' }) });
     stops.push(() => expiry.stop());
   }
 
+  let port: number | undefined;
   if (config.ROLES.includes('api')) {
     const scheduler = createExpiryScheduler(queueCtx);
     const app = await buildServer({
@@ -49,8 +77,11 @@ export async function start(config: Config): Promise<Stoppable> {
       maxBodyBytes: config.MAX_BODY_BYTES,
       logLevel: config.LOG_LEVEL,
       onSessionCreated: (s) => scheduler.schedule(s),
+      plugins: keys ? [(app) => registerCheckoutSelectRoute(app, { db, adapters, keys })] : [],
     });
     await app.listen({ host: config.HOST, port: config.PORT });
+    const address = app.server.address();
+    port = typeof address === 'object' && address ? address.port : undefined;
     stops.unshift(async () => {
       await app.close();
       await scheduler.close();
@@ -58,6 +89,8 @@ export async function start(config: Config): Promise<Stoppable> {
   }
 
   return {
+    adapters,
+    port,
     async stop() {
       for (const s of stops) await s();
       redis.disconnect();
@@ -78,16 +111,20 @@ async function run(): Promise<void> {
     }
     throw err;
   }
-  const service = await start(config);
-  process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: 'service started', roles: config.ROLES, port: config.PORT })}\n`);
+  const log = createLogger(config.LOG_LEVEL);
+  const service = await start(config, process.env, log);
+  log.info({ roles: config.ROLES, port: service.port, chains: [...service.adapters.keys()] }, 'service started');
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: 'stopping', signal })}\n`);
+    log.info({ signal }, 'stopping');
     service.stop().then(
       () => process.exit(0),
-      () => process.exit(1),
+      (err: unknown) => {
+        log.error({ err }, 'unclean stop');
+        process.exit(1);
+      },
     );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../logger.js';
 import type { Db } from '../db/database.js';
 import { expireSession, overdueSessionIds, type SessionRow } from '../ledger/sessions.js';
 import { createQueue, createWorker, type QueueContext } from './queues.js';
@@ -25,7 +25,7 @@ export function createExpiryScheduler(ctx: QueueContext): ExpiryScheduler {
 export interface ExpiryWorkerOptions {
   db: Db;
   sweepIntervalMs: number;
-  logger?: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
 export async function startExpiryWorker(ctx: QueueContext, opts: ExpiryWorkerOptions): Promise<{ stop(): Promise<void> }> {
