@@ -1,0 +1,192 @@
+import {
+  TransferRejectedError,
+  type ChainAdapter,
+  type ChainFamily,
+  type ChainHead,
+  type CursorState,
+  type KeyDeriver,
+  type Mode,
+  type NetworkId,
+  type PollResult,
+  type SignedTransfer,
+  type TokenContract,
+  type TokenTransferRequest,
+  type TxSigner,
+  type UnsignedTransfer,
+  type WatchSet,
+} from '../types.js';
+import type { ConfirmationPolicy } from '../evm/block-scanner.js';
+import { normalizeTronAddress, tronBase58 } from './address.js';
+import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
+import { TronJsonRpcClient } from './json-rpc-client.js';
+import { tronAddressAt, tronDepositKeyPath } from './keys.js';
+import { tronPaymentLinks, type TronPaymentLinks } from './payment-uri.js';
+import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
+import { TronTokenSender } from './token-sender.js';
+import { TronTransferSource } from './transfer-source.js';
+import { TronWalletApi } from './wallet-api.js';
+
+export interface TronAdapterOptions {
+  mode: Mode;
+  /** java-tron Ethereum-compatible JSON-RPC (detection), e.g. https://api.trongrid.io/jsonrpc. */
+  jsonRpcUrl: string;
+  /** HTTP wallet API (sending); without it the adapter detects deposits but refuses to build transfers. */
+  fullHost?: string;
+  solidityHost?: string;
+  /** TronGrid key, sent as TRON-PRO-API-KEY on both APIs. */
+  apiKey?: string;
+  rpcTimeoutMs?: number;
+  chainId?: bigint;
+  /** Registry tokens; addresses in any TRON form (normalised to `41...`). */
+  tokens: readonly TokenContract[];
+  /** `finalized` = solidified block (default); a depth counts blocks instead. */
+  confirmation?: ConfirmationPolicy;
+  maxBlockRange?: number;
+  feeLimitCeilingSun?: bigint;
+  energyMarginPercent?: number;
+}
+
+/** TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex. */
+export class TronChainAdapter implements ChainAdapter {
+  readonly family: ChainFamily = 'tron';
+  readonly network: NetworkId = 'tron';
+  readonly mode: Mode;
+  readonly tokens: readonly TokenContract[];
+  readonly rpc: TronJsonRpcClient;
+  readonly source: TronTransferSource;
+  readonly #sender: TronTokenSender | null;
+
+  constructor(o: TronAdapterOptions) {
+    this.mode = o.mode;
+    this.tokens = o.tokens.map((t) => {
+      const address = normalizeTronAddress(t.address);
+      if (!address) throw new Error(`tron: bad ${t.symbol} contract address ${t.address}`);
+      return { ...t, address };
+    });
+    const headers: Record<string, string> = o.apiKey ? { 'TRON-PRO-API-KEY': o.apiKey } : {};
+    this.rpc = new TronJsonRpcClient({ url: o.jsonRpcUrl, timeoutMs: o.rpcTimeoutMs ?? 10_000, headers });
+    this.source = new TronTransferSource({
+      rpc: this.rpc,
+      tokens: this.tokens,
+      confirmation: o.confirmation ?? { kind: 'finalized' },
+      maxBlockRange: o.maxBlockRange ?? 1000,
+      chainId: o.chainId,
+    });
+    this.#sender = o.fullHost
+      ? new TronTokenSender({
+          api: new TronWalletApi({ fullHost: o.fullHost, solidityHost: o.solidityHost, apiKey: o.apiKey, timeoutMs: o.rpcTimeoutMs ?? 15_000 }),
+          tokens: this.tokens,
+          feeLimitCeilingSun: o.feeLimitCeilingSun ?? DEFAULT_FEE_LIMIT_CEILING_SUN,
+          energyMarginPercent: o.energyMarginPercent ?? DEFAULT_ENERGY_MARGIN_PERCENT,
+        })
+      : null;
+  }
+
+  normalizeAddress(text: string): string | null {
+    return normalizeTronAddress(text);
+  }
+
+  displayAddress(canonical: string): string {
+    return tronBase58(canonical);
+  }
+
+  deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
+    return tronAddressAt(keys, tronDepositKeyPath(account, index));
+  }
+
+  getHead(): Promise<ChainHead> {
+    return this.source.head();
+  }
+
+  initialCursor(startHeight?: bigint): Promise<CursorState> {
+    return this.source.initialCursor(startHeight);
+  }
+
+  pollTransfers(cursor: CursorState, watch: WatchSet): Promise<PollResult> {
+    return this.source.poll(cursor, watch);
+  }
+
+  verifyTokens(): Promise<void> {
+    return this.source.verifyTokens();
+  }
+
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+    return this.#send().build(request);
+  }
+
+  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+    return this.#send().sign(unsigned, signer);
+  }
+
+  broadcast(signed: SignedTransfer) {
+    return this.#send().broadcast(signed);
+  }
+
+  getTransactionOutcome(hash: string) {
+    return this.#send().outcome(hash);
+  }
+
+  /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
+  isExpired(signed: SignedTransfer): Promise<boolean> {
+    return this.#send().isExpired(signed);
+  }
+
+  /** TRON-specific: the hot wallet's TRX, energy and bandwidth (operator CLI, pre-payout checks). */
+  async hotWalletResources(address: string): Promise<HotWalletResources> {
+    const canonical = normalizeTronAddress(address);
+    if (!canonical) throw new Error(`not a TRON address: ${address}`);
+    const sender = this.#send();
+    return readHotWalletResources(sender.api, canonical, await sender.prices());
+  }
+
+  async describeHotWallet(address: string): Promise<string> {
+    return formatHotWalletResources(await this.hotWalletResources(address));
+  }
+
+  /** What the hosted page shows: base58 address (QR), exact amount, token contract, `tron:` link. */
+  paymentLinks(input: { depositAddress: string; token: TokenContract['symbol']; amount: bigint }, o: { withAmount?: boolean } = {}): TronPaymentLinks {
+    const t = this.tokens.find((x) => x.symbol === input.token);
+    if (!t) throw new Error(`tron: no ${input.token} contract configured`);
+    const address = normalizeTronAddress(input.depositAddress);
+    if (!address) throw new Error(`not a TRON address: ${input.depositAddress}`);
+    return tronPaymentLinks({ address, tokenContract: t.address, amount: input.amount, decimals: t.decimals }, o);
+  }
+
+  #send(): TronTokenSender {
+    if (!this.#sender) throw new TransferRejectedError('invalid', 'tron: no wallet API configured (CHAIN_TRON_<MODE>_FULL_HOST)');
+    return this.#sender;
+  }
+}
+
+/**
+ * For the watcher's adapter factory: `registerAdapterFamily('tron', createTronAdapterFactory(process.env))`.
+ * Shared settings (RPC_URL = JSON-RPC, CONFIRMATIONS, tokens, ...) come from src/watcher/config.ts; the TRON-only
+ * ones (FULL_HOST, API_KEY, fee_limit ceiling, energy margin) from chains/tron/config.ts.
+ */
+export function createTronAdapterFactory(env: Record<string, string | undefined>) {
+  return (s: {
+    mode: Mode;
+    rpcUrl: string;
+    rpcTimeoutMs: number;
+    chainId: bigint | undefined;
+    tokens: readonly TokenContract[];
+    confirmation: ConfirmationPolicy;
+    maxBlockRange: number;
+  }): TronChainAdapter => {
+    const x = loadTronExtraSettings(env, s.mode, s.rpcUrl);
+    return new TronChainAdapter({
+      mode: s.mode,
+      jsonRpcUrl: s.rpcUrl,
+      fullHost: x.fullHost,
+      solidityHost: x.solidityHost,
+      apiKey: x.apiKey,
+      rpcTimeoutMs: s.rpcTimeoutMs,
+      chainId: s.chainId,
+      tokens: s.tokens,
+      confirmation: s.confirmation,
+      maxBlockRange: s.maxBlockRange,
+      feeLimitCeilingSun: x.feeLimitCeilingSun,
+      energyMarginPercent: x.energyMarginPercent,
+    });
+  };
+}

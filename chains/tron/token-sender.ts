@@ -1,0 +1,272 @@
+import { AbiCoder, Interface, Signature, getBytes, recoverAddress } from 'ethers';
+import {
+  TransferRejectedError,
+  type BroadcastResult,
+  type SignedTransfer,
+  type TokenContract,
+  type TokenTransferRequest,
+  type TxOutcome,
+  type TxSigner,
+  type UnsignedTransfer,
+} from '../types.js';
+import { RpcError } from '../evm/rpc-errors.js';
+import { TRANSFER_TOPIC } from '../evm/transfer-log.js';
+import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
+import { decodeTriggerRawData, encodeSignedTransaction, txIdOf, TRIGGER_SMART_CONTRACT_TYPE } from './protobuf.js';
+import { classifyBroadcast, classifyContractResult, parseContractResult } from './receipt.js';
+import { readHotWalletResources, trxNeededFor, type ChainPrices } from './resources.js';
+import { decodeNodeMessage, int64, type BlockJson, type BroadcastReply, type TransactionInfo, type TransactionJson, type TriggerReply, type TronWalletApi } from './wallet-api.js';
+
+// TRC-20 transfers out of a hot wallet: build with the node (triggersmartcontract), check what was built, sign the
+// txID through the signer, hand back bytes to persist, broadcast them (broadcasthex), judge the result from the
+// receipt. The transfer ABI declares no return value (Tether's TRC-20 returns one, look-alikes may not): success is
+// receipt.result SUCCESS plus a Transfer log from the hot wallet, never decoded return data or a broadcast reply.
+
+const TRANSFER = new Interface(['function transfer(address to, uint256 value)']);
+const BALANCE_OF = new Interface(['function balanceOf(address who) view returns (uint256)']);
+
+export interface TronSenderOptions {
+  api: TronWalletApi;
+  tokens: readonly TokenContract[];
+  /** Upper bound on fee_limit (sun): a payout whose estimate needs more is refused before signing. */
+  feeLimitCeilingSun: bigint;
+  /** Head-room added to the energy estimate, in percent (dynamic energy penalty, state changes before inclusion). */
+  energyMarginPercent: number;
+  /** Wait past expiration (ms of solidified block time) before a transaction not found counts as proven absent. */
+  expirySafetyMs?: number;
+}
+
+/** What build() hands to sign(): the node's transaction plus the numbers behind its fee_limit. */
+interface TronTxBody {
+  transaction: Pick<TransactionJson, 'txID' | 'raw_data_hex'> & { raw_data: TransactionJson['raw_data'] };
+  energyEstimate: string;
+  feeLimit: string;
+  trxBurnEstimateSun: string;
+}
+
+export class TronTokenSender {
+  readonly #o: TronSenderOptions;
+  #prices: { at: number; value: ChainPrices } | null = null;
+
+  constructor(o: TronSenderOptions) {
+    this.#o = o;
+  }
+
+  get api(): TronWalletApi {
+    return this.#o.api;
+  }
+
+  /** getEnergyFee and getTransactionFee (sun per energy / per bandwidth byte), cached one minute. */
+  async prices(): Promise<ChainPrices> {
+    if (this.#prices && Date.now() - this.#prices.at < 60_000) return this.#prices.value;
+    const r = await this.#o.api.full<{ chainParameter?: Array<{ key: string; value?: number }> }>('wallet/getchainparameters', {});
+    const get = (k: string) => int64(r.chainParameter?.find((p) => p.key === k)?.value);
+    const value = { energySun: get('getEnergyFee'), bandwidthSun: get('getTransactionFee') };
+    if (value.energySun <= 0n || value.bandwidthSun <= 0n) throw new RpcError('bad_response', 'getchainparameters lacks getEnergyFee / getTransactionFee');
+    this.#prices = { at: Date.now(), value };
+    return value;
+  }
+
+  async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+    const token = this.#token(request.token);
+    const to = normalizeTronAddress(request.to);
+    if (!to) throw new TransferRejectedError('invalid', `not a TRON address: ${request.to}`);
+    const from = normalizeTronAddress(request.from.address);
+    if (!from) throw new TransferRejectedError('invalid', `not a TRON hot wallet address: ${request.from.address}`);
+    if (request.amount <= 0n) throw new TransferRejectedError('invalid', 'amount must be positive');
+
+    // 1. Token balance and a dry run of the transfer from the hot wallet (energy estimate, refusals).
+    const balance = await this.#constant(token, from, BALANCE_OF.encodeFunctionData('balanceOf', [tronToEvmHex(from)]));
+    if (!balance.ok) throw new TransferRejectedError('simulation_reverted', `balanceOf failed: ${balance.message}`);
+    const held = balance.result === '' ? 0n : BigInt(`0x${balance.result}`);
+    if (held < request.amount) {
+      throw new TransferRejectedError('insufficient_token_balance', `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`);
+    }
+    const data = TRANSFER.encodeFunctionData('transfer', [tronToEvmHex(to), request.amount]);
+    const dry = await this.#constant(token, from, data);
+    if (!dry.ok) throw new TransferRejectedError('simulation_reverted', `the token refuses the transfer (${dry.message}): destination blacklisted, token paused, or similar`);
+
+    // 2. fee_limit from the estimate, bounded by the ceiling; TRX for what staked resources do not cover.
+    const prices = await this.prices();
+    const energy = (dry.energy * BigInt(100 + this.#o.energyMarginPercent) + 99n) / 100n;
+    const feeLimit = energy * prices.energySun;
+    if (feeLimit > this.#o.feeLimitCeilingSun) {
+      throw new TransferRejectedError('other', `fee_limit ${feeLimit} sun (${dry.energy} energy + ${this.#o.energyMarginPercent}% at ${prices.energySun} sun) exceeds the configured ceiling ${this.#o.feeLimitCeilingSun} sun`);
+    }
+    const resources = await readHotWalletResources(this.#o.api, from, prices);
+    if (!resources.activated) throw new TransferRejectedError('insufficient_gas', `hot wallet ${tronBase58(from)} is not activated on chain (it never received TRX)`);
+
+    // 3. The node builds the transaction; tronweb checks raw_data_hex against our arguments (txCheckWithArgs).
+    const built = (await this.#o.api.tronWeb.transactionBuilder.triggerSmartContract(
+      tronBase58(token.address),
+      'transfer(address,uint256)',
+      { feeLimit: Number(feeLimit), callValue: 0 },
+      [
+        { type: 'address', value: tronBase58(to) },
+        { type: 'uint256', value: request.amount.toString() },
+      ],
+      tronBase58(from),
+    ).catch((e: unknown) => {
+      if (e instanceof Error && /REVERT|validate|balance/i.test(e.message)) throw new TransferRejectedError('simulation_reverted', e.message);
+      throw new RpcError('unavailable', `triggersmartcontract: ${(e as Error).message ?? String(e)}`);
+    })) as { result?: { result?: boolean }; transaction?: TransactionJson };
+    const tx = built.transaction;
+    if (!built.result?.result || !tx) throw new RpcError('bad_response', 'triggersmartcontract returned no transaction');
+    const rawBytes = BigInt(tx.raw_data_hex.length / 2);
+    const burn = trxNeededFor({ energy: dry.energy, bandwidthBytes: rawBytes + 67n + 64n }, resources, prices);
+    if (resources.trxBalanceSun < burn) {
+      throw new TransferRejectedError('insufficient_gas', `hot wallet ${tronBase58(from)} holds ${resources.trxBalanceSun} sun TRX; energy and bandwidth it lacks cost ${burn} sun`);
+    }
+    const body: TronTxBody = {
+      transaction: { txID: tx.txID, raw_data: tx.raw_data, raw_data_hex: tx.raw_data_hex },
+      energyEstimate: dry.energy.toString(),
+      feeLimit: feeLimit.toString(),
+      trxBurnEstimateSun: burn.toString(),
+    };
+    return { network: 'tron', request, body: body as unknown as Record<string, unknown> };
+  }
+
+  async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+    const body = unsigned.body as unknown as TronTxBody;
+    const { request } = unsigned;
+    const rawHex = body.transaction.raw_data_hex.toLowerCase();
+    const txId = txIdOf(rawHex);
+    if (txId !== body.transaction.txID.toLowerCase()) throw new Error('txID is not sha256(raw_data_hex): refusing to sign');
+    // Sign only what the payout asked for: one TriggerSmartContract from the hot wallet to the token, transfer(to, amount).
+    const raw = decodeTriggerRawData(rawHex);
+    const token = this.#token(request.token);
+    const from = normalizeTronAddress(request.from.address);
+    const to = normalizeTronAddress(request.to);
+    const expectedData = TRANSFER.encodeFunctionData('transfer', [tronToEvmHex(to ?? ''), request.amount]).slice(2);
+    if (
+      raw.contractCount !== 1 ||
+      raw.contractType !== TRIGGER_SMART_CONTRACT_TYPE ||
+      raw.owner !== from ||
+      raw.contract !== token.address ||
+      raw.callValue !== 0n ||
+      raw.data !== expectedData ||
+      raw.feeLimit !== BigInt(body.feeLimit)
+    ) {
+      throw new Error('built transaction does not match the payout request: refusing to sign');
+    }
+    const digest = getBytes(`0x${txId}`);
+    const sig = await signer.signSecp256k1Digest(request.from.key, digest);
+    const recovered = evmHexToTron(recoverAddress(digest, Signature.from(sig)));
+    if (recovered !== from) throw new Error('signer key does not match the sending address');
+    const signature = `${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`;
+    return {
+      network: 'tron',
+      hash: txId,
+      raw: `0x${encodeSignedTransaction(rawHex, [signature])}`,
+      sender: from,
+      nonce: null,
+      validUntilHeight: null,
+      validUntilTimeMs: raw.expiration.toString(),
+    };
+  }
+
+  async broadcast(signed: SignedTransfer): Promise<BroadcastResult> {
+    const reply = await this.#o.api.full<BroadcastReply>('wallet/broadcasthex', { transaction: signed.raw.replace(/^0x/, '') });
+    if (reply.result === true) return { status: 'accepted' };
+    const message = decodeNodeMessage(reply.message);
+    const verdict = classifyBroadcast(reply.code, message);
+    switch (verdict.kind) {
+      case 'accepted':
+        return { status: 'accepted' };
+      case 'duplicate':
+        return { status: 'already_known' };
+      case 'retry':
+        throw new RpcError('unavailable', `broadcast: ${reply.code} ${message}`);
+      case 'rejected': {
+        // A refusal of bytes the chain already holds (expired by now, or re-sent) is not a failure of the payout.
+        if ((await this.outcome(signed.hash)).status !== 'unknown') return { status: 'already_known' };
+        return { status: 'rejected', reason: verdict.reason, detail: `${reply.code ?? 'no code'}: ${message}` };
+      }
+      default: {
+        const never: never = verdict;
+        return never;
+      }
+    }
+  }
+
+  /** Final only from the solidified receipt; an unsolidified receipt gives the same status with final=false. */
+  async outcome(hash: string): Promise<TxOutcome> {
+    const value = hash.replace(/^0x/, '').toLowerCase();
+    let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
+    let final = true;
+    if (!info.id) {
+      final = false;
+      info = await this.#o.api.full<TransactionInfo>('wallet/gettransactioninfobyid', { value });
+    }
+    if (!info.id) {
+      const tx = await this.#o.api.full<Partial<TransactionJson>>('wallet/gettransactionbyid', { value });
+      return tx.txID ? { status: 'pending' } : { status: 'unknown' };
+    }
+    const height = int64(info.blockNumber);
+    const [block, now] = await Promise.all([
+      this.#o.api.full<BlockJson>('wallet/getblockbynum', { num: Number(height) }),
+      this.#o.api.full<BlockJson>('wallet/getnowblock', {}),
+    ]);
+    const ref = { height, hash: block.blockID ?? '', time: new Date(Number(int64(info.blockTimeStamp))) };
+    const latest = int64(now.block_header?.raw_data?.number);
+    const confirmations = latest >= height ? latest - height + 1n : 1n;
+    const failure = classifyContractResult(parseContractResult(info.receipt?.result));
+    if (failure) {
+      const node = decodeNodeMessage(info.resMessage);
+      return { status: 'failed', block: ref, confirmations, final, reason: failure.reason, detail: node ? `${failure.detail} (${node})` : failure.detail };
+    }
+    const sender = await this.#senderOf(value);
+    if (!this.#hasTransferFrom(info, sender)) {
+      return { status: 'failed', block: ref, confirmations, final, reason: 'no_transfer_event', detail: 'receipt SUCCESS but no Transfer log of a registry token from the hot wallet' };
+    }
+    return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };
+  }
+
+  /**
+   * True once `signed` can never land: a solidified block stamped past its expiration (plus a safety margin) exists
+   * and the transaction is in no block. Only then may a payout re-sign (with a new txID).
+   */
+  async isExpired(signed: SignedTransfer): Promise<boolean> {
+    if (signed.validUntilTimeMs === null) return false;
+    const solid = await this.#o.api.solidity<BlockJson>('walletsolidity/getnowblock', {});
+    const solidTime = int64(solid.block_header?.raw_data?.timestamp);
+    if (solidTime <= BigInt(signed.validUntilTimeMs) + BigInt(this.#o.expirySafetyMs ?? 3000)) return false;
+    return (await this.outcome(signed.hash)).status === 'unknown';
+  }
+
+  #token(symbol: string): TokenContract {
+    const t = this.#o.tokens.find((x) => x.symbol === symbol);
+    if (!t) throw new TransferRejectedError('invalid', `${symbol} is not configured on tron`);
+    return t;
+  }
+
+  async #constant(token: TokenContract, owner: string, data: string): Promise<{ ok: boolean; result: string; energy: bigint; message: string }> {
+    const r = await this.#o.api.full<TriggerReply>('wallet/triggerconstantcontract', {
+      owner_address: owner,
+      contract_address: token.address,
+      data: data.replace(/^0x/, ''),
+      call_value: 0,
+    });
+    if (r.Error) throw new RpcError('rpc_error', `triggerconstantcontract: ${r.Error}`);
+    const failed = r.result?.result !== true || r.transaction?.ret?.some((x) => x.ret === 'FAILED') === true || !!r.result?.message;
+    const message = decodeNodeMessage(r.result?.message) || r.result?.code || 'FAILED';
+    return { ok: !failed, result: r.constant_result?.[0] ?? '', energy: int64(r.energy_used), message };
+  }
+
+  async #senderOf(txId: string): Promise<string> {
+    const tx = await this.#o.api.full<TransactionJson>('wallet/gettransactionbyid', { value: txId });
+    return decodeTriggerRawData(tx.raw_data_hex).owner;
+  }
+
+  #hasTransferFrom(info: TransactionInfo, sender: string): boolean {
+    const contracts = new Set(this.#o.tokens.map((t) => t.address.slice(2)));
+    const topic = TRANSFER_TOPIC.slice(2);
+    const coder = AbiCoder.defaultAbiCoder();
+    return (info.log ?? []).some((l) => {
+      const addr = l.address.replace(/^0x/, '').toLowerCase().slice(-40);
+      if (!contracts.has(addr) || l.topics?.length !== 3 || l.topics[0]?.toLowerCase() !== topic) return false;
+      const fromTopic = coder.decode(['address'], `0x${l.topics[1]}`)[0] as string;
+      return evmHexToTron(fromTopic) === sender;
+    });
+  }
+}
