@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { webhookEnvSchema } from './webhooks/config.js';
 
 // Configuration from the environment, validated once at start-up. Every message names the variable.
 // Secrets (MASTER_KEY, MNEMONIC) come only from the environment (or a local .env file that git ignores).
@@ -38,7 +39,7 @@ export const configSchema = z.object({
   RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   RATE_COINBASE_BASE_URL: url.default('https://api.coinbase.com'),
   RATE_BINANCE_BASE_URL: url.default('https://api.binance.com'),
-});
+}).extend(webhookEnvSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };
 

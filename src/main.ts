@@ -13,6 +13,8 @@ import { createLogger, type Logger } from './logger.js';
 import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
+import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
+import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
 
@@ -54,6 +56,15 @@ export async function start(config: Config, env: Record<string, string | undefin
   if (config.ROLES.includes('worker')) {
     const expiry = await startExpiryWorker(queueCtx, { db, sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS, logger: log.child({ role: 'worker' }) });
     stops.push(() => expiry.stop());
+    // Outbox → BullMQ → merchant endpoints. The relay wakes on NOTIFY and polls as a fallback.
+    const webhooks = webhookSettingsFrom(config);
+    const wlog = log.child({ role: 'webhooks' });
+    const relay = await startOutboxRelay({
+      db, redis, prefix: config.REDIS_KEY_PREFIX, databaseUrl: config.DATABASE_URL,
+      batchSize: webhooks.relayBatchSize, pollIntervalMs: webhooks.relayPollMs, logger: wlog,
+    });
+    const delivery = await startDeliveryWorker({ db, redis, box, prefix: config.REDIS_KEY_PREFIX, ...webhooks, logger: wlog });
+    stops.push(() => relay.stop(), () => delivery.stop());
   }
 
   let port: number | undefined;

@@ -5,15 +5,24 @@ import { migrateToLatest } from '../db/migrate.js';
 import { SecretBox } from '../security/secret-box.js';
 import { UsageError, print } from './args.js';
 import { keyCli, merchantCli } from './merchants.js';
+import { webhooksCli } from './webhooks.js';
+import { webhookSettingsFrom } from '../webhooks/config.js';
+import { Redis } from 'ioredis';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
   migrate                                             apply pending database migrations
-  merchant create --name <name> [--webhook-url <url>] create a merchant with a test key (prints it once)
+  merchant create --name <name> [--webhook-url <url> [--test-only]]
+                                                      create a merchant with a test key (prints it once)
   merchant list
   key create --merchant <id> --mode test|live         issue another key (rotation)
   key revoke <key-prefix>                             revoke a key (e.g. sk_live_AbCdEfGh)
-  key list [--merchant <id>]`;
+  key list [--merchant <id>]
+  webhooks failed [--merchant <id>] [--since <iso>]   deliveries that failed (see docs/webhooks.md)
+  webhooks resend <evt_id>                            deliver one event again (same id, same body)
+  webhooks resend-failed --since <iso> [--merchant <id>]
+  webhooks rotate-secret --merchant <id> [--overlap-hours N]
+  webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -33,11 +42,21 @@ async function main(argv: string[]): Promise<void> {
         print({ applied: (r.results ?? []).map((m) => m.migrationName) });
         return;
       }
-      case 'merchant':
+      case 'merchant': {
         await migrateToLatest(db); // a newcomer may create a merchant before ever starting the service
-        return await merchantCli(rest, { db, box });
+        const webhookPolicy = { allowPrivateTargetsInTest: webhookSettingsFrom(config).allowPrivateTargetsInTest };
+        return await merchantCli(rest, { db, box, webhookPolicy });
+      }
       case 'key':
         return await keyCli(rest, { db, box });
+      case 'webhooks': {
+        const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+        try {
+          return await webhooksCli(rest, { db, redis, box, config });
+        } finally {
+          redis.disconnect();
+        }
+      }
       default:
         throw new UsageError(`unknown command ${command}\n${USAGE}`);
     }

@@ -1,7 +1,9 @@
 import type { Db } from '../db/database.js';
 import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from '../ledger/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
+import type { TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';
+import { checkMerchantWebhookUrl } from './webhooks.js';
 
 export interface CliContext {
   db: Db;
@@ -10,14 +12,16 @@ export interface CliContext {
 
 // Operator commands for merchants and keys. Secrets are printed once, at creation, and never again.
 
-export async function merchantCli(args: string[], ctx: CliContext): Promise<void> {
+/** `webhookPolicy`: the endpoint rules that --webhook-url must pass (docs/webhooks.md). */
+export async function merchantCli(args: string[], ctx: CliContext & { webhookPolicy: TargetPolicy }): Promise<void> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'create': {
-      const { values } = options(rest, { name: { type: 'string' }, 'webhook-url': { type: 'string' } });
+      const { values } = options(rest, { name: { type: 'string' }, 'webhook-url': { type: 'string' }, 'test-only': { type: 'boolean' } });
       const webhookUrl = values['webhook-url'];
-      if (webhookUrl !== undefined && !URL.canParse(webhookUrl)) throw new UsageError('--webhook-url must be an absolute URL');
-      const m = await createMerchant(ctx.db, ctx.box, { name: required(values.name, 'name'), webhookUrl: webhookUrl ?? null });
+      const name = required(values.name, 'name');
+      if (webhookUrl !== undefined) await checkMerchantWebhookUrl(webhookUrl, values['test-only'] === true, ctx.webhookPolicy);
+      const m = await createMerchant(ctx.db, ctx.box, { name: name, webhookUrl: webhookUrl ?? null });
       print({
         merchant_id: m.merchantId,
         name: values.name,
@@ -33,7 +37,7 @@ export async function merchantCli(args: string[], ctx: CliContext): Promise<void
       return;
     }
     default:
-      throw new UsageError('merchant create --name <name> [--webhook-url <url>] | merchant list');
+      throw new UsageError('merchant create --name <name> [--webhook-url <url> [--test-only]] | merchant list');
   }
 }
 

@@ -6,7 +6,7 @@ import { webhookSettingsFrom } from '../webhooks/config.js';
 import { ensureDeliveryRow, listFailedDeliveries, reopenDelivery } from '../webhooks/deliveries.js';
 import { createDeliveryQueue, deliveryJob, type DeliveryQueue } from '../webhooks/queue.js';
 import { asWebhookDb, type WebhookDb } from '../webhooks/schema.js';
-import { checkWebhookTarget, type Resolver } from '../webhooks/url-policy.js';
+import { checkWebhookTarget, type Resolver, type TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';
 
 // Operator commands for webhooks. Output is JSON. The only secret ever printed is a freshly rotated webhook secret,
@@ -143,14 +143,7 @@ export async function webhooksCli(args: string[], ctx: WebhooksCliContext): Prom
       }
       const url = required(values.url, 'url');
       const policy = { allowPrivateTargetsInTest: settings.allowPrivateTargetsInTest, ...(ctx.resolve ? { resolve: ctx.resolve } : {}) };
-      const live = await checkWebhookTarget(url, 'live', policy);
-      if (!live.ok && !values['test-only']) {
-        throw new UsageError(`refused for live mode: ${live.reason} (use --test-only for a URL that only test-mode events may use)`);
-      }
-      if (!live.ok) {
-        const test = await checkWebhookTarget(url, 'test', policy);
-        if (!test.ok) throw new UsageError(`refused: ${test.reason}`);
-      }
+      const live = await checkMerchantWebhookUrl(url, values['test-only'] === true, policy);
       if (!(await setWebhookUrl(db, merchantId, url))) throw new Error(`no merchant ${merchantId}`);
       out({ merchant_id: merchantId, webhook_url: url, live_deliverable: live.ok, ...(live.ok ? {} : { live_refusal: live.reason }) });
       return;
@@ -158,4 +151,20 @@ export async function webhooksCli(args: string[], ctx: WebhooksCliContext): Prom
     default:
       throw new UsageError(WEBHOOKS_USAGE);
   }
+}
+
+/**
+ * The endpoint rules at configuration time: a URL must pass the live-mode rules, or, when the operator says it is
+ * for test-mode events only, the test-mode rules. Answers the live check so callers can report it.
+ */
+export async function checkMerchantWebhookUrl(url: string, testOnly: boolean, policy: TargetPolicy) {
+  const live = await checkWebhookTarget(url, 'live', policy);
+  if (!live.ok && !testOnly) {
+    throw new UsageError(`refused for live mode: ${live.reason} (use --test-only for a URL that only test-mode events may use)`);
+  }
+  if (!live.ok) {
+    const test = await checkWebhookTarget(url, 'test', policy);
+    if (!test.ok) throw new UsageError(`refused: ${test.reason}`);
+  }
+  return live;
 }

@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { REDIS_URL } from '../support/env.js';
 import { TEST_MNEMONIC, deployTokens, fund, payFrom, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { SignedClient } from '../support/signed-client.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
 
 // The whole service as main.ts starts it (all roles in one process) against an Anvil node standing in for Ethereum:
@@ -21,6 +22,7 @@ let usdt: DeployedToken;
 let service: RunningService;
 let shop: SignedClient;
 let base: string;
+let receiver: WebhookReceiver;
 const prefix = `sp_e2e_${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
@@ -44,12 +46,15 @@ beforeAll(async () => {
   };
   service = await start(loadConfig(env), env, createLogger(env.LOG_LEVEL));
   base = `http://127.0.0.1:${service.port}`;
-  const m = await createMerchant(t.db, new SecretBox(TEST_MASTER_KEY), { name: 'E2E shop' });
+  receiver = await startWebhookReceiver();
+  const m = await createMerchant(t.db, new SecretBox(TEST_MASTER_KEY), { name: 'E2E shop', webhookUrl: receiver.url });
+  receiver.secrets.push(m.webhookSecret);
   shop = new SignedClient(base, { key: m.testKey.key, secret: m.testKey.secret });
 });
 
 afterAll(async () => {
   await service?.stop();
+  await receiver?.close();
   await node?.stop();
   const redis = new Redis(REDIS_URL);
   const keys = await redis.keys(`${prefix}:*`);
@@ -101,5 +106,11 @@ describe('the service, end to end on a local chain', () => {
     const events = await t.db.selectFrom('outbox_events').select(['type', 'payload']).where('aggregate_id', '=', session.id).execute();
     expect(events.map((e) => e.type)).toEqual(['payment.completed']);
     expect((events[0]!.payload as any).data.object).toMatchObject({ status: 'completed', currency: 'USDT', session_id: session.id, order_id: 'e2e-1' });
+
+    // The merchant hears about it: signed, with the outbox's event id and body.
+    const delivered = await until(async () => receiver.received.find((r) => r.eventType === 'payment.completed'));
+    expect(delivered.problems).toEqual([]);
+    expect(delivered.eventId).toBe((events[0]!.payload as any).id);
+    expect(JSON.parse(delivered.body)).toEqual(events[0]!.payload);
   });
 });

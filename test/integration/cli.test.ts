@@ -28,12 +28,13 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 
 describe('operator CLI (a real child process)', () => {
   it('creates a merchant with a working test key, issues, lists and revokes keys', async () => {
-    const created = await cli('merchant', 'create', '--name', 'Kiosk', '--webhook-url', 'https://kiosk.example/hook');
+    // A literal public address: nothing to resolve on a machine without DNS.
+    const created = await cli('merchant', 'create', '--name', 'Kiosk', '--webhook-url', 'https://93.184.216.34/hook');
     expect(created.code).toBe(0);
     const m = JSON.parse(created.out);
     expect(m.merchant_id).toMatch(/^mch_[0-9A-Za-z]{24}$/);
     expect(m.test_key.key).toMatch(/^sk_test_/);
-    expect(m.webhook_url).toBe('https://kiosk.example/hook');
+    expect(m.webhook_url).toBe('https://93.184.216.34/hook');
     const box = new SecretBox(TEST_MASTER_KEY);
     const resolved = await resolveApiKey(t.db, box, m.test_key.key);
     expect(resolved).toMatchObject({ merchantId: m.merchant_id, mode: 'test', secret: m.test_key.secret });
@@ -54,6 +55,16 @@ describe('operator CLI (a real child process)', () => {
     const again = await cli('key', 'revoke', live.key_prefix);
     expect(again.code).toBe(2);
     expect(again.err).toContain('no active key');
+  });
+
+  it('checks --webhook-url against the endpoint rules', async () => {
+    const refused = await cli('merchant', 'create', '--name', 'Local', '--webhook-url', 'http://127.0.0.1:9999/hook');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('refused for live mode');
+    expect(await t.db.selectFrom('merchants').select('id').where('name', '=', 'Local').execute()).toHaveLength(0);
+    const testOnly = await cli('merchant', 'create', '--name', 'Local', '--webhook-url', 'http://127.0.0.1:9999/hook', '--test-only');
+    expect(testOnly.code).toBe(0);
+    expect(JSON.parse(testOnly.out).webhook_url).toBe('http://127.0.0.1:9999/hook');
   });
 
   it('answers bad usage with exit code 2 and a message naming the problem', async () => {
