@@ -1,5 +1,6 @@
 import type { ChainSettings } from './config.js';
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
+import { createSolanaAdapter } from '../../chains/solana/adapter.js';
 import type { ChainAdapter, ChainFamily } from '../../chains/types.js';
 
 // Builds the adapter of a configured chain. Families other than EVM register their constructor here
@@ -18,6 +19,7 @@ const constructors: Partial<Record<ChainFamily, AdapterConstructor>> = {
       confirmation: s.confirmation,
       maxBlockRange: s.maxBlockRange,
     }),
+  solana: (s) => createSolanaAdapter(s),
 };
 
 export function registerAdapterFamily(family: ChainFamily, make: AdapterConstructor): void {
