@@ -5,11 +5,13 @@ import {
   type ChainHead,
   type CursorState,
   type KeyDeriver,
+  type KeyPath,
   type Mode,
   type NetworkId,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
+  type TokenSymbol,
   type TokenTransferRequest,
   type TxSigner,
   type UnsignedTransfer,
@@ -19,7 +21,7 @@ import type { ConfirmationPolicy } from '../evm/block-scanner.js';
 import { normalizeTronAddress, tronBase58 } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { TronJsonRpcClient } from './json-rpc-client.js';
-import { tronAddressAt, tronDepositKeyPath } from './keys.js';
+import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
 import { tronPaymentLinks, type TronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
 import { TronTokenSender } from './token-sender.js';
@@ -92,6 +94,27 @@ export class TronChainAdapter implements ChainAdapter {
 
   deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
     return tronAddressAt(keys, tronDepositKeyPath(account, index));
+  }
+
+  /** Reserved hot wallet `slot` of `account`: m/44'/195'/account'/1/slot; address canonical (`41...`). */
+  async deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }> {
+    const key = tronHotWalletKeyPath(account, slot);
+    return { key, address: await tronAddressAt(keys, key) };
+  }
+
+  /** TRON has no account nonce: uniqueness comes from the txID (ref block + expiration + timestamp). */
+  async getAccountNonce(): Promise<null> {
+    return null;
+  }
+
+  /** `native` is TRX in sun; tokens by balanceOf, in base units. */
+  async getBalances(address: string): Promise<{ native: bigint; tokens: Partial<Record<TokenSymbol, bigint>> }> {
+    const canonical = normalizeTronAddress(address);
+    if (!canonical) throw new Error(`not a TRON address: ${address}`);
+    const sender = this.#send();
+    const tokens: Partial<Record<TokenSymbol, bigint>> = {};
+    for (const t of this.tokens) tokens[t.symbol] = await sender.tokenBalance(t, canonical);
+    return { native: await sender.trxBalance(canonical), tokens };
   }
 
   getHead(): Promise<ChainHead> {

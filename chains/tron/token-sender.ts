@@ -15,7 +15,7 @@ import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './
 import { decodeTriggerRawData, encodeSignedTransaction, txIdOf, TRIGGER_SMART_CONTRACT_TYPE } from './protobuf.js';
 import { classifyBroadcast, classifyContractResult, parseContractResult } from './receipt.js';
 import { readHotWalletResources, trxNeededFor, type ChainPrices } from './resources.js';
-import { decodeNodeMessage, int64, type BlockJson, type BroadcastReply, type TransactionInfo, type TransactionJson, type TriggerReply, type TronWalletApi } from './wallet-api.js';
+import { decodeNodeMessage, int64, type AccountJson, type BlockJson, type BroadcastReply, type TransactionInfo, type TransactionJson, type TriggerReply, type TronWalletApi } from './wallet-api.js';
 
 // TRC-20 transfers out of a hot wallet: build with the node (triggersmartcontract), check what was built, sign the
 // txID through the signer, hand back bytes to persist, broadcast them (broadcasthex), judge the result from the
@@ -76,9 +76,7 @@ export class TronTokenSender {
     if (request.amount <= 0n) throw new TransferRejectedError('invalid', 'amount must be positive');
 
     // 1. Token balance and a dry run of the transfer from the hot wallet (energy estimate, refusals).
-    const balance = await this.#constant(token, from, BALANCE_OF.encodeFunctionData('balanceOf', [tronToEvmHex(from)]));
-    if (!balance.ok) throw new TransferRejectedError('simulation_reverted', `balanceOf failed: ${balance.message}`);
-    const held = balance.result === '' ? 0n : BigInt(`0x${balance.result}`);
+    const held = await this.tokenBalance(token, from);
     if (held < request.amount) {
       throw new TransferRejectedError('insufficient_token_balance', `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`);
     }
@@ -220,6 +218,18 @@ export class TronTokenSender {
       return { status: 'failed', block: ref, confirmations, final, reason: 'no_transfer_event', detail: 'receipt SUCCESS but no Transfer log of a registry token from the hot wallet' };
     }
     return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };
+  }
+
+  /** balanceOf(owner) through triggerconstantcontract, in base units. */
+  async tokenBalance(token: TokenContract, owner: string): Promise<bigint> {
+    const r = await this.#constant(token, owner, BALANCE_OF.encodeFunctionData('balanceOf', [tronToEvmHex(owner)]));
+    if (!r.ok) throw new TransferRejectedError('simulation_reverted', `balanceOf failed: ${r.message}`);
+    return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
+  }
+
+  /** TRX balance (sun) from getaccount; 0 for an account never activated. */
+  async trxBalance(owner: string): Promise<bigint> {
+    return int64((await this.#o.api.full<AccountJson>('wallet/getaccount', { address: owner })).balance);
   }
 
   /**

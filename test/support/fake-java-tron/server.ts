@@ -1,0 +1,210 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { id } from 'ethers';
+import { normalizeTronAddress } from '../../../chains/tron/address.js';
+import { decodeSignedTransaction } from '../../../chains/tron/protobuf.js';
+import type { AnvilNode } from '../anvil.js';
+import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult } from './chain.js';
+
+// THIS IS A FAKE of java-tron's HTTP wallet API, for tests only: no TRON node can be installed here (TESTING.md).
+// It serves the endpoints tronweb and chains/tron call, with the JSON shapes of the TRON developer documentation
+// (protobuf JSON: zero fields omitted, hex addresses `41...` with visible=false, `message` fields hex-encoded), over
+// an Anvil node that holds the token contracts and mines the blocks. Rules and limits: chain.ts.
+// Endpoints outside the list answer 404 and are recorded in `unhandled`, so a test can assert none was needed.
+
+export interface FakeJavaTron {
+  url: string;
+  chain: FakeTronChain;
+  /** Paths requested, in order. */
+  calls: string[];
+  unhandled: string[];
+  /** The next broadcast transaction's receipt is this failure (queue). */
+  forceNextResult(r: ForcedResult): void;
+  close(): Promise<void>;
+}
+
+const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
+
+export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { solidifyDepth?: number; port?: number } = {}): Promise<FakeJavaTron> {
+  const chain = new FakeTronChain(anvil.rpc, o.solidifyDepth ?? 19);
+  const calls: string[] = [];
+  const unhandled: string[] = [];
+
+  const routes: Record<string, (b: Record<string, unknown>) => Promise<unknown>> = {
+    'wallet/getnowblock': async () => blockJson(await chain.head()),
+    'walletsolidity/getnowblock': async () => blockJson((await chain.block(await chain.solidHeight()))!),
+    'wallet/getblockbynum': async (b) => blockOrEmpty(await chain.block(BigInt(Number(b.num)))),
+    'walletsolidity/getblockbynum': async (b) => {
+      const n = BigInt(Number(b.num));
+      return n <= (await chain.solidHeight()) ? blockOrEmpty(await chain.block(n)) : {};
+    },
+    'wallet/getblock': async (b) => (b.id_or_num === undefined ? blockJson(await chain.head()) : blockOrEmpty(await chain.block(BigInt(String(b.id_or_num))))),
+    'wallet/getchainparameters': async () => ({
+      chainParameter: [
+        { key: 'getMaintenanceTimeInterval', value: 21600000 },
+        { key: 'getAccountUpgradeCost', value: 9999000000 },
+        { key: 'getCreateAccountFee', value: 100000 },
+        { key: 'getTransactionFee', value: Number(chain.bandwidthPriceSun) },
+        { key: 'getFreeNetLimit', value: Number(FREE_NET_LIMIT) },
+        { key: 'getEnergyFee', value: Number(chain.energyPriceSun) },
+        { key: 'getMaxFeeLimit', value: 15000000000 },
+      ],
+    }),
+    'wallet/getnodeinfo': async () => ({ configNodeInfo: { codeVersion: '4.8.0' }, block: `Num:${(await chain.head()).number}` }),
+    'wallet/getaccount': async (b) => accountJson(chain, b),
+    'walletsolidity/getaccount': async (b) => accountJson(chain, b),
+    'wallet/getaccountresource': async (b) => resourceJson(chain, b),
+    'wallet/getaccountresources': async (b) => resourceJson(chain, b),
+    'wallet/triggersmartcontract': async (b) => {
+      const p = triggerParams(b);
+      if ('error' in p) return p.error;
+      const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
+      if (code === '0x') return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
+      const transaction = await chain.buildTrigger({ ...p, feeLimit: BigInt(Number(b.fee_limit ?? 0)), callValue: BigInt(Number(b.call_value ?? 0)) });
+      return { result: { result: true }, transaction };
+    },
+    'wallet/triggerconstantcontract': async (b) => {
+      const p = triggerParams(b);
+      if ('error' in p) return p.error;
+      const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
+      if (code === '0x') return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
+      const sim = await chain.simulate(p.owner, p.contract, p.data);
+      const transaction = await chain.buildTrigger({ ...p, feeLimit: 0n, callValue: 0n });
+      if (!sim.ok) {
+        return { result: { result: true, message: hexUtf8('REVERT opcode executed') }, energy_used: 2000, constant_result: [sim.result], transaction: { ret: [{ ret: 'FAILED' }], ...transaction } };
+      }
+      return { result: { result: true }, energy_used: Number(sim.energy), constant_result: [sim.result], transaction: { ret: [{}], ...transaction } };
+    },
+    'wallet/broadcasttransaction': async (b) => {
+      const raw = String(b.raw_data_hex ?? '');
+      const sigs = Array.isArray(b.signature) ? (b.signature as string[]) : [];
+      return broadcastReply(chain, raw, sigs, raw.length / 2 + sigs.length * 67 + 2, false);
+    },
+    'wallet/broadcasthex': async (b) => {
+      let decoded: { rawDataHex: string; signatures: string[] };
+      try {
+        decoded = decodeSignedTransaction(String(b.transaction ?? ''));
+      } catch (e) {
+        return { result: false, code: 'OTHER_ERROR', message: hexUtf8(`cannot parse transaction: ${(e as Error).message}`) };
+      }
+      return broadcastReply(chain, decoded.rawDataHex, decoded.signatures, String(b.transaction).length / 2, true);
+    },
+    'wallet/gettransactionbyid': async (b) => {
+      const t = chain.txs.get(String(b.value ?? '').toLowerCase());
+      return t ? chain.txJson(t) : {};
+    },
+    'walletsolidity/gettransactionbyid': async (b) => {
+      const t = chain.txs.get(String(b.value ?? '').toLowerCase());
+      return t && t.blockNumber <= (await chain.solidHeight()) ? chain.txJson(t) : {};
+    },
+    'wallet/gettransactioninfobyid': async (b) => chain.txs.get(String(b.value ?? '').toLowerCase())?.info ?? {},
+    'walletsolidity/gettransactioninfobyid': async (b) => {
+      const t = chain.txs.get(String(b.value ?? '').toLowerCase());
+      return t && t.blockNumber <= (await chain.solidHeight()) ? t.info : {};
+    },
+  };
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://fake');
+      const path = url.pathname.replace(/^\/+/, '');
+      calls.push(path);
+      const route = routes[path];
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (!route) {
+        unhandled.push(path);
+        return send(404, { Error: `fake java-tron does not serve ${path}` });
+      }
+      let body: Record<string, unknown> = Object.fromEntries(url.searchParams.entries());
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text) {
+        try {
+          body = { ...body, ...(JSON.parse(text) as Record<string, unknown>) };
+        } catch {
+          return send(200, { Error: 'INVALID_JSON' });
+        }
+      }
+      route(body).then(
+        (out) => send(200, out),
+        (e: unknown) => send(200, { Error: `class java.lang.Exception : ${(e as Error).message}` }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(o.port ?? 0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    chain,
+    calls,
+    unhandled,
+    forceNextResult: (r) => chain.forced.push(r),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function triggerParams(b: Record<string, unknown>): { owner: string; contract: string; data: string } | { error: unknown } {
+  const owner = normalizeTronAddress(String(b.owner_address ?? ''));
+  const contract = normalizeTronAddress(String(b.contract_address ?? ''));
+  if (!owner || !contract) return { error: { result: { code: 'OTHER_ERROR', message: hexUtf8('Invalid address') } } };
+  let data = typeof b.data === 'string' ? b.data.replace(/^0x/, '') : '';
+  if (typeof b.function_selector === 'string' && b.function_selector) {
+    data = id(b.function_selector.replace(/\s/g, '')).slice(2, 10) + String(b.parameter ?? '').replace(/^0x/, '');
+  }
+  return { owner, contract, data: data.toLowerCase() };
+}
+
+async function broadcastReply(chain: FakeTronChain, rawDataHex: string, signatures: string[], size: number, hex: boolean) {
+  try {
+    const t = await chain.broadcast(rawDataHex.toLowerCase(), signatures, size);
+    return { result: true, code: 'SUCCESS', txid: t.txId, ...(hex ? { transaction: JSON.stringify(chain.txJson(t)) } : {}) };
+  } catch (e) {
+    if (!(e instanceof BroadcastRefusal)) throw e;
+    return { code: e.code, txid: '', message: hexUtf8(e.message) };
+  }
+}
+
+function blockJson(b: { number: bigint; timeMs: bigint; blockId: string; parentId: string }) {
+  return {
+    blockID: b.blockId,
+    block_header: {
+      raw_data: { number: Number(b.number), txTrieRoot: '0'.repeat(64), witness_address: '41' + '0'.repeat(40), parentHash: b.parentId, version: 31, timestamp: Number(b.timeMs) },
+      witness_signature: '',
+    },
+  };
+}
+
+function blockOrEmpty(b: Parameters<typeof blockJson>[0] | null) {
+  return b ? blockJson(b) : {};
+}
+
+function accountJson(chain: FakeTronChain, b: Record<string, unknown>) {
+  const address = normalizeTronAddress(String(b.address ?? ''));
+  const a = address ? chain.account(address) : undefined;
+  if (!address || !a) return {};
+  return { address, ...(a.balanceSun > 0n ? { balance: Number(a.balanceSun) } : {}), create_time: a.createTime };
+}
+
+function resourceJson(chain: FakeTronChain, b: Record<string, unknown>) {
+  const address = normalizeTronAddress(String(b.address ?? ''));
+  const a = address ? chain.account(address) : undefined;
+  const out: Record<string, number> = { freeNetLimit: Number(FREE_NET_LIMIT), TotalNetLimit: 43_200_000_000, TotalEnergyLimit: 180_000_000_000 };
+  if (!a) return out;
+  const put = (k: string, v: bigint) => {
+    if (v > 0n) out[k] = Number(v);
+  };
+  put('freeNetUsed', a.freeNetUsed);
+  put('NetUsed', a.netUsed);
+  put('NetLimit', a.netLimit);
+  put('EnergyUsed', a.energyUsed);
+  put('EnergyLimit', a.energyLimit);
+  return out;
+}
