@@ -10,7 +10,7 @@ import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { tronAddressAt, tronHotWalletKeyPath } from '../../chains/tron/keys.js';
-import { decodeSignedTransaction, decodeTriggerRawData } from '../../chains/tron/protobuf.js';
+import { decodeSignedTransaction, decodeTriggerRawData, encodeSignedTransaction } from '../../chains/tron/protobuf.js';
 import { sendTokenTransfer } from '../../chains/send-token-transfer.js';
 import { TRANSFER_TOPIC } from '../../chains/evm/transfer-log.js';
 import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest } from '../../chains/types.js';
@@ -207,6 +207,13 @@ describe('TRON payouts against the fake java-tron wallet API', () => {
     await expect(adapter.signTransfer(tampered, signer)).rejects.toThrow(/does not match the payout request/);
     const wrongKey = { ...unsigned, request: { ...unsigned.request, from: { ...unsigned.request.from, key: tronHotWalletKeyPath(ACCOUNT, 1) } } };
     await expect(adapter.signTransfer(wrongKey, signer)).rejects.toThrow(/signer key does not match/);
+    // the node checks the signature over sha256(raw_data): a corrupted signature is refused, nothing moves
+    const signed = await adapter.signTransfer(unsigned, signer);
+    const { rawDataHex, signatures } = decodeSignedTransaction(signed.raw);
+    const bad = signatures[0]!.slice(0, 10) + (signatures[0]![10] === 'a' ? 'b' : 'a') + signatures[0]!.slice(11);
+    const forged = { ...signed, raw: `0x${encodeSignedTransaction(rawDataHex, [bad])}` };
+    expect(await adapter.broadcast(forged)).toMatchObject({ status: 'rejected', reason: 'invalid' });
+    expect(await adapter.getTransactionOutcome(signed.hash)).toEqual({ status: 'unknown' });
   });
 
   it('a transaction expired before broadcast is refused; it is re-signed only once proven absent; one transfer lands', async () => {
