@@ -92,7 +92,7 @@ export class TronChainAdapter implements ChainAdapter {
     return tronBase58(canonical);
   }
 
-  deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
+  async deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
     return tronAddressAt(keys, tronDepositKeyPath(account, index));
   }
 
