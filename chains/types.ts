@@ -175,8 +175,24 @@ export interface TransferSource {
   verifyTokens(): Promise<void>;
 }
 
+/** Balances of one address: the native coin (gas, TRX, SOL) and each registry token, in base units. */
+export interface AddressBalances {
+  native: bigint;
+  tokens: Partial<Record<TokenSymbol, bigint>>;
+}
+
+/** Reserved hot-wallet slots of a merchant's BIP44 account (change branch 1). */
+export const HOT_WALLET_SLOT = { refunds: 0, charges: 1 } as const;
+
 /** Sending side, used by refund payouts and subscription charges: build, sign (through the signer), persist, broadcast. */
 export interface TransferSender {
+  /** Key and address of a reserved hot wallet of `account` (HOT_WALLET_SLOT). */
+  deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }>;
+  /** The next account nonce of `address` counting pending transactions; null for families without account nonces. */
+  getAccountNonce(address: string): Promise<bigint | null>;
+  /** True only once `signed` provably can never land (expired blockhash or expiration); re-signing is safe only then. */
+  isExpired(signed: SignedTransfer): Promise<boolean>;
+  getBalances(address: string): Promise<AddressBalances>;
   buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer>;
   signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer>;
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */

@@ -39,6 +39,12 @@ export const configSchema = z.object({
   RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   RATE_COINBASE_BASE_URL: url.default('https://api.coinbase.com'),
   RATE_BINANCE_BASE_URL: url.default('https://api.binance.com'),
+  PAYOUT_CONCURRENCY: int(1, 500).default(16),
+  PAYOUT_POLL_MS: int(50, 600_000).default(2000),
+  PAYOUT_STUCK_AFTER_MS: int(1000, 86_400_000).default(180_000),
+  PAYOUT_FEE_BUMP_PERCENT: int(10, 500).default(25),
+  PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
+  PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
 }).extend(webhookEnvSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { ChainAdapter } from '../chains/types.js';
 import { buildServer } from './api/server.js';
-import { registerCheckoutSelectRoute } from './checkout/select-route.js';
+import { registerCheckout } from './checkout/plugin.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { createDb } from './db/database.js';
 import { ensureDatabase } from './db/ensure-database.js';
@@ -14,6 +14,8 @@ import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
 import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
+import { createPayoutScheduler, startPayoutWorker } from './payouts/worker.js';
+import { refundChainsFrom } from './payouts/refund-chains.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
@@ -65,11 +67,30 @@ export async function start(config: Config, env: Record<string, string | undefin
     });
     const delivery = await startDeliveryWorker({ db, redis, box, prefix: config.REDIS_KEY_PREFIX, ...webhooks, logger: wlog });
     stops.push(() => relay.stop(), () => delivery.stop());
+    // Refund payouts sign with the mnemonic's hot-wallet keys; a watch-only process leaves them to a signing worker.
+    if (keyMaterial.kind === 'signer') {
+      const payouts = await startPayoutWorker(queueCtx, {
+        db,
+        adapters,
+        signer: keyMaterial.signer,
+        concurrency: config.PAYOUT_CONCURRENCY,
+        pollMs: config.PAYOUT_POLL_MS,
+        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
+        feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        jobBudgetMs: config.PAYOUT_JOB_BUDGET_MS,
+        sweepIntervalMs: config.PAYOUT_SWEEP_INTERVAL_MS,
+        log: log.child({ role: 'payouts' }),
+      });
+      stops.push(() => payouts.stop());
+    } else {
+      log.warn({}, 'no HD_MNEMONIC: this worker does not pay refunds');
+    }
   }
 
   let port: number | undefined;
   if (config.ROLES.includes('api')) {
     const scheduler = createExpiryScheduler(queueCtx);
+    const payoutScheduler = createPayoutScheduler(queueCtx);
     const app = await buildServer({
       db,
       redis,
@@ -88,7 +109,9 @@ export async function start(config: Config, env: Record<string, string | undefin
       maxBodyBytes: config.MAX_BODY_BYTES,
       logLevel: config.LOG_LEVEL,
       onSessionCreated: (s) => scheduler.schedule(s),
-      plugins: keys ? [(app) => registerCheckoutSelectRoute(app, { db, adapters, keys })] : [],
+      refundChains: refundChainsFrom(adapters),
+      onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
+      plugins: [(app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains })],
     });
     await app.listen({ host: config.HOST, port: config.PORT });
     const address = app.server.address();
@@ -96,6 +119,7 @@ export async function start(config: Config, env: Record<string, string | undefin
     stops.unshift(async () => {
       await app.close();
       await scheduler.close();
+      await payoutScheduler.close();
     });
   }
 

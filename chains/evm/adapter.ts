@@ -5,7 +5,9 @@ import {
   type ChainFamily,
   type ChainHead,
   type CursorState,
+  type AddressBalances,
   type KeyDeriver,
+  type KeyPath,
   type Mode,
   type NetworkId,
   type PollResult,
@@ -16,7 +18,7 @@ import {
   type UnsignedTransfer,
   type WatchSet,
 } from '../types.js';
-import { COIN_TYPE_EVM, CHANGE_DEPOSIT, addressPath } from '../hd/bip44.js';
+import { COIN_TYPE_EVM, CHANGE_DEPOSIT, CHANGE_HOT_WALLET, addressPath } from '../hd/bip44.js';
 import { checksumEvmAddress, evmAddressFromPublicKey, normalizeEvmAddress } from './address.js';
 import { BlockScanner, type ConfirmationPolicy } from './block-scanner.js';
 import { encodeCursor } from './cursor.js';
@@ -36,6 +38,7 @@ export interface EvmAdapterOptions {
 }
 
 const DECIMALS_ABI = new Interface(['function decimals() view returns (uint8)']);
+const BALANCE_ABI = new Interface(['function balanceOf(address) view returns (uint256)']);
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
 export class EvmChainAdapter implements ChainAdapter {
@@ -73,6 +76,30 @@ export class EvmChainAdapter implements ChainAdapter {
   async deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
     const pub = await keys.publicKey({ curve: 'secp256k1', path: addressPath(COIN_TYPE_EVM, account, CHANGE_DEPOSIT, index) });
     return evmAddressFromPublicKey(pub);
+  }
+
+  async deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }> {
+    const key: KeyPath = { curve: 'secp256k1', path: addressPath(COIN_TYPE_EVM, account, CHANGE_HOT_WALLET, slot) };
+    return { key, address: evmAddressFromPublicKey(await keys.publicKey(key)) };
+  }
+
+  async getAccountNonce(address: string): Promise<bigint> {
+    return BigInt(await this.rpc.call<string>('eth_getTransactionCount', [address, 'pending']));
+  }
+
+  /** EVM transactions never expire: a signed transaction stays valid until its nonce is used. */
+  async isExpired(): Promise<boolean> {
+    return false;
+  }
+
+  async getBalances(address: string): Promise<AddressBalances> {
+    const native = BigInt(await this.rpc.call<string>('eth_getBalance', [address, 'latest']));
+    const tokens: AddressBalances['tokens'] = {};
+    for (const t of this.tokens) {
+      const raw = await this.rpc.call<string>('eth_call', [{ to: t.address, data: BALANCE_ABI.encodeFunctionData('balanceOf', [address]) }, 'latest']);
+      tokens[t.symbol] = BigInt(BALANCE_ABI.decodeFunctionResult('balanceOf', raw)[0]);
+    }
+    return { native, tokens };
   }
 
   async getHead(): Promise<ChainHead> {

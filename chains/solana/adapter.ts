@@ -1,9 +1,10 @@
-import { getMint, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import { getAssociatedTokenAddressSync, getMint, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { Connection, PublicKey, type Finality } from '@solana/web3.js';
 import {
   TokenRegistryMismatchError,
   type ChainAdapter,
   type ChainFamily,
+  type AddressBalances,
   type ChainHead,
   type CursorState,
   type KeyDeriver,
@@ -19,7 +20,7 @@ import {
   type WatchSet,
 } from '../types.js';
 import { SolanaDepositScanner } from './deposit-scanner.js';
-import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath } from './keys.js';
+import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender } from './token-sender.js';
 
@@ -91,6 +92,33 @@ export class SolanaChainAdapter implements ChainAdapter {
   /** The deposit OWNER (a wallet address): payers send to it, their wallets credit its ATA. */
   async deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
     return solanaAddressAt(keys, solanaDepositKeyPath(account, index));
+  }
+
+  async deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }> {
+    const key = solanaHotWalletKeyPath(account, slot);
+    return { key, address: await solanaAddressAt(keys, key) };
+  }
+
+  /** Solana has no account nonces: a transaction is bound to a recent blockhash instead. */
+  async getAccountNonce(): Promise<null> {
+    return null;
+  }
+
+  /** Balances of a wallet: lamports, and the raw amount in its associated token account of each mint (0 when none). */
+  async getBalances(address: string): Promise<AddressBalances> {
+    const owner = new PublicKey(address);
+    const atas = this.tokens.map((t) => getAssociatedTokenAddressSync(new PublicKey(t.address), owner, true, this.#tokenProgramId));
+    const [native, infos] = await Promise.all([
+      this.connection.getBalance(owner, 'confirmed'),
+      this.connection.getMultipleAccountsInfo(atas, 'confirmed'),
+    ]);
+    const tokens: AddressBalances['tokens'] = {};
+    this.tokens.forEach((t, i) => {
+      const data = infos[i]?.data;
+      // SPL token account layout: the u64 amount sits at byte offset 64, little-endian.
+      tokens[t.symbol] = data && data.length >= 72 ? data.readBigUInt64LE(64) : 0n;
+    });
+    return { native: BigInt(native), tokens };
   }
 
   getHead(): Promise<ChainHead> {

@@ -10,6 +10,8 @@ import type { SessionRow } from '../ledger/sessions.js';
 import { createAuthenticator } from './auth.js';
 import { sendError, toApiError } from './errors.js';
 import { registerSessionRoutes } from './routes/sessions.js';
+import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
+import { refundChainsFrom } from '../payouts/refund-chains.js';
 
 export interface ServerDeps {
   db: Db;
@@ -26,6 +28,9 @@ export interface ServerDeps {
   logStream?: NodeJS.WritableStream;
   keyCacheMs?: number;
   onSessionCreated?: (s: SessionRow) => Promise<void>;
+  /** Chains for refunds (address checks, token decimals); without it no session can be refunded. */
+  refundChains?: RefundRouteDeps['chains'];
+  onRefundCreated?: RefundRouteDeps['onRefundCreated'];
   /** Extra route registrations (checkout page, network selection, ...) added by other modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -94,6 +99,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       req.auth = await authenticate(req);
     });
     registerSessionRoutes(scope, deps);
+    registerRefundRoutes(scope, { db: deps.db, chains: deps.refundChains ?? refundChainsFrom(new Map()), onRefundCreated: deps.onRefundCreated });
   };
   await app.register(api, { prefix: '/api/v1' });
   await app.register(api, { prefix: '/v1' });

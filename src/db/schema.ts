@@ -103,6 +103,68 @@ export interface OutboxEventsTable {
   relayed_at: NullableTimestamp;
 }
 
+export type RefundStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'canceled';
+type Numeric = ColumnType<bigint, bigint | string, bigint | string>;
+
+export interface RefundsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  refund_id: string;
+  session_id: string;
+  order_id: string;
+  amount_minor: ColumnType<bigint, bigint, bigint>;
+  currency: string;
+  reason: string | null;
+  description: string | null;
+  metadata: Json<Record<string, string>>;
+  status: ColumnType<RefundStatus, RefundStatus | undefined, RefundStatus>;
+  failure_reason: string | null;
+  network: string;
+  token: string;
+  destination_address: string;
+  amount_base: Numeric;
+  request_fingerprint: string;
+  transaction_hash: string | null;
+  receipt_number: string | null;
+  created_at: Timestamp;
+  signed_at: NullableTimestamp;
+  processed_at: NullableTimestamp;
+  canceled_at: NullableTimestamp;
+}
+
+export type PayoutAttemptState = 'signed' | 'broadcast' | 'confirmed' | 'failed' | 'replaced' | 'dropped';
+
+export interface PayoutAttemptsTable {
+  id: Generated<bigint>;
+  refund_id: string;
+  network: string;
+  mode: Mode;
+  sender: string;
+  nonce: ColumnType<bigint | null, bigint | string | null, bigint | string | null>;
+  tx_hash: string;
+  signed: Json<Record<string, string | null>>;
+  state: ColumnType<PayoutAttemptState, PayoutAttemptState | undefined, PayoutAttemptState>;
+  fee_bump_percent: ColumnType<number, number | undefined, number>;
+  detail: string | null;
+  created_at: Timestamp;
+  broadcast_at: NullableTimestamp;
+  settled_at: NullableTimestamp;
+}
+
+export interface HotWalletNoncesTable {
+  network: string;
+  mode: Mode;
+  address: string;
+  next_nonce: Numeric;
+}
+
+export interface ReceiptCountersTable {
+  merchant_id: string;
+  day: string;
+  last: number;
+}
+
 // Tables added by later migrations declare themselves here too (see each migration's header).
 export interface Database {
   merchants: MerchantsTable;
@@ -111,4 +173,8 @@ export interface Database {
   payment_sessions: PaymentSessionsTable;
   idempotency_keys: IdempotencyKeysTable;
   outbox_events: OutboxEventsTable;
+  refunds: RefundsTable;
+  payout_attempts: PayoutAttemptsTable;
+  hot_wallet_nonces: HotWalletNoncesTable;
+  receipt_counters: ReceiptCountersTable;
 }

@@ -9,8 +9,18 @@ export const JOBS = {
     payload: z.strictObject({ sessionId: z.string().min(1) }),
     options: { attempts: 8, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 5000 },
   },
-  'maintenance': {
-    payload: z.strictObject({ task: z.enum(['expiry-sweep']) }),
+  'payouts': {
+    payload: z.strictObject({ refundId: z.string().min(1) }),
+    // Attempts guard against a crashing handler; the engine itself never throws for chain outcomes.
+    options: { attempts: 20, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 1000, removeOnFail: 5000 },
+  },
+  // Periodic sweeps, one queue each so that each worker only ever takes its own task.
+  'expiry-sweep': {
+    payload: z.strictObject({}),
+    options: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
+  },
+  'payout-sweep': {
+    payload: z.strictObject({}),
     options: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
   },
 } as const satisfies Record<string, { payload: z.ZodType; options: JobsOptions }>;
@@ -35,12 +45,12 @@ export function createQueue<N extends JobName>(name: N, ctx: QueueContext): Queu
 export function createWorker<N extends JobName>(
   name: N,
   ctx: QueueContext,
-  handler: (payload: JobPayload<N>, job: Job) => Promise<unknown>,
+  handler: (payload: JobPayload<N>, job: Job, token: string | undefined) => Promise<unknown>,
   concurrency = 4,
 ): Worker<JobPayload<N>> {
   return new Worker<JobPayload<N>>(
     name,
-    async (job) => handler(JOBS[name].payload.parse(job.data) as JobPayload<N>, job),
+    async (job, token) => handler(JOBS[name].payload.parse(job.data) as JobPayload<N>, job, token),
     { connection: ctx.connection.duplicate({ maxRetriesPerRequest: null }), prefix: `${ctx.prefix}:bull`, concurrency },
   );
 }

@@ -30,10 +30,10 @@ export interface ExpiryWorkerOptions {
 
 export async function startExpiryWorker(ctx: QueueContext, opts: ExpiryWorkerOptions): Promise<{ stop(): Promise<void> }> {
   const expiry = createWorker('session-expiry', ctx, async ({ sessionId }) => expireSession(opts.db, sessionId));
-  const maintenance = createQueue('maintenance', ctx);
+  const maintenance = createQueue('expiry-sweep', ctx);
   // One schedule for the whole deployment: every process upserts the same scheduler id.
-  await maintenance.upsertJobScheduler('expiry-sweep', { every: opts.sweepIntervalMs }, { name: 'sweep', data: { task: 'expiry-sweep' } });
-  const sweeper = createWorker('maintenance', ctx, async () => sweepOverdue(opts.db), 1);
+  await maintenance.upsertJobScheduler('expiry-sweep', { every: opts.sweepIntervalMs }, { name: 'sweep', data: {} });
+  const sweeper = createWorker('expiry-sweep', ctx, async () => sweepOverdue(opts.db), 1);
   for (const w of [expiry, sweeper]) w.on('failed', (job, err) => opts.logger?.warn({ err, job: job?.id }, 'job failed'));
   return {
     async stop() {

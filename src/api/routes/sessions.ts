@@ -14,6 +14,7 @@ import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
 import { parseCreateSession } from './session-input.js';
+import { queryInt } from './query.js';
 
 export interface SessionRouteDeps {
   db: Db;
@@ -143,15 +144,6 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     if (stored.requestHash !== fingerprint) throw idempotencyKeyReused('Idempotency-Key');
     return reply.code(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
   }
-}
-
-/** A query-string integer: digits only (no exponent, sign or hex), within bounds. */
-function queryInt(min: number, max: number) {
-  return z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be an integer')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
 }
 
 async function lockRate(rates: RateService, currency: string, target: string, amountMinor: bigint) {

@@ -1,0 +1,138 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Db } from '../../db/database.js';
+import type { Mode } from '../../db/schema.js';
+import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown } from '../../domain/errors.js';
+import { REFUND_REASONS } from '../../domain/refund-state.js';
+import { requestFingerprint } from '../../ledger/idempotency.js';
+import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
+import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
+import { serializeRefund } from '../serializers/refund.js';
+import { queryInt } from './query.js';
+
+export interface RefundRouteDeps {
+  db: Db;
+  chains: RefundChains & { displayAddress(network: string, mode: Mode, canonical: string): string };
+  /** Called after a refund commits (enqueues its payout). Failures are logged; the payout sweep catches up. */
+  onRefundCreated?: (r: RefundRow) => Promise<void>;
+}
+
+const BODY_FIELDS = new Set(['session_id', 'payment_id', 'refund_id', 'amount', 'currency', 'reason', 'description', 'metadata', 'destination_address']);
+const metadataSchema = z.record(z.string().min(1).max(40), z.string().max(500)).refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
+
+/** Refund API (spec: Refunds; decisions.md: Refunds). Codes keep the spec's spelling. */
+export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps): void {
+  const render = (r: RefundRow) => serializeRefund(r, (network, canonical) => deps.chains.displayAddress(network, r.mode, canonical));
+
+  app.post('/refunds/create', async (req, reply) => {
+    const auth = req.auth!;
+    const body = jsonObjectBody(req);
+    for (const k of Object.keys(body)) if (!BODY_FIELDS.has(k)) throw parameterUnknown(k);
+
+    const sessionId = optionalString(body, 'session_id');
+    const paymentId = optionalString(body, 'payment_id');
+    if (!sessionId && !paymentId) throw invalidRequest('MISSING_CHARGE', 'Give the session_id of the paid payment session.', 'session_id');
+    const refundId = optionalString(body, 'refund_id');
+    if (!refundId) throw invalidRequest('MISSING_REFUND_ID', 'Give refund_id, your own unique id for this refund.', 'refund_id');
+    if (refundId.length > 255) throw parameterInvalid('refund_id', 'refund_id must be at most 255 characters.');
+    if (body.amount === undefined) throw parameterMissing('amount');
+    if (typeof body.amount !== 'number' || !Number.isSafeInteger(body.amount) || body.amount <= 0) {
+      throw invalidRequest('INVALID_AMOUNT', 'amount must be a positive integer in minimum currency units (1 USDT = 100).', 'amount');
+    }
+    if (body.currency === undefined) throw parameterMissing('currency');
+    const currency = typeof body.currency === 'string' ? body.currency.toUpperCase() : '';
+    if (currency !== 'USDT' && currency !== 'USDC') throw invalidRequest('INVALID_CURRENCY', 'currency must be USDT or USDC.', 'currency');
+    const reason = optionalString(body, 'reason');
+    if (reason !== undefined && !(REFUND_REASONS as readonly string[]).includes(reason)) {
+      throw parameterInvalid('reason', `reason must be one of ${REFUND_REASONS.join(', ')}.`);
+    }
+    const description = optionalString(body, 'description');
+    if (description !== undefined && description.length > 1000) throw parameterInvalid('description', 'description must be at most 1000 characters.');
+    const metadata = body.metadata === undefined ? {} : validateMetadata(body.metadata);
+    const destination = optionalString(body, 'destination_address');
+
+    if (!sessionId) {
+      // The subscription flow's payments (pay_) come with subscriptions; none exists on this deployment yet.
+      throw new ApiError(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment.', 'payment_id');
+    }
+    const result = await createRefund(deps.db, deps.chains, {
+      merchantId: auth.merchantId,
+      mode: auth.mode,
+      refundId,
+      sessionId,
+      amountMinor: BigInt(body.amount),
+      currency,
+      reason: reason ?? null,
+      description: description ?? null,
+      metadata,
+      destinationAddress: destination ?? null,
+      fingerprint: requestFingerprint(body),
+    });
+    if (result.kind === 'created' && deps.onRefundCreated) {
+      deps.onRefundCreated(result.refund).catch((err: unknown) => req.log.warn({ err, refund: result.refund.id }, 'payout enqueue failed; the sweep will pick it up'));
+    }
+    if (result.kind === 'replayed') reply.header('Idempotent-Replayed', 'true');
+    return reply.code(201).send(render(result.refund));
+  });
+
+  app.get('/refunds/:refund_id', async (req) => render(await ownRefund(req)));
+
+  app.post('/refunds/:refund_id/cancel', async (req) => {
+    jsonObjectBody(req);
+    const refund = await ownRefund(req);
+    const r = await cancelRefund(deps.db, refund);
+    if (r.kind === 'not_cancelable') {
+      throw invalidRequest('CANNOT_CANCEL_REFUND', `A refund in status ${r.refund.status}${r.refund.signed_at ? ' whose payout was signed' : ''} cannot be canceled.`, 'refund_id');
+    }
+    return { refund_id: r.refund.refund_id, status: r.refund.status, canceled_at: Math.floor(r.refund.canceled_at!.getTime() / 1000) };
+  });
+
+  const listQuery = z.strictObject({
+    page: queryInt(1, 1_000_000).default(1),
+    page_size: queryInt(1, 100).default(20),
+    status: z.enum(['pending', 'processing', 'completed', 'failed', 'canceled']).optional(),
+    session_id: z.string().max(255).optional(),
+  });
+  app.get('/refunds', async (req) => {
+    const auth = req.auth!;
+    const q = validate(listQuery, req.query);
+    refuseNulCharacters(q, []);
+    const { rows, total } = await listRefunds(deps.db, auth.merchantId, auth.mode, {
+      offset: (q.page - 1) * q.page_size,
+      limit: q.page_size,
+      status: q.status,
+      sessionId: q.session_id,
+    });
+    const totalPages = Math.ceil(total / q.page_size);
+    return {
+      data: rows.map(render),
+      pagination: { page: q.page, page_size: q.page_size, total, total_pages: totalPages, has_more: q.page < totalPages },
+    };
+  });
+
+  async function ownRefund(req: FastifyRequest): Promise<RefundRow> {
+    const auth = req.auth!;
+    const id = (req.params as { refund_id?: string }).refund_id ?? '';
+    if (id.length === 0 || id.length > 255 || id.includes('\u0000')) throw new ApiError(404, 'invalid_request_error', 'REFUND_NOT_FOUND', 'No such refund.', 'refund_id');
+    const r = await lookupRefund(deps.db, auth.merchantId, auth.mode, id);
+    switch (r.kind) {
+      case 'found':
+        return r.refund;
+      case 'forbidden':
+        throw new ApiError(403, 'permission_error', 'FORBIDDEN', 'This refund is not accessible with this API key.', 'refund_id');
+      case 'not_found':
+        throw new ApiError(404, 'invalid_request_error', 'REFUND_NOT_FOUND', 'No such refund.', 'refund_id');
+    }
+  }
+}
+
+function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw parameterInvalid(key, `${key} must be a string.`);
+  return v === '' ? undefined : v;
+}
+
+function validateMetadata(v: unknown): Record<string, string> {
+  return validate(z.object({ metadata: metadataSchema }), { metadata: v }).metadata;
+}

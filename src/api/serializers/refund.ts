@@ -1,0 +1,29 @@
+import type { RefundRow } from '../../ledger/refunds.js';
+import { jsonInt } from '../../webhooks/payloads/json-int.js';
+import { unix } from './session.js';
+
+// Refund as the spec shapes it: amounts in 2-decimal minor units as integers, Unix-second times, null where a value
+// does not apply yet. Extensions: `id` (our re_ id), `network` and `destination_address`.
+export function serializeRefund(r: RefundRow, displayAddress: (network: string, canonical: string) => string): Record<string, unknown> {
+  return {
+    id: r.id,
+    object: 'refund',
+    refund_id: r.refund_id,
+    session_id: r.session_id,
+    order_id: r.order_id,
+    amount: jsonInt(r.amount_minor, 'amount'),
+    currency: r.currency,
+    status: r.status,
+    reason: r.reason,
+    description: r.description,
+    failure_reason: r.failure_reason,
+    transaction_hash: r.transaction_hash,
+    receipt_number: r.receipt_number,
+    network: r.network,
+    destination_address: displayAddress(r.network, r.destination_address),
+    created_at: unix(r.created_at),
+    processed_at: r.processed_at ? unix(r.processed_at) : null,
+    canceled_at: r.canceled_at ? unix(r.canceled_at) : null,
+    metadata: r.metadata,
+  };
+}

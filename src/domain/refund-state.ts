@@ -1,0 +1,34 @@
+import type { RefundStatus } from '../db/schema.js';
+
+// Refund life (spec: States → Refund; decisions.md): pending → processing → completed | failed; pending or
+// processing → canceled, the latter only until the payout transaction has been signed (refunds.signed_at).
+export const REFUND_TRANSITIONS = {
+  startProcessing: ['pending'],
+  cancel: ['pending', 'processing'],
+  complete: ['processing'],
+  fail: ['pending', 'processing'],
+} as const satisfies Record<string, readonly RefundStatus[]>;
+
+export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['completed', 'failed', 'canceled'];
+
+/** Refunds that still count against the amount paid and the daily limit. */
+export const LIVE_REFUND_STATUSES: readonly RefundStatus[] = ['pending', 'processing', 'completed'];
+
+export const REFUND_REASONS = ['requested_by_customer', 'duplicate', 'fraudulent', 'expired_uncaptured'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];
+
+/** Human-readable failure reasons stored in failure_reason, one per cause the payout engine distinguishes. */
+export const REFUND_FAILURE_MESSAGES = {
+  insufficient_gas: 'The hot wallet does not hold enough native coin to pay the network fee.',
+  insufficient_token_balance: 'The hot wallet does not hold enough of the token.',
+  simulation_reverted: 'The token contract refused the transfer (for example a blacklisted destination).',
+  reverted: 'The transfer transaction reverted on chain.',
+  out_of_energy: 'The transfer ran out of energy (TRON fee_limit too low).',
+  no_transfer_event: 'The transaction was mined but moved no tokens.',
+  expired: 'The signed transaction expired before it could land.',
+  dropped: 'The transaction was dropped by the network.',
+  invalid: 'The transfer could not be built.',
+  network_unavailable: 'The refund network is not configured on this deployment.',
+  signer_unavailable: 'This deployment holds no signing key for payouts.',
+} as const;
+export type RefundFailureCode = keyof typeof REFUND_FAILURE_MESSAGES;

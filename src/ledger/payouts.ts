@@ -1,0 +1,219 @@
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database, PayoutAttemptState, PayoutAttemptsTable } from '../db/schema.js';
+import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, type RefundFailureCode } from '../domain/refund-state.js';
+import { REFUND_EVENT_TYPE, refundEventObject } from '../webhooks/payloads/refund.js';
+import { insertOutboxEvent } from './outbox.js';
+import type { RefundRow } from './refunds.js';
+
+// The ledger side of refund payouts. The payout engine (src/payouts/) drives the chain; every state change of a
+// refund or an attempt happens here, each with its event in the same transaction.
+
+export type PayoutAttempt = Selectable<PayoutAttemptsTable>;
+
+/** pending → processing. Answers the refund as it is now (processing, or whatever state stopped the claim). */
+export async function claimRefundForProcessing(db: Db, refundId: string): Promise<RefundRow | undefined> {
+  const claimed = await db
+    .updateTable('refunds')
+    .set({ status: 'processing' })
+    .where('id', '=', refundId)
+    .where('status', 'in', REFUND_TRANSITIONS.startProcessing)
+    .returningAll()
+    .executeTakeFirst();
+  return claimed ?? (await db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirst());
+}
+
+export async function payoutAttempts(db: Db, refundId: string): Promise<PayoutAttempt[]> {
+  return db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).orderBy('id').execute();
+}
+
+/** Locks the refund row; undefined unless it is still processing (a cancel won the race). */
+export async function lockProcessingRefund(trx: Transaction<Database>, refundId: string): Promise<RefundRow | undefined> {
+  return trx.selectFrom('refunds').selectAll().where('id', '=', refundId).where('status', '=', 'processing').forUpdate().executeTakeFirst();
+}
+
+/**
+ * Locks a hot wallet's nonce row, creating it from the chain's pending count the first time. Every assignment
+ * happens under this lock in the transaction that stores the signed bytes, so nonces are gapless and unique.
+ */
+export async function lockNextNonce(trx: Transaction<Database>, wallet: { network: string; mode: string; address: string }, chainNonce: () => Promise<bigint>): Promise<bigint> {
+  const existing = await lockNonceRow(trx, wallet);
+  if (existing !== undefined) return existing;
+  await trx
+    .insertInto('hot_wallet_nonces')
+    .values({ network: wallet.network, mode: wallet.mode as 'test' | 'live', address: wallet.address, next_nonce: await chainNonce() })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  return (await lockNonceRow(trx, wallet))!;
+}
+
+async function lockNonceRow(trx: Transaction<Database>, w: { network: string; mode: string; address: string }): Promise<bigint | undefined> {
+  const row = await trx
+    .selectFrom('hot_wallet_nonces')
+    .select('next_nonce')
+    .where('network', '=', w.network)
+    .where('mode', '=', w.mode as 'test' | 'live')
+    .where('address', '=', w.address)
+    .forUpdate()
+    .executeTakeFirst();
+  return row?.next_nonce;
+}
+
+export async function advanceNonce(trx: Transaction<Database>, w: { network: string; mode: string; address: string }, used: bigint): Promise<void> {
+  await trx
+    .updateTable('hot_wallet_nonces')
+    .set({ next_nonce: (used + 1n).toString() })
+    .where('network', '=', w.network)
+    .where('mode', '=', w.mode as 'test' | 'live')
+    .where('address', '=', w.address)
+    .execute();
+}
+
+/**
+ * Gives back the nonce of an attempt that never reached the chain, when it is the last one handed out (no gap can
+ * open), and marks the attempt dropped. Answers whether it did.
+ */
+export async function releaseNonceIfLast(db: Db, w: { network: string; mode: string; address: string }, attempt: PayoutAttempt): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const next = await lockNonceRow(trx, w);
+    if (next === undefined || attempt.nonce === null || next !== attempt.nonce + 1n) return false;
+    await trx
+      .updateTable('hot_wallet_nonces')
+      .set({ next_nonce: attempt.nonce.toString() })
+      .where('network', '=', w.network)
+      .where('mode', '=', w.mode as 'test' | 'live')
+      .where('address', '=', w.address)
+      .execute();
+    await setAttemptState(trx, attempt.id, 'dropped', 'refused by the network before landing; nonce given back');
+    return true;
+  });
+}
+
+/** Stores a signed attempt and closes the refund to cancellation: from here on the money may move. */
+export async function recordSignedAttempt(
+  trx: Transaction<Database>,
+  refund: RefundRow,
+  a: { sender: string; nonce: bigint | null; txHash: string; signed: Record<string, string | null>; feeBumpPercent: number },
+): Promise<PayoutAttempt> {
+  const attempt = await trx
+    .insertInto('payout_attempts')
+    .values({
+      refund_id: refund.id,
+      network: refund.network,
+      mode: refund.mode,
+      sender: a.sender,
+      nonce: a.nonce === null ? null : a.nonce.toString(),
+      tx_hash: a.txHash,
+      signed: JSON.stringify(a.signed),
+      fee_bump_percent: a.feeBumpPercent,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await trx.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).execute();
+  return attempt;
+}
+
+export async function setAttemptState(db: Db | Transaction<Database>, attemptId: bigint, state: PayoutAttemptState, detail?: string): Promise<void> {
+  await db
+    .updateTable('payout_attempts')
+    .set({
+      state,
+      ...(detail !== undefined ? { detail } : {}),
+      ...(state === 'broadcast' ? { broadcast_at: sql`coalesce(broadcast_at, now())` } : {}),
+      ...(state !== 'broadcast' && state !== 'signed' ? { settled_at: sql`now()` } : {}),
+    })
+    .where('id', '=', attemptId)
+    .execute();
+}
+
+/** processing → completed with the transaction hash and a receipt number, and `refund.succeeded`, in one transaction. */
+export async function completeRefund(db: Db, refundId: string, attempt: PayoutAttempt): Promise<RefundRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const refund = await lockProcessingRefund(trx, refundId);
+    if (!refund) return undefined;
+    await trx.updateTable('payout_attempts').set({ state: 'confirmed', settled_at: sql`now()` }).where('id', '=', attempt.id).execute();
+    await trx
+      .updateTable('payout_attempts')
+      .set({ state: 'replaced', settled_at: sql`now()` })
+      .where('refund_id', '=', refundId)
+      .where('id', '!=', attempt.id)
+      .where('state', 'in', ['signed', 'broadcast'])
+      .execute();
+    const receipt = await nextReceiptNumber(trx, refund.merchant_id);
+    const done = await trx
+      .updateTable('refunds')
+      .set({ status: 'completed', transaction_hash: attempt.tx_hash, receipt_number: receipt, processed_at: sql`now()`, failure_reason: null })
+      .where('id', '=', refundId)
+      .where('status', 'in', REFUND_TRANSITIONS.complete)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertRefundEvent(trx, done, 'completed');
+    return done;
+  });
+}
+
+/** pending or processing → failed with a clear reason, and `refund.failed`, in one transaction. */
+export async function failRefund(db: Db, refundId: string, code: RefundFailureCode, detail?: string): Promise<RefundRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const reason = detail ? `${REFUND_FAILURE_MESSAGES[code]} (${detail.slice(0, 300)})` : REFUND_FAILURE_MESSAGES[code];
+    const failed = await trx
+      .updateTable('refunds')
+      .set({ status: 'failed', failure_reason: reason, processed_at: sql`now()` })
+      .where('id', '=', refundId)
+      .where('status', 'in', REFUND_TRANSITIONS.fail)
+      .returningAll()
+      .executeTakeFirst();
+    if (!failed) return undefined;
+    await trx
+      .updateTable('payout_attempts')
+      .set({ state: 'failed', settled_at: sql`now()` })
+      .where('refund_id', '=', refundId)
+      .where('state', 'in', ['signed', 'broadcast'])
+      .execute();
+    await insertRefundEvent(trx, failed, 'failed');
+    return failed;
+  });
+}
+
+async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outcome: 'completed' | 'failed'): Promise<void> {
+  await insertOutboxEvent(trx, {
+    merchantId: r.merchant_id,
+    mode: r.mode,
+    type: REFUND_EVENT_TYPE[outcome],
+    object: refundEventObject({
+      outcome,
+      sessionId: r.session_id,
+      orderId: r.order_id,
+      refundId: r.refund_id,
+      amountMinor: r.amount_minor,
+      currency: r.currency as 'USDT' | 'USDC',
+    }),
+    aggregateId: r.id,
+  });
+}
+
+/** RCPT-<YYYYMMDD>-<6 digits>, unique per merchant (decisions.md): a per-merchant, per-UTC-day counter. */
+async function nextReceiptNumber(trx: Transaction<Database>, merchantId: string): Promise<string> {
+  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+  const row = await trx
+    .insertInto('receipt_counters')
+    .values({ merchant_id: merchantId, day, last: 1 })
+    .onConflict((oc) => oc.columns(['merchant_id', 'day']).doUpdateSet({ last: sql`receipt_counters.last + 1` }))
+    .returning('last')
+    .executeTakeFirstOrThrow();
+  if (row.last > 999_999) throw new Error('more than 999,999 receipts in one day for one merchant');
+  return `RCPT-${day}-${String(row.last).padStart(6, '0')}`;
+}
+
+/** Refunds that are pending or processing: the sweeper's work list (a job lost with Redis is found again here). */
+export async function openRefundIds(db: Db, olderThanMs: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('refunds')
+    .select('id')
+    .where('status', 'in', ['pending', 'processing'])
+    .where('created_at', '<', new Date(Date.now() - olderThanMs))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}

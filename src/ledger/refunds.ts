@@ -1,0 +1,207 @@
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database, Mode, RefundsTable } from '../db/schema.js';
+import { ApiError, invalidRequest } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { scaleDown, stablecoinMinorToBase } from '../domain/money.js';
+import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
+import { withDepositTables } from './deposit-schema.js';
+
+export type RefundRow = Selectable<RefundsTable>;
+
+export interface RefundChains {
+  /** Canonical form of an address on a network, or null when it is not one (checksums checked). */
+  normalizeAddress(network: string, mode: Mode, text: string): string | null;
+  /** Token decimals from the registry of that network and mode; undefined when the network is not configured. */
+  tokenDecimals(network: string, mode: Mode, token: string): number | undefined;
+}
+
+export interface CreateRefundInput {
+  merchantId: string;
+  mode: Mode;
+  refundId: string;
+  sessionId: string;
+  amountMinor: bigint;
+  currency: 'USDT' | 'USDC';
+  reason: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  destinationAddress: string | null;
+  fingerprint: string;
+}
+
+export type CreateRefundResult = { kind: 'created' | 'replayed'; refund: RefundRow };
+
+const err = (status: number, type: ApiError['type'], code: string, message: string, param?: string) =>
+  new ApiError(status, type, code, message, param);
+
+/**
+ * Creates a refund after every rule of decisions.md, in one transaction that locks the session row (so concurrent
+ * refunds of one session see each other's amounts) and the merchant row (so the daily limit holds under concurrency).
+ * The same refund_id with the same request replays the stored refund; with another request it is a 409.
+ */
+export async function createRefund(db: Db, chains: RefundChains, input: CreateRefundInput): Promise<CreateRefundResult> {
+  return db.transaction().execute(async (trx) => {
+    const session = await trx.selectFrom('payment_sessions').selectAll().where('id', '=', input.sessionId).forUpdate().executeTakeFirst();
+
+    const existing = await findByMerchantRefundId(trx, input.merchantId, input.mode, input.refundId);
+    if (existing) {
+      if (existing.request_fingerprint !== input.fingerprint || existing.session_id !== input.sessionId) {
+        throw err(409, 'idempotency_error', 'idempotency_key_reused', 'This refund_id was already used with a different request.', 'refund_id');
+      }
+      return { kind: 'replayed', refund: existing };
+    }
+
+    if (!session) throw err(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment session.', 'session_id');
+    if (session.merchant_id !== input.merchantId || session.mode !== input.mode) {
+      throw err(403, 'permission_error', 'session_access_denied', 'This payment session is not accessible with this API key.', 'session_id');
+    }
+    if (session.status !== 'paid') throw invalidRequest('INVALID_SESSION_STATUS', 'Only paid payment sessions can be refunded.', 'session_id');
+
+    const settlement = await withDepositTables(trx)
+      .selectFrom('session_settlements as s')
+      .innerJoin('deposits as d', 'd.id', 's.paying_deposit_id')
+      .select(['s.network', 's.token', 's.received_base', 's.paid_at', 'd.from_address'])
+      .where('s.session_id', '=', session.id)
+      .executeTakeFirst();
+    if (!settlement) throw invalidRequest('INVALID_SESSION_STATUS', 'The payment of this session is not settled yet.', 'session_id');
+
+    if (input.currency !== settlement.token) {
+      throw invalidRequest('INVALID_CURRENCY', `This session was paid in ${settlement.token}; refund it in ${settlement.token}.`, 'currency');
+    }
+    const decimals = chains.tokenDecimals(settlement.network, input.mode, settlement.token);
+    if (decimals === undefined) {
+      throw invalidRequest('INVALID_SESSION_STATUS', `Refunds on ${settlement.network} are not available on this deployment.`, 'session_id');
+    }
+
+    const merchant = await trx.selectFrom('merchants').selectAll().where('id', '=', input.merchantId).forUpdate().executeTakeFirstOrThrow();
+    const paidAt = session.paid_at ?? settlement.paid_at;
+    const windowEnds = paidAt.getTime() + merchant.refund_window_days * 86_400_000;
+    if (Date.now() > windowEnds) {
+      throw invalidRequest('REFUND_TIME_EXPIRED', `Refunds are possible for ${merchant.refund_window_days} days after payment.`);
+    }
+
+    let destination = settlement.from_address;
+    if (input.destinationAddress !== null) {
+      destination = chains.normalizeAddress(settlement.network, input.mode, input.destinationAddress);
+      if (destination === null) {
+        throw invalidRequest('parameter_invalid', `destination_address is not a valid ${settlement.network} address.`, 'destination_address');
+      }
+    }
+    if (!destination) throw invalidRequest('parameter_missing', 'The payer is unknown; give destination_address.', 'destination_address');
+
+    // Daily limit per merchant and mode, by count and by amount, per UTC day (failed and canceled refunds do not count).
+    const today = await trx
+      .selectFrom('refunds')
+      .select((eb) => [eb.fn.countAll<bigint>().as('n'), eb.fn.coalesce(eb.fn.sum<bigint>('amount_minor'), sql<bigint>`0`).as('total')])
+      .where('merchant_id', '=', input.merchantId)
+      .where('mode', '=', input.mode)
+      .where('status', 'in', LIVE_REFUND_STATUSES)
+      .where('created_at', '>=', sql<Date>`date_trunc('day', now() at time zone 'utc') at time zone 'utc'`)
+      .executeTakeFirstOrThrow();
+    if (BigInt(today.n) + 1n > BigInt(merchant.daily_refund_count_limit) || BigInt(today.total) + input.amountMinor > merchant.daily_refund_amount_limit_minor) {
+      throw err(429, 'rate_limit_error', 'DAILY_REFUND_LIMIT_EXCEEDED', 'The daily refund limit of this merchant is reached.');
+    }
+
+    // What was paid, in the API's 2-decimal units (an overpayment may be refunded too; sub-cent dust may not).
+    const paidMinor = scaleDown(settlement.received_base, decimals, 2, 'down');
+    const refunded = await trx
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount_minor'), sql<bigint>`0`).as('total'))
+      .where('session_id', '=', session.id)
+      .where('status', 'in', LIVE_REFUND_STATUSES)
+      .executeTakeFirstOrThrow();
+    if (BigInt(refunded.total) + input.amountMinor > paidMinor) {
+      throw invalidRequest(
+        'REFUND_AMOUNT_EXCEEDED',
+        `Refunds of this session may total at most ${paidMinor} (${BigInt(refunded.total)} already refunded or in progress).`,
+        'amount',
+      );
+    }
+
+    const refund = await trx
+      .insertInto('refunds')
+      .values({
+        id: newId('re'),
+        merchant_id: input.merchantId,
+        mode: input.mode,
+        refund_id: input.refundId,
+        session_id: session.id,
+        order_id: session.order_id,
+        amount_minor: input.amountMinor,
+        currency: input.currency,
+        reason: input.reason,
+        description: input.description,
+        metadata: JSON.stringify(input.metadata),
+        network: settlement.network,
+        token: settlement.token,
+        destination_address: destination,
+        amount_base: stablecoinMinorToBase(input.amountMinor, decimals),
+        request_fingerprint: input.fingerprint,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { kind: 'created', refund };
+  });
+}
+
+async function findByMerchantRefundId(trx: Transaction<Database> | Db, merchantId: string, mode: Mode, refundId: string) {
+  return trx
+    .selectFrom('refunds')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .where('refund_id', '=', refundId)
+    .executeTakeFirst();
+}
+
+export type RefundLookup = { kind: 'found'; refund: RefundRow } | { kind: 'forbidden' } | { kind: 'not_found' };
+
+/**
+ * A refund by the merchant's refund_id (or our re_ id). One that exists only under another merchant or mode is
+ * `forbidden` (spec: 403 FORBIDDEN).
+ */
+export async function lookupRefund(db: Db, merchantId: string, mode: Mode, refundId: string): Promise<RefundLookup> {
+  const own =
+    (await findByMerchantRefundId(db, merchantId, mode, refundId)) ??
+    (await db.selectFrom('refunds').selectAll().where('id', '=', refundId).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst());
+  if (own) return { kind: 'found', refund: own };
+  const elsewhere = await db
+    .selectFrom('refunds')
+    .select('id')
+    .where((eb) => eb.or([eb('refund_id', '=', refundId), eb('id', '=', refundId)]))
+    .limit(1)
+    .executeTakeFirst();
+  return elsewhere ? { kind: 'forbidden' } : { kind: 'not_found' };
+}
+
+export type CancelRefundResult = { kind: 'canceled'; refund: RefundRow } | { kind: 'not_cancelable'; refund: RefundRow };
+
+/**
+ * Cancels a pending refund, or a processing one whose payout has not been signed yet. `signed_at` is set in the
+ * same row by the transaction that stores the signed payout, so this single-row check cannot race it.
+ */
+export async function cancelRefund(db: Db, refund: RefundRow): Promise<CancelRefundResult> {
+  const canceled = await db
+    .updateTable('refunds')
+    .set({ status: 'canceled', canceled_at: sql`now()` })
+    .where('id', '=', refund.id)
+    .where('status', 'in', REFUND_TRANSITIONS.cancel)
+    .where('signed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (canceled) return { kind: 'canceled', refund: canceled };
+  const current = await db.selectFrom('refunds').selectAll().where('id', '=', refund.id).executeTakeFirstOrThrow();
+  return { kind: 'not_cancelable', refund: current };
+}
+
+export async function listRefunds(db: Db, merchantId: string, mode: Mode, opts: { offset: number; limit: number; status?: string; sessionId?: string }) {
+  let base = db.selectFrom('refunds').where('merchant_id', '=', merchantId).where('mode', '=', mode);
+  if (opts.status) base = base.where('status', '=', opts.status as RefundRow['status']);
+  if (opts.sessionId) base = base.where('session_id', '=', opts.sessionId);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
+    base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
