@@ -19,6 +19,8 @@ import { refundChainsFrom } from './payouts/refund-chains.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
+import { registerAdapterFamily } from './watcher/adapter-factory.js';
+import { createTronAdapterFactory } from '../chains/tron/adapter.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -44,6 +46,8 @@ export async function start(config: Config, env: Record<string, string | undefin
   const stops: Array<() => Promise<void>> = [];
 
   // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
+  // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
+  registerAdapterFamily('tron', createTronAdapterFactory(env));
   const adapters = await createVerifiedAdapters(watcherSettings);
   setTokenDecimalsResolver(tokenDecimalsResolver(adapters));
   setExpiryGuard((trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at));

@@ -49,7 +49,9 @@ export class EvmTokenSender {
     const from = request.from.address;
     let gas: bigint;
     try {
-      gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: token.address, data }]));
+      // Against 'latest', never 'pending': a pending block holding our own earlier attempt at this nonce would
+      // under-estimate a replacement (the recipient's balance slot already written) and the replacement would run out of gas.
+      gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: token.address, data }, 'latest']));
     } catch (e) {
       if (e instanceof RpcError && e.kind === 'rpc_error') throw new TransferRejectedError(simulationReason(e.message), e.message);
       throw e;

@@ -137,6 +137,13 @@ async function rebroadcastOrDrop(deps: PayoutEngineDeps, adapter: ChainAdapter, 
 async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund: RefundRow, replacing: PayoutAttempt | null): Promise<StepResult> {
   const account = await merchantAccount(deps.db, refund);
   const wallet = await adapter.deriveHotWallet(deps.signer!, account, HOT_WALLET_SLOT.refunds);
+  if (!replacing) {
+    // Pre-flight: a payout the wallet cannot cover fails now, with its reason, before any nonce or fee is spent.
+    const balances = await adapter.getBalances(wallet.address);
+    if ((balances.tokens[refund.token as 'USDT' | 'USDC'] ?? 0n) < refund.amount_base) {
+      return failed(deps, refund.id, 'insufficient_token_balance', `hot wallet ${adapter.displayAddress(wallet.address)} holds ${balances.tokens[refund.token as 'USDT' | 'USDC'] ?? 0n} base units, needs ${refund.amount_base}`);
+    }
+  }
   const chainNonce = replacing ? null : await adapter.getAccountNonce(wallet.address);
   const feeBump = replacing ? replacing.fee_bump_percent + deps.feeBumpPercent : 0;
   let attempt: PayoutAttempt | undefined;

@@ -103,6 +103,7 @@ export async function startServiceHarness(o: { extraEnv?: Record<string, string>
       const selection = (await sel.json()) as { deposit_address: string; amount_due_base: string };
       const payer = walletAt(p.payerIndex ?? payerIndex++, node.provider);
       const amount = p.paid ?? BigInt(selection.amount_due_base);
+      await node.rpc('anvil_setBalance', [payer.address, '0xde0b6b3a7640000']); // 1 ETH for gas
       await fund(token === 'USDT' ? USDT : USDC, payer.address, amount);
       await payFrom(payer, token === 'USDT' ? USDT : USDC, selection.deposit_address, amount);
       await node.mine(2);
