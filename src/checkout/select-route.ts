@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ChainAdapter, KeyDeriver } from '../../chains/types.js';
+import type { ChainAdapter, KeyDeriver, TokenContract } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown, resourceNotFound } from '../domain/errors.js';
 import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { jsonObjectBody } from '../api/json-body.js';
 import { selectSessionNetwork } from '../ledger/network-selection.js';
+import type { SessionRow } from '../ledger/sessions.js';
 
 export interface CheckoutSelectDeps {
   db: Kysely<Database>;
@@ -15,14 +16,61 @@ export interface CheckoutSelectDeps {
   keys: KeyDeriver;
 }
 
+export type SelectOutcome =
+  | { kind: 'selected'; session: SessionRow; adapter: ChainAdapter; token: TokenContract }
+  | { kind: 'not_found' }
+  | { kind: 'pinned'; param: 'network' | 'token'; required: string }
+  | { kind: 'unavailable' }
+  | { kind: 'not_open'; session: SessionRow }
+  | { kind: 'locked'; session: SessionRow };
+
+/** The merchant's pins (metadata `network`, `target_currency`), normalised. */
+export function sessionPins(s: Pick<SessionRow, 'metadata'>): { network?: string; token?: string } {
+  const network = s.metadata?.network?.toLowerCase();
+  const token = s.metadata?.target_currency?.toUpperCase();
+  return { ...(network ? { network } : {}), ...(token ? { token } : {}) };
+}
+
 /**
- * POST /checkout/sessions/:id/select {network, token} — public, called by the hosted payment page.
- * Binds the session to a network and stablecoin (respecting the merchant's pins in metadata `network` and
- * `target_currency`) and answers the deposit address and the exact amount due, both in token units as a decimal
- * string and in base units. USDT and USDC are taken at par: the locked target amount does not change with the choice.
+ * Binds a session to a network and stablecoin (respecting the merchant's pins) and its deposit address. Shared by the
+ * JSON route below and the hosted page's form. Never throws for a business refusal: the caller maps the outcome.
  */
-export function registerCheckoutSelectRoute(app: FastifyInstance, deps: CheckoutSelectDeps): void {
-  app.post<{ Params: { id: string } }>('/checkout/sessions/:id/select', async (req, reply) => {
+export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionId: string, network: string, token: 'USDT' | 'USDC'): Promise<SelectOutcome> {
+  const session = await deps.db.selectFrom('payment_sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
+  if (!session) return { kind: 'not_found' };
+  const pins = sessionPins(session);
+  if (pins.network && pins.network !== network) return { kind: 'pinned', param: 'network', required: pins.network };
+  if (pins.token && pins.token !== token) return { kind: 'pinned', param: 'token', required: pins.token };
+  const adapter = deps.adapters.get(`${network}:${session.mode}`);
+  const tokenInfo = adapter?.tokens.find((t) => t.symbol === token);
+  if (!adapter || !tokenInfo) return { kind: 'unavailable' };
+
+  const address = await adapter.deriveDepositAddress(deps.keys, session.hd_account, session.address_index);
+  const r = await selectSessionNetwork(deps.db, session.id, { network, token, address });
+  switch (r.kind) {
+    case 'selected':
+      return { kind: 'selected', session: r.session, adapter, token: tokenInfo };
+    case 'not_found':
+      return { kind: 'not_found' };
+    case 'not_open':
+      return { kind: 'not_open', session: r.session };
+    case 'locked':
+      return { kind: 'locked', session: r.session };
+    default: {
+      const never: never = r;
+      return never;
+    }
+  }
+}
+
+/**
+ * POST <path>/:id/select {network, token} — public, JSON. Registered at `/checkout/sessions/:id/select` (kept for
+ * integrations) and under the hosted page's URL space. Answers the deposit address and the exact amount due, both in
+ * token units as a decimal string and in base units. USDT and USDC are taken at par: the locked target amount does
+ * not change with the choice.
+ */
+export function registerCheckoutSelectRoute(app: FastifyInstance, deps: CheckoutSelectDeps, path = '/checkout/sessions/:id/select'): void {
+  app.post<{ Params: { id: string } }>(path, async (req, reply) => {
     const body = jsonObjectBody(req);
     for (const k of Object.keys(body)) if (k !== 'network' && k !== 'token') throw parameterUnknown(k);
     const network = body.network;
@@ -32,21 +80,16 @@ export function registerCheckoutSelectRoute(app: FastifyInstance, deps: Checkout
     if (typeof network !== 'string') throw parameterInvalid('network', 'network must be a string');
     if (token !== 'USDT' && token !== 'USDC') throw parameterInvalid('token', 'token must be USDT or USDC');
 
-    const session = await deps.db.selectFrom('payment_sessions').selectAll().where('id', '=', req.params.id).executeTakeFirst();
-    if (!session) throw resourceNotFound('id', 'session');
-    const pinnedNetwork = session.metadata?.network;
-    const pinnedToken = session.metadata?.target_currency;
-    if (pinnedNetwork && pinnedNetwork.toLowerCase() !== network) throw parameterInvalid('network', `The merchant requires network ${pinnedNetwork}.`);
-    if (pinnedToken && pinnedToken.toUpperCase() !== token) throw parameterInvalid('token', `The merchant requires ${pinnedToken.toUpperCase()}.`);
-    const adapter = deps.adapters.get(`${network}:${session.mode}`);
-    const tokenInfo = adapter?.tokens.find((t) => t.symbol === token);
-    if (!adapter || !tokenInfo) throw parameterInvalid('network', `${token} on ${network} is not available.`);
-
-    const address = await adapter.deriveDepositAddress(deps.keys, session.hd_account, session.address_index);
-    const r = await selectSessionNetwork(deps.db, session.id, { network, token, address });
+    const r = await selectNetworkForSession(deps, req.params.id, network, token);
     switch (r.kind) {
       case 'not_found':
         throw resourceNotFound('id', 'session');
+      case 'pinned':
+        throw r.param === 'network'
+          ? parameterInvalid('network', `The merchant requires network ${r.required}.`)
+          : parameterInvalid('token', `The merchant requires ${r.required}.`);
+      case 'unavailable':
+        throw parameterInvalid('network', `${token} on ${network} is not available.`);
       case 'not_open':
         throw r.session.status === 'paid'
           ? invalidRequest('INVALID_SESSION_STATUS', 'The session is already paid.')
@@ -55,18 +98,19 @@ export function registerCheckoutSelectRoute(app: FastifyInstance, deps: Checkout
         throw new ApiError(409, 'invalid_request_error', 'selection_locked', 'A payment was already received on the chosen network and token.');
       case 'selected': {
         const s = r.session;
-        const due = stablecoinMinorToBase(s.target_amount_minor, tokenInfo.decimals);
+        const decimals = r.token.decimals;
+        const due = stablecoinMinorToBase(s.target_amount_minor, decimals);
         const remaining = due > s.received_base ? due - s.received_base : 0n;
         return reply.code(200).send({
           session_id: s.id,
           network,
           token,
-          token_contract: adapter.displayAddress(tokenInfo.address),
-          token_decimals: tokenInfo.decimals,
-          deposit_address: adapter.displayAddress(address),
-          amount_due: formatBaseUnits(due, tokenInfo.decimals),
+          token_contract: r.adapter.displayAddress(r.token.address),
+          token_decimals: decimals,
+          deposit_address: r.adapter.displayAddress(s.deposit_address!),
+          amount_due: formatBaseUnits(due, decimals),
           amount_due_base: due.toString(),
-          amount_remaining: formatBaseUnits(remaining, tokenInfo.decimals),
+          amount_remaining: formatBaseUnits(remaining, decimals),
           amount_remaining_base: remaining.toString(),
           expires_at: Math.floor(s.expires_at.getTime() / 1000),
         });

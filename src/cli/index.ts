@@ -5,6 +5,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { SecretBox } from '../security/secret-box.js';
 import { UsageError, print } from './args.js';
 import { keyCli, merchantCli } from './merchants.js';
+import { devnetCli } from './devnet.js';
 import { webhooksCli } from './webhooks.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { Redis } from 'ioredis';
@@ -22,7 +23,8 @@ const USAGE = `usage: npm run cli -- <command>
   webhooks resend <evt_id>                            deliver one event again (same id, same body)
   webhooks resend-failed --since <iso> [--merchant <id>]
   webhooks rotate-secret --merchant <id> [--overlap-hours N]
-  webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules`;
+  webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules
+  devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\``;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -30,6 +32,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (command === 'devnet') return devnetCli(rest); // local devnet only: needs no database or master key
   loadDotEnv();
   const config = loadConfig();
   await ensureDatabase(config.DATABASE_URL);

@@ -1,0 +1,240 @@
+// `npm run dev`: the whole service on local chains, for a first look and for development.
+// Starts two Anvil nodes standing in for Ethereum (chain id 31337, 6-decimal tokens) and BSC (chain id 97,
+// 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, a fresh demo database, the service with
+// all roles, a demo merchant (its key and secret printed), a webhook receiver that prints what it gets, and one
+// demo session. Ctrl-C stops everything it started. See docs/checkout.md ("The local demo").
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { dirname } from 'node:path';
+import pg from 'pg';
+import { devnetStateFile, type DevnetState } from '../src/cli/devnet.js';
+import { loadConfig } from '../src/config.js';
+import { createDb } from '../src/db/database.js';
+import { createMerchant } from '../src/ledger/merchants.js';
+import { createLogger, type LogLevel } from '../src/logger.js';
+import { start, type RunningService } from '../src/main.js';
+import { SecretBox } from '../src/security/secret-box.js';
+import { loadChainSettings } from '../src/watcher/config.js';
+import { createChainAdapter } from '../src/watcher/adapter-factory.js';
+import { freePort } from '../test/support/anvil.js';
+import { chainEnv, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
+
+const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
+const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+const SOLANA_USDT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
+
+const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+const say = (line = '') => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const devDbUrl = env.DEV_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stablepay_dev';
+  const host = env.HOST ?? '127.0.0.1';
+  const port = env.PORT ? Number(env.PORT) : await portOr(3000);
+  const publicBase = env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
+
+  say('Starting local chains…');
+  const [ethereum, bsc] = await Promise.all([startDevEvmChain('ethereum', 31337, 6), startDevEvmChain('bsc', 97, 18)]);
+  for (const c of [ethereum, bsc]) stops.push({ name: `anvil ${c.network}`, stop: () => c.node.stop() });
+  const solanaEnv = await startSolana();
+
+  // The chains are new on every run, so is the demo database: a cursor from an earlier run would not match them.
+  await recreateDatabase(devDbUrl);
+
+  const webhooks = await startWebhookPrinter();
+  const serviceEnv: Record<string, string | undefined> = {
+    ...env,
+    NODE_ENV: 'development',
+    DATABASE_URL: devDbUrl,
+    REDIS_KEY_PREFIX: env.DEV_REDIS_KEY_PREFIX ?? `sp_dev_${randomBytes(3).toString('hex')}`,
+    MASTER_KEY: randomBytes(32).toString('hex'),
+    HD_MNEMONIC: TEST_MNEMONIC,
+    HOST: host,
+    PORT: String(port),
+    PUBLIC_BASE_URL: publicBase,
+    CHECKOUT_BASE_URL: env.CHECKOUT_BASE_URL,
+    LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
+    EXPIRY_SWEEP_INTERVAL_MS: '2000',
+    WEBHOOK_RELAY_POLL_MS: '250',
+    ...chainEnv(ethereum),
+    ...chainEnv(bsc),
+    ...solanaEnv,
+  };
+  const config = loadConfig(serviceEnv);
+  const service: RunningService = await start(config, serviceEnv, createLogger(config.LOG_LEVEL as LogLevel));
+  stops.push({ name: 'service', stop: () => service.stop() });
+  const baseUrl = `http://localhost:${service.port}`;
+
+  const db = createDb(devDbUrl, 2);
+  const merchant = await createMerchant(db, new SecretBox(serviceEnv.MASTER_KEY!), { name: 'Demo Shop', webhookUrl: webhooks.url });
+  await db.destroy();
+  webhooks.secret = merchant.webhookSecret;
+
+  const session = await createDemoSession(baseUrl, merchant.testKey.key, merchant.testKey.secret);
+  const state: DevnetState = {
+    baseUrl,
+    checkoutBaseUrl: config.checkoutBaseUrl,
+    pid: process.pid,
+    evm: Object.fromEntries([ethereum, bsc].map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }])),
+  };
+  const stateFile = devnetStateFile(env);
+  mkdirSync(dirname(stateFile), { recursive: true });
+  writeFileSync(stateFile, JSON.stringify(state, null, 2));
+  stops.push({ name: 'state file', stop: async () => rmSync(stateFile, { force: true }) });
+
+  say();
+  say('stablepay is running on local chains.');
+  say(`  Ethereum (Anvil, chain 31337): ${ethereum.node.url}  USDT ${ethereum.tokens.USDT.address}  USDC ${ethereum.tokens.USDC.address}`);
+  say(`  BSC      (Anvil, chain 97):    ${bsc.node.url}  USDT ${bsc.tokens.USDT.address}  USDC ${bsc.tokens.USDC.address}`);
+  say(`  Solana   (LiteSVM):            ${solanaEnv.CHAIN_SOLANA_TEST_RPC_URL ?? 'not started'}`);
+  say(`  API:      ${baseUrl}/api/v1   Webhooks are printed here (receiver ${webhooks.url})`);
+  say();
+  say('Demo merchant (test mode):');
+  say(`  Merchant id: ${merchant.merchantId}`);
+  say(`  API key:     ${merchant.testKey.key}`);
+  say(`  API secret:  ${merchant.testKey.secret}`);
+  say();
+  say('Create a session with a signed request:');
+  say(signedCurlSnippet(baseUrl, merchant.testKey.key, merchant.testKey.secret));
+  say();
+  say(`Demo session id: ${session.id}`);
+  say(`Demo session page: ${session.url}`);
+  say(`Pay it from a funded local wallet: npm run cli -- devnet pay ${session.id} --network ethereum --token USDT`);
+  say();
+  say('Press Ctrl-C to stop everything.');
+}
+
+async function startSolana(): Promise<Record<string, string>> {
+  try {
+    const { startFakeSolanaRpc } = await import('./devnet/solana-rpc/rpc-server.js');
+    const rpc = await startFakeSolanaRpc({ slotIntervalMs: 400 });
+    stops.push({ name: 'solana', stop: () => rpc.close() });
+    rpc.validator.createMint({ address: SOLANA_USDC, decimals: 6 });
+    rpc.validator.createMint({ address: SOLANA_USDT, decimals: 6 });
+    const env = {
+      CHAIN_SOLANA_TEST_RPC_URL: rpc.url,
+      CHAIN_SOLANA_TEST_CONFIRMATIONS: '1',
+      CHAIN_SOLANA_TEST_POLL_INTERVAL_MS: '1000',
+      CHAIN_SOLANA_TEST_USDC_CONTRACT: SOLANA_USDC,
+      CHAIN_SOLANA_TEST_USDC_DECIMALS: '6',
+      CHAIN_SOLANA_TEST_USDT_CONTRACT: SOLANA_USDT,
+      CHAIN_SOLANA_TEST_USDT_DECIMALS: '6',
+    };
+    // Only offered when this build's Solana adapter accepts the endpoint.
+    const settings = loadChainSettings(env, 'solana', 'test');
+    if (settings) await createChainAdapter(settings).verifyTokens();
+    return env;
+  } catch (err) {
+    say(`  (Solana endpoint not started: ${(err as Error).message})`);
+    return {};
+  }
+}
+
+async function recreateDatabase(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`DEV_DATABASE_URL: database name ${name} must be [a-z0-9_]`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  try {
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.query(`create database ${name}`);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Prints each webhook it receives, with the result of checking its signature. */
+async function startWebhookPrinter(): Promise<{ url: string; secret: string }> {
+  const out = { url: '', secret: '' };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const ts = String(req.headers['x-service-timestamp'] ?? '');
+      const nonce = String(req.headers['x-service-nonce'] ?? '');
+      const expected = createHmac('sha256', out.secret).update(`${ts}.${nonce}.${body}`).digest('hex');
+      const ok = expected === req.headers['x-service-signature'];
+      say(`webhook ${req.headers['x-service-event-type']} (signature ${ok ? 'valid' : 'INVALID'}): ${body}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  stops.push({ name: 'webhook receiver', stop: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+  out.url = `http://127.0.0.1:${port}/webhooks`;
+  return out;
+}
+
+async function createDemoSession(baseUrl: string, key: string, secret: string): Promise<{ id: string; url: string }> {
+  const body = JSON.stringify({
+    amount: '12.34',
+    currency: 'USD',
+    order_id: `demo-${Date.now()}`,
+    description: 'Demo order',
+    line_items: [
+      { price_data: { currency: 'USD', unit_amount: '5.00', product_data: { name: 'Coffee beans', description: '250 g' } }, quantity: 2 },
+      { price_data: { currency: 'USD', unit_amount: '1.34', product_data: { name: 'Sticker' } }, quantity: 1 },
+    ],
+    tax_amount: '0.00',
+    shipping_amount: '1.00',
+  });
+  const ts = String(Math.floor(Date.now() / 1000));
+  const nonce = randomUUID();
+  const signature = createHmac('sha256', secret).update(`${ts}.${nonce}.${body}`).digest('hex');
+  const res = await fetch(`${baseUrl}/api/v1/checkout/sessions/create`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-service-timestamp': ts, 'x-service-nonce': nonce, 'x-service-signature': signature },
+    body,
+  });
+  const json = (await res.json()) as { id: string; url: string };
+  if (res.status !== 200) throw new Error(`demo session refused: ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A shell snippet that signs as interface.md says: hex(HMAC-SHA256(secret, "<timestamp>.<nonce>.<body>")). */
+function signedCurlSnippet(baseUrl: string, key: string, secret: string): string {
+  return [
+    `  KEY='${key}' SECRET='${secret}'`,
+    `  BODY='{"amount":"25.00","currency":"USD","order_id":"order-'"$(date +%s)"'","success_url":"https://example.com/thanks"}'`,
+    `  TS=$(date +%s) NONCE=$(cat /proc/sys/kernel/random/uuid 2>/dev/null || uuidgen)`,
+    `  SIG=$(printf '%s' "$TS.$NONCE.$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')`,
+    `  curl -s ${baseUrl}/api/v1/checkout/sessions/create -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\`,
+    `    -H "X-Service-Timestamp: $TS" -H "X-Service-Nonce: $NONCE" -H "X-Service-Signature: $SIG" -d "$BODY"`,
+  ].join('\n');
+}
+
+async function portOr(preferred: number): Promise<number> {
+  const free = await new Promise<boolean>((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(preferred, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+  return free ? preferred : freePort();
+}
+
+let stopping = false;
+async function shutdown(code: number): Promise<never> {
+  if (stopping) process.exit(code);
+  stopping = true;
+  say('Stopping…');
+  for (const s of stops.reverse()) {
+    try {
+      await s.stop();
+    } catch (err) {
+      process.stderr.write(`stopping ${s.name} failed: ${(err as Error).message}\n`);
+    }
+  }
+  say('Stopped.');
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+main().catch((err: unknown) => {
+  process.stderr.write(`npm run dev failed: ${(err as Error).stack ?? String(err)}\n`);
+  void shutdown(1);
+});

@@ -1,0 +1,69 @@
+import type { Kysely } from 'kysely';
+import type { ChainAdapter } from '../../chains/types.js';
+import type { Database } from '../db/schema.js';
+import { withDepositTables } from '../ledger/deposit-schema.js';
+import type { SessionRow } from '../ledger/sessions.js';
+import { computeLiveStatus, type ChainProgress, type LiveStatus, type PendingDeposit } from './live-status.js';
+
+// Read-only queries behind the hosted page. A session is looked up by its id alone (the id is the capability the
+// payer holds); nothing here returns or renders merchant ids, metadata, order ids or other sessions.
+
+export const SESSION_ID = /^[A-Za-z0-9_]{1,255}$/;
+
+export interface PageSession {
+  row: SessionRow;
+  merchantName: string;
+}
+
+export async function loadPageSession(db: Kysely<Database>, id: string): Promise<PageSession | undefined> {
+  if (!SESSION_ID.test(id)) return undefined;
+  const r = await db
+    .selectFrom('payment_sessions')
+    .innerJoin('merchants', 'merchants.id', 'payment_sessions.merchant_id')
+    .selectAll('payment_sessions')
+    .select('merchants.name as merchant_name')
+    .where('payment_sessions.id', '=', id)
+    .executeTakeFirst();
+  if (!r) return undefined;
+  const { merchant_name, ...row } = r;
+  return { row: row as SessionRow, merchantName: merchant_name };
+}
+
+export interface LiveDeps {
+  db: Kysely<Database>;
+  adapters: ReadonlyMap<string, ChainAdapter>;
+  /** Confirmation depth per chain key ("ethereum:test"); null or absent when finality is not a depth. */
+  confirmations: ReadonlyMap<string, number | null>;
+}
+
+export function chainProgressOf(deps: LiveDeps, row: SessionRow, tipHeight: bigint | null): ChainProgress | null {
+  if (!row.network || !row.token) return null;
+  const key = `${row.network}:${row.mode}`;
+  const token = deps.adapters.get(key)?.tokens.find((t) => t.symbol === row.token);
+  if (!token) return null;
+  return { decimals: token.decimals, tipHeight, requiredConfirmations: deps.confirmations.get(key) ?? null };
+}
+
+export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { returnPath: string }): Promise<LiveStatus> {
+  let pending: PendingDeposit[] = [];
+  let tip: bigint | null = null;
+  if (row.deposit_address && row.network && row.status !== 'paid' && row.status !== 'canceled') {
+    const t = withDepositTables(deps.db);
+    const [deposits, cursor] = await Promise.all([
+      t
+        .selectFrom('deposits')
+        .select(['network', 'token', 'amount_base', 'block_number'])
+        .where('session_id', '=', row.id)
+        .where('status', '=', 'provisional')
+        .execute(),
+      t.selectFrom('chain_cursors').select('tip_height').where('chain_key', '=', `${row.network}:${row.mode}`).executeTakeFirst(),
+    ]);
+    pending = deposits.map((d) => ({ network: d.network, token: d.token, amount: d.amount_base, blockNumber: d.block_number }));
+    tip = cursor?.tip_height ?? null;
+  }
+  return computeLiveStatus(row, pending, chainProgressOf(deps, row, tip), paths);
+}
+
+export async function reloadSession(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('payment_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,107 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
+import { UsageError, options, print } from './args.js';
+
+// `npm run cli -- devnet pay <session_id> [--network ethereum|bsc] [--token USDT|USDC] [--amount 12.34]`
+// Pays a session on the local chains that `npm run dev` started, from a funded local wallet, the way a payer would:
+// it asks the public selection endpoint for the deposit address and exact amount, then sends the token transfer.
+// Local devnets only: it reads the state file `npm run dev` writes and refuses anything else.
+
+export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
+/** Anvil's funded account 1 (account 0 deployed the tokens); the dev script mints tokens to it. */
+export const DEVNET_PAYER_PATH = "m/44'/60'/0'/0/1";
+
+export interface DevnetTokenState {
+  address: string;
+  decimals: number;
+}
+
+export interface DevnetState {
+  /** The service's base URL, e.g. http://localhost:3000. */
+  baseUrl: string;
+  checkoutBaseUrl: string;
+  pid: number;
+  evm: Record<string, { rpcUrl: string; chainId: number; tokens: Record<string, DevnetTokenState> }>;
+}
+
+export function devnetStateFile(env: Record<string, string | undefined> = process.env): string {
+  return env.DEVNET_STATE_FILE ?? join(process.cwd(), 'node_modules', '.cache', 'stablepay-devnet', 'state.json');
+}
+
+export function readDevnetState(env: Record<string, string | undefined> = process.env): DevnetState {
+  const file = devnetStateFile(env);
+  if (!existsSync(file)) throw new UsageError(`no local devnet found (${file}); start one with \`npm run dev\``);
+  const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
+  try {
+    process.kill(state.pid, 0);
+  } catch {
+    throw new UsageError(`the devnet that wrote ${file} (pid ${state.pid}) is not running; start one with \`npm run dev\``);
+  }
+  return state;
+}
+
+const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc] [--token USDT|USDC] [--amount <decimal>]';
+
+export async function devnetCli(args: string[], env: Record<string, string | undefined> = process.env): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'pay') throw new UsageError(USAGE);
+  const o = options(rest, { network: { type: 'string' }, token: { type: 'string' }, amount: { type: 'string' } });
+  const sessionId = o.positionals[0];
+  if (!sessionId || o.positionals.length > 1) throw new UsageError(USAGE);
+  const state = readDevnetState(env);
+
+  const status = await getJson(`${state.checkoutBaseUrl}/${encodeURIComponent(sessionId)}/status`);
+  if (status.code === 404) throw new UsageError(`no session ${sessionId}`);
+  const current = status.body as { state: string; network: string | null; token: string | null };
+  if (current.state === 'paid' || current.state === 'expired' || current.state === 'canceled') {
+    throw new UsageError(`session ${sessionId} is ${current.state}`);
+  }
+  const network = o.values.network ?? current.network ?? 'ethereum';
+  const token = (o.values.token ?? current.token ?? 'USDT').toUpperCase();
+  const chain = state.evm[network];
+  if (!chain) throw new UsageError(`--network must be one of ${Object.keys(state.evm).join(', ')} (local EVM devnets)`);
+  const tokenState = chain.tokens[token];
+  if (!tokenState) throw new UsageError(`--token must be one of ${Object.keys(chain.tokens).join(', ')}`);
+
+  const sel = await postJson(`${state.baseUrl}/checkout/sessions/${encodeURIComponent(sessionId)}/select`, { network, token });
+  if (sel.code !== 200) throw new Error(`selection refused: ${JSON.stringify(sel.body)}`);
+  const selection = sel.body as { deposit_address: string; amount_remaining_base: string; amount_remaining: string; token_decimals: number };
+
+  let amount = BigInt(selection.amount_remaining_base);
+  if (o.values.amount !== undefined) {
+    amount = tokenUnitsToBase(o.values.amount, selection.token_decimals);
+  }
+  if (amount <= 0n) throw new UsageError('nothing left to pay (use --amount to send anyway)');
+
+  const provider = new JsonRpcProvider(chain.rpcUrl, chain.chainId, { staticNetwork: true, pollingInterval: 200 });
+  try {
+    const payer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, provider);
+    // One ABI for both token shapes: Tether-style transfer returns nothing, so no return value is decoded.
+    const contract = new Contract(tokenState.address, ['function transfer(address to, uint256 value)'], payer);
+    const tx = (await contract.getFunction('transfer')(selection.deposit_address, amount)) as { hash: string; wait(): Promise<unknown> };
+    await tx.wait();
+    print({ session_id: sessionId, network, token, to: selection.deposit_address, amount_base: amount, from: payer.address, tx_hash: tx.hash });
+  } finally {
+    provider.destroy();
+  }
+}
+
+/** "12.5" at 6 decimals → 12500000n; plain decimals only, never through a float. */
+export function tokenUnitsToBase(text: string, decimals: number): bigint {
+  const m = /^(0|[1-9]\d*)(?:\.(\d+))?$/.exec(text);
+  if (!m) throw new UsageError(`--amount must be a plain decimal such as 12.34, not ${text}`);
+  const frac = m[2] ?? '';
+  if (frac.length > decimals) throw new UsageError(`--amount has more than ${decimals} decimal places`);
+  return BigInt(m[1]!) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
+}
+
+async function getJson(url: string): Promise<{ code: number; body: unknown }> {
+  const r = await fetch(url, { headers: { accept: 'application/json' } });
+  return { code: r.status, body: await r.json().catch(() => null) };
+}
+
+async function postJson(url: string, body: unknown): Promise<{ code: number; body: unknown }> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { code: r.status, body: await r.json().catch(() => null) };
+}

@@ -1,0 +1,203 @@
+import { getAddress } from 'ethers';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payFrom } from '../support/evm-tokens/scenario.js';
+import { CONFIRMATIONS, artifact, decodeQr, launchBrowser, startCheckoutStack, until, type CheckoutStack } from './checkout-harness.js';
+
+// The hosted payment page in headless Chromium against the whole service (main.ts, all roles) on Anvil.
+let stack: CheckoutStack;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+const cspViolations: string[] = [];
+
+beforeAll(async () => {
+  stack = await startCheckoutStack();
+  browser = await launchBrowser('en-US');
+});
+
+afterAll(async () => {
+  await browser?.dispose();
+  await stack?.stop();
+});
+
+let seq = 0;
+async function createSession(body: Record<string, unknown> = {}) {
+  const r = await stack.shop.post('/api/v1/checkout/sessions/create', { amount: '12.34', currency: 'USD', order_id: `co-${Date.now()}-${seq++}`, ...body });
+  expect(r.status).toBe(200);
+  return r.json as { id: string; url: string };
+}
+
+async function openPage(url: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('console', (m) => {
+    if (/Content[- ]Security[- ]Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  await page.goto(url);
+  return page;
+}
+
+const state = (page: Page) => page.locator('#sp-status').getAttribute('data-state');
+
+async function waitForState(page: Page, wanted: string, ms = 30_000) {
+  await until(async () => ((await state(page)) === wanted ? true : undefined), ms, `page state ${wanted}`);
+}
+
+async function pickAndContinue(page: Page, label: RegExp) {
+  await page.getByLabel(label).check();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.locator('#sp-address').waitFor();
+}
+
+describe('hosted payment page in Chromium', () => {
+  it('takes a payer from the picker to paid: Ethereum + USDT, address, amount, QR = deep link, pay on Anvil, redirect', async () => {
+    const session = await createSession({
+      success_url: `${stack.site.url}/thanks?order=1`,
+      line_items: [{ price_data: { currency: 'USD', unit_amount: '5.67', product_data: { name: 'Tea <b>Oolong</b>', description: '100 g' } }, quantity: 2 }],
+      tax_amount: '0.50',
+      shipping_amount: '0.50',
+      metadata: { internal_note: 'never-show-this-note' },
+    });
+    const page = await openPage(session.url);
+    expect(await page.title()).toBe('Pay Café Ω & Co');
+    expect(await state(page)).toBe('select');
+    // Summary: items (escaped, not interpreted), tax, shipping, total in the merchant currency, converted amount.
+    await expect.poll(() => page.locator('.items').innerText()).toContain('Tea <b>Oolong</b>');
+    expect(await page.locator('.items').innerText()).toContain('11.34 USD');
+    expect(await page.locator('#sp-total').innerText()).toBe('12.34 USD');
+    expect(await page.locator('#sp-converted').innerText()).toBe('12.34 USDT');
+    // The picker lists what the deployment enables: Ethereum USDT and USDC, nothing else.
+    const options = await page.locator('input[name=choice]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    expect(options).toEqual(['ethereum:USDT', 'ethereum:USDC']);
+    // The script runs under the CSP: the countdown ticks.
+    const c0 = await page.locator('#sp-countdown').innerText();
+    await expect.poll(() => page.locator('#sp-countdown').innerText(), { timeout: 5000 }).not.toBe(c0);
+    await page.screenshot({ path: artifact('1-select.png'), fullPage: true });
+
+    await pickAndContinue(page, /USDT · Ethereum/);
+    expect(await state(page)).toBe('waiting');
+    const address = await page.locator('#sp-address').innerText();
+    const amount = await page.locator('#sp-amount').innerText();
+    expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(address).toBe(getAddress(address)); // EIP-55 display form
+    expect(amount).toBe('12.34 USDT');
+    expect(await page.locator('#sp-warning').innerText()).toBe('Send only USDT on Ethereum (ERC-20).');
+    const row = await stack.t.db.selectFrom('payment_sessions').select(['deposit_address', 'network', 'token']).where('id', '=', session.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ deposit_address: address.toLowerCase(), network: 'ethereum', token: 'USDT' });
+
+    // The deep link is EIP-681 with base units, and the QR code in the rendered page encodes exactly it.
+    const deepLink = await page.locator('#sp-deeplink').getAttribute('href');
+    expect(deepLink).toBe(`ethereum:${getAddress(stack.usdt.address)}@31337/transfer?address=${address}&uint256=12340000`);
+    const qr = decodeQr(await page.locator('#sp-qr').screenshot());
+    expect(qr).toBe(deepLink);
+    await page.screenshot({ path: artifact('2-waiting.png'), fullPage: true });
+
+    // Pay on chain: seen first (1 of N confirmations), then paid, then the redirect to success_url.
+    await payFrom(stack.payer, stack.usdt, address, 12_340_000n);
+    await waitForState(page, 'confirming');
+    await expect.poll(() => page.locator('#sp-confirmations').innerText()).toBe(`Confirmations: 1 of ${CONFIRMATIONS}`);
+    await page.screenshot({ path: artifact('3-confirming.png'), fullPage: true });
+    await stack.node.mine(CONFIRMATIONS);
+    await waitForState(page, 'paid');
+    expect(await page.locator('#sp-status-text').innerText()).toBe('Paid. Thank you!');
+    expect(await page.locator('#sp-pay').isHidden()).toBe(true);
+    await page.screenshot({ path: artifact('4-paid.png'), fullPage: true });
+    await page.waitForURL(`${stack.site.url}/thanks?order=1`, { timeout: 10_000 });
+    expect(stack.site.hits).toContain('/thanks?order=1');
+    expect((await stack.shop.get(`/api/v1/checkout/sessions/${session.id}`)).json.payment_status).toBe('paid');
+    await page.close();
+  });
+
+  it('shows the remainder after a partial payment, with a QR code for the remaining amount', async () => {
+    const session = await createSession({ amount: '10.00' });
+    const page = await openPage(session.url);
+    await pickAndContinue(page, /USDC · Ethereum/);
+    const address = await page.locator('#sp-address').innerText();
+    expect(await page.locator('#sp-amount').innerText()).toBe('10.00 USDC');
+
+    await payFrom(stack.payer, stack.usdc, address, 4_000_000n);
+    await stack.node.mine(CONFIRMATIONS);
+    await waitForState(page, 'partial');
+    expect(await page.locator('#sp-status-text').innerText()).toBe('Partially paid: 6.00 USDC still to pay.');
+    // The page re-rendered the instructions for what remains.
+    await expect.poll(() => page.locator('#sp-amount').innerText()).toBe('6.00 USDC');
+    expect(await page.locator('#pay-h').innerText()).toBe('Send the remaining');
+    expect(await page.locator('#sp-received').innerText()).toBe('4.00 USDC');
+    const deepLink = await page.locator('#sp-deeplink').getAttribute('href');
+    expect(deepLink).toBe(`ethereum:${getAddress(stack.usdc.address)}@31337/transfer?address=${address}&uint256=6000000`);
+    expect(decodeQr(await page.locator('#sp-qr').screenshot())).toBe(deepLink);
+    // Once money arrived the choice is locked: no link to change it.
+    expect(await page.getByText('Change network or token').count()).toBe(0);
+    await page.screenshot({ path: artifact('5-partial.png'), fullPage: true });
+
+    // It survives a reload.
+    await page.reload();
+    expect(await state(page)).toBe('partial');
+    expect(await page.locator('#sp-amount').innerText()).toBe('6.00 USDC');
+    await page.close();
+  });
+
+  it('shows an expired session as expired, live while open and after a reload', async () => {
+    const session = await createSession();
+    const page = await openPage(session.url);
+    await pickAndContinue(page, /USDT · Ethereum/);
+    // Pull the expiry close: the page's countdown and the worker's expiry both follow expires_at.
+    await stack.t.db.updateTable('payment_sessions').set({ expires_at: new Date(Date.now() + 3000) }).where('id', '=', session.id).execute();
+    await page.reload();
+    expect(await state(page)).toBe('waiting');
+    await waitForState(page, 'expired', 20_000);
+    expect(await page.locator('#sp-status-text').innerText()).toBe('This payment session has expired.');
+    expect(await page.locator('#sp-pay').isHidden()).toBe(true);
+    await page.screenshot({ path: artifact('6-expired.png'), fullPage: true });
+    // The ledger expires it once the watcher has seen a block timestamped after expires_at (nothing is in flight then).
+    await until(async () => {
+      await stack.node.mine(1);
+      const r = await stack.t.db.selectFrom('payment_sessions').select('status').where('id', '=', session.id).executeTakeFirstOrThrow();
+      return r.status === 'expired' ? true : undefined;
+    }, 20_000, 'the ledger to expire the session');
+    await page.reload();
+    expect(await state(page)).toBe('expired');
+    expect(await page.locator('#sp-address').count()).toBe(0);
+    await page.close();
+  });
+
+  it('shows a canceled session as canceled, with the way back to the merchant', async () => {
+    const session = await createSession({ cancel_url: `${stack.site.url}/cart` });
+    const page = await openPage(session.url);
+    expect(await state(page)).toBe('select');
+    const canceled = await stack.shop.post(`/api/v1/checkout/sessions/${session.id}/cancel`, {});
+    expect(canceled.status).toBe(200);
+    await waitForState(page, 'canceled', 10_000);
+    expect(await page.locator('#sp-status-text').innerText()).toBe('This payment was canceled by the merchant.');
+    await page.screenshot({ path: artifact('7-canceled.png'), fullPage: true });
+    await page.getByRole('link', { name: 'Back to Café Ω & Co' }).click();
+    await page.waitForURL(`${stack.site.url}/cart`);
+    await page.close();
+  });
+
+  it('speaks Chinese when the browser prefers it, and switches language on request', async () => {
+    const session = await createSession();
+    const zh = await launchBrowser('zh-CN');
+    try {
+      const page = await zh.newPage();
+      await page.goto(session.url);
+      expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+      expect(await page.title()).toBe('向 Café Ω & Co 付款');
+      expect(await page.locator('#picker-h').innerText()).toBe('选择支付方式');
+      await page.getByLabel(/USDT · 以太坊/).check();
+      await page.getByRole('button', { name: '继续' }).click();
+      await page.locator('#sp-address').waitFor();
+      expect(await page.locator('#sp-warning').innerText()).toBe('仅可通过 以太坊 (ERC-20) 发送 USDT。');
+      expect(await page.locator('#sp-status-text').innerText()).toBe('等待您的付款…');
+      await page.screenshot({ path: artifact('8-zh.png'), fullPage: true });
+      await page.getByRole('link', { name: 'English' }).click();
+      await page.waitForURL(/lang=en/);
+      expect(await page.locator('html').getAttribute('lang')).toBe('en');
+      expect(await page.locator('#sp-status-text').innerText()).toBe('Waiting for your payment…');
+    } finally {
+      await zh.dispose();
+    }
+  });
+
+  it('raised no Content-Security-Policy violation in any of the pages above', () => {
+    expect(cspViolations).toEqual([]);
+  });
+});
