@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { loadConfig } from '../../src/config.js';
@@ -130,6 +130,11 @@ export function artifact(name: string): string {
   mkdirSync(ARTIFACTS, { recursive: true });
   return join(ARTIFACTS, name);
 }
+
+// jsqr is CommonJS whose types declare a default export: under NodeNext the import is the module object in types
+// and the function at run time. Take whichever is callable.
+type JsQr = typeof jsQRModule.default;
+const jsQR: JsQr = ((jsQRModule as unknown as { default?: JsQr }).default ?? jsQRModule) as unknown as JsQr;
 
 /** Decodes the QR code in a PNG screenshot. */
 export function decodeQr(png: Buffer): string | null {

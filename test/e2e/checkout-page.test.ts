@@ -65,7 +65,7 @@ describe('hosted payment page in Chromium', () => {
     expect(await page.locator('#sp-total').innerText()).toBe('12.34 USD');
     expect(await page.locator('#sp-converted').innerText()).toBe('12.34 USDT');
     // The picker lists what the deployment enables: Ethereum USDT and USDC, nothing else.
-    const options = await page.locator('input[name=choice]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    const options = await page.locator('input[name=choice]').evaluateAll((els) => els.map((e) => e.getAttribute('value')));
     expect(options).toEqual(['ethereum:USDT', 'ethereum:USDC']);
     // The script runs under the CSP: the countdown ticks.
     const c0 = await page.locator('#sp-countdown').innerText();
