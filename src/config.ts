@@ -45,6 +45,7 @@ export const configSchema = z.object({
   PAYOUT_FEE_BUMP_PERCENT: int(10, 500).default(25),
   PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
   PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
+  PAYOUT_LOCK_MS: int(1000, 600_000).default(30_000),
 }).extend(webhookEnvSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };

@@ -83,6 +83,7 @@ export async function start(config: Config, env: Record<string, string | undefin
         feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
         jobBudgetMs: config.PAYOUT_JOB_BUDGET_MS,
         sweepIntervalMs: config.PAYOUT_SWEEP_INTERVAL_MS,
+        lockDurationMs: config.PAYOUT_LOCK_MS,
         log: log.child({ role: 'payouts' }),
       });
       stops.push(() => payouts.stop());

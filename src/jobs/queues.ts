@@ -47,10 +47,18 @@ export function createWorker<N extends JobName>(
   ctx: QueueContext,
   handler: (payload: JobPayload<N>, job: Job, token: string | undefined) => Promise<unknown>,
   concurrency = 4,
+  /** How long a job stays locked to a worker that stopped renewing it (a crashed process) before it runs again. */
+  lockDurationMs = 30_000,
 ): Worker<JobPayload<N>> {
   return new Worker<JobPayload<N>>(
     name,
     async (job, token) => handler(JOBS[name].payload.parse(job.data) as JobPayload<N>, job, token),
-    { connection: ctx.connection.duplicate({ maxRetriesPerRequest: null }), prefix: `${ctx.prefix}:bull`, concurrency },
+    {
+      connection: ctx.connection.duplicate({ maxRetriesPerRequest: null }),
+      prefix: `${ctx.prefix}:bull`,
+      concurrency,
+      lockDuration: lockDurationMs,
+      stalledInterval: Math.min(30_000, lockDurationMs),
+    },
   );
 }

@@ -29,6 +29,8 @@ export interface PayoutWorkerOptions extends PayoutEngineDeps {
   /** How long one job keeps driving its refund before parking itself. */
   jobBudgetMs: number;
   sweepIntervalMs: number;
+  /** A crashed worker's job runs again after this long (BullMQ lock and stalled-job check). */
+  lockDurationMs: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
@@ -50,6 +52,7 @@ export async function startPayoutWorker(ctx: QueueContext, opts: PayoutWorkerOpt
       }
     },
     opts.concurrency,
+    opts.lockDurationMs,
   );
   worker.on('failed', (job, err) => opts.log?.warn({ err, job: job?.id }, 'payout job failed; BullMQ retries it'));
 
