@@ -1,0 +1,106 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/anvil.js';
+import { REDIS_URL, databaseUrl, runPrefix } from '../support/env.js';
+import { until } from './checkout-harness.js';
+
+// `npm run dev` as a user runs it: a child process (its own process group, like a terminal's foreground job) that
+// starts local chains and the service, prints a key, a signed curl and a page URL; the printed curl works, `devnet
+// pay` pays the demo session, the webhook arrives, and Ctrl-C (SIGINT to the group) stops everything it started.
+const dir = mkdtempSync(join(tmpdir(), 'sp-dev-'));
+const redisPrefix = `sp_devtest_${randomBytes(3).toString('hex')}`;
+let child: ChildProcess | undefined;
+let out = '';
+
+afterAll(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${redisPrefix}*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+async function refused(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe('npm run dev', () => {
+  it('starts the local demo, serves a page, takes a payment from `devnet pay`, and stops cleanly on Ctrl-C', async () => {
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      DEV_DATABASE_URL: databaseUrl(`${runPrefix()}_dev`), // dropped with the run's other databases
+      DEV_REDIS_KEY_PREFIX: redisPrefix,
+      DEVNET_STATE_FILE: join(dir, 'state.json'),
+    };
+    child = spawn('npm', ['run', 'dev'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d) => (out += String(d)));
+    child.stderr!.on('data', (d) => (out += String(d)));
+    await until(async () => (out.includes('Press Ctrl-C') ? true : child!.exitCode !== null ? Promise.reject(new Error(out)) : undefined), 120_000, 'npm run dev to start');
+
+    expect(out).toMatch(/API key:\s+sk_test_[A-Za-z0-9]+/);
+    expect(out).toMatch(/API secret:\s+\S+/);
+    const pageUrl = /Demo session page: (\S+)/.exec(out)![1]!;
+    const sessionId = /Demo session id: (\S+)/.exec(out)![1]!;
+    expect(pageUrl).toBe(`http://localhost:${port}/pay/${sessionId}`);
+    const chainUrls = [...out.matchAll(/\(Anvil, chain \d+\):\s+(http:\/\/127\.0\.0\.1:\d+)/g)].map((m) => m[1]!);
+    expect(chainUrls).toHaveLength(2);
+
+    // The page.
+    const page = await fetch(pageUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain('Demo Shop');
+    expect(html).toContain('value="ethereum:USDT"');
+    expect(html).toContain('value="bsc:USDC"');
+
+    // The printed signed curl creates a session.
+    const snippet = out.slice(out.indexOf('Create a session with a signed request:'), out.indexOf('Demo session id:')).split('\n').slice(1).join('\n');
+    const curl = spawnSync('bash', ['-c', snippet], { encoding: 'utf8', timeout: 20_000 });
+    expect(curl.status).toBe(0);
+    const created = JSON.parse(curl.stdout) as { id: string; url: string; payment_status: string };
+    expect(created).toMatchObject({ payment_status: 'unpaid' });
+    expect(created.url).toBe(`http://localhost:${port}/pay/${created.id}`);
+
+    // devnet pay: the demo session on BSC (18 decimals), through the public selection endpoint, to paid and the webhook.
+    const pay = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', sessionId, '--network', 'bsc', '--token', 'USDC'], { env, encoding: 'utf8', timeout: 60_000 });
+    expect(pay.stderr.replace(/npm warn.*\n/g, '')).toBe('');
+    expect(pay.status).toBe(0);
+    expect(JSON.parse(pay.stdout)).toMatchObject({ session_id: sessionId, network: 'bsc', token: 'USDC', amount_base: '12340000000000000000' });
+    await until(async () => {
+      const s = (await (await fetch(`${pageUrl}/status`)).json()) as { state: string };
+      return s.state === 'paid' ? true : undefined;
+    }, 30_000, 'the demo session to be paid');
+    await until(async () => (/webhook payment\.completed \(signature valid\)/.test(out) ? true : undefined), 30_000, 'the webhook');
+    expect(out).toContain(`"session_id": "${sessionId}"`);
+
+    // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it.
+    process.kill(-child.pid!, 'SIGINT');
+    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      if (child!.exitCode !== null || child!.signalCode !== null) resolve({ code: child!.exitCode, signal: child!.signalCode });
+      child!.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    expect(out).toContain('Stopped.');
+    expect(out).not.toMatch(/stopping .* failed/);
+    // npm re-raises the SIGINT its script ended with, as shells expect of an interrupted job; anything else is a failure.
+    expect(exit.code === 0 || exit.signal === 'SIGINT', JSON.stringify(exit)).toBe(true);
+    for (const u of [...chainUrls, `http://127.0.0.1:${port}/healthz`]) expect(await refused(u), `${u} still answers`).toBe(true);
+    expect(existsSync(env.DEVNET_STATE_FILE)).toBe(false);
+    // Nothing it started is left running.
+    const ps = spawnSync('ps', ['-o', 'pid=', '-g', String(child.pid)], { encoding: 'utf8' });
+    expect(ps.stdout.trim()).toBe('');
+  }, 240_000);
+});
