@@ -8,6 +8,13 @@ import { keyCli, merchantCli } from './merchants.js';
 import { devnetCli } from './devnet.js';
 import { webhooksCli } from './webhooks.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
+import { PAYOUTS_USAGE, depositsCli, payoutsCli } from './payouts.js';
+import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
+import { loadWatcherSettings } from '../watcher/config.js';
+import { createVerifiedAdapters } from '../watcher/start.js';
+import { registerAdapterFamily } from '../watcher/adapter-factory.js';
+import { createTronAdapterFactory } from '../../chains/tron/adapter.js';
+import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
@@ -24,7 +31,8 @@ const USAGE = `usage: npm run cli -- <command>
   webhooks resend-failed --since <iso> [--merchant <id>]
   webhooks rotate-secret --merchant <id> [--overlap-hours N]
   webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules
-  devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\``;
+  devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\`
+${PAYOUTS_USAGE.split('\n').map((l) => `  ${l}`).join('\n')}`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -52,6 +60,24 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'key':
         return await keyCli(rest, { db, box });
+      case 'payouts': {
+        const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+        const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
+        try {
+          registerAdapterFamily('tron', createTronAdapterFactory(process.env));
+          return await payoutsCli(rest, {
+            db,
+            adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env)),
+            keys: keyDeriverOf(keyMaterialFromEnv(process.env)),
+            enqueue: (id) => scheduler.enqueue(id),
+          });
+        } finally {
+          await scheduler.close();
+          redis.disconnect();
+        }
+      }
+      case 'deposits':
+        return await depositsCli(rest, { db });
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {

@@ -133,3 +133,57 @@ describe('refund payouts on chain', () => {
     }
   });
 });
+
+describe('operator commands for payouts', () => {
+  it('shows hot wallets with balances, lists pending payouts, and retries a failed refund as a new one', async () => {
+    const { payoutsCli, depositsCli } = await import('../../src/cli/payouts.js');
+    const { signer } = await import('../support/evm-tokens/scenario.js');
+    const { createPayoutScheduler } = await import('../../src/payouts/worker.js');
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(h.env.REDIS_URL!);
+    const scheduler = createPayoutScheduler({ connection: redis, prefix: h.env.REDIS_KEY_PREFIX! });
+    const outputs: unknown[] = [];
+    const ctx = { db: h.t.db, adapters: async () => h.service.adapters, keys: signer, enqueue: (id: string) => scheduler.enqueue(id), out: (v: unknown) => outputs.push(v) };
+    try {
+      const m = await h.newMerchant('Operator view');
+      await fundHotWallet(m, { eth: 10n ** 18n, usdt: 0n, usdc: 5_000_000n });
+      await payoutsCli(['wallets', '--merchant', m.id], ctx);
+      const wallets = outputs.pop() as any[];
+      const testWallet = wallets.find((w) => w.mode === 'test' && w.network === 'ethereum');
+      expect(testWallet.address.toLowerCase()).toBe(m.hotWallet.toLowerCase());
+      expect(testWallet.native_base_units).toBe(String(10n ** 18n));
+      expect(testWallet.tokens).toEqual({ USDT: '0.00', USDC: '5.00' });
+
+      const s = await h.paidSession(m, { amount: '2.00', token: 'USDT' });
+      const failedRefund = await settled(m, (await createRefund(m, { session_id: s.id, amount: 200, currency: 'USDT', refund_id: 'op-1' })).json.refund_id);
+      expect(failedRefund.status).toBe('failed');
+      await fund(h.tokens.USDT, m.hotWallet, 2_000_000n);
+      await payoutsCli(['retry', 'op-1', '--merchant', m.id], ctx);
+      expect(outputs.pop()).toMatchObject({ retried: 'op-1', refund_id: 'op-1-retry-1', status: 'pending' });
+      const retried = await settled(m, 'op-1-retry-1');
+      expect(retried.status).toBe('completed');
+      expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, s.payer)).toHaveLength(1);
+      await expect(payoutsCli(['retry', 'op-1-retry-1', '--merchant', m.id], ctx)).rejects.toThrow(/only failed refunds/);
+
+      await payoutsCli(['pending', '--merchant', m.id], ctx);
+      expect(outputs.pop()).toEqual([]);
+      // A payment to a canceled session becomes an unmatched deposit on the operator's list.
+      const c = (await m.client.post('/api/v1/checkout/sessions/create', { amount: '1.00', currency: 'USD', order_id: 'late-1' })).json;
+      const sel = (await (await fetch(`${h.base}/checkout/sessions/${c.id}/select`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT' }) })).json()) as { deposit_address: string };
+      expect((await m.client.post(`/api/v1/checkout/sessions/${c.id}/cancel`)).status).toBe(200);
+      const payer = walletAt(3, h.node.provider);
+      await fund(h.tokens.USDT, payer.address, 1_000_000n);
+      const { payFrom } = await import('../support/evm-tokens/scenario.js');
+      const tx = await payFrom(payer, h.tokens.USDT, sel.deposit_address, 1_000_000n);
+      const listed = await h.until(async () => {
+        await depositsCli(['unmatched', '--mode', 'test', '--network', 'ethereum'], ctx);
+        const rows = outputs.pop() as any[];
+        return rows.find((r) => r.txHash === tx);
+      });
+      expect(listed).toMatchObject({ sessionId: c.id, reason: 'session_canceled', amountBase: '1000000', token: 'USDT' });
+    } finally {
+      await scheduler.close();
+      redis.disconnect();
+    }
+  });
+});

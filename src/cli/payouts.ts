@@ -1,0 +1,113 @@
+import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import type { Mode } from '../db/schema.js';
+import { formatBaseUnits } from '../domain/money.js';
+import { listUnmatchedDeposits } from '../ledger/deposits.js';
+import { createRefund } from '../ledger/refunds.js';
+import { refundChainsFrom } from '../payouts/refund-chains.js';
+import { UsageError, options, print, required } from './args.js';
+
+export interface PayoutCliContext {
+  db: Db;
+  /** Adapters of the configured chains, by "network:mode" (created lazily: only these commands need RPC). */
+  adapters: () => Promise<ReadonlyMap<string, ChainAdapter>>;
+  keys: KeyDeriver | null;
+  /** Queues a refund's payout job. */
+  enqueue: (refundId: string) => Promise<void>;
+  out?: (value: unknown) => void;
+}
+
+export const PAYOUTS_USAGE = `payouts wallets [--merchant <id>]              hot-wallet addresses and balances (gas and tokens) per chain
+payouts pending [--merchant <id>]              refunds waiting to be paid, with their on-chain attempts
+payouts retry <refund_id> --merchant <id>      pay a failed refund again, as a new refund (<refund_id>-retry-N)
+deposits unmatched [--network <n>] [--mode test|live] [--limit N]`;
+
+// Operator commands for refund payouts (issue 5) and unmatched deposits (issue 3).
+export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise<void> {
+  const out = ctx.out ?? print;
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'wallets': {
+      const { values } = options(rest, { merchant: { type: 'string' } });
+      if (!ctx.keys) throw new UsageError('wallets needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the hot-wallet addresses');
+      let q = ctx.db.selectFrom('merchant_hd_accounts as a').innerJoin('merchants as m', 'm.id', 'a.merchant_id').select(['a.merchant_id', 'a.mode', 'a.account_index', 'm.name']);
+      if (values.merchant) q = q.where('a.merchant_id', '=', values.merchant);
+      const accounts = await q.orderBy('a.merchant_id').orderBy('a.mode').execute();
+      const adapters = await ctx.adapters();
+      const rows = [];
+      for (const acc of accounts) {
+        for (const adapter of adapters.values()) {
+          if (adapter.mode !== acc.mode) continue;
+          const wallet = await adapter.deriveHotWallet(ctx.keys, acc.account_index, HOT_WALLET_SLOT.refunds);
+          const balances = await adapter.getBalances(wallet.address).catch((e: Error) => ({ error: e.message }));
+          rows.push({
+            merchant_id: acc.merchant_id,
+            merchant: acc.name,
+            mode: acc.mode,
+            network: adapter.network,
+            address: adapter.displayAddress(wallet.address),
+            ...('error' in balances
+              ? { error: balances.error }
+              : {
+                  native_base_units: balances.native.toString(),
+                  tokens: Object.fromEntries(adapter.tokens.map((t) => [t.symbol, formatBaseUnits(balances.tokens[t.symbol] ?? 0n, t.decimals)])),
+                }),
+          });
+        }
+      }
+      out(rows);
+      return;
+    }
+    case 'pending': {
+      const { values } = options(rest, { merchant: { type: 'string' } });
+      let q = ctx.db.selectFrom('refunds').selectAll().where('status', 'in', ['pending', 'processing']);
+      if (values.merchant) q = q.where('merchant_id', '=', values.merchant);
+      const refunds = await q.orderBy('created_at').limit(500).execute();
+      const attempts = refunds.length
+        ? await ctx.db.selectFrom('payout_attempts').select(['refund_id', 'tx_hash', 'nonce', 'state', 'fee_bump_percent', 'created_at']).where('refund_id', 'in', refunds.map((r) => r.id)).orderBy('id').execute()
+        : [];
+      out(refunds.map((r) => ({
+        id: r.id, refund_id: r.refund_id, merchant_id: r.merchant_id, mode: r.mode, network: r.network, token: r.token,
+        amount: r.amount_minor.toString(), status: r.status, created_at: r.created_at, signed_at: r.signed_at,
+        attempts: attempts.filter((a) => a.refund_id === r.id).map((a) => ({ ...a, nonce: a.nonce?.toString() ?? null })),
+      })));
+      return;
+    }
+    case 'retry': {
+      const { values, positionals } = options(rest, { merchant: { type: 'string' } });
+      const refundId = positionals[0];
+      if (!refundId) throw new UsageError('payouts retry <refund_id> --merchant <id>');
+      const merchantId = required(values.merchant, 'merchant');
+      const old = await ctx.db.selectFrom('refunds').selectAll().where('merchant_id', '=', merchantId)
+        .where((eb) => eb.or([eb('refund_id', '=', refundId), eb('id', '=', refundId)])).executeTakeFirst();
+      if (!old) throw new UsageError(`no refund ${refundId} of merchant ${merchantId}`);
+      if (old.status !== 'failed') throw new UsageError(`refund ${refundId} is ${old.status}; only failed refunds can be retried`);
+      const tries = await ctx.db.selectFrom('refunds').select('refund_id').where('merchant_id', '=', merchantId).where('mode', '=', old.mode)
+        .where('refund_id', 'like', `${old.refund_id.replaceAll('%', '\\%').replaceAll('_', '\\_')}-retry-%`).execute();
+      const adapters = await ctx.adapters();
+      const created = await createRefund(ctx.db, refundChainsFrom(adapters), {
+        merchantId, mode: old.mode as Mode, refundId: `${old.refund_id}-retry-${tries.length + 1}`, sessionId: old.session_id,
+        amountMinor: old.amount_minor, currency: old.currency as 'USDT' | 'USDC', reason: old.reason, description: old.description,
+        metadata: { ...old.metadata, retry_of: old.refund_id }, destinationAddress: old.destination_address,
+        fingerprint: `retry:${old.id}:${tries.length + 1}`,
+      });
+      await ctx.enqueue(created.refund.id);
+      out({ retried: old.refund_id, refund_id: created.refund.refund_id, id: created.refund.id, status: created.refund.status });
+      return;
+    }
+    default:
+      throw new UsageError(PAYOUTS_USAGE);
+  }
+}
+
+export async function depositsCli(args: string[], ctx: Pick<PayoutCliContext, 'db' | 'out'>): Promise<void> {
+  const out = ctx.out ?? print;
+  const [sub, ...rest] = args;
+  if (sub !== 'unmatched') throw new UsageError(PAYOUTS_USAGE);
+  const { values } = options(rest, { network: { type: 'string' }, mode: { type: 'string' }, limit: { type: 'string' } });
+  if (values.mode !== undefined && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('--mode must be test or live');
+  const limit = values.limit === undefined ? 100 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be an integer 1..10000');
+  const rows = await listUnmatchedDeposits(ctx.db, { mode: values.mode as Mode | undefined, network: values.network, limit });
+  out(rows.map((r) => ({ ...r, amountBase: r.amountBase.toString() })));
+}
