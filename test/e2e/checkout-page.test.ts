@@ -135,6 +135,25 @@ describe('hosted payment page in Chromium', () => {
     await page.close();
   });
 
+  it('keeps the status live when the event stream is blocked: it falls back to polling', async () => {
+    const session = await createSession({ amount: '3.00' });
+    const page = await browser.newPage();
+    let blocked = 0;
+    await page.route('**/events', (route) => {
+      blocked++;
+      return route.abort('connectionreset');
+    });
+    await page.goto(session.url);
+    await pickAndContinue(page, /USDT · Ethereum/);
+    const address = await page.locator('#sp-address').innerText();
+    await payFrom(stack.payer, stack.usdt, address, 3_000_000n);
+    await stack.node.mine(CONFIRMATIONS);
+    await waitForState(page, 'paid');
+    expect(blocked).toBeGreaterThanOrEqual(2);
+    expect(await page.locator('#sp-status-text').innerText()).toBe('Paid. Thank you!');
+    await page.close();
+  });
+
   it('shows an expired session as expired, live while open and after a reload', async () => {
     const session = await createSession();
     const page = await openPage(session.url);

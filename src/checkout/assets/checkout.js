@@ -164,7 +164,7 @@
     source.onerror = function () {
       // EventSource reconnects by itself after a network drop; after repeated failures fall back to polling.
       onError();
-      if (errors >= 4 && source) { source.close(); source = null; startPolling(); }
+      if (errors >= 2 && source) { source.close(); source = null; startPolling(); }
     };
   }
 
