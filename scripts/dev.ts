@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname } from 'node:path';
 import pg from 'pg';
-import { devnetStateFile, type DevnetState } from '../src/cli/devnet.js';
+import { devnetSolanaPayer, devnetStateFile, type DevnetState } from '../src/cli/devnet.js';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/database.js';
 import { createMerchant } from '../src/ledger/merchants.js';
@@ -77,6 +77,9 @@ async function main(): Promise<void> {
     checkoutBaseUrl: config.checkoutBaseUrl,
     pid: process.pid,
     evm: Object.fromEntries([ethereum, bsc].map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }])),
+    ...(solanaEnv.CHAIN_SOLANA_TEST_RPC_URL
+      ? { solana: { rpcUrl: solanaEnv.CHAIN_SOLANA_TEST_RPC_URL, tokens: { USDC: { address: SOLANA_USDC, decimals: 6 }, USDT: { address: SOLANA_USDT, decimals: 6 } } } }
+      : {}),
   };
   const stateFile = devnetStateFile(env);
   mkdirSync(dirname(stateFile), { recursive: true });
@@ -110,8 +113,12 @@ async function startSolana(): Promise<Record<string, string>> {
     const { startFakeSolanaRpc } = await import('./devnet/solana-rpc/rpc-server.js');
     const rpc = await startFakeSolanaRpc({ slotIntervalMs: 400 });
     stops.push({ name: 'solana', stop: () => rpc.close() });
-    rpc.validator.createMint({ address: SOLANA_USDC, decimals: 6 });
-    rpc.validator.createMint({ address: SOLANA_USDT, decimals: 6 });
+    const payer = devnetSolanaPayer().publicKey.toBase58();
+    rpc.validator.airdrop(payer, 100_000_000_000n);
+    for (const mint of [SOLANA_USDC, SOLANA_USDT]) {
+      rpc.validator.createMint({ address: mint, decimals: 6 });
+      rpc.validator.setTokenAccount({ mint, owner: payer, amount: 1_000_000n * 1_000_000n });
+    }
     const env = {
       CHAIN_SOLANA_TEST_RPC_URL: rpc.url,
       CHAIN_SOLANA_TEST_CONFIRMATIONS: '1',

@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
+import { paymentReference } from '../../chains/solana/solana-pay.js';
 import { UsageError, options, print } from './args.js';
 
 // `npm run cli -- devnet pay <session_id> [--network ethereum|bsc] [--token USDT|USDC] [--amount 12.34]`
@@ -11,6 +15,11 @@ import { UsageError, options, print } from './args.js';
 export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
 /** Anvil's funded account 1 (account 0 deployed the tokens); the dev script mints tokens to it. */
 export const DEVNET_PAYER_PATH = "m/44'/60'/0'/0/1";
+
+/** The Solana payer of the local devnet: a fixed, public seed (local use only). */
+export function devnetSolanaPayer(): Keypair {
+  return Keypair.fromSeed(createHash('sha256').update('stablepay devnet solana payer').digest());
+}
 
 export interface DevnetTokenState {
   address: string;
@@ -23,6 +32,7 @@ export interface DevnetState {
   checkoutBaseUrl: string;
   pid: number;
   evm: Record<string, { rpcUrl: string; chainId: number; tokens: Record<string, DevnetTokenState> }>;
+  solana?: { rpcUrl: string; tokens: Record<string, DevnetTokenState> };
 }
 
 export function devnetStateFile(env: Record<string, string | undefined> = process.env): string {
@@ -41,7 +51,7 @@ export function readDevnetState(env: Record<string, string | undefined> = proces
   return state;
 }
 
-const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc] [--token USDT|USDC] [--amount <decimal>]';
+const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana] [--token USDT|USDC] [--amount <decimal>]';
 
 export async function devnetCli(args: string[], env: Record<string, string | undefined> = process.env): Promise<void> {
   const [sub, ...rest] = args;
@@ -59,8 +69,9 @@ export async function devnetCli(args: string[], env: Record<string, string | und
   }
   const network = o.values.network ?? current.network ?? 'ethereum';
   const token = (o.values.token ?? current.token ?? 'USDT').toUpperCase();
-  const chain = state.evm[network];
-  if (!chain) throw new UsageError(`--network must be one of ${Object.keys(state.evm).join(', ')} (local EVM devnets)`);
+  const chain = network === 'solana' ? state.solana : state.evm[network];
+  const networks = [...Object.keys(state.evm), ...(state.solana ? ['solana'] : [])];
+  if (!chain) throw new UsageError(`--network must be one of ${networks.join(', ')} (the local devnet's chains)`);
   const tokenState = chain.tokens[token];
   if (!tokenState) throw new UsageError(`--token must be one of ${Object.keys(chain.tokens).join(', ')}`);
 
@@ -73,8 +84,14 @@ export async function devnetCli(args: string[], env: Record<string, string | und
     amount = tokenUnitsToBase(o.values.amount, selection.token_decimals);
   }
   if (amount <= 0n) throw new UsageError('nothing left to pay (use --amount to send anyway)');
+  if (network === 'solana') {
+    const r = await paySolana(chain.rpcUrl, tokenState, selection.deposit_address, amount);
+    print({ session_id: sessionId, network, token, to: selection.deposit_address, amount_base: amount, from: r.from, tx_hash: r.signature });
+    return;
+  }
+  const evm = state.evm[network]!;
 
-  const provider = new JsonRpcProvider(chain.rpcUrl, chain.chainId, { staticNetwork: true, pollingInterval: 200 });
+  const provider = new JsonRpcProvider(evm.rpcUrl, evm.chainId, { staticNetwork: true, pollingInterval: 200 });
   try {
     const payer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, provider);
     // One ABI for both token shapes: Tether-style transfer returns nothing, so no return value is decoded.
@@ -85,6 +102,35 @@ export async function devnetCli(args: string[], env: Record<string, string | und
   } finally {
     provider.destroy();
   }
+}
+
+/**
+ * A Solana Pay-style transfer: the deposit owner's associated token account (created if missing), transfer_checked,
+ * and the session's reference key as a read-only account, as a wallet paying the page's link would send it.
+ */
+async function paySolana(rpcUrl: string, token: DevnetTokenState, depositOwner: string, amount: bigint): Promise<{ from: string; signature: string }> {
+  const connection = new Connection(rpcUrl, 'confirmed');
+  const payer = devnetSolanaPayer();
+  const mint = new PublicKey(token.address);
+  const owner = new PublicKey(depositOwner);
+  const source = getAssociatedTokenAddressSync(mint, payer.publicKey);
+  const destination = getAssociatedTokenAddressSync(mint, owner, true);
+  const transfer = createTransferCheckedInstruction(source, mint, destination, payer.publicKey, amount, token.decimals);
+  transfer.keys.push({ pubkey: new PublicKey(paymentReference(depositOwner)), isSigner: false, isWritable: false });
+  const { blockhash } = await connection.getLatestBlockhash('confirmed');
+  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
+    createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, destination, owner, mint),
+    transfer,
+  );
+  tx.sign(payer);
+  const signature = await connection.sendRawTransaction(tx.serialize());
+  for (let i = 0; i < 100; i++) {
+    const st = (await connection.getSignatureStatuses([signature])).value[0];
+    if (st?.err) throw new Error(`solana transfer failed: ${JSON.stringify(st.err)}`);
+    if (st?.confirmationStatus === 'confirmed' || st?.confirmationStatus === 'finalized') return { from: payer.publicKey.toBase58(), signature };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`solana transfer ${signature} not confirmed`);
 }
 
 /** "12.5" at 6 decimals → 12500000n; plain decimals only, never through a float. */

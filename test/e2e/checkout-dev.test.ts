@@ -11,7 +11,7 @@ import { until } from './checkout-harness.js';
 
 // `npm run dev` as a user runs it: a child process (its own process group, like a terminal's foreground job) that
 // starts local chains and the service, prints a key, a signed curl and a page URL; the printed curl works, `devnet
-// pay` pays the demo session, the webhook arrives, and Ctrl-C (SIGINT to the group) stops everything it started.
+// pay` pays the demo session (BSC) and the curl's (Solana), the webhook arrives, and Ctrl-C (SIGINT to the group) stops everything it started.
 const dir = mkdtempSync(join(tmpdir(), 'sp-dev-'));
 const redisPrefix = `sp_devtest_${randomBytes(3).toString('hex')}`;
 let child: ChildProcess | undefined;
@@ -86,6 +86,15 @@ describe('npm run dev', () => {
     }, 30_000, 'the demo session to be paid');
     await until(async () => (/webhook payment\.completed \(signature valid\)/.test(out) ? true : undefined), 30_000, 'the webhook');
     expect(out).toContain(`"session_id": "${sessionId}"`);
+
+    // And the session the curl created, on the LiteSVM Solana endpoint (Solana Pay-style transfer with its reference).
+    const paySol = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', created.id, '--network', 'solana', '--token', 'USDT'], { env, encoding: 'utf8', timeout: 60_000 });
+    expect(paySol.status, paySol.stderr).toBe(0);
+    expect(JSON.parse(paySol.stdout)).toMatchObject({ session_id: created.id, network: 'solana', token: 'USDT', amount_base: '25000000' });
+    await until(async () => {
+      const s = (await (await fetch(`${created.url}/status`)).json()) as { state: string };
+      return s.state === 'paid' ? true : undefined;
+    }, 30_000, 'the curl session to be paid on Solana');
 
     // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it.
     process.kill(-child.pid!, 'SIGINT');

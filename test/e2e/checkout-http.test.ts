@@ -92,7 +92,7 @@ describe('hosted payment page over HTTP', () => {
     const s = await createSession({ metadata: { crm_id: 'secret-crm-4711' }, success_url: 'https://merchant.example/private-return' });
     await selectByForm(s.id, 'ethereum:USDC');
     const page = await (await get(s.url)).text();
-    const status = await (await get(`${s.url}/status`)).json();
+    const status = (await (await get(`${s.url}/status`)).json()) as Record<string, unknown>;
     const events = await readFirstEvent(`${s.url}/events`);
     for (const text of [page, JSON.stringify(status), events.data]) {
       expect(text).not.toContain(stack.merchantId);
@@ -124,7 +124,7 @@ describe('hosted payment page over HTTP', () => {
     expect(await zh.text()).toContain('未找到付款');
     const status = await get(`${stack.base}/pay/cs_doesnotexist000000000000/status`);
     expect(status.status).toBe(404);
-    expect((await status.json()).error.code).toBe('resource_not_found');
+    expect(((await status.json()) as { error: { code: string } }).error.code).toBe('resource_not_found');
     expect((await get(`${stack.base}/pay/cs_doesnotexist000000000000/events`)).status).toBe(404);
   });
 
