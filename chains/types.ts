@@ -224,3 +224,44 @@ export class TransferRejectedError extends Error {
     super(detail);
   }
 }
+
+/** An ERC-20/TRC-20 `Approval(owner, spender, value)` observed in a block (a customer's spending authorization). */
+export interface ObservedApproval {
+  txHash: string;
+  logIndex: number;
+  blockHeight: bigint;
+  token: TokenSymbol;
+  tokenContract: string;
+  owner: string;
+  spender: string;
+  value: bigint;
+}
+
+/** The token movement a charge made: the Transfer log from the owner to the destination. */
+export interface ChargeTransfer {
+  logIndex: number;
+  amount: bigint;
+  tokenContract: string;
+  block: BlockRef;
+}
+
+/**
+ * Allowance charging (subscriptions): read allowances, find Approval logs to the service's chargers, and pull funds
+ * with `transferFrom`, sent and paid for by the charger. Families that can do it implement this next to ChainAdapter.
+ */
+export interface AllowanceCharger {
+  getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint>;
+  getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint>;
+  /** Approval logs in blocks [fromHeight, toHeight] whose spender is one of `spenders` (canonical addresses). */
+  scanApprovals(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]>;
+  /** `request.from` is the charger; the tokens move from `owner` to `request.to`. */
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer>;
+  /** Outcome of a charge: success needs a Transfer log from `owner`. */
+  getTransferFromOutcome(hash: string, owner: string): Promise<TxOutcome>;
+  /** The Transfer from `owner` to `to` in a succeeded charge, or null. */
+  findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null>;
+}
+
+export function isAllowanceCharger(a: ChainAdapter): a is ChainAdapter & AllowanceCharger {
+  return typeof (a as Partial<AllowanceCharger>).buildTokenTransferFrom === 'function';
+}

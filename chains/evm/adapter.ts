@@ -1,4 +1,7 @@
 import { Interface } from 'ethers';
+import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from './approval-log.js';
+import { decodeTransferLog } from './transfer-log.js';
+import { fetchHeader, toHex, type RpcLog, type RpcReceipt } from './rpc-types.js';
 import {
   TokenRegistryMismatchError,
   type ChainAdapter,
@@ -6,6 +9,10 @@ import {
   type ChainHead,
   type CursorState,
   type AddressBalances,
+  type AllowanceCharger,
+  type ChargeTransfer,
+  type ObservedApproval,
+  type TokenSymbol,
   type KeyDeriver,
   type KeyPath,
   type Mode,
@@ -39,9 +46,10 @@ export interface EvmAdapterOptions {
 
 const DECIMALS_ABI = new Interface(['function decimals() view returns (uint8)']);
 const BALANCE_ABI = new Interface(['function balanceOf(address) view returns (uint256)']);
+const ALLOWANCE_ABI = new Interface(['function allowance(address owner, address spender) view returns (uint256)']);
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
-export class EvmChainAdapter implements ChainAdapter {
+export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
   readonly family: ChainFamily = 'evm';
   readonly network: NetworkId;
   readonly mode: Mode;
@@ -144,5 +152,58 @@ export class EvmChainAdapter implements ChainAdapter {
 
   getTransactionOutcome(hash: string) {
     return this.#sender.outcome(hash);
+  }
+
+  // Allowance charging (subscriptions).
+
+  #token(symbol: TokenSymbol) {
+    const t = this.tokens.find((x) => x.symbol === symbol);
+    if (!t) throw new Error(`${symbol} is not configured on ${this.network}`);
+    return t;
+  }
+
+  async getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint> {
+    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ALLOWANCE_ABI.encodeFunctionData('allowance', [owner, spender]) }, 'latest']);
+    return BigInt(ALLOWANCE_ABI.decodeFunctionResult('allowance', raw)[0]);
+  }
+
+  async getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint> {
+    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: BALANCE_ABI.encodeFunctionData('balanceOf', [owner]) }, 'latest']);
+    return BigInt(BALANCE_ABI.decodeFunctionResult('balanceOf', raw)[0]);
+  }
+
+  async scanApprovals(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]> {
+    if (spenders.length === 0 || toHeight < fromHeight) return [];
+    const bySymbol = new Map(this.tokens.map((t) => [t.address.toLowerCase(), t]));
+    const logs = await this.rpc.call<RpcLog[]>('eth_getLogs', [
+      { fromBlock: toHex(fromHeight), toBlock: toHex(toHeight), address: this.tokens.map((t) => t.address), topics: [APPROVAL_TOPIC, null, spenders.map(addressTopic)] },
+    ]);
+    const wanted = new Set(spenders.map((s) => s.toLowerCase()));
+    const out: ObservedApproval[] = [];
+    for (const log of logs) {
+      const d = decodeApprovalLog(log);
+      const token = d && bySymbol.get(d.token);
+      if (!d || !token || !wanted.has(d.spender)) continue;
+      out.push({ txHash: d.txHash, logIndex: d.logIndex, blockHeight: d.blockNumber, token: token.symbol, tokenContract: token.address, owner: d.owner, spender: d.spender, value: d.value });
+    }
+    return out.sort((a, b) => (a.blockHeight === b.blockHeight ? a.logIndex - b.logIndex : a.blockHeight < b.blockHeight ? -1 : 1));
+  }
+
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+    return this.#sender.buildTransferFrom(request, owner);
+  }
+
+  getTransferFromOutcome(hash: string, owner: string) {
+    return this.#sender.outcome(hash, owner);
+  }
+
+  async findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
+    const receipt = await this.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
+    if (!receipt || BigInt(receipt.status) !== 1n) return null;
+    const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
+    const t = receipt.logs.map(decodeTransferLog).find((d) => d !== null && contracts.has(d.token) && d.from === owner.toLowerCase() && d.to === to.toLowerCase());
+    if (!t) return null;
+    const header = await fetchHeader(this.rpc, BigInt(receipt.blockNumber));
+    return { logIndex: t.logIndex, amount: t.amount, tokenContract: t.token, block: { height: header.height, hash: header.hash, time: header.time } };
   }
 }

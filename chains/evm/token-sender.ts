@@ -20,6 +20,7 @@ import { decodeTransferLog } from './transfer-log.js';
 // ABI with `returns (bool)` fails to decode on it. Success is judged from the receipt status and the Transfer log,
 // never from return data.
 const TRANSFER_ABI = new Interface(['function transfer(address to, uint256 value)']);
+const TRANSFER_FROM_ABI = new Interface(['function transferFrom(address from, address to, uint256 value)']);
 
 interface EvmTxBody {
   chainId: string;
@@ -44,14 +45,24 @@ export class EvmTokenSender {
   async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
+    return this.buildCall(request, token.address, TRANSFER_ABI.encodeFunctionData('transfer', [request.to, request.amount]));
+  }
+
+  /** transferFrom(owner → request.to) sent and paid for by request.from (a charger holding the owner's allowance). */
+  async buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+    const token = this.tokens.find((t) => t.symbol === request.token);
+    if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
+    return this.buildCall(request, token.address, TRANSFER_FROM_ABI.encodeFunctionData('transferFrom', [owner, request.to, request.amount]));
+  }
+
+  private async buildCall(request: TokenTransferRequest, contract: string, data: string): Promise<UnsignedTransfer> {
     if (request.nonce === undefined) throw new TransferRejectedError('invalid', 'EVM transfers need an explicit nonce');
-    const data = TRANSFER_ABI.encodeFunctionData('transfer', [request.to, request.amount]);
     const from = request.from.address;
     let gas: bigint;
     try {
       // Against 'latest', never 'pending': a pending block holding our own earlier attempt at this nonce would
       // under-estimate a replacement (the recipient's balance slot already written) and the replacement would run out of gas.
-      gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: token.address, data }, 'latest']));
+      gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: contract, data }, 'latest']));
     } catch (e) {
       if (e instanceof RpcError && e.kind === 'rpc_error') throw new TransferRejectedError(simulationReason(e.message), e.message);
       throw e;
@@ -59,7 +70,7 @@ export class EvmTokenSender {
     const chainId = BigInt(await this.rpc.call<string>('eth_chainId', []));
     const bump = BigInt(100 + (request.feeBumpPercent ?? 0));
     const latest = await this.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
-    const body: EvmTxBody = { chainId: chainId.toString(), nonce: request.nonce.toString(), to: token.address, data, gasLimit: ((gas * 12n) / 10n).toString(), type: 2 };
+    const body: EvmTxBody = { chainId: chainId.toString(), nonce: request.nonce.toString(), to: contract, data, gasLimit: ((gas * 12n) / 10n).toString(), type: 2 };
     if (latest.baseFeePerGas !== undefined) {
       const tip = BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'));
       const priority = (tip * bump) / 100n;
@@ -108,7 +119,8 @@ export class EvmTokenSender {
     }
   }
 
-  async outcome(hash: string): Promise<TxOutcome> {
+  /** `transferFrom` set: success needs a Transfer log from that owner (a charge), not from the transaction's sender. */
+  async outcome(hash: string, transferFrom?: string): Promise<TxOutcome> {
     const receipt = await this.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
     if (!receipt) {
       const tx = await this.rpc.call<unknown>('eth_getTransactionByHash', [hash]);
@@ -122,7 +134,7 @@ export class EvmTokenSender {
     if (header.hash !== receipt.blockHash.toLowerCase()) return { status: 'pending' };
     if (BigInt(receipt.status) !== 1n) return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
-    const sender = receipt.from.toLowerCase();
+    const sender = (transferFrom ?? receipt.from).toLowerCase();
     const moved = receipt.logs.map(decodeTransferLog).some((d) => d !== null && contracts.has(d.token) && d.from === sender);
     if (!moved) return { status: 'failed', block, confirmations, final: isFinal, reason: 'no_transfer_event', detail: 'no Transfer log from the hot wallet' };
     const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');

@@ -12,6 +12,7 @@ import { sendError, toApiError } from './errors.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
 import { refundChainsFrom } from '../payouts/refund-chains.js';
+import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subscription-api.js';
 
 export interface ServerDeps {
   db: Db;
@@ -31,6 +32,8 @@ export interface ServerDeps {
   /** Chains for refunds (address checks, token decimals); without it no session can be refunded. */
   refundChains?: RefundRouteDeps['chains'];
   onRefundCreated?: RefundRouteDeps['onRefundCreated'];
+  /** Subscription flow: injectable clock and life-cycle settings (tests move time). */
+  subscriptions?: Pick<SubscriptionApiDeps, 'clock' | 'settings'>;
   /** Extra route registrations (checkout page, network selection, ...) added by other modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -100,6 +103,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     });
     registerSessionRoutes(scope, deps);
     registerRefundRoutes(scope, { db: deps.db, chains: deps.refundChains ?? refundChainsFrom(new Map()), onRefundCreated: deps.onRefundCreated });
+    registerSubscriptionApi(scope, { db: deps.db, checkoutBaseUrl: deps.checkoutBaseUrl, ...deps.subscriptions, displayAddress: (n, c) => (deps.refundChains ?? refundChainsFrom(new Map())).displayAddress(n, 'test', c) });
   };
   await app.register(api, { prefix: '/api/v1' });
   await app.register(api, { prefix: '/v1' });

@@ -165,6 +165,127 @@ export interface ReceiptCountersTable {
   last: number;
 }
 
+// Subscriptions (migration 2026_11_21_0400_subscriptions; issue 9).
+export type SubscriptionStatusValue = 'incomplete' | 'incomplete_expired' | 'trialing' | 'active' | 'past_due' | 'canceled';
+export type SubscriptionInterval = 'day' | 'week' | 'month' | 'year';
+export type SubscriptionNextAction = 'expire' | 'renew' | 'retry' | 'cancel';
+export type ChargeState = 'pending' | 'signed' | 'broadcast' | 'succeeded' | 'failed';
+
+export interface SubscriptionsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  customer: string;
+  customer_email: string | null;
+  customer_phone: string | null;
+  customer_name: string | null;
+  currency: string;
+  description: string | null;
+  price_id: string;
+  product: string;
+  unit_amount_minor: ColumnType<bigint, bigint, bigint>;
+  interval: SubscriptionInterval;
+  quantity: number;
+  item_metadata: Json<Record<string, string>>;
+  success_url: string | null;
+  cancel_url: string | null;
+  trial_end: NullableTimestamp;
+  billing_cycle_anchor: NullableTimestamp;
+  cancel_at: NullableTimestamp;
+  cancel_at_period_end: Generated<boolean>;
+  iterations: number | null;
+  paid_periods: Generated<number>;
+  period_number: Generated<number>;
+  status: ColumnType<SubscriptionStatusValue, SubscriptionStatusValue | undefined, SubscriptionStatusValue>;
+  payment_method_id: string | null;
+  current_period_start: NullableTimestamp;
+  current_period_end: NullableTimestamp;
+  latest_invoice_id: string | null;
+  canceled_at: NullableTimestamp;
+  cancellation_reason: string | null;
+  cancellation_comment: string | null;
+  metadata: Json<Record<string, string>>;
+  auth_network: string | null;
+  auth_token: string | null;
+  auth_owner: string | null;
+  auth_allowance_base: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
+  next_action: SubscriptionNextAction | null;
+  next_action_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface InvoicesTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  subscription_id: string;
+  customer: string;
+  period_number: number;
+  amount_due_minor: ColumnType<bigint, bigint, bigint>;
+  amount_paid_minor: ColumnType<bigint, bigint | undefined, bigint>;
+  currency: string;
+  status: ColumnType<'draft' | 'open' | 'paid' | 'void' | 'uncollectible', 'draft' | 'open' | 'paid' | 'void' | 'uncollectible' | undefined, 'draft' | 'open' | 'paid' | 'void' | 'uncollectible'>;
+  payment_status: ColumnType<'unpaid' | 'paid' | 'failed', 'unpaid' | 'paid' | 'failed' | undefined, 'unpaid' | 'paid' | 'failed'>;
+  billing_reason: string;
+  period_start: Timestamp;
+  period_end: Timestamp;
+  due_date: Timestamp;
+  payment_id: string | null;
+  paid_at: NullableTimestamp;
+  attempt_count: Generated<number>;
+  first_failed_at: NullableTimestamp;
+  metadata: Json<Record<string, string>>;
+  created_at: Timestamp;
+}
+
+export interface PaymentMethodsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  customer: string;
+  type: Generated<string>;
+  status: ColumnType<'active' | 'revoked', 'active' | 'revoked' | undefined, 'active' | 'revoked'>;
+  network: string;
+  token: string;
+  owner_address: string;
+  spender_address: string;
+  allowance_base: Numeric;
+  approval_tx_hash: string;
+  approval_log_index: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SubscriptionChargesTable {
+  id: Generated<bigint>;
+  invoice_id: string;
+  subscription_id: string;
+  merchant_id: string;
+  mode: Mode;
+  network: string;
+  token: string;
+  owner_address: string;
+  charger_address: string;
+  destination_address: string;
+  amount_base: Numeric;
+  state: ColumnType<ChargeState, ChargeState | undefined, ChargeState>;
+  failure_reason: string | null;
+  nonce: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
+  tx_hash: string | null;
+  signed: ColumnType<Record<string, string | null> | null, string | null | undefined, string | null>;
+  payment_id: string | null;
+  created_at: Timestamp;
+  signed_at: NullableTimestamp;
+  settled_at: NullableTimestamp;
+}
+
+export interface ApprovalScanCursorsTable {
+  chain_key: string;
+  last_block: ColumnType<bigint, bigint | string, bigint | string>;
+  updated_at: Timestamp;
+}
+
 // Tables added by later migrations declare themselves here too (see each migration's header).
 export interface Database {
   merchants: MerchantsTable;
@@ -177,4 +298,9 @@ export interface Database {
   payout_attempts: PayoutAttemptsTable;
   hot_wallet_nonces: HotWalletNoncesTable;
   receipt_counters: ReceiptCountersTable;
+  subscriptions: SubscriptionsTable;
+  invoices: InvoicesTable;
+  payment_methods: PaymentMethodsTable;
+  subscription_charges: SubscriptionChargesTable;
+  approval_scan_cursors: ApprovalScanCursorsTable;
 }

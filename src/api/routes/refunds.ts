@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import type { Mode } from '../../db/schema.js';
 import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown } from '../../domain/errors.js';
 import { REFUND_REASONS } from '../../domain/refund-state.js';
+import { hasIdShape } from '../../domain/ids.js';
 import { requestFingerprint } from '../../ledger/idempotency.js';
 import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
@@ -51,15 +52,13 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     const metadata = body.metadata === undefined ? {} : validateMetadata(body.metadata);
     const destination = optionalString(body, 'destination_address');
 
-    if (!sessionId) {
-      // The subscription flow's payments (pay_) come with subscriptions; none exists on this deployment yet.
-      throw new ApiError(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment.', 'payment_id');
-    }
+    // Subscription flow (decisions.md): a payment (pay_) is the payment-session record behind one invoice.
+    const subscriptionRefs = sessionId ? undefined : await paymentRefs(deps.db, paymentId!);
     const result = await createRefund(deps.db, deps.chains, {
       merchantId: auth.merchantId,
       mode: auth.mode,
       refundId,
-      sessionId,
+      sessionId: sessionId ?? paymentId!,
       amountMinor: BigInt(body.amount),
       currency,
       reason: reason ?? null,
@@ -72,6 +71,10 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
       deps.onRefundCreated(result.refund).catch((err: unknown) => req.log.warn({ err, refund: result.refund.id }, 'payout enqueue failed; the sweep will pick it up'));
     }
     if (result.kind === 'replayed') reply.header('Idempotent-Replayed', 'true');
+    if (subscriptionRefs) {
+      const { session_id: _s, ...rest } = render(result.refund);
+      return reply.code(201).send({ ...rest, payment_id: result.refund.session_id, invoice_id: subscriptionRefs.invoice_id, subscription_id: subscriptionRefs.subscription_id });
+    }
     return reply.code(201).send(render(result.refund));
   });
 
@@ -135,4 +138,13 @@ function optionalString(body: Record<string, unknown>, key: string): string | un
 
 function validateMetadata(v: unknown): Record<string, string> {
   return validate(z.object({ metadata: metadataSchema }), { metadata: v }).metadata;
+}
+
+/** The invoice and subscription behind a subscription payment; 404 SESSION_NOT_FOUND when there is none. */
+async function paymentRefs(db: Db, paymentId: string): Promise<{ invoice_id: string; subscription_id: string }> {
+  const notFound = () => new ApiError(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment.', 'payment_id');
+  if (!hasIdShape(paymentId, 'pay')) throw notFound();
+  const row = await db.selectFrom('subscription_charges').select(['invoice_id', 'subscription_id']).where('payment_id', '=', paymentId).executeTakeFirst();
+  if (!row) throw notFound();
+  return row;
 }

@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../../db/database.js';
+import type { Clock } from '../../subscriptions/clock.js';
+import type { SubscriptionSettings } from '../../subscriptions/settings.js';
+import { registerInvoiceRoutes } from './invoices.js';
+import { registerPaymentMethodRoutes } from './payment-methods.js';
+import { registerPaymentRoutes } from './payments.js';
+import { registerSubscriptionRoutes } from './subscriptions.js';
+
+// Every signed route of the subscription flow: subscriptions, invoices, payments, payment methods.
+export interface SubscriptionApiDeps {
+  db: Db;
+  checkoutBaseUrl: string;
+  clock?: Clock;
+  settings?: SubscriptionSettings;
+  displayAddress?: (network: string, canonical: string) => string;
+}
+
+export function registerSubscriptionApi(app: FastifyInstance, deps: SubscriptionApiDeps): void {
+  registerSubscriptionRoutes(app, deps);
+  registerInvoiceRoutes(app, deps);
+  registerPaymentRoutes(app, deps);
+  registerPaymentMethodRoutes(app, deps);
+}

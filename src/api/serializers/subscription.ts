@@ -1,0 +1,85 @@
+import type { InvoiceRow } from '../../ledger/invoices.js';
+import type { PaymentMethodRow } from '../../ledger/payment-methods.js';
+import { subscriptionCheckoutUrl, type SubscriptionRow } from '../../ledger/subscriptions.js';
+import { jsonInt } from '../../webhooks/payloads/json-int.js';
+import { unix } from './session.js';
+
+// Subscription as the spec shapes it (interface.md: Subscription). Times are Unix seconds, null where not set yet.
+export interface SubscriptionExpansions {
+  latestInvoice?: InvoiceRow | null;
+  paymentMethod?: PaymentMethodRow | null;
+  customer?: boolean;
+}
+
+const ts = (d: Date | null): number | null => (d ? unix(d) : null);
+
+export function serializeSubscription(s: SubscriptionRow, checkoutBaseUrl: string, x: SubscriptionExpansions = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: s.id,
+    object: 'subscription',
+    customer: s.customer,
+    store_id: s.merchant_id,
+    currency: s.currency,
+    description: s.description,
+    status: s.status,
+    items: [
+      {
+        price_data: {
+          price_id: s.price_id,
+          currency: s.currency,
+          product: s.product,
+          unit_amount: jsonInt(s.unit_amount_minor, 'unit_amount'),
+          recurring: { interval: s.interval, interval_count: 1 },
+        },
+        quantity: s.quantity,
+        metadata: s.item_metadata,
+      },
+    ],
+    payment_method_id: s.payment_method_id,
+    billing_cycle_anchor: ts(s.billing_cycle_anchor),
+    current_period_start: ts(s.current_period_start),
+    current_period_end: ts(s.current_period_end),
+    latest_invoice: s.latest_invoice_id,
+    checkout_url: subscriptionCheckoutUrl(checkoutBaseUrl, s.id),
+    trial_end: ts(s.trial_end),
+    cancel_at: ts(s.cancel_at),
+    cancel_at_period_end: s.cancel_at_period_end,
+    canceled_at: ts(s.canceled_at),
+    cancellation_details: { reason: s.cancellation_reason, comment: s.cancellation_comment },
+    iterations: s.iterations,
+    success_url: s.success_url,
+    cancel_url: s.cancel_url,
+    updated: unix(s.updated_at),
+    metadata: s.metadata,
+    created: unix(s.created_at),
+  };
+  if (x.latestInvoice !== undefined) {
+    const i = x.latestInvoice;
+    out.latest_invoice_object = i
+      ? { id: i.id, status: i.status, amount_due: jsonInt(i.amount_due_minor, 'amount_due'), amount_paid: jsonInt(i.amount_paid_minor, 'amount_paid'), currency: i.currency }
+      : null;
+  }
+  if (x.paymentMethod !== undefined) {
+    const p = x.paymentMethod;
+    out.payment_method_object = p ? { id: p.id, type: p.type, status: p.status } : null;
+  }
+  if (x.customer) {
+    out.customer_object = { id: s.customer, email: s.customer_email, name: s.customer_name, phone: s.customer_phone };
+  }
+  return out;
+}
+
+/** The cancel operation's answer (interface.md: Cancel subscription). */
+export function serializeCancellation(s: SubscriptionRow): Record<string, unknown> {
+  return {
+    id: s.id,
+    object: 'subscription',
+    status: s.status,
+    cancel_at: ts(s.cancel_at),
+    cancel_at_period_end: s.cancel_at_period_end,
+    canceled_at: ts(s.canceled_at),
+    current_period_end: ts(s.current_period_end),
+    cancellation_details: { reason: s.cancellation_reason, comment: s.cancellation_comment },
+    updated: unix(s.updated_at),
+  };
+}

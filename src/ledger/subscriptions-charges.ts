@@ -1,0 +1,217 @@
+import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database, SubscriptionChargesTable } from '../db/schema.js';
+import { newId } from '../domain/ids.js';
+import { withDepositTables } from './deposit-schema.js';
+import { insertInvoiceEvent } from './invoices.js';
+import { nextAfterPaid, type LifecycleDeps } from './subscriptions-lifecycle.js';
+import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent } from './subscriptions.js';
+
+// The ledger side of subscription charges. The charge engine (src/subscriptions/charge-engine.ts) drives the chain;
+// every state change of a charge, its invoice and its subscription happens here with its events.
+//
+// A succeeded charge becomes a payment (pay_): a paid payment-session record with the charge's Transfer as its
+// paying deposit. That is what decisions.md calls "the payment-session record behind one invoice", and it makes the
+// refund machinery (which refunds sessions) work unchanged for subscription payments.
+
+export type ChargeRow = Selectable<SubscriptionChargesTable>;
+
+export async function loadCharge(db: Db, id: bigint): Promise<ChargeRow | undefined> {
+  return db.selectFrom('subscription_charges').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Locks a charge that is still pending (nothing signed yet); undefined when another worker got there first. */
+export async function lockPendingCharge(trx: Transaction<Database>, id: bigint): Promise<ChargeRow | undefined> {
+  return trx.selectFrom('subscription_charges').selectAll().where('id', '=', id).where('state', '=', 'pending').forUpdate().executeTakeFirst();
+}
+
+/** pending → signed with the bytes: committed BEFORE the first broadcast. */
+export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: { nonce: bigint | null; txHash: string; signed: Record<string, string | null> }): Promise<void> {
+  await trx
+    .updateTable('subscription_charges')
+    .set({ state: 'signed', nonce: s.nonce === null ? null : s.nonce.toString(), tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` })
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .execute();
+}
+
+export async function markChargeBroadcast(db: Db, id: bigint): Promise<void> {
+  await db.updateTable('subscription_charges').set({ state: 'broadcast' }).where('id', '=', id).where('state', '=', 'signed').execute();
+}
+
+export async function openChargeIds(db: Db, limit: number): Promise<bigint[]> {
+  const rows = await db.selectFrom('subscription_charges').select('id').where('state', 'in', ['pending', 'signed', 'broadcast']).orderBy('id').limit(limit).execute();
+  return rows.map((r) => BigInt(r.id));
+}
+
+export interface SettledTransfer {
+  txHash: string;
+  logIndex: number;
+  amount: bigint;
+  tokenContract: string;
+  block: { height: bigint; hash: string; time: Date };
+}
+
+/**
+ * signed|broadcast → succeeded: the payment record, its deposit and settlement, the invoice paid (invoice.paid) and
+ * the subscription active with its next action (subscription.active), in one transaction.
+ */
+export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: SettledTransfer): Promise<string | undefined> {
+  return deps.db.transaction().execute(async (trx) => {
+    const charge = await trx.selectFrom('subscription_charges').selectAll().where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
+    if (!charge) return undefined;
+    const now = deps.clock.now();
+    const sub = await trx.selectFrom('subscriptions').selectAll().where('id', '=', charge.subscription_id).forUpdate().executeTakeFirstOrThrow();
+    const invoice = await trx.selectFrom('invoices').selectAll().where('id', '=', charge.invoice_id).forUpdate().executeTakeFirstOrThrow();
+    const paymentId = newId('pay');
+
+    await trx
+      .insertInto('payment_sessions')
+      .values({
+        id: paymentId,
+        merchant_id: charge.merchant_id,
+        mode: charge.mode,
+        order_id: invoice.id,
+        amount_minor: invoice.amount_due_minor,
+        currency: invoice.currency,
+        description: sub.description,
+        line_items: JSON.stringify([
+          { price_data: { currency: sub.currency, unit_amount_minor: sub.unit_amount_minor.toString(), product_data: { name: sub.product } }, quantity: sub.quantity },
+        ]),
+        metadata: JSON.stringify({ subscription_id: sub.id, invoice_id: invoice.id }),
+        target_currency: charge.token,
+        target_amount_minor: invoice.amount_due_minor,
+        exchange_rate: '1',
+        rate_locked_at: now,
+        network: charge.network,
+        token: charge.token,
+        hd_account: sql<number>`(select account_index from merchant_hd_accounts where merchant_id = ${charge.merchant_id} and mode = ${charge.mode})`,
+        deposit_address: charge.destination_address,
+        status: 'paid',
+        received_base: t.amount,
+        expires_at: now,
+        paid_at: now,
+      })
+      .execute();
+    const depositId = `dep_${charge.network}_${t.txHash}_${t.logIndex}`;
+    const chain = withDepositTables(trx);
+    await chain
+      .insertInto('deposits')
+      .values({
+        id: depositId,
+        network: charge.network,
+        mode: charge.mode,
+        tx_hash: t.txHash,
+        log_index: t.logIndex,
+        block_number: t.block.height,
+        block_hash: t.block.hash,
+        block_time: t.block.time,
+        token: charge.token,
+        token_contract: t.tokenContract,
+        from_address: charge.owner_address,
+        to_address: charge.destination_address,
+        amount_base: t.amount,
+        session_id: paymentId,
+        status: 'confirmed',
+        disposition: 'credited',
+        confirmed_at: now,
+      })
+      .execute();
+    await chain
+      .insertInto('session_settlements')
+      .values({
+        session_id: paymentId,
+        network: charge.network,
+        token: charge.token,
+        due_base: charge.amount_base,
+        received_base: t.amount,
+        overpaid_base: 0n,
+        paying_deposit_id: depositId,
+        paid_at: now,
+      })
+      .execute();
+    await trx
+      .updateTable('subscription_charges')
+      .set({ state: 'succeeded', payment_id: paymentId, settled_at: sql`now()` })
+      .where('id', '=', charge.id)
+      .execute();
+    const paid = await trx
+      .updateTable('invoices')
+      .set({ status: 'paid', payment_status: 'paid', amount_paid_minor: invoice.amount_due_minor, payment_id: paymentId, paid_at: now, attempt_count: sql`attempt_count + 1` })
+      .where('id', '=', invoice.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertInvoiceEvent(trx, paid, 'invoice.paid', now);
+
+    if ((SUBSCRIPTION_TRANSITIONS.activate as readonly string[]).includes(sub.status)) {
+      const paidPeriods = sub.paid_periods + 1;
+      const next = nextAfterPaid(sub, paidPeriods);
+      const active = await trx
+        .updateTable('subscriptions')
+        .set({ status: 'active', paid_periods: paidPeriods, ...next, updated_at: now })
+        .where('id', '=', sub.id)
+        .where('status', 'in', SUBSCRIPTION_TRANSITIONS.activate)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await insertSubscriptionEvent(trx, active, 'subscription.active', deps.checkoutBaseUrl, now);
+    }
+    return paymentId;
+  });
+}
+
+/**
+ * A charge that moved nothing (refused before signing, or reverted): invoice.payment_failed, the subscription
+ * past_due with its next retry, or canceled (payment_failed) when the retries are spent. A subscription that was
+ * never paid stays incomplete and ends incomplete_expired instead.
+ */
+export async function chargeFailed(deps: LifecycleDeps, chargeId: bigint, reason: string): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const charge = await trx
+      .selectFrom('subscription_charges')
+      .selectAll()
+      .where('id', '=', chargeId)
+      .where('state', 'in', ['pending', 'signed', 'broadcast'])
+      .forUpdate()
+      .executeTakeFirst();
+    if (!charge) return false;
+    const now = deps.clock.now();
+    await trx.updateTable('subscription_charges').set({ state: 'failed', failure_reason: reason.slice(0, 500), settled_at: sql`now()` }).where('id', '=', charge.id).execute();
+    const sub = await trx.selectFrom('subscriptions').selectAll().where('id', '=', charge.subscription_id).forUpdate().executeTakeFirstOrThrow();
+    const invoice = await trx
+      .updateTable('invoices')
+      .set({ payment_status: 'failed', attempt_count: sql`attempt_count + 1`, first_failed_at: sql`coalesce(first_failed_at, ${now}::timestamptz)` })
+      .where('id', '=', charge.invoice_id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertInvoiceEvent(trx, invoice, 'invoice.payment_failed', now);
+    if (!(SUBSCRIPTION_TRANSITIONS.pastDue as readonly string[]).includes(sub.status)) return true; // canceled meanwhile
+
+    const retriesDone = invoice.attempt_count - 1;
+    const offsets = deps.settings.retryOffsetsMs;
+    if (retriesDone < offsets.length) {
+      const at = new Date(invoice.first_failed_at!.getTime() + offsets[retriesDone]!);
+      const status = sub.status === 'incomplete' ? 'incomplete' : 'past_due';
+      const updated = await trx
+        .updateTable('subscriptions')
+        .set({ status, next_action: 'retry', next_action_at: at, updated_at: now })
+        .where('id', '=', sub.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (sub.status !== status) await insertSubscriptionEvent(trx, updated, 'subscription.past_due', deps.checkoutBaseUrl, now);
+      return true;
+    }
+    await trx.updateTable('invoices').set({ status: 'uncollectible' }).where('id', '=', invoice.id).execute();
+    if (sub.status === 'incomplete') {
+      const expired = await trx
+        .updateTable('subscriptions')
+        .set({ status: 'incomplete_expired', next_action: null, next_action_at: null, updated_at: now })
+        .where('id', '=', sub.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await insertSubscriptionEvent(trx, expired, 'subscription.incomplete_expired', deps.checkoutBaseUrl, now);
+    } else {
+      await cancelNow(trx, sub, { reason: 'payment_failed', comment: null, at: now, checkoutBaseUrl: deps.checkoutBaseUrl });
+    }
+    return true;
+  });
+}

@@ -1,0 +1,38 @@
+import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import type { Mode } from '../db/schema.js';
+
+// The two wallets of a merchant's BIP44 account that subscriptions use on a chain:
+// - the charger (HOT_WALLET_SLOT.charges): the spender customers approve; it sends each transferFrom and pays its gas;
+// - the settlement address: the refunds hot wallet (HOT_WALLET_SLOT.refunds) of the same account, so that what
+//   subscriptions collect funds the refunds of subscription payments (docs/subscriptions.md, "Where charges go").
+export function createWalletResolver(db: Db, adapters: ReadonlyMap<string, ChainAdapter>, keys: KeyDeriver) {
+  const cache = new Map<string, { charger: string; settlement: string; chargerKey: Awaited<ReturnType<ChainAdapter['deriveHotWallet']>> }>();
+  async function resolve(merchantId: string, mode: Mode, network: string) {
+    const k = `${merchantId}:${mode}:${network}`;
+    const hit = cache.get(k);
+    if (hit) return hit;
+    const adapter = adapters.get(`${network}:${mode}`);
+    if (!adapter) throw new Error(`${network}:${mode} is not configured`);
+    const { account_index: account } = await db
+      .selectFrom('merchant_hd_accounts')
+      .select('account_index')
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirstOrThrow();
+    const charger = await adapter.deriveHotWallet(keys, account, HOT_WALLET_SLOT.charges);
+    const settlement = await adapter.deriveHotWallet(keys, account, HOT_WALLET_SLOT.refunds);
+    const v = { charger: charger.address, settlement: settlement.address, chargerKey: charger };
+    cache.set(k, v);
+    return v;
+  }
+  return {
+    resolve,
+    wallets: async (merchantId: string, mode: Mode, network: string) => {
+      const w = await resolve(merchantId, mode, network);
+      return { charger: w.charger, settlement: w.settlement };
+    },
+  };
+}
+
+export type WalletResolver = ReturnType<typeof createWalletResolver>;

@@ -1,0 +1,64 @@
+import type { ChainAdapter, TxSigner } from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import type { Mode } from '../db/schema.js';
+import type { Logger } from '../logger.js';
+import { pollApprovals } from './approval-poller.js';
+import type { ChargeEngineDeps } from './charge-engine.js';
+import { systemClock, type Clock } from './clock.js';
+import { runSchedulerTick } from './scheduler.js';
+import type { SubscriptionSettings } from './settings.js';
+import { createWalletResolver } from './wallets.js';
+
+// The worker role's subscription loop: approvals, due actions, charges in flight, every `intervalMs`. It is driven
+// by the database alone (no Redis state), so any number of workers may run it side by side.
+
+export interface SubscriptionWorkerOptions {
+  db: Db;
+  adapters: ReadonlyMap<string, ChainAdapter>;
+  signer: TxSigner;
+  settings: SubscriptionSettings;
+  checkoutBaseUrl: string;
+  intervalMs: number;
+  clock?: Clock;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export function subscriptionEngineDeps(o: Omit<SubscriptionWorkerOptions, 'intervalMs'>): ChargeEngineDeps {
+  const walletResolver = createWalletResolver(o.db, o.adapters, o.signer);
+  return {
+    db: o.db,
+    clock: o.clock ?? systemClock,
+    settings: o.settings,
+    checkoutBaseUrl: o.checkoutBaseUrl,
+    adapters: o.adapters,
+    signer: o.signer,
+    walletResolver,
+    wallets: walletResolver.wallets,
+    tokenDecimals: (network: string, mode: Mode, token: string) => o.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === token)?.decimals,
+    ...(o.log ? { log: o.log } : {}),
+  };
+}
+
+export function startSubscriptionWorker(o: SubscriptionWorkerOptions): { stop(): Promise<void> } {
+  const deps = subscriptionEngineDeps(o);
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const loop = async () => {
+    try {
+      await pollApprovals({ ...deps, walletResolver: deps.walletResolver });
+      await runSchedulerTick(deps);
+    } catch (err) {
+      o.log?.warn({ err }, 'subscription tick failed; retrying next interval');
+    }
+    if (!stopping) timer = setTimeout(() => (running = loop()), o.intervalMs);
+  };
+  running = loop();
+  return {
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
