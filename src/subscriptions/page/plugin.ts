@@ -1,0 +1,113 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { isAllowanceCharger, type ChainAdapter, type TokenSymbol } from '../../../chains/types.js';
+import type { Db } from '../../db/database.js';
+import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
+import { recordAuthorizationChoice } from '../../ledger/subscriptions-lifecycle.js';
+import type { SubscriptionRow } from '../../ledger/subscriptions.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { SubscriptionSettings } from '../settings.js';
+import type { WalletResolver } from '../wallets.js';
+import { AUTHORIZE_JS } from './authorize-script.js';
+import { renderAuthorizePage } from './render.js';
+
+// The subscription authorization page (checkout_url): the customer picks network and token, connects a wallet
+// (EIP-1193 on Ethereum and BSC) and approves the allowance to the merchant's charger. Unsigned routes, like the
+// hosted payment page: everything they reveal is what the customer needs to authorize.
+
+export interface AuthorizePageDeps {
+  db: Db;
+  adapters: ReadonlyMap<string, ChainAdapter>;
+  walletResolver: WalletResolver;
+  settings: SubscriptionSettings;
+  clock?: Clock;
+  /** EIP-155 chain id per "network:mode", for the wallet's network switch. */
+  chainIds?: ReadonlyMap<string, bigint>;
+}
+
+/** Allowance asked of the customer: price × quantity × (iterations, or the configured number of periods). */
+export function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): bigint {
+  return s.unit_amount_minor * BigInt(s.quantity) * BigInt(s.iterations ?? settings.allowancePeriods);
+}
+
+const selectSchema = z.strictObject({ network: z.string().min(1).max(40), token: z.enum(['USDT', 'USDC']), address: z.string().min(1).max(100) });
+
+export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageDeps): void {
+  const clock = deps.clock ?? systemClock;
+  const load = (id: string) =>
+    /^sub_[0-9A-Za-z]{24}$/.test(id) ? deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst() : Promise.resolve(undefined);
+  const options = (s: SubscriptionRow) =>
+    [...deps.adapters.values()]
+      .filter((a) => a.mode === s.mode && isAllowanceCharger(a))
+      .flatMap((a) => a.tokens.map((t) => ({ network: a.network, token: t.symbol })));
+  const secure = (reply: FastifyReply) =>
+    reply
+      .header('Content-Security-Policy', "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Referrer-Policy', 'no-referrer')
+      .header('Cache-Control', 'no-store');
+
+  app.get('/subscribe/assets/authorize.js', async (_req, reply) => secure(reply).type('text/javascript; charset=utf-8').send(AUTHORIZE_JS));
+
+  app.get<{ Params: { id: string } }>('/subscribe/:id', async (req, reply) => {
+    const s = await load(req.params.id);
+    if (!s) return secure(reply).code(404).type('text/html; charset=utf-8').send('<!doctype html><title>Not found</title><p>This subscription link is not valid.</p>');
+    return secure(reply)
+      .type('text/html; charset=utf-8')
+      .send(
+        renderAuthorizePage({
+          id: s.id,
+          product: s.product,
+          status: s.status,
+          pricePerPeriod: formatMinor(s.unit_amount_minor * BigInt(s.quantity), 2),
+          interval: s.interval,
+          periods: s.iterations ?? deps.settings.allowancePeriods,
+          allowance: formatMinor(allowanceMinor(s, deps.settings), 2),
+          trialEnd: s.trial_end,
+          options: options(s),
+        }),
+      );
+  });
+
+  app.get<{ Params: { id: string } }>('/subscribe/:id/status', async (req, reply) => {
+    const s = await load(req.params.id);
+    if (!s) return reply.code(404).send({ error: 'not_found' });
+    return reply.header('Cache-Control', 'no-store').send({ status: s.status, payment_method_id: s.payment_method_id });
+  });
+
+  app.post<{ Params: { id: string } }>('/subscribe/:id/select', async (req, reply) => {
+    const s = await load(req.params.id);
+    if (!s) return reply.code(404).send({ error: 'not_found' });
+    if (s.status !== 'incomplete') return reply.code(409).send({ error: 'not_awaiting_authorization', status: s.status });
+    let body: z.infer<typeof selectSchema>;
+    try {
+      const raw = req.rawBody ? JSON.parse(req.rawBody.toString('utf8')) : undefined;
+      body = selectSchema.parse(raw);
+    } catch {
+      return reply.code(400).send({ error: 'invalid_request' });
+    }
+    const adapter = deps.adapters.get(`${body.network}:${s.mode}`);
+    const token = adapter?.tokens.find((t) => t.symbol === body.token);
+    if (!adapter || !token || !isAllowanceCharger(adapter)) return reply.code(400).send({ error: 'network_unavailable' });
+    const owner = adapter.normalizeAddress(body.address);
+    if (!owner) return reply.code(400).send({ error: 'invalid_address' });
+    const allowanceBase = stablecoinMinorToBase(allowanceMinor(s, deps.settings), token.decimals);
+    const w = await deps.walletResolver.resolve(s.merchant_id, s.mode, adapter.network);
+    const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
+    const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
+    if (!updated) return reply.code(409).send({ error: 'not_awaiting_authorization' });
+    const chainId = deps.chainIds?.get(`${adapter.network}:${s.mode}`);
+    return reply.header('Cache-Control', 'no-store').send({
+      network: adapter.network,
+      token: body.token,
+      token_contract: adapter.displayAddress(token.address),
+      spender: adapter.displayAddress(w.charger),
+      allowance_base: allowanceBase.toString(),
+      allowance: formatBaseUnits(allowanceBase, token.decimals),
+      current_allowance_base: current.toString(),
+      // Tether's approve refuses a change from one non-zero value to another: reset to 0 first.
+      reset_first: current !== 0n && current < allowanceBase,
+      ...(chainId !== undefined ? { chain_id: `0x${chainId.toString(16)}` } : {}),
+    });
+  });
+}
