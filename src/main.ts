@@ -21,6 +21,10 @@ import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
 import { registerAdapterFamily } from './watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../chains/tron/adapter.js';
+import { startSubscriptionWorker } from './subscriptions/worker.js';
+import { subscriptionSettingsFromEnv } from './subscriptions/settings.js';
+import { registerAuthorizePage } from './subscriptions/page/plugin.js';
+import { createWalletResolver } from './subscriptions/wallets.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -35,6 +39,7 @@ export async function start(config: Config, env: Record<string, string | undefin
   const watcherSettings = loadWatcherSettings(env);
   const keyMaterial = keyMaterialFromEnv(env);
   const keys = keyDeriverOf(keyMaterial);
+  const subscriptionSettings = subscriptionSettingsFromEnv(env);
 
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
@@ -87,6 +92,12 @@ export async function start(config: Config, env: Record<string, string | undefin
         log: log.child({ role: 'payouts' }),
       });
       stops.push(() => payouts.stop());
+      // Subscriptions: approvals, renewals, dunning and charges, driven by the database (docs/subscriptions.md).
+      const subscriptions = startSubscriptionWorker({
+        db, adapters, signer: keyMaterial.signer, settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
+        intervalMs: subscriptionSettings.tickMs, log: log.child({ role: 'subscriptions' }),
+      });
+      stops.push(() => subscriptions.stop());
     } else {
       log.warn({}, 'no HD_MNEMONIC: this worker does not pay refunds');
     }
@@ -116,7 +127,16 @@ export async function start(config: Config, env: Record<string, string | undefin
       onSessionCreated: (s) => scheduler.schedule(s),
       refundChains: refundChainsFrom(adapters),
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
-      plugins: [(app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains })],
+      subscriptions: { settings: subscriptionSettings },
+      plugins: [
+        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains }),
+        ...(keys
+          ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
+              db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings,
+              chainIds: new Map(watcherSettings.chains.filter((c) => c.chainId !== undefined).map((c) => [`${c.network}:${c.mode}`, c.chainId!])),
+            })]
+          : []),
+      ],
     });
     await app.listen({ host: config.HOST, port: config.PORT });
     const address = app.server.address();

@@ -8,12 +8,15 @@ export interface SubscriptionSettings {
   retryOffsetsMs: number[];
   /** Periods the requested allowance covers when the subscription has no `iterations`. */
   allowancePeriods: number;
+  /** How often the worker's subscription loop runs (approvals, due actions, charges in flight). */
+  tickMs: number;
 }
 
 export const DEFAULT_SUBSCRIPTION_SETTINGS: SubscriptionSettings = {
   incompleteExpiryMs: 23 * 3600_000,
   retryOffsetsMs: [1 * DAY_MS, 3 * DAY_MS, 5 * DAY_MS],
   allowancePeriods: 12,
+  tickMs: 2000,
 };
 
 export function subscriptionSettingsFromEnv(env: Record<string, string | undefined>): SubscriptionSettings {
@@ -37,6 +40,12 @@ export function subscriptionSettingsFromEnv(env: Record<string, string | undefin
     const h = Number(hours);
     if (!Number.isFinite(h) || h <= 0) throw new Error('SUBSCRIPTION_INCOMPLETE_EXPIRY_HOURS must be a positive number');
     s.incompleteExpiryMs = Math.round(h * 3600_000);
+  }
+  const tick = env.SUBSCRIPTION_TICK_MS;
+  if (tick) {
+    const n = Number(tick);
+    if (!Number.isInteger(n) || n < 50 || n > 600_000) throw new Error('SUBSCRIPTION_TICK_MS must be an integer 50..600000');
+    s.tickMs = n;
   }
   return s;
 }

@@ -1,0 +1,93 @@
+import { Contract } from 'ethers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOT_WALLET_SLOT } from '../../chains/types.js';
+import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+import { fund, signer, walletAt } from '../support/evm-tokens/scenario.js';
+import { launchBrowser } from './checkout-harness.js';
+
+// The whole service (src/main.ts, all roles) on Anvil, and the subscription's checkout_url in headless Chromium with
+// an injected EIP-1193 provider that signs with a test key: the page resets the customer's existing Tether allowance
+// to 0, approves the sized allowance, the worker sees the Approval, charges the first invoice, and the page says so.
+
+let h: ServiceHarness;
+let m: HarnessMerchant;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let miner: NodeJS.Timeout;
+
+beforeAll(async () => {
+  h = await startServiceHarness({ extraEnv: { SUBSCRIPTION_TICK_MS: '150' } });
+  m = await h.newMerchant('Page shop');
+  browser = await launchBrowser('en-US');
+  miner = setInterval(() => void h.node.mine(1).catch(() => {}), 250); // confirmations keep coming
+}, 120_000);
+afterAll(async () => {
+  clearInterval(miner);
+  await browser?.dispose();
+  await h?.close();
+});
+
+describe('authorization page', () => {
+  it('approves through an EIP-1193 wallet in Chromium and the subscription becomes active', async () => {
+    const adapter = h.service.adapters.get('ethereum:test')!;
+    const charger = await adapter.deriveHotWallet(signer, m.account, HOT_WALLET_SLOT.charges);
+    await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
+    const customer = walletAt(41, h.node.provider);
+    await h.node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+    await fund(h.tokens.USDT, customer.address, 50_000_000n);
+    // An allowance already set: Tether refuses a change from non-zero to non-zero, so the page must reset it first.
+    const usdt = new Contract(h.tokens.USDT.address, ['function approve(address spender, uint256 value)', 'function allowance(address,address) view returns (uint256)'], customer);
+    await (await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(charger.address, 7n)).wait();
+
+    const created = await m.client.post('/api/v1/subscriptions/create', {
+      items: [{ price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } }, quantity: 1 }],
+      customer: 'cus_page',
+      iterations: 3,
+    });
+    expect(created.status).toBe(200);
+    const id = created.json.id as string;
+    expect(new URL(created.json.checkout_url).pathname).toBe(`/subscribe/${id}`);
+
+    const sent: string[] = [];
+    const page = await browser.newPage();
+    await page.exposeFunction('__eip1193', async (method: string, paramsJson: string) => {
+      const params = JSON.parse(paramsJson) as any[];
+      switch (method) {
+        case 'eth_requestAccounts':
+        case 'eth_accounts':
+          return JSON.stringify([customer.address]);
+        case 'eth_chainId':
+          return JSON.stringify('0x7a69');
+        case 'eth_sendTransaction': {
+          const tx = await customer.sendTransaction({ to: params[0].to, data: params[0].data });
+          sent.push(params[0].data);
+          return JSON.stringify(tx.hash);
+        }
+        default:
+          return JSON.stringify(await h.node.rpc(method, params));
+      }
+    });
+    await page.addInitScript(() => {
+      const bridge = (window as unknown as { __eip1193(m: string, p: string): Promise<string> }).__eip1193;
+      (window as unknown as { ethereum: unknown }).ethereum = {
+        isMetaMask: false,
+        request: async ({ method, params }: { method: string; params?: unknown[] }) => JSON.parse(await bridge(method, JSON.stringify(params ?? []))),
+      };
+    });
+    const res = await page.goto(`${h.base}/subscribe/${id}`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await expect(page.locator('#sizing').innerText()).resolves.toContain('45.00');
+    await page.click('#authorize');
+    await page.waitForFunction(() => document.getElementById('app')?.getAttribute('data-status') === 'active', undefined, { timeout: 45_000 });
+    expect(await page.locator('#msg').innerText()).toContain('active');
+
+    expect(sent.length).toBe(2);
+    expect(BigInt(`0x${sent[0]!.slice(-64)}`)).toBe(0n); // reset first
+    expect(BigInt(`0x${sent[1]!.slice(-64)}`)).toBe(45_000_000n); // $15 × 3 iterations, 6 decimals
+    const s = (await m.client.get(`/api/v1/subscriptions/${id}?expand=latest_invoice`)).json;
+    expect(s).toMatchObject({ status: 'active', latest_invoice_object: { status: 'paid', amount_paid: 1500 } });
+    const allowance = await (usdt.getFunction('allowance') as (a: string, b: string) => Promise<bigint>)(customer.address, charger.address);
+    expect(allowance).toBe(45_000_000n - 15_000_000n);
+    await page.close();
+  }, 90_000);
+});
