@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { fund, signer, walletAt } from '../support/evm-tokens/scenario.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { launchBrowser } from './checkout-harness.js';
 
 // The whole service (src/main.ts, all roles) on Anvil, and the subscription's checkout_url in headless Chromium with
@@ -13,10 +14,13 @@ let h: ServiceHarness;
 let m: HarnessMerchant;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let miner: NodeJS.Timeout;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   h = await startServiceHarness({ extraEnv: { SUBSCRIPTION_TICK_MS: '150' } });
-  m = await h.newMerchant('Page shop');
+  receiver = await startWebhookReceiver();
+  m = await h.newMerchant('Page shop', receiver.url);
+  receiver.secrets.push(m.webhookSecret);
   browser = await launchBrowser('en-US');
   miner = setInterval(() => void h.node.mine(1).catch(() => {}), 250); // confirmations keep coming
 }, 120_000);
@@ -24,6 +28,7 @@ afterAll(async () => {
   clearInterval(miner);
   await browser?.dispose();
   await h?.close();
+  await receiver?.close();
 });
 
 describe('authorization page', () => {
@@ -89,5 +94,17 @@ describe('authorization page', () => {
     const allowance = await (usdt.getFunction('allowance') as (a: string, b: string) => Promise<bigint>)(customer.address, charger.address);
     expect(allowance).toBe(45_000_000n - 15_000_000n);
     await page.close();
+
+    // Every event written in life-cycle order (outbox seq) and delivered signed. Arrival order is not promised by
+    // the webhook worker (docs/webhooks.md, "Ordering: no promise"): compare the delivered set with the outbox order.
+    const outbox = await h.t.db.selectFrom('outbox_events').select(['id', 'type']).where('aggregate_id', '=', id).orderBy('seq').execute();
+    expect(outbox.map((e) => e.type)).toEqual(['subscription.created', 'subscription.updated', 'invoice.created', 'invoice.paid', 'subscription.active']);
+    const mine = () => receiver.received.filter((r) => (JSON.parse(r.body) as any).data.object.subscription_id === id);
+    await receiver.waitFor(() => mine().length >= 5, 30_000);
+    const got = mine();
+    expect(got.every((r) => r.problems.length === 0 && r.matchedSecret === 0)).toBe(true);
+    expect(new Set(got.map((r) => r.eventId))).toEqual(new Set(outbox.map((e) => e.id)));
+    const paid = got.find((r) => r.eventType === 'invoice.paid')!;
+    expect(JSON.parse(paid.body).data.object).toMatchObject({ subscription_id: id, customer_id: 'cus_page', status: 'paid', payment_status: 'paid', amount_paid: 1500, amount_remaining: 0 });
   }, 90_000);
 });
