@@ -254,8 +254,12 @@ export interface AllowanceCharger {
   getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint>;
   /** Approval logs in blocks [fromHeight, toHeight] whose spender is one of `spenders` (canonical addresses). */
   scanApprovals(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]>;
-  /** `request.from` is the charger; the tokens move from `owner` to `request.to`. */
+  /**
+   * `request.from` is the charger; the tokens move from `owner` to `request.to`. May be built before the nonce is
+   * known (any placeholder nonce) and given its real nonce with `withNonce` under the nonce lock.
+   */
   buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer>;
+  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer;
   /** Outcome of a charge: success needs a Transfer log from `owner`. */
   getTransferFromOutcome(hash: string, owner: string): Promise<TxOutcome>;
   /** The Transfer from `owner` to `to` in a succeeded charge, or null. */

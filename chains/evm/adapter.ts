@@ -193,6 +193,10 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.#sender.buildTransferFrom(request, owner);
   }
 
+  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer {
+    return this.#sender.withNonce(unsigned, nonce);
+  }
+
   getTransferFromOutcome(hash: string, owner: string) {
     return this.#sender.outcome(hash, owner);
   }

@@ -86,6 +86,11 @@ export class EvmTokenSender {
     return { network: this.network, request, body: body as unknown as Record<string, unknown> };
   }
 
+  /** The same unsigned transaction at another nonce (built before the nonce was assigned). */
+  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer {
+    return { ...unsigned, request: { ...unsigned.request, nonce }, body: { ...(unsigned.body as unknown as EvmTxBody), nonce: nonce.toString() } as unknown as Record<string, unknown> };
+  }
+
   async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
     const b = unsigned.body as unknown as EvmTxBody;
     const tx = Transaction.from({

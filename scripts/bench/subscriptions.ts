@@ -1,5 +1,5 @@
 // Subscription charging benchmark (issue 9). Prints figures; never fails on a timing.
-//   npx tsx scripts/bench/subscriptions.ts [--subscriptions 10000] [--customers 100] [--schedulers 2] [--concurrency 16]
+//   npx tsx scripts/bench/subscriptions.ts [--subscriptions 10000] [--customers 100] [--schedulers 2] [--concurrency 16] [--block-time 1]
 // Local only: a fresh Postgres database on 127.0.0.1 (dropped at the end) and an Anvil node on a random port.
 // N subscriptions of `customers` wallets (each approves once for all of its subscriptions) fall due at the same
 // instant; `schedulers` scheduler loops (own connection pools) run until every period is charged. Measured: charges
@@ -20,7 +20,7 @@ import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { startAnvil } from '../../test/support/anvil.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt } from '../../test/support/evm-tokens/scenario.js';
 
-const { values } = parseArgs({ options: { subscriptions: { type: 'string', default: '10000' }, customers: { type: 'string', default: '100' }, schedulers: { type: 'string', default: '2' }, concurrency: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: { subscriptions: { type: 'string', default: '10000' }, customers: { type: 'string', default: '100' }, schedulers: { type: 'string', default: '2' }, concurrency: { type: 'string', default: '16' }, 'block-time': { type: 'string', default: '0' } } });
 const N = Number(values.subscriptions);
 const CUSTOMERS = Math.min(Number(values.customers), N);
 const SCHEDULERS = Number(values.schedulers);
@@ -34,6 +34,9 @@ await admin.query(`create database ${dbName}`);
 const url = new URL(ADMIN);
 url.pathname = `/${dbName}`;
 const db = createDb(url.toString(), 10);
+// --block-time 0: Anvil mines one block per transaction (automine); > 0: interval mining, many charges per block,
+// as on a real chain.
+const BLOCK_TIME = Number(values['block-time']);
 const node = await startAnvil({ chainId: 31337, extraArgs: ['--gas-limit', '300000000'] });
 try {
   await migrateToLatest(db);
@@ -72,6 +75,10 @@ try {
                    'active', 'pm_bench' || (i % ${CUSTOMERS}), ${new Date(now.getTime() - 30 * 86_400_000)}::timestamptz, ${now}::timestamptz,
                    ${new Date(now.getTime() - 30 * 86_400_000)}::timestamptz, 1, 1, 'renew', ${now}::timestamptz
             from generate_series(0, ${N - 1}) i`.execute(db);
+  if (BLOCK_TIME > 0) {
+    await node.rpc('evm_setAutomine', [false]);
+    await node.rpc('evm_setIntervalMining', [BLOCK_TIME]);
+  }
   console.log(`setup: ${CUSTOMERS} customers, ${N} subscriptions due in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`);
 
   const pools = Array.from({ length: SCHEDULERS }, () => createDb(url.toString(), CONCURRENCY + 4));
@@ -100,7 +107,7 @@ try {
   const logs = await node.rpc<unknown[]>('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest', address: usdt!.address, topics: [keccak('Transfer(address,address,uint256)'), null, zeroPadValue(w.settlement, 32)] }]);
   const s = stats.rows[0]!;
   console.log(JSON.stringify({
-    subscriptions: N, schedulers: SCHEDULERS, concurrency: CONCURRENCY,
+    subscriptions: N, schedulers: SCHEDULERS, concurrency: CONCURRENCY, block_time_s: BLOCK_TIME,
     charges_succeeded: s.succeeded, charges_failed: s.failed, invoices: invoices.rows[0]!.n,
     periods_invoiced_twice: invoices.rows[0]!.dup, periods_charged_twice: s.twice, transfers_on_chain: logs.length,
     seconds_until_last_charge: Number(elapsed.toFixed(2)),

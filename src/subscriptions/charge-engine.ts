@@ -88,6 +88,12 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: ChainAdapter & impor
   const chainNonce = await adapter.getAccountNonce(w.charger);
   let signed: SignedTransfer | undefined;
   try {
+    // Built (gas estimate, fees, gas balance) before taking the nonce lock, so the lock covers only the nonce, the
+    // signature and the commit: charges of one charger are serialised for milliseconds, not for RPC round trips.
+    const draft = await adapter.buildTokenTransferFrom(
+      { from: w.chargerKey, to: charge.destination_address, token, amount: charge.amount_base, nonce: chainNonce ?? 0n },
+      charge.owner_address,
+    );
     signed = await deps.db.transaction().execute(async (trx) => {
       const locked = await lockPendingCharge(trx, charge.id);
       if (!locked) return undefined; // another scheduler signed it, or it was settled
@@ -97,11 +103,7 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: ChainAdapter & impor
         const stored = await lockNextNonce(trx, ref, async () => chainNonce);
         nonce = stored > chainNonce ? stored : chainNonce;
       }
-      const unsigned = await adapter.buildTokenTransferFrom(
-        { from: w.chargerKey, to: charge.destination_address, token, amount: charge.amount_base, ...(nonce !== null ? { nonce } : {}) },
-        charge.owner_address,
-      );
-      const s = await adapter.signTransfer(unsigned, deps.signer!);
+      const s = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), deps.signer!);
       await recordSignedCharge(trx, charge.id, { nonce, txHash: s.hash, signed: { ...s } });
       if (nonce !== null) await advanceNonce(trx, ref, nonce);
       return s;

@@ -72,8 +72,9 @@ describe('authorization page', () => {
       }
     });
     await page.addInitScript(() => {
-      const bridge = (window as unknown as { __eip1193(m: string, p: string): Promise<string> }).__eip1193;
-      (window as unknown as { ethereum: unknown }).ethereum = {
+      const w = globalThis as unknown as { __eip1193(m: string, p: string): Promise<string>; ethereum: unknown };
+      const bridge = w.__eip1193;
+      w.ethereum = {
         isMetaMask: false,
         request: async ({ method, params }: { method: string; params?: unknown[] }) => JSON.parse(await bridge(method, JSON.stringify(params ?? []))),
       };
@@ -83,7 +84,7 @@ describe('authorization page', () => {
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
     await expect(page.locator('#sizing').innerText()).resolves.toContain('45.00');
     await page.click('#authorize');
-    await page.waitForFunction(() => document.getElementById('app')?.getAttribute('data-status') === 'active', undefined, { timeout: 45_000 });
+    await page.locator('#app[data-status="active"]').waitFor({ timeout: 45_000 });
     expect(await page.locator('#msg').innerText()).toContain('active');
 
     expect(sent.length).toBe(2);
