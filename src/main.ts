@@ -132,7 +132,7 @@ export async function start(config: Config, env: Record<string, string | undefin
         (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains }),
         ...(keys
           ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
-              db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings,
+              db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
               chainIds: new Map(watcherSettings.chains.filter((c) => c.chainId !== undefined).map((c) => [`${c.network}:${c.mode}`, c.chainId!])),
             })]
           : []),

@@ -61,7 +61,7 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
     checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
     maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
     subscriptions: { clock, settings },
-    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, chainIds: new Map([['ethereum:test', 31337n]]) })],
+    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE, chainIds: new Map([['ethereum:test', 31337n]]) })],
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   Object.assign(h, { app, baseUrl: base });

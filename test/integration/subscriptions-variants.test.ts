@@ -135,3 +135,23 @@ describe('variants', () => {
     expect((await get(sub.id)).status).toBe('active');
   });
 });
+
+describe('existing allowance', () => {
+  it('an allowance that already covers the request authorizes at selection, without a new Approval', async () => {
+    f.clock.set(T0);
+    const customer = await f.customer(37, 50_000_000n);
+    const w = await f.deps.walletResolver.wallets(f.merchantId, 'test', 'ethereum');
+    const usdc = new Contract(f.tokens.USDC.address, ['function approve(address spender, uint256 value) returns (bool)', 'function mint(address,uint256)'], customer);
+    await (await (usdc.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(w.charger, 10n ** 12n)).wait();
+    const { fund } = await import('../support/evm-tokens/scenario.js');
+    await fund(f.tokens.USDC, customer.address, 50_000_000n);
+    const sub = await f.create(plan());
+    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDC', address: customer.address }) });
+    const info = (await sel.json()) as any;
+    expect(info).toMatchObject({ authorized: true, reset_first: false, current_allowance_base: String(10n ** 12n) });
+    await f.settle();
+    const s = (await f.client.get(`/api/v1/subscriptions/${sub.id}?expand=payment_method`)).json;
+    expect(s).toMatchObject({ status: 'active', payment_method_object: { type: 'crypto_wallet', status: 'active' } });
+    expect((await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`)).json.metadata).toEqual({ network: 'ethereum', token: 'USDC' });
+  });
+});

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isAllowanceCharger, type ChainAdapter, type TokenSymbol } from '../../../chains/types.js';
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
-import { recordAuthorizationChoice } from '../../ledger/subscriptions-lifecycle.js';
+import { applyApproval, recordAuthorizationChoice, type LifecycleDeps } from '../../ledger/subscriptions-lifecycle.js';
 import type { SubscriptionRow } from '../../ledger/subscriptions.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { SubscriptionSettings } from '../settings.js';
@@ -23,6 +23,8 @@ export interface AuthorizePageDeps {
   clock?: Clock;
   /** EIP-155 chain id per "network:mode", for the wallet's network switch. */
   chainIds?: ReadonlyMap<string, bigint>;
+  /** Base of checkout URLs (for the events written when an existing allowance authorizes at once). */
+  checkoutBaseUrl: string;
 }
 
 /** Allowance asked of the customer: price × quantity × (iterations, or the configured number of periods). */
@@ -96,6 +98,20 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
     const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
     if (!updated) return reply.code(409).send({ error: 'not_awaiting_authorization' });
+    // An allowance that already covers the request produces no new Approval log: authorize from the chain's state.
+    let authorized = false;
+    if (current >= allowanceBase) {
+      const lifecycle: LifecycleDeps = {
+        db: deps.db, clock, settings: deps.settings, checkoutBaseUrl: deps.checkoutBaseUrl, wallets: deps.walletResolver.wallets,
+        tokenDecimals: (network, mode, sym) => deps.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === sym)?.decimals,
+      };
+      const r = await applyApproval(lifecycle, s.id, {
+        network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: current,
+        // No log to point at: the reference names the allowance read, unique per subscription.
+        txHash: `allowance:${s.id}`, logIndex: 0,
+      });
+      authorized = r === 'authorized';
+    }
     const chainId = deps.chainIds?.get(`${adapter.network}:${s.mode}`);
     return reply.header('Cache-Control', 'no-store').send({
       network: adapter.network,
@@ -107,6 +123,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
       current_allowance_base: current.toString(),
       // Tether's approve refuses a change from one non-zero value to another: reset to 0 first.
       reset_first: current !== 0n && current < allowanceBase,
+      authorized,
       ...(chainId !== undefined ? { chain_id: `0x${chainId.toString(16)}` } : {}),
     });
   });
