@@ -13,6 +13,8 @@ export interface TickOptions {
   maxDue?: number;
   /** Charges advanced in parallel. */
   chargeConcurrency?: number;
+  /** Due subscriptions claimed in parallel (SKIP LOCKED keeps the claimers apart). */
+  dueConcurrency?: number;
 }
 
 export interface TickResult {
@@ -24,11 +26,16 @@ export interface TickResult {
 export async function runSchedulerTick(deps: ChargeEngineDeps, o: TickOptions = {}): Promise<TickResult> {
   const maxDue = o.maxDue ?? 500;
   let due = 0;
-  while (due < maxDue) {
-    const r = await processOneDue(deps);
-    if (r.kind === 'none') break;
-    due++;
-  }
+  let drained = false;
+  await Promise.all(
+    Array.from({ length: o.dueConcurrency ?? 4 }, async () => {
+      while (!drained && due < maxDue) {
+        const r = await processOneDue(deps);
+        if (r.kind === 'none') drained = true;
+        else due++;
+      }
+    }),
+  );
   const ids = await openChargeIds(deps.db, 5000);
   let settled = 0;
   let next = 0;
