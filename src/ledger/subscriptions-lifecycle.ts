@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
@@ -20,7 +20,8 @@ export interface LifecycleDeps {
   settings: SubscriptionSettings;
   checkoutBaseUrl: string;
   /** Where charges of a merchant go on a chain: the charger (spender, pays gas) and the settlement address. */
-  wallets(merchantId: string, mode: Mode, network: string): Promise<{ charger: string; settlement: string }>;
+  /** `via`: the caller's transaction (lookups inside a transaction must not need a second pool connection). */
+  wallets(merchantId: string, mode: Mode, network: string, via?: Kysely<Database>): Promise<{ charger: string; settlement: string }>;
   tokenDecimals(network: string, mode: Mode, token: string): number | undefined;
 }
 
@@ -230,7 +231,7 @@ async function insertCharge(deps: LifecycleDeps, trx: Transaction<Database>, sub
   const pm = await trx.selectFrom('payment_methods').selectAll().where('id', '=', sub.payment_method_id!).executeTakeFirstOrThrow();
   const decimals = deps.tokenDecimals(pm.network, pm.mode, pm.token);
   if (decimals === undefined) throw new Error(`${pm.network} ${pm.token} is not configured; cannot charge ${sub.id}`);
-  const w = await deps.wallets(sub.merchant_id, sub.mode, pm.network);
+  const w = await deps.wallets(sub.merchant_id, sub.mode, pm.network, trx);
   // The partial unique index (one live or succeeded charge per invoice) rejects a second charge of this period.
   const row = await trx
     .insertInto('subscription_charges')

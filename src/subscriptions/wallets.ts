@@ -1,6 +1,7 @@
 import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { Mode } from '../db/schema.js';
+import type { Database, Mode } from '../db/schema.js';
 
 // The two wallets of a merchant's BIP44 account that subscriptions use on a chain:
 // - the charger (HOT_WALLET_SLOT.charges): the spender customers approve; it sends each transferFrom and pays its gas;
@@ -8,13 +9,14 @@ import type { Mode } from '../db/schema.js';
 //   subscriptions collect funds the refunds of subscription payments (docs/subscriptions.md, "Where charges go").
 export function createWalletResolver(db: Db, adapters: ReadonlyMap<string, ChainAdapter>, keys: KeyDeriver) {
   const cache = new Map<string, { charger: string; settlement: string; chargerKey: Awaited<ReturnType<ChainAdapter['deriveHotWallet']>> }>();
-  async function resolve(merchantId: string, mode: Mode, network: string) {
+  // `via`: the caller's transaction, so that a lookup inside a transaction never waits for a second pool connection.
+  async function resolve(merchantId: string, mode: Mode, network: string, via: Kysely<Database> = db) {
     const k = `${merchantId}:${mode}:${network}`;
     const hit = cache.get(k);
     if (hit) return hit;
     const adapter = adapters.get(`${network}:${mode}`);
     if (!adapter) throw new Error(`${network}:${mode} is not configured`);
-    const { account_index: account } = await db
+    const { account_index: account } = await via
       .selectFrom('merchant_hd_accounts')
       .select('account_index')
       .where('merchant_id', '=', merchantId)
@@ -28,8 +30,8 @@ export function createWalletResolver(db: Db, adapters: ReadonlyMap<string, Chain
   }
   return {
     resolve,
-    wallets: async (merchantId: string, mode: Mode, network: string) => {
-      const w = await resolve(merchantId, mode, network);
+    wallets: async (merchantId: string, mode: Mode, network: string, via?: Kysely<Database>) => {
+      const w = await resolve(merchantId, mode, network, via);
       return { charger: w.charger, settlement: w.settlement };
     },
   };

@@ -74,7 +74,9 @@ describe('scheduler', () => {
       env: { ...process.env, SUBS_DB_URL: f.h.t.url, SUBS_RPC_URL: f.node.url, SUBS_USDT: f.tokens.USDT.address, SUBS_USDC: f.tokens.USDC.address, SUBS_NOW: String(next.getTime()) },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
+    const watchdog = setTimeout(() => child.kill('SIGTERM'), 60_000); // a hung child fails the SIGKILL assertion below
     const death = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    clearTimeout(watchdog);
     expect(death.signal).toBe('SIGKILL');
 
     const signed = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('state', '=', 'signed').execute();
