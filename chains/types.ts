@@ -190,6 +190,11 @@ export interface TransferSender {
   deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }>;
   /** The next account nonce of `address` counting pending transactions; null for families without account nonces. */
   getAccountNonce(address: string): Promise<bigint | null>;
+  /**
+   * The same unsigned transfer at another account nonce: a transfer may be built (gas estimate, fees, simulation)
+   * before its nonce is assigned under the nonce lock. Families without account nonces return it unchanged.
+   */
+  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer;
   /** True only once `signed` provably can never land (expired blockhash or expiration); re-signing is safe only then. */
   isExpired(signed: SignedTransfer): Promise<boolean>;
   getBalances(address: string): Promise<AddressBalances>;
@@ -259,7 +264,6 @@ export interface AllowanceCharger {
    * known (any placeholder nonce) and given its real nonce with `withNonce` under the nonce lock.
    */
   buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer>;
-  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer;
   /** Outcome of a charge: success needs a Transfer log from `owner`. */
   getTransferFromOutcome(hash: string, owner: string): Promise<TxOutcome>;
   /** The Transfer from `owner` to `to` in a succeeded charge, or null. */

@@ -22,6 +22,13 @@ import { decodeTransferLog } from './transfer-log.js';
 const TRANSFER_ABI = new Interface(['function transfer(address to, uint256 value)']);
 const TRANSFER_FROM_ABI = new Interface(['function transferFrom(address from, address to, uint256 value)']);
 
+interface FeeQuote {
+  /** null on chains without EIP-1559 (legacy gasPrice). */
+  baseFee: bigint | null;
+  tip: bigint;
+  gasPrice: bigint;
+}
+
 interface EvmTxBody {
   chainId: string;
   nonce: string;
@@ -67,18 +74,17 @@ export class EvmTokenSender {
       if (e instanceof RpcError && e.kind === 'rpc_error') throw new TransferRejectedError(simulationReason(e.message), e.message);
       throw e;
     }
-    const chainId = BigInt(await this.rpc.call<string>('eth_chainId', []));
+    const chainId = await this.chainId();
     const bump = BigInt(100 + (request.feeBumpPercent ?? 0));
-    const latest = await this.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
+    const fees = await this.feeQuote(request.feeBumpPercent !== undefined && request.feeBumpPercent > 0);
     const body: EvmTxBody = { chainId: chainId.toString(), nonce: request.nonce.toString(), to: contract, data, gasLimit: ((gas * 12n) / 10n).toString(), type: 2 };
-    if (latest.baseFeePerGas !== undefined) {
-      const tip = BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'));
-      const priority = (tip * bump) / 100n;
+    if (fees.baseFee !== null) {
+      const priority = (fees.tip * bump) / 100n;
       body.maxPriorityFeePerGas = priority.toString();
-      body.maxFeePerGas = ((BigInt(latest.baseFeePerGas) * 2n * bump) / 100n + priority).toString();
+      body.maxFeePerGas = ((fees.baseFee * 2n * bump) / 100n + priority).toString();
     } else {
       body.type = 0;
-      body.gasPrice = ((BigInt(await this.rpc.call<string>('eth_gasPrice', [])) * bump) / 100n).toString();
+      body.gasPrice = ((fees.gasPrice * bump) / 100n).toString();
     }
     const balance = BigInt(await this.rpc.call<string>('eth_getBalance', [from, 'latest']));
     const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0');
@@ -89,6 +95,29 @@ export class EvmTokenSender {
   /** The same unsigned transaction at another nonce (built before the nonce was assigned). */
   withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer {
     return { ...unsigned, request: { ...unsigned.request, nonce }, body: { ...(unsigned.body as unknown as EvmTxBody), nonce: nonce.toString() } as unknown as Record<string, unknown> };
+  }
+
+  #chainId: bigint | undefined;
+  #fees: { at: number; quote: FeeQuote } | undefined;
+
+  private async chainId(): Promise<bigint> {
+    this.#chainId ??= BigInt(await this.rpc.call<string>('eth_chainId', []));
+    return this.#chainId;
+  }
+
+  /**
+   * Current fee levels, reused for up to a second across payouts (a payout burst would otherwise ask the node the
+   * same thing hundreds of times a second). A replacement always asks afresh: it must outbid the mempool now.
+   */
+  private async feeQuote(fresh: boolean): Promise<FeeQuote> {
+    if (!fresh && this.#fees && Date.now() - this.#fees.at < 1000) return this.#fees.quote;
+    const latest = await this.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
+    const quote: FeeQuote =
+      latest.baseFeePerGas !== undefined
+        ? { baseFee: BigInt(latest.baseFeePerGas), tip: BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00')), gasPrice: 0n }
+        : { baseFee: null, tip: 0n, gasPrice: BigInt(await this.rpc.call<string>('eth_gasPrice', [])) };
+    this.#fees = { at: Date.now(), quote };
+    return quote;
   }
 
   async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {

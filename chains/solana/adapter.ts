@@ -164,6 +164,11 @@ export class SolanaChainAdapter implements ChainAdapter {
     return this.sender.outcome(hash);
   }
 
+  /** No account nonces here: a transfer is bound to a recent block instead. */
+  withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
+    return unsigned;
+  }
+
   /** Solana-specific: true once `signed` can never land (see SolanaTokenSender.isExpired). */
   isExpired(signed: SignedTransfer): Promise<boolean> {
     return this.sender.isExpired(signed);

@@ -150,6 +150,11 @@ export class TronChainAdapter implements ChainAdapter {
   }
 
   /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
+  /** No account nonces here: a transfer is bound to a recent block instead. */
+  withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
+    return unsigned;
+  }
+
   isExpired(signed: SignedTransfer): Promise<boolean> {
     return this.#send().isExpired(signed);
   }

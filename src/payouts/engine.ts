@@ -131,8 +131,8 @@ async function rebroadcastOrDrop(deps: PayoutEngineDeps, adapter: ChainAdapter, 
 }
 
 /**
- * Builds, signs and stores a new attempt, then broadcasts it. `replacing` set: same nonce, higher fee. The whole
- * build-sign-store runs in one transaction holding the refund row (a cancel cannot slip in) and the nonce row.
+ * Builds, signs and stores a new attempt, then broadcasts it. `replacing` set: same nonce, higher fee. Sign-and-store
+ * runs in one transaction holding the refund row (a cancel cannot slip in) and the nonce row.
  */
 async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund: RefundRow, replacing: PayoutAttempt | null): Promise<StepResult> {
   const account = await merchantAccount(deps.db, refund);
@@ -148,6 +148,16 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
   const feeBump = replacing ? replacing.fee_bump_percent + deps.feeBumpPercent : 0;
   let attempt: PayoutAttempt | undefined;
   try {
+    // Built (gas estimate, fees, simulation) before the locks, at a provisional nonce; the real nonce is assigned
+    // under the nonce row's lock with withNonce, so the lock is held only for sign-and-store.
+    const draft = await adapter.buildTokenTransfer({
+      from: wallet,
+      to: refund.destination_address,
+      token: refund.token as 'USDT' | 'USDC',
+      amount: refund.amount_base,
+      ...((replacing?.nonce ?? chainNonce) !== null ? { nonce: (replacing?.nonce ?? chainNonce)! } : {}),
+      ...(feeBump > 0 ? { feeBumpPercent: feeBump } : {}),
+    });
     attempt = await deps.db.transaction().execute(async (trx) => {
       const locked = await lockProcessingRefund(trx, refund.id);
       if (!locked) return undefined; // canceled meanwhile
@@ -158,14 +168,7 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
         // Someone else used the wallet: never reuse a nonce the chain has already counted.
         nonce = stored > chainNonce ? stored : chainNonce;
       }
-      const unsigned = await adapter.buildTokenTransfer({
-        from: wallet,
-        to: refund.destination_address,
-        token: refund.token as 'USDT' | 'USDC',
-        amount: refund.amount_base,
-        ...(nonce !== null ? { nonce } : {}),
-        ...(feeBump > 0 ? { feeBumpPercent: feeBump } : {}),
-      });
+      const unsigned = nonce === null ? draft : adapter.withNonce(draft, nonce);
       const signed = await adapter.signTransfer(unsigned, deps.signer!);
       const stored = await recordSignedAttempt(trx, locked, {
         sender: signed.sender,
