@@ -12,7 +12,7 @@ import { signer } from '../../test/support/evm-tokens/scenario.js';
 import { Redis } from 'ioredis';
 import { createPayoutScheduler, startPayoutWorker } from '../../src/payouts/worker.js';
 
-const { values } = parseArgs({ options: { refunds: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '32' }, 'poll-ms': { type: 'string', default: '250' } } });
+const { values } = parseArgs({ options: { refunds: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '64' }, 'poll-ms': { type: 'string', default: '250' } } });
 const N = Number(values.refunds);
 const PER_SESSION = 50; // partial refunds per paid session: 1 USDT each out of 50 USDT paid
 
