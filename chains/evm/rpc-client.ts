@@ -6,11 +6,14 @@ import { RpcError, classifyRpcError } from './rpc-errors.js';
 export interface RpcClientOptions {
   url: string;
   timeoutMs?: number;
+  /** Extra headers on every request (e.g. TronGrid's TRON-PRO-API-KEY). Values may be secrets: never logged. */
+  headers?: Record<string, string>;
 }
 
 export class JsonRpcClient {
   readonly url: string;
   readonly #timeoutMs: number;
+  readonly #headers: Record<string, string>;
   #nextId = 1;
   /** Calls made, by method. */
   readonly calls = new Map<string, number>();
@@ -18,6 +21,7 @@ export class JsonRpcClient {
   constructor(options: RpcClientOptions) {
     this.url = options.url;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
   }
 
   get totalCalls(): number {
@@ -33,7 +37,7 @@ export class JsonRpcClient {
     try {
       res = await fetch(this.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: this.#headers,
         body,
         signal: AbortSignal.timeout(this.#timeoutMs),
       });

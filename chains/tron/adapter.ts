@@ -20,7 +20,7 @@ import {
 import type { ConfirmationPolicy } from '../evm/block-scanner.js';
 import { normalizeTronAddress, tronBase58 } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
-import { TronJsonRpcClient } from './json-rpc-client.js';
+import { JsonRpcClient } from '../evm/rpc-client.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
 import { tronPaymentLinks, type TronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
@@ -54,7 +54,7 @@ export class TronChainAdapter implements ChainAdapter {
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
-  readonly rpc: TronJsonRpcClient;
+  readonly rpc: JsonRpcClient;
   readonly source: TronTransferSource;
   readonly #sender: TronTokenSender | null;
 
@@ -66,7 +66,7 @@ export class TronChainAdapter implements ChainAdapter {
       return { ...t, address };
     });
     const headers: Record<string, string> = o.apiKey ? { 'TRON-PRO-API-KEY': o.apiKey } : {};
-    this.rpc = new TronJsonRpcClient({ url: o.jsonRpcUrl, timeoutMs: o.rpcTimeoutMs ?? 10_000, headers });
+    this.rpc = new JsonRpcClient({ url: o.jsonRpcUrl, timeoutMs: o.rpcTimeoutMs ?? 10_000, headers });
     this.source = new TronTransferSource({
       rpc: this.rpc,
       tokens: this.tokens,

@@ -1,35 +1,4 @@
-// Bitcoin-alphabet base58, as Solana encodes signatures, blockhashes and instruction data in JSON.
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const INDEX = new Map([...ALPHABET].map((c, i) => [c, BigInt(i)]));
+// The fake validator speaks the same base58 as the adapter: one implementation (chains/solana/base58.ts).
+import { base58Decode, base58Encode } from '../../../chains/solana/base58.js';
 
-export function encode(bytes: Uint8Array): string {
-  let zeros = 0;
-  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = '';
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  return '1'.repeat(zeros) + out;
-}
-
-export function decode(text: string): Uint8Array {
-  let zeros = 0;
-  while (zeros < text.length && text[zeros] === '1') zeros++;
-  let n = 0n;
-  for (const c of text) {
-    const v = INDEX.get(c);
-    if (v === undefined) throw new Error('invalid base58');
-    n = n * 58n + v;
-  }
-  const body: number[] = [];
-  while (n > 0n) {
-    body.unshift(Number(n & 0xffn));
-    n >>= 8n;
-  }
-  return Uint8Array.from([...new Array<number>(zeros).fill(0), ...body]);
-}
-
-export default { encode, decode };
+export default { encode: base58Encode, decode: base58Decode };

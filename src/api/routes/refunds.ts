@@ -9,7 +9,7 @@ import { requestFingerprint } from '../../ledger/idempotency.js';
 import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeRefund } from '../serializers/refund.js';
-import { queryInt } from './query.js';
+import { pageEnvelope, pageQuery, pageWindow } from './query.js';
 
 export interface RefundRouteDeps {
   db: Db;
@@ -90,9 +90,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     return { refund_id: r.refund.refund_id, status: r.refund.status, canceled_at: Math.floor(r.refund.canceled_at!.getTime() / 1000) };
   });
 
-  const listQuery = z.strictObject({
-    page: queryInt(1, 1_000_000).default(1),
-    page_size: queryInt(1, 100).default(20),
+  const listQuery = pageQuery({
     status: z.enum(['pending', 'processing', 'completed', 'failed', 'canceled']).optional(),
     session_id: z.string().max(255).optional(),
   });
@@ -100,17 +98,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     const auth = req.auth!;
     const q = validate(listQuery, req.query);
     refuseNulCharacters(q, []);
-    const { rows, total } = await listRefunds(deps.db, auth.merchantId, auth.mode, {
-      offset: (q.page - 1) * q.page_size,
-      limit: q.page_size,
-      status: q.status,
-      sessionId: q.session_id,
-    });
-    const totalPages = Math.ceil(total / q.page_size);
-    return {
-      data: rows.map(render),
-      pagination: { page: q.page, page_size: q.page_size, total, total_pages: totalPages, has_more: q.page < totalPages },
-    };
+    const { rows, total } = await listRefunds(deps.db, auth.merchantId, auth.mode, { ...pageWindow(q), status: q.status, sessionId: q.session_id });
+    return pageEnvelope(q, rows.map(render), total);
   });
 
   async function ownRefund(req: FastifyRequest): Promise<RefundRow> {

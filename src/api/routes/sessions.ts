@@ -14,7 +14,7 @@ import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
 import { parseCreateSession } from './session-input.js';
-import { queryInt } from './query.js';
+import { pageEnvelope, pageQuery, pageWindow } from './query.js';
 
 export interface SessionRouteDeps {
   db: Db;
@@ -115,9 +115,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
   });
 
   // Operator list, page style (decisions.md: Lists and pagination).
-  const listQuery = z.strictObject({
-    page: queryInt(1, 1_000_000).default(1),
-    page_size: queryInt(1, 100).default(20),
+  const listQuery = pageQuery({
     status: z.enum(['open', 'paid', 'expired', 'canceled']).optional(),
     order_id: z.string().max(255).optional(),
   });
@@ -125,17 +123,8 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     const auth = req.auth!;
     const q = validate(listQuery, req.query);
     refuseNulCharacters(q, []);
-    const { rows, total } = await listSessions(deps.db, auth.merchantId, auth.mode, {
-      offset: (q.page - 1) * q.page_size,
-      limit: q.page_size,
-      status: q.status,
-      orderId: q.order_id,
-    });
-    const totalPages = Math.ceil(total / q.page_size);
-    return {
-      data: rows.map((r) => render(r)),
-      pagination: { page: q.page, page_size: q.page_size, total, total_pages: totalPages, has_more: q.page < totalPages },
-    };
+    const { rows, total } = await listSessions(deps.db, auth.merchantId, auth.mode, { ...pageWindow(q), status: q.status, orderId: q.order_id });
+    return pageEnvelope(q, rows.map((r) => render(r)), total);
   });
 
   async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {
