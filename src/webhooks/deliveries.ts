@@ -30,6 +30,25 @@ export async function loadDeliveryTarget(db: WebhookDb, eventId: string): Promis
 }
 
 /**
+ * Events about one object (a session, refund, subscription: the outbox's aggregate_id) are delivered in the order
+ * they were written: true while an earlier event of the same merchant and object is not yet relayed or still
+ * pending. A failed, skipped or delivered earlier event no longer holds later ones back.
+ */
+export async function hasEarlierUndeliveredForAggregate(db: WebhookDb, eventId: string): Promise<boolean> {
+  const { rows } = await sql<{ waiting: boolean }>`
+    select exists (
+      select 1
+      from outbox_events e
+      join outbox_events earlier
+        on earlier.merchant_id = e.merchant_id and earlier.aggregate_id = e.aggregate_id and earlier.seq < e.seq
+      left join webhook_deliveries d on d.event_id = earlier.id
+      where e.id = ${eventId} and e.aggregate_id is not null
+        and (earlier.relayed_at is null or d.event_id is null or d.status = 'pending')
+    ) as waiting`.execute(db);
+  return rows[0]?.waiting === true;
+}
+
+/**
  * Creates the delivery row of a relayed event if it is missing: a job can run before the relay's transaction that
  * enqueued it commits (the insert then waits for that transaction and does nothing), or after a relay crash that
  * rolled the row back. The body is rendered exactly as the relay renders it.

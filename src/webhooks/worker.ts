@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
 import { signingSecrets } from '../ledger/webhook-secrets.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { ensureDeliveryRow, loadDeliveryTarget, recordAttempt, type DeliveryTarget } from './deliveries.js';
+import { ensureDeliveryRow, hasEarlierUndeliveredForAggregate, loadDeliveryTarget, recordAttempt, type DeliveryTarget } from './deliveries.js';
 import { createPostAgents, postWebhook } from './http-post.js';
 import { errorText, silentLogger, type WebhookLogger } from './logger.js';
 import { createMerchantLimiter } from './merchant-limiter.js';
@@ -79,6 +79,11 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     }
     // A duplicate job (relay re-run, stalled job) or a superseded generation: the delivery is already decided.
     if (t.generation !== generation || t.status !== 'pending') return;
+    if (await hasEarlierUndeliveredForAggregate(db, eventId)) {
+      // An earlier event about the same object is still on its way (or retrying): this one waits its turn.
+      await job.moveToDelayed(Date.now() + Math.round(deferMs * (0.5 + Math.random())), token);
+      throw new DelayedError();
+    }
     if (!t.webhook_url) {
       await recordAttempt(db, base(t, null, { outcome: 'skipped', attempted: false, error: 'no_webhook_url' }));
       return;

@@ -118,6 +118,25 @@ describe('webhook delivery', () => {
     ]);
   });
 
+  it('delivers the events of one object in the order they were written, even when the first needs retries', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const { insertOutboxEvent } = await import('../../src/ledger/outbox.js');
+    const aggregateId = `sub_${randomBytes(12).toString('hex')}`;
+    const types = ['subscription.created', 'subscription.active', 'subscription.updated', 'subscription.canceled'];
+    const ids = await h.t.db.transaction().execute(async (trx) => {
+      const out: string[] = [];
+      for (const type of types) {
+        out.push(await insertOutboxEvent(trx, { merchantId: m.id, mode: 'test', type, aggregateId, object: { subscription_id: aggregateId, status: type.split('.')[1] } }));
+      }
+      return out;
+    });
+    // The first event fails twice before it is accepted; the others must not overtake it.
+    r.answer = (req, n) => (req.eventId === ids[0] && n <= 2 ? 500 : 200);
+    for (const id of ids) expect((await finalState(id)).status).toBe('delivered');
+    const accepted = r.received.filter((x) => x.answeredWith === 200).map((x) => x.eventId);
+    expect(accepted).toEqual(ids);
+  });
+
   it('answers 404: one attempt only, then failed', async () => {
     const { r, m } = await merchantWithReceiver();
     r.answer = () => 404;
