@@ -68,6 +68,39 @@ describe('Solana refunds, service in one process', () => {
     expect(await h.transfersFrom(h.mints.USDT, shop.hotWallet, s.payer)).toEqual([]);
   });
 
+  it('a transaction the leader drops is re-sent as the same bytes until its blockhash is proven expired, then re-signed once', async () => {
+    const s = await h.paidSession(shop, { amount: '6.00', token: 'USDC' });
+    h.rpc.validator.pauseLanding('drop');
+    let resumed = false;
+    try {
+      const created = await h.createRefund(shop, { session_id: s.id, amount: 600, currency: 'USDC' });
+      const first = await h.until(async () => {
+        const rows = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', created.json.id).execute();
+        return rows.length === 1 && rows[0]!.state === 'broadcast' ? rows[0]! : undefined;
+      });
+      const sendsAtFirst = h.rpc.calls.get('sendTransaction') ?? 0;
+      await h.until(async () => ((h.rpc.calls.get('sendTransaction') ?? 0) >= sendsAtFirst + 3 ? true : undefined), 10_000);
+      // Re-sent several times, never re-signed: the bytes can still land.
+      const meanwhile = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', created.json.id).execute();
+      expect(meanwhile).toEqual([{ state: 'broadcast', tx_hash: first.tx_hash }]);
+      expect(await h.adapter.isExpired(first.signed as never)).toBe(false);
+      // One synchronous step of the fake: the leader is back, and every blockhash handed out so far is dead.
+      h.rpc.validator.resumeLanding();
+      h.rpc.validator.expireBlockhashes();
+      resumed = true;
+      const done = await h.settled(shop, created.json.refund_id);
+      expect(done.status).toBe('completed');
+      const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'detail']).where('refund_id', '=', created.json.id).orderBy('id').execute();
+      expect(attempts.map((a) => a.state)).toEqual(['dropped', 'confirmed']);
+      expect(attempts[0]!.detail).toMatch(/expired/);
+      expect(attempts[1]!.tx_hash).toBe(done.transaction_hash);
+      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([{ to: s.payer, amount: 6_000_000n, tx: done.transaction_hash }]);
+      expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.succeeded']);
+    } finally {
+      if (!resumed) h.rpc.validator.resumeLanding();
+    }
+  });
+
   it('fails with a clear reason when the hot wallet holds no tokens, paying nothing', async () => {
     const broke = await h.newMerchant('Broke');
     h.fundHotWallet(broke, { usdc: 0n, usdt: 0n });

@@ -138,4 +138,37 @@ describe('TRON refunds, worker crashes in a child process', () => {
       await survivor.exited;
     }
   });
+
+  it('the transaction expires between sign and broadcast: dropped only once proven expired and absent, re-signed once, one transfer', async () => {
+    const s = await h.paidSession(shop, { amount: '3.00', token: 'USDT' });
+    const created = await h.createRefund(shop, { session_id: s.id, refund_id: 'tron-crash-expired', amount: 300, currency: 'USDT' });
+    const doomed = h.runWorker('payout:after_sign');
+    expect((await doomed.exited).signal).toBe('SIGKILL');
+    const [first] = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'signed']).where('refund_id', '=', created.json.id).execute();
+    expect(first!.state).toBe('signed');
+    const signed = first!.signed as unknown as { validUntilTimeMs: string };
+    expect(await h.adapter.isExpired(first!.signed as never)).toBe(false); // still able to land
+    // The chain's clock passes the expiration (and the 3 s margin) in solidified blocks.
+    await h.node.rpc('evm_increaseTime', [70]);
+    await h.node.mine(5);
+    const solid = await h.until(async () => (await h.adapter.isExpired(first!.signed as never)) || undefined, 10_000);
+    expect(solid).toBe(true);
+    expect(h.fake.chain.txs.has(first!.tx_hash)).toBe(false);
+    const survivor = h.runWorker();
+    try {
+      const done = await h.settled(shop, created.json.refund_id);
+      expect(done.status).toBe('completed');
+      expect(done.transaction_hash).not.toBe(first!.tx_hash);
+      const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'detail', 'signed']).where('refund_id', '=', created.json.id).orderBy('id').execute();
+      expect(attempts.map((a) => a.state)).toEqual(['dropped', 'confirmed']);
+      expect(attempts[0]!.detail).toMatch(/expired/);
+      expect(BigInt((attempts[1]!.signed as unknown as { validUntilTimeMs: string }).validUntilTimeMs)).toBeGreaterThan(BigInt(signed.validUntilTimeMs));
+      expect(h.fake.chain.txs.has(first!.tx_hash)).toBe(false); // the expired bytes never reached the chain
+      expect((await h.transfers('USDT', shop.hotWallet, s.payer)).map((m) => m.amount)).toEqual([3_000_000n]);
+      expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.succeeded']);
+    } finally {
+      survivor.kill();
+      await survivor.exited;
+    }
+  });
 });
