@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { parameterInvalid } from '../../domain/errors.js';
 
 /** A query-string integer: digits only (no exponent, sign or hex), within bounds. */
 export function queryInt(min: number, max: number) {
@@ -22,3 +24,12 @@ export function pageEnvelope<T>(q: { page: number; page_size: number }, data: T[
 
 /** Row window of a page. */
 export const pageWindow = (q: { page: number; page_size: number }) => ({ offset: (q.page - 1) * q.page_size, limit: q.page_size });
+
+/** The optional Idempotency-Key header (at most 255 characters). */
+export function idempotencyKeyOf(req: FastifyRequest): string | undefined {
+  const v = req.headers['idempotency-key'];
+  const key = Array.isArray(v) ? v[0] : v;
+  if (key === undefined || key === '') return undefined;
+  if (key.length > 255) throw parameterInvalid('Idempotency-Key', 'Idempotency-Key must be at most 255 characters.');
+  return key;
+}

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { currencyExponent } from '../../domain/currency.js';
-import { idempotencyKeyReused, invalidRequest, parameterInvalid, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
+import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import {
@@ -14,7 +14,7 @@ import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
 import { parseCreateSession } from './session-input.js';
-import { pageEnvelope, pageQuery, pageWindow } from './query.js';
+import { idempotencyKeyOf, pageEnvelope, pageQuery, pageWindow } from './query.js';
 
 export interface SessionRouteDeps {
   db: Db;
@@ -163,11 +163,4 @@ function sessionIdParam(req: FastifyRequest): string {
   return id;
 }
 
-function idempotencyKeyOf(req: FastifyRequest): string | undefined {
-  const v = req.headers['idempotency-key'];
-  const key = Array.isArray(v) ? v[0] : v;
-  if (key === undefined || key === '') return undefined;
-  if (key.length > 255) throw parameterInvalid('Idempotency-Key', 'Idempotency-Key must be at most 255 characters.');
-  return key;
-}
 

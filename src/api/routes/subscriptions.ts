@@ -16,7 +16,7 @@ import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeCancellation, serializeSubscription } from '../serializers/subscription.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';
-import { queryInt } from './query.js';
+import { idempotencyKeyOf } from './query.js';
 
 export interface SubscriptionRouteDeps {
   db: Db;
@@ -233,11 +233,4 @@ function parseExpand(query: unknown): Set<string> {
   return out;
 }
 
-function idempotencyKeyOf(req: FastifyRequest): string | undefined {
-  const v = req.headers['idempotency-key'];
-  const key = Array.isArray(v) ? v[0] : v;
-  if (key === undefined || key === '') return undefined;
-  if (key.length > 255) throw parameterInvalid('Idempotency-Key', 'Idempotency-Key must be at most 255 characters.');
-  return key;
-}
 
