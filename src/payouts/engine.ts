@@ -126,7 +126,12 @@ async function rebroadcastOrDrop(deps: PayoutEngineDeps, adapter: ChainAdapter, 
   if (a.nonce !== null && (await releaseNonceIfLast(deps.db, { network: a.network, mode: a.mode, address: adapter.normalizeAddress(a.sender) ?? a.sender }, a))) {
     return undefined;
   }
-  deps.log?.error({ refund: a.refund_id, tx: a.tx_hash, reason: result.reason, detail: result.detail }, 'broadcast refused; later payouts wait behind this nonce');
+  // Families without nonces (Solana, TRON): nothing waits behind these bytes, but they may still land (another node
+  // may hold them) until proven expired; they are offered again until then, and isExpired drops them above.
+  deps.log?.error(
+    { refund: a.refund_id, tx: a.tx_hash, reason: result.reason, detail: result.detail },
+    a.nonce === null ? 'broadcast refused; the same bytes are offered again until they land or are proven expired' : 'broadcast refused; later payouts wait behind this nonce',
+  );
   return { kind: 'wait', ms: Math.max(deps.pollMs, 5000) };
 }
 
