@@ -31,11 +31,25 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startAnvil(options: { chainId?: number; blockTime?: number; extraArgs?: string[] } = {}): Promise<AnvilNode> {
+  // A free port can be taken by another process (another test worker's Anvil) between freePort() and Anvil's bind:
+  // only Anvil's own "Listening on" line proves that THIS process owns the port; otherwise try another one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startAnvilOnce(options);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt >= 5) throw err;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startAnvilOnce(options: { chainId?: number; blockTime?: number; extraArgs?: string[] }): Promise<AnvilNode> {
   const port = await freePort();
-  const args = ['--port', String(port), '--host', '127.0.0.1', '--chain-id', String(options.chainId ?? 31337), '--silent'];
+  const args = ['--port', String(port), '--host', '127.0.0.1', '--chain-id', String(options.chainId ?? 31337)];
   if (options.blockTime) args.push('--block-time', String(options.blockTime));
   args.push(...(options.extraArgs ?? []));
-  const child: ChildProcess = spawn(ANVIL, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(ANVIL, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += String(d)));
   const url = `http://127.0.0.1:${port}`;
@@ -45,17 +59,25 @@ export async function startAnvil(options: { chainId?: number; blockTime?: number
     if (body.error) throw new Error(`${method}: ${body.error.message}`);
     return body.result as T;
   };
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`anvil exited: ${stderr}`);
-    try {
-      await rpc('eth_chainId');
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`anvil did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await new Promise<void>((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`anvil did not start: ${stderr}`)), 20_000);
+    const onData = (d: Buffer) => {
+      stdout += String(d);
+      if (stdout.includes(`Listening on 127.0.0.1:${port}`)) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        child.stdout?.resume(); // keep draining (Anvil logs RPC calls) so it never blocks on a full pipe
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(/address already in use|Address already in use|os error 98/i.test(stderr) ? new PortTakenError(stderr) : new Error(`anvil exited: ${stderr}`));
+    });
+  });
+  await rpc('eth_chainId');
   const provider = new JsonRpcProvider(url, undefined, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
   return {
     url,
