@@ -198,6 +198,11 @@ export interface TransferSender {
   /** True only once `signed` provably can never land (expired blockhash or expiration); re-signing is safe only then. */
   isExpired(signed: SignedTransfer): Promise<boolean>;
   getBalances(address: string): Promise<AddressBalances>;
+  /**
+   * A transaction, paid by `feePayer`, that makes a deposit address able to receive `token` (Solana: the deposit
+   * owner's associated token account, created idempotently); null on families where an address needs nothing.
+   */
+  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositAddress: string, token: TokenSymbol): Promise<UnsignedTransfer | null>;
   buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer>;
   signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer>;
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */

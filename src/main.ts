@@ -15,6 +15,7 @@ import { SecretBox } from './security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
 import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
 import { createPayoutScheduler, startPayoutWorker } from './payouts/worker.js';
+import { createDepositSetupScheduler, startDepositSetupWorker } from './payouts/deposit-setup.js';
 import { refundChainsFrom } from './payouts/refund-chains.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
@@ -91,7 +92,8 @@ export async function start(config: Config, env: Record<string, string | undefin
         lockDurationMs: config.PAYOUT_LOCK_MS,
         log: log.child({ role: 'payouts' }),
       });
-      stops.push(() => payouts.stop());
+      const depositSetup = startDepositSetupWorker(queueCtx, { db, adapters, signer: keyMaterial.signer, log: log.child({ role: 'deposit-setup' }) });
+      stops.push(() => payouts.stop(), () => depositSetup.stop());
       // Subscriptions: approvals, renewals, dunning and charges, driven by the database (docs/subscriptions.md).
       const subscriptions = startSubscriptionWorker({
         db, adapters, signer: keyMaterial.signer, settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
@@ -107,6 +109,7 @@ export async function start(config: Config, env: Record<string, string | undefin
   if (config.ROLES.includes('api')) {
     const scheduler = createExpiryScheduler(queueCtx);
     const payoutScheduler = createPayoutScheduler(queueCtx);
+    const depositSetupScheduler = createDepositSetupScheduler(queueCtx);
     const app = await buildServer({
       db,
       redis,
@@ -129,7 +132,7 @@ export async function start(config: Config, env: Record<string, string | undefin
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
       subscriptions: { settings: subscriptionSettings },
       plugins: [
-        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains }),
+        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains, onSelected: (id) => depositSetupScheduler.enqueue(id) }),
         ...(keys
           ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
               db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
@@ -145,6 +148,7 @@ export async function start(config: Config, env: Record<string, string | undefin
       await app.close();
       await scheduler.close();
       await payoutScheduler.close();
+      await depositSetupScheduler.close();
     });
   }
 

@@ -174,6 +174,11 @@ export class SolanaChainAdapter implements ChainAdapter {
     return this.sender.isExpired(signed);
   }
 
+  /** The session's deposit ATA for the chosen mint, created idempotently and paid (rent included) by `feePayer`. */
+  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer> {
+    return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);
+  }
+
   /** Solana-specific: the service creates a session's deposit ATA (paying its rent) when the payer picks Solana. */
   buildDepositAccountSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']) {
     return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);

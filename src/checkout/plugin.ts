@@ -33,6 +33,8 @@ export interface CheckoutDeps {
   checkoutBaseUrl: string;
   /** Chain settings (confirmation depth for "n of N", configured chain ids for EIP-681). */
   chains?: readonly ChainSettings[];
+  /** Called after a payer's choice is stored (see CheckoutSelectDeps.onSelected). */
+  onSelected?: (sessionId: string) => Promise<void>;
   /** How often a live-status stream re-reads the session. */
   statusIntervalMs?: number;
   /** Heartbeat comment interval of the stream (proxies close silent connections). */
@@ -65,7 +67,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
   }
   const chainIdResolver = new ChainIdResolver(chainIds);
   const live: LiveDeps = { db: deps.db, adapters: deps.adapters, confirmations };
-  const selectDeps: CheckoutSelectDeps | null = deps.keys ? { db: deps.db, adapters: deps.adapters, keys: deps.keys } : null;
+  const selectDeps: CheckoutSelectDeps | null = deps.keys ? { db: deps.db, adapters: deps.adapters, keys: deps.keys, onSelected: deps.onSelected } : null;
   const intervalMs = deps.statusIntervalMs ?? 1000;
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const pathOf = (id: string) => `${base}/${id}`;

@@ -14,6 +14,10 @@ export const JOBS = {
     // Attempts guard against a crashing handler; the engine itself never throws for chain outcomes.
     options: { attempts: 20, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 1000, removeOnFail: 5000 },
   },
+  'deposit-setup': {
+    payload: z.strictObject({ sessionId: z.string().min(1) }),
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 1000, removeOnFail: 5000 },
+  },
   // Periodic sweeps, one queue each so that each worker only ever takes its own task.
   'expiry-sweep': {
     payload: z.strictObject({}),

@@ -32,6 +32,21 @@ describe('Solana refunds, service in one process', () => {
     expect(await h.tokenBalance(h.mints.USDC, s.depositOwner)).toBe(2_500_000n);
   });
 
+  it('creates the deposit token account when the payer picks Solana, paid by the hot wallet (rent included)', async () => {
+    const { getAssociatedTokenAddressSync } = await import('@solana/spl-token');
+    const lamportsBefore = await h.conn.getBalance(new PublicKey(shop.hotWallet), 'confirmed');
+    const sel = await h.selectSession(shop, { amount: '1.00', token: 'USDT' });
+    const ata = getAssociatedTokenAddressSync(new PublicKey(h.mints.USDT), new PublicKey(sel.deposit_address), true);
+    let info = null;
+    for (let i = 0; i < 100 && !info; i++) {
+      info = await h.conn.getAccountInfo(ata, 'confirmed');
+      if (!info) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(info).not.toBeNull();
+    const lamportsAfter = await h.conn.getBalance(new PublicKey(shop.hotWallet), 'confirmed');
+    expect(lamportsBefore - lamportsAfter).toBeGreaterThanOrEqual(2_039_280); // the ATA's rent came from the hot wallet
+  });
+
   it('pays a refund once from the hot wallet to the payer: signature, receipt, refund.succeeded', async () => {
     const s = await h.paidSession(shop, { amount: '10.00', token: 'USDC' });
     const hotBefore = await h.tokenBalance(h.mints.USDC, shop.hotWallet);
