@@ -219,6 +219,8 @@ export interface ChainAdapter extends TransferSource, TransferSender {
   normalizeAddress(text: string): string | null;
   /** The form shown to payers and merchants (EIP-55 checksum, base58 `T...`, base58 Solana). */
   displayAddress(canonical: string): string;
+  /** Fee resources beyond the native balance, for the operator (TRON: energy and bandwidth); absent elsewhere. */
+  describeFeeResources?(address: string): Promise<Record<string, unknown>>;
   /** Deposit address (canonical) of `index` under a BIP44 `account`. Throws on an index outside BIP32's range. */
   deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string>;
 }

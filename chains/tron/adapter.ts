@@ -172,6 +172,12 @@ export class TronChainAdapter implements ChainAdapter {
     return readHotWalletResources(sender.api, canonical, await sender.prices());
   }
 
+  /** Energy, bandwidth and TRX of a hot wallet, with the chain's prices: what the next refund will cost. */
+  async describeFeeResources(address: string): Promise<Record<string, unknown>> {
+    const r = await this.hotWalletResources(address);
+    return { activated: r.activated, trx_balance_sun: r.trxBalanceSun, energy: r.energy, bandwidth: r.bandwidth, summary: formatHotWalletResources(r) };
+  }
+
   async describeHotWallet(address: string): Promise<string> {
     return formatHotWalletResources(await this.hotWalletResources(address));
   }

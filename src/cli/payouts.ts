@@ -40,6 +40,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
           if (adapter.mode !== acc.mode) continue;
           const wallet = await adapter.deriveHotWallet(ctx.keys, acc.account_index, HOT_WALLET_SLOT.refunds);
           const balances = await adapter.getBalances(wallet.address).catch((e: Error) => ({ error: e.message }));
+          const resources = adapter.describeFeeResources ? await adapter.describeFeeResources(wallet.address).catch((e: Error) => ({ error: e.message })) : undefined;
           rows.push({
             merchant_id: acc.merchant_id,
             merchant: acc.name,
@@ -52,6 +53,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
                   native_base_units: balances.native.toString(),
                   tokens: Object.fromEntries(adapter.tokens.map((t) => [t.symbol, formatBaseUnits(balances.tokens[t.symbol] ?? 0n, t.decimals)])),
                 }),
+            ...(resources ? { fee_resources: resources } : {}),
           });
         }
       }

@@ -67,6 +67,20 @@ describe('TRON refunds, service in one process', () => {
     expect(await h.transfers('USDC', shop.hotWallet, s.payer)).toEqual([]);
   });
 
+  it('shows the operator the hot wallet with TRX, tokens, energy and bandwidth', async () => {
+    const { payoutsCli } = await import('../../src/cli/payouts.js');
+    const { testSigner } = await import('../support/chain-service-harness.js');
+    const out: unknown[] = [];
+    await payoutsCli(['wallets', '--merchant', shop.id], {
+      db: h.t.db, adapters: async () => h.service.adapters, keys: testSigner, enqueue: async () => {}, out: (v) => out.push(v),
+    });
+    const row = (out[0] as any[]).find((w) => w.network === 'tron' && w.mode === 'test');
+    expect(row.address).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    expect(BigInt(row.native_base_units)).toBeGreaterThan(0n);
+    expect(row.fee_resources).toMatchObject({ activated: true, energy: expect.any(Object), bandwidth: expect.any(Object) });
+    expect(typeof row.fee_resources.summary).toBe('string');
+  });
+
   it('fails with a clear reason when the hot wallet holds no tokens, paying nothing', async () => {
     const broke = await h.newMerchant('Broke');
     await h.fundHotWallet(broke, { usdt: 0n, usdc: 0n });
