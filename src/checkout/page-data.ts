@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ChainAdapter } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import { withDepositTables } from '../ledger/deposit-schema.js';
 import type { SessionRow } from '../ledger/sessions.js';
 import { computeLiveStatus, type ChainProgress, type LiveStatus, type PendingDeposit } from './live-status.js';
 
@@ -48,7 +47,7 @@ export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { ret
   let pending: PendingDeposit[] = [];
   let tip: bigint | null = null;
   if (row.deposit_address && row.network && row.status !== 'paid' && row.status !== 'canceled') {
-    const t = withDepositTables(deps.db);
+    const t = deps.db;
     const [deposits, cursor] = await Promise.all([
       t
         .selectFrom('deposits')

@@ -5,7 +5,7 @@ import type { SecretBox } from '../security/secret-box.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { ensureDeliveryRow, listFailedDeliveries, reopenDelivery } from '../webhooks/deliveries.js';
 import { createDeliveryQueue, deliveryJob, type DeliveryQueue } from '../webhooks/queue.js';
-import { asWebhookDb, type WebhookDb } from '../webhooks/schema.js';
+import { type WebhookDb } from '../webhooks/schema.js';
 import { checkWebhookTarget, type Resolver, type TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';
 
@@ -69,7 +69,7 @@ async function resendOne(db: WebhookDb, q: DeliveryQueue, eventId: string): Prom
 }
 
 export async function webhooksCli(args: string[], ctx: WebhooksCliContext): Promise<void> {
-  const db = asWebhookDb(ctx.db);
+  const db = ctx.db;
   const out = ctx.out ?? print;
   const settings = webhookSettingsFrom(ctx.config);
   const [sub, ...rest] = args;

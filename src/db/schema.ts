@@ -1,4 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { DepositTables } from '../ledger/deposit-schema.js';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from '../webhooks/schema.js';
 
 // Kysely table types for the foundation schema. int8 and numeric columns are parsed to bigint (src/db/database.ts).
 export type Mode = 'test' | 'live';
@@ -15,6 +17,9 @@ export interface MerchantsTable {
   refund_window_days: Generated<number>;
   daily_refund_count_limit: Generated<number>;
   daily_refund_amount_limit_minor: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  /** The previous webhook secret during a rotation overlap (migration 2026_11_21_0200_webhooks). */
+  webhook_secret_prev_enc: ColumnType<string | null, string | null | undefined, string | null>;
+  webhook_secret_prev_expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
 }
 
@@ -287,7 +292,11 @@ export interface ApprovalScanCursorsTable {
 }
 
 // Tables added by later migrations declare themselves here too (see each migration's header).
-export interface Database {
+// Tables of later migrations are declared beside the code that owns them and joined here, so every module uses the one
+// Database type (no per-module widening casts).
+export interface Database extends DepositTables {
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   merchants: MerchantsTable;
   merchant_hd_accounts: MerchantHdAccountsTable;
   api_keys: ApiKeysTable;

@@ -1,6 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { withDepositTables } from './deposit-schema.js';
 
 // Persisted watcher cursors. Invariant: a cursor row is only written in the transaction that commits the effects
 // of the poll that produced it, and only by the holder of the version it read (optimistic fence): the cursor can
@@ -15,7 +14,7 @@ export interface StoredCursor {
 export class CursorFencedError extends Error {}
 
 export async function loadCursor(db: Kysely<Database>, chainKey: string): Promise<StoredCursor | null> {
-  const r = await withDepositTables(db).selectFrom('chain_cursors').select(['cursor', 'version', 'tip_height']).where('chain_key', '=', chainKey).executeTakeFirst();
+  const r = await db.selectFrom('chain_cursors').select(['cursor', 'version', 'tip_height']).where('chain_key', '=', chainKey).executeTakeFirst();
   return r ? { cursor: r.cursor, version: r.version, tipHeight: r.tip_height } : null;
 }
 
@@ -26,7 +25,7 @@ export async function initCursor(
   cursor: object,
   tip: { height: bigint; time: Date },
 ): Promise<StoredCursor> {
-  await withDepositTables(db)
+  await db
     .insertInto('chain_cursors')
     .values({ chain_key: chainKey, cursor: JSON.stringify(cursor), tip_height: tip.height, tip_time: tip.time, final_height: tip.height })
     .onConflict((oc) => oc.column('chain_key').doNothing())
@@ -40,7 +39,7 @@ export async function saveCursor(
   expectedVersion: bigint,
   next: { cursor: object; tip: { height: bigint; time: Date }; finalHeight: bigint },
 ): Promise<bigint> {
-  const r = await withDepositTables(trx)
+  const r = await trx
     .updateTable('chain_cursors')
     .set({
       cursor: JSON.stringify(next.cursor),

@@ -72,15 +72,8 @@ export type DepositTables = {
   session_settlements: SessionSettlementsTable;
 };
 
-export type ChainDb = Kysely<Database & DepositTables>;
-export type ChainTrx = Transaction<Database & DepositTables>;
-
-/** The same connection or transaction, typed with the deposit tables. */
-export function withDepositTables(db: Kysely<Database>): ChainDb;
-export function withDepositTables(db: Transaction<Database>): ChainTrx;
-export function withDepositTables(db: Kysely<Database> | Transaction<Database>): ChainDb | ChainTrx {
-  return db.withTables<DepositTables>() as ChainDb | ChainTrx;
-}
+export type ChainDb = Kysely<Database>;
+export type ChainTrx = Transaction<Database>;
 
 /** A chain as the ledger keys it: network id and mode (mainnet vs test network). */
 export interface ChainRef {

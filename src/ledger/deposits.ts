@@ -5,7 +5,7 @@ import { stablecoinMinorToBase } from '../domain/money.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
-import { withDepositTables, type ChainRef, type UnmatchedReason } from './deposit-schema.js';
+import { type ChainRef, type UnmatchedReason } from './deposit-schema.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
@@ -53,7 +53,7 @@ export async function recordObservedDeposits(trx: Transaction<Database>, chain: 
 
 /** Reorg: provisional deposits in blocks above `height` stopped being canonical. Confirmed ones are never touched. */
 export async function orphanProvisionalDepositsAbove(trx: Transaction<Database>, chain: ChainRef, height: bigint): Promise<number> {
-  const r = await withDepositTables(trx)
+  const r = await trx
     .updateTable('deposits')
     .set({ status: 'orphaned', orphaned_at: sql`now()` })
     .where('network', '=', chain.network)
@@ -81,7 +81,7 @@ export async function confirmFinalDeposits(
   finalHeight: bigint,
   tokenDecimals: (token: string) => number,
 ): Promise<ConfirmResult> {
-  const t = withDepositTables(trx);
+  const t = trx;
   const deposits = await t
     .selectFrom('deposits')
     .select(['id', 'session_id', 'token', 'amount_base', 'block_time'])
@@ -210,7 +210,7 @@ export async function listUnmatchedDeposits(
   db: Kysely<Database>,
   opts: { mode?: 'test' | 'live'; network?: string; limit?: number } = {},
 ): Promise<UnmatchedDeposit[]> {
-  let q = withDepositTables(db).selectFrom('deposits').selectAll().where('disposition', '=', 'unmatched');
+  let q = db.selectFrom('deposits').selectAll().where('disposition', '=', 'unmatched');
   if (opts.mode) q = q.where('mode', '=', opts.mode);
   if (opts.network) q = q.where('network', '=', opts.network);
   const rows = await q.orderBy('confirmed_at', 'desc').limit(opts.limit ?? 100).execute();

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SessionRow } from './payment-events.js';
-import { withDepositTables } from './deposit-schema.js';
 
 // The payer's (or merchant's) choice of network and token for a session, and the deposit address it binds.
 // Rules: only while the session is open; once any deposit (even provisional) exists for the session the choice is
@@ -20,7 +19,7 @@ export async function selectSessionNetwork(
   choice: { network: string; token: 'USDT' | 'USDC'; address: string },
 ): Promise<SelectionResult> {
   return db.transaction().execute(async (trx) => {
-    const t = withDepositTables(trx);
+    const t = trx;
     const session = await trx.selectFrom('payment_sessions').selectAll().where('id', '=', sessionId).forUpdate().executeTakeFirst();
     if (!session) return { kind: 'not_found' };
     if (session.status !== 'open' || session.expires_at.getTime() <= Date.now()) return { kind: 'not_open', session };

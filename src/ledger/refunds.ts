@@ -5,7 +5,6 @@ import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { scaleDown, stablecoinMinorToBase } from '../domain/money.js';
 import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
-import { withDepositTables } from './deposit-schema.js';
 
 export type RefundRow = Selectable<RefundsTable>;
 
@@ -58,7 +57,7 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     }
     if (session.status !== 'paid') throw invalidRequest('INVALID_SESSION_STATUS', 'Only paid payment sessions can be refunded.', 'session_id');
 
-    const settlement = await withDepositTables(trx)
+    const settlement = await trx
       .selectFrom('session_settlements as s')
       .innerJoin('deposits as d', 'd.id', 's.paying_deposit_id')
       .select(['s.network', 's.token', 's.received_base', 's.paid_at', 'd.from_address'])

@@ -2,7 +2,6 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, SubscriptionChargesTable } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
-import { withDepositTables } from './deposit-schema.js';
 import { insertInvoiceEvent } from './invoices.js';
 import { nextAfterPaid, type LifecycleDeps } from './subscriptions-lifecycle.js';
 import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent } from './subscriptions.js';
@@ -94,7 +93,7 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
       })
       .execute();
     const depositId = `dep_${charge.network}_${t.txHash}_${t.logIndex}`;
-    const chain = withDepositTables(trx);
+    const chain = trx;
     await chain
       .insertInto('deposits')
       .values({

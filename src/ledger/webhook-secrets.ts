@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { generateWebhookSecret } from '../security/api-key-material.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { asWebhookDb, type WebhookDb } from '../webhooks/schema.js';
+import { type WebhookDb } from '../webhooks/schema.js';
 import { webhookSecretAad } from './merchants.js';
 
 // A merchant's webhook signing secrets. Rotation keeps the previous secret signing beside the new one until the
@@ -32,7 +32,7 @@ export async function rotateWebhookSecret(
   merchantId: string,
   overlapHours: number,
 ): Promise<RotatedSecret | undefined> {
-  return asWebhookDb(db).transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const row = await trx
       .selectFrom('merchants')
       .select(['id', 'webhook_secret_enc'])
@@ -56,6 +56,6 @@ export async function rotateWebhookSecret(
 
 /** Sets (or clears, with null) the URL. The caller has checked it against the endpoint rules. */
 export async function setWebhookUrl(db: Db | WebhookDb, merchantId: string, url: string | null): Promise<boolean> {
-  const r = await asWebhookDb(db).updateTable('merchants').set({ webhook_url: url }).where('id', '=', merchantId).executeTakeFirst();
+  const r = await db.updateTable('merchants').set({ webhook_url: url }).where('id', '=', merchantId).executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { WatchSet } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import { withDepositTables, type ChainRef } from '../ledger/deposit-schema.js';
+import { type ChainRef } from '../ledger/deposit-schema.js';
 
 /** Advisory lock key serialising deposit-address inserts (shared) against the watch set's reads (exclusive). */
 export const depositAddressLockKey = (chain: ChainRef): string => `deposit_addresses:${chain.network}:${chain.mode}`;
@@ -41,7 +41,7 @@ export class AddressWatchSet implements WatchSet {
     const full = Date.now() - this.#lastFullLoad > this.fullReloadMs;
     await this.db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtextextended(${depositAddressLockKey(this.chain)}, 0))`.execute(trx);
-      let q = withDepositTables(trx)
+      let q = trx
         .selectFrom('deposit_addresses as da')
         .innerJoin('payment_sessions as s', 's.id', 'da.session_id')
         .select(['da.id', 'da.address'])
@@ -63,7 +63,7 @@ export class AddressWatchSet implements WatchSet {
         if (r.id > maxId) maxId = r.id;
       }
       if (full) {
-        const m = await withDepositTables(trx).selectFrom('deposit_addresses').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
+        const m = await trx.selectFrom('deposit_addresses').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
         if (m?.m !== null && m?.m !== undefined) maxId = BigInt(m.m);
         this.#addresses = target;
         this.#lastFullLoad = Date.now();

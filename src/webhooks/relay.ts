@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Db } from '../db/database.js';
 import { errorText, silentLogger, type WebhookLogger } from './logger.js';
 import { createDeliveryQueue, deliveryJob, type DeliveryJobData } from './queue.js';
-import { asWebhookDb, type WebhookDb } from './schema.js';
+import { type WebhookDb } from './schema.js';
 import type { Queue } from 'bullmq';
 
 // Outbox relay. One transaction per batch: lock unrelayed rows in seq order (SKIP LOCKED, so several relays share
@@ -81,7 +81,7 @@ export async function relayBatch(
 }
 
 export function startOutboxRelay(o: OutboxRelayOptions): OutboxRelay {
-  const db = asWebhookDb(o.db);
+  const db = o.db;
   const logger = o.logger ?? silentLogger;
   const batchSize = o.batchSize ?? 500;
   const pollMs = o.pollIntervalMs ?? 1000;

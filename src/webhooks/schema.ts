@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
-import type { Database, MerchantsTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 
 // Kysely types for the tables of migration 2026_11_21_0200_webhooks.
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -8,12 +8,6 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefine
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
 /** State of the delivery right after a logged attempt (or decision not to attempt). */
 export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped';
-
-/** Columns the webhooks migration adds to `merchants`. */
-export interface MerchantWebhookColumns {
-  webhook_secret_prev_enc: string | null;
-  webhook_secret_prev_expires_at: NullableTimestamp;
-}
 
 export interface WebhookDeliveriesTable {
   event_id: string;
@@ -51,16 +45,5 @@ export interface WebhookDeliveryAttemptsTable {
   created_at: Timestamp;
 }
 
-/** The project's Database with this migration's tables and merchant columns. */
-export interface WebhookDatabase extends Omit<Database, 'merchants'> {
-  merchants: MerchantsTable & MerchantWebhookColumns;
-  webhook_deliveries: WebhookDeliveriesTable;
-  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
-}
-
-export type WebhookDb = Kysely<WebhookDatabase>;
-
-/** The same connection pool, typed with the webhook tables (until src/db/schema.ts declares them itself). */
-export function asWebhookDb(db: Kysely<Database> | WebhookDb): WebhookDb {
-  return db as unknown as WebhookDb;
-}
+/** The project's Database (src/db/schema.ts joins this migration's tables and merchant columns into it). */
+export type WebhookDb = Kysely<Database>;

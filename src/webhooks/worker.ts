@@ -10,7 +10,7 @@ import { createMerchantLimiter } from './merchant-limiter.js';
 import { DELIVERY_QUEUE, type DeliveryJobData } from './queue.js';
 import { startDeliveryReconciler } from './reconciler.js';
 import { retryDelayMs, verdictOf, type AttemptResult } from './retry-policy.js';
-import { asWebhookDb, type AttemptOutcome, type WebhookDb } from './schema.js';
+import { type AttemptOutcome, type WebhookDb } from './schema.js';
 import { buildDeliveryHeaders } from './signing.js';
 import { checkWebhookTarget, redactUrl, type Resolver, type TargetMode } from './url-policy.js';
 
@@ -47,7 +47,7 @@ export interface DeliveryWorker {
 }
 
 export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
-  const db = asWebhookDb(o.db);
+  const db = o.db;
   const logger = o.logger ?? silentLogger;
   const schedule = o.retrySchedule ?? [1000, 2000, 4000, 8000, 16000];
   const jitter = o.jitterRatio ?? 0.1;

@@ -15,7 +15,6 @@ const chains: RefundRouteDeps['chains'] = {
 
 let h: ApiHarness;
 let shop: SignedClient;
-let merchantId: string;
 let seq = 0;
 const rid = () => `r-${Date.now()}-${seq++}`;
 
@@ -23,7 +22,6 @@ beforeAll(async () => {
   h = await startApiHarness({ refundChains: chains });
   const m = await h.merchant();
   shop = m.test;
-  merchantId = m.merchantId;
 });
 afterAll(async () => h.close());
 

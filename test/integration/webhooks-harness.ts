@@ -4,7 +4,7 @@ import type { Mode } from '../../src/db/schema.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
 import { insertOutboxEvent } from '../../src/ledger/outbox.js';
 import { SecretBox } from '../../src/security/secret-box.js';
-import { asWebhookDb, type WebhookDb } from '../../src/webhooks/schema.js';
+import { type WebhookDb } from '../../src/webhooks/schema.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { REDIS_URL } from '../support/env.js';
 
@@ -31,7 +31,7 @@ export async function startWebhookHarness(): Promise<WebhookHarness> {
   const prefix = `whtest_${randomBytes(5).toString('hex')}`;
   return {
     t,
-    db: asWebhookDb(t.db),
+    db: t.db,
     redis,
     box,
     prefix,

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/database.js';
-import { withDepositTables } from '../../src/ledger/deposit-schema.js';
 
 /**
  * Makes an open session paid as the watcher's ledger would (a confirmed, credited deposit and a settlement), for
@@ -17,7 +16,7 @@ export async function markSessionPaid(
   const s = await db.selectFrom('payment_sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow();
   const paidAt = o.paidAt ?? new Date();
   await db.transaction().execute(async (trx) => {
-    const chain = withDepositTables(trx);
+    const chain = trx;
     await chain.insertInto('deposits').values({
       id: depositId, network, mode: s.mode, tx_hash: `0x${randomBytes(32).toString('hex')}`, log_index: 0,
       block_number: 1n, block_hash: `0x${randomBytes(32).toString('hex')}`, block_time: paidAt, token,
