@@ -200,9 +200,9 @@ export interface TransferSender {
   getBalances(address: string): Promise<AddressBalances>;
   /**
    * A transaction, paid by `feePayer`, that makes a deposit address able to receive `token` (Solana: the deposit
-   * owner's associated token account, created idempotently); null on families where an address needs nothing.
+   * owner's associated token account, created idempotently). Absent on families where any address can receive.
    */
-  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositAddress: string, token: TokenSymbol): Promise<UnsignedTransfer | null>;
+  buildDepositSetup?(feePayer: { key: KeyPath; address: string }, depositAddress: string, token: TokenSymbol): Promise<UnsignedTransfer>;
   buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer>;
   signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer>;
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */

@@ -95,11 +95,6 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     return BigInt(await this.rpc.call<string>('eth_getTransactionCount', [address, 'pending']));
   }
 
-  /** Any address can receive a token here: nothing to prepare. */
-  async buildDepositSetup(): Promise<null> {
-    return null;
-  }
-
   /** EVM transactions never expire: a signed transaction stays valid until its nonce is used. */
   async isExpired(): Promise<boolean> {
     return false;

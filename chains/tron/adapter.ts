@@ -150,11 +150,6 @@ export class TronChainAdapter implements ChainAdapter {
   }
 
   /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
-  /** Any address can receive a token here: nothing to prepare. */
-  async buildDepositSetup(): Promise<null> {
-    return null;
-  }
-
   /** No account nonces here: a transfer is bound to a recent block instead. */
   withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
     return unsigned;

@@ -14,7 +14,7 @@ export interface CheckoutSelectDeps {
   adapters: ReadonlyMap<string, ChainAdapter>;
   /** Mnemonic signer or watch-only xpub deriver. */
   keys: KeyDeriver;
-  /** Called after a payer's choice is stored (queues the deposit address's preparation, e.g. a Solana ATA). */
+  /** Called after a payer's choice is stored on a chain whose addresses need preparing (a Solana ATA). */
   onSelected?: (sessionId: string) => Promise<void>;
 }
 
@@ -51,8 +51,8 @@ export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionI
   const r = await selectSessionNetwork(deps.db, session.id, { network, token, address });
   switch (r.kind) {
     case 'selected':
-      // Best effort: a lost job is harmless, the payer's wallet creates a missing token account itself.
-      deps.onSelected?.(r.session.id).catch(() => {});
+      // Only where an address needs preparing; best effort: the payer's wallet creates a missing token account itself.
+      if (adapter.buildDepositSetup) deps.onSelected?.(r.session.id).catch(() => {});
       return { kind: 'selected', session: r.session, adapter, token: tokenInfo };
     case 'not_found':
       return { kind: 'not_found' };

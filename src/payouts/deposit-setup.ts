@@ -30,10 +30,9 @@ export async function prepareDepositAddress(
     .executeTakeFirst();
   if (!s || s.status !== 'open' || !s.network || !s.token || !s.deposit_address) return 'nothing_to_do';
   const adapter = deps.adapters.get(`${s.network}:${s.mode}`);
-  if (!adapter) return 'nothing_to_do';
+  if (!adapter?.buildDepositSetup) return 'nothing_to_do';
   const feePayer = await adapter.deriveHotWallet(deps.signer, s.account_index, HOT_WALLET_SLOT.refunds);
   const unsigned = await adapter.buildDepositSetup(feePayer, s.deposit_address, s.token as 'USDT' | 'USDC');
-  if (!unsigned) return 'nothing_to_do';
   const signed: SignedTransfer = await adapter.signTransfer(unsigned, deps.signer);
   const sent = await adapter.broadcast(signed);
   if (sent.status === 'rejected') throw new Error(`deposit setup refused: ${sent.reason} ${sent.detail}`);
