@@ -81,7 +81,8 @@ describe('reorg', () => {
     const req = await payer.populateTransaction({ to: usdc.address, data: token.interface.encodeFunctionData('transfer', [s.address, u6('20')]) });
     const raw = await payer.signTransaction(req);
     const snapshot = await eth.rpc<string>('evm_snapshot');
-    await eth.rpc('eth_sendRawTransaction', [raw]);
+    // Automine may answer before the block is sealed: wait for the receipt, or the watcher can read an older head.
+    await eth.provider.waitForTransaction(await eth.rpc<string>('eth_sendRawTransaction', [raw]));
     await drain(w);
     expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'provisional' }]);
 

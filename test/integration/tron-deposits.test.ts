@@ -127,7 +127,8 @@ describe('TRON deposits over the Ethereum-compatible JSON-RPC (Anvil), 3 blocks 
     const token = new Contract(usdt.address, ['function transfer(address,uint256)'], payer);
     const raw = await payer.signTransaction(await payer.populateTransaction({ to: usdt.address, data: token.interface.encodeFunctionData('transfer', [tronToEvmHex(s.address), u6('20')]) }));
     const snapshot = await node.rpc<string>('evm_snapshot');
-    await node.rpc('eth_sendRawTransaction', [raw]);
+    // Automine may answer before the block is sealed: wait for the receipt, or the watcher can read an older head.
+    await node.provider.waitForTransaction(await node.rpc<string>('eth_sendRawTransaction', [raw]));
     await drain();
     expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'provisional' }]);
     await node.rpc('evm_revert', [snapshot]);
