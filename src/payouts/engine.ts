@@ -151,7 +151,7 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
   }
   const chainNonce = replacing ? null : await adapter.getAccountNonce(wallet.address);
   const feeBump = replacing ? replacing.fee_bump_percent + deps.feeBumpPercent : 0;
-  let attempt: PayoutAttempt | undefined;
+  let attempt: PayoutAttempt | 'raced' | undefined;
   try {
     // Built (gas estimate, fees, simulation) before the locks, at a provisional nonce; the real nonce is assigned
     // under the nonce row's lock with withNonce, so the lock is held only for sign-and-store.
@@ -166,6 +166,12 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
     attempt = await deps.db.transaction().execute(async (trx) => {
       const locked = await lockProcessingRefund(trx, refund.id);
       if (!locked) return undefined; // canceled meanwhile
+      // Re-checked under the refund row's lock: another run of this refund (a duplicate job) may have signed since
+      // this step looked. Sign only if the attempts are still as seen: none live for a first attempt, or `replacing`
+      // still the newest live one for a replacement.
+      const live = await trx.selectFrom('payout_attempts').select('id').where('refund_id', '=', refund.id)
+        .where('state', 'in', ['signed', 'broadcast', 'confirmed']).orderBy('id', 'desc').execute();
+      if (replacing ? live[0]?.id !== replacing.id : live.length > 0) return 'raced' as const;
       const ref = { network: refund.network, mode: refund.mode, address: wallet.address };
       let nonce: bigint | null = replacing?.nonce ?? null;
       if (!replacing && chainNonce !== null) {
@@ -196,6 +202,7 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
     }
     throw err;
   }
+  if (attempt === 'raced') return { kind: 'wait', ms: deps.pollMs };
   if (!attempt) return { kind: 'done', status: 'canceled' };
   failpoint('payout:after_sign');
   const result = await adapter.broadcast(attempt.signed as unknown as SignedTransfer);

@@ -73,3 +73,24 @@ describe.each(['payout:after_sign', 'payout:after_broadcast', 'payout:after_rece
     }
   });
 });
+
+describe('two runs of one payout at once (a duplicated job)', () => {
+  it('sign one attempt between them and pay once', async () => {
+    const { advanceRefund } = await import('../../src/payouts/engine.js');
+    const { signer } = await import('../support/evm-tokens/scenario.js');
+    const s = await h.paidSession(shop, { amount: '3.00' });
+    const created = await shop.client.post('/api/v1/refunds/create', { session_id: s.id, refund_id: 'twin-runs', amount: 300, currency: 'USDT' });
+    expect(created.status).toBe(201);
+    const deps = { db: h.t.db, adapters: h.service.adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
+    await Promise.all([advanceRefund(deps, created.json.id), advanceRefund(deps, created.json.id), advanceRefund(deps, created.json.id)]);
+    const done = await h.until(async () => {
+      const step = await advanceRefund(deps, created.json.id);
+      return step.kind === 'done' ? step.status : undefined;
+    });
+    expect(done).toBe('completed');
+    const attempts = await h.t.db.selectFrom('payout_attempts').select('tx_hash').where('refund_id', '=', created.json.id).execute();
+    expect(attempts).toHaveLength(1);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toHaveLength(1);
+  });
+});
+
