@@ -142,8 +142,20 @@ export class FakeTronChain {
     }
   }
 
-  /** Validates and executes a signed transaction; throws BroadcastRefusal with java-tron's response code. */
-  async broadcast(rawDataHex: string, signatures: string[], sizeBytes: number): Promise<StoredTx> {
+  #applying: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Validates and executes a signed transaction; throws BroadcastRefusal with java-tron's response code. Like a node,
+   * applies transactions one at a time: two broadcasts of the same bytes racing each other (a client retrying after
+   * a timeout) execute once, the second answering DUP_TRANSACTION_ERROR.
+   */
+  broadcast(rawDataHex: string, signatures: string[], sizeBytes: number): Promise<StoredTx> {
+    const run = this.#applying.then(() => this.#apply(rawDataHex, signatures, sizeBytes));
+    this.#applying = run.catch(() => undefined);
+    return run;
+  }
+
+  async #apply(rawDataHex: string, signatures: string[], sizeBytes: number): Promise<StoredTx> {
     const txId = txIdOf(rawDataHex);
     if (this.txs.has(txId)) throw new BroadcastRefusal('DUP_TRANSACTION_ERROR', 'Dup transaction.');
     let raw: TriggerRawData;
@@ -214,7 +226,7 @@ export class FakeTronChain {
       await this.rpc('anvil_setBalance', [from, '0x56bc75e2d63100000']);
       const hash = await this.rpc<string>('eth_sendTransaction', [{ from, to: tronToEvmHex(raw.contract), data: `0x${raw.data}`, gas: '0x7a120' }]);
       await this.rpc('anvil_stopImpersonatingAccount', [from]);
-      const receipt = await this.rpc<{ status: string; blockNumber: string; gasUsed: string; logs: Array<{ address: string; topics: string[]; data: string }> }>('eth_getTransactionReceipt', [hash]);
+      const receipt = await this.#receipt(hash);
       blockNumber = BigInt(receipt.blockNumber);
       const gas = BigInt(receipt.gasUsed);
       used = gas > 21000n ? gas - 21000n : 1n;
@@ -255,6 +267,16 @@ export class FakeTronChain {
     const stored: StoredTx = { txId, rawDataHex, raw, signatures, contractRet: result, blockNumber, blockTimeMs: block.timeMs, info };
     this.txs.set(txId, stored);
     return stored;
+  }
+
+  /** Anvil's automine can answer eth_sendTransaction before the block is sealed: wait for the receipt. */
+  async #receipt(hash: string): Promise<{ status: string; blockNumber: string; gasUsed: string; logs: Array<{ address: string; topics: string[]; data: string }> }> {
+    for (let i = 0; ; i++) {
+      const r = await this.rpc<{ status: string; blockNumber: string; gasUsed: string; logs: Array<{ address: string; topics: string[]; data: string }> } | null>('eth_getTransactionReceipt', [hash]);
+      if (r) return r;
+      if (i > 400) throw new Error(`no receipt for ${hash}`);
+      await new Promise((res) => setTimeout(res, 25));
+    }
   }
 
   async #mineEmpty(): Promise<bigint> {
