@@ -264,8 +264,22 @@ export interface ChargeTransfer {
 export interface AllowanceCharger {
   getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint>;
   getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint>;
-  /** Approval logs in blocks [fromHeight, toHeight] whose spender is one of `spenders` (canonical addresses). */
-  scanApprovals(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]>;
+  /**
+   * Log families (EVM, TRON): Approval logs in blocks [fromHeight, toHeight] whose spender is one of `spenders`
+   * (canonical addresses). Exactly one of `scanApprovals` and `readApproval` is implemented.
+   */
+  scanApprovals?(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]>;
+  /**
+   * State families (Solana, whose SPL `Approve` leaves no log to filter by spender): the owner's current authorization
+   * of `spender` for `token`, read at the chain's final commitment, as an observation (txHash: the approving
+   * transaction when it can be found, logIndex 0); null when `spender` is not authorized.
+   */
+  readApproval?(token: TokenSymbol, owner: string, spender: string): Promise<ObservedApproval | null>;
+  /**
+   * An unsigned `approve(spender, amount)` for the customer's wallet to sign and send, for wallets that sign prepared
+   * transactions (TronLink, Solana Wallet Standard). Absent where the page builds the call itself (EVM, EIP-1193).
+   */
+  buildApprovalForWallet?(token: TokenSymbol, owner: string, spender: string, amount: bigint): Promise<WalletTransaction>;
   /**
    * `request.from` is the charger; the tokens move from `owner` to `request.to`. May be built before the nonce is
    * known (any placeholder nonce) and given its real nonce with `withNonce` under the nonce lock.
@@ -276,6 +290,14 @@ export interface AllowanceCharger {
   /** The Transfer from `owner` to `to` in a succeeded charge, or null. */
   findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null>;
 }
+
+/**
+ * An unsigned transaction prepared for a customer's wallet:
+ * - tron: java-tron's transaction JSON (`txID`, `raw_data`, `raw_data_hex`), as TronLink's `tronWeb.trx.sign` takes it;
+ * - solana: a legacy transaction serialized without signatures (base64), fee payer the owner, recent blockhash set,
+ *   as Wallet Standard's `solana:signAndSendTransaction` takes it (bytes).
+ */
+export type WalletTransaction = { kind: 'tron'; transaction: Record<string, unknown> } | { kind: 'solana'; transaction: string };
 
 export function isAllowanceCharger(a: ChainAdapter): a is ChainAdapter & AllowanceCharger {
   return typeof (a as Partial<AllowanceCharger>).buildTokenTransferFrom === 'function';

@@ -1,5 +1,4 @@
-import { isAllowanceCharger } from '../../chains/types.js';
-import type { ChainAdapter } from '../../chains/types.js';
+import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter } from '../../chains/types.js';
 import { applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { WalletResolver } from './wallets.js';
@@ -33,6 +32,10 @@ export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
       .where('mode', '=', adapter.mode)
       .where('auth_owner', 'is not', null)
       .execute();
+    if (!adapter.scanApprovals) {
+      if (adapter.readApproval) authorized += await readApprovalStates(deps, adapter, pending);
+      continue;
+    }
     const cursorRow = await deps.db.selectFrom('approval_scan_cursors').select('last_block').where('chain_key', '=', key).executeTakeFirst();
     const lookback = deps.initialLookback ?? 5000n;
     let last = cursorRow?.last_block ?? (head.final > lookback ? head.final - lookback : -1n);
@@ -61,6 +64,24 @@ export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
       .values({ chain_key: key, last_block: last })
       .onConflict((oc) => oc.column('chain_key').doUpdateSet({ last_block: last, updated_at: new Date() }))
       .execute();
+  }
+  return authorized;
+}
+
+type PendingAuthorization = { id: string; merchant_id: string; mode: 'test' | 'live'; auth_owner: string | null; auth_token: string | null };
+
+/** State families (Solana delegates): read each pending owner's authorization of its merchant's charger at the final commitment. */
+async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapter & AllowanceCharger, pending: PendingAuthorization[]): Promise<number> {
+  let authorized = 0;
+  for (const p of pending) {
+    const token = adapter.tokens.find((t) => t.symbol === p.auth_token);
+    if (!token || !p.auth_owner) continue;
+    const w = await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network);
+    const a = await adapter.readApproval!(token.symbol, p.auth_owner, w.charger);
+    if (!a) continue;
+    const r = await applyApproval(deps, p.id, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash, logIndex: a.logIndex });
+    if (r === 'authorized') authorized++;
+    else if (r === 'too_small') deps.log?.info({ subscription: p.id, value: a.value.toString() }, 'delegated amount smaller than the requested allowance; waiting for another');
   }
   return authorized;
 }
