@@ -98,6 +98,7 @@ export async function start(config: Config, env: Record<string, string | undefin
       const subscriptions = startSubscriptionWorker({
         db, adapters, signer: keyMaterial.signer, settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
         intervalMs: subscriptionSettings.tickMs, log: log.child({ role: 'subscriptions' }),
+        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
       });
       stops.push(() => subscriptions.stop());
     } else {

@@ -285,6 +285,18 @@ export interface SubscriptionChargesTable {
   settled_at: NullableTimestamp;
 }
 
+export interface SubscriptionChargeAttemptsTable {
+  id: Generated<bigint>;
+  charge_id: ColumnType<bigint, bigint | string, bigint | string>;
+  nonce: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
+  tx_hash: string;
+  signed: ColumnType<Record<string, string | null>, string, string>;
+  fee_bump_percent: ColumnType<number, number | undefined, number>;
+  state: ColumnType<'live' | 'dropped', 'live' | 'dropped' | undefined, 'live' | 'dropped'>;
+  dropped_reason: string | null;
+  created_at: Timestamp;
+}
+
 export interface ApprovalScanCursorsTable {
   chain_key: string;
   last_block: ColumnType<bigint, bigint | string, bigint | string>;
@@ -311,5 +323,6 @@ export interface Database extends DepositTables {
   invoices: InvoicesTable;
   payment_methods: PaymentMethodsTable;
   subscription_charges: SubscriptionChargesTable;
+  subscription_charge_attempts: SubscriptionChargeAttemptsTable;
   approval_scan_cursors: ApprovalScanCursorsTable;
 }

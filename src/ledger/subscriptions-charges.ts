@@ -1,4 +1,4 @@
-import { sql, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, SubscriptionChargesTable } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
@@ -24,14 +24,70 @@ export async function lockPendingCharge(trx: Transaction<Database>, id: bigint):
   return trx.selectFrom('subscription_charges').selectAll().where('id', '=', id).where('state', '=', 'pending').forUpdate().executeTakeFirst();
 }
 
-/** pending → signed with the bytes: committed BEFORE the first broadcast. */
-export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: { nonce: bigint | null; txHash: string; signed: Record<string, string | null> }): Promise<void> {
+export interface ChargeAttemptInput {
+  nonce: bigint | null;
+  txHash: string;
+  signed: Record<string, string | null>;
+  feeBumpPercent?: number;
+}
+
+/** pending → signed with the bytes (its first, or a fresh attempt): committed BEFORE the first broadcast. */
+export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: ChargeAttemptInput): Promise<void> {
   await trx
     .updateTable('subscription_charges')
     .set({ state: 'signed', nonce: s.nonce === null ? null : s.nonce.toString(), tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` })
     .where('id', '=', id)
     .where('state', '=', 'pending')
     .execute();
+  await insertAttempt(trx, id, s);
+}
+
+async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<void> {
+  await trx
+    .insertInto('subscription_charge_attempts')
+    .values({ charge_id: chargeId, nonce: s.nonce === null ? null : s.nonce.toString(), tx_hash: s.txHash, signed: JSON.stringify(s.signed), fee_bump_percent: s.feeBumpPercent ?? 0 })
+    .execute();
+}
+
+export type ChargeAttempt = Selectable<Database['subscription_charge_attempts']>;
+
+/** The attempts of a charge that may still land, oldest first. */
+export async function liveChargeAttempts(db: Kysely<Database>, chargeId: bigint): Promise<ChargeAttempt[]> {
+  return db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', chargeId).where('state', '=', 'live').orderBy('id').execute();
+}
+
+/** An attempt proven unable to land (expired, or its nonce taken by another transaction). */
+export async function dropChargeAttempt(db: Db, attemptId: bigint, reason: string): Promise<void> {
+  await db.updateTable('subscription_charge_attempts').set({ state: 'dropped', dropped_reason: reason.slice(0, 500) }).where('id', '=', attemptId).where('state', '=', 'live').execute();
+}
+
+/**
+ * A fee-bumped replacement at the same nonce, stored only if `replacing` is still the newest live attempt of a charge
+ * in flight (checked under the charge's row lock, so two workers never both replace). Returns false when raced.
+ */
+export async function recordReplacementAttempt(trx: Transaction<Database>, chargeId: bigint, replacingId: bigint, s: ChargeAttemptInput): Promise<boolean> {
+  const charge = await trx.selectFrom('subscription_charges').select('id').where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
+  if (!charge) return false;
+  const newest = await trx.selectFrom('subscription_charge_attempts').select('id').where('charge_id', '=', chargeId).where('state', '=', 'live').orderBy('id', 'desc').executeTakeFirst();
+  if (newest === undefined || BigInt(newest.id) !== replacingId) return false;
+  await trx.updateTable('subscription_charges').set({ tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` }).where('id', '=', chargeId).execute();
+  await insertAttempt(trx, chargeId, s);
+  return true;
+}
+
+/**
+ * signed|broadcast → pending once every attempt is proven dead: the next step runs the pre-flight checks again and
+ * signs afresh. Guarded under the row lock by the absence of live attempts.
+ */
+export async function reopenCharge(db: Db, chargeId: bigint): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const charge = await trx.selectFrom('subscription_charges').select('id').where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
+    if (!charge) return false;
+    const live = await trx.selectFrom('subscription_charge_attempts').select('id').where('charge_id', '=', chargeId).where('state', '=', 'live').executeTakeFirst();
+    if (live) return false;
+    await trx.updateTable('subscription_charges').set({ state: 'pending' }).where('id', '=', chargeId).execute();
+    return true;
+  });
 }
 
 export async function markChargeBroadcast(db: Db, id: bigint): Promise<void> {

@@ -1,7 +1,10 @@
-import { TransferRejectedError, isAllowanceCharger, type ChainAdapter, type SignedTransfer, type TokenSymbol, type TxSigner } from '../../chains/types.js';
+import {
+  TransferRejectedError, isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type SignedTransfer, type TokenSymbol, type TxSigner,
+} from '../../chains/types.js';
 import { advanceNonce, lockNextNonce } from '../ledger/payouts.js';
 import {
-  chargeFailed, chargeSucceeded, loadCharge, lockPendingCharge, markChargeBroadcast, recordSignedCharge, type ChargeRow,
+  chargeFailed, chargeSucceeded, dropChargeAttempt, liveChargeAttempts, loadCharge, lockPendingCharge, markChargeBroadcast, recordReplacementAttempt,
+  recordSignedCharge, reopenCharge, type ChargeAttempt, type ChargeRow,
 } from '../ledger/subscriptions-charges.js';
 import type { LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -11,13 +14,19 @@ import type { WalletResolver } from './wallets.js';
 // - allowance and balance are read first, so no gas is spent on a charge that must fail;
 // - the signed bytes are committed (state 'signed') with the charger's nonce, under the nonce row lock, BEFORE the
 //   first broadcast; after a crash the same bytes are re-broadcast and looked up by hash, never signed again;
-// - a charge row leaves 'pending' once, under its row lock, so two schedulers can never sign it twice.
-// Not done here (see docs/subscriptions.md): fee-bump replacement of a stuck charge at the same nonce.
+// - a charge row leaves 'pending' under its row lock, so two schedulers can never sign it twice;
+// - every signed transaction is an attempt (subscription_charge_attempts); a new one is signed only as a fee-bumped
+//   replacement at the SAME nonce (at most one of them can be mined), or after every earlier attempt is proven dead
+//   (expired, or its nonce taken), and then only after the pre-flight checks pass again.
 
 export interface ChargeEngineDeps extends LifecycleDeps {
   adapters: ReadonlyMap<string, ChainAdapter>;
   signer: TxSigner | null;
   walletResolver: WalletResolver;
+  /** A charge pending in the mempool for longer than this is replaced at the same nonce with a higher fee. */
+  stuckAfterMs: number;
+  /** Fee increase per replacement, in percent (nodes require at least 10). */
+  feeBumpPercent: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Crash-test hook: called between persisting the signed bytes and broadcasting them. */
   afterSign?: () => void;
@@ -39,42 +48,116 @@ export async function advanceCharge(deps: ChargeEngineDeps, chargeId: bigint): P
     return { kind: 'wait' };
   }
   if (charge.state === 'pending') return signAndSend(deps, adapter, charge);
-
-  const signed = charge.signed as unknown as SignedTransfer;
-  const outcome = await adapter.getTransferFromOutcome(charge.tx_hash!, charge.owner_address);
-  switch (outcome.status) {
-    case 'succeeded': {
-      if (!outcome.final) return { kind: 'wait' };
-      const t = await adapter.findChargeTransfer(charge.tx_hash!, charge.owner_address, charge.destination_address);
-      if (!t) {
-        await chargeFailed(deps, chargeId, 'no Transfer from the customer to the settlement address');
-        return { kind: 'done', state: 'failed' };
-      }
-      await chargeSucceeded(deps, chargeId, { txHash: charge.tx_hash!, ...t });
-      return { kind: 'done', state: 'succeeded' };
-    }
-    case 'failed':
-      if (!outcome.final) return { kind: 'wait' };
-      // A reverted transferFrom moved nothing; the nonce was consumed on chain, so nothing is given back.
-      await chargeFailed(deps, chargeId, `${outcome.reason}: ${outcome.detail}`);
-      return { kind: 'done', state: 'failed' };
-    case 'pending':
-      if (charge.state === 'signed') await markChargeBroadcast(deps.db, chargeId);
-      return { kind: 'wait' };
-    case 'unknown': {
-      const r = await adapter.broadcast(signed);
-      if (r.status !== 'rejected') await markChargeBroadcast(deps.db, chargeId);
-      else deps.log?.warn({ charge: String(chargeId), reason: r.reason, detail: r.detail }, 'charge re-broadcast refused');
-      return { kind: 'wait' };
-    }
-    default: {
-      const never: never = outcome;
-      return never;
-    }
-  }
+  return followAttempts(deps, adapter, charge);
 }
 
-async function signAndSend(deps: ChargeEngineDeps, adapter: ChainAdapter & import('../../chains/types.js').AllowanceCharger, charge: ChargeRow): Promise<ChargeStep> {
+type Charger = ChainAdapter & AllowanceCharger;
+
+/**
+ * A charge in flight: look every live attempt up by hash. One landed: settle with it. None known to the chain: re-offer
+ * the bytes, or drop them once they provably cannot land; all dropped: back to pending (pre-flight and a fresh
+ * signature). Pending too long (nonce families): a fee-bumped replacement at the same nonce.
+ */
+async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow): Promise<ChargeStep> {
+  const attempts = await liveChargeAttempts(deps.db, charge.id);
+  let anyPending = false;
+  for (const a of attempts) {
+    const outcome = await adapter.getTransferFromOutcome(a.tx_hash, charge.owner_address);
+    switch (outcome.status) {
+      case 'succeeded': {
+        if (!outcome.final) return { kind: 'wait' };
+        const t = await adapter.findChargeTransfer(a.tx_hash, charge.owner_address, charge.destination_address);
+        if (!t) {
+          await chargeFailed(deps, charge.id, 'no Transfer from the customer to the settlement address');
+          return { kind: 'done', state: 'failed' };
+        }
+        await chargeSucceeded(deps, charge.id, { txHash: a.tx_hash, ...t });
+        return { kind: 'done', state: 'succeeded' };
+      }
+      case 'failed':
+        if (!outcome.final) return { kind: 'wait' };
+        // A reverted transferFrom moved nothing; its nonce was consumed on chain, so no other attempt can land.
+        await chargeFailed(deps, charge.id, `${outcome.reason}: ${outcome.detail}`);
+        return { kind: 'done', state: 'failed' };
+      case 'pending':
+        anyPending = true;
+        if (charge.state === 'signed') await markChargeBroadcast(deps.db, charge.id);
+        break;
+      case 'unknown':
+        await reofferOrDrop(deps, adapter, charge, a);
+        break;
+      default: {
+        const never: never = outcome;
+        return never;
+      }
+    }
+  }
+  const live = await liveChargeAttempts(deps.db, charge.id);
+  if (live.length === 0) {
+    // Every attempt provably dead (expired, or its nonce went elsewhere): nothing moved; start over with pre-flight.
+    if (await reopenCharge(deps.db, charge.id)) deps.log?.info({ charge: String(charge.id) }, 'charge attempts expired; signing afresh');
+    return { kind: 'wait' };
+  }
+  const newest = live[live.length - 1]!;
+  if (anyPending && newest.nonce !== null && Date.now() - newest.created_at.getTime() > deps.stuckAfterMs) {
+    return replaceStuck(deps, adapter, charge, newest);
+  }
+  return { kind: 'wait' };
+}
+
+async function reofferOrDrop(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow, a: ChargeAttempt): Promise<void> {
+  const signed = a.signed as unknown as SignedTransfer;
+  if (await adapter.isExpired(signed)) {
+    await dropChargeAttempt(deps.db, a.id, 'expired before landing');
+    return;
+  }
+  const r = await adapter.broadcast(signed);
+  if (r.status !== 'rejected') {
+    await markChargeBroadcast(deps.db, charge.id);
+    return;
+  }
+  if (r.reason === 'nonce_too_low' || r.reason === 'expired') {
+    // The chain does not have these bytes and can no longer take them (the nonce went to another transaction: a
+    // replacement of this charge, looked up in the same pass, or something else).
+    await dropChargeAttempt(deps.db, a.id, r.detail);
+    return;
+  }
+  // Refused for lack of gas or similar: later charges of this charger wait behind its nonce, so the same bytes are
+  // offered again each tick until the operator tops the charger up.
+  deps.log?.warn({ charge: String(charge.id), tx: a.tx_hash, reason: r.reason, detail: r.detail }, 'charge re-broadcast refused');
+}
+
+/** The same transferFrom at the same nonce with a higher fee: at most one of the two can ever be mined. */
+async function replaceStuck(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow, newest: ChargeAttempt): Promise<ChargeStep> {
+  const w = await deps.walletResolver.resolve(charge.merchant_id, charge.mode, charge.network);
+  const feeBump = newest.fee_bump_percent + deps.feeBumpPercent;
+  let signed: SignedTransfer | undefined;
+  try {
+    const unsigned = await adapter.buildTokenTransferFrom(
+      { from: w.chargerKey, to: charge.destination_address, token: charge.token as TokenSymbol, amount: charge.amount_base, nonce: newest.nonce!, feeBumpPercent: feeBump },
+      charge.owner_address,
+    );
+    signed = await deps.db.transaction().execute(async (trx) => {
+      const s = await adapter.signTransfer(unsigned, deps.signer!);
+      const stored = await recordReplacementAttempt(trx, charge.id, newest.id, { nonce: newest.nonce, txHash: s.hash, signed: { ...s }, feeBumpPercent: feeBump });
+      return stored ? s : undefined;
+    });
+  } catch (err) {
+    // E.g. the estimate now reverts because the original is being mined: keep the original in flight.
+    if (err instanceof TransferRejectedError) {
+      deps.log?.warn({ charge: String(charge.id), reason: err.reason }, 'charge replacement refused; keeping the original in flight');
+      return { kind: 'wait' };
+    }
+    throw err;
+  }
+  if (!signed) return { kind: 'wait' };
+  const r = await adapter.broadcast(signed);
+  if (r.status === 'rejected') deps.log?.warn({ charge: String(charge.id), reason: r.reason, detail: r.detail }, 'charge replacement broadcast refused');
+  else deps.log?.info({ charge: String(charge.id), tx: signed.hash, replaces: newest.tx_hash, feeBump }, 'stuck charge replaced');
+  return { kind: 'wait' };
+}
+
+async function signAndSend(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow): Promise<ChargeStep> {
   const token = charge.token as TokenSymbol;
   // Pre-flight: refuse now, with the reason, what would revert on chain.
   const [allowance, balance] = await Promise.all([

@@ -20,6 +20,9 @@ export interface SubscriptionWorkerOptions {
   checkoutBaseUrl: string;
   intervalMs: number;
   clock?: Clock;
+  /** Stuck-charge replacement (the payout settings PAYOUT_STUCK_AFTER_MS, PAYOUT_FEE_BUMP_PERCENT); defaults 180 s, 25 %. */
+  stuckAfterMs?: number;
+  feeBumpPercent?: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
@@ -33,6 +36,8 @@ export function subscriptionEngineDeps(o: Omit<SubscriptionWorkerOptions, 'inter
     adapters: o.adapters,
     signer: o.signer,
     walletResolver,
+    stuckAfterMs: o.stuckAfterMs ?? 180_000,
+    feeBumpPercent: o.feeBumpPercent ?? 25,
     wallets: walletResolver.wallets,
     tokenDecimals: (network: string, mode: Mode, token: string) => o.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === token)?.decimals,
     ...(o.log ? { log: o.log } : {}),

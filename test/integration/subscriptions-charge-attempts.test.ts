@@ -1,0 +1,107 @@
+import { Wallet, id as keccak, zeroPadValue } from 'ethers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
+import { plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';
+
+// A charge in flight that does not land: replaced at the same nonce with a higher fee when stuck in the mempool, and
+// signed afresh (new nonce, pre-flight again) once its only attempt is proven dead because its nonce went to another
+// transaction. Each period is still charged exactly once, counted on chain.
+
+let f: SubsFixture;
+const T0 = new Date('2027-09-01T00:00:00Z');
+const DAY = 86_400_000;
+beforeAll(async () => {
+  f = await startSubsFixture({ start: T0 });
+}, 120_000);
+afterAll(async () => f?.close());
+
+async function transfersFrom(owner: string): Promise<string[]> {
+  const logs = await f.node.rpc<Array<{ transactionHash: string }>>('eth_getLogs', [
+    { fromBlock: '0x0', toBlock: 'latest', address: f.tokens.USDT.address, topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)] },
+  ]);
+  return logs.map((l) => l.transactionHash);
+}
+
+async function activeDailySub(index: number): Promise<{ id: string; customer: Wallet }> {
+  const customer = await f.customer(index, 100_000_000n);
+  const s = await f.create({ ...plan({ recurring: { interval: 'day' } }), customer: `cus_att_${index}` });
+  await f.authorize(s.id, customer);
+  await f.settle();
+  expect((await f.client.get(`/api/v1/subscriptions/${s.id}`)).json.status).toBe('active');
+  return { id: s.id, customer };
+}
+
+async function openCharge(subId: string) {
+  return f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', subId).where('state', 'in', ['pending', 'signed', 'broadcast']).executeTakeFirstOrThrow();
+}
+
+describe('charges that do not land', () => {
+  it('a charge stuck in the mempool is replaced at the same nonce with a higher fee; one transfer lands', async () => {
+    const { id, customer } = await activeDailySub(300);
+    expect((await transfersFrom(customer.address)).length).toBe(1);
+    const deps = { ...f.deps, stuckAfterMs: 0 };
+    await f.node.rpc('evm_setAutomine', [false]);
+    try {
+      f.clock.set(new Date(T0.getTime() + DAY + 60_000));
+      await runSchedulerTick(deps); // renewal due: invoice, charge signed and broadcast, held in the mempool
+      const charge = await openCharge(id);
+      expect(charge.state).toBe('broadcast');
+      await runSchedulerTick(deps); // pending and older than stuckAfterMs: replaced
+      const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', charge.id).orderBy('id').execute();
+      expect(attempts.length).toBe(2);
+      expect(attempts[1]!.nonce).toBe(attempts[0]!.nonce);
+      expect(attempts[1]!.tx_hash).not.toBe(attempts[0]!.tx_hash);
+      expect(attempts[1]!.fee_bump_percent).toBe(25);
+      const [a0, a1] = await Promise.all(attempts.map((a) => f.node.rpc<{ maxFeePerGas: string } | null>('eth_getTransactionByHash', [a.tx_hash])));
+      expect(a1).not.toBeNull();
+      if (a0) expect(BigInt(a1!.maxFeePerGas)).toBeGreaterThan(BigInt(a0.maxFeePerGas));
+      await f.node.rpc('evm_mine', []);
+    } finally {
+      await f.node.rpc('evm_setAutomine', [true]);
+    }
+    await f.settle();
+    const paid = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', id).where('state', '=', 'succeeded').orderBy('id').execute();
+    expect(paid.length).toBe(2);
+    const onChain = await transfersFrom(customer.address);
+    expect(onChain.length).toBe(2); // one per period: the original and its replacement never both landed
+    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').select('tx_hash').where('charge_id', '=', paid[1]!.id).execute();
+    expect(attempts.map((a) => a.tx_hash)).toContain(onChain[1]);
+    expect((await f.client.get(`/api/v1/subscriptions/${id}`)).json.status).toBe('active');
+    // Out of the way of the next test's renewal (its charger nonces are counted there).
+    expect((await f.client.post(`/api/v1/subscriptions/${id}/cancel`, {})).status).toBe(200);
+  }, 120_000);
+
+  it('a charge whose nonce went to another transaction is signed afresh at a new nonce after the pre-flight', async () => {
+    const { id, customer } = await activeDailySub(301);
+    const before = (await transfersFrom(customer.address)).length;
+    const w = await f.deps.walletResolver.resolve(f.merchantId, 'test', 'ethereum');
+    await f.node.rpc('evm_setAutomine', [false]);
+    let lost: string;
+    try {
+      f.clock.set(new Date(f.clock.now().getTime() + DAY + 60_000));
+      await runSchedulerTick(f.deps);
+      const charge = await openCharge(id);
+      lost = charge.tx_hash!;
+      // The operator (or anything holding the charger key) spends the same nonce: the charge's bytes can never land.
+      await f.node.rpc('anvil_dropTransaction', [lost]);
+      await f.node.rpc('anvil_impersonateAccount', [w.charger]);
+      await f.node.rpc('eth_sendTransaction', [{ from: w.charger, to: w.charger, value: '0x0', nonce: `0x${BigInt(charge.nonce!).toString(16)}` }]);
+      await f.node.rpc('anvil_stopImpersonatingAccount', [w.charger]);
+      await f.node.rpc('evm_mine', []);
+    } finally {
+      await f.node.rpc('evm_setAutomine', [true]);
+    }
+    await f.settle();
+    const charges = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', id).orderBy('id').execute();
+    expect(charges.map((c) => c.state)).toEqual(['succeeded', 'succeeded']);
+    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', charges[1]!.id).orderBy('id').execute();
+    expect(attempts.length).toBe(2);
+    expect(attempts[0]!.tx_hash).toBe(lost);
+    expect(attempts[0]!.state).toBe('dropped');
+    expect(BigInt(attempts[1]!.nonce!)).toBe(BigInt(attempts[0]!.nonce!) + 1n);
+    const onChain = await transfersFrom(customer.address);
+    expect(onChain.length).toBe(before + 1);
+    expect(onChain).toContain(attempts[1]!.tx_hash);
+    expect(onChain).not.toContain(lost);
+  }, 120_000);
+});
