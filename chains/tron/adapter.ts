@@ -1,6 +1,11 @@
 import {
   TransferRejectedError,
+  type AllowanceCharger,
   type ChainAdapter,
+  type ChargeTransfer,
+  type ObservedApproval,
+  type TxOutcome,
+  type WalletTransaction,
   type ChainFamily,
   type ChainHead,
   type CursorState,
@@ -17,8 +22,10 @@ import {
   type UnsignedTransfer,
   type WatchSet,
 } from '../types.js';
+import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from '../evm/approval-log.js';
 import type { ConfirmationPolicy } from '../evm/block-scanner.js';
-import { normalizeTronAddress, tronBase58 } from './address.js';
+import { toHex, type RpcLog } from '../evm/rpc-types.js';
+import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { JsonRpcClient } from '../evm/rpc-client.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
@@ -48,8 +55,11 @@ export interface TronAdapterOptions {
   energyMarginPercent?: number;
 }
 
-/** TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex. */
-export class TronChainAdapter implements ChainAdapter {
+/**
+ * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
+ * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
+ */
+export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -157,6 +167,69 @@ export class TronChainAdapter implements ChainAdapter {
 
   isExpired(signed: SignedTransfer): Promise<boolean> {
     return this.#send().isExpired(signed);
+  }
+
+  // Allowance charging (subscriptions). Reads (allowance, balance) and charges go through the wallet API like payouts;
+  // Approval logs come from the JSON-RPC like deposits. The charger sends every transferFrom and pays its energy.
+
+  async getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint> {
+    const sender = this.#send();
+    return sender.tokenAllowance(sender.token(token), this.#canonical(owner), this.#canonical(spender));
+  }
+
+  async getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint> {
+    const sender = this.#send();
+    return sender.tokenBalance(sender.token(token), this.#canonical(owner));
+  }
+
+  /**
+   * `Approval(owner, spender, value)` logs of registry tokens whose spender is one of `spenders`, over `eth_getLogs`
+   * (addresses `41...` at the edges, `0x...` on the wire; tx hashes in TRON's form, without `0x`).
+   */
+  async scanApprovals(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]> {
+    if (spenders.length === 0 || toHeight < fromHeight) return [];
+    const byEvmHex = new Map(this.tokens.map((t) => [tronToEvmHex(t.address), t]));
+    const evmSpenders = spenders.map((s) => tronToEvmHex(this.#canonical(s)));
+    const logs = await this.rpc.call<RpcLog[]>('eth_getLogs', [
+      { fromBlock: toHex(fromHeight), toBlock: toHex(toHeight), address: [...byEvmHex.keys()], topics: [APPROVAL_TOPIC, null, evmSpenders.map(addressTopic)] },
+    ]);
+    const wanted = new Set(evmSpenders);
+    const out: ObservedApproval[] = [];
+    for (const log of logs) {
+      const d = decodeApprovalLog(log);
+      const token = d && byEvmHex.get(d.token);
+      if (!d || !token || !wanted.has(d.spender)) continue;
+      out.push({
+        txHash: d.txHash.replace(/^0x/, ''), logIndex: d.logIndex, blockHeight: d.blockNumber, token: token.symbol, tokenContract: token.address,
+        owner: evmHexToTron(d.owner), spender: evmHexToTron(d.spender), value: d.value,
+      });
+    }
+    return out.sort((a, b) => (a.blockHeight === b.blockHeight ? a.logIndex - b.logIndex : a.blockHeight < b.blockHeight ? -1 : 1));
+  }
+
+  /** `approve(spender, amount)` from the customer's wallet, built by the node, for TronLink's `trx.sign` + `sendRawTransaction`. */
+  async buildApprovalForWallet(token: TokenSymbol, owner: string, spender: string, amount: bigint): Promise<WalletTransaction> {
+    const transaction = await this.#send().buildApproval(token, owner, spender, amount);
+    return { kind: 'tron', transaction: { ...transaction } };
+  }
+
+  /** `transferFrom(owner, request.to, amount)` from the charger `request.from`; no nonce (`withNonce` is the identity). */
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+    return this.#send().buildTransferFrom(request, owner);
+  }
+
+  getTransferFromOutcome(hash: string, owner: string): Promise<TxOutcome> {
+    return this.#send().outcome(hash, this.#canonical(owner));
+  }
+
+  findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
+    return this.#send().chargeTransfer(hash, owner, to);
+  }
+
+  #canonical(address: string): string {
+    const c = normalizeTronAddress(address);
+    if (!c) throw new TransferRejectedError('invalid', `not a TRON address: ${address}`);
+    return c;
   }
 
   /** TRON-specific: the hot wallet's TRX, energy and bandwidth (operator CLI, pre-payout checks). */

@@ -2,6 +2,7 @@ import { AbiCoder, Interface, Signature, getBytes, recoverAddress } from 'ethers
 import {
   TransferRejectedError,
   type BroadcastResult,
+  type ChargeTransfer,
   type SignedTransfer,
   type TokenContract,
   type TokenTransferRequest,
@@ -23,7 +24,41 @@ import { decodeNodeMessage, int64, type AccountJson, type BlockJson, type Broadc
 // receipt.result SUCCESS plus a Transfer log from the hot wallet, never decoded return data or a broadcast reply.
 
 const TRANSFER = new Interface(['function transfer(address to, uint256 value)']);
+const TRANSFER_FROM = new Interface(['function transferFrom(address from, address to, uint256 value)']);
+const APPROVE = new Interface(['function approve(address spender, uint256 value)']);
 const BALANCE_OF = new Interface(['function balanceOf(address who) view returns (uint256)']);
+const ALLOWANCE = new Interface(['function allowance(address owner, address spender) view returns (uint256)']);
+
+/** One TRC-20 call the sender builds: tronweb's function selector and typed parameters, and the ABI data they encode to. */
+interface TokenCall {
+  selector: string;
+  params: Array<{ type: 'address' | 'uint256'; value: string }>;
+  data: string;
+}
+
+function transferCall(to: string, amount: bigint): TokenCall {
+  return {
+    selector: 'transfer(address,uint256)',
+    params: [{ type: 'address', value: tronBase58(to) }, { type: 'uint256', value: amount.toString() }],
+    data: TRANSFER.encodeFunctionData('transfer', [tronToEvmHex(to), amount]),
+  };
+}
+
+function transferFromCall(owner: string, to: string, amount: bigint): TokenCall {
+  return {
+    selector: 'transferFrom(address,address,uint256)',
+    params: [{ type: 'address', value: tronBase58(owner) }, { type: 'address', value: tronBase58(to) }, { type: 'uint256', value: amount.toString() }],
+    data: TRANSFER_FROM.encodeFunctionData('transferFrom', [tronToEvmHex(owner), tronToEvmHex(to), amount]),
+  };
+}
+
+function approveCall(spender: string, amount: bigint): TokenCall {
+  return {
+    selector: 'approve(address,uint256)',
+    params: [{ type: 'address', value: tronBase58(spender) }, { type: 'uint256', value: amount.toString() }],
+    data: APPROVE.encodeFunctionData('approve', [tronToEvmHex(spender), amount]),
+  };
+}
 
 export interface TronSenderOptions {
   api: TronWalletApi;
@@ -39,6 +74,8 @@ export interface TronSenderOptions {
 /** What build() hands to sign(): the node's transaction plus the numbers behind its fee_limit. */
 interface TronTxBody {
   transaction: Pick<TransactionJson, 'txID' | 'raw_data_hex'> & { raw_data: TransactionJson['raw_data'] };
+  /** Set on a charge: the owner whose tokens `transferFrom(owner, to, amount)` moves (absent: `transfer(to, amount)`). */
+  transferFromOwner?: string;
   energyEstimate: string;
   feeLimit: string;
   trxBurnEstimateSun: string;
@@ -68,48 +105,116 @@ export class TronTokenSender {
   }
 
   async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+    const { token, from, to } = this.#checkRequest(request);
+    // 1. Token balance of the hot wallet (then a dry run of the call, in #buildCall).
+    const held = await this.tokenBalance(token, from);
+    if (held < request.amount) {
+      throw new TransferRejectedError('insufficient_token_balance', `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`);
+    }
+    return this.#buildCall(request, token, from, transferCall(to, request.amount), {});
+  }
+
+  /**
+   * A charge: `transferFrom(owner, request.to, amount)` sent, signed and paid for (energy, bandwidth) by the charger
+   * `request.from`, with the fee_limit a payout's `transfer` gets (dry-run estimate + margin, under the ceiling).
+   */
+  async buildTransferFrom(request: TokenTransferRequest, ownerAddress: string): Promise<UnsignedTransfer> {
+    const { token, from, to } = this.#checkRequest(request);
+    const owner = normalizeTronAddress(ownerAddress);
+    if (!owner) throw new TransferRejectedError('invalid', `not a TRON address: ${ownerAddress}`);
+    const [held, allowed] = await Promise.all([this.tokenBalance(token, owner), this.tokenAllowance(token, owner, from)]);
+    if (held < request.amount) {
+      throw new TransferRejectedError('insufficient_token_balance', `${tronBase58(owner)} holds ${held} ${request.token} base units, the charge needs ${request.amount}`);
+    }
+    if (allowed < request.amount) {
+      throw new TransferRejectedError('simulation_reverted', `${tronBase58(owner)} allows ${tronBase58(from)} ${allowed} ${request.token} base units, the charge needs ${request.amount}`);
+    }
+    return this.#buildCall(request, token, from, transferFromCall(owner, to, request.amount), { transferFromOwner: owner });
+  }
+
+  /**
+   * An unsigned `approve(spender, amount)` from `owner` (a customer's wallet, which signs and broadcasts it itself):
+   * java-tron's transaction JSON as triggersmartcontract returns it, checked against the arguments. Its fee_limit
+   * covers the dry-run energy + margin, under the ceiling; nothing about the owner's TRX is checked (the wallet shows it).
+   */
+  async buildApproval(tokenSymbol: string, ownerAddress: string, spenderAddress: string, amount: bigint): Promise<TransactionJson> {
+    const token = this.#token(tokenSymbol);
+    const owner = normalizeTronAddress(ownerAddress);
+    const spender = normalizeTronAddress(spenderAddress);
+    if (!owner || !spender) throw new TransferRejectedError('invalid', `not a TRON address: ${owner ? spenderAddress : ownerAddress}`);
+    if (amount < 0n) throw new TransferRejectedError('invalid', 'amount must not be negative');
+    const call = approveCall(spender, amount);
+    const dry = await this.#constant(token, owner, call.data);
+    if (!dry.ok) throw new TransferRejectedError('simulation_reverted', `the token refuses approve (${dry.message}): a non-zero allowance may have to be reset to 0 first`);
+    const feeLimit = await this.#feeLimit(dry.energy);
+    const tx = await this.#trigger(token, owner, call, feeLimit);
+    const raw = decodeTriggerRawData(tx.raw_data_hex);
+    if (txIdOf(tx.raw_data_hex.toLowerCase()) !== tx.txID.toLowerCase() || !this.#matches(raw, owner, token, call, feeLimit)) {
+      throw new RpcError('bad_response', 'triggersmartcontract built another approve than the one asked for');
+    }
+    return { txID: tx.txID, raw_data: tx.raw_data, raw_data_hex: tx.raw_data_hex, visible: tx.visible ?? false };
+  }
+
+  #checkRequest(request: TokenTransferRequest): { token: TokenContract; from: string; to: string } {
     const token = this.#token(request.token);
     const to = normalizeTronAddress(request.to);
     if (!to) throw new TransferRejectedError('invalid', `not a TRON address: ${request.to}`);
     const from = normalizeTronAddress(request.from.address);
     if (!from) throw new TransferRejectedError('invalid', `not a TRON hot wallet address: ${request.from.address}`);
     if (request.amount <= 0n) throw new TransferRejectedError('invalid', 'amount must be positive');
+    return { token, from, to };
+  }
 
-    // 1. Token balance and a dry run of the transfer from the hot wallet (energy estimate, refusals).
-    const held = await this.tokenBalance(token, from);
-    if (held < request.amount) {
-      throw new TransferRejectedError('insufficient_token_balance', `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`);
+  /** fee_limit for `energy` estimated units: margin added, priced at getEnergyFee, refused above the ceiling. */
+  async #feeLimit(estimate: bigint): Promise<bigint> {
+    const prices = await this.prices();
+    const energy = (estimate * BigInt(100 + this.#o.energyMarginPercent) + 99n) / 100n;
+    const feeLimit = energy * prices.energySun;
+    if (feeLimit > this.#o.feeLimitCeilingSun) {
+      throw new TransferRejectedError('other', `fee_limit ${feeLimit} sun (${estimate} energy + ${this.#o.energyMarginPercent}% at ${prices.energySun} sun) exceeds the configured ceiling ${this.#o.feeLimitCeilingSun} sun`);
     }
-    const data = TRANSFER.encodeFunctionData('transfer', [tronToEvmHex(to), request.amount]);
-    const dry = await this.#constant(token, from, data);
+    return feeLimit;
+  }
+
+  /** The node builds the transaction; tronweb checks raw_data_hex against our arguments (txCheckWithArgs). */
+  async #trigger(token: TokenContract, owner: string, call: TokenCall, feeLimit: bigint): Promise<TransactionJson> {
+    const built = (await this.#o.api.tronWeb.transactionBuilder
+      .triggerSmartContract(tronBase58(token.address), call.selector, { feeLimit: Number(feeLimit), callValue: 0 }, call.params, tronBase58(owner))
+      .catch((e: unknown) => {
+        if (e instanceof Error && /REVERT|validate|balance/i.test(e.message)) throw new TransferRejectedError('simulation_reverted', e.message);
+        throw new RpcError('unavailable', `triggersmartcontract: ${(e as Error).message ?? String(e)}`);
+      })) as { result?: { result?: boolean }; transaction?: TransactionJson };
+    const tx = built.transaction;
+    if (!built.result?.result || !tx) throw new RpcError('bad_response', 'triggersmartcontract returned no transaction');
+    return tx;
+  }
+
+  /** One TriggerSmartContract from `owner` to the token, no TRX attached, exactly `call`'s data, the fee_limit computed. */
+  #matches(raw: ReturnType<typeof decodeTriggerRawData>, owner: string, token: TokenContract, call: TokenCall, feeLimit: bigint): boolean {
+    return (
+      raw.contractCount === 1 &&
+      raw.contractType === TRIGGER_SMART_CONTRACT_TYPE &&
+      raw.owner === owner &&
+      raw.contract === token.address &&
+      raw.callValue === 0n &&
+      raw.data === call.data.slice(2).toLowerCase() &&
+      raw.feeLimit === feeLimit
+    );
+  }
+
+  async #buildCall(request: TokenTransferRequest, token: TokenContract, from: string, call: TokenCall, extra: Pick<TronTxBody, 'transferFromOwner'>): Promise<UnsignedTransfer> {
+    // 1. A dry run of the call from the sender (energy estimate, refusals).
+    const dry = await this.#constant(token, from, call.data);
     if (!dry.ok) throw new TransferRejectedError('simulation_reverted', `the token refuses the transfer (${dry.message}): destination blacklisted, token paused, or similar`);
 
     // 2. fee_limit from the estimate, bounded by the ceiling; TRX for what staked resources do not cover.
+    const feeLimit = await this.#feeLimit(dry.energy);
     const prices = await this.prices();
-    const energy = (dry.energy * BigInt(100 + this.#o.energyMarginPercent) + 99n) / 100n;
-    const feeLimit = energy * prices.energySun;
-    if (feeLimit > this.#o.feeLimitCeilingSun) {
-      throw new TransferRejectedError('other', `fee_limit ${feeLimit} sun (${dry.energy} energy + ${this.#o.energyMarginPercent}% at ${prices.energySun} sun) exceeds the configured ceiling ${this.#o.feeLimitCeilingSun} sun`);
-    }
     const resources = await readHotWalletResources(this.#o.api, from, prices);
     if (!resources.activated) throw new TransferRejectedError('insufficient_gas', `hot wallet ${tronBase58(from)} is not activated on chain (it never received TRX)`);
 
-    // 3. The node builds the transaction; tronweb checks raw_data_hex against our arguments (txCheckWithArgs).
-    const built = (await this.#o.api.tronWeb.transactionBuilder.triggerSmartContract(
-      tronBase58(token.address),
-      'transfer(address,uint256)',
-      { feeLimit: Number(feeLimit), callValue: 0 },
-      [
-        { type: 'address', value: tronBase58(to) },
-        { type: 'uint256', value: request.amount.toString() },
-      ],
-      tronBase58(from),
-    ).catch((e: unknown) => {
-      if (e instanceof Error && /REVERT|validate|balance/i.test(e.message)) throw new TransferRejectedError('simulation_reverted', e.message);
-      throw new RpcError('unavailable', `triggersmartcontract: ${(e as Error).message ?? String(e)}`);
-    })) as { result?: { result?: boolean }; transaction?: TransactionJson };
-    const tx = built.transaction;
-    if (!built.result?.result || !tx) throw new RpcError('bad_response', 'triggersmartcontract returned no transaction');
+    // 3. The node builds the transaction.
+    const tx = await this.#trigger(token, from, call, feeLimit);
     const rawBytes = BigInt(tx.raw_data_hex.length / 2);
     const burn = trxNeededFor({ energy: dry.energy, bandwidthBytes: rawBytes + 67n + 64n }, resources, prices);
     if (resources.trxBalanceSun < burn) {
@@ -117,6 +222,7 @@ export class TronTokenSender {
     }
     const body: TronTxBody = {
       transaction: { txID: tx.txID, raw_data: tx.raw_data, raw_data_hex: tx.raw_data_hex },
+      ...extra,
       energyEstimate: dry.energy.toString(),
       feeLimit: feeLimit.toString(),
       trxBurnEstimateSun: burn.toString(),
@@ -130,21 +236,16 @@ export class TronTokenSender {
     const rawHex = body.transaction.raw_data_hex.toLowerCase();
     const txId = txIdOf(rawHex);
     if (txId !== body.transaction.txID.toLowerCase()) throw new Error('txID is not sha256(raw_data_hex): refusing to sign');
-    // Sign only what the payout asked for: one TriggerSmartContract from the hot wallet to the token, transfer(to, amount).
+    // Sign only what the request asked for: one TriggerSmartContract from the hot wallet to the token, transfer(to,
+    // amount), or transferFrom(owner, to, amount) for a charge.
     const raw = decodeTriggerRawData(rawHex);
     const token = this.#token(request.token);
     const from = normalizeTronAddress(request.from.address);
     const to = normalizeTronAddress(request.to);
-    const expectedData = TRANSFER.encodeFunctionData('transfer', [tronToEvmHex(to ?? ''), request.amount]).slice(2);
-    if (
-      raw.contractCount !== 1 ||
-      raw.contractType !== TRIGGER_SMART_CONTRACT_TYPE ||
-      raw.owner !== from ||
-      raw.contract !== token.address ||
-      raw.callValue !== 0n ||
-      raw.data !== expectedData ||
-      raw.feeLimit !== BigInt(body.feeLimit)
-    ) {
+    const owner = body.transferFromOwner === undefined ? null : normalizeTronAddress(body.transferFromOwner);
+    if (!from || !to || (body.transferFromOwner !== undefined && !owner)) throw new Error('unsigned transfer names an address that is not TRON: refusing to sign');
+    const call = owner ? transferFromCall(owner, to, request.amount) : transferCall(to, request.amount);
+    if (!this.#matches(raw, from, token, call, BigInt(body.feeLimit))) {
       throw new Error('built transaction does not match the payout request: refusing to sign');
     }
     const digest = getBytes(`0x${txId}`);
@@ -187,8 +288,11 @@ export class TronTokenSender {
     }
   }
 
-  /** Final only from the solidified receipt; an unsolidified receipt gives the same status with final=false. */
-  async outcome(hash: string): Promise<TxOutcome> {
+  /**
+   * Final only from the solidified receipt; an unsolidified receipt gives the same status with final=false.
+   * `transferFrom` set (a charge): success needs a Transfer log from that owner, not from the transaction's sender.
+   */
+  async outcome(hash: string, transferFrom?: string): Promise<TxOutcome> {
     const value = hash.replace(/^0x/, '').toLowerCase();
     let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
     let final = true;
@@ -213,11 +317,43 @@ export class TronTokenSender {
       const node = decodeNodeMessage(info.resMessage);
       return { status: 'failed', block: ref, confirmations, final, reason: failure.reason, detail: node ? `${failure.detail} (${node})` : failure.detail };
     }
-    const sender = await this.#senderOf(value);
-    if (!this.#hasTransferFrom(info, sender)) {
-      return { status: 'failed', block: ref, confirmations, final, reason: 'no_transfer_event', detail: 'receipt SUCCESS but no Transfer log of a registry token from the hot wallet' };
+    const sender = transferFrom === undefined ? await this.#senderOf(value) : normalizeTronAddress(transferFrom);
+    if (!sender || this.#transfersFrom(info, sender).length === 0) {
+      const whose = transferFrom === undefined ? 'the hot wallet' : 'the charged owner';
+      return { status: 'failed', block: ref, confirmations, final, reason: 'no_transfer_event', detail: `receipt SUCCESS but no Transfer log of a registry token from ${whose}` };
     }
     return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };
+  }
+
+  /**
+   * The Transfer from `owner` to `to` in a succeeded transaction (solidified receipt, else the full node's), or null.
+   * `logIndex` is the log's position in the transaction's receipt (the wallet API's `log` list); block hash = blockID.
+   */
+  async chargeTransfer(hash: string, ownerAddress: string, toAddress: string): Promise<ChargeTransfer | null> {
+    const owner = normalizeTronAddress(ownerAddress);
+    const to = normalizeTronAddress(toAddress);
+    if (!owner || !to) return null;
+    const value = hash.replace(/^0x/, '').toLowerCase();
+    let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
+    if (!info.id) info = await this.#o.api.full<TransactionInfo>('wallet/gettransactioninfobyid', { value });
+    if (!info.id || classifyContractResult(parseContractResult(info.receipt?.result)) !== null) return null;
+    const t = this.#transfersFrom(info, owner).find((x) => x.to === to);
+    if (!t) return null;
+    const height = int64(info.blockNumber);
+    const block = await this.#o.api.full<BlockJson>('wallet/getblockbynum', { num: Number(height) });
+    if (!block.blockID) throw new RpcError('bad_response', `block ${height} of ${value} not found`);
+    return { logIndex: t.logIndex, amount: t.amount, tokenContract: t.tokenContract, block: { height, hash: block.blockID, time: new Date(Number(int64(info.blockTimeStamp))) } };
+  }
+
+  /** allowance(owner, spender) through triggerconstantcontract, in base units. */
+  async tokenAllowance(token: TokenContract, owner: string, spender: string): Promise<bigint> {
+    const r = await this.#constant(token, owner, ALLOWANCE.encodeFunctionData('allowance', [tronToEvmHex(owner), tronToEvmHex(spender)]));
+    if (!r.ok) throw new RpcError('bad_response', `allowance failed: ${r.message}`);
+    return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
+  }
+
+  token(symbol: string): TokenContract {
+    return this.#token(symbol);
   }
 
   /** balanceOf(owner) through triggerconstantcontract, in base units. */
@@ -268,15 +404,21 @@ export class TronTokenSender {
     return decodeTriggerRawData(tx.raw_data_hex).owner;
   }
 
-  #hasTransferFrom(info: TransactionInfo, sender: string): boolean {
-    const contracts = new Set(this.#o.tokens.map((t) => t.address.slice(2)));
+  /** Transfer logs of registry tokens from `sender` in a receipt, with their index in the receipt's log list. */
+  #transfersFrom(info: TransactionInfo, sender: string): Array<{ logIndex: number; to: string; amount: bigint; tokenContract: string }> {
+    const contracts = new Map(this.#o.tokens.map((t) => [t.address.slice(2), t.address]));
     const topic = TRANSFER_TOPIC.slice(2);
     const coder = AbiCoder.defaultAbiCoder();
-    return (info.log ?? []).some((l) => {
-      const addr = l.address.replace(/^0x/, '').toLowerCase().slice(-40);
-      if (!contracts.has(addr) || l.topics?.length !== 3 || l.topics[0]?.toLowerCase() !== topic) return false;
-      const fromTopic = coder.decode(['address'], `0x${l.topics[1]}`)[0] as string;
-      return evmHexToTron(fromTopic) === sender;
+    const out: Array<{ logIndex: number; to: string; amount: bigint; tokenContract: string }> = [];
+    (info.log ?? []).forEach((l, logIndex) => {
+      const tokenContract = contracts.get(l.address.replace(/^0x/, '').toLowerCase().slice(-40));
+      if (!tokenContract || l.topics?.length !== 3 || l.topics[0]?.replace(/^0x/, '').toLowerCase() !== topic) return;
+      const from = evmHexToTron(coder.decode(['address'], `0x${l.topics[1]!.replace(/^0x/, '')}`)[0] as string);
+      if (from !== sender) return;
+      const to = evmHexToTron(coder.decode(['address'], `0x${l.topics[2]!.replace(/^0x/, '')}`)[0] as string);
+      const data = (l.data ?? '').replace(/^0x/, '');
+      out.push({ logIndex, to, amount: /^[0-9a-fA-F]{64}$/.test(data) ? BigInt(`0x${data}`) : 0n, tokenContract });
     });
+    return out;
   }
 }

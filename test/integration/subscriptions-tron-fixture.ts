@@ -1,0 +1,170 @@
+import type { FastifyInstance } from 'fastify';
+import { TronWeb } from 'tronweb';
+import { createTronAdapterFactory, type TronChainAdapter } from '../../chains/tron/adapter.js';
+import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
+import type { ChainAdapter, TokenSymbol } from '../../chains/types.js';
+import { refundChainsFrom } from '../../src/payouts/refund-chains.js';
+import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
+import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
+import { ManualClock } from '../../src/subscriptions/clock.js';
+import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
+import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../src/subscriptions/settings.js';
+import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
+import { startAnvil, type AnvilNode } from '../support/anvil.js';
+import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { deployTokens, fund, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
+import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
+import { SignedClient } from '../support/signed-client.js';
+
+// The subscription fixture (subscriptions-fixture.ts) on TRON: Anvil (chain id 0x2b6653dc) holds a Tether-style USDT
+// and a FiatToken-style USDC and serves the JSON-RPC that stands in for java-tron's; the fake java-tron wallet API
+// (test/support/fake-java-tron) builds, checks and executes TriggerSmartContract transactions on that Anvil. The
+// adapter is built as createTronAdapterFactory builds it; the API serves the authorization page; the scheduler runs
+// in-process on a manual clock. Customers are TRON keys that sign like TronLink (tronweb's trx.sign).
+
+export const TRX = 1_000_000n;
+/** Blocks behind the head a block is solidified (fake) and final (JSON-RPC depth policy): the same line on both APIs. */
+const DEPTH = 2;
+
+export interface TronCustomer {
+  privateKey: string;
+  /** Canonical `41...`. */
+  address: string;
+  base58: string;
+  evm: string;
+}
+
+export interface TronSubsFixture {
+  node: AnvilNode;
+  fake: FakeJavaTron;
+  h: ApiHarness;
+  tokens: { USDT: DeployedToken; USDC: DeployedToken };
+  adapter: TronChainAdapter;
+  clock: ManualClock;
+  deps: ChargeEngineDeps;
+  client: SignedClient;
+  merchantId: string;
+  /** The merchant's charger and settlement wallets on TRON (canonical). */
+  wallets: { charger: string; settlement: string };
+  /** Mines blocks until approvals are final, then polls approvals and ticks the scheduler until nothing moves. */
+  settle(): Promise<void>;
+  /** A TRON key activated with `trx` sun and holding `usdt` base units. */
+  customer(index: number, o?: { usdt?: bigint; trx?: bigint }): Promise<TronCustomer>;
+  create(body: Record<string, unknown>): Promise<any>;
+  /** The page's selection, then the wallet-prepared approve(s), signed with the customer key and broadcast. */
+  authorize(subId: string, c: TronCustomer, token?: TokenSymbol): Promise<{ info: any; approvals: any[]; broadcasts: any[] }>;
+  events(subId: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionSettings>; start?: Date } = {}): Promise<TronSubsFixture> {
+  const node = await startAnvil({ chainId: 0x2b6653dc });
+  const [USDT, USDC] = (await deployTokens(node, [
+    { symbol: 'USDT', shape: 'tether', decimals: 6 },
+    { symbol: 'USDC', shape: 'fiat', decimals: 6 },
+  ])) as [DeployedToken, DeployedToken];
+  const fake = await startFakeJavaTron(node, { solidifyDepth: DEPTH });
+  const adapter = createTronAdapterFactory({ CHAIN_TRON_TEST_FULL_HOST: fake.url })({
+    mode: 'test',
+    rpcUrl: node.url,
+    rpcTimeoutMs: 10_000,
+    chainId: 0x2b6653dcn,
+    tokens: [
+      { symbol: 'USDT', address: tronBase58(evmHexToTron(USDT.address)), decimals: 6 },
+      { symbol: 'USDC', address: tronBase58(evmHexToTron(USDC.address)), decimals: 6 },
+    ],
+    confirmation: { kind: 'depth', confirmations: DEPTH + 1 },
+    maxBlockRange: 1000,
+  });
+  await adapter.verifyTokens();
+  const adapters = new Map<string, ChainAdapter>([['tron:test', adapter]]);
+  const clock = new ManualClock(o.start ?? new Date());
+  const settings = { ...DEFAULT_SUBSCRIPTION_SETTINGS, ...o.settings };
+  const h = await startApiHarness({});
+  const deps = subscriptionEngineDeps({ db: h.t.db, adapters, signer, settings, checkoutBaseUrl: CHECKOUT_BASE, clock });
+  // The harness server has no page or clock; serve both from a second server on the same database.
+  await h.app.close();
+  const { buildServer } = await import('../../src/api/server.js');
+  const { createRateService } = await import('../../src/rates/index.js');
+  const app: FastifyInstance = await buildServer({
+    db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
+    checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
+    maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
+    subscriptions: { clock, settings },
+    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE })],
+  });
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  Object.assign(h, { app, baseUrl: base });
+  const m = await h.merchant('Subscriptions on TRON');
+  const client = new SignedClient(base, m.test.creds);
+  const charger = await deps.walletResolver.resolve(m.merchantId, 'test', 'tron');
+  fake.chain.setTrx(charger.charger, 1_000n * TRX); // energy and bandwidth of every transferFrom, burned from TRX
+  // A tronweb instance as TronLink holds one: it signs locally and sends signed transactions to the node.
+  const wallet = new TronWeb({ fullHost: fake.url });
+
+  const settle = async () => {
+    await node.rpc('anvil_mine', [`0x${(DEPTH + 1).toString(16)}`]); // the customer's approve becomes final
+    for (let i = 0; i < 200; i++) {
+      await pollApprovals({ ...deps, initialLookback: 10_000n });
+      const t = await runSchedulerTick(deps);
+      if (t.due === 0 && t.chargesOpen === 0 && t.chargesSettled === 0) return;
+      await node.rpc('anvil_mine', ['0x1']); // charges in flight solidify
+    }
+    throw new Error('scheduler did not settle');
+  };
+
+  return {
+    node, fake, h, tokens: { USDT, USDC }, adapter, clock, deps, client, merchantId: m.merchantId,
+    wallets: { charger: charger.charger, settlement: charger.settlement },
+    settle,
+    async customer(index, c = {}) {
+      const w = walletAt(index, node.provider);
+      const address = evmHexToTron(w.address);
+      fake.chain.setTrx(address, c.trx ?? 100n * TRX);
+      if ((c.usdt ?? 0n) > 0n) await fund(USDT, w.address, c.usdt!);
+      return { privateKey: w.privateKey.slice(2), address, base58: tronBase58(address), evm: tronToEvmHex(address) };
+    },
+    async create(body) {
+      const r = await client.post('/api/v1/subscriptions/create', body);
+      if (r.status !== 200) throw new Error(`create: ${r.text}`);
+      return r.json;
+    },
+    async authorize(subId, c, token = 'USDT') {
+      const sel = await fetch(`${base}/subscribe/${subId}/select`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'tron', token, address: c.base58 }),
+      });
+      const info = (await sel.json()) as any;
+      if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);
+      const approvals: any[] = [];
+      const broadcasts: any[] = [];
+      const approve = async (amount: bigint) => {
+        const prepared = await adapter.buildApprovalForWallet(token, c.base58, info.spender, amount);
+        if (prepared.kind !== 'tron') throw new Error('expected a TRON transaction');
+        approvals.push(prepared.transaction);
+        // What the page hands TronLink: trx.sign, then trx.sendRawTransaction (POST /wallet/broadcasttransaction).
+        const signed = await wallet.trx.sign(prepared.transaction as any, c.privateKey);
+        const sent = (await wallet.trx.sendRawTransaction(signed as any)) as any;
+        broadcasts.push(sent);
+        if (sent.result !== true) throw new Error(`broadcast: ${JSON.stringify(sent)}`);
+      };
+      if (info.reset_first) await approve(0n);
+      await approve(BigInt(info.allowance_base));
+      return { info, approvals, broadcasts };
+    },
+    async events(subId) {
+      const rows = await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', subId).orderBy('seq').execute();
+      return rows.map((r) => r.type);
+    },
+    async close() {
+      try {
+        await h.close();
+      } finally {
+        await fake.close();
+        await node.stop();
+      }
+    },
+  };
+}
+
+export const PERIOD_EVENTS = ['invoice.created', 'invoice.paid', 'subscription.active'];
