@@ -4,7 +4,9 @@ import { decodeTriggerRawData, encodeTriggerRawData, txIdOf, type TriggerRawData
 
 // THIS IS A FAKE. State and rules behind the fake java-tron HTTP wallet API (server.ts): blocks are Anvil's blocks,
 // token contracts are Anvil contracts at the same 20 bytes, and an accepted TriggerSmartContract is executed on Anvil
-// by impersonating its owner, so balances and Transfer events are real. What java-tron does and this models:
+// by impersonating its owner, so balances and Transfer events are real. The owner is any activated account: hot
+// wallets sending transfer / transferFrom (subscription charges), customers' wallets sending approve (tronweb's
+// trx.sign, then /wallet/broadcasttransaction as TronLink does). What java-tron does and this models:
 //   - txID = sha256(raw_data); the one signature must recover to owner_address (else SIGERROR);
 //   - expiration must lie in (head block time, head block time + 24 h] (else TRANSACTION_EXPIRATION_ERROR);
 //   - ref_block_bytes / ref_block_hash must name a block of this chain (else TAPOS_ERROR);
