@@ -2,7 +2,9 @@ import { getAssociatedTokenAddressSync, getMint, TOKEN_PROGRAM_ID } from '@solan
 import { Connection, PublicKey, type Finality } from '@solana/web3.js';
 import {
   TokenRegistryMismatchError,
+  type AllowanceCharger,
   type ChainAdapter,
+  type ChargeTransfer,
   type ChainFamily,
   type AddressBalances,
   type ChainHead,
@@ -11,14 +13,19 @@ import {
   type KeyPath,
   type Mode,
   type NetworkId,
+  type ObservedApproval,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
+  type TokenSymbol,
   type TokenTransferRequest,
+  type TxOutcome,
   type TxSigner,
   type UnsignedTransfer,
+  type WalletTransaction,
   type WatchSet,
 } from '../types.js';
+import { SolanaDelegation } from './delegation.js';
 import { SolanaDepositScanner } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
@@ -39,8 +46,9 @@ export interface SolanaAdapterOptions {
   maxComputeUnitPrice?: bigint;
 }
 
-/** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC. */
-export class SolanaChainAdapter implements ChainAdapter {
+/** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
+ * delegation (see "Allowance charging" below and docs/solana.md). */
+export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
   readonly mode: Mode;
@@ -48,6 +56,7 @@ export class SolanaChainAdapter implements ChainAdapter {
   readonly connection: Connection;
   readonly scanner: SolanaDepositScanner;
   readonly sender: SolanaTokenSender;
+  readonly delegation: SolanaDelegation;
   readonly finality: Finality;
   readonly #tokenProgramId = TOKEN_PROGRAM_ID;
 
@@ -78,6 +87,12 @@ export class SolanaChainAdapter implements ChainAdapter {
       computeUnitLimit: o.computeUnitLimit ?? 80_000,
       minComputeUnitPrice: o.minComputeUnitPrice ?? 0n,
       maxComputeUnitPrice: o.maxComputeUnitPrice ?? 2_000_000n,
+    });
+    this.delegation = new SolanaDelegation({
+      connection: this.connection,
+      tokens: this.tokens,
+      tokenProgramId: this.#tokenProgramId,
+      finality: this.finality === 'finalized' ? 'finalized' : 'confirmed',
     });
   }
 
@@ -198,7 +213,47 @@ export class SolanaChainAdapter implements ChainAdapter {
       message: input.message,
     });
   }
+
+  // Allowance charging (subscriptions) by SPL Token delegation: the customer's ATA names the charger as its delegate
+  // (ApproveChecked); a charge is a TransferChecked signed by the charger as that delegate. No account nonces.
+
+  /** The charger's delegated amount on the owner's ATA while it is the delegate; 0 otherwise or without an ATA. */
+  getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint> {
+    return this.delegation.allowance(token, owner, spender);
+  }
+
+  /** The owner's ATA balance (0 without an ATA). */
+  getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint> {
+    return this.delegation.balance(token, owner);
+  }
+
+  /** A state read at the final commitment: SPL `Approve` leaves no log to scan by delegate. */
+  readApproval(token: TokenSymbol, owner: string, spender: string): Promise<ObservedApproval | null> {
+    return this.delegation.readApproval(token, owner, spender);
+  }
+
+  /** Unsigned legacy `ApproveChecked` for the customer's wallet (Wallet Standard `solana:signAndSendTransaction`). */
+  buildApprovalForWallet(token: TokenSymbol, owner: string, spender: string, amount: bigint): Promise<WalletTransaction> {
+    return this.delegation.buildApprovalForWallet(token, owner, spender, amount);
+  }
+
+  /** `request.from` (the charger, the delegate) moves `request.amount` from `owner`'s ATA to `request.to`'s ATA,
+   * creating it idempotently; the charger pays the fee and that ATA's rent. */
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+    return this.sender.buildTransferFrom(request, owner);
+  }
+
+  /** As getTransactionOutcome, and a success must have lowered the owner's token balance. */
+  getTransferFromOutcome(hash: string, owner: string): Promise<TxOutcome> {
+    return this.sender.outcome(hash, this.delegation.debitCheck(owner));
+  }
+
+  /** logIndex: the index of the transfer instruction in the transaction. */
+  findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
+    return this.delegation.findChargeTransfer(hash, owner, to);
+  }
 }
+
 
 /**
  * For the watcher's adapter factory (src/watcher/adapter-factory.ts): `registerAdapterFamily('solana', createSolanaAdapter)`.

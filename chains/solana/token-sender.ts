@@ -14,6 +14,7 @@ import {
   type Connection,
   type Finality,
   type TransactionInstruction,
+  type VersionedTransactionResponse,
 } from '@solana/web3.js';
 import {
   TransferRejectedError,
@@ -24,6 +25,7 @@ import {
   type TokenContract,
   type TokenTransferRequest,
   type TxOutcome,
+  type TxFailureReason,
   type TxSigner,
   type UnsignedTransfer,
 } from '../types.js';
@@ -72,7 +74,25 @@ export class SolanaTokenSender {
 
   /** Transfer from the hot wallet's ATA to `to` (a wallet: its ATA is created idempotently; or a token account of
    * the mint itself). The hot wallet pays the fee and, when needed, the destination ATA's rent. */
-  async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+    return this.#buildTransferChecked(request, null);
+  }
+
+  /** A charge: `TransferChecked` from `owner`'s ATA, signed by `request.from` as the account's delegate (SPL Token
+   * `Approve`), to `request.to` as in `build`. The delegate pays the fee and, when needed, the destination ATA's rent. */
+  buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+    let ownerKey: PublicKey;
+    try {
+      ownerKey = new PublicKey(owner);
+    } catch {
+      throw new TransferRejectedError('invalid', 'owner is not a Solana address');
+    }
+    return this.#buildTransferChecked(request, ownerKey);
+  }
+
+  /** The one transfer builder: from the ATA of `owner` (the signer's own when null) with `request.from` as authority
+   * (owner or delegate) and fee payer. Refuses, before anything is signed, what would fail on chain. */
+  async #buildTransferChecked(request: TokenTransferRequest, owner: PublicKey | null): Promise<UnsignedTransfer> {
     if (request.amount <= 0n) throw new TransferRejectedError('invalid', 'amount must be positive');
     const conn = this.#o.connection;
     const token = this.#token(request.token);
@@ -84,15 +104,24 @@ export class SolanaTokenSender {
     } catch {
       throw new TransferRejectedError('invalid', 'destination is not a Solana address');
     }
-    const source = getAssociatedTokenAddressSync(mint, from, true, this.#o.tokenProgramId);
+    const delegated = owner !== null;
+    const source = getAssociatedTokenAddressSync(mint, owner ?? from, true, this.#o.tokenProgramId);
     const [sourceInfo, toInfo, lamports] = await Promise.all([
       conn.getAccountInfo(source, 'confirmed'),
       conn.getAccountInfo(to, 'confirmed'),
       conn.getBalance(from, 'confirmed'),
     ]);
-    const balance = sourceInfo && sourceInfo.data.length >= ACCOUNT_SIZE ? AccountLayout.decode(sourceInfo.data).amount : 0n;
+    const acc = sourceInfo && sourceInfo.owner.equals(this.#o.tokenProgramId) && sourceInfo.data.length >= ACCOUNT_SIZE ? AccountLayout.decode(sourceInfo.data) : null;
+    const balance = acc?.amount ?? 0n;
     if (balance < request.amount) {
-      throw new TransferRejectedError('insufficient_token_balance', `hot wallet holds ${balance} base units, needs ${request.amount}`);
+      const holder = delegated ? "the owner's token account" : 'hot wallet';
+      throw new TransferRejectedError('insufficient_token_balance', `${holder} holds ${balance} base units, needs ${request.amount}`);
+    }
+    if (delegated) {
+      const allowed = acc && acc.delegateOption === 1 && acc.delegate.equals(from) ? acc.delegatedAmount : 0n;
+      if (allowed < request.amount) {
+        throw new TransferRejectedError('simulation_reverted', `insufficient_allowance: ${from.toBase58()} is delegated ${allowed} base units, needs ${request.amount}`);
+      }
     }
     const ixs: TransactionInstruction[] = [];
     let destination: PublicKey;
@@ -100,8 +129,8 @@ export class SolanaTokenSender {
     const toIsTokenAccount =
       toInfo !== null && toInfo.owner.equals(this.#o.tokenProgramId) && toInfo.data.length >= ACCOUNT_SIZE;
     if (toIsTokenAccount) {
-      const acc = AccountLayout.decode(toInfo.data);
-      if (!acc.mint.equals(mint)) throw new TransferRejectedError('invalid', 'destination token account holds another mint');
+      const dest = AccountLayout.decode(toInfo.data);
+      if (!dest.mint.equals(mint)) throw new TransferRejectedError('invalid', 'destination token account holds another mint');
       destination = to;
     } else {
       destination = getAssociatedTokenAddressSync(mint, to, true, this.#o.tokenProgramId);
@@ -112,7 +141,8 @@ export class SolanaTokenSender {
     const price = await this.computeUnitPrice([from, source, destination], request.feeBumpPercent ?? 0);
     const maxFee = 5_000 + Number((price * BigInt(this.#o.computeUnitLimit) + 999_999n) / 1_000_000n);
     if (lamports < maxFee + rent) {
-      throw new TransferRejectedError('insufficient_gas', `hot wallet has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`);
+      const payer = delegated ? 'charger' : 'hot wallet';
+      throw new TransferRejectedError('insufficient_gas', `${payer} has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`);
     }
     return this.#compile(request, from, ixs, price, { [from.toBase58()]: request.from.key });
   }
@@ -233,7 +263,9 @@ export class SolanaTokenSender {
     return st.value[0] !== null && st.value[0] !== undefined;
   }
 
-  async outcome(hash: string): Promise<TxOutcome> {
+  /** Outcome of a sent transaction. `check`, given the landed transaction, may turn a success into a failure (a
+   * charge that moved nothing from the customer). */
+  async outcome(hash: string, check?: (tx: VersionedTransactionResponse) => { reason: TxFailureReason; detail: string } | null): Promise<TxOutcome> {
     const conn = this.#o.connection;
     const st = (await conn.getSignatureStatuses([hash], { searchTransactionHistory: true })).value[0];
     if (!st) return { status: 'unknown' };
@@ -246,6 +278,8 @@ export class SolanaTokenSender {
     if (st.err !== null) {
       return { status: 'failed', block, confirmations: BigInt(confirmations), final, reason: 'reverted', detail: JSON.stringify(st.err) };
     }
+    const failure = check?.(tx) ?? null;
+    if (failure) return { status: 'failed', block, confirmations: BigInt(confirmations), final, ...failure };
     return { status: 'succeeded', block, confirmations: BigInt(confirmations), final, fee: BigInt(tx.meta?.fee ?? 0) };
   }
 }

@@ -9,7 +9,10 @@
 // - a transaction lands at most once (by its first signature) and only while its blockhash is valid, i.e. while
 //   the block height of the slot it would land in is <= the blockhash's lastValidBlockHeight;
 // - slots and block heights only grow, one block per slot (this fake never skips a slot); height = slot - heightLag;
-// - account state is the newest state for every commitment (LiteSVM keeps one state), history is per commitment.
+// - account state read at `processed` or `confirmed` is the newest state (LiteSVM keeps one state); at `finalized` it
+//   is the state as of the finalized slot, replayed from the post-states of landed transactions (each writable
+//   account's state is recorded before its first landed write and after every one). Test-control writes
+//   (setAccount, setTokenAccount, createMint, airdrop) act at every commitment. History is per commitment.
 // Known gaps: no forks (nothing that reached `processed` is ever rolled back), failed transactions do not charge
 // their fee (LiteSVM commits nothing for them), airdrops have a status but no `getTransaction` body.
 import { randomBytes } from 'node:crypto';
@@ -99,6 +102,13 @@ export class RpcError extends Error {
   }
 }
 
+export interface AccountState {
+  lamports: bigint;
+  data: Uint8Array;
+  owner: string;
+  executable: boolean;
+}
+
 interface SlotInfo {
   blockhash: string;
   blockHeight: number;
@@ -118,6 +128,12 @@ export class FakeSolanaValidator {
   private readonly perTransactionSlots: boolean;
   private slotNow: number;
   private readonly slots = new Map<number, SlotInfo>();
+  /** Blockhash and time of the newest `blockHistory` slots, for getBlock (the `slots` window is much shorter). */
+  private readonly blocks = new Map<number, SlotInfo>();
+  private readonly blockHistory = 100_000;
+  /** address -> its states written by landed transactions, oldest first (slot -1: before the first landed write);
+   * pruned to the newest entry at or below the finalized slot. Absent: no landed write since the last test write. */
+  private readonly accountVersions = new Map<string, { slot: number; state: AccountState | null }[]>();
   /** blockhash -> last valid block height; pruned once expired. */
   private readonly blockhashes = new Map<string, number>();
   private readonly bySignature = new Map<string, LandedTransaction>();
@@ -181,6 +197,23 @@ export class FakeSolanaValidator {
     return this.slots.get(slot)?.blockTime ?? null;
   }
 
+  /** A produced block (one per slot here) visible at `commitment`, as getBlock describes it; null when unknown. */
+  block(slot: number, commitment: Commitment): { blockhash: string; previousBlockhash: string; parentSlot: number; blockHeight: number; blockTime: number; signatures: string[] } | null {
+    const info = this.blocks.get(slot);
+    if (!info || !this.isVisible(slot, commitment)) return null;
+    const parent = this.blocks.get(slot - 1);
+    const signatures = [...this.bySignature.values()].filter((r) => r.slot === slot).sort((a, b) => a.seq - b.seq).map((r) => r.signature);
+    return {
+      blockhash: info.blockhash,
+      // The parent fell out of the kept history (or is before the first slot): the default hash, as for genesis.
+      previousBlockhash: parent?.blockhash ?? '11111111111111111111111111111111',
+      parentSlot: slot - 1,
+      blockHeight: info.blockHeight,
+      blockTime: info.blockTime,
+      signatures,
+    };
+  }
+
   advanceSlots(n = 1): number {
     for (let i = 0; i < n; i++) this.openSlot();
     return this.slotNow;
@@ -210,6 +243,8 @@ export class FakeSolanaValidator {
     const blockHeight = this.slotNow - this.heightLag;
     const info: SlotInfo = { blockhash: bs58.encode(randomBytes(32)), blockHeight, blockTime: this.now() };
     this.slots.set(this.slotNow, info);
+    this.blocks.set(this.slotNow, info);
+    this.blocks.delete(this.slotNow - this.blockHistory);
     this.blockhashes.set(info.blockhash, blockHeight + this.blockhashValidity);
     const keep = this.blockhashValidity + this.finalizedDepth + 2;
     const old = this.slotNow - keep;
@@ -321,6 +356,8 @@ export class FakeSolanaValidator {
     ].map((k) => k.toBase58());
     const preBalances = accountKeys.map((k) => Number(this.svm.getBalance(k as never) ?? 0n));
     const preTokenBalances = this.tokenBalances(accountKeys);
+    const writable = [...new Set(accountKeys.filter((_k, i) => tx.message.isAccountWritable(i)))];
+    for (const k of writable) if (!this.accountVersions.has(k)) this.accountVersions.set(k, [{ slot: -1, state: this.account(k) }]);
     const res = this.svm.sendTransaction(toKitTransaction(tx, true));
     let err: TransactionErrorJson | null = null;
     let meta: TransactionMetadata;
@@ -371,6 +408,7 @@ export class FakeSolanaValidator {
       computeUnitPrice,
     };
     this.bySignature.set(signature, rec);
+    if (err === null) this.recordAccountVersions(writable, slot);
     for (const key of new Set(accountKeys)) {
       let list = this.byAddress.get(key);
       if (!list) this.byAddress.set(key, (list = []));
@@ -413,6 +451,18 @@ export class FakeSolanaValidator {
       out.push({ accountIndex, mint: token.mint, owner: token.owner, programId, uiTokenAmount: uiTokenAmount(token.amount, decimals) });
     });
     return out;
+  }
+
+  /** After a landed write: the new states, and history no finalized read can reach any more dropped. */
+  private recordAccountVersions(addresses: string[], slot: number): void {
+    const finalized = this.slot('finalized');
+    for (const address of addresses) {
+      const list = this.accountVersions.get(address)!;
+      list.push({ slot, state: this.account(address) });
+      let keepFrom = 0;
+      for (let i = 0; i < list.length; i++) if (list[i]!.slot <= finalized) keepFrom = i;
+      if (keepFrom > 0) list.splice(0, keepFrom);
+    }
   }
 
   mintDecimals(mint: string): number | null {
@@ -487,6 +537,7 @@ export class FakeSolanaValidator {
 
   airdrop(address: string, lamports: bigint): string {
     if (this.perTransactionSlots) this.advanceSlots(1);
+    this.accountVersions.delete(address); // a test write: holds at every commitment
     const res = this.svm.airdrop(address as never, lamports as never);
     if (!res || isFailed(res)) throw new RpcError(-32603, 'airdrop failed');
     const signature = bs58.encode(res.signature());
@@ -495,6 +546,7 @@ export class FakeSolanaValidator {
   }
 
   setAccount(a: { address: string; lamports: bigint; data: Uint8Array; owner: string; executable?: boolean }): void {
+    this.accountVersions.delete(a.address); // a test write: holds at every commitment
     this.svm.setAccount({
       address: a.address,
       lamports: a.lamports,
@@ -531,7 +583,17 @@ export class FakeSolanaValidator {
     return address;
   }
 
-  account(address: string): { lamports: bigint; data: Uint8Array; owner: string; executable: boolean } | null {
+  /** The account at `commitment` (see the header: `finalized` replays landed writes, the others read the newest). */
+  account(address: string, commitment: Commitment = 'processed'): AccountState | null {
+    if (commitment === 'finalized') {
+      const list = this.accountVersions.get(address);
+      if (list) {
+        const finalized = this.slot('finalized');
+        let found: { slot: number; state: AccountState | null } | undefined;
+        for (const v of list) if (v.slot <= finalized) found = v;
+        if (found) return found.state;
+      }
+    }
     const acc = this.svm.getAccount(address as never);
     if (!acc.exists) return null;
     return { lamports: BigInt(acc.lamports), data: acc.data, owner: acc.programAddress as string, executable: acc.executable };

@@ -179,7 +179,7 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
   const ctx = (commitment: Commitment) => ({ slot: v.slot(commitment), apiVersion: '2.2.0' });
 
   const encodeAccount = (address: string, cfg: Record<string, unknown>) => {
-    const acc = v.account(address);
+    const acc = v.account(address, commitmentParam(cfg));
     if (!acc) return null;
     const encoding = (cfg.encoding as string | undefined) ?? 'base58';
     let data: unknown;
@@ -246,7 +246,7 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
   h.set('getFeeForMessage', ([, cfg]) => ({ context: ctx(commitmentParam(configParam(cfg))), value: v.lamportsPerSignature }));
   h.set('getBalance', ([address, cfg]) => {
     const c = commitmentParam(configParam(cfg));
-    return { context: ctx(c), value: Number(v.account(pubkeyParam(address))?.lamports ?? 0n) };
+    return { context: ctx(c), value: Number(v.account(pubkeyParam(address), c)?.lamports ?? 0n) };
   });
   h.set('getAccountInfo', ([address, cfg]) => {
     const config = configParam(cfg);
@@ -259,10 +259,11 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
   });
   h.set('getTokenAccountBalance', ([address, cfg]) => {
     const addr = pubkeyParam(address);
-    const acc = v.account(addr);
+    const c = commitmentParam(configParam(cfg));
+    const acc = v.account(addr, c);
     const token = acc ? decodeTokenAccount(acc.owner, acc.data) : null;
     if (!acc || !token) throw new RpcError(-32602, 'Invalid param: could not find account');
-    return { context: ctx(commitmentParam(configParam(cfg))), value: uiTokenAmount(token.amount, v.mintDecimals(token.mint) ?? 0) };
+    return { context: ctx(c), value: uiTokenAmount(token.amount, v.mintDecimals(token.mint) ?? 0) };
   });
   h.set('getTokenAccountsByOwner', ([owner, filter, cfg]) => {
     const f = configParam(filter);
@@ -274,7 +275,7 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
     });
     return {
       context: ctx(commitmentParam(config)),
-      value: found.map((a) => ({ pubkey: a.address, account: encodeAccount(a.address, config) })),
+      value: found.map((a) => ({ pubkey: a.address, account: encodeAccount(a.address, config) })).filter((a) => a.account !== null),
     };
   });
   h.set('getSignatureStatuses', ([sigs]) => {
@@ -313,6 +314,25 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
       blockTime: r.blockTime,
       confirmationStatus: v.commitmentOf(r.slot),
     }));
+  });
+  // Blocks without transaction bodies: transactionDetails `none` (the default here is `full`, which is not served)
+  // or `signatures`. Minimum commitment `confirmed`, as on a validator.
+  h.set('getBlock', ([slot, cfg]) => {
+    const config = configParam(cfg);
+    const s = Number(bigintParam(slot, 'slot'));
+    const details = config.transactionDetails ?? 'full';
+    if (details !== 'none' && details !== 'signatures') invalid(`transactionDetails ${String(details)} is not supported by this endpoint`);
+    const b = v.block(s, atLeastConfirmed(config));
+    if (!b) throw new RpcError(-32004, `Block not available for slot ${s}`);
+    return {
+      blockhash: b.blockhash,
+      previousBlockhash: b.previousBlockhash,
+      parentSlot: b.parentSlot,
+      blockHeight: b.blockHeight,
+      blockTime: b.blockTime,
+      ...(details === 'signatures' ? { signatures: b.signatures } : {}),
+      ...(config.rewards === false ? {} : { rewards: [] }),
+    };
   });
   h.set('getTransaction', ([sig, cfg]) => {
     if (typeof sig !== 'string') invalid('signature must be a string');

@@ -1,0 +1,144 @@
+import { getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
+import type { FastifyInstance } from 'fastify';
+import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
+import { createSolanaAdapter, type SolanaChainAdapter } from '../../chains/solana/adapter.js';
+import type { ChainAdapter } from '../../chains/types.js';
+import { refundChainsFrom } from '../../src/payouts/refund-chains.js';
+import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
+import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
+import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
+import { ManualClock } from '../../src/subscriptions/clock.js';
+import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
+import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../src/subscriptions/settings.js';
+import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
+import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { SignedClient } from '../support/signed-client.js';
+
+// The subscription fixture on Solana: the LiteSVM fake RPC (one slot per landed transaction, deterministic) with two
+// local 6-decimal mints, the Solana adapter as `solana:test`, the API with the authorization page on a real server, and
+// the scheduler driven in-process with a manual clock. Authorization is an SPL Token ApproveChecked signed by the
+// customer's keypair, as a Wallet Standard wallet would sign the transaction the adapter prepares.
+
+export const signer = new MnemonicSigner('test test test test test test test test test test test junk');
+
+export interface SolanaSubsFixture {
+  rpc: FakeSolanaRpc;
+  conn: Connection;
+  mints: { USDT: string; USDC: string };
+  h: ApiHarness;
+  adapter: SolanaChainAdapter;
+  clock: ManualClock;
+  deps: ChargeEngineDeps;
+  client: SignedClient;
+  merchantId: string;
+  baseUrl: string;
+  /** Lets the chain finalize (33 slots), then approvals, due actions and charges, until nothing moves. */
+  settle(): Promise<void>;
+  /** A fresh wallet with 1 SOL and `usdt` base units in its USDT ATA. */
+  customer(usdt: bigint): Keypair;
+  create(body: Record<string, unknown>): Promise<any>;
+  select(subId: string, owner: string, token?: 'USDT' | 'USDC'): Promise<any>;
+  /** Signs the adapter's prepared approval with the customer's key, as a wallet would, and sends it. */
+  approve(customer: Keypair, spender: string, amount: bigint, token?: 'USDT' | 'USDC'): Promise<{ signature: string; unsigned: Transaction }>;
+  tokenBalance(mint: string, owner: string): Promise<bigint>;
+  events(subId: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function startSolanaSubsFixture(o: { settings?: Partial<SubscriptionSettings>; start?: Date } = {}): Promise<SolanaSubsFixture> {
+  const rpc = await startFakeSolanaRpc();
+  const conn = new Connection(rpc.url, 'confirmed');
+  const mints = { USDT: Keypair.generate().publicKey.toBase58(), USDC: Keypair.generate().publicKey.toBase58() };
+  rpc.validator.createMint({ address: mints.USDT, decimals: 6 });
+  rpc.validator.createMint({ address: mints.USDC, decimals: 6 });
+  const adapter = createSolanaAdapter({
+    mode: 'test',
+    rpcUrl: rpc.url,
+    tokens: [
+      { symbol: 'USDT', address: mints.USDT, decimals: 6 },
+      { symbol: 'USDC', address: mints.USDC, decimals: 6 },
+    ],
+    confirmation: { kind: 'finalized' },
+  });
+  const adapters = new Map<string, ChainAdapter>([['solana:test', adapter]]);
+  const clock = new ManualClock(o.start ?? new Date());
+  const settings = { ...DEFAULT_SUBSCRIPTION_SETTINGS, ...o.settings };
+  const h = await startApiHarness({});
+  const deps = subscriptionEngineDeps({ db: h.t.db, adapters, signer, settings, checkoutBaseUrl: CHECKOUT_BASE, clock });
+  // The harness server has no page or clock; serve both from a second server on the same database.
+  await h.app.close();
+  const { buildServer } = await import('../../src/api/server.js');
+  const { createRateService } = await import('../../src/rates/index.js');
+  const app: FastifyInstance = await buildServer({
+    db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
+    checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
+    maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
+    subscriptions: { clock, settings },
+    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE })],
+  });
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  Object.assign(h, { app, baseUrl: base });
+  const m = await h.merchant('Solana subscriptions shop');
+  const client = new SignedClient(base, m.test.creds);
+  const w = await deps.walletResolver.resolve(m.merchantId, 'test', 'solana');
+  rpc.validator.airdrop(w.charger, 2n * BigInt(LAMPORTS_PER_SOL)); // fees and the settlement ATA's rent
+
+  const ata = (mint: string, owner: string) => getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(owner), true);
+  const settle = async () => {
+    for (let i = 0; i < 200; i++) {
+      rpc.validator.advanceSlots(33); // whatever landed so far is finalized
+      await pollApprovals(deps);
+      const t = await runSchedulerTick(deps);
+      if (t.due === 0 && t.chargesOpen === 0 && t.chargesSettled === 0) return;
+    }
+    throw new Error('scheduler did not settle');
+  };
+  return {
+    rpc, conn, mints, h, adapter, clock, deps, client, merchantId: m.merchantId, baseUrl: base, settle,
+    customer(usdt) {
+      const k = Keypair.generate();
+      rpc.validator.airdrop(k.publicKey.toBase58(), BigInt(LAMPORTS_PER_SOL));
+      rpc.validator.setTokenAccount({ mint: mints.USDT, owner: k.publicKey.toBase58(), amount: usdt });
+      return k;
+    },
+    async create(body) {
+      const r = await client.post('/api/v1/subscriptions/create', body);
+      if (r.status !== 200) throw new Error(`create: ${r.text}`);
+      return r.json;
+    },
+    async select(subId, owner, token = 'USDT') {
+      const sel = await fetch(`${base}/subscribe/${subId}/select`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'solana', token, address: owner }),
+      });
+      const info = (await sel.json()) as any;
+      if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);
+      return info;
+    },
+    async approve(customer, spender, amount, token = 'USDT') {
+      const prepared = await adapter.buildApprovalForWallet(token, customer.publicKey.toBase58(), spender, amount);
+      if (prepared.kind !== 'solana') throw new Error('not a Solana wallet transaction');
+      const unsigned = Transaction.from(Buffer.from(prepared.transaction, 'base64'));
+      const tx = Transaction.from(Buffer.from(prepared.transaction, 'base64'));
+      tx.partialSign(customer);
+      const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
+      return { signature, unsigned };
+    },
+    async tokenBalance(mint, owner) {
+      const info = await conn.getAccountInfo(ata(mint, owner), 'confirmed');
+      return info && info.data.length >= 72 ? info.data.readBigUInt64LE(64) : 0n;
+    },
+    async events(subId) {
+      const rows = await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', subId).orderBy('seq').execute();
+      return rows.map((r) => r.type);
+    },
+    async close() {
+      try {
+        await h.close();
+      } finally {
+        await rpc.close();
+      }
+    },
+  };
+}
