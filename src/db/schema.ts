@@ -214,6 +214,7 @@ export interface SubscriptionsTable {
   auth_token: string | null;
   auth_owner: string | null;
   auth_allowance_base: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
+  auth_requested_at: NullableTimestamp;
   next_action: SubscriptionNextAction | null;
   next_action_at: NullableTimestamp;
   created_at: Timestamp;
@@ -258,6 +259,7 @@ export interface PaymentMethodsTable {
   allowance_base: Numeric;
   approval_tx_hash: string;
   approval_log_index: number;
+  revoked_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

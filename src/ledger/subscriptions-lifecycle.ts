@@ -33,9 +33,9 @@ export async function recordAuthorizationChoice(
 ): Promise<SubscriptionRow | undefined> {
   return db
     .updateTable('subscriptions')
-    .set({ auth_network: c.network, auth_token: c.token, auth_owner: c.owner, auth_allowance_base: c.allowanceBase, updated_at: c.at })
+    .set({ auth_network: c.network, auth_token: c.token, auth_owner: c.owner, auth_allowance_base: c.allowanceBase, auth_requested_at: c.at, updated_at: c.at })
     .where('id', '=', subscriptionId)
-    .where('status', '=', 'incomplete')
+    .where('status', 'in', SUBSCRIPTION_TRANSITIONS.authorize)
     .returningAll()
     .executeTakeFirst();
 }
@@ -63,7 +63,8 @@ export async function applyApproval(deps: LifecycleDeps, subscriptionId: string,
       .selectFrom('subscriptions')
       .selectAll()
       .where('id', '=', subscriptionId)
-      .where('status', '=', 'incomplete')
+      .where('status', 'in', SUBSCRIPTION_TRANSITIONS.authorize)
+      .where('auth_requested_at', 'is not', null)
       .where('auth_network', '=', a.network)
       .where('mode', '=', a.mode)
       .where('auth_token', '=', a.token)
@@ -94,11 +95,25 @@ export async function applyApproval(deps: LifecycleDeps, subscriptionId: string,
       .returning('id')
       .executeTakeFirst();
     if (!pm) return 'duplicate';
+    if (sub.status !== 'incomplete') {
+      // A new authorization of a live subscription (re-authorization from the page): the new payment method takes
+      // over; a past_due subscription retries its open invoice now instead of at the next scheduled retry.
+      const retryNow = sub.status === 'past_due' && sub.next_action === 'retry';
+      const updated = await trx
+        .updateTable('subscriptions')
+        .set({ payment_method_id: pm.id, auth_requested_at: null, updated_at: now, ...(retryNow ? { next_action_at: now } : {}) })
+        .where('id', '=', sub.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await insertSubscriptionEvent(trx, updated, 'subscription.updated', deps.checkoutBaseUrl, now);
+      return 'authorized';
+    }
     const trial = sub.trial_end !== null && sub.trial_end.getTime() > now.getTime();
     const updated = await trx
       .updateTable('subscriptions')
       .set({
         payment_method_id: pm.id,
+        auth_requested_at: null,
         updated_at: now,
         ...(trial
           ? { status: 'trialing' as const, current_period_start: now, current_period_end: sub.trial_end, next_action: 'renew' as const, next_action_at: sub.trial_end }
@@ -110,6 +125,60 @@ export async function applyApproval(deps: LifecycleDeps, subscriptionId: string,
       .executeTakeFirstOrThrow();
     await insertSubscriptionEvent(trx, updated, trial ? 'subscription.trialing' : 'subscription.updated', deps.checkoutBaseUrl, now);
     return 'authorized';
+  });
+}
+
+export interface AllowanceChange {
+  network: string;
+  mode: Mode;
+  token: string;
+  owner: string;
+  spender: string;
+  value: bigint;
+  txHash: string;
+}
+
+/**
+ * An Approval from a customer whose payment method names that (owner, token, spender), sent by the customer (not one
+ * of our charges): to 0, the payment method is `revoked`; to a positive value, its allowance is updated and it is
+ * `active` again, and a past_due subscription using it retries its open invoice now. Each subscription whose payment
+ * method changed status gets `subscription.updated`. Returns the payment methods changed.
+ */
+export async function applyAllowanceChange(deps: LifecycleDeps, c: AllowanceChange): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const own = await trx.selectFrom('subscription_charge_attempts').select('id').where('tx_hash', '=', c.txHash).executeTakeFirst();
+    if (own) return 0; // our own transferFrom spending the allowance (some tokens log the remaining allowance)
+    const now = deps.clock.now();
+    const revoke = c.value === 0n;
+    const changed = await trx
+      .updateTable('payment_methods')
+      .set(revoke ? { status: 'revoked', revoked_at: now, allowance_base: 0n, updated_at: now } : { status: 'active', revoked_at: null, allowance_base: c.value, updated_at: now })
+      .where('network', '=', c.network)
+      .where('mode', '=', c.mode)
+      .where('owner_address', '=', c.owner)
+      .where('token', '=', c.token)
+      .where('spender_address', '=', c.spender)
+      .returning(['id'])
+      .execute();
+    if (changed.length === 0) return 0;
+    const subs = await trx
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('payment_method_id', 'in', changed.map((p) => p.id))
+      .where('status', 'in', ['trialing', 'active', 'past_due'])
+      .forUpdate()
+      .execute();
+    for (const sub of subs) {
+      const retryNow = !revoke && sub.status === 'past_due' && sub.next_action === 'retry';
+      const updated = await trx
+        .updateTable('subscriptions')
+        .set({ updated_at: now, ...(retryNow ? { next_action_at: now } : {}) })
+        .where('id', '=', sub.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await insertSubscriptionEvent(trx, updated, 'subscription.updated', deps.checkoutBaseUrl, now);
+    }
+    return changed.length;
   });
 }
 
@@ -224,6 +293,9 @@ async function retry(deps: LifecycleDeps, trx: Transaction<Database>, sub: Subsc
     : undefined;
   await clearAction(trx, sub.id);
   if (!invoice) return {};
+  // A charge of this invoice still in flight (a retry brought forward by a re-authorization): it settles the invoice.
+  const live = await trx.selectFrom('subscription_charges').select('id').where('invoice_id', '=', invoice.id).where('state', '<>', 'failed').executeTakeFirst();
+  if (live) return {};
   return { chargeId: await insertCharge(deps, trx, sub, invoice.id, invoice.amount_due_minor) };
 }
 

@@ -13,6 +13,8 @@ export type SubscriptionRow = Selectable<SubscriptionsTable>;
 
 /** Allowed source states of each subscription transition (ARCHITECTURE.md: transitions are data). */
 export const SUBSCRIPTION_TRANSITIONS = {
+  /** A page selection and the authorization it waits for: a first one, or a new one for a live subscription. */
+  authorize: ['incomplete', 'trialing', 'active', 'past_due'],
   authorizeToTrial: ['incomplete'],
   authorizeToCharge: ['incomplete'],
   activate: ['incomplete', 'trialing', 'active', 'past_due'],

@@ -1,11 +1,17 @@
-import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter } from '../../chains/types.js';
-import { applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
+import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval } from '../../chains/types.js';
+import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
+import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { WalletResolver } from './wallets.js';
 
-// Detection of customers' authorizations: Approval logs to a merchant's charger, read up to the chain's final
-// height, matched to incomplete subscriptions whose page selection named that wallet, network and token. A small
-// poller of its own beside the deposit watcher: it needs spender-filtered logs only while someone is authorizing.
+// Detection of customers' authorizations, read up to the chain's final height (the same finality rule as deposits
+// and charge outcomes, so a reorg within the confirmation depth never creates or revokes a payment method):
+// - log families (EVM, TRON): Approval logs to a merchant's charger. Matched first to subscriptions whose page
+//   selection waits for that wallet, network and token (a first authorization, or a re-authorization); otherwise to
+//   payment methods in use: an Approval to 0 revokes one, a new positive one restores it (docs/subscriptions.md).
+// - state families (Solana delegates): each waiting selection's token account is read at the final commitment.
+// A poller of its own beside the deposit watcher: it needs spender-filtered logs only while someone is authorizing
+// or a payment method is in use on the chain.
 
 export interface ApprovalPollerDeps extends LifecycleDeps {
   adapters: ReadonlyMap<string, ChainAdapter>;
@@ -17,71 +23,93 @@ export interface ApprovalPollerDeps extends LifecycleDeps {
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
+type Waiting = { id: string; merchant_id: string; mode: 'test' | 'live'; auth_owner: string | null; auth_token: string | null };
+
 export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
   let authorized = 0;
   for (const [key, adapter] of deps.adapters) {
     if (!isAllowanceCharger(adapter)) continue;
-    // Head first, pending authorizations second: an Approval in a block at or below this head was sent after its
-    // page selection committed, so that selection is in the list read next.
+    // Head first, waiting selections second: an Approval in a block at or below this head was sent after its page
+    // selection committed, so that selection is in the list read next.
     const head = await adapter.getHead();
-    const pending = await deps.db
+    const waiting: Waiting[] = await deps.db
       .selectFrom('subscriptions')
       .select(['id', 'merchant_id', 'mode', 'auth_owner', 'auth_token'])
-      .where('status', '=', 'incomplete')
+      .where('status', 'in', SUBSCRIPTION_TRANSITIONS.authorize)
+      .where('auth_requested_at', 'is not', null)
       .where('auth_network', '=', adapter.network)
       .where('mode', '=', adapter.mode)
       .where('auth_owner', 'is not', null)
       .execute();
-    if (!adapter.scanApprovals) {
-      if (adapter.readApproval) authorized += await readApprovalStates(deps, adapter, pending);
-      continue;
-    }
-    const cursorRow = await deps.db.selectFrom('approval_scan_cursors').select('last_block').where('chain_key', '=', key).executeTakeFirst();
-    const lookback = deps.initialLookback ?? 5000n;
-    let last = cursorRow?.last_block ?? (head.final > lookback ? head.final - lookback : -1n);
-    if (pending.length > 0 && last < head.final) {
-      const chargers = new Map<string, string>();
-      for (const p of pending) {
-        const w = await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network);
-        chargers.set(p.id, w.charger);
-      }
-      const to = head.final < last + BigInt(deps.maxRange ?? 2000) ? head.final : last + BigInt(deps.maxRange ?? 2000);
-      const approvals = await adapter.scanApprovals(last + 1n, to, [...new Set(chargers.values())]);
-      for (const a of approvals) {
-        for (const p of pending) {
-          if (p.auth_owner !== a.owner || p.auth_token !== a.token || chargers.get(p.id) !== a.spender) continue;
-          const r = await applyApproval(deps, p.id, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash, logIndex: a.logIndex });
-          if (r === 'authorized') authorized++;
-          else if (r === 'too_small') deps.log?.info({ subscription: p.id, value: a.value.toString() }, 'approval smaller than the requested allowance; waiting for another');
-        }
-      }
-      last = to;
-    } else if (head.final > last) {
-      last = head.final;
-    }
-    await deps.db
-      .insertInto('approval_scan_cursors')
-      .values({ chain_key: key, last_block: last })
-      .onConflict((oc) => oc.column('chain_key').doUpdateSet({ last_block: last, updated_at: new Date() }))
-      .execute();
+    if (adapter.scanApprovals) authorized += await scanLogs(deps, key, adapter, head.final, waiting);
+    else if (adapter.readApproval) authorized += await readApprovalStates(deps, adapter, waiting);
   }
   return authorized;
 }
 
-type PendingAuthorization = { id: string; merchant_id: string; mode: 'test' | 'live'; auth_owner: string | null; auth_token: string | null };
-
-/** State families (Solana delegates): read each pending owner's authorization of its merchant's charger at the final commitment. */
-async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapter & AllowanceCharger, pending: PendingAuthorization[]): Promise<number> {
+async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAdapter & AllowanceCharger, final: bigint, waiting: Waiting[]): Promise<number> {
   let authorized = 0;
-  for (const p of pending) {
+  const inUse = await deps.db
+    .selectFrom('payment_methods as pm')
+    .innerJoin('subscriptions as s', 's.payment_method_id', 'pm.id')
+    .select('pm.spender_address')
+    .distinct()
+    .where('pm.network', '=', adapter.network)
+    .where('pm.mode', '=', adapter.mode)
+    .where('s.status', 'in', ['trialing', 'active', 'past_due'])
+    .execute();
+  const cursorRow = await deps.db.selectFrom('approval_scan_cursors').select('last_block').where('chain_key', '=', key).executeTakeFirst();
+  const lookback = deps.initialLookback ?? 5000n;
+  let last = cursorRow?.last_block ?? (final > lookback ? final - lookback : -1n);
+  if ((waiting.length > 0 || inUse.length > 0) && last < final) {
+    const chargers = new Map<string, string>();
+    for (const p of waiting) chargers.set(p.id, (await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network)).charger);
+    const spenders = new Set([...chargers.values(), ...inUse.map((r) => r.spender_address)]);
+    const step = BigInt(deps.maxRange ?? 2000);
+    const to = final < last + step ? final : last + step;
+    const approvals = await adapter.scanApprovals!(last + 1n, to, [...spenders]);
+    for (const a of approvals) {
+      let matched = false;
+      for (const p of waiting) {
+        if (p.auth_owner !== a.owner || p.auth_token !== a.token || chargers.get(p.id) !== a.spender) continue;
+        const r = await apply(deps, adapter, p.id, a);
+        if (r === 'authorized') {
+          authorized++;
+          matched = true;
+        }
+      }
+      if (!matched) {
+        const changed = await applyAllowanceChange(deps, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash });
+        if (changed > 0) deps.log?.info({ owner: a.owner, token: a.token, value: a.value.toString() }, a.value === 0n ? 'allowance revoked by the customer' : 'allowance changed by the customer');
+      }
+    }
+    last = to;
+  } else if (final > last) {
+    last = final;
+  }
+  await deps.db
+    .insertInto('approval_scan_cursors')
+    .values({ chain_key: key, last_block: last })
+    .onConflict((oc) => oc.column('chain_key').doUpdateSet({ last_block: last, updated_at: new Date() }))
+    .execute();
+  return authorized;
+}
+
+/** State families (Solana delegates): read each waiting owner's authorization of its merchant's charger at the final commitment. */
+async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapter & AllowanceCharger, waiting: Waiting[]): Promise<number> {
+  let authorized = 0;
+  for (const p of waiting) {
     const token = adapter.tokens.find((t) => t.symbol === p.auth_token);
     if (!token || !p.auth_owner) continue;
     const w = await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network);
     const a = await adapter.readApproval!(token.symbol, p.auth_owner, w.charger);
-    if (!a) continue;
-    const r = await applyApproval(deps, p.id, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash, logIndex: a.logIndex });
-    if (r === 'authorized') authorized++;
-    else if (r === 'too_small') deps.log?.info({ subscription: p.id, value: a.value.toString() }, 'delegated amount smaller than the requested allowance; waiting for another');
+    if (a && (await apply(deps, adapter, p.id, a)) === 'authorized') authorized++;
   }
   return authorized;
+}
+
+async function apply(deps: ApprovalPollerDeps, adapter: ChainAdapter, subscriptionId: string, a: ObservedApproval) {
+  const r = await applyApproval(deps, subscriptionId, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash, logIndex: a.logIndex });
+  if (r === 'too_small') deps.log?.info({ subscription: subscriptionId, value: a.value.toString() }, 'authorization smaller than the requested allowance; waiting for another');
+  return r;
 }

@@ -9,4 +9,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_21_0300_refunds': await import('./2026_11_21_0300_refunds.js'),
   '2026_11_21_0400_subscriptions': await import('./2026_11_21_0400_subscriptions.js'),
   '2026_11_22_0100_charge_attempts': await import('./2026_11_22_0100_charge_attempts.js'),
+  '2026_11_22_0200_reauthorization': await import('./2026_11_22_0200_reauthorization.js'),
 };

@@ -4,7 +4,7 @@ import { isAllowanceCharger, type ChainAdapter, type TokenSymbol } from '../../.
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
 import { applyApproval, recordAuthorizationChoice, type LifecycleDeps } from '../../ledger/subscriptions-lifecycle.js';
-import type { SubscriptionRow } from '../../ledger/subscriptions.js';
+import { SUBSCRIPTION_TRANSITIONS, type SubscriptionRow } from '../../ledger/subscriptions.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { SubscriptionSettings } from '../settings.js';
 import type { WalletResolver } from '../wallets.js';
@@ -41,7 +41,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
   const options = (s: SubscriptionRow) =>
     [...deps.adapters.values()]
       .filter((a) => a.mode === s.mode && isAllowanceCharger(a))
-      .flatMap((a) => a.tokens.map((t) => ({ network: a.network, token: t.symbol })));
+      .flatMap((a) => a.tokens.map((t) => ({ network: a.network, token: t.symbol, family: a.family })));
   const secure = (reply: FastifyReply) =>
     reply
       .header('Content-Security-Policy', "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
@@ -67,6 +67,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
           allowance: formatMinor(allowanceMinor(s, deps.settings), 2),
           trialEnd: s.trial_end,
           options: options(s),
+          paymentMethodId: s.payment_method_id,
         }),
       );
   });
@@ -80,7 +81,9 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
   app.post<{ Params: { id: string } }>('/subscribe/:id/select', async (req, reply) => {
     const s = await load(req.params.id);
     if (!s) return reply.code(404).send({ error: 'not_found' });
-    if (s.status !== 'incomplete') return reply.code(409).send({ error: 'not_awaiting_authorization', status: s.status });
+    // A first authorization (incomplete), or a new one for a live subscription: after the allowance ran out or was
+    // revoked (past_due), or to move to another wallet or token before it does.
+    if (!(SUBSCRIPTION_TRANSITIONS.authorize as readonly string[]).includes(s.status)) return reply.code(409).send({ error: 'not_awaiting_authorization', status: s.status });
     let body: z.infer<typeof selectSchema>;
     try {
       const raw = req.rawBody ? JSON.parse(req.rawBody.toString('utf8')) : undefined;
@@ -107,11 +110,21 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
       };
       const r = await applyApproval(lifecycle, s.id, {
         network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: current,
-        // No log to point at: the reference names the allowance read, unique per subscription.
-        txHash: `allowance:${s.id}`, logIndex: 0,
+        // No log to point at: the reference names the allowance read, unique per subscription and selection.
+        txHash: `allowance:${s.id}:${updated.auth_requested_at!.getTime()}`, logIndex: 0,
       });
       authorized = r === 'authorized';
     }
+    // Tether's approve refuses a change from one non-zero value to another: reset to 0 first. An SPL delegate
+    // approval simply replaces the previous one.
+    const resetFirst = adapter.scanApprovals !== undefined && current !== 0n && current < allowanceBase;
+    // Wallets that sign prepared transactions (TronLink, Solana Wallet Standard) get them built here.
+    const walletTransactions = !authorized && adapter.buildApprovalForWallet && current < allowanceBase
+      ? [
+          ...(resetFirst ? [await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, 0n)] : []),
+          await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, allowanceBase),
+        ]
+      : undefined;
     const chainId = deps.chainIds?.get(`${adapter.network}:${s.mode}`);
     return reply.header('Cache-Control', 'no-store').send({
       network: adapter.network,
@@ -121,9 +134,11 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
       allowance_base: allowanceBase.toString(),
       allowance: formatBaseUnits(allowanceBase, token.decimals),
       current_allowance_base: current.toString(),
-      // Tether's approve refuses a change from one non-zero value to another: reset to 0 first.
-      reset_first: current !== 0n && current < allowanceBase,
+      reset_first: resetFirst,
       authorized,
+      family: adapter.family,
+      ...(walletTransactions ? { wallet_transactions: walletTransactions } : {}),
+      ...(adapter.family === 'solana' ? { wallet_chain: s.mode === 'live' ? 'solana:mainnet' : 'solana:devnet' } : {}),
       ...(chainId !== undefined ? { chain_id: `0x${chainId.toString(16)}` } : {}),
     });
   });
