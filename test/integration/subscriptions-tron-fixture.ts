@@ -138,18 +138,20 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
       if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);
       const approvals: any[] = [];
       const broadcasts: any[] = [];
-      const approve = async (amount: bigint) => {
+      // Both transactions are prepared before either is sent, as the page does: the reset has not landed when the
+      // approve of the full allowance is built.
+      for (const amount of info.reset_first ? [0n, BigInt(info.allowance_base)] : [BigInt(info.allowance_base)]) {
         const prepared = await adapter.buildApprovalForWallet(token, c.base58, info.spender, amount);
         if (prepared.kind !== 'tron') throw new Error('expected a TRON transaction');
         approvals.push(prepared.transaction);
+      }
+      for (const tx of approvals) {
         // What the page hands TronLink: trx.sign, then trx.sendRawTransaction (POST /wallet/broadcasttransaction).
-        const signed = await wallet.trx.sign(prepared.transaction as any, c.privateKey);
+        const signed = await wallet.trx.sign(tx, c.privateKey);
         const sent = (await wallet.trx.sendRawTransaction(signed as any)) as any;
         broadcasts.push(sent);
         if (sent.result !== true) throw new Error(`broadcast: ${JSON.stringify(sent)}`);
-      };
-      if (info.reset_first) await approve(0n);
-      await approve(BigInt(info.allowance_base));
+      }
       return { info, approvals, broadcasts };
     },
     async events(subId) {

@@ -1,6 +1,7 @@
 import { Contract, Interface, zeroPadValue } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
+import { DEFAULT_FEE_LIMIT_CEILING_SUN } from '../../chains/tron/config.js';
 import { decodeTriggerRawData, txIdOf } from '../../chains/tron/protobuf.js';
 import { TRANSFER_TOPIC } from '../../chains/evm/transfer-log.js';
 import { isAllowanceCharger } from '../../chains/types.js';
@@ -152,6 +153,12 @@ describe('subscriptions on TRON', () => {
       ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 120_000_000n]).slice(2),
     ]);
     for (const t of approvals) expect(f.fake.chain.txs.get(t.txID)?.contractRet).toBe('SUCCESS');
+    // Prepared together: the reset is priced from its dry run; the full approve, refused by the dry run while the old
+    // allowance stood, carries the ceiling as its fee_limit (a cap, not a cost).
+    const [reset, full] = approvals.map((t) => decodeTriggerRawData(t.raw_data_hex).feeLimit);
+    expect(reset).toBeGreaterThan(0n);
+    expect(reset).toBeLessThan(DEFAULT_FEE_LIMIT_CEILING_SUN);
+    expect(full).toBe(DEFAULT_FEE_LIMIT_CEILING_SUN);
     await f.settle();
     let s = (await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json;
     expect(s.status).toBe('active');
