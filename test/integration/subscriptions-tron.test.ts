@@ -56,6 +56,13 @@ describe('subscriptions on TRON', () => {
       reset_first: false, authorized: false, token_contract: tronBase58(f.adapter.tokens[0]!.address),
     });
     expect(info.chain_id).toBeUndefined();
+    // The page prepares the same approve for TronLink (adapter.buildApprovalForWallet behind /select).
+    expect(info.wallet_transactions).toHaveLength(1);
+    expect(info.wallet_transactions[0].kind).toBe('tron');
+    expect(decodeTriggerRawData(info.wallet_transactions[0].transaction.raw_data_hex)).toMatchObject({
+      owner: customer.address, contract: f.adapter.tokens[0]!.address,
+      data: ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 120_000_000n]).slice(2),
+    });
 
     // The prepared transaction: java-tron's JSON, one TriggerSmartContract from the customer to USDT, approve(charger).
     expect(approvals).toHaveLength(1);
@@ -148,6 +155,10 @@ describe('subscriptions on TRON', () => {
     const sub = await f.create(plan('cus_tron_poor'));
     const { info, approvals } = await f.authorize(sub.id, customer);
     expect(info).toMatchObject({ current_allowance_base: '1000000', reset_first: true, allowance_base: '120000000' });
+    expect(info.wallet_transactions.map((w: any) => decodeTriggerRawData(w.transaction.raw_data_hex).data)).toEqual([
+      ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 0n]).slice(2),
+      ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 120_000_000n]).slice(2),
+    ]);
     expect(approvals.map((t) => decodeTriggerRawData(t.raw_data_hex).data)).toEqual([
       ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 0n]).slice(2),
       ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 120_000_000n]).slice(2),
