@@ -136,9 +136,8 @@ export class TronTokenSender {
    * An unsigned `approve(spender, amount)` from `owner` (a customer's wallet, which signs and broadcasts it itself):
    * java-tron's transaction JSON as triggersmartcontract returns it, checked against the arguments. Its fee_limit
    * covers the dry-run energy + margin, under the ceiling; nothing about the owner's TRX is checked (the wallet shows it).
-   * A caller may prepare `approve(spender, 0)` and `approve(spender, amount)` together, before the reset lands: a dry
-   * run of the second that Tether-style tokens refuse only because a non-zero allowance is still in place gets the
-   * ceiling as fee_limit (a cap: the customer pays the energy used); any other refusal is `simulation_reverted`.
+   * A dry run the token refuses is `simulation_reverted`: e.g. Tether-style approve(non-zero) while a non-zero
+   * allowance stands (the page prepares approve(0) alone, and the full approve only after the reset landed).
    */
   async buildApproval(tokenSymbol: string, ownerAddress: string, spenderAddress: string, amount: bigint): Promise<TransactionJson> {
     const token = this.#token(tokenSymbol);
@@ -148,10 +147,8 @@ export class TronTokenSender {
     if (amount < 0n) throw new TransferRejectedError('invalid', 'amount must not be negative');
     const call = approveCall(spender, amount);
     const dry = await this.#constant(token, owner, call.data);
-    let feeLimit: bigint;
-    if (dry.ok) feeLimit = await this.#feeLimit(dry.energy);
-    else if (amount > 0n && (await this.tokenAllowance(token, owner, spender)) > 0n) feeLimit = this.#o.feeLimitCeilingSun;
-    else throw new TransferRejectedError('simulation_reverted', `the token refuses approve (${dry.message}): token paused, owner blacklisted, or similar`);
+    if (!dry.ok) throw new TransferRejectedError('simulation_reverted', `the token refuses approve (${dry.message}): a non-zero allowance may have to be reset to 0 first`);
+    const feeLimit = await this.#feeLimit(dry.energy);
     const tx = await this.#trigger(token, owner, call, feeLimit);
     const raw = decodeTriggerRawData(tx.raw_data_hex);
     if (txIdOf(tx.raw_data_hex.toLowerCase()) !== tx.txID.toLowerCase() || !this.#matches(raw, owner, token, call, feeLimit)) {

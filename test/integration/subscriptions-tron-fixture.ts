@@ -131,27 +131,34 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
       return r.json;
     },
     async authorize(subId, c, token = 'USDT') {
-      const sel = await fetch(`${base}/subscribe/${subId}/select`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'tron', token, address: c.base58 }),
-      });
-      const info = (await sel.json()) as any;
-      if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);
+      const select = async () => {
+        const sel = await fetch(`${base}/subscribe/${subId}/select`, {
+          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'tron', token, address: c.base58 }),
+        });
+        const info = (await sel.json()) as any;
+        if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);
+        return info;
+      };
       const approvals: any[] = [];
       const broadcasts: any[] = [];
-      // Both transactions are prepared before either is sent, as the page does: the reset has not landed when the
-      // approve of the full allowance is built.
-      for (const amount of info.reset_first ? [0n, BigInt(info.allowance_base)] : [BigInt(info.allowance_base)]) {
-        const prepared = await adapter.buildApprovalForWallet(token, c.base58, info.spender, amount);
-        if (prepared.kind !== 'tron') throw new Error('expected a TRON transaction');
-        approvals.push(prepared.transaction);
-      }
-      for (const tx of approvals) {
+      const send = async (tx: any) => {
         // What the page hands TronLink: trx.sign, then trx.sendRawTransaction (POST /wallet/broadcasttransaction).
+        approvals.push(tx);
         const signed = await wallet.trx.sign(tx, c.privateKey);
         const sent = (await wallet.trx.sendRawTransaction(signed as any)) as any;
         broadcasts.push(sent);
         if (sent.result !== true) throw new Error(`broadcast: ${JSON.stringify(sent)}`);
+      };
+      // As the page does: with reset_first, /select prepares only approve(0); once it landed, a second /select
+      // prepares approve(allowance) (Tether's approve would refuse it while the old allowance stands).
+      const info = await select();
+      let last = info;
+      if (info.reset_first) {
+        await send(info.wallet_transactions[0].transaction);
+        await node.rpc('anvil_mine', ['0x1']);
+        last = await select();
       }
+      if (!last.authorized) await send(last.wallet_transactions[last.wallet_transactions.length - 1].transaction);
       return { info, approvals, broadcasts };
     },
     async events(subId) {

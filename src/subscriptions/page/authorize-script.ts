@@ -81,7 +81,7 @@ export const AUTHORIZE_JS = String.raw`(function () {
     if (info.authorized) return;
     if (info.reset_first) {
       say('Step 1 of 2: resetting the existing allowance to 0…');
-      var txid = await tronSend(tw, info.wallet_transactions[0]);
+      var txid = await tronSend(tw, info.wallet_transactions[0].transaction);
       for (;;) {
         var ti = await tw.trx.getTransactionInfo(txid);
         if (ti && ti.blockNumber) { if (ti.receipt && ti.receipt.result && ti.receipt.result !== 'SUCCESS') throw new Error('the reset transaction failed'); break; }
@@ -91,7 +91,7 @@ export const AUTHORIZE_JS = String.raw`(function () {
       if (info.authorized) return;
     }
     say('Approve ' + info.allowance + ' ' + info.token + ' in TronLink…');
-    await tronSend(tw, info.wallet_transactions[info.wallet_transactions.length - 1]);
+    await tronSend(tw, info.wallet_transactions[0].transaction);
   }
 
   function base64Bytes(s) { var b = atob(s); var out = new Uint8Array(b.length); for (var i = 0; i < b.length; i++) out[i] = b.charCodeAt(i); return out; }

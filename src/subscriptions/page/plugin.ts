@@ -118,12 +118,11 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     // Tether's approve refuses a change from one non-zero value to another: reset to 0 first. An SPL delegate
     // approval simply replaces the previous one.
     const resetFirst = adapter.scanApprovals !== undefined && current !== 0n && current < allowanceBase;
-    // Wallets that sign prepared transactions (TronLink, Solana Wallet Standard) get them built here.
+    // Wallets that sign prepared transactions (TronLink, Solana Wallet Standard) get them built here. With a reset
+    // first, only approve(0) is prepared: Tether's approve of the full allowance would revert until the reset lands,
+    // so the page selects again afterwards and gets it then.
     const walletTransactions = !authorized && adapter.buildApprovalForWallet && current < allowanceBase
-      ? [
-          ...(resetFirst ? [await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, 0n)] : []),
-          await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, allowanceBase),
-        ]
+      ? [await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, resetFirst ? 0n : allowanceBase)]
       : undefined;
     const chainId = deps.chainIds?.get(`${adapter.network}:${s.mode}`);
     return reply.header('Cache-Control', 'no-store').send({
