@@ -103,7 +103,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     });
     registerSessionRoutes(scope, deps);
     registerRefundRoutes(scope, { db: deps.db, chains: deps.refundChains ?? refundChainsFrom(new Map()), onRefundCreated: deps.onRefundCreated });
-    registerSubscriptionApi(scope, { db: deps.db, checkoutBaseUrl: deps.checkoutBaseUrl, ...deps.subscriptions, displayAddress: (n, c) => (deps.refundChains ?? refundChainsFrom(new Map())).displayAddress(n, 'test', c) });
+    registerSubscriptionApi(scope, { db: deps.db, checkoutBaseUrl: deps.checkoutBaseUrl, ...deps.subscriptions, displayAddress: (n, m, c) => (deps.refundChains ?? refundChainsFrom(new Map())).displayAddress(n, m, c) });
   };
   await app.register(api, { prefix: '/api/v1' });
   await app.register(api, { prefix: '/v1' });

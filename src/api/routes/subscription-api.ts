@@ -13,7 +13,8 @@ export interface SubscriptionApiDeps {
   checkoutBaseUrl: string;
   clock?: Clock;
   settings?: SubscriptionSettings;
-  displayAddress?: (network: string, canonical: string) => string;
+  /** The form shown to merchants of a canonical address (EIP-55, base58), by network and mode. */
+  displayAddress?: (network: string, mode: 'test' | 'live', canonical: string) => string;
 }
 
 export function registerSubscriptionApi(app: FastifyInstance, deps: SubscriptionApiDeps): void {

@@ -2,14 +2,14 @@ import { maskAddress, type PaymentMethodRow } from '../../ledger/payment-methods
 import { unix } from './session.js';
 
 // PaymentMethod (interface.md): masked address, network and token in metadata.
-export function serializePaymentMethod(p: PaymentMethodRow, display: (network: string, canonical: string) => string): Record<string, unknown> {
+export function serializePaymentMethod(p: PaymentMethodRow, display: (network: string, mode: 'test' | 'live', canonical: string) => string): Record<string, unknown> {
   return {
     id: p.id,
     object: 'payment_method',
     customer_id: p.customer,
     merchant_id: p.merchant_id,
     type: p.type,
-    address: maskAddress(display(p.network, p.owner_address)),
+    address: maskAddress(display(p.network, p.mode, p.owner_address)),
     status: p.status,
     metadata: { network: p.network, token: p.token },
     created_at: unix(p.created_at),
