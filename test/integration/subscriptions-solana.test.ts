@@ -126,4 +126,35 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
       'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
     ]);
   }, 120_000);
+
+  it('a charge signed but never sent (crash) whose blockhash expired is dropped, signed afresh after the pre-flight, and paid once', async () => {
+    const customer = f.customer(50_000_000n);
+    const owner = customer.publicKey.toBase58();
+    const sub = await f.create({ ...plan({}, 1), customer: 'cus_sol_expired' });
+    const info = await f.select(sub.id, owner);
+    await f.approve(customer, info.spender, BigInt(info.allowance_base));
+    f.rpc.validator.advanceSlots(33);
+    // The worker dies between storing the signed charge and broadcasting it.
+    const { pollApprovals } = await import('../../src/subscriptions/approval-poller.js');
+    const { runSchedulerTick } = await import('../../src/subscriptions/scheduler.js');
+    await pollApprovals(f.deps);
+    await runSchedulerTick({ ...f.deps, afterSign: () => { throw new Error('crash after sign'); } });
+    const signed = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).executeTakeFirstOrThrow();
+    expect(signed.state).toBe('signed');
+    expect(await f.tokenBalance(f.mints.USDT, owner)).toBe(50_000_000n);
+
+    // The blockhash dies before anyone re-sends the bytes: only now, proven unable to land, may the charge be signed again.
+    f.rpc.validator.expireBlockhashes();
+    await f.settle();
+    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', signed.id).orderBy('id').execute();
+    expect(attempts.map((a) => a.state)).toEqual(['dropped', 'live']);
+    expect(attempts[0]!.tx_hash).toBe(signed.tx_hash);
+    expect(attempts[0]!.dropped_reason).toMatch(/expired/);
+    const charge = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('id', '=', signed.id).executeTakeFirstOrThrow();
+    expect(charge.state).toBe('succeeded');
+    expect(charge.tx_hash).toBe(attempts[1]!.tx_hash);
+    expect(await f.tokenBalance(f.mints.USDT, owner)).toBe(50_000_000n - PERIOD); // paid once
+    expect(await f.conn.getSignatureStatus(signed.tx_hash!)).toMatchObject({ value: null });
+    expect((await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json.status).toBe('active');
+  }, 120_000);
 });
