@@ -33,13 +33,16 @@ export interface ChargeAttemptInput {
 
 /** pending → signed with the bytes (its first, or a fresh attempt): committed BEFORE the first broadcast. */
 export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: ChargeAttemptInput): Promise<void> {
-  await trx
-    .updateTable('subscription_charges')
-    .set({ state: 'signed', nonce: s.nonce === null ? null : s.nonce.toString(), tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` })
-    .where('id', '=', id)
-    .where('state', '=', 'pending')
-    .execute();
-  await insertAttempt(trx, id, s);
+  // One statement, one round trip: this runs under the charger's nonce lock, the serial point of all its charges.
+  const nonce = s.nonce === null ? null : s.nonce.toString();
+  const signed = JSON.stringify(s.signed);
+  await sql`
+    with charge as (
+      update subscription_charges set state = 'signed', nonce = ${nonce}, tx_hash = ${s.txHash}, signed = ${signed}::jsonb, signed_at = now()
+      where id = ${id} and state = 'pending' returning id
+    )
+    insert into subscription_charge_attempts (charge_id, nonce, tx_hash, signed, fee_bump_percent)
+    select id, ${nonce}, ${s.txHash}, ${signed}::jsonb, ${s.feeBumpPercent ?? 0} from charge`.execute(trx);
 }
 
 async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<void> {

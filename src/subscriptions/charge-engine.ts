@@ -60,6 +60,7 @@ type Charger = ChainAdapter & AllowanceCharger;
  */
 async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow): Promise<ChargeStep> {
   const attempts = await liveChargeAttempts(deps.db, charge.id);
+  const live: ChargeAttempt[] = [];
   let anyPending = false;
   for (const a of attempts) {
     const outcome = await adapter.getTransferFromOutcome(a.tx_hash, charge.owner_address);
@@ -81,10 +82,11 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
         return { kind: 'done', state: 'failed' };
       case 'pending':
         anyPending = true;
+        live.push(a);
         if (charge.state === 'signed') await markChargeBroadcast(deps.db, charge.id);
         break;
       case 'unknown':
-        await reofferOrDrop(deps, adapter, charge, a);
+        if (!(await reofferOrDrop(deps, adapter, charge, a))) live.push(a);
         break;
       default: {
         const never: never = outcome;
@@ -92,7 +94,6 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
       }
     }
   }
-  const live = await liveChargeAttempts(deps.db, charge.id);
   if (live.length === 0) {
     // Every attempt provably dead (expired, or its nonce went elsewhere): nothing moved; start over with pre-flight.
     if (await reopenCharge(deps.db, charge.id)) deps.log?.info({ charge: String(charge.id) }, 'charge attempts expired; signing afresh');
@@ -105,26 +106,28 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
   return { kind: 'wait' };
 }
 
-async function reofferOrDrop(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow, a: ChargeAttempt): Promise<void> {
+/** Re-offers bytes the chain does not know; true when they were dropped as provably unable to land. */
+async function reofferOrDrop(deps: ChargeEngineDeps, adapter: Charger, charge: ChargeRow, a: ChargeAttempt): Promise<boolean> {
   const signed = a.signed as unknown as SignedTransfer;
   if (await adapter.isExpired(signed)) {
     await dropChargeAttempt(deps.db, a.id, 'expired before landing');
-    return;
+    return true;
   }
   const r = await adapter.broadcast(signed);
   if (r.status !== 'rejected') {
     await markChargeBroadcast(deps.db, charge.id);
-    return;
+    return false;
   }
   if (r.reason === 'nonce_too_low' || r.reason === 'expired') {
     // The chain does not have these bytes and can no longer take them (the nonce went to another transaction: a
     // replacement of this charge, looked up in the same pass, or something else).
     await dropChargeAttempt(deps.db, a.id, r.detail);
-    return;
+    return true;
   }
   // Refused for lack of gas or similar: later charges of this charger wait behind its nonce, so the same bytes are
   // offered again each tick until the operator tops the charger up.
   deps.log?.warn({ charge: String(charge.id), tx: a.tx_hash, reason: r.reason, detail: r.detail }, 'charge re-broadcast refused');
+  return false;
 }
 
 /** The same transferFrom at the same nonce with a higher fee: at most one of the two can ever be mined. */
