@@ -1,6 +1,7 @@
 import { ACCOUNT_SIZE, AccountLayout, createApproveCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { PublicKey, Transaction, type Commitment, type Connection, type VersionedTransactionResponse } from '@solana/web3.js';
 import type { ChargeTransfer, ObservedApproval, TokenContract, TokenSymbol, TxFailureReason, WalletTransaction } from '../types.js';
+import { accountKeysOf } from './deposit-scanner.js';
 
 // Subscriptions on Solana: SPL Token delegation. The customer's wallet signs `ApproveChecked` on its associated token
 // account (ATA) for the mint, naming the merchant's charger as the account's single delegate for an amount; each charge
@@ -178,12 +179,3 @@ export class SolanaDelegation {
   }
 }
 
-/** Static keys, then keys loaded from lookup tables: the index space of instructions and token balances. */
-function accountKeysOf(tx: VersionedTransactionResponse): string[] {
-  const loaded = tx.meta?.loadedAddresses;
-  return tx.transaction.message
-    .getAccountKeys({ accountKeysFromLookups: loaded ?? undefined })
-    .keySegments()
-    .flat()
-    .map((k) => k.toBase58());
-}

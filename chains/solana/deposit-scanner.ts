@@ -245,7 +245,8 @@ export class SolanaDepositScanner {
   }
 }
 
-function accountKeysOf(tx: VersionedTransactionResponse): string[] {
+/** Static keys, then keys loaded from lookup tables: the index space of instructions and token balances. */
+export function accountKeysOf(tx: VersionedTransactionResponse): string[] {
   const loaded = tx.meta?.loadedAddresses;
   return tx.transaction.message
     .getAccountKeys({ accountKeysFromLookups: loaded ?? undefined })

@@ -128,15 +128,7 @@ export async function applyApproval(deps: LifecycleDeps, subscriptionId: string,
   });
 }
 
-export interface AllowanceChange {
-  network: string;
-  mode: Mode;
-  token: string;
-  owner: string;
-  spender: string;
-  value: bigint;
-  txHash: string;
-}
+export type AllowanceChange = Omit<ApprovalObservation, 'logIndex'>;
 
 /**
  * An Approval from a customer whose payment method names that (owner, token, spender), sent by the customer (not one

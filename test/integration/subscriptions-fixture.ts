@@ -1,18 +1,15 @@
 import { Contract, type Wallet } from 'ethers';
-import type { FastifyInstance } from 'fastify';
 import type { ChainAdapter } from '../../chains/types.js';
-import { refundChainsFrom } from '../../src/payouts/refund-chains.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
 import { ManualClock } from '../../src/subscriptions/clock.js';
-import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../src/subscriptions/settings.js';
-import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
+import type { SubscriptionSettings } from '../../src/subscriptions/settings.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
-import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import type { ApiHarness } from '../support/api-harness.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { SignedClient } from '../support/signed-client.js';
+import { serveSubscriptionApi } from '../support/subscription-api.js';
 
 // Shared fixture of the subscription tests: Anvil with a Tether-style USDT and a FiatToken-style USDC, the API on a
 // real server with the authorization page, and the scheduler driven in-process with a manual clock.
@@ -48,25 +45,9 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
   ])) as [DeployedToken, DeployedToken];
   const adapter = makeAdapter(node, [USDT, USDC], { confirmation: { kind: 'depth', confirmations: 1 } });
   const adapters = new Map<string, ChainAdapter>([['ethereum:test', adapter]]);
-  const clock = new ManualClock(o.start ?? new Date());
-  const settings = { ...DEFAULT_SUBSCRIPTION_SETTINGS, ...o.settings };
-  const h = await startApiHarness({});
-  const deps = subscriptionEngineDeps({ db: h.t.db, adapters, signer, settings, checkoutBaseUrl: CHECKOUT_BASE, clock });
-  // The harness server has no page or clock; serve both from a second server on the same database.
-  await h.app.close();
-  const { buildServer } = await import('../../src/api/server.js');
-  const { createRateService } = await import('../../src/rates/index.js');
-  const app: FastifyInstance = await buildServer({
-    db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-    checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-    maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
-    subscriptions: { clock, settings },
-    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE, chainIds: new Map([['ethereum:test', 31337n]]) })],
-  });
-  const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  Object.assign(h, { app, baseUrl: base });
-  const m = await h.merchant('Subscriptions shop');
-  const client = new SignedClient(base, m.test.creds);
+  const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Subscriptions shop', chainIds: new Map([['ethereum:test', 31337n]]), ...o });
+  const { h, clock, deps, client, base } = api;
+  const m = { merchantId: api.merchantId };
   const w = await deps.walletResolver.wallets(m.merchantId, 'test', 'ethereum');
   await node.rpc('anvil_setBalance', [w.charger, '0x56bc75e2d63100000']); // 100 ETH for charge gas
   await node.rpc('anvil_setBalance', [w.settlement, '0xde0b6b3a7640000']); // 1 ETH for refund gas
@@ -87,11 +68,7 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
       if (usdt > 0n) await fund(USDT, wallet.address, usdt);
       return wallet;
     },
-    async create(body) {
-      const r = await client.post('/api/v1/subscriptions/create', body);
-      if (r.status !== 200) throw new Error(`create: ${r.text}`);
-      return r.json;
-    },
+    create: api.create,
     async authorize(subId, wallet, token = 'USDT') {
       const sel = await fetch(`${base}/subscribe/${subId}/select`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token, address: wallet.address }),
@@ -104,10 +81,7 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
       await (await approve(info.spender, BigInt(info.allowance_base))).wait();
       return info;
     },
-    async events(subId) {
-      const rows = await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', subId).orderBy('seq').execute();
-      return rows.map((r) => r.type);
-    },
+    events: api.events,
     async close() {
       await h.close();
       await node.stop();

@@ -1,20 +1,17 @@
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
-import type { FastifyInstance } from 'fastify';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { createSolanaAdapter, type SolanaChainAdapter } from '../../chains/solana/adapter.js';
 import type { ChainAdapter } from '../../chains/types.js';
-import { refundChainsFrom } from '../../src/payouts/refund-chains.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
 import { ManualClock } from '../../src/subscriptions/clock.js';
-import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../src/subscriptions/settings.js';
-import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
-import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import type { SubscriptionSettings } from '../../src/subscriptions/settings.js';
+import type { ApiHarness } from '../support/api-harness.js';
 import { SignedClient } from '../support/signed-client.js';
+import { serveSubscriptionApi } from '../support/subscription-api.js';
 
 // The subscription fixture on Solana: the LiteSVM fake RPC (one slot per landed transaction, deterministic) with two
 // local 6-decimal mints, the Solana adapter as `solana:test`, the API with the authorization page on a real server, and
@@ -63,25 +60,9 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
     confirmation: { kind: 'finalized' },
   });
   const adapters = new Map<string, ChainAdapter>([['solana:test', adapter]]);
-  const clock = new ManualClock(o.start ?? new Date());
-  const settings = { ...DEFAULT_SUBSCRIPTION_SETTINGS, ...o.settings };
-  const h = await startApiHarness({});
-  const deps = subscriptionEngineDeps({ db: h.t.db, adapters, signer, settings, checkoutBaseUrl: CHECKOUT_BASE, clock });
-  // The harness server has no page or clock; serve both from a second server on the same database.
-  await h.app.close();
-  const { buildServer } = await import('../../src/api/server.js');
-  const { createRateService } = await import('../../src/rates/index.js');
-  const app: FastifyInstance = await buildServer({
-    db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-    checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-    maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
-    subscriptions: { clock, settings },
-    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE })],
-  });
-  const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  Object.assign(h, { app, baseUrl: base });
-  const m = await h.merchant('Solana subscriptions shop');
-  const client = new SignedClient(base, m.test.creds);
+  const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Solana subscriptions shop', ...o });
+  const { h, clock, deps, client, base } = api;
+  const m = { merchantId: api.merchantId };
   const w = await deps.walletResolver.resolve(m.merchantId, 'test', 'solana');
   rpc.validator.airdrop(w.charger, 2n * BigInt(LAMPORTS_PER_SOL)); // fees and the settlement ATA's rent
 
@@ -103,11 +84,7 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
       rpc.validator.setTokenAccount({ mint: mints.USDT, owner: k.publicKey.toBase58(), amount: usdt });
       return k;
     },
-    async create(body) {
-      const r = await client.post('/api/v1/subscriptions/create', body);
-      if (r.status !== 200) throw new Error(`create: ${r.text}`);
-      return r.json;
-    },
+    create: api.create,
     async select(subId, owner, token = 'USDT') {
       const sel = await fetch(`${base}/subscribe/${subId}/select`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'solana', token, address: owner }),
@@ -129,10 +106,7 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
       const info = await conn.getAccountInfo(ata(mint, owner), 'confirmed');
       return info && info.data.length >= 72 ? info.data.readBigUInt64LE(64) : 0n;
     },
-    async events(subId) {
-      const rows = await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', subId).orderBy('seq').execute();
-      return rows.map((r) => r.type);
-    },
+    events: api.events,
     async close() {
       try {
         await h.close();

@@ -1,21 +1,18 @@
-import type { FastifyInstance } from 'fastify';
 import { TronWeb } from 'tronweb';
 import { createTronAdapterFactory, type TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import type { ChainAdapter, TokenSymbol } from '../../chains/types.js';
-import { refundChainsFrom } from '../../src/payouts/refund-chains.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
 import { ManualClock } from '../../src/subscriptions/clock.js';
-import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../src/subscriptions/settings.js';
-import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
+import type { SubscriptionSettings } from '../../src/subscriptions/settings.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
-import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import type { ApiHarness } from '../support/api-harness.js';
 import { deployTokens, fund, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
 import { SignedClient } from '../support/signed-client.js';
+import { serveSubscriptionApi } from '../support/subscription-api.js';
 
 // The subscription fixture (subscriptions-fixture.ts) on TRON: Anvil (chain id 0x2b6653dc) holds a Tether-style USDT
 // and a FiatToken-style USDC and serves the JSON-RPC that stands in for java-tron's; the fake java-tron wallet API
@@ -79,25 +76,9 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
   });
   await adapter.verifyTokens();
   const adapters = new Map<string, ChainAdapter>([['tron:test', adapter]]);
-  const clock = new ManualClock(o.start ?? new Date());
-  const settings = { ...DEFAULT_SUBSCRIPTION_SETTINGS, ...o.settings };
-  const h = await startApiHarness({});
-  const deps = subscriptionEngineDeps({ db: h.t.db, adapters, signer, settings, checkoutBaseUrl: CHECKOUT_BASE, clock });
-  // The harness server has no page or clock; serve both from a second server on the same database.
-  await h.app.close();
-  const { buildServer } = await import('../../src/api/server.js');
-  const { createRateService } = await import('../../src/rates/index.js');
-  const app: FastifyInstance = await buildServer({
-    db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-    checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-    maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
-    subscriptions: { clock, settings },
-    plugins: [(a) => registerAuthorizePage(a, { db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE })],
-  });
-  const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  Object.assign(h, { app, baseUrl: base });
-  const m = await h.merchant('Subscriptions on TRON');
-  const client = new SignedClient(base, m.test.creds);
+  const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Subscriptions on TRON', ...o });
+  const { h, clock, deps, client, base } = api;
+  const m = { merchantId: api.merchantId };
   const charger = await deps.walletResolver.resolve(m.merchantId, 'test', 'tron');
   fake.chain.setTrx(charger.charger, 1_000n * TRX); // energy and bandwidth of every transferFrom, burned from TRX
   // A tronweb instance as TronLink holds one: it signs locally and sends signed transactions to the node.
@@ -125,11 +106,7 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
       if ((c.usdt ?? 0n) > 0n) await fund(USDT, w.address, c.usdt!);
       return { privateKey: w.privateKey.slice(2), address, base58: tronBase58(address), evm: tronToEvmHex(address) };
     },
-    async create(body) {
-      const r = await client.post('/api/v1/subscriptions/create', body);
-      if (r.status !== 200) throw new Error(`create: ${r.text}`);
-      return r.json;
-    },
+    create: api.create,
     async authorize(subId, c, token = 'USDT') {
       const select = async () => {
         const sel = await fetch(`${base}/subscribe/${subId}/select`, {
@@ -161,10 +138,7 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
       if (!last.authorized) await send(last.wallet_transactions[last.wallet_transactions.length - 1].transaction);
       return { info, approvals, broadcasts };
     },
-    async events(subId) {
-      const rows = await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', subId).orderBy('seq').execute();
-      return rows.map((r) => r.type);
-    },
+    events: api.events,
     async close() {
       try {
         await h.close();
