@@ -36,7 +36,8 @@ export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
       .selectFrom('subscriptions')
       .select(['id', 'merchant_id', 'mode', 'auth_owner', 'auth_token'])
       .where('status', 'in', SUBSCRIPTION_TRANSITIONS.authorize)
-      .where('auth_requested_at', 'is not', null)
+      // A selection left without an authorization stops being watched after the time allowed to authorize.
+      .where('auth_requested_at', '>', new Date(deps.clock.now().getTime() - deps.settings.incompleteExpiryMs))
       .where('auth_network', '=', adapter.network)
       .where('mode', '=', adapter.mode)
       .where('auth_owner', 'is not', null)
