@@ -262,7 +262,8 @@ export interface ChargeTransfer {
  * with `transferFrom`, sent and paid for by the charger. Families that can do it implement this next to ChainAdapter.
  */
 export interface AllowanceCharger {
-  getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint>;
+  /** `at: 'final'`: as of the chain's final height or commitment (what authorizations are decided on). */
+  getAllowance(token: TokenSymbol, owner: string, spender: string, at?: 'latest' | 'final'): Promise<bigint>;
   getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint>;
   /**
    * Log families (EVM, TRON): Approval logs in blocks [fromHeight, toHeight] whose spender is one of `spenders`

@@ -162,8 +162,9 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     return t;
   }
 
-  async getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint> {
-    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ALLOWANCE_ABI.encodeFunctionData('allowance', [owner, spender]) }, 'latest']);
+  async getAllowance(token: TokenSymbol, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
+    const block = at === 'final' ? toHex((await this.getHead()).final) : 'latest';
+    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ALLOWANCE_ABI.encodeFunctionData('allowance', [owner, spender]) }, block]);
     return BigInt(ALLOWANCE_ABI.decodeFunctionResult('allowance', raw)[0]);
   }
 

@@ -218,8 +218,8 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   // (ApproveChecked); a charge is a TransferChecked signed by the charger as that delegate. No account nonces.
 
   /** The charger's delegated amount on the owner's ATA while it is the delegate; 0 otherwise or without an ATA. */
-  getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint> {
-    return this.delegation.allowance(token, owner, spender);
+  getAllowance(token: TokenSymbol, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
+    return this.delegation.allowance(token, owner, spender, at);
   }
 
   /** The owner's ATA balance (0 without an ATA). */

@@ -58,8 +58,8 @@ export class SolanaDelegation {
   }
 
   /** What `spender` may still pull from the owner's ATA: its delegated amount while it is the delegate, else 0. */
-  async allowance(symbol: TokenSymbol, owner: string, spender: string): Promise<bigint> {
-    const { account } = await this.#read(this.#token(symbol), owner, 'confirmed');
+  async allowance(symbol: TokenSymbol, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
+    const { account } = await this.#read(this.#token(symbol), owner, at === 'final' ? this.#o.finality : 'confirmed');
     return account && account.delegate === spender ? account.delegatedAmount : 0n;
   }
 

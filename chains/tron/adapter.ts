@@ -172,9 +172,9 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   // Allowance charging (subscriptions). Reads (allowance, balance) and charges go through the wallet API like payouts;
   // Approval logs come from the JSON-RPC like deposits. The charger sends every transferFrom and pays its energy.
 
-  async getAllowance(token: TokenSymbol, owner: string, spender: string): Promise<bigint> {
+  async getAllowance(token: TokenSymbol, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
     const sender = this.#send();
-    return sender.tokenAllowance(sender.token(token), this.#canonical(owner), this.#canonical(spender));
+    return sender.tokenAllowance(sender.token(token), this.#canonical(owner), this.#canonical(spender), at);
   }
 
   async getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint> {

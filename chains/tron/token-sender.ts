@@ -348,8 +348,9 @@ export class TronTokenSender {
   }
 
   /** allowance(owner, spender) through triggerconstantcontract, in base units. */
-  async tokenAllowance(token: TokenContract, owner: string, spender: string): Promise<bigint> {
-    const r = await this.#constant(token, owner, ALLOWANCE.encodeFunctionData('allowance', [tronToEvmHex(owner), tronToEvmHex(spender)]));
+  /** `at: 'final'` reads solidified state (the solidity API), as authorizations are read. */
+  async tokenAllowance(token: TokenContract, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
+    const r = await this.#constant(token, owner, ALLOWANCE.encodeFunctionData('allowance', [tronToEvmHex(owner), tronToEvmHex(spender)]), at);
     if (!r.ok) throw new RpcError('bad_response', `allowance failed: ${r.message}`);
     return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
   }
@@ -388,13 +389,11 @@ export class TronTokenSender {
     return t;
   }
 
-  async #constant(token: TokenContract, owner: string, data: string): Promise<{ ok: boolean; result: string; energy: bigint; message: string }> {
-    const r = await this.#o.api.full<TriggerReply>('wallet/triggerconstantcontract', {
-      owner_address: owner,
-      contract_address: token.address,
-      data: data.replace(/^0x/, ''),
-      call_value: 0,
-    });
+  async #constant(token: TokenContract, owner: string, data: string, at: 'latest' | 'final' = 'latest'): Promise<{ ok: boolean; result: string; energy: bigint; message: string }> {
+    const body = { owner_address: owner, contract_address: token.address, data: data.replace(/^0x/, ''), call_value: 0 };
+    const r = at === 'final'
+      ? await this.#o.api.solidity<TriggerReply>('walletsolidity/triggerconstantcontract', body)
+      : await this.#o.api.full<TriggerReply>('wallet/triggerconstantcontract', body);
     if (r.Error) throw new RpcError('rpc_error', `triggerconstantcontract: ${r.Error}`);
     const failed = r.result?.result !== true || r.transaction?.ret?.some((x) => x.ret === 'FAILED') === true || !!r.result?.message;
     const message = decodeNodeMessage(r.result?.message) || r.result?.code || 'FAILED';

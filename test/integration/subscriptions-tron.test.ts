@@ -196,4 +196,31 @@ describe('subscriptions on TRON', () => {
       'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
     ]);
   }, 120_000);
+
+  it('an allowance that covers the request but is not final yet: no immediate authorization; the poller applies its log once final', async () => {
+    const customer: TronCustomer = await f.customer(33, { usdt: 50_000_000n });
+    const { TronWeb } = await import('tronweb');
+    const tw = new TronWeb({ fullHost: f.fake.url });
+    const approve = await f.adapter.buildApprovalForWallet('USDT', customer.address, f.wallets.charger, 500_000_000n);
+    const sent = (await tw.trx.sendRawTransaction((await tw.trx.sign(approve.transaction as any, customer.privateKey)) as any)) as any;
+    expect(sent.result).toBe(true);
+    // Seen at the head, not yet solidified.
+    expect(await f.adapter.getAllowance('USDT', customer.address, f.wallets.charger)).toBe(500_000_000n);
+    expect(await f.adapter.getAllowance('USDT', customer.address, f.wallets.charger, 'final')).toBe(0n);
+
+    const sub = await f.create(plan('cus_tron_recent'));
+    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'tron', token: 'USDT', address: customer.base58 }),
+    });
+    const info = (await sel.json()) as any;
+    expect(info).toMatchObject({ authorized: false, reset_first: false, current_allowance_base: '500000000', allowance_base: '120000000' });
+    expect(info.wallet_transactions).toBeUndefined(); // nothing for the wallet to sign: the approve is on its way to finality
+    expect((await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json.payment_method_id).toBeNull();
+
+    await f.settle(); // final now: the Approval log authorizes, the first invoice is charged
+    const s = (await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json;
+    expect(s.status).toBe('active');
+    const pm = await f.h.t.db.selectFrom('payment_methods').select('approval_tx_hash').where('id', '=', s.payment_method_id).executeTakeFirstOrThrow();
+    expect(pm.approval_tx_hash.startsWith('allowance:')).toBe(false); // from the log, not from an allowance read
+  }, 120_000);
 });

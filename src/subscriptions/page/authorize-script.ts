@@ -78,7 +78,7 @@ export const AUTHORIZE_JS = String.raw`(function () {
     if (!tw || !tw.defaultAddress || !tw.defaultAddress.base58) throw new Error('no TRON wallet found. Install TronLink, or open this page in your wallet');
     var from = tw.defaultAddress.base58;
     var info = await select(network, token, from);
-    if (info.authorized) return;
+    if (info.authorized || !info.wallet_transactions) return; // authorized, or an allowance that covers it awaits finality
     if (info.reset_first) {
       say('Step 1 of 2: resetting the existing allowance to 0…');
       var txid = await tronSend(tw, info.wallet_transactions[0].transaction);
@@ -88,7 +88,7 @@ export const AUTHORIZE_JS = String.raw`(function () {
         await sleep(1000);
       }
       info = await select(network, token, from); // a fresh approve, built after the reset landed
-      if (info.authorized) return;
+      if (info.authorized || !info.wallet_transactions) return;
     }
     say('Approve ' + info.allowance + ' ' + info.token + ' in TronLink…');
     await tronSend(tw, info.wallet_transactions[0].transaction);
@@ -103,7 +103,7 @@ export const AUTHORIZE_JS = String.raw`(function () {
     var account = (connected && connected.accounts && connected.accounts[0]) || wallet.accounts[0];
     if (!account) throw new Error('the wallet shared no account');
     var info = await select(network, token, account.address);
-    if (info.authorized) return;
+    if (info.authorized || !info.wallet_transactions) return;
     say('Approve ' + info.allowance + ' ' + info.token + ' in your wallet. It replaces any other delegate of this token account.');
     await wallet.features['solana:signAndSendTransaction'].signAndSendTransaction({ account: account, chain: info.wallet_chain, transaction: base64Bytes(info.wallet_transactions[0].transaction) });
   }

@@ -101,15 +101,18 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
     const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
     if (!updated) return reply.code(409).send({ error: 'not_awaiting_authorization' });
-    // An allowance that already covers the request produces no new Approval log: authorize from the chain's state.
+    // An allowance that already covers the request produces no new Approval log: authorize from the chain's state,
+    // read at the final height like every authorization. One not final yet comes from a recent approve, whose log
+    // (or, on Solana, whose delegation) the poller applies once final.
     let authorized = false;
-    if (current >= allowanceBase) {
+    const final = current >= allowanceBase ? await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger, 'final') : 0n;
+    if (final >= allowanceBase) {
       const lifecycle: LifecycleDeps = {
         db: deps.db, clock, settings: deps.settings, checkoutBaseUrl: deps.checkoutBaseUrl, wallets: deps.walletResolver.wallets,
         tokenDecimals: (network, mode, sym) => deps.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === sym)?.decimals,
       };
       const r = await applyApproval(lifecycle, s.id, {
-        network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: current,
+        network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: final,
         // No log to point at: the reference names the allowance read, unique per subscription and selection.
         txHash: `allowance:${s.id}:${updated.auth_requested_at!.getTime()}`, logIndex: 0,
       });

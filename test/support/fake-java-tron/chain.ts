@@ -132,10 +132,11 @@ export class FakeTronChain {
   }
 
   /** eth_call + estimate as triggerconstantcontract; `energy` is execution gas without the intrinsic 21000. */
-  async simulate(owner: string, contract: string, data: string): Promise<{ ok: boolean; result: string; energy: bigint }> {
+  /** A constant call at the head, or at `atHeight` (the solidity API's view: solidified state only). */
+  async simulate(owner: string, contract: string, data: string, atHeight?: bigint): Promise<{ ok: boolean; result: string; energy: bigint }> {
     const call = { from: tronToEvmHex(owner), to: tronToEvmHex(contract), data: `0x${data}` };
     try {
-      const result = await this.rpc<string>('eth_call', [call, 'latest']);
+      const result = await this.rpc<string>('eth_call', [call, atHeight === undefined ? 'latest' : `0x${atHeight.toString(16)}`]);
       const gas = BigInt(await this.rpc<string>('eth_estimateGas', [call]));
       return { ok: true, result: result.slice(2), energy: gas > 21000n ? gas - 21000n : 1n };
     } catch (e) {

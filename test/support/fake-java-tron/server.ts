@@ -74,6 +74,14 @@ export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { soli
       }
       return { result: { result: true }, energy_used: Number(sim.energy), constant_result: [sim.result], transaction: { ret: [{}], ...transaction } };
     },
+    // The solidity node's constant call (java-tron 4.x): the same answer as the full node's, on solidified state.
+    'walletsolidity/triggerconstantcontract': async (b) => {
+      const p = triggerParams(b);
+      if ('error' in p) return p.error;
+      const sim = await chain.simulate(p.owner, p.contract, p.data, await chain.solidHeight());
+      if (!sim.ok) return { result: { result: true, message: hexUtf8('REVERT opcode executed') }, energy_used: 2000, constant_result: [sim.result], transaction: { ret: [{ ret: 'FAILED' }] } };
+      return { result: { result: true }, energy_used: Number(sim.energy), constant_result: [sim.result], transaction: { ret: [{}] } };
+    },
     'wallet/broadcasttransaction': async (b) => {
       const raw = String(b.raw_data_hex ?? '');
       const sigs = Array.isArray(b.signature) ? (b.signature as string[]) : [];
