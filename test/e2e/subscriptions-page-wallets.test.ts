@@ -165,6 +165,8 @@ describe('authorization page with a Solana Wallet Standard wallet', () => {
     try {
       const res = await page.goto(`${f.baseUrl}/subscribe/${sub}`);
       expect(res?.status()).toBe(200);
+      // Said before the wallet opens: what a delegate means for the customer.
+      expect(await page.locator('#solana-delegate').innerText()).toContain('replaces any other delegate');
       await page.selectOption('#choice', 'solana:USDT');
       await page.click('#authorize');
       await page.locator('#app[data-authorized="true"]').waitFor({ timeout: 60_000 });
