@@ -301,5 +301,7 @@ export interface AllowanceCharger {
 export type WalletTransaction = { kind: 'tron'; transaction: Record<string, unknown> } | { kind: 'solana'; transaction: string };
 
 export function isAllowanceCharger(a: ChainAdapter): a is ChainAdapter & AllowanceCharger {
-  return typeof (a as Partial<AllowanceCharger>).buildTokenTransferFrom === 'function';
+  const c = a as Partial<AllowanceCharger> & { readonly chargesAvailable?: boolean };
+  // An adapter of a charging family may still be configured without what charging needs (TRON without a wallet API).
+  return typeof c.buildTokenTransferFrom === 'function' && c.chargesAvailable !== false;
 }

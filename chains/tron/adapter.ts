@@ -67,6 +67,10 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   readonly rpc: JsonRpcClient;
   readonly source: TronTransferSource;
   readonly #sender: TronTokenSender | null;
+  /** Subscriptions need the wallet API (reads, transferFrom); without FULL_HOST this adapter only detects deposits. */
+  get chargesAvailable(): boolean {
+    return this.#sender !== null;
+  }
 
   constructor(o: TronAdapterOptions) {
     this.mode = o.mode;

@@ -41,8 +41,11 @@ const transfers = async (from: string, to: string) => {
 const txsOf = (owner: string) => [...f.fake.chain.txs.values()].filter((t) => t.raw.owner === owner);
 
 describe('subscriptions on TRON', () => {
-  it('is an allowance charger', () => {
+  it('is an allowance charger, but only with the wallet API configured', async () => {
     expect(isAllowanceCharger(f.adapter)).toBe(true);
+    const { TronChainAdapter } = await import('../../chains/tron/adapter.js');
+    const detectionOnly = new TronChainAdapter({ mode: 'test', jsonRpcUrl: f.node.url, tokens: f.adapter.tokens });
+    expect(isAllowanceCharger(detectionOnly)).toBe(false); // the page offers no TRON option it could not charge
   });
 
   it('authorizes with a wallet-prepared approve, charges by transferFrom, renews once', async () => {
