@@ -22,6 +22,7 @@ import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
 import { registerAdapterFamily } from './watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../chains/tron/adapter.js';
+import type { Clock } from './subscriptions/clock.js';
 import { startSubscriptionWorker } from './subscriptions/worker.js';
 import { subscriptionSettingsFromEnv } from './subscriptions/settings.js';
 import { registerAuthorizePage } from './subscriptions/page/plugin.js';
@@ -35,7 +36,19 @@ export interface RunningService {
   port?: number;
 }
 
-export async function start(config: Config, env: Record<string, string | undefined> = process.env, log: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningService> {
+/** Injection points for tests; a deployment passes none. */
+export interface StartOverrides {
+  /** The subscription clock (renewals, dunning, expiry): tests move time with a ManualClock. */
+  clock?: Clock;
+}
+
+export async function start(
+  config: Config,
+  env: Record<string, string | undefined> = process.env,
+  log: Logger = createLogger(config.LOG_LEVEL),
+  overrides: StartOverrides = {},
+): Promise<RunningService> {
+  const clock = overrides.clock;
   // Everything that can be refused is checked before anything starts.
   const watcherSettings = loadWatcherSettings(env);
   const keyMaterial = keyMaterialFromEnv(env);
@@ -98,7 +111,7 @@ export async function start(config: Config, env: Record<string, string | undefin
       const subscriptions = startSubscriptionWorker({
         db, adapters, signer: keyMaterial.signer, settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
         intervalMs: subscriptionSettings.tickMs, log: log.child({ role: 'subscriptions' }),
-        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT, ...(clock ? { clock } : {}),
       });
       stops.push(() => subscriptions.stop());
     } else {
@@ -131,12 +144,12 @@ export async function start(config: Config, env: Record<string, string | undefin
       onSessionCreated: (s) => scheduler.schedule(s),
       refundChains: refundChainsFrom(adapters),
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
-      subscriptions: { settings: subscriptionSettings },
+      subscriptions: { settings: subscriptionSettings, ...(clock ? { clock } : {}) },
       plugins: [
         (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains, onSelected: (id) => depositSetupScheduler.enqueue(id) }),
         ...(keys
           ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
-              db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
+              db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl, ...(clock ? { clock } : {}),
               chainIds: new Map(watcherSettings.chains.filter((c) => c.chainId !== undefined).map((c) => [`${c.network}:${c.mode}`, c.chainId!])),
             })]
           : []),

@@ -5,6 +5,7 @@ import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '
 import { fund, signer, walletAt } from '../support/evm-tokens/scenario.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { launchBrowser } from './checkout-harness.js';
+import { injectEip1193 } from './injected-wallets.js';
 
 // The whole service (src/main.ts, all roles) on Anvil, and the subscription's checkout_url in headless Chromium with
 // an injected EIP-1193 provider that signs with a test key: the page resets the customer's existing Tether allowance
@@ -52,33 +53,8 @@ describe('authorization page', () => {
     const id = created.json.id as string;
     expect(new URL(created.json.checkout_url).pathname).toBe(`/subscribe/${id}`);
 
-    const sent: string[] = [];
     const page = await browser.newPage();
-    await page.exposeFunction('__eip1193', async (method: string, paramsJson: string) => {
-      const params = JSON.parse(paramsJson) as any[];
-      switch (method) {
-        case 'eth_requestAccounts':
-        case 'eth_accounts':
-          return JSON.stringify([customer.address]);
-        case 'eth_chainId':
-          return JSON.stringify('0x7a69');
-        case 'eth_sendTransaction': {
-          const tx = await customer.sendTransaction({ to: params[0].to, data: params[0].data });
-          sent.push(params[0].data);
-          return JSON.stringify(tx.hash);
-        }
-        default:
-          return JSON.stringify(await h.node.rpc(method, params));
-      }
-    });
-    await page.addInitScript(() => {
-      const w = globalThis as unknown as { __eip1193(m: string, p: string): Promise<string>; ethereum: unknown };
-      const bridge = w.__eip1193;
-      w.ethereum = {
-        isMetaMask: false,
-        request: async ({ method, params }: { method: string; params?: unknown[] }) => JSON.parse(await bridge(method, JSON.stringify(params ?? []))),
-      };
-    });
+    const sent = await injectEip1193(page, customer, h.node);
     const res = await page.goto(`${h.base}/subscribe/${id}`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -96,8 +72,7 @@ describe('authorization page', () => {
     expect(allowance).toBe(45_000_000n - 15_000_000n);
     await page.close();
 
-    // Every event written in life-cycle order (outbox seq) and delivered signed. Arrival order is not promised by
-    // the webhook worker (docs/webhooks.md, "Ordering: no promise"): compare the delivered set with the outbox order.
+    // Every event written in life-cycle order (outbox seq) and delivered signed (arrival order: the whole-life test).
     const outbox = await h.t.db.selectFrom('outbox_events').select(['id', 'type']).where('aggregate_id', '=', id).orderBy('seq').execute();
     expect(outbox.map((e) => e.type)).toEqual(['subscription.created', 'subscription.updated', 'invoice.created', 'invoice.paid', 'subscription.active']);
     const mine = () => receiver.received.filter((r) => (JSON.parse(r.body) as any).data.object.subscription_id === id);

@@ -1,3 +1,4 @@
+import type { Clock } from '../../src/subscriptions/clock.js';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
@@ -38,7 +39,7 @@ export interface HarnessMerchant {
   hotWallet: string;
 }
 
-export async function startServiceHarness(o: { extraEnv?: Record<string, string>; shapes?: { USDT?: TokenShape; USDC?: TokenShape } } = {}): Promise<ServiceHarness> {
+export async function startServiceHarness(o: { extraEnv?: Record<string, string>; shapes?: { USDT?: TokenShape; USDC?: TokenShape }; clock?: Clock } = {}): Promise<ServiceHarness> {
   const [t, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 31337 })]);
   const [USDT, USDC] = (await deployTokens(node, [
     { symbol: 'USDT', shape: o.shapes?.USDT ?? 'tether', decimals: 6 },
@@ -68,7 +69,7 @@ export async function startServiceHarness(o: { extraEnv?: Record<string, string>
     ...o.extraEnv,
   };
   const config = loadConfig(env);
-  const service = await start(config, env, createLogger(config.LOG_LEVEL));
+  const service = await start(config, env, createLogger(config.LOG_LEVEL), o.clock ? { clock: o.clock } : {});
   const base = `http://127.0.0.1:${service.port}`;
   const box = new SecretBox(TEST_MASTER_KEY);
   const adapter = service.adapters.get('ethereum:test')!;
