@@ -277,6 +277,11 @@ export interface AllowanceCharger {
    */
   readApproval?(token: TokenSymbol, owner: string, spender: string): Promise<ObservedApproval | null>;
   /**
+   * State families: who the owners' token accounts currently authorize, read in batches at the final commitment
+   * (one answer per item, in order; null when the account does not exist). For noticing a replaced authorization.
+   */
+  readAuthorizations?(items: ReadonlyArray<{ token: TokenSymbol; owner: string }>): Promise<Array<{ spender: string | null; value: bigint } | null>>;
+  /**
    * An unsigned `approve(spender, amount)` for the customer's wallet to sign and send, for wallets that sign prepared
    * transactions (TronLink, Solana Wallet Standard). Absent where the page builds the call itself (EVM, EIP-1193).
    */

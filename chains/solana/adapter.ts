@@ -228,6 +228,10 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** A state read at the final commitment: SPL `Approve` leaves no log to scan by delegate. */
+  readAuthorizations(items: ReadonlyArray<{ token: TokenSymbol; owner: string }>) {
+    return this.delegation.readAuthorizations(items);
+  }
+
   readApproval(token: TokenSymbol, owner: string, spender: string): Promise<ObservedApproval | null> {
     return this.delegation.readApproval(token, owner, spender);
   }

@@ -132,9 +132,10 @@ export type AllowanceChange = Omit<ApprovalObservation, 'logIndex'>;
 
 /**
  * An Approval from a customer whose payment method names that (owner, token, spender), sent by the customer (not one
- * of our charges): to 0, the payment method is `revoked`; to a positive value, its allowance is updated and it is
- * `active` again, and a past_due subscription using it retries its open invoice now. Each subscription whose payment
- * method changed status gets `subscription.updated`. Returns the payment methods changed.
+ * of our charges), or a replaced Solana delegation (value 0): to 0, the payment method is `revoked`; to a positive
+ * value, its allowance is updated and a revoked one is `active` again, and a past_due subscription using it retries
+ * its open invoice now. Each subscription whose payment method changed status gets `subscription.updated`. Returns
+ * the payment methods changed.
  */
 export async function applyAllowanceChange(deps: LifecycleDeps, c: AllowanceChange): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
@@ -142,17 +143,27 @@ export async function applyAllowanceChange(deps: LifecycleDeps, c: AllowanceChan
     if (own) return 0; // our own transferFrom spending the allowance (some tokens log the remaining allowance)
     const now = deps.clock.now();
     const revoke = c.value === 0n;
-    const changed = await trx
-      .updateTable('payment_methods')
-      .set(revoke ? { status: 'revoked', revoked_at: now, allowance_base: 0n, updated_at: now } : { status: 'active', revoked_at: null, allowance_base: c.value, updated_at: now })
+    const pms = await trx
+      .selectFrom('payment_methods')
+      .select(['id', 'status', 'allowance_base'])
       .where('network', '=', c.network)
       .where('mode', '=', c.mode)
       .where('owner_address', '=', c.owner)
       .where('token', '=', c.token)
       .where('spender_address', '=', c.spender)
-      .returning(['id'])
+      .forUpdate()
       .execute();
+    const changed = pms.filter((p) => (revoke ? p.status !== 'revoked' : p.status !== 'active' || p.allowance_base !== c.value));
     if (changed.length === 0) return 0;
+    await trx
+      .updateTable('payment_methods')
+      .set(revoke ? { status: 'revoked', revoked_at: now, allowance_base: 0n, updated_at: now } : { status: 'active', revoked_at: null, allowance_base: c.value, updated_at: now })
+      .where('id', 'in', changed.map((p) => p.id))
+      .execute();
+    // Subscriptions hear of a change of status (revoked, or active again) by subscription.updated; a past_due one
+    // retries its open invoice now when the allowance grew (the customer approved again after it ran out).
+    const flipped = new Set(changed.filter((p) => p.status !== (revoke ? 'revoked' : 'active')).map((p) => p.id));
+    const grew = new Set(changed.filter((p) => !revoke && (p.status === 'revoked' || c.value > p.allowance_base)).map((p) => p.id));
     const subs = await trx
       .selectFrom('subscriptions')
       .selectAll()
@@ -161,14 +172,16 @@ export async function applyAllowanceChange(deps: LifecycleDeps, c: AllowanceChan
       .forUpdate()
       .execute();
     for (const sub of subs) {
-      const retryNow = !revoke && sub.status === 'past_due' && sub.next_action === 'retry';
+      const retryNow = grew.has(sub.payment_method_id!) && sub.status === 'past_due' && sub.next_action === 'retry';
+      const statusChanged = flipped.has(sub.payment_method_id!);
+      if (!retryNow && !statusChanged) continue;
       const updated = await trx
         .updateTable('subscriptions')
         .set({ updated_at: now, ...(retryNow ? { next_action_at: now } : {}) })
         .where('id', '=', sub.id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await insertSubscriptionEvent(trx, updated, 'subscription.updated', deps.checkoutBaseUrl, now);
+      if (statusChanged) await insertSubscriptionEvent(trx, updated, 'subscription.updated', deps.checkoutBaseUrl, now);
     }
     return changed.length;
   });

@@ -1,4 +1,4 @@
-import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval } from '../../chains/types.js';
+import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval, type TokenSymbol } from '../../chains/types.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
 import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -20,6 +20,8 @@ export interface ApprovalPollerDeps extends LifecycleDeps {
   maxRange?: number;
   /** Where a chain's first scan starts, below its final height. */
   initialLookback?: bigint;
+  /** State families: how often the payment methods in use are re-read for a replaced authorization (default 60 s). */
+  authorizationCheckMs?: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
@@ -44,8 +46,46 @@ export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
       .execute();
     if (adapter.scanApprovals) authorized += await scanLogs(deps, key, adapter, head.final, waiting);
     else if (adapter.readApproval) authorized += await readApprovalStates(deps, adapter, waiting);
+    if (adapter.readAuthorizations && Date.now() - (lastStateCheck.get(key) ?? 0) >= (deps.authorizationCheckMs ?? 60_000)) {
+      lastStateCheck.set(key, Date.now());
+      await checkAuthorizationsInUse(deps, adapter);
+    }
   }
   return authorized;
+}
+
+const lastStateCheck = new Map<string, number>();
+
+/**
+ * State families (Solana): the token accounts behind payment methods in use, read in batches at the final commitment.
+ * Another delegate named by the customer (ours replaced) revokes the payment method; our charger named again restores
+ * it. A delegation that is simply gone is left alone: our own charges clear it when they use it up, which the chain
+ * cannot tell from a revoke; the next charge's pre-flight finds it either way.
+ */
+async function checkAuthorizationsInUse(deps: ApprovalPollerDeps, adapter: ChainAdapter & AllowanceCharger): Promise<void> {
+  const pms = await deps.db
+    .selectFrom('payment_methods as pm')
+    .innerJoin('subscriptions as s', 's.payment_method_id', 'pm.id')
+    .select(['pm.token', 'pm.owner_address', 'pm.spender_address', 'pm.status', 'pm.allowance_base'])
+    .distinct()
+    .where('pm.network', '=', adapter.network)
+    .where('pm.mode', '=', adapter.mode)
+    .where('s.status', 'in', ['trialing', 'active', 'past_due'])
+    .execute();
+  if (pms.length === 0) return;
+  const states = await adapter.readAuthorizations!(pms.map((p) => ({ token: p.token as TokenSymbol, owner: p.owner_address })));
+  for (const [i, p] of pms.entries()) {
+    const st = states[i];
+    if (!st || st.spender === null) continue;
+    const ours = st.spender === p.spender_address;
+    if (!ours && p.status === 'revoked') continue;
+    if (ours && p.status === 'active' && st.value === p.allowance_base) continue;
+    const changed = await applyAllowanceChange(deps, {
+      network: adapter.network, mode: adapter.mode, token: p.token, owner: p.owner_address, spender: p.spender_address,
+      value: ours ? st.value : 0n, txHash: `state:${adapter.network}:${p.owner_address}`,
+    });
+    if (changed > 0 && !ours) deps.log?.info({ owner: p.owner_address, token: p.token, delegate: st.spender }, 'authorization replaced by the customer');
+  }
 }
 
 async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAdapter & AllowanceCharger, final: bigint, waiting: Waiting[]): Promise<number> {

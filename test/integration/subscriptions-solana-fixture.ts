@@ -70,7 +70,7 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
   const settle = async () => {
     for (let i = 0; i < 200; i++) {
       rpc.validator.advanceSlots(33); // whatever landed so far is finalized
-      await pollApprovals(deps);
+      await pollApprovals({ ...deps, authorizationCheckMs: 0 });
       const t = await runSchedulerTick(deps);
       if (t.due === 0 && t.chargesOpen === 0 && t.chargesSettled === 0) return;
     }

@@ -103,6 +103,8 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     await f.settle();
     s = (await f.client.get(`/api/v1/subscriptions/${sub.id}?expand=latest_invoice`)).json;
     expect(s.status).toBe('past_due');
+    // The replaced delegation was noticed from the token account: the payment method is revoked.
+    expect((await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`)).json.status).toBe('revoked');
     expect(s.latest_invoice_object).toMatchObject({ status: 'open', amount_paid: 0 });
     const failed = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).orderBy('id').execute();
     expect(failed.map((c) => c.state)).toEqual(['succeeded', 'succeeded', 'failed']);
@@ -123,8 +125,20 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
       'subscription.created',
       'subscription.updated', // authorized: payment method attached
       ...PERIOD_EVENTS, ...PERIOD_EVENTS,
+      'subscription.updated', // payment method revoked: another delegate named
       'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
     ]);
+
+    // The customer names our charger again from the wallet: the payment method is restored and the open invoice is
+    // retried at once (the clock does not move to the scheduled retry).
+    await f.approve(customer, w.charger, 50_000_000n);
+    await f.settle();
+    s = (await f.client.get(`/api/v1/subscriptions/${sub.id}?expand=latest_invoice`)).json;
+    expect((await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`)).json.status).toBe('active');
+    expect(s.status).toBe('active');
+    expect(s.latest_invoice_object).toMatchObject({ status: 'paid', amount_paid: 1000 });
+    expect(await f.tokenBalance(f.mints.USDT, owner)).toBe(100_000_000n - 3n * PERIOD);
+    expect((await f.events(sub.id)).slice(-3)).toEqual(['subscription.updated', 'invoice.paid', 'subscription.active']);
   }, 120_000);
 
   it('a charge signed but never sent (crash) whose blockhash expired is dropped, signed afresh after the pre-flight, and paid once', async () => {
