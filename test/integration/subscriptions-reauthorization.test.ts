@@ -92,4 +92,19 @@ describe('revocation and re-authorization', () => {
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: string }).error).toBe('not_awaiting_authorization');
   }, 120_000);
+
+  it('while paid up, the page takes a new authorization only from the same wallet', async () => {
+    const { id, customer } = await activeDaily(403);
+    const stranger = await f.customer(404, 0n);
+    const select = (address: string) => fetch(`${f.h.baseUrl}/subscribe/${id}/select`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address }),
+    });
+    const refused = await select(stranger.address);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: string }).error).toBe('wallet_change_not_allowed');
+    const row = await f.h.t.db.selectFrom('subscriptions').select(['auth_owner', 'auth_requested_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.auth_owner).toBe(customer.address.toLowerCase()); // nothing recorded for the stranger
+    expect(row.auth_requested_at).toBeNull();
+    expect((await select(customer.address)).status).toBe(200);
+  }, 120_000);
 });

@@ -82,7 +82,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     const s = await load(req.params.id);
     if (!s) return reply.code(404).send({ error: 'not_found' });
     // A first authorization (incomplete), or a new one for a live subscription: after the allowance ran out or was
-    // revoked (past_due), or to move to another wallet or token before it does.
+    // revoked (past_due, from any wallet), or a larger or other-token one from the same wallet while in good standing.
     if (!(SUBSCRIPTION_TRANSITIONS.authorize as readonly string[]).includes(s.status)) return reply.code(409).send({ error: 'not_awaiting_authorization', status: s.status });
     let body: z.infer<typeof selectSchema>;
     try {
@@ -96,6 +96,12 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     if (!adapter || !token || !isAllowanceCharger(adapter)) return reply.code(400).send({ error: 'network_unavailable' });
     const owner = adapter.normalizeAddress(body.address);
     if (!owner) return reply.code(400).send({ error: 'invalid_address' });
+    if (s.status === 'trialing' || s.status === 'active') {
+      // The checkout link is a bearer link: while the subscription is paid up, nobody holding it may move the charges
+      // to another wallet (and then starve them); a customer who must change wallets does so once a payment failed.
+      const pm = s.payment_method_id ? await deps.db.selectFrom('payment_methods').select(['network', 'owner_address']).where('id', '=', s.payment_method_id).executeTakeFirst() : undefined;
+      if (pm && (pm.network !== adapter.network || pm.owner_address !== owner)) return reply.code(409).send({ error: 'wallet_change_not_allowed', status: s.status });
+    }
     const allowanceBase = stablecoinMinorToBase(allowanceMinor(s, deps.settings), token.decimals);
     const w = await deps.walletResolver.resolve(s.merchant_id, s.mode, adapter.network);
     const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
