@@ -1,4 +1,4 @@
-import { Interface } from 'ethers';
+import { ERC20 } from './erc20-abi.js';
 import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from './approval-log.js';
 import { decodeTransferLog } from './transfer-log.js';
 import { fetchHeader, toHex, type RpcLog, type RpcReceipt } from './rpc-types.js';
@@ -44,9 +44,6 @@ export interface EvmAdapterOptions {
   maxBlockRange?: number;
 }
 
-const DECIMALS_ABI = new Interface(['function decimals() view returns (uint8)']);
-const BALANCE_ABI = new Interface(['function balanceOf(address) view returns (uint256)']);
-const ALLOWANCE_ABI = new Interface(['function allowance(address owner, address spender) view returns (uint256)']);
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
 export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
@@ -103,10 +100,7 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
   async getBalances(address: string): Promise<AddressBalances> {
     const native = BigInt(await this.rpc.call<string>('eth_getBalance', [address, 'latest']));
     const tokens: AddressBalances['tokens'] = {};
-    for (const t of this.tokens) {
-      const raw = await this.rpc.call<string>('eth_call', [{ to: t.address, data: BALANCE_ABI.encodeFunctionData('balanceOf', [address]) }, 'latest']);
-      tokens[t.symbol] = BigInt(BALANCE_ABI.decodeFunctionResult('balanceOf', raw)[0]);
-    }
+    for (const t of this.tokens) tokens[t.symbol] = await this.getTokenBalance(t.symbol, address);
     return { native, tokens };
   }
 
@@ -130,8 +124,8 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     for (const t of this.tokens) {
       const code = await this.rpc.call<string>('eth_getCode', [t.address, 'latest']);
       if (code === '0x') throw new TokenRegistryMismatchError(`${this.network} ${t.symbol}: no contract at ${t.address}`);
-      const raw = await this.rpc.call<string>('eth_call', [{ to: t.address, data: DECIMALS_ABI.encodeFunctionData('decimals') }, 'latest']);
-      const onChain = Number(DECIMALS_ABI.decodeFunctionResult('decimals', raw)[0]);
+      const raw = await this.rpc.call<string>('eth_call', [{ to: t.address, data: ERC20.encodeFunctionData('decimals') }, 'latest']);
+      const onChain = Number(ERC20.decodeFunctionResult('decimals', raw)[0]);
       if (onChain !== t.decimals) {
         throw new TokenRegistryMismatchError(`${this.network} ${t.symbol} at ${t.address}: decimals() is ${onChain}, registry says ${t.decimals}`);
       }
@@ -164,13 +158,13 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
 
   async getAllowance(token: TokenSymbol, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
     const block = at === 'final' ? toHex((await this.getHead()).final) : 'latest';
-    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ALLOWANCE_ABI.encodeFunctionData('allowance', [owner, spender]) }, block]);
-    return BigInt(ALLOWANCE_ABI.decodeFunctionResult('allowance', raw)[0]);
+    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ERC20.encodeFunctionData('allowance', [owner, spender]) }, block]);
+    return BigInt(ERC20.decodeFunctionResult('allowance', raw)[0]);
   }
 
   async getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint> {
-    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: BALANCE_ABI.encodeFunctionData('balanceOf', [owner]) }, 'latest']);
-    return BigInt(BALANCE_ABI.decodeFunctionResult('balanceOf', raw)[0]);
+    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ERC20.encodeFunctionData('balanceOf', [owner]) }, 'latest']);
+    return BigInt(ERC20.decodeFunctionResult('balanceOf', raw)[0]);
   }
 
   async scanApprovals(fromHeight: bigint, toHeight: bigint, spenders: readonly string[]): Promise<ObservedApproval[]> {

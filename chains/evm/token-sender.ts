@@ -1,4 +1,4 @@
-import { Interface, Signature, Transaction } from 'ethers';
+import { Signature, Transaction } from 'ethers';
 import {
   TransferRejectedError,
   type BroadcastResult,
@@ -11,16 +11,14 @@ import {
   type UnsignedTransfer,
   type NetworkId,
 } from '../types.js';
+import { ERC20 } from './erc20-abi.js';
 import { RpcError } from './rpc-errors.js';
 import type { JsonRpcClient } from './rpc-client.js';
 import { fetchHeader, toHex, type RpcReceipt } from './rpc-types.js';
 import { decodeTransferLog } from './transfer-log.js';
 
-// Token transfers out of a hot wallet. The ABI declares no return value: Tether's transfer returns nothing, and an
-// ABI with `returns (bool)` fails to decode on it. Success is judged from the receipt status and the Transfer log,
-// never from return data.
-const TRANSFER_ABI = new Interface(['function transfer(address to, uint256 value)']);
-const TRANSFER_FROM_ABI = new Interface(['function transferFrom(address from, address to, uint256 value)']);
+// Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
+// return data (chains/evm/erc20-abi.ts).
 
 interface FeeQuote {
   /** null on chains without EIP-1559 (legacy gasPrice). */
@@ -52,14 +50,14 @@ export class EvmTokenSender {
   async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
-    return this.buildCall(request, token.address, TRANSFER_ABI.encodeFunctionData('transfer', [request.to, request.amount]));
+    return this.buildCall(request, token.address, ERC20.encodeFunctionData('transfer', [request.to, request.amount]));
   }
 
   /** transferFrom(owner → request.to) sent and paid for by request.from (a charger holding the owner's allowance). */
   async buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
-    return this.buildCall(request, token.address, TRANSFER_FROM_ABI.encodeFunctionData('transferFrom', [owner, request.to, request.amount]));
+    return this.buildCall(request, token.address, ERC20.encodeFunctionData('transferFrom', [owner, request.to, request.amount]));
   }
 
   private async buildCall(request: TokenTransferRequest, contract: string, data: string): Promise<UnsignedTransfer> {

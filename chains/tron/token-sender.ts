@@ -1,4 +1,4 @@
-import { AbiCoder, Interface, Signature, getBytes, recoverAddress } from 'ethers';
+import { AbiCoder, Signature, getBytes, recoverAddress } from 'ethers';
 import {
   TransferRejectedError,
   type BroadcastResult,
@@ -10,6 +10,7 @@ import {
   type TxSigner,
   type UnsignedTransfer,
 } from '../types.js';
+import { ERC20 } from '../evm/erc20-abi.js';
 import { RpcError } from '../evm/rpc-errors.js';
 import { TRANSFER_TOPIC } from '../evm/transfer-log.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
@@ -23,11 +24,6 @@ import { decodeNodeMessage, int64, type AccountJson, type BlockJson, type Broadc
 // receipt. The transfer ABI declares no return value (Tether's TRC-20 returns one, look-alikes may not): success is
 // receipt.result SUCCESS plus a Transfer log from the hot wallet, never decoded return data or a broadcast reply.
 
-const TRANSFER = new Interface(['function transfer(address to, uint256 value)']);
-const TRANSFER_FROM = new Interface(['function transferFrom(address from, address to, uint256 value)']);
-const APPROVE = new Interface(['function approve(address spender, uint256 value)']);
-const BALANCE_OF = new Interface(['function balanceOf(address who) view returns (uint256)']);
-const ALLOWANCE = new Interface(['function allowance(address owner, address spender) view returns (uint256)']);
 
 /** One TRC-20 call the sender builds: tronweb's function selector and typed parameters, and the ABI data they encode to. */
 interface TokenCall {
@@ -40,7 +36,7 @@ function transferCall(to: string, amount: bigint): TokenCall {
   return {
     selector: 'transfer(address,uint256)',
     params: [{ type: 'address', value: tronBase58(to) }, { type: 'uint256', value: amount.toString() }],
-    data: TRANSFER.encodeFunctionData('transfer', [tronToEvmHex(to), amount]),
+    data: ERC20.encodeFunctionData('transfer', [tronToEvmHex(to), amount]),
   };
 }
 
@@ -48,7 +44,7 @@ function transferFromCall(owner: string, to: string, amount: bigint): TokenCall 
   return {
     selector: 'transferFrom(address,address,uint256)',
     params: [{ type: 'address', value: tronBase58(owner) }, { type: 'address', value: tronBase58(to) }, { type: 'uint256', value: amount.toString() }],
-    data: TRANSFER_FROM.encodeFunctionData('transferFrom', [tronToEvmHex(owner), tronToEvmHex(to), amount]),
+    data: ERC20.encodeFunctionData('transferFrom', [tronToEvmHex(owner), tronToEvmHex(to), amount]),
   };
 }
 
@@ -56,7 +52,7 @@ function approveCall(spender: string, amount: bigint): TokenCall {
   return {
     selector: 'approve(address,uint256)',
     params: [{ type: 'address', value: tronBase58(spender) }, { type: 'uint256', value: amount.toString() }],
-    data: APPROVE.encodeFunctionData('approve', [tronToEvmHex(spender), amount]),
+    data: ERC20.encodeFunctionData('approve', [tronToEvmHex(spender), amount]),
   };
 }
 
@@ -350,7 +346,7 @@ export class TronTokenSender {
   /** allowance(owner, spender) through triggerconstantcontract, in base units. */
   /** `at: 'final'` reads solidified state (the solidity API), as authorizations are read. */
   async tokenAllowance(token: TokenContract, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
-    const r = await this.#constant(token, owner, ALLOWANCE.encodeFunctionData('allowance', [tronToEvmHex(owner), tronToEvmHex(spender)]), at);
+    const r = await this.#constant(token, owner, ERC20.encodeFunctionData('allowance', [tronToEvmHex(owner), tronToEvmHex(spender)]), at);
     if (!r.ok) throw new RpcError('bad_response', `allowance failed: ${r.message}`);
     return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
   }
@@ -361,7 +357,7 @@ export class TronTokenSender {
 
   /** balanceOf(owner) through triggerconstantcontract, in base units. */
   async tokenBalance(token: TokenContract, owner: string): Promise<bigint> {
-    const r = await this.#constant(token, owner, BALANCE_OF.encodeFunctionData('balanceOf', [tronToEvmHex(owner)]));
+    const r = await this.#constant(token, owner, ERC20.encodeFunctionData('balanceOf', [tronToEvmHex(owner)]));
     if (!r.ok) throw new TransferRejectedError('simulation_reverted', `balanceOf failed: ${r.message}`);
     return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
   }

@@ -1,7 +1,7 @@
-import { Interface } from 'ethers';
 import { TokenRegistryMismatchError, type ChainHead, type CursorState, type PollResult, type TokenContract, type WatchSet } from '../types.js';
 import { BlockScanner, type ConfirmationPolicy } from '../evm/block-scanner.js';
 import { encodeCursor } from '../evm/cursor.js';
+import { ERC20 } from '../evm/erc20-abi.js';
 import type { JsonRpcClient } from '../evm/rpc-client.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from './address.js';
 
@@ -11,7 +11,6 @@ import { evmHexToTron, tronBase58, tronToEvmHex } from './address.js';
 //   in:  registry contracts `41...` -> `0x...` for the getLogs filter;
 //   out: log addresses `0x...` -> canonical `41...` (from, to, tokenContract), tx hashes without `0x` (TRON's txID).
 
-const DECIMALS_ABI = new Interface(['function decimals() view returns (uint8)']);
 
 export interface TronTransferSourceOptions {
   rpc: JsonRpcClient;
@@ -72,8 +71,8 @@ export class TronTransferSource {
       const shown = tronBase58(t.address);
       const code = await rpc.call<string>('eth_getCode', [at, 'latest']);
       if (!code || code === '0x') throw new TokenRegistryMismatchError(`tron ${t.symbol}: no contract at ${shown}`);
-      const raw = await rpc.call<string>('eth_call', [{ to: at, data: DECIMALS_ABI.encodeFunctionData('decimals') }, 'latest']);
-      const onChain = Number(DECIMALS_ABI.decodeFunctionResult('decimals', raw)[0]);
+      const raw = await rpc.call<string>('eth_call', [{ to: at, data: ERC20.encodeFunctionData('decimals') }, 'latest']);
+      const onChain = Number(ERC20.decodeFunctionResult('decimals', raw)[0]);
       if (onChain !== t.decimals) throw new TokenRegistryMismatchError(`tron ${t.symbol} at ${shown}: decimals() is ${onChain}, registry says ${t.decimals}`);
     }
   }

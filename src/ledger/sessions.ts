@@ -105,13 +105,7 @@ export async function cancelSession(db: Db, merchantId: string, mode: Mode, id: 
       });
       return { kind: 'canceled', session };
     }
-    const current = await trx
-      .selectFrom('payment_sessions')
-      .selectAll()
-      .where('id', '=', id)
-      .where('merchant_id', '=', merchantId)
-      .where('mode', '=', mode)
-      .executeTakeFirst();
+    const current = await findSession(trx, merchantId, mode, id);
     if (!current) return { kind: 'not_found' };
     // Zero rows updated is a conflict, never a success: report why.
     if (current.status === 'paid') return { kind: 'paid', session: current };

@@ -25,16 +25,20 @@ import { failpoint } from './failpoints.js';
 //   which at most one can ever be mined;
 // - EVM nonces are assigned under a row lock in the transaction that stores the signed bytes (gapless).
 
-export interface PayoutEngineDeps {
+/** Replacement of a transaction stuck in the mempool, shared by refund payouts and subscription charges. */
+export interface StuckReplacement {
+  /** A pending transaction older than this is replaced at the same nonce with a higher fee. */
+  stuckAfterMs: number;
+  /** Fee increase per replacement, in percent (nodes require at least 10). */
+  feeBumpPercent: number;
+}
+
+export interface PayoutEngineDeps extends StuckReplacement {
   db: Db;
   /** Adapters by "network:mode". */
   adapters: ReadonlyMap<string, ChainAdapter>;
   /** Signs payouts; null in a deployment without a key (refunds then fail with signer_unavailable). */
   signer: TxSigner | null;
-  /** A pending transaction older than this is replaced at the same nonce with a higher fee. */
-  stuckAfterMs: number;
-  /** Fee increase per replacement, in percent (nodes require at least 10). */
-  feeBumpPercent: number;
   /** How long to wait between looks at a transaction in flight. */
   pollMs: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;

@@ -7,6 +7,7 @@ import {
   recordSignedCharge, reopenCharge, type ChargeAttempt, type ChargeRow,
 } from '../ledger/subscriptions-charges.js';
 import type { LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
+import type { StuckReplacement } from '../payouts/engine.js';
 import type { Logger } from '../logger.js';
 import type { WalletResolver } from './wallets.js';
 
@@ -19,14 +20,10 @@ import type { WalletResolver } from './wallets.js';
 //   replacement at the SAME nonce (at most one of them can be mined), or after every earlier attempt is proven dead
 //   (expired, or its nonce taken), and then only after the pre-flight checks pass again.
 
-export interface ChargeEngineDeps extends LifecycleDeps {
+export interface ChargeEngineDeps extends LifecycleDeps, StuckReplacement {
   adapters: ReadonlyMap<string, ChainAdapter>;
   signer: TxSigner | null;
   walletResolver: WalletResolver;
-  /** A charge pending in the mempool for longer than this is replaced at the same nonce with a higher fee. */
-  stuckAfterMs: number;
-  /** Fee increase per replacement, in percent (nodes require at least 10). */
-  feeBumpPercent: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Crash-test hook: called between persisting the signed bytes and broadcasting them. */
   afterSign?: () => void;
