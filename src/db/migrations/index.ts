@@ -10,4 +10,8 @@ export const migrations: Record<string, Migration> = {
   '2026_11_21_0400_subscriptions': await import('./2026_11_21_0400_subscriptions.js'),
   '2026_11_22_0100_charge_attempts': await import('./2026_11_22_0100_charge_attempts.js'),
   '2026_11_22_0200_reauthorization': await import('./2026_11_22_0200_reauthorization.js'),
+  '2026_11_24_0100_hardening_indexes': await import('./2026_11_24_0100_hardening_indexes.js'),
+  '2026_11_24_0200_merchant_session_lifetime': await import('./2026_11_24_0200_merchant_session_lifetime.js'),
+  '2026_11_24_0300_underpayment_tolerance': await import('./2026_11_24_0300_underpayment_tolerance.js'),
+  '2026_11_24_0400_delivered_amounts': await import('./2026_11_24_0400_delivered_amounts.js'),
 };
