@@ -13,7 +13,10 @@ export interface MerchantsTable {
   name: string;
   webhook_url: string | null;
   webhook_secret_enc: string;
-  session_lifetime_seconds: Generated<number>;
+  /** null: the deployment's SESSION_LIFETIME_SECONDS (migration 2026_11_24_0200). */
+  session_lifetime_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Shortfall accepted as paid, in basis points of the amount due (0..10000). */
+  underpayment_tolerance_bps: Generated<number>;
   refund_window_days: Generated<number>;
   daily_refund_count_limit: Generated<number>;
   daily_refund_amount_limit_minor: ColumnType<bigint, bigint | number | undefined, bigint | number>;

@@ -60,7 +60,7 @@ export async function insertSession(trx: Transaction<Database>, s: NewSession): 
       token: s.token,
       hd_account: sql<number>`(select account_index from merchant_hd_accounts where merchant_id = ${s.merchantId} and mode = ${s.mode})`,
       // Lifetime per merchant (decisions.md: default 30 minutes); created_at and expires_at share one clock.
-      expires_at: sql<Date>`now() + (select session_lifetime_seconds from merchants where id = ${s.merchantId}) * interval '1 second'`,
+      expires_at: sql<Date>`now() + (select coalesce(session_lifetime_seconds, 1800) from merchants where id = ${s.merchantId}) * interval '1 second'`,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
