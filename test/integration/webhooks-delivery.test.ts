@@ -216,23 +216,27 @@ describe('webhook delivery', () => {
     expect((await finalState(testId!)).status).toBe('delivered');
   });
 
-  it('signs with both secrets during a rotation overlap, and with the new one only after it', async () => {
+  it('during a rotation overlap: the spec header is one HMAC with the new secret, the old secret signs X-Service-Signature-Previous; after it, only the new', async () => {
     const { r, m } = await merchantWithReceiver();
     const rotated = await rotateWebhookSecret(h.db, h.box, m.id, 1);
     expect(rotated?.webhookSecret).toMatch(/^whsec_/);
     expect(rotated!.previousValidUntil!.getTime()).toBeGreaterThan(Date.now() + 3500_000);
-    // A receiver that still knows only the old secret, then one that knows only the new one: both accept.
-    r.secrets = [m.secret];
-    const [a] = await h.emit(m.id);
-    await finalState(a!);
+    // A receiver built to the spec with the new secret accepts through X-Service-Signature alone.
     r.secrets = [rotated!.webhookSecret];
-    const [b] = await h.emit(m.id);
-    await finalState(b!);
-    const [ra, rb] = [r.forEvent(a!)[0]!, r.forEvent(b!)[0]!];
+    const [a] = await h.emit(m.id);
+    expect((await finalState(a!)).status).toBe('delivered');
+    const ra = r.forEvent(a!)[0]!;
     expect(ra.problems).toEqual([]);
-    expect(rb.problems).toEqual([]);
-    expect(String(ra.headers['x-service-signature']).split(',')).toHaveLength(2);
-    // Overlap 0: the previous secret stops signing at once.
+    expect(ra.matchedHeader).toBe('x-service-signature');
+    expect(ra.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+    expect(ra.headers['x-service-signature-previous']).toMatch(/^[0-9a-f]{64}$/);
+    // A receiver still on the old secret accepts only when built to check the previous-secret header too.
+    r.secrets = [m.secret];
+    r.acceptPrevious = true;
+    const [b] = await h.emit(m.id);
+    expect((await finalState(b!)).status).toBe('delivered');
+    expect(r.forEvent(b!)[0]!).toMatchObject({ problems: [], matchedHeader: 'x-service-signature-previous' });
+    // Overlap 0: the previous secret stops signing at once, and the extension header disappears.
     const again = await rotateWebhookSecret(h.db, h.box, m.id, 0);
     r.secrets = [rotated!.webhookSecret];
     r.answer = () => 400; // an honest receiver refuses what it cannot verify
@@ -240,8 +244,9 @@ describe('webhook delivery', () => {
     expect((await finalState(c!)).status).toBe('failed');
     const rc = r.forEvent(c!)[0]!;
     expect(rc.problems).toEqual(['signature']);
-    expect(String(rc.headers['x-service-signature']).split(',')).toHaveLength(1);
+    expect(rc.headers['x-service-signature-previous']).toBeUndefined();
     r.secrets = [again!.webhookSecret];
+    r.acceptPrevious = false;
     r.answer = () => 200;
     const [e] = await h.emit(m.id);
     await finalState(e!);
