@@ -197,6 +197,7 @@ describe('query plans of the API on a large database', () => {
     ok(await traced('GET /checkout/sessions', () => shop.get('/api/v1/checkout/sessions?page=1&page_size=20')), 200, 'list sessions');
     ok(await traced('GET /checkout/sessions?status', () => shop.get('/api/v1/checkout/sessions?status=open')), 200, 'list sessions by status');
     ok(await traced('GET /checkout/sessions?order_id', () => shop.get(`/api/v1/checkout/sessions?order_id=${created.json.order_id}`)), 200, 'list by order');
+    ok(await traced('GET {page}/:id', () => fetch(`${pageBase}/pay/${sessionId}`).then(async (r) => ({ status: r.status, text: await r.text() }))), 200, 'page');
     ok(await traced('GET {page}/:id/status', () => fetch(`${pageBase}/pay/${sessionId}/status`).then(async (r) => ({ status: r.status, text: await r.text() }))), 200, 'page status');
     ok(await traced('POST /checkout/sessions/:id/cancel', () => shop.post(`/api/v1/checkout/sessions/${sessionId}/cancel`, {})), 200, 'cancel session');
     ok(await traced('GET /checkout/sessions/:id (another merchant\'s)', () => shop.get('/api/v1/checkout/sessions/cs_seed1')), 404, 'foreign session');
@@ -220,6 +221,8 @@ describe('query plans of the API on a large database', () => {
     ok(await traced('POST /refunds/:refund_id/cancel', () => shop.post(`/api/v1/refunds/${refundId}/cancel`, {})), 200, 'cancel refund');
 
     // Subscriptions, invoices, payments, payment methods.
+    const item = { price_data: { price_id: 'price_plan', currency: 'USD', product: 'Plan', unit_amount: 999, recurring: { interval: 'month' } }, quantity: 1 };
+    ok(await traced('POST /subscriptions/create', () => shop.post('/api/v1/subscriptions/create', { items: [item], customer: 'cus_new' })), 200, 'create subscription');
     ok(await traced('GET /subscriptions/:id', () => shop.get(`/api/v1/subscriptions/${own.sub}?expand[]=latest_invoice&expand[]=payment_method`)), 200, 'get subscription');
     ok(await traced('GET /subscriptions', () => shop.get('/api/v1/subscriptions?limit=10')), 200, 'list subscriptions');
     ok(await traced('GET /subscriptions?customer', () => shop.get('/api/v1/subscriptions?customer=cus_own')), 200, 'list subscriptions by customer');
