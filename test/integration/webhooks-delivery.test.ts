@@ -8,7 +8,11 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 import { eventually, startWebhookHarness, type WebhookHarness } from './webhooks-harness.js';
 
 // Relay and worker in this process against real Postgres, Redis, BullMQ and an HTTP receiver on 127.0.0.1.
-const SCHEDULE = [150, 300, 450, 600, 750];
+// The spec's schedule (retries after 1, 2, 4, 8, 16 s) with its base delay shortened by configuration to 100 ms; the
+// default values themselves are proven by test/unit/webhooks-config.test.ts › defaults to the spec...
+const BASE_MS = 100;
+const SCHEDULE = [1, 2, 4, 8, 16].map((n) => n * BASE_MS);
+const JITTER = 0.1;
 const TIMEOUT_MS = 400;
 
 let h: WebhookHarness;
@@ -44,7 +48,7 @@ beforeAll(async () => {
     box: h.box,
     prefix: h.prefix,
     retrySchedule: SCHEDULE,
-    jitterRatio: 0.1,
+    jitterRatio: JITTER,
     timeoutMs: TIMEOUT_MS,
     concurrency: 8,
     perMerchantConcurrency: 8,
@@ -180,6 +184,45 @@ describe('webhook delivery', () => {
     expect(log.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(log.map((a) => a.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'retrying', 'failed']);
     expect(new Set(log.map((a) => a.error))).toEqual(new Set(['timeout']));
+  });
+
+  it('retries 5xx and 429 exactly 5 times, after 1, 2, 4, 8 and 16 base delays (+ at most 10 % jitter), then fails', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const answers = [500, 502, 503, 504, 429, 500] as const;
+    r.answer = (_req, n) => answers[n - 1] ?? 200;
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!, 30_000);
+    expect(d.status).toBe('failed');
+    expect(d.attempts).toBe(6);
+    await new Promise((res) => setTimeout(res, SCHEDULE.at(-1)! * 1.5));
+    const seen = r.forEvent(id!);
+    expect(seen.map((s) => s.answeredWith)).toEqual([...answers]);
+    // Each gap is the scheduled delay plus what one attempt costs here (well under the slack); doubling, in order.
+    const SLACK_MS = 500;
+    const gaps = seen.slice(1).map((s, i) => s.at - seen[i]!.at);
+    gaps.forEach((gap, i) => {
+      expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeGreaterThanOrEqual(SCHEDULE[i]! - 5);
+      expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeLessThanOrEqual(SCHEDULE[i]! * (1 + JITTER) + SLACK_MS);
+    });
+    const log = await attempts(id!);
+    expect(log.map((a) => [a.attempt, a.status_code, a.outcome])).toEqual([
+      [1, 500, 'retrying'], [2, 502, 'retrying'], [3, 503, 'retrying'], [4, 504, 'retrying'], [5, 429, 'retrying'], [6, 500, 'failed'],
+    ]);
+  });
+
+  it('does not retry any other 4xx (nor 3xx): one attempt, then failed', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const statuses = [400, 401, 403, 405, 409, 410, 413, 422, 301];
+    const ids = await h.emit(m.id, statuses.length);
+    const statusOf = new Map(ids.map((id, i) => [id, statuses[i]!]));
+    r.answer = (req) => statusOf.get(req.eventId ?? '') ?? 200;
+    for (const id of ids) {
+      const d = await finalState(id);
+      expect(d.status, `${statusOf.get(id)}`).toBe('failed');
+      expect(d.last_status_code).toBe(statusOf.get(id));
+    }
+    await new Promise((res) => setTimeout(res, SCHEDULE[0]! * 4));
+    for (const id of ids) expect(r.forEvent(id).map((s) => s.answeredWith), `${statusOf.get(id)}`).toEqual([statusOf.get(id)]);
   });
 
   it('connection reset counts as a network error and is retried', async () => {
