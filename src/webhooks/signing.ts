@@ -1,8 +1,9 @@
 import { createHmac, randomUUID } from 'node:crypto';
 
 // Signature (interface.md, Events): hex(HMAC-SHA256(secret, `${timestamp}.${nonce}.${rawBody}`)), fresh timestamp
-// and UUID v4 nonce per attempt. During a secret rotation both secrets sign: the header then carries the
-// signatures comma-separated, newest first, and a receiver accepts the request when any one of them matches.
+// and UUID v4 nonce per attempt. `X-Service-Signature` always carries exactly one hex HMAC, made with the newest
+// secret, so a receiver built to the spec verifies every delivery. While a rotation overlaps, the previous secret's
+// HMAC over the same timestamp, nonce and body travels in `X-Service-Signature-Previous` (our extension header).
 
 export const USER_AGENT = 'Service-Webhook/1.0';
 
@@ -13,6 +14,8 @@ export function signWebhook(secret: string, timestamp: string, nonce: string, ra
 export interface SignedHeaders {
   'Content-Type': 'application/json';
   'X-Service-Signature': string;
+  /** Present only while a rotated-out secret still signs. */
+  'X-Service-Signature-Previous'?: string;
   'X-Service-Timestamp': string;
   'X-Service-Nonce': string;
   'X-Service-Event-Type': string;
@@ -20,7 +23,10 @@ export interface SignedHeaders {
   'User-Agent': string;
 }
 
+export const PREVIOUS_SIGNATURE_HEADER = 'X-Service-Signature-Previous';
+
 export function buildDeliveryHeaders(input: {
+  /** The secrets that sign now, newest first: the current one, then the previous one during an overlap. */
   secrets: readonly string[];
   eventId: string;
   eventType: string;
@@ -29,11 +35,14 @@ export function buildDeliveryHeaders(input: {
   nonce?: string;
 }): SignedHeaders {
   if (input.secrets.length === 0) throw new Error('no signing secret');
+  if (input.secrets.length > 2) throw new Error('at most the current and the previous secret sign');
   const timestamp = String(Math.floor((input.now ?? new Date()).getTime() / 1000));
   const nonce = input.nonce ?? randomUUID();
+  const [current, previous] = input.secrets;
   return {
     'Content-Type': 'application/json',
-    'X-Service-Signature': input.secrets.map((s) => signWebhook(s, timestamp, nonce, input.rawBody)).join(','),
+    'X-Service-Signature': signWebhook(current!, timestamp, nonce, input.rawBody),
+    ...(previous !== undefined ? { [PREVIOUS_SIGNATURE_HEADER]: signWebhook(previous, timestamp, nonce, input.rawBody) } : {}),
     'X-Service-Timestamp': timestamp,
     'X-Service-Nonce': nonce,
     'X-Service-Event-Type': input.eventType,

@@ -49,6 +49,8 @@ for (const [net, bits] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['::', 96], // IPv4-compatible (deprecated)
+  ['64:ff9b::', 32], // NAT64 space outside the well-known /96 (judged by its IPv4 before this list is consulted)
+  ['64:ff9b:1::', 48], // NAT64 local-use (RFC 8215): where the IPv4 sits depends on the site's prefix length
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['2001::', 32], // Teredo
@@ -58,13 +60,19 @@ for (const [net, bits] of [
   ['ff00::', 8], // multicast
 ] as const) refusedV6.addSubnet(net, bits, 'ipv6');
 
-/** IPv4 address embedded in an IPv4-mapped, NAT64 or 6to4 IPv6 address, which reaches that IPv4 host. */
+/**
+ * IPv4 address embedded in an IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), NAT64 well-known
+ * (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address: a connection to it reaches that IPv4 host (or its network), so it is
+ * judged by that IPv4 address. The other forms that embed one (IPv4-compatible ::/96, Teredo 2001::/32, NAT64
+ * local-use 64:ff9b:1::/48) are refused outright by `refusedV6`.
+ */
 function embeddedV4(v6: string): string | undefined {
   const words = expandV6(v6);
   if (!words) return undefined;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   const zero = (from: number, to: number) => words.slice(from, to).every((w) => w === 0);
   if (zero(0, 5) && words[5] === 0xffff) return v4(words[6]!, words[7]!); // ::ffff:a.b.c.d
+  if (zero(0, 4) && words[4] === 0xffff && words[5] === 0) return v4(words[6]!, words[7]!); // ::ffff:0:a.b.c.d
   if (words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6)) return v4(words[6]!, words[7]!); // 64:ff9b::/96
   if (words[0] === 0x2002) return v4(words[1]!, words[2]!); // 2002:AABB:CCDD::/48
   return undefined;

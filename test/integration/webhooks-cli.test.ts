@@ -130,11 +130,14 @@ describe('webhooks CLI', () => {
     r.answer = () => 200;
     const [a] = await h.emit(m.id);
     await settled(a!);
+    // The merchant's receiver still on the old secret verifies through X-Service-Signature-Previous.
     r.secrets = [m.secret];
+    r.acceptPrevious = true;
     const [b] = await h.emit(m.id);
     await settled(b!);
-    expect(r.forEvent(a!)[0]!.problems).toEqual([]);
-    expect(r.forEvent(b!)[0]!.problems).toEqual([]);
+    r.acceptPrevious = false;
+    expect(r.forEvent(a!)[0]!).toMatchObject({ problems: [], matchedHeader: 'x-service-signature' });
+    expect(r.forEvent(b!)[0]!).toMatchObject({ problems: [], matchedHeader: 'x-service-signature-previous' });
     await expect(cli('rotate-secret', '--merchant', 'mch_nope')).rejects.toThrow(/no merchant/);
     await expect(cli('rotate-secret', '--merchant', m.id, '--overlap-hours', '-1')).rejects.toThrow(UsageError);
   });

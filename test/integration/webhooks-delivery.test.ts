@@ -8,7 +8,11 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 import { eventually, startWebhookHarness, type WebhookHarness } from './webhooks-harness.js';
 
 // Relay and worker in this process against real Postgres, Redis, BullMQ and an HTTP receiver on 127.0.0.1.
-const SCHEDULE = [150, 300, 450, 600, 750];
+// The spec's schedule (retries after 1, 2, 4, 8, 16 s) with its base delay shortened by configuration to 100 ms; the
+// default values themselves are proven by test/unit/webhooks-config.test.ts › defaults to the spec...
+const BASE_MS = 100;
+const SCHEDULE = [1, 2, 4, 8, 16].map((n) => n * BASE_MS);
+const JITTER = 0.1;
 const TIMEOUT_MS = 400;
 
 let h: WebhookHarness;
@@ -44,7 +48,7 @@ beforeAll(async () => {
     box: h.box,
     prefix: h.prefix,
     retrySchedule: SCHEDULE,
-    jitterRatio: 0.1,
+    jitterRatio: JITTER,
     timeoutMs: TIMEOUT_MS,
     concurrency: 8,
     perMerchantConcurrency: 8,
@@ -182,6 +186,45 @@ describe('webhook delivery', () => {
     expect(new Set(log.map((a) => a.error))).toEqual(new Set(['timeout']));
   });
 
+  it('retries 5xx and 429 exactly 5 times, after 1, 2, 4, 8 and 16 base delays (+ at most 10 % jitter), then fails', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const answers = [500, 502, 503, 504, 429, 500] as const;
+    r.answer = (_req, n) => answers[n - 1] ?? 200;
+    const [id] = await h.emit(m.id);
+    const d = await finalState(id!, 30_000);
+    expect(d.status).toBe('failed');
+    expect(d.attempts).toBe(6);
+    await new Promise((res) => setTimeout(res, SCHEDULE.at(-1)! * 1.5));
+    const seen = r.forEvent(id!);
+    expect(seen.map((s) => s.answeredWith)).toEqual([...answers]);
+    // Each gap is the scheduled delay plus what one attempt costs here (well under the slack); doubling, in order.
+    const SLACK_MS = 500;
+    const gaps = seen.slice(1).map((s, i) => s.at - seen[i]!.at);
+    gaps.forEach((gap, i) => {
+      expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeGreaterThanOrEqual(SCHEDULE[i]! - 5);
+      expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeLessThanOrEqual(SCHEDULE[i]! * (1 + JITTER) + SLACK_MS);
+    });
+    const log = await attempts(id!);
+    expect(log.map((a) => [a.attempt, a.status_code, a.outcome])).toEqual([
+      [1, 500, 'retrying'], [2, 502, 'retrying'], [3, 503, 'retrying'], [4, 504, 'retrying'], [5, 429, 'retrying'], [6, 500, 'failed'],
+    ]);
+  });
+
+  it('does not retry any other 4xx (nor 3xx): one attempt, then failed', async () => {
+    const { r, m } = await merchantWithReceiver();
+    const statuses = [400, 401, 403, 405, 409, 410, 413, 422, 301];
+    const ids = await h.emit(m.id, statuses.length);
+    const statusOf = new Map(ids.map((id, i) => [id, statuses[i]!]));
+    r.answer = (req) => statusOf.get(req.eventId ?? '') ?? 200;
+    for (const id of ids) {
+      const d = await finalState(id);
+      expect(d.status, `${statusOf.get(id)}`).toBe('failed');
+      expect(d.last_status_code).toBe(statusOf.get(id));
+    }
+    await new Promise((res) => setTimeout(res, SCHEDULE[0]! * 4));
+    for (const id of ids) expect(r.forEvent(id).map((s) => s.answeredWith), `${statusOf.get(id)}`).toEqual([statusOf.get(id)]);
+  });
+
   it('connection reset counts as a network error and is retried', async () => {
     const { r, m } = await merchantWithReceiver();
     r.answer = (_req, n) => (n === 1 ? 'reset' : 200);
@@ -216,23 +259,27 @@ describe('webhook delivery', () => {
     expect((await finalState(testId!)).status).toBe('delivered');
   });
 
-  it('signs with both secrets during a rotation overlap, and with the new one only after it', async () => {
+  it('during a rotation overlap: the spec header is one HMAC with the new secret, the old secret signs X-Service-Signature-Previous; after it, only the new', async () => {
     const { r, m } = await merchantWithReceiver();
     const rotated = await rotateWebhookSecret(h.db, h.box, m.id, 1);
     expect(rotated?.webhookSecret).toMatch(/^whsec_/);
     expect(rotated!.previousValidUntil!.getTime()).toBeGreaterThan(Date.now() + 3500_000);
-    // A receiver that still knows only the old secret, then one that knows only the new one: both accept.
-    r.secrets = [m.secret];
-    const [a] = await h.emit(m.id);
-    await finalState(a!);
+    // A receiver built to the spec with the new secret accepts through X-Service-Signature alone.
     r.secrets = [rotated!.webhookSecret];
-    const [b] = await h.emit(m.id);
-    await finalState(b!);
-    const [ra, rb] = [r.forEvent(a!)[0]!, r.forEvent(b!)[0]!];
+    const [a] = await h.emit(m.id);
+    expect((await finalState(a!)).status).toBe('delivered');
+    const ra = r.forEvent(a!)[0]!;
     expect(ra.problems).toEqual([]);
-    expect(rb.problems).toEqual([]);
-    expect(String(ra.headers['x-service-signature']).split(',')).toHaveLength(2);
-    // Overlap 0: the previous secret stops signing at once.
+    expect(ra.matchedHeader).toBe('x-service-signature');
+    expect(ra.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+    expect(ra.headers['x-service-signature-previous']).toMatch(/^[0-9a-f]{64}$/);
+    // A receiver still on the old secret accepts only when built to check the previous-secret header too.
+    r.secrets = [m.secret];
+    r.acceptPrevious = true;
+    const [b] = await h.emit(m.id);
+    expect((await finalState(b!)).status).toBe('delivered');
+    expect(r.forEvent(b!)[0]!).toMatchObject({ problems: [], matchedHeader: 'x-service-signature-previous' });
+    // Overlap 0: the previous secret stops signing at once, and the extension header disappears.
     const again = await rotateWebhookSecret(h.db, h.box, m.id, 0);
     r.secrets = [rotated!.webhookSecret];
     r.answer = () => 400; // an honest receiver refuses what it cannot verify
@@ -240,8 +287,9 @@ describe('webhook delivery', () => {
     expect((await finalState(c!)).status).toBe('failed');
     const rc = r.forEvent(c!)[0]!;
     expect(rc.problems).toEqual(['signature']);
-    expect(String(rc.headers['x-service-signature']).split(',')).toHaveLength(1);
+    expect(rc.headers['x-service-signature-previous']).toBeUndefined();
     r.secrets = [again!.webhookSecret];
+    r.acceptPrevious = false;
     r.answer = () => 200;
     const [e] = await h.emit(m.id);
     await finalState(e!);

@@ -3,8 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 
 // A merchant's webhook endpoint on 127.0.0.1. It verifies every request with its own implementation of the spec's
-// algorithm (interface.md, Events): hex HMAC-SHA256(secret, `${timestamp}.${nonce}.${raw body}`), any one of the
-// comma-separated signatures matching one of the secrets it knows. It checks every header and records what it saw.
+// algorithm (interface.md, Events): `X-Service-Signature` must be exactly one hex HMAC-SHA256(secret,
+// `${timestamp}.${nonce}.${raw body}`) made with one secret it knows (each merchant it serves has one). Only when told
+// to (`acceptPrevious`, a receiver built for seamless rotation) does it also accept `X-Service-Signature-Previous`.
+// It checks every header and records what it saw.
 // Answers come from a script: a status, a hang (never answers), or a socket reset.
 
 export type Answer = number | 'hang' | 'reset' | { status: number; delayMs: number };
@@ -18,6 +20,8 @@ export interface ReceivedRequest {
   problems: string[];
   /** Which of the receiver's secrets matched (index), or -1. */
   matchedSecret: number;
+  /** The header whose signature matched, or null. */
+  matchedHeader: SignatureHeader | null;
   path: string;
   at: number;
   answeredWith: Answer;
@@ -29,12 +33,16 @@ export interface WebhookReceiver {
   received: ReceivedRequest[];
   /** Secrets the receiver accepts. */
   secrets: string[];
+  /** Also accept a signature in `X-Service-Signature-Previous` (default false: a receiver built to the spec). */
+  acceptPrevious: boolean;
   /** Decides each answer; default 200. `n` counts requests for this event id, from 1. */
   answer: (r: ReceivedRequest, n: number) => Answer;
   forEvent(id: string): ReceivedRequest[];
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
+
+export type SignatureHeader = 'x-service-signature' | 'x-service-signature-previous';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -47,7 +55,8 @@ export function verifyRequest(
   rawBody: string,
   secrets: readonly string[],
   nowSeconds = Math.floor(Date.now() / 1000),
-): { problems: string[]; matchedSecret: number; eventId?: string; eventType?: string } {
+  opts: { acceptPrevious?: boolean } = {},
+): { problems: string[]; matchedSecret: number; matchedHeader: SignatureHeader | null; eventId?: string; eventType?: string } {
   const problems: string[] = [];
   const h = (n: string) => (Array.isArray(headers[n]) ? undefined : (headers[n] as string | undefined));
   if (h('content-type') !== 'application/json') problems.push(`content-type: ${h('content-type')}`);
@@ -68,19 +77,26 @@ export function verifyRequest(
   if (h('x-service-event-type') !== body.type) problems.push('event type header differs from body type');
   if (typeof body.created_at !== 'number') problems.push('created_at');
   if (typeof body.data?.object !== 'object' || body.data.object === null) problems.push('data.object');
-  const given = (h('x-service-signature') ?? '').split(',').map((s) => s.trim());
+  const headersToTry: SignatureHeader[] = opts.acceptPrevious ? ['x-service-signature', 'x-service-signature-previous'] : ['x-service-signature'];
+  const spec = h('x-service-signature') ?? '';
+  if (!/^[0-9a-f]{64}$/.test(spec)) problems.push(`signature header is not one hex HMAC: ${spec}`);
+  const previous = h('x-service-signature-previous');
+  if (previous !== undefined && !/^[0-9a-f]{64}$/.test(previous)) problems.push(`previous signature header is not one hex HMAC: ${previous}`);
   let matched = -1;
+  let matchedHeader: SignatureHeader | null = null;
   for (const [i, secret] of secrets.entries()) {
     const expected = hmacHex(secret, `${ts}.${nonce}.${rawBody}`);
-    for (const g of given) {
-      if (!/^[0-9a-f]{64}$/.test(g)) continue;
-      if (timingSafeEqual(expected, Buffer.from(g, 'hex'))) matched = matched === -1 ? i : matched;
+    for (const name of headersToTry) {
+      const g = h(name);
+      if (g === undefined || !/^[0-9a-f]{64}$/.test(g) || matched !== -1) continue;
+      if (timingSafeEqual(expected, Buffer.from(g, 'hex'))) [matched, matchedHeader] = [i, name];
     }
   }
   if (matched === -1) problems.push('signature');
   return {
     problems,
     matchedSecret: matched,
+    matchedHeader,
     ...(typeof body.id === 'string' ? { eventId: body.id } : {}),
     ...(typeof body.type === 'string' ? { eventType: body.type } : {}),
   };
@@ -91,14 +107,14 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
   const hanging = new Set<ServerResponse>();
   const received: ReceivedRequest[] = [];
   const counts = new Map<string, number>();
-  const state: Pick<WebhookReceiver, 'answer' | 'secrets'> = { answer: () => 200, secrets };
+  const state: Pick<WebhookReceiver, 'answer' | 'secrets' | 'acceptPrevious'> = { answer: () => 200, secrets, acceptPrevious: false };
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const v = verifyRequest(req.headers, body, state.secrets);
+      const v = verifyRequest(req.headers, body, state.secrets, undefined, { acceptPrevious: state.acceptPrevious });
       const rec: ReceivedRequest = {
         eventId: v.eventId,
         eventType: v.eventType,
@@ -106,6 +122,7 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
         headers: req.headers,
         problems: v.problems,
         matchedSecret: v.matchedSecret,
+        matchedHeader: v.matchedHeader,
         path: req.url ?? '',
         at: Date.now(),
         answeredWith: 200,
@@ -147,6 +164,12 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
     },
     set secrets(s: string[]) {
       state.secrets = s;
+    },
+    get acceptPrevious() {
+      return state.acceptPrevious;
+    },
+    set acceptPrevious(v: boolean) {
+      state.acceptPrevious = v;
     },
     get answer() {
       return state.answer;

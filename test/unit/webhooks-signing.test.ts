@@ -27,20 +27,31 @@ describe('webhook signature', () => {
     expect(a['X-Service-Signature']).toBe(signWebhook('s1', '1700000000', a['X-Service-Nonce'], body));
   });
 
-  it('signs with every current secret, newest first, and the test receiver accepts either', () => {
+  it('during a rotation: one hex HMAC with the newest secret in the spec header, the previous secret in its own header', () => {
     const body = '{"id":"evt_5","type":"refund.failed","created_at":1,"data":{"object":{"a":1}}}';
     const h = buildDeliveryHeaders({ secrets: ['new', 'old'], eventId: 'evt_5', eventType: 'refund.failed', rawBody: body });
-    const sigs = h['X-Service-Signature'].split(',');
-    expect(sigs).toEqual([
-      signWebhook('new', h['X-Service-Timestamp'], h['X-Service-Nonce'], body),
-      signWebhook('old', h['X-Service-Timestamp'], h['X-Service-Nonce'], body),
-    ]);
+    expect(h['X-Service-Signature']).toBe(signWebhook('new', h['X-Service-Timestamp'], h['X-Service-Nonce'], body));
+    expect(h['X-Service-Signature']).toMatch(/^[0-9a-f]{64}$/);
+    expect(h['X-Service-Signature-Previous']).toBe(signWebhook('old', h['X-Service-Timestamp'], h['X-Service-Nonce'], body));
     const lower = Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
-    expect(verifyRequest(lower, body, ['old']).problems).toEqual([]);
-    expect(verifyRequest(lower, body, ['new']).problems).toEqual([]);
-    expect(verifyRequest(lower, body, ['other']).problems).toEqual(['signature']);
+    // A receiver built to the spec (one secret, one hex HMAC in X-Service-Signature) accepts with the new secret ...
+    expect(verifyRequest(lower, body, ['new'])).toMatchObject({ problems: [], matchedHeader: 'x-service-signature' });
+    // ... and, still holding the old secret, refuses unless it was built to accept the previous-secret header.
+    expect(verifyRequest(lower, body, ['old']).problems).toEqual(['signature']);
+    expect(verifyRequest(lower, body, ['old'], undefined, { acceptPrevious: true })).toMatchObject({ problems: [], matchedHeader: 'x-service-signature-previous' });
+    expect(verifyRequest(lower, body, ['other'], undefined, { acceptPrevious: true }).problems).toEqual(['signature']);
     expect(verifyRequest(lower, body.replace('"a":1', '"a":2'), ['new']).problems).toEqual(['signature']);
     expect(verifyRequest(lower, body, ['new'], Number(h['X-Service-Timestamp']) + 301).problems).toEqual(['timestamp stale']);
+    // Outside an overlap there is no extension header at all.
+    expect(Object.keys(buildDeliveryHeaders({ secrets: ['new'], eventId: 'evt_5', eventType: 'refund.failed', rawBody: body }))).not.toContain('X-Service-Signature-Previous');
+  });
+
+  it('the test receiver refuses a spec header carrying more than one signature', () => {
+    const body = '{"id":"evt_6","type":"refund.failed","created_at":1,"data":{"object":{}}}';
+    const h = buildDeliveryHeaders({ secrets: ['s'], eventId: 'evt_6', eventType: 'refund.failed', rawBody: body });
+    const lower = Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+    const two = { ...lower, 'x-service-signature': `${lower['x-service-signature']},${'ab'.repeat(32)}` };
+    expect(verifyRequest(two, body, ['s']).problems).toEqual([`signature header is not one hex HMAC: ${two['x-service-signature']}`, 'signature']);
   });
 
   it('refuses to sign without a secret', () => {

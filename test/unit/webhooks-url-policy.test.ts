@@ -7,6 +7,13 @@ const dns: Resolver = async (host) => {
     'public.example': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
     'sneaky.example': ['93.184.216.34', '169.254.169.254'],
     'mapped.example': ['::ffff:127.0.0.1'],
+    'translated.example': ['::ffff:0:10.0.0.1'],
+    'nat64.example': ['64:ff9b::a9fe:a9fe'],
+    'nat64-local.example': ['64:ff9b:1:808:800::1'],
+    'sixtofour.example': ['2002:c0a8:0101::1'],
+    'teredo.example': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+    'compat.example': ['::10.0.0.1'],
+    'translated-public.example': ['::ffff:0:8.8.8.8'],
     'localhost': ['127.0.0.1', '::1'],
   };
   const a = table[host];
@@ -68,6 +75,46 @@ describe('address classification', () => {
   it('classifies public addresses as public', () => {
     for (const a of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1'])
       expect(isNonPublicAddress(a), a).toBe(false);
+  });
+});
+
+// Every IPv6 form that embeds an IPv4 address: judged by that address (mapped, translated, NAT64 well-known, 6to4),
+// or refused whatever it embeds (IPv4-compatible, Teredo, NAT64 local-use, the rest of 64:ff9b::/32).
+describe('IPv6 forms embedding an IPv4 address', () => {
+  const judged: Array<[string, string[], string[]]> = [
+    ['IPv4-mapped ::ffff:0:0/96', ['::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '::ffff:127.0.0.1'], ['::ffff:8.8.8.8', '::ffff:5db8:d822']],
+    ['IPv4-translated ::ffff:0:0:0/96', ['::ffff:0:10.0.0.1', '::ffff:0:a9fe:a9fe', '::ffff:0:7f00:1', '0:0:0:0:ffff:0:c0a8:101'], ['::ffff:0:8.8.8.8', '::ffff:0:5db8:d822']],
+    ['NAT64 well-known 64:ff9b::/96', ['64:ff9b::10.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b::7f00:1'], ['64:ff9b::8.8.8.8', '64:ff9b::5db8:d822']],
+    ['6to4 2002::/16', ['2002:0a00:0001::1', '2002:a9fe:a9fe::1', '2002:7f00:0001:1::1'], ['2002:0808:0808::1', '2002:5db8:d822::1']],
+  ];
+  for (const [range, refused, accepted] of judged) {
+    it(`${range}: refused when the embedded IPv4 is non-public, public when it is`, () => {
+      for (const a of refused) expect(isNonPublicAddress(a), a).toBe(true);
+      for (const a of accepted) expect(isNonPublicAddress(a), a).toBe(false);
+    });
+  }
+  const refusedOutright: Array<[string, string[]]> = [
+    ['NAT64 local-use 64:ff9b:1::/48', ['64:ff9b:1::808:808', '64:ff9b:1:808:800::1', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff', '64:ff9b:1::a00:1']],
+    ['the rest of 64:ff9b::/32', ['64:ff9b:0:1::808:808', '64:ff9b:ffff::1']],
+    ['Teredo 2001::/32', ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::808:808', '2001:0:808:808::1']],
+    ['IPv4-compatible ::/96', ['::8.8.8.8', '::10.0.0.1', '::808:808']],
+  ];
+  for (const [range, addresses] of refusedOutright) {
+    it(`${range}: refused whatever it embeds`, () => {
+      for (const a of addresses) expect(isNonPublicAddress(a), a).toBe(true);
+    });
+  }
+  it('refuses a live URL whose host resolves to any of these forms of a non-public or unusable address', async () => {
+    for (const host of ['mapped', 'translated', 'nat64', 'nat64-local', 'sixtofour', 'teredo', 'compat']) {
+      const r = await live(`https://${host}.example/h`);
+      expect(r.ok, host).toBe(false);
+      expect(r.ok ? '' : r.reason, host).toMatch(/^host resolves to a non-public address/);
+    }
+    for (const u of ['https://[::ffff:0:10.0.0.1]/h', 'https://[64:ff9b:1::808:808]/h', 'https://[64:ff9b::a9fe:a9fe]/h']) {
+      const r = await live(u);
+      expect(r.ok ? '' : r.reason, u).toMatch(/non-public address/);
+    }
+    expect((await live('https://translated-public.example/h')).ok).toBe(true);
   });
 });
 
