@@ -42,6 +42,9 @@ export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<
     out.target_amount_total = formatMinor(s.target_amount_minor, 2);
     out.rate_locked_at = unix(s.rate_locked_at ?? s.created_at);
   }
+  // Extension: a session paid short (sub-unit dust, or within the merchant's underpayment tolerance) says by how much,
+  // in base units of the token it was paid with (docs/checkout.md).
+  if (s.status === 'paid' && s.shortfall_base !== null && s.shortfall_base > 0n) out.shortfall_base = s.shortfall_base.toString();
   if (s.success_url !== null) out.success_url = s.success_url;
   if (s.cancel_url !== null) out.cancel_url = s.cancel_url;
   out.metadata = { ...s.metadata, order_id: s.order_id };
