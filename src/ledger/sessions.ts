@@ -172,6 +172,10 @@ let tokenDecimalsResolver: (s: SessionRow) => number | undefined = () => undefin
 export function setTokenDecimalsResolver(f: (s: SessionRow) => number | undefined): void {
   tokenDecimalsResolver = f;
 }
+/** The registry's decimals of the token a session chose, when this deployment knows them. */
+export function sessionTokenDecimals(s: SessionRow): number | undefined {
+  return tokenDecimalsResolver(s);
+}
 
 /** Open sessions past expiry, oldest first: the sweeper's work list. */
 export async function overdueSessionIds(db: Db, limit: number): Promise<string[]> {
