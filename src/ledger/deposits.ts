@@ -19,7 +19,7 @@ import { settlesAsPaid } from './settlement-rule.js';
 //   and transfers to a paid, canceled or re-targeted session, are confirmed as unmatched deposits for the operator;
 // - a transfer that can never complete an open session (another token, or another network, than the session's
 //   selection), in a block at or before expires_at, also writes payment.failed for that transfer (once: a deposit is
-//   confirmed once); the session stays open.
+//   confirmed once; never for a zero-value transfer); the session stays open.
 
 export interface ObservedDeposit {
   txHash: string;
@@ -126,7 +126,8 @@ export async function confirmFinalDeposits(
     const row = s.row;
     if (row.network !== chain.network || row.token !== d.token) {
       unmatched('not_selected');
-      if (row.status === 'open' && s.paidBy === null && d.block_time.getTime() <= row.expires_at.getTime()) {
+      // A zero-value transfer moves no money (address-poisoning spam): no event.
+      if (row.status === 'open' && s.paidBy === null && d.amount_base > 0n && d.block_time.getTime() <= row.expires_at.getTime()) {
         failedTransfers.push({ session: row, token: d.token, amount: d.amount_base });
       }
     } else if (d.block_time.getTime() > row.expires_at.getTime()) unmatched('late');

@@ -208,7 +208,9 @@ describe('payment.failed (item 13)', () => {
     expect((await sessionRow(tdb.db, s.id)).status).toBe('paid');
   });
 
-  it('no payment.failed once the session is paid, canceled, or for a transfer after expires_at', async () => {
+  it('no payment.failed once the session is paid, canceled, for a transfer after expires_at, or for a zero-value one', async () => {
+    const zero = await createBoundSession(tdb.db, eth, merchant, { amountMinor: 100n, token: 'USDT' });
+    await payFrom(payer(), usdc, zero.address, 0n);
     const paid = await createBoundSession(tdb.db, eth, merchant, { amountMinor: 100n, token: 'USDT' });
     const canceled = await createBoundSession(tdb.db, eth, merchant, { amountMinor: 100n, token: 'USDT' });
     const late = await createBoundSession(tdb.db, eth, merchant, { amountMinor: 100n, token: 'USDT' });
@@ -221,7 +223,8 @@ describe('payment.failed (item 13)', () => {
     expect((await eventsFor(tdb.db, paid.id)).map((e) => e.type)).toEqual(['payment.completed']);
     expect(await eventsFor(tdb.db, canceled.id)).toEqual([]);
     expect(await eventsFor(tdb.db, late.id)).toEqual([]);
-    for (const s of [paid, canceled, late]) {
+    expect(await eventsFor(tdb.db, zero.id)).toEqual([]);
+    for (const s of [paid, canceled, late, zero]) {
       expect((await depositsFor(tdb.db, s.id)).filter((d) => d.unmatched_reason === 'not_selected')).toHaveLength(1);
     }
   });
