@@ -17,6 +17,9 @@ export interface LiveStatus {
   pending: string | null;
   remaining: string | null;
   remaining_base: string | null;
+  /** Extension: what a paid session fell short by (sub-unit dust, or within the merchant's tolerance); null otherwise. */
+  shortfall: string | null;
+  shortfall_base: string | null;
   confirmations: { n: number; total: number | null } | null;
   expires_at: number;
   /** Same-origin path that redirects to the merchant's success_url; present once paid when one was given. */
@@ -39,7 +42,7 @@ export interface ChainProgress {
 }
 
 export function computeLiveStatus(
-  s: Pick<SessionRow, 'status' | 'network' | 'token' | 'deposit_address' | 'target_amount_minor' | 'received_base' | 'expires_at' | 'success_url' | 'id'>,
+  s: Pick<SessionRow, 'status' | 'network' | 'token' | 'deposit_address' | 'target_amount_minor' | 'received_base' | 'expires_at' | 'success_url' | 'id' | 'shortfall_base'>,
   pending: readonly PendingDeposit[],
   chain: ChainProgress | null,
   paths: { returnPath: string },
@@ -54,6 +57,8 @@ export function computeLiveStatus(
     pending: null,
     remaining: null,
     remaining_base: null,
+    shortfall: null,
+    shortfall_base: null,
     confirmations: null,
     expires_at: Math.floor(s.expires_at.getTime() / 1000),
     redirect: null,
@@ -72,6 +77,9 @@ export function computeLiveStatus(
       remaining: formatBaseUnits(remaining, chain.decimals),
       remaining_base: remaining.toString(),
     });
+    if (s.status === 'paid' && s.shortfall_base !== null && s.shortfall_base > 0n) {
+      Object.assign(base, { shortfall: formatBaseUnits(s.shortfall_base, chain.decimals), shortfall_base: s.shortfall_base.toString() });
+    }
     if (relevant.length > 0 && s.status !== 'paid' && s.status !== 'canceled') {
       const newest = relevant.reduce((m, d) => (d.blockNumber > m ? d.blockNumber : m), relevant[0]!.blockNumber); // least confirmed
       const n = chain.tipHeight !== null && chain.tipHeight >= newest ? Number(chain.tipHeight - newest + 1n) : 0;

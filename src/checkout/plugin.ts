@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 import type { ChainAdapter, KeyDeriver } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { resourceNotFound } from '../domain/errors.js';
-import { stablecoinMinorToBase } from '../domain/money.js';
+import { formatMinor, stablecoinMinorToBase } from '../domain/money.js';
+import { lockedQuote } from '../ledger/locked-quotes.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
 import type { ChainSettings } from '../watcher/config.js';
 import { loadCheckoutAssets, type Asset } from './assets.js';
@@ -85,7 +86,10 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       .send(a.body);
   });
 
-  /** Networks × tokens the deployment enables for this session's mode, minus what the merchant's pins exclude. */
+  /**
+   * Networks × tokens the deployment enables for this session's mode, minus what the merchant's pins exclude and the
+   * coins that have no quote locked at creation; with a conversion, each option shows its coin's locked amount.
+   */
   function optionsFor(s: PageSession['row']): PaymentOption[] {
     const pins = sessionPins(s);
     const out: PaymentOption[] = [];
@@ -96,7 +100,10 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       for (const token of TOKEN_SYMBOLS) {
         if (pins.token && pins.token !== token) continue;
         if (!adapter.tokens.some((t) => t.symbol === token)) continue;
-        out.push({ network, token, checked: s.network === network && s.token === token });
+        const quote = lockedQuote(s, token);
+        if (!quote) continue;
+        const amount = quote.exchangeRate !== null ? `${formatMinor(quote.amountMinor, 2)} ${token}` : null;
+        out.push({ network, token, checked: s.network === network && s.token === token, amount });
       }
     }
     return out;
@@ -197,6 +204,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       case 'pinned':
         return back('pinned');
       case 'unavailable':
+      case 'not_offered':
         return back('unavailable');
       case 'not_open':
         return back(r.session.status === 'paid' ? 'paid' : 'session_expired');

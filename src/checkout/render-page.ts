@@ -15,6 +15,8 @@ export interface PaymentOption {
   network: string;
   token: string;
   checked: boolean;
+  /** The coin's locked amount ("13.57 USDC") when the session converts into it; null without conversion. */
+  amount: string | null;
 }
 
 export interface PaymentInstructions {
@@ -163,7 +165,7 @@ ${open ? html`<p class="row" id="sp-timer"><span>${t('page.expires_in')}</span><
 ${m.pinned.network || m.pinned.token ? html`<p class="muted small">${t('picker.pinned', { network: m.pinned.network ? t(networkKey(m.pinned.network)) : '', token: m.pinned.token ?? '' })}</p>` : html`<p class="muted small">${t('picker.hint')}</p>`}
 ${m.options.length === 0 ? html`<p>${t('picker.none')}</p>` : m.options.map(
         (o, i) => html`<label class="option" for="opt-${i}"><input type="radio" id="opt-${i}" name="choice" value="${o.network}:${o.token}"${o.checked || (i === 0 && !m.options.some((x) => x.checked)) ? raw(' checked') : ''} required>
-<span><strong>${o.token} · ${t(networkKey(o.network))}</strong><span class="muted small">${t(hintKey(o.network))}</span></span></label>`,
+<span><strong>${o.token} · ${t(networkKey(o.network))}${o.amount ? html` · <span class="option-amount">${o.amount}</span>` : ''}</strong><span class="muted small">${t(hintKey(o.network))}</span></span></label>`,
       )}
 </fieldset>
 <input type="hidden" name="lang" value="${m.lang}">

@@ -23,6 +23,7 @@ export type SelectOutcome =
   | { kind: 'not_found' }
   | { kind: 'pinned'; param: 'network' | 'token'; required: string }
   | { kind: 'unavailable' }
+  | { kind: 'not_offered'; token: 'USDT' | 'USDC' }
   | { kind: 'not_open'; session: SessionRow }
   | { kind: 'locked'; session: SessionRow };
 
@@ -58,6 +59,8 @@ export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionI
       return { kind: 'not_found' };
     case 'not_open':
       return { kind: 'not_open', session: r.session };
+    case 'not_offered':
+      return { kind: 'not_offered', token };
     case 'locked':
       return { kind: 'locked', session: r.session };
     default: {
@@ -70,8 +73,8 @@ export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionI
 /**
  * POST <path>/:id/select {network, token} — public, JSON. Registered at `/checkout/sessions/:id/select` (kept for
  * integrations) and under the hosted page's URL space. Answers the deposit address and the exact amount due, both in
- * token units as a decimal string and in base units. USDT and USDC are taken at par: the locked target amount does
- * not change with the choice.
+ * token units as a decimal string and in base units. The amount is the chosen coin's quote locked at creation; a coin
+ * that could not be quoted then is refused (400 parameter_invalid, param token).
  */
 export function registerCheckoutSelectRoute(app: FastifyInstance, deps: CheckoutSelectDeps, path = '/checkout/sessions/:id/select'): void {
   app.post<{ Params: { id: string } }>(path, async (req, reply) => {
@@ -94,6 +97,8 @@ export function registerCheckoutSelectRoute(app: FastifyInstance, deps: Checkout
           : parameterInvalid('token', `The merchant requires ${r.required}.`);
       case 'unavailable':
         throw parameterInvalid('network', `${token} on ${network} is not available.`);
+      case 'not_offered':
+        throw parameterInvalid('token', `${r.token} is not offered for this session: no exchange rate could be locked for it at creation.`);
       case 'not_open':
         throw r.session.status === 'paid'
           ? invalidRequest('INVALID_SESSION_STATUS', 'The session is already paid.')

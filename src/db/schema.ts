@@ -86,6 +86,13 @@ export interface PaymentSessionsTable {
   paid_at: NullableTimestamp;
   canceled_at: NullableTimestamp;
   expired_at: NullableTimestamp;
+  /** Locked quote per stablecoin (migration 2026_11_24_0300): API minor units, null = not offered. */
+  quote_usdt_minor: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  quote_usdt_rate: ColumnType<string | null, string | null | undefined, string | null>;
+  quote_usdc_minor: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  quote_usdc_rate: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Base units of the paid token a paid session fell short by (dust or tolerance); null until paid. */
+  shortfall_base: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
 }
 
 export interface IdempotencyKeysTable {

@@ -61,6 +61,8 @@ export interface SessionSettlementsTable {
   due_base: Big;
   received_base: Big;
   overpaid_base: Big;
+  /** Accepted shortfall (sub-unit dust or the merchant's tolerance), base units; 0 when paid in full. */
+  shortfall_base: ColumnType<bigint, bigint | string | undefined, bigint | string>;
   paying_deposit_id: string;
   paid_at: Ts;
 }

@@ -1,19 +1,25 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
-import { stablecoinMinorToBase } from '../domain/money.js';
+import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
 import { type ChainRef, type UnmatchedReason } from './deposit-schema.js';
+import { settlesAsPaid } from './settlement-rule.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
 //   orphaned deposit landing again in a new branch becomes provisional again;
 // - only final (confirmed) deposits move money: a session is paid when its confirmed credits reach the amount due;
-//   partial payments add up; the excess of an overpayment is recorded in session_settlements;
+//   partial payments add up; the excess of an overpayment is recorded in session_settlements; a remainder below one
+//   API minor unit (0.01 of the token), or within the merchant's underpayment tolerance, settles as paid with the
+//   shortfall recorded (settlement-rule.ts);
 // - a transfer in a block timestamped at or before expires_at counts even if it becomes final later; later ones,
-//   and transfers to a paid, canceled or re-targeted session, are confirmed as unmatched deposits for the operator.
+//   and transfers to a paid, canceled or re-targeted session, are confirmed as unmatched deposits for the operator;
+// - a transfer that can never complete an open session (another token, or another network, than the session's
+//   selection), in a block at or before expires_at, also writes payment.failed for that transfer (once: a deposit is
+//   confirmed once; never for a zero-value transfer); the session stays open.
 
 export interface ObservedDeposit {
   txHash: string;
@@ -99,6 +105,13 @@ export async function confirmFinalDeposits(
   const sessions = sessionIds.length
     ? await trx.selectFrom('payment_sessions').selectAll().where('id', 'in', sessionIds).orderBy('id').forUpdate().execute()
     : [];
+  const merchantIds = [...new Set(sessions.map((x) => x.merchant_id))];
+  const toleranceBps = new Map(
+    merchantIds.length
+      ? (await trx.selectFrom('merchants').select(['id', 'underpayment_tolerance_bps']).where('id', 'in', merchantIds).execute()).map((m) => [m.id, m.underpayment_tolerance_bps])
+      : [],
+  );
+  const failedTransfers: Array<{ session: (typeof sessions)[number]; token: string; amount: bigint }> = [];
   const byId = new Map(sessions.map((s) => [s.id, { row: s, received: s.received_base, paidBy: null as string | null, credited: false }]));
   const payable = new Set<string>(SESSION_TRANSITIONS.pay);
 
@@ -111,15 +124,21 @@ export async function confirmFinalDeposits(
       continue;
     }
     const row = s.row;
-    if (row.network !== chain.network || row.token !== d.token) unmatched('not_selected');
-    else if (d.block_time.getTime() > row.expires_at.getTime()) unmatched('late');
+    if (row.network !== chain.network || row.token !== d.token) {
+      unmatched('not_selected');
+      // A zero-value transfer moves no money (address-poisoning spam): no event.
+      if (row.status === 'open' && s.paidBy === null && d.amount_base > 0n && d.block_time.getTime() <= row.expires_at.getTime()) {
+        failedTransfers.push({ session: row, token: d.token, amount: d.amount_base });
+      }
+    } else if (d.block_time.getTime() > row.expires_at.getTime()) unmatched('late');
     else if (s.paidBy !== null || row.status === 'paid') unmatched('session_paid');
     else if (!payable.has(row.status)) unmatched(row.status === 'canceled' ? 'session_canceled' : 'session_expired');
     else {
       s.received += d.amount_base;
       s.credited = true;
       decisions.push({ id: d.id, disposition: 'credited', reason: null });
-      if (s.received >= stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(d.token))) s.paidBy = d.id;
+      const due = stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(d.token));
+      if (settlesAsPaid(due, s.received, tokenDecimals(d.token), toleranceBps.get(row.merchant_id) ?? 0)) s.paidBy = d.id;
     }
   }
 
@@ -129,6 +148,22 @@ export async function confirmFinalDeposits(
                 ${decisions.map((x) => x.reason)}::text[]) as v(id, disposition, reason)
     where deposits.id = v.id and deposits.status = 'provisional'`.execute(trx);
 
+  // Written before any payment.completed of this batch: such a transfer is only recorded while its session is unpaid.
+  for (const f of failedTransfers) {
+    await insertOutboxEvent(trx, {
+      merchantId: f.session.merchant_id,
+      mode: f.session.mode,
+      type: PAYMENT_EVENT_TYPE.failed,
+      object: paymentEventObject(f.session, 'failed', { text: formatBaseUnits(f.amount, tokenDecimals(f.token)), currency: f.token }),
+      aggregateId: f.session.id,
+    });
+  }
+
+  const shortfallOf = (row: (typeof sessions)[number], received: bigint): bigint => {
+    const due = stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(row.token!));
+    return due > received ? due - received : 0n;
+  };
+
   const touched = [...byId.values()].filter((s) => s.credited);
   const paidSessionIds: string[] = [];
   if (touched.length) {
@@ -136,9 +171,11 @@ export async function confirmFinalDeposits(
       update payment_sessions p
       set received_base = v.received,
           status = case when v.paid then 'paid' else p.status end,
-          paid_at = case when v.paid then now() else p.paid_at end
+          paid_at = case when v.paid then now() else p.paid_at end,
+          shortfall_base = case when v.paid then v.shortfall else p.shortfall_base end
       from unnest(${touched.map((s) => s.row.id)}::text[], ${touched.map((s) => s.received.toString())}::numeric[],
-                  ${touched.map((s) => s.paidBy !== null)}::bool[]) as v(id, received, paid)
+                  ${touched.map((s) => s.paidBy !== null)}::bool[], ${touched.map((s) => shortfallOf(s.row, s.received).toString())}::numeric[])
+           as v(id, received, paid, shortfall)
       where p.id = v.id and p.status in (${sql.join([...payable])})
       returning p.id`.execute(trx);
     if (r.rows.length !== touched.length) throw new Error('session state changed under a deposit credit (conflict)');
@@ -153,7 +190,8 @@ export async function confirmFinalDeposits(
           token: s.row.token!,
           due_base: due,
           received_base: s.received,
-          overpaid_base: s.received - due,
+          overpaid_base: s.received > due ? s.received - due : 0n,
+          shortfall_base: due > s.received ? due - s.received : 0n,
           paying_deposit_id: s.paidBy,
         })
         .execute();

@@ -1,16 +1,19 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SessionRow } from './payment-events.js';
+import { lockedQuote } from './locked-quotes.js';
 
 // The payer's (or merchant's) choice of network and token for a session, and the deposit address it binds.
 // Rules: only while the session is open; once any deposit (even provisional) exists for the session the choice is
 // locked (base units of different tokens never mix in received_base); the address row is unique per chain, so one
-// address can never belong to two sessions.
+// address can never belong to two sessions. The chosen coin's quote locked at creation becomes the session's target
+// (amount and rate; rate_locked_at unchanged); a coin without a locked quote cannot be chosen.
 
 export type SelectionResult =
   | { kind: 'selected'; session: SessionRow }
   | { kind: 'not_found' }
   | { kind: 'not_open'; session: SessionRow }
+  | { kind: 'not_offered'; session: SessionRow }
   | { kind: 'locked'; session: SessionRow };
 
 export async function selectSessionNetwork(
@@ -23,6 +26,8 @@ export async function selectSessionNetwork(
     const session = await trx.selectFrom('payment_sessions').selectAll().where('id', '=', sessionId).forUpdate().executeTakeFirst();
     if (!session) return { kind: 'not_found' };
     if (session.status !== 'open' || session.expires_at.getTime() <= Date.now()) return { kind: 'not_open', session };
+    const quote = lockedQuote(session, choice.token);
+    if (!quote) return { kind: 'not_offered', session };
     if (session.network === choice.network && session.token === choice.token && session.deposit_address === choice.address) {
       return { kind: 'selected', session };
     }
@@ -45,7 +50,14 @@ export async function selectSessionNetwork(
     if (owner.session_id !== sessionId) throw new Error('deposit address already belongs to another session');
     const updated = await trx
       .updateTable('payment_sessions')
-      .set({ network: choice.network, token: choice.token, target_currency: choice.token, deposit_address: choice.address })
+      .set({
+        network: choice.network,
+        token: choice.token,
+        target_currency: choice.token,
+        target_amount_minor: quote.amountMinor,
+        exchange_rate: quote.exchangeRate,
+        deposit_address: choice.address,
+      })
       .where('id', '=', sessionId)
       .where('status', '=', 'open')
       .returningAll()

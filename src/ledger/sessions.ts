@@ -5,6 +5,7 @@ import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { formatBaseUnits } from '../domain/money.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject, type SessionRow } from './payment-events.js';
+import { quoteColumns, type Coin, type LockedQuote } from './locked-quotes.js';
 
 export type { SessionRow };
 
@@ -29,6 +30,9 @@ export interface NewSession {
   rateLockedAt: Date | null;
   network: string | null;
   token: string | null;
+  /** Every coin's quote locked at creation; a coin left out is not offered. Must hold targetCurrency's. Absent: either
+   *  coin at targetAmountMinor (no quote stored). */
+  quotes?: Partial<Record<Coin, LockedQuote>>;
 }
 
 export const ORDER_ID_CONSTRAINT = 'payment_sessions_order_uq';
@@ -58,6 +62,7 @@ export async function insertSession(trx: Transaction<Database>, s: NewSession): 
       rate_locked_at: s.rateLockedAt,
       network: s.network,
       token: s.token,
+      ...quoteColumns(s.quotes ?? {}),
       hd_account: sql<number>`(select account_index from merchant_hd_accounts where merchant_id = ${s.merchantId} and mode = ${s.mode})`,
       // Lifetime per merchant (decisions.md: default 30 minutes); created_at and expires_at share one clock.
       expires_at: sql<Date>`now() + (select coalesce(session_lifetime_seconds, 1800) from merchants where id = ${s.merchantId}) * interval '1 second'`,
@@ -166,6 +171,10 @@ function receivedAmount(s: SessionRow): { text: string; currency: string } {
 let tokenDecimalsResolver: (s: SessionRow) => number | undefined = () => undefined;
 export function setTokenDecimalsResolver(f: (s: SessionRow) => number | undefined): void {
   tokenDecimalsResolver = f;
+}
+/** The registry's decimals of the token a session chose, when this deployment knows them. */
+export function sessionTokenDecimals(s: SessionRow): number | undefined {
+  return tokenDecimalsResolver(s);
 }
 
 /** Open sessions past expiry, oldest first: the sweeper's work list. */

@@ -101,9 +101,9 @@ describe('hosted payment page over HTTP', () => {
       expect(text).not.toContain('private-return');
     }
     expect(Object.keys(status).sort()).toEqual(
-      ['confirmations', 'due', 'expires_at', 'network', 'pending', 'received', 'redirect', 'remaining', 'remaining_base', 'state', 'token'].sort(),
+      ['confirmations', 'due', 'expires_at', 'network', 'pending', 'received', 'redirect', 'remaining', 'remaining_base', 'shortfall', 'shortfall_base', 'state', 'token'].sort(),
     );
-    expect(status).toMatchObject({ state: 'waiting', network: 'ethereum', token: 'USDC', due: '7.50', remaining: '7.50', remaining_base: '7500000', redirect: null });
+    expect(status).toMatchObject({ state: 'waiting', network: 'ethereum', token: 'USDC', due: '7.50', remaining: '7.50', remaining_base: '7500000', shortfall: null, redirect: null });
     // The success URL is reached only through the page's own redirect, and only once paid.
     const ret = await get(`${s.url}/return`);
     expect(ret.status).toBe(303);

@@ -55,19 +55,22 @@ afterAll(async () => {
 });
 
 describe('BSC-style 18-decimal token', () => {
-  it('pays 12.50 USDT as 12.5e18 base units, not a wei less', async () => {
+  it('pays 12.50 USDT as 12.5e18 base units; 0.01 short stays open, a wei short settles as dust', async () => {
     await bscAdapter.verifyTokens();
     const w = new NetworkWatcher({ db: tdb.db, adapter: bscAdapter, pollIntervalMs: 50 });
     await drain(w);
     const short = await createBoundSession(tdb.db, bscAdapter, merchant, { amountMinor: 1250n, token: 'USDT' });
     const exact = await createBoundSession(tdb.db, bscAdapter, merchant, { amountMinor: 1250n, token: 'USDT' });
+    const dust = await createBoundSession(tdb.db, bscAdapter, merchant, { amountMinor: 1250n, token: 'USDT' });
     const payer = walletAt(1, bsc.provider);
-    await payFrom(payer, bscUsdt, short.address, parseUnits('12.5', 18) - 1n);
+    await payFrom(payer, bscUsdt, short.address, parseUnits('12.49', 18));
     await payFrom(payer, bscUsdt, exact.address, parseUnits('12.5', 18));
+    await payFrom(payer, bscUsdt, dust.address, parseUnits('12.5', 18) - 1n);
     await bsc.mine(3);
     await drain(w);
     expect((await sessionRow(tdb.db, short.id)).status).toBe('open');
-    expect((await sessionRow(tdb.db, exact.id))).toMatchObject({ status: 'paid', received_base: parseUnits('12.5', 18) });
+    expect((await sessionRow(tdb.db, exact.id))).toMatchObject({ status: 'paid', received_base: parseUnits('12.5', 18), shortfall_base: 0n });
+    expect((await sessionRow(tdb.db, dust.id))).toMatchObject({ status: 'paid', shortfall_base: 1n });
   });
 });
 

@@ -13,7 +13,8 @@ import { convertMinor, formatRate, RateUnavailableError, type RateService } from
 import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
-import { parseCreateSession } from './session-input.js';
+import { parseCreateSession, type CreateSessionInput } from './session-input.js';
+import type { Coin, LockedQuote } from '../../ledger/locked-quotes.js';
 import { idempotencyKeyOf, pageEnvelope, pageQuery, pageWindow } from './query.js';
 
 export interface SessionRouteDeps {
@@ -45,7 +46,8 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     }
 
     const input = parseCreateSession(body);
-    const conversion = await lockRate(deps.rates, input.currency, input.targetCurrency, input.amountMinor);
+    const locked = await lockQuotes(deps.rates, input);
+    const conversion = locked.quotes[locked.target]!;
 
     try {
       const { session, payload } = await deps.db.transaction().execute(async (trx) => {
@@ -64,12 +66,13 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
           successUrl: input.successUrl,
           cancelUrl: input.cancelUrl,
           metadata: input.metadata,
-          targetCurrency: input.targetCurrency,
-          targetAmountMinor: conversion?.targetMinor ?? input.amountMinor,
-          exchangeRate: conversion?.rate ?? null,
-          rateLockedAt: conversion?.lockedAt ?? null,
+          targetCurrency: locked.target,
+          targetAmountMinor: conversion.amountMinor,
+          exchangeRate: conversion.exchangeRate,
+          rateLockedAt: locked.lockedAt,
           network: input.pinnedNetwork,
-          token: input.pinnedNetwork ? input.targetCurrency : null,
+          token: input.pinnedNetwork ? locked.target : null,
+          quotes: locked.quotes,
         });
         const payload = JSON.stringify(render(session));
         if (scope) await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: payload });
@@ -135,17 +138,34 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
   }
 }
 
-async function lockRate(rates: RateService, currency: string, target: string, amountMinor: bigint) {
-  if (currency === target) return undefined;
+/**
+ * Locks the quote of every coin the payer may pay with, for the session's life: the merchant's pinned coin alone, else
+ * USDT and USDC (one rate-service call each, in parallel). The default coin falls back to the other when it cannot be
+ * quoted (unless pinned); a coin that cannot be quoted is not offered; none quotable is 503 rate_unavailable.
+ */
+async function lockQuotes(rates: RateService, input: CreateSessionInput) {
+  const pinned = input.metadata.target_currency !== undefined;
+  const coins: Coin[] = pinned ? [input.targetCurrency] : [input.targetCurrency, input.targetCurrency === 'USDT' ? 'USDC' : 'USDT'];
+  const answers = await Promise.all(coins.map((coin) => quoteCoin(rates, input.currency, coin, input.amountMinor)));
+  const quotes: Partial<Record<Coin, LockedQuote>> = {};
+  coins.forEach((coin, i) => {
+    if (answers[i]) quotes[coin] = answers[i];
+  });
+  const target = coins.find((c) => quotes[c] !== undefined);
+  if (!target) throw rateUnavailable();
+  const converted = Object.values(quotes).some((q) => q.exchangeRate !== null);
+  // Locked now, for the session's life, whatever the age of a cached quote.
+  return { target, quotes, lockedAt: converted ? new Date() : null };
+}
+
+/** One coin's quote; undefined when no rate source can answer (RateUnavailableError). */
+async function quoteCoin(rates: RateService, currency: string, coin: Coin, amountMinor: bigint): Promise<LockedQuote | undefined> {
+  if (currency === coin) return { amountMinor, exchangeRate: null };
   try {
-    const q = await rates.quote(currency, target);
-    return {
-      rate: formatRate(q.rate),
-      lockedAt: new Date(), // locked now, for the session's life, whatever the age of the cached quote
-      targetMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, 2),
-    };
+    const q = await rates.quote(currency, coin);
+    return { amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, 2), exchangeRate: formatRate(q.rate) };
   } catch (err) {
-    if (err instanceof RateUnavailableError) throw rateUnavailable();
+    if (err instanceof RateUnavailableError) return undefined;
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 import { currencyExponent } from '../../domain/currency.js';
-import { formatMinor } from '../../domain/money.js';
+import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { paymentStatus } from '../../domain/session-state.js';
-import type { SessionRow } from '../../ledger/sessions.js';
+import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js';
 
 // PaymentSession as the spec shapes it: decimal strings at the merchant currency's exponent, lowercase currency,
 // conversion fields only when the merchant currency differs from the settlement currency, order_id in metadata.
@@ -41,6 +41,13 @@ export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<
     out.target_currency = s.target_currency;
     out.target_amount_total = formatMinor(s.target_amount_minor, 2);
     out.rate_locked_at = unix(s.rate_locked_at ?? s.created_at);
+  }
+  // Extension: a session paid short (sub-unit dust, or within the merchant's underpayment tolerance) says by how much,
+  // in token units (when this deployment knows the token's decimals) and in base units of the token it was paid with.
+  if (s.status === 'paid' && s.shortfall_base !== null && s.shortfall_base > 0n) {
+    const decimals = sessionTokenDecimals(s);
+    if (decimals !== undefined) out.shortfall = formatBaseUnits(s.shortfall_base, decimals);
+    out.shortfall_base = s.shortfall_base.toString();
   }
   if (s.success_url !== null) out.success_url = s.success_url;
   if (s.cancel_url !== null) out.cancel_url = s.cancel_url;
