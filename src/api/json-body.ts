@@ -116,7 +116,7 @@ function invalidUtf8(raw: Uint8Array): ApiError {
   }
   const path = findString(parsed, (s) => s.includes(marker));
   if (!path) return whole;
-  const param = paramPath(path.map((p) => (typeof p === 'string' ? p.replace(marker, '\ufffd').toWellFormed() : p)));
+  const param = paramPath(path.map((p) => (typeof p === 'string' ? p.replace(marker, '').toWellFormed() : p)));
   return parameterInvalid(param, `Invalid ${param || 'body'}: the bytes are not valid UTF-8.`);
 }
 
