@@ -298,6 +298,29 @@ function diff(a: Map<string, string>, b: Map<string, string>): string[] {
 
 const describeReq = (q: Req) => `${q.method} ${q.path.slice(0, 200)} ${q.body === undefined ? '' : (Buffer.isBuffer(q.body) ? `<bytes ${q.body.toString('latin1').slice(0, 160)}>` : q.body.slice(0, 160))}`;
 
+describe('public JSON routes, without a key', () => {
+  const post = async (path: string, body: string | Buffer) => {
+    const res = await fetch(h.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  it.each([
+    ['2,600 nested arrays', `{"network":${'['.repeat(2600)}${']'.repeat(2600)},"token":"USDT"}`, 'INVALID_JSON', ''],
+    ['a lone surrogate', '{"network":"ethereum\\ud800","token":"USDT"}', 'parameter_invalid', 'network'],
+    ['invalid UTF-8', Buffer.concat([Buffer.from('{"network":"eth'), Buffer.from([0xc0, 0xaf]), Buffer.from('","token":"USDT"}')]), 'parameter_invalid', 'network'],
+    ['a __proto__ key', '{"network":"ethereum","token":"USDT","__proto__":{}}', 'parameter_invalid', '__proto__'],
+    ['an unknown field', `{"tip":"1","network":"ethereum","token":"USDT","address":"0x${'33'.repeat(20)}"}`, 'parameter_unknown', 'tip'],
+  ])('the session select and the subscription select refuse %s in the spec shape', async (_n, body, code, param) => {
+    for (const path of [`/checkout/sessions/${ids.open[1]}/select`, `/subscribe/${ids.subscription}/select`]) {
+      const before = await snapshot();
+      const r = await post(path, body);
+      expect(r.status, path).toBe(400);
+      expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code, param });
+      expect(r.json.request_id).toMatch(/^req_/);
+      expect(diff(before, await snapshot())).toEqual([]);
+    }
+  });
+});
+
 describe(`fuzz (seed ${SEED})`, () => {
   it('answers thousands of random requests over every route without a 5xx, in the spec shape, and refused batches change no row', async () => {
     r = rng(SEED);
