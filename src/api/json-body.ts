@@ -123,9 +123,9 @@ function invalidUtf8(raw: Uint8Array): ApiError {
 type Frame = { value: unknown; key: string | number | undefined; parent: Frame | undefined };
 
 function pathOf(f: Frame | undefined, tail: Array<string | number> = []): Array<string | number> {
-  const out = tail;
-  for (let p = f; p && p.key !== undefined; p = p.parent) out.unshift(p.key);
-  return out;
+  const up: Array<string | number> = [];
+  for (let p = f; p && p.key !== undefined; p = p.parent) up.push(p.key);
+  return [...up.reverse(), ...tail];
 }
 
 /**
