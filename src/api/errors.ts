@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 
 // Every error leaves in the full spec shape with request_id and timestamp; nothing else ever answers an error.
+// `param` is always a string (interface.md types it so): "" when no single parameter is at fault.
 
 export function errorBody(err: ApiError, requestId: string, docsUrl: string) {
   return {
@@ -9,7 +10,7 @@ export function errorBody(err: ApiError, requestId: string, docsUrl: string) {
       type: err.type,
       code: err.code,
       message: err.message,
-      param: err.param ?? null,
+      param: err.param ?? '',
       doc_url: `${docsUrl}#${err.code.toLowerCase()}`,
     },
     request_id: requestId,

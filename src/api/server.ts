@@ -9,6 +9,7 @@ import type { SecretBox } from '../security/secret-box.js';
 import type { SessionRow } from '../ledger/sessions.js';
 import { createAuthenticator } from './auth.js';
 import { sendError, toApiError } from './errors.js';
+import { createClientErrorHandler } from './client-error.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
 import { refundChainsFrom } from '../payouts/refund-chains.js';
@@ -58,6 +59,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
     // Malformed URLs and over-long path parameters are answered in the spec's error shape too.
     frameworkErrors: (err, req, reply) => send(req, reply, err),
+    // Oversized headers and unparsable requests: the spec's shape too, and a clean close (client-error.ts).
+    clientErrorHandler: createClientErrorHandler(deps.docsUrl, (err, code) => app.log.info({ code, err: err.message }, 'client error')),
   });
 
   // Bodies stay raw bytes: the signature covers exactly what was received. JSON is parsed after authentication.

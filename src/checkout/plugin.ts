@@ -162,7 +162,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       const canChange = status.state === 'waiting' && options.length > 1;
       const showPicker = status.state === 'select' || (query.change === '1' && canChange);
       const payment = showPicker ? null : await instructionsFor(page, status);
-      const errorKey = query.error ? FORM_ERRORS[query.error] ?? null : null;
+      const errorKey = query.error && Object.hasOwn(FORM_ERRORS, query.error) ? FORM_ERRORS[query.error]! : null;
       const htmlText = renderPage({
         lang,
         basePath: base,

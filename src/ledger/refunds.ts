@@ -194,13 +194,25 @@ export async function cancelRefund(db: Db, refund: RefundRow): Promise<CancelRef
   return { kind: 'not_cancelable', refund: current };
 }
 
-export async function listRefunds(db: Db, merchantId: string, mode: Mode, opts: { offset: number; limit: number; status?: string; sessionId?: string }) {
+/**
+ * One page, newest first; `position` counts the matching rows before it. With `after` (a refund's service-side id of
+ * this merchant and mode), the rows strictly after that one in (created_at, id) order; null when there is no such refund.
+ */
+export async function listRefunds(db: Db, merchantId: string, mode: Mode, opts: { offset: number; limit: number; status?: string; sessionId?: string; after?: string }) {
   let base = db.selectFrom('refunds').where('merchant_id', '=', merchantId).where('mode', '=', mode);
   if (opts.status) base = base.where('status', '=', opts.status as RefundRow['status']);
   if (opts.sessionId) base = base.where('session_id', '=', opts.sessionId);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
+  const after = opts.after;
+  if (after !== undefined) {
+    const own = await db.selectFrom('refunds').select('id').where('id', '=', after).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+    if (!own) return null;
+  }
+  const page = after === undefined ? base : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from refunds c where c.id = ${after})`);
+  const [rows, count, rest] = await Promise.all([
+    page.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
     base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
+    after === undefined ? undefined : page.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { rows, total: Number(count.n) };
+  const total = Number(count.n);
+  return { rows, total, position: (rest === undefined ? 0 : total - Number(rest.n)) + opts.offset };
 }

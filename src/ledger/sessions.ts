@@ -193,20 +193,34 @@ export async function overdueSessionIds(db: Db, limit: number): Promise<string[]
 export interface SessionPage {
   rows: SessionRow[];
   total: number;
+  /** Matching rows before the first row of this page (newest first). */
+  position: number;
 }
 
+/**
+ * One page, newest first. With `after` (a session id of this merchant and mode), the rows strictly after that one in
+ * (created_at, id) order, whatever was inserted since; null when `after` names no such session.
+ */
 export async function listSessions(
   db: Db,
   merchantId: string,
   mode: Mode,
-  opts: { offset: number; limit: number; status?: string; orderId?: string },
-): Promise<SessionPage> {
+  opts: { offset: number; limit: number; status?: string; orderId?: string; after?: string },
+): Promise<SessionPage | null> {
   let base = db.selectFrom('payment_sessions').where('merchant_id', '=', merchantId).where('mode', '=', mode);
   if (opts.status) base = base.where('status', '=', opts.status as SessionRow['status']);
   if (opts.orderId) base = base.where('order_id', '=', opts.orderId);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
+  const after = opts.after;
+  if (after !== undefined) {
+    const own = await db.selectFrom('payment_sessions').select('id').where('id', '=', after).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+    if (!own) return null;
+  }
+  const page = after === undefined ? base : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from payment_sessions c where c.id = ${after})`);
+  const [rows, count, rest] = await Promise.all([
+    page.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
     base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
+    after === undefined ? undefined : page.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { rows, total: Number(count.n) };
+  const total = Number(count.n);
+  return { rows, total, position: (rest === undefined ? 0 : total - Number(rest.n)) + opts.offset };
 }

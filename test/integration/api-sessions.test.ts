@@ -302,7 +302,7 @@ describe('operator list', () => {
     for (let i = 0; i < 5; i++) ids.push((await m.test.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: `l-${i}` })).json.id);
     const p1 = await m.test.get(`${BASE}?page=1&page_size=2`);
     expect(p1.status).toBe(200);
-    expect(p1.json.pagination).toEqual({ page: 1, page_size: 2, total: 5, total_pages: 3, has_more: true });
+    expect(p1.json.pagination).toEqual({ page: 1, page_size: 2, total: 5, total_pages: 3, has_more: true, next_cursor: expect.any(String) });
     const p3 = await m.test.get(`/v1/checkout/sessions?page=3&page_size=2`);
     expect(p3.json.pagination.has_more).toBe(false);
     const all = [...p1.json.data, ...(await m.test.get(`${BASE}?page=2&page_size=2`)).json.data, ...p3.json.data].map((s: any) => s.id);

@@ -210,7 +210,7 @@ describe('get, cancel and list refunds', () => {
     const s = await paidSession(m.test);
     for (let i = 0; i < 3; i++) await refund({ session_id: s, refund_id: `l-${i}`, amount: 10, currency: 'USDT' }, m.test);
     const p = await m.test.get('/api/v1/refunds?page=1&page_size=2');
-    expect(p.json.pagination).toEqual({ page: 1, page_size: 2, total: 3, total_pages: 2, has_more: true });
+    expect(p.json.pagination).toEqual({ page: 1, page_size: 2, total: 3, total_pages: 2, has_more: true, next_cursor: expect.any(String) });
     expect(p.json.data.map((r: any) => r.refund_id)).toEqual(['l-2', 'l-1']);
     expect((await m.test.get('/api/v1/refunds?status=pending&page=2&page_size=2')).json.data.map((r: any) => r.refund_id)).toEqual(['l-0']);
     expect((await m.test.get('/api/v1/refunds?status=weird')).json.error.code).toBe('parameter_invalid');

@@ -90,7 +90,7 @@ describe('revocation and re-authorization', () => {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
     });
     expect(r.status).toBe(409);
-    expect(((await r.json()) as { error: string }).error).toBe('not_awaiting_authorization');
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('not_awaiting_authorization');
   }, 120_000);
 
   it('while paid up, the page takes a new authorization only from the same wallet', async () => {
@@ -101,7 +101,7 @@ describe('revocation and re-authorization', () => {
     });
     const refused = await select(stranger.address);
     expect(refused.status).toBe(409);
-    expect(((await refused.json()) as { error: string }).error).toBe('wallet_change_not_allowed');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('wallet_change_not_allowed');
     const row = await f.h.t.db.selectFrom('subscriptions').select(['auth_owner', 'auth_requested_at']).where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.auth_owner).toBe(customer.address.toLowerCase()); // nothing recorded for the stranger
     expect(row.auth_requested_at).toBeNull();

@@ -10,7 +10,8 @@ export interface Credentials {
 }
 
 export interface SignedRequestOptions {
-  body?: string | Record<string, unknown>;
+  /** A Buffer is sent and signed as exactly these bytes (for bodies that are not UTF-8). */
+  body?: string | Buffer | Record<string, unknown>;
   timestamp?: number;
   nonce?: string;
   headers?: Record<string, string | undefined>;
@@ -26,15 +27,15 @@ export interface TestResponse {
   json: any;
 }
 
-export function sign(secret: string, timestamp: string, nonce: string, body: string): string {
-  return createHmac('sha256', secret).update(`${timestamp}.${nonce}.${body}`, 'utf8').digest('hex');
+export function sign(secret: string, timestamp: string, nonce: string, body: string | Buffer): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${nonce}.`, 'utf8').update(body).digest('hex');
 }
 
 export class SignedClient {
   constructor(readonly baseUrl: string, readonly creds: Credentials) {}
 
   async request(method: 'GET' | 'POST', path: string, opts: SignedRequestOptions = {}): Promise<TestResponse> {
-    const body = opts.body === undefined ? (method === 'GET' ? '' : '{}') : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const body = opts.body === undefined ? (method === 'GET' ? '' : '{}') : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
     const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
     const nonce = opts.nonce ?? randomUUID();
     const headers: Record<string, string> = {

@@ -7,9 +7,9 @@ import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { requestFingerprint } from '../../ledger/idempotency.js';
 import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
-import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
+import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeRefund } from '../serializers/refund.js';
-import { pageEnvelope, pageQuery, pageWindow } from './query.js';
+import { pageEnvelope, pageQuery, pageRequest, unknownPageCursor } from './query.js';
 
 export interface RefundRouteDeps {
   db: Db;
@@ -81,7 +81,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
   app.get('/refunds/:refund_id', async (req) => render(await ownRefund(req)));
 
   app.post('/refunds/:refund_id/cancel', async (req) => {
-    jsonObjectBody(req);
+    refuseAnyField(jsonObjectBody(req)); // no body or `{}` (decisions.md: unknown fields are refused)
     const refund = await ownRefund(req);
     const r = await cancelRefund(deps.db, refund);
     if (r.kind === 'not_cancelable') {
@@ -96,10 +96,12 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
   });
   app.get('/refunds', async (req) => {
     const auth = req.auth!;
+    refuseBadStrings(req.query);
     const q = validate(listQuery, req.query);
-    refuseNulCharacters(q, []);
-    const { rows, total } = await listRefunds(deps.db, auth.merchantId, auth.mode, { ...pageWindow(q), status: q.status, sessionId: q.session_id });
-    return pageEnvelope(q, rows.map(render), total);
+    const p = pageRequest(q, 're');
+    const page = await listRefunds(deps.db, auth.merchantId, auth.mode, { offset: p.offset, limit: p.page_size, after: p.after, status: q.status, sessionId: q.session_id });
+    if (!page) throw unknownPageCursor();
+    return pageEnvelope(p, page.rows.map(render), page.total, page.position, page.rows.at(-1)?.id);
   });
 
   async function ownRefund(req: FastifyRequest): Promise<RefundRow> {

@@ -11,11 +11,11 @@ import {
 } from '../../ledger/sessions.js';
 import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
 import type { AuthContext } from '../auth.js';
-import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
+import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
 import { parseCreateSession, type CreateSessionInput } from './session-input.js';
 import type { Coin, LockedQuote } from '../../ledger/locked-quotes.js';
-import { idempotencyKeyOf, pageEnvelope, pageQuery, pageWindow } from './query.js';
+import { idempotencyKeyOf, pageEnvelope, pageQuery, pageRequest, unknownPageCursor } from './query.js';
 
 export interface SessionRouteDeps {
   db: Db;
@@ -102,7 +102,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
 
   app.post('/checkout/sessions/:session_id/cancel', async (req) => {
     const auth = req.auth!;
-    jsonObjectBody(req); // an empty JSON object is expected; a malformed body is still refused
+    refuseAnyField(jsonObjectBody(req)); // no body or `{}` (decisions.md: unknown fields are refused)
     const id = sessionIdParam(req);
     const r = await cancelSession(deps.db, auth.merchantId, auth.mode, id);
     switch (r.kind) {
@@ -124,10 +124,12 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
   });
   app.get('/checkout/sessions', async (req) => {
     const auth = req.auth!;
+    refuseBadStrings(req.query);
     const q = validate(listQuery, req.query);
-    refuseNulCharacters(q, []);
-    const { rows, total } = await listSessions(deps.db, auth.merchantId, auth.mode, { ...pageWindow(q), status: q.status, orderId: q.order_id });
-    return pageEnvelope(q, rows.map((r) => render(r)), total);
+    const p = pageRequest(q, 'cs');
+    const page = await listSessions(deps.db, auth.merchantId, auth.mode, { offset: p.offset, limit: p.page_size, after: p.after, status: q.status, orderId: q.order_id });
+    if (!page) throw unknownPageCursor();
+    return pageEnvelope(p, page.rows.map((r) => render(r)), page.total, page.position, page.rows.at(-1)?.id);
   });
 
   async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {

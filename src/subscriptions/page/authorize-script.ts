@@ -28,7 +28,7 @@ export const AUTHORIZE_JS = String.raw`(function () {
   async function select(network, token, address) {
     var sel = await fetch('/subscribe/' + id + '/select', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: network, token: token, address: address }) });
     var info = await sel.json();
-    if (!sel.ok) throw new Error(info.error || 'selection refused');
+    if (!sel.ok) throw new Error((info.error && info.error.message) || 'selection refused');
     return info;
   }
 

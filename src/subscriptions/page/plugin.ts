@@ -8,6 +8,8 @@ import { SUBSCRIPTION_TRANSITIONS, type SubscriptionRow } from '../../ledger/sub
 import { systemClock, type Clock } from '../clock.js';
 import type { SubscriptionSettings } from '../settings.js';
 import type { WalletResolver } from '../wallets.js';
+import { jsonObjectBody, validate } from '../../api/json-body.js';
+import { invalidRequest, resourceNotFound } from '../../domain/errors.js';
 import { AUTHORIZE_JS } from './authorize-script.js';
 import { renderAuthorizePage } from './render.js';
 
@@ -31,6 +33,8 @@ export interface AuthorizePageDeps {
 export function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): bigint {
   return s.unit_amount_minor * BigInt(s.quantity) * BigInt(s.iterations ?? settings.allowancePeriods);
 }
+
+const notAwaiting = (status: string) => invalidRequest('not_awaiting_authorization', `The subscription is ${status}; it does not take an authorization now.`, 'id', 409);
 
 const selectSchema = z.strictObject({ network: z.string().min(1).max(40), token: z.enum(['USDT', 'USDC']), address: z.string().min(1).max(100) });
 
@@ -74,39 +78,36 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
 
   app.get<{ Params: { id: string } }>('/subscribe/:id/status', async (req, reply) => {
     const s = await load(req.params.id);
-    if (!s) return reply.code(404).send({ error: 'not_found' });
+    if (!s) throw resourceNotFound('id', 'subscription');
     return reply.header('Cache-Control', 'no-store').send({ status: s.status, payment_method_id: s.payment_method_id });
   });
 
   app.post<{ Params: { id: string } }>('/subscribe/:id/select', async (req, reply) => {
     const s = await load(req.params.id);
-    if (!s) return reply.code(404).send({ error: 'not_found' });
+    if (!s) throw resourceNotFound('id', 'subscription');
     // A first authorization (incomplete), or a new one for a live subscription: after the allowance ran out or was
     // revoked (past_due, from any wallet), or a larger or other-token one from the same wallet while in good standing.
-    if (!(SUBSCRIPTION_TRANSITIONS.authorize as readonly string[]).includes(s.status)) return reply.code(409).send({ error: 'not_awaiting_authorization', status: s.status });
-    let body: z.infer<typeof selectSchema>;
-    try {
-      const raw = req.rawBody ? JSON.parse(req.rawBody.toString('utf8')) : undefined;
-      body = selectSchema.parse(raw);
-    } catch {
-      return reply.code(400).send({ error: 'invalid_request' });
-    }
+    if (!(SUBSCRIPTION_TRANSITIONS.authorize as readonly string[]).includes(s.status)) throw notAwaiting(s.status);
+    // The same body rules as the API (depth, UTF-8, well-formed strings), then the fields.
+    const body = validate(selectSchema, jsonObjectBody(req));
     const adapter = deps.adapters.get(`${body.network}:${s.mode}`);
     const token = adapter?.tokens.find((t) => t.symbol === body.token);
-    if (!adapter || !token || !isAllowanceCharger(adapter)) return reply.code(400).send({ error: 'network_unavailable' });
+    if (!adapter || !token || !isAllowanceCharger(adapter)) throw invalidRequest('network_unavailable', `${body.token} on ${body.network} is not available for subscriptions.`, 'network');
     const owner = adapter.normalizeAddress(body.address);
-    if (!owner) return reply.code(400).send({ error: 'invalid_address' });
+    if (!owner) throw invalidRequest('invalid_address', `address is not a ${adapter.network} address.`, 'address');
     if (s.status === 'trialing' || s.status === 'active') {
       // The checkout link is a bearer link: while the subscription is paid up, nobody holding it may move the charges
       // to another wallet (and then starve them); a customer who must change wallets does so once a payment failed.
       const pm = s.payment_method_id ? await deps.db.selectFrom('payment_methods').select(['network', 'owner_address']).where('id', '=', s.payment_method_id).executeTakeFirst() : undefined;
-      if (pm && (pm.network !== adapter.network || pm.owner_address !== owner)) return reply.code(409).send({ error: 'wallet_change_not_allowed', status: s.status });
+      if (pm && (pm.network !== adapter.network || pm.owner_address !== owner)) {
+        throw invalidRequest('wallet_change_not_allowed', 'While the subscription is paid up, only the wallet already charged can authorize again.', 'address', 409);
+      }
     }
     const allowanceBase = stablecoinMinorToBase(allowanceMinor(s, deps.settings), token.decimals);
     const w = await deps.walletResolver.resolve(s.merchant_id, s.mode, adapter.network);
     const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
     const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
-    if (!updated) return reply.code(409).send({ error: 'not_awaiting_authorization' });
+    if (!updated) throw notAwaiting(s.status);
     // An allowance that already covers the request produces no new Approval log: authorize from the chain's state,
     // read at the final height like every authorization. One not final yet comes from a recent approve, whose log
     // (or, on Solana, whose delegation) the poller applies once final.
