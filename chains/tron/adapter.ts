@@ -163,6 +163,11 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.#send().outcome(hash);
   }
 
+  readDelivery(hash: string, token: TokenSymbol, from: string, to: string) {
+    const sender = this.#send();
+    return sender.delivery(hash, sender.token(token).address, from, to);
+  }
+
   /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
   /** No account nonces here: a transfer is bound to a recent block instead. */
   withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {

@@ -3,6 +3,7 @@ import {
   TransferRejectedError,
   type BroadcastResult,
   type ChargeTransfer,
+  type Delivery,
   type SignedTransfer,
   type TokenContract,
   type TokenTransferRequest,
@@ -335,12 +336,33 @@ export class TronTokenSender {
     let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
     if (!info.id) info = await this.#o.api.full<TransactionInfo>('wallet/gettransactioninfobyid', { value });
     if (!info.id || classifyContractResult(parseContractResult(info.receipt?.result)) !== null) return null;
-    const t = this.#transfersFrom(info, owner).find((x) => x.to === to);
-    if (!t) return null;
+    // Every Transfer from the owner to the destination, summed: what the merchant received after any fee the token took.
+    const moved = this.#transfersFrom(info, owner).filter((x) => x.to === to);
+    const first = moved[0];
+    if (!first) return null;
+    const t = { ...first, amount: moved.reduce((sum, x) => sum + (x.tokenContract === first.tokenContract ? x.amount : 0n), 0n) };
     const height = int64(info.blockNumber);
     const block = await this.#o.api.full<BlockJson>('wallet/getblockbynum', { num: Number(height) });
     if (!block.blockID) throw new RpcError('bad_response', `block ${height} of ${value} not found`);
     return { logIndex: t.logIndex, amount: t.amount, tokenContract: t.tokenContract, block: { height, hash: block.blockID, time: new Date(Number(int64(info.blockTimeStamp))) } };
+  }
+
+  /** Sum of `tokenAddress`'s Transfer logs from `fromAddress` in a succeeded transaction: to `toAddress`, and elsewhere. */
+  async delivery(hash: string, tokenAddress: string, fromAddress: string, toAddress: string): Promise<Delivery | null> {
+    const from = normalizeTronAddress(fromAddress);
+    const to = normalizeTronAddress(toAddress);
+    if (!from || !to) return null;
+    const value = hash.replace(/^0x/, '').toLowerCase();
+    let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
+    if (!info.id) info = await this.#o.api.full<TransactionInfo>('wallet/gettransactioninfobyid', { value });
+    if (!info.id || classifyContractResult(parseContractResult(info.receipt?.result)) !== null) return null;
+    const d: Delivery = { delivered: 0n, elsewhere: 0n };
+    for (const t of this.#transfersFrom(info, from)) {
+      if (t.tokenContract !== tokenAddress) continue;
+      if (t.to === to) d.delivered += t.amount;
+      else d.elsewhere += t.amount;
+    }
+    return d;
   }
 
   /** allowance(owner, spender) through triggerconstantcontract, in base units. */

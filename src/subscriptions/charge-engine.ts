@@ -1,5 +1,5 @@
 import {
-  TransferRejectedError, isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type SignedTransfer, type TokenSymbol, type TxSigner,
+  TransferRejectedError, isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type SignedTransfer, type TokenRefusal, type TokenSymbol, type TxSigner,
 } from '../../chains/types.js';
 import { advanceNonce, lockNextNonce } from '../ledger/payouts.js';
 import {
@@ -70,12 +70,17 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
           return { kind: 'done', state: 'failed' };
         }
         await chargeSucceeded(deps, charge.id, { txHash: a.tx_hash, ...t });
+        if (t.amount < charge.amount_base) {
+          // The token took a fee on transferFrom: the customer paid the invoice amount, the merchant received less.
+          deps.log?.warn({ charge: String(charge.id), tx: a.tx_hash, amount_base: String(charge.amount_base), delivered_base: String(t.amount) },
+            'charge delivered less than its amount to the settlement address (a fee taken by the token)');
+        }
         return { kind: 'done', state: 'succeeded' };
       }
       case 'failed':
         if (!outcome.final) return { kind: 'wait' };
         // A reverted transferFrom moved nothing; its nonce was consumed on chain, so no other attempt can land.
-        await chargeFailed(deps, charge.id, `${outcome.reason}: ${outcome.detail}`);
+        await chargeFailed(deps, charge.id, outcome.refusal ? refusalText(outcome.refusal, outcome.detail) : `${outcome.reason}: ${outcome.detail}`);
         return { kind: 'done', state: 'failed' };
       case 'pending':
         anyPending = true;
@@ -192,7 +197,7 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: Charger, charge: Cha
       return s;
     });
   } catch (err) {
-    if (err instanceof TransferRejectedError) return failNow(deps, charge, `${err.reason}: ${err.message}`);
+    if (err instanceof TransferRejectedError) return failNow(deps, charge, err.refusal ? refusalText(err.refusal, err.message) : `${err.reason}: ${err.message}`);
     throw err;
   }
   if (!signed) return { kind: 'wait' };
@@ -205,6 +210,18 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: Charger, charge: Cha
   }
   await markChargeBroadcast(deps.db, charge.id);
   return { kind: 'wait' };
+}
+
+/** A charge's parties by their role: the customer's tokens move, the charger sends, the settlement address receives. */
+const CHARGE_REFUSALS: Record<TokenRefusal, string> = {
+  token_paused: 'the token contract is paused by its issuer',
+  sender_blacklisted: "the customer's address is blacklisted by the token issuer",
+  recipient_blacklisted: 'the settlement address is blacklisted by the token issuer',
+  spender_blacklisted: 'the charger address is blacklisted by the token issuer',
+};
+
+function refusalText(refusal: TokenRefusal, detail: string): string {
+  return `${refusal}: ${CHARGE_REFUSALS[refusal]} (${detail})`;
 }
 
 async function failNow(deps: ChargeEngineDeps, charge: ChargeRow, reason: string): Promise<ChargeStep> {
