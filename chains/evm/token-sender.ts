@@ -19,7 +19,8 @@ import { RpcError } from './rpc-errors.js';
 import type { JsonRpcClient } from './rpc-client.js';
 import { fetchHeader, toHex, type RpcReceipt } from './rpc-types.js';
 import { decodeTransferLog } from './transfer-log.js';
-import { readTokenRefusal, readTransferFee } from './token-state.js';
+import { evmViewReader } from './token-state.js';
+import { readTokenRefusal, readTransferFee } from '../tokens/token-views.js';
 import { grossForNet } from '../tokens/transfer-fee.js';
 
 // Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
@@ -84,7 +85,7 @@ export class EvmTokenSender {
       if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
       const reason = simulationReason(e.message);
       // A refused simulation says only "execution reverted": the token's own state says which refusal it was.
-      const refusal = reason === 'simulation_reverted' ? await readTokenRefusal(this.rpc, contract, parties, 'latest') : null;
+      const refusal = reason === 'simulation_reverted' ? await readTokenRefusal(evmViewReader(this.rpc, contract, 'latest'), parties) : null;
       throw new TransferRejectedError(reason, e.message, refusal ?? undefined);
     }
     const chainId = await this.chainId();
@@ -199,10 +200,9 @@ export class EvmTokenSender {
     const contract = tx?.to?.toLowerCase();
     if (!tx || !contract || !this.tokens.some((t) => t.address.toLowerCase() === contract)) return null;
     const call = ERC20.parseTransaction({ data: tx.input });
-    if (call?.name === 'transfer') return readTokenRefusal(this.rpc, contract, { sender: tx.from, recipient: String(call.args[0]) }, blockNumber);
-    if (call?.name === 'transferFrom') {
-      return readTokenRefusal(this.rpc, contract, { sender: String(call.args[0]), recipient: String(call.args[1]), spender: tx.from }, blockNumber);
-    }
+    const read = evmViewReader(this.rpc, contract, blockNumber);
+    if (call?.name === 'transfer') return readTokenRefusal(read, { sender: tx.from, recipient: String(call.args[0]) });
+    if (call?.name === 'transferFrom') return readTokenRefusal(read, { sender: String(call.args[0]), recipient: String(call.args[1]), spender: tx.from });
     return null;
   }
 
@@ -224,7 +224,7 @@ export class EvmTokenSender {
   async grossForNet(token: TokenSymbol, net: bigint): Promise<bigint> {
     const contract = this.tokens.find((t) => t.symbol === token)?.address;
     if (!contract) throw new TransferRejectedError('invalid', `${token} is not configured on ${this.network}`);
-    const fee = await readTransferFee(this.rpc, contract);
+    const fee = await readTransferFee(evmViewReader(this.rpc, contract, 'latest'));
     if (!fee) return net;
     const gross = grossForNet(net, fee);
     if (gross === null) throw new TransferRejectedError('invalid', `${token} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);

@@ -163,6 +163,10 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.#send().outcome(hash);
   }
 
+  grossForNet(token: TokenSymbol, net: bigint): Promise<bigint> {
+    return this.#send().grossForNet(token, net);
+  }
+
   readDelivery(hash: string, token: TokenSymbol, from: string, to: string) {
     const sender = this.#send();
     return sender.delivery(hash, sender.token(token).address, from, to);
