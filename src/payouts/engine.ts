@@ -167,8 +167,10 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
     // amount; the fee is the merchant's. What actually arrived is still read from the landed transaction.
     gross = adapter.grossForNet ? await adapter.grossForNet(token, refund.amount_base) : refund.amount_base;
   } catch (err) {
-    if (err instanceof TransferRejectedError && !replacing) return failed(deps, refund.id, sendFailureCode(err.reason), err.message);
-    throw err;
+    if (!(err instanceof TransferRejectedError)) throw err;
+    if (!replacing) return failed(deps, refund.id, sendFailureCode(err.reason), err.message);
+    deps.log?.warn({ refund: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
+    return { kind: 'wait', ms: deps.pollMs };
   }
   if (!replacing) {
     // Pre-flight: a payout the wallet cannot cover fails now, with its reason, before any nonce or fee is spent.

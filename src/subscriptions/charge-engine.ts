@@ -66,7 +66,15 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
         if (!outcome.final) return { kind: 'wait' };
         const t = await adapter.findChargeTransfer(a.tx_hash, charge.owner_address, charge.destination_address);
         if (!t) {
-          await chargeFailed(deps, charge.id, 'no Transfer from the customer to the settlement address');
+          // Mined, yet nothing reached the settlement address: never a paid invoice. Tokens gone elsewhere need a person.
+          const d = await adapter.readDelivery(a.tx_hash, charge.token as TokenSymbol, charge.owner_address, charge.destination_address);
+          if (d && d.elsewhere > 0n) {
+            deps.log?.error({ charge: String(charge.id), tx: a.tx_hash, elsewhere_base: String(d.elsewhere) }, 'charge moved the customer\'s tokens to another address than the settlement address');
+          }
+          const reason = d && d.elsewhere > 0n
+            ? `wrong_recipient: ${d.elsewhere} base units went from the customer to other addresses than the settlement address (transaction ${a.tx_hash})`
+            : 'no Transfer from the customer to the settlement address';
+          await chargeFailed(deps, charge.id, reason);
           return { kind: 'done', state: 'failed' };
         }
         await chargeSucceeded(deps, charge.id, { txHash: a.tx_hash, ...t });
