@@ -118,6 +118,31 @@ describe('fee on transfer (Tether setParams)', () => {
   });
 });
 
+describe('a success receipt is not enough', () => {
+  it('a mined transfer whose tokens went to another address than the refund destination fails the refund, never completes it', async () => {
+    const s = await h.paidSession(shop, { amount: '2.00', token: 'USDC' });
+    const elsewhere = `0x${'5a'.repeat(20)}`;
+    const created = await holdMining(async () => {
+      const c = await createRefund(shop, { session_id: s.id, amount: 200, currency: 'USDC', destination_address: elsewhere });
+      await h.until(async () => {
+        const a = await h.t.db.selectFrom('payout_attempts').select('state').where('refund_id', '=', c.json.id).execute();
+        return a.some((x) => x.state === 'broadcast') ? true : undefined;
+      }, 20_000);
+      // The signed transaction pays `elsewhere`; the refund now names the payer (what a token forwarding the transfer
+      // to another address, or a wrong signature, would look like from the refund's side).
+      await h.t.db.updateTable('refunds').set({ destination_address: s.payer }).where('id', '=', c.json.id).execute();
+      await h.node.rpc('evm_mine', []);
+      return c;
+    });
+    const done = await settled(shop, created.json.refund_id);
+    expect((await transfersFrom(h.node, h.tokens.USDC.address, shop.hotWallet, elsewhere)).map((t) => t.amount)).toEqual([2_000_000n]);
+    expect(done.status).toBe('failed');
+    expect(done.failure_reason).toMatch(/went to another address than the destination.*2000000 base units/);
+    expect(done.amount_delivered).toBeNull();
+    expect((await refundEvents(done.id)).map((e) => e.type)).toEqual(['refund.failed']);
+  });
+});
+
 describe('paused token vs blacklisted address', () => {
   it('a paused token, a blacklisted destination and a blacklisted hot wallet fail with three different reasons, paying nothing', async () => {
     const reasons: string[] = [];
