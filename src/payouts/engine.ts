@@ -233,9 +233,9 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
     }
     throw err;
   }
-  if (gross > refund.amount_base) deps.log?.info({ refund: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) }, 'refund grossed up for the token fee');
   if (attempt === 'raced') return { kind: 'wait', ms: deps.pollMs };
   if (!attempt) return { kind: 'done', status: 'canceled' };
+  if (gross > refund.amount_base) deps.log?.info({ refund: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) }, 'refund grossed up for the token fee');
   failpoint('payout:after_sign');
   const result = await adapter.broadcast(attempt.signed as unknown as SignedTransfer);
   failpoint('payout:after_broadcast');
