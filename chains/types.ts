@@ -158,11 +158,28 @@ export type SendFailureReason =
 
 export type TxFailureReason = 'reverted' | 'out_of_energy' | 'no_transfer_event' | 'expired';
 
+/**
+ * Why a token contract refused a transfer, read from its state after a revert (or a refused simulation): `paused()`,
+ * Tether's `isBlackListed(address)`, FiatToken's `isBlacklisted(address)`, where the token has them. `sender` is the
+ * holder whose tokens move (the hot wallet, or the customer of a charge); `spender` the charger sending a transferFrom.
+ */
+export type TokenRefusal = 'token_paused' | 'sender_blacklisted' | 'recipient_blacklisted' | 'spender_blacklisted';
+
 export type TxOutcome =
   | { status: 'unknown' }
   | { status: 'pending' }
   | { status: 'succeeded'; block: BlockRef; confirmations: bigint; final: boolean; fee: bigint }
-  | { status: 'failed'; block: BlockRef; confirmations: bigint; final: boolean; reason: TxFailureReason; detail: string };
+  | { status: 'failed'; block: BlockRef; confirmations: bigint; final: boolean; reason: TxFailureReason; detail: string; refusal?: TokenRefusal };
+
+/**
+ * What a landed transaction moved of one registry token out of `from`, read from its Transfer logs (EVM, TRON) or token
+ * balances (Solana): `delivered` reached the intended recipient, `elsewhere` went to any other address (a transfer fee
+ * taken by the issuer, or a misdirected transfer). Amounts in base units.
+ */
+export interface Delivery {
+  delivered: bigint;
+  elsewhere: bigint;
+}
 
 /** Reading side: detection of incoming transfers. */
 export interface TransferSource {
@@ -208,6 +225,16 @@ export interface TransferSender {
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */
   broadcast(signed: SignedTransfer): Promise<BroadcastResult>;
   getTransactionOutcome(hash: string): Promise<TxOutcome>;
+  /**
+   * What the succeeded transaction `hash` moved of `token` from `from`, split by whether it reached `to`; null when the
+   * transaction is not found or did not succeed. The only measure of a completed payout: never the requested amount.
+   */
+  readDelivery(hash: string, token: TokenSymbol, from: string, to: string): Promise<Delivery | null>;
+  /**
+   * The amount to send so that `to` receives `net`, for a token that announces a fee on transfers (Tether's
+   * `basisPointsRate` and `maximumFee`): the smallest gross whose net is `net`. Absent, or `net`, for tokens without.
+   */
+  grossForNet?(token: TokenSymbol, net: bigint): Promise<bigint>;
 }
 
 export interface ChainAdapter extends TransferSource, TransferSender {
@@ -232,7 +259,7 @@ export class DeepReorgError extends Error {}
 
 /** Building or broadcasting a transfer was refused before anything reached the chain (safe to fail the payout). */
 export class TransferRejectedError extends Error {
-  constructor(readonly reason: SendFailureReason, detail: string) {
+  constructor(readonly reason: SendFailureReason, detail: string, readonly refusal?: TokenRefusal) {
     super(detail);
   }
 }
@@ -249,9 +276,10 @@ export interface ObservedApproval {
   value: bigint;
 }
 
-/** The token movement a charge made: the Transfer log from the owner to the destination. */
+/** The token movement a charge made: the Transfer logs from the owner to the destination (first log's index, their sum). */
 export interface ChargeTransfer {
   logIndex: number;
+  /** What the destination received: the sum of every Transfer from the owner to it (after any fee the token took). */
   amount: bigint;
   tokenContract: string;
   block: BlockRef;

@@ -148,6 +148,14 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.#sender.outcome(hash);
   }
 
+  readDelivery(hash: string, token: TokenSymbol, from: string, to: string) {
+    return this.#sender.delivery(hash, token, from, to);
+  }
+
+  grossForNet(token: TokenSymbol, net: bigint): Promise<bigint> {
+    return this.#sender.grossForNet(token, net);
+  }
+
   // Allowance charging (subscriptions).
 
   #token(symbol: TokenSymbol) {
@@ -200,9 +208,14 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     const receipt = await this.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
     if (!receipt || BigInt(receipt.status) !== 1n) return null;
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
-    const t = receipt.logs.map(decodeTransferLog).find((d) => d !== null && contracts.has(d.token) && d.from === owner.toLowerCase() && d.to === to.toLowerCase());
+    // Every Transfer from the owner to the destination, summed: what the merchant received after any fee the token took.
+    const moved = receipt.logs
+      .map(decodeTransferLog)
+      .filter((d): d is NonNullable<typeof d> => d !== null && contracts.has(d.token) && d.from === owner.toLowerCase() && d.to === to.toLowerCase());
+    const t = moved[0];
     if (!t) return null;
+    const amount = moved.reduce((sum, d) => sum + (d.token === t.token ? d.amount : 0n), 0n);
     const header = await fetchHeader(this.rpc, BigInt(receipt.blockNumber));
-    return { logIndex: t.logIndex, amount: t.amount, tokenContract: t.token, block: { height: header.height, hash: header.hash, time: header.time } };
+    return { logIndex: t.logIndex, amount, tokenContract: t.token, block: { height: header.height, hash: header.hash, time: header.time } };
   }
 }

@@ -2,6 +2,9 @@ import { Signature, Transaction } from 'ethers';
 import {
   TransferRejectedError,
   type BroadcastResult,
+  type Delivery,
+  type TokenRefusal,
+  type TokenSymbol,
   type SendFailureReason,
   type SignedTransfer,
   type TokenContract,
@@ -16,6 +19,9 @@ import { RpcError } from './rpc-errors.js';
 import type { JsonRpcClient } from './rpc-client.js';
 import { fetchHeader, toHex, type RpcReceipt } from './rpc-types.js';
 import { decodeTransferLog } from './transfer-log.js';
+import { evmViewReader } from './token-state.js';
+import { readTokenRefusal, readTransferFee } from '../tokens/token-views.js';
+import { grossForNet } from '../tokens/transfer-fee.js';
 
 // Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
 // return data (chains/evm/erc20-abi.ts).
@@ -50,17 +56,24 @@ export class EvmTokenSender {
   async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
-    return this.buildCall(request, token.address, ERC20.encodeFunctionData('transfer', [request.to, request.amount]));
+    const data = ERC20.encodeFunctionData('transfer', [request.to, request.amount]);
+    return this.buildCall(request, token.address, data, { sender: request.from.address, recipient: request.to });
   }
 
   /** transferFrom(owner → request.to) sent and paid for by request.from (a charger holding the owner's allowance). */
   async buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
-    return this.buildCall(request, token.address, ERC20.encodeFunctionData('transferFrom', [owner, request.to, request.amount]));
+    const data = ERC20.encodeFunctionData('transferFrom', [owner, request.to, request.amount]);
+    return this.buildCall(request, token.address, data, { sender: owner, recipient: request.to, spender: request.from.address });
   }
 
-  private async buildCall(request: TokenTransferRequest, contract: string, data: string): Promise<UnsignedTransfer> {
+  private async buildCall(
+    request: TokenTransferRequest,
+    contract: string,
+    data: string,
+    parties: { sender: string; recipient: string; spender?: string },
+  ): Promise<UnsignedTransfer> {
     if (request.nonce === undefined) throw new TransferRejectedError('invalid', 'EVM transfers need an explicit nonce');
     const from = request.from.address;
     let gas: bigint;
@@ -69,8 +82,11 @@ export class EvmTokenSender {
       // under-estimate a replacement (the recipient's balance slot already written) and the replacement would run out of gas.
       gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: contract, data }, 'latest']));
     } catch (e) {
-      if (e instanceof RpcError && e.kind === 'rpc_error') throw new TransferRejectedError(simulationReason(e.message), e.message);
-      throw e;
+      if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
+      const reason = simulationReason(e.message);
+      // A refused simulation says only "execution reverted": the token's own state says which refusal it was.
+      const refusal = reason === 'simulation_reverted' ? await readTokenRefusal(evmViewReader(this.rpc, contract, 'latest'), parties) : null;
+      throw new TransferRejectedError(reason, e.message, refusal ?? undefined);
     }
     const chainId = await this.chainId();
     const bump = BigInt(100 + (request.feeBumpPercent ?? 0));
@@ -164,13 +180,55 @@ export class EvmTokenSender {
     const confirmations = latest - header.height + 1n;
     const isFinal = header.height <= final;
     if (header.hash !== receipt.blockHash.toLowerCase()) return { status: 'pending' };
-    if (BigInt(receipt.status) !== 1n) return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
+    if (BigInt(receipt.status) !== 1n) {
+      // Explained from the token's state at that block, once final (the only time a failure is acted on).
+      const refusal = isFinal ? await this.refusalOf(hash, receipt.blockNumber) : null;
+      if (refusal) return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', refusal };
+      return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
+    }
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
     const sender = (transferFrom ?? receipt.from).toLowerCase();
     const moved = receipt.logs.map(decodeTransferLog).some((d) => d !== null && contracts.has(d.token) && d.from === sender);
     if (!moved) return { status: 'failed', block, confirmations, final: isFinal, reason: 'no_transfer_event', detail: 'no Transfer log from the hot wallet' };
     const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
     return { status: 'succeeded', block, confirmations, final: isFinal, fee };
+  }
+
+  /** The token's reason for refusing the transfer or transferFrom that `hash` called, from its state at `blockNumber`. */
+  private async refusalOf(hash: string, blockNumber: string): Promise<TokenRefusal | null> {
+    const tx = await this.rpc.call<{ from: string; to: string | null; input: string } | null>('eth_getTransactionByHash', [hash]);
+    const contract = tx?.to?.toLowerCase();
+    if (!tx || !contract || !this.tokens.some((t) => t.address.toLowerCase() === contract)) return null;
+    const call = ERC20.parseTransaction({ data: tx.input });
+    const read = evmViewReader(this.rpc, contract, blockNumber);
+    if (call?.name === 'transfer') return readTokenRefusal(read, { sender: tx.from, recipient: String(call.args[0]) });
+    if (call?.name === 'transferFrom') return readTokenRefusal(read, { sender: String(call.args[0]), recipient: String(call.args[1]), spender: tx.from });
+    return null;
+  }
+
+  /** Sum of `token`'s Transfer logs from `from` in a succeeded receipt: to `to`, and to anyone else. */
+  async delivery(hash: string, token: TokenSymbol, from: string, to: string): Promise<Delivery | null> {
+    const contract = this.tokens.find((t) => t.symbol === token)?.address.toLowerCase();
+    const receipt = await this.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
+    if (!contract || !receipt || BigInt(receipt.status) !== 1n) return null;
+    const d: Delivery = { delivered: 0n, elsewhere: 0n };
+    for (const t of receipt.logs.map(decodeTransferLog)) {
+      if (t === null || t.token !== contract || t.from !== from.toLowerCase()) continue;
+      if (t.to === to.toLowerCase()) d.delivered += t.amount;
+      else d.elsewhere += t.amount;
+    }
+    return d;
+  }
+
+  /** Gross amount so that the recipient gets `net` under the token's announced fee (Tether's views); `net` without. */
+  async grossForNet(token: TokenSymbol, net: bigint): Promise<bigint> {
+    const contract = this.tokens.find((t) => t.symbol === token)?.address;
+    if (!contract) throw new TransferRejectedError('invalid', `${token} is not configured on ${this.network}`);
+    const fee = await readTransferFee(evmViewReader(this.rpc, contract, 'latest'));
+    if (!fee) return net;
+    const gross = grossForNet(net, fee);
+    if (gross === null) throw new TransferRejectedError('invalid', `${token} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
+    return gross;
   }
 }
 

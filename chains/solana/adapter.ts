@@ -6,6 +6,7 @@ import {
   type ChainAdapter,
   type ChargeTransfer,
   type ChainFamily,
+  type Delivery,
   type AddressBalances,
   type ChainHead,
   type CursorState,
@@ -26,7 +27,7 @@ import {
   type WatchSet,
 } from '../types.js';
 import { SolanaDelegation } from './delegation.js';
-import { SolanaDepositScanner } from './deposit-scanner.js';
+import { SolanaDepositScanner, accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender } from './token-sender.js';
@@ -177,6 +178,30 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
 
   getTransactionOutcome(hash: string) {
     return this.sender.outcome(hash);
+  }
+
+  /**
+   * From the transaction's token balances (no logs on Solana): what token accounts of `to` (owned by it, or `to` itself
+   * when it is a token account) gained of the mint, and what `from`'s accounts lost beyond that.
+   */
+  async readDelivery(hash: string, token: TokenSymbol, from: string, to: string): Promise<Delivery | null> {
+    const mint = this.tokens.find((t) => t.symbol === token)?.address;
+    const tx = await this.connection.getTransaction(hash, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    if (!mint || !tx?.meta || tx.meta.err !== null) return null;
+    const keys = accountKeysOf(tx);
+    const change = (match: (owner: string | undefined, account: string | undefined) => boolean): bigint => {
+      let sum = 0n;
+      for (const post of tx.meta!.postTokenBalances ?? []) {
+        if (post.mint !== mint || !match(post.owner, keys[post.accountIndex])) continue;
+        const pre = (tx.meta!.preTokenBalances ?? []).find((b) => b.accountIndex === post.accountIndex && b.mint === mint);
+        sum += BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
+      }
+      return sum;
+    };
+    const gained = change((owner, account) => owner === to || account === to);
+    const delivered = gained > 0n ? gained : 0n;
+    const lost = -change((owner) => owner === from);
+    return { delivered, elsewhere: lost > delivered ? lost - delivered : 0n };
   }
 
   /** No account nonces here: a transfer is bound to a recent block instead. */

@@ -163,6 +163,15 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.#send().outcome(hash);
   }
 
+  grossForNet(token: TokenSymbol, net: bigint): Promise<bigint> {
+    return this.#send().grossForNet(token, net);
+  }
+
+  readDelivery(hash: string, token: TokenSymbol, from: string, to: string) {
+    const sender = this.#send();
+    return sender.delivery(hash, sender.token(token).address, from, to);
+  }
+
   /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
   /** No account nonces here: a transfer is bound to a recent block instead. */
   withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {

@@ -3,7 +3,9 @@ import {
   TransferRejectedError,
   type BroadcastResult,
   type ChargeTransfer,
+  type Delivery,
   type SignedTransfer,
+  type TokenRefusal,
   type TokenContract,
   type TokenTransferRequest,
   type TxOutcome,
@@ -13,6 +15,8 @@ import {
 import { ERC20 } from '../evm/erc20-abi.js';
 import { RpcError } from '../evm/rpc-errors.js';
 import { TRANSFER_TOPIC } from '../evm/transfer-log.js';
+import { readTokenRefusal, readTransferFee, type ReadView } from '../tokens/token-views.js';
+import { grossForNet } from '../tokens/transfer-fee.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { decodeTriggerRawData, encodeSignedTransaction, txIdOf, TRIGGER_SMART_CONTRACT_TYPE } from './protobuf.js';
 import { classifyBroadcast, classifyContractResult, parseContractResult } from './receipt.js';
@@ -107,7 +111,7 @@ export class TronTokenSender {
     if (held < request.amount) {
       throw new TransferRejectedError('insufficient_token_balance', `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`);
     }
-    return this.#buildCall(request, token, from, transferCall(to, request.amount), {});
+    return this.#buildCall(request, token, from, transferCall(to, request.amount), {}, { sender: from, recipient: to });
   }
 
   /**
@@ -125,7 +129,7 @@ export class TronTokenSender {
     if (allowed < request.amount) {
       throw new TransferRejectedError('simulation_reverted', `${tronBase58(owner)} allows ${tronBase58(from)} ${allowed} ${request.token} base units, the charge needs ${request.amount}`);
     }
-    return this.#buildCall(request, token, from, transferFromCall(owner, to, request.amount), { transferFromOwner: owner });
+    return this.#buildCall(request, token, from, transferFromCall(owner, to, request.amount), { transferFromOwner: owner }, { sender: owner, recipient: to, spender: from });
   }
 
   /**
@@ -200,10 +204,20 @@ export class TronTokenSender {
     );
   }
 
-  async #buildCall(request: TokenTransferRequest, token: TokenContract, from: string, call: TokenCall, extra: Pick<TronTxBody, 'transferFromOwner'>): Promise<UnsignedTransfer> {
-    // 1. A dry run of the call from the sender (energy estimate, refusals).
+  async #buildCall(
+    request: TokenTransferRequest,
+    token: TokenContract,
+    from: string,
+    call: TokenCall,
+    extra: Pick<TronTxBody, 'transferFromOwner'>,
+    parties: { sender: string; recipient: string; spender?: string },
+  ): Promise<UnsignedTransfer> {
+    // 1. A dry run of the call from the sender (energy estimate, refusals; the token's state says which refusal).
     const dry = await this.#constant(token, from, call.data);
-    if (!dry.ok) throw new TransferRejectedError('simulation_reverted', `the token refuses the transfer (${dry.message}): destination blacklisted, token paused, or similar`);
+    if (!dry.ok) {
+      const refusal = await this.#refusal(token, from, parties);
+      throw new TransferRejectedError('simulation_reverted', `the token refuses the transfer (${dry.message})`, refusal ?? undefined);
+    }
 
     // 2. fee_limit from the estimate, bounded by the ceiling; TRX for what staked resources do not cover.
     const feeLimit = await this.#feeLimit(dry.energy);
@@ -313,7 +327,9 @@ export class TronTokenSender {
     const failure = classifyContractResult(parseContractResult(info.receipt?.result));
     if (failure) {
       const node = decodeNodeMessage(info.resMessage);
-      return { status: 'failed', block: ref, confirmations, final, reason: failure.reason, detail: node ? `${failure.detail} (${node})` : failure.detail };
+      // A REVERT is explained from the token's current state once final (TRON has no constant call at a past block).
+      const refusal = final && failure.reason === 'reverted' ? await this.#refusalOf(value) : null;
+      return { status: 'failed', block: ref, confirmations, final, reason: failure.reason, detail: node ? `${failure.detail} (${node})` : failure.detail, ...(refusal ? { refusal } : {}) };
     }
     const sender = transferFrom === undefined ? await this.#senderOf(value) : normalizeTronAddress(transferFrom);
     if (!sender || this.#transfersFrom(info, sender).length === 0) {
@@ -335,12 +351,80 @@ export class TronTokenSender {
     let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
     if (!info.id) info = await this.#o.api.full<TransactionInfo>('wallet/gettransactioninfobyid', { value });
     if (!info.id || classifyContractResult(parseContractResult(info.receipt?.result)) !== null) return null;
-    const t = this.#transfersFrom(info, owner).find((x) => x.to === to);
-    if (!t) return null;
+    // Every Transfer from the owner to the destination, summed: what the merchant received after any fee the token took.
+    const moved = this.#transfersFrom(info, owner).filter((x) => x.to === to);
+    const first = moved[0];
+    if (!first) return null;
+    const t = { ...first, amount: moved.reduce((sum, x) => sum + (x.tokenContract === first.tokenContract ? x.amount : 0n), 0n) };
     const height = int64(info.blockNumber);
     const block = await this.#o.api.full<BlockJson>('wallet/getblockbynum', { num: Number(height) });
     if (!block.blockID) throw new RpcError('bad_response', `block ${height} of ${value} not found`);
     return { logIndex: t.logIndex, amount: t.amount, tokenContract: t.tokenContract, block: { height, hash: block.blockID, time: new Date(Number(int64(info.blockTimeStamp))) } };
+  }
+
+  /** Sum of `tokenAddress`'s Transfer logs from `fromAddress` in a succeeded transaction: to `toAddress`, and elsewhere. */
+  async delivery(hash: string, tokenAddress: string, fromAddress: string, toAddress: string): Promise<Delivery | null> {
+    const from = normalizeTronAddress(fromAddress);
+    const to = normalizeTronAddress(toAddress);
+    if (!from || !to) return null;
+    const value = hash.replace(/^0x/, '').toLowerCase();
+    let info = await this.#o.api.solidity<TransactionInfo>('walletsolidity/gettransactioninfobyid', { value });
+    if (!info.id) info = await this.#o.api.full<TransactionInfo>('wallet/gettransactioninfobyid', { value });
+    if (!info.id || classifyContractResult(parseContractResult(info.receipt?.result)) !== null) return null;
+    const d: Delivery = { delivered: 0n, elsewhere: 0n };
+    for (const t of this.#transfersFrom(info, from)) {
+      if (t.tokenContract !== tokenAddress) continue;
+      if (t.to === to) d.delivered += t.amount;
+      else d.elsewhere += t.amount;
+    }
+    return d;
+  }
+
+  /** Gross amount so that the recipient gets `net` under the token's announced fee (Tether's views); `net` without. */
+  async grossForNet(symbol: string, net: bigint): Promise<bigint> {
+    const token = this.#token(symbol);
+    const fee = await readTransferFee(this.#views(token, token.address));
+    if (!fee) return net;
+    const gross = grossForNet(net, fee);
+    if (gross === null) throw new TransferRejectedError('invalid', `${symbol} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
+    return gross;
+  }
+
+  /** Optional views of `token` (paused, blacklists, fee) over triggerconstantcontract; null = no such view. */
+  #views(token: TokenContract, caller: string): ReadView {
+    return async (data) => {
+      try {
+        const r = await this.#constant(token, caller, data);
+        return r.ok && /^[0-9a-fA-F]{64,}$/.test(r.result) ? BigInt(`0x${r.result.slice(0, 64)}`) : null;
+      } catch (e) {
+        if (e instanceof RpcError && e.kind === 'rpc_error') return null;
+        throw e;
+      }
+    };
+  }
+
+  /** The token's reason for refusing, parties in canonical TRON form. */
+  #refusal(token: TokenContract, caller: string, p: { sender: string; recipient: string; spender?: string }): Promise<TokenRefusal | null> {
+    return readTokenRefusal(this.#views(token, caller), {
+      sender: tronToEvmHex(p.sender),
+      recipient: tronToEvmHex(p.recipient),
+      ...(p.spender !== undefined ? { spender: tronToEvmHex(p.spender) } : {}),
+    });
+  }
+
+  /** The refusal behind a reverted transfer or transferFrom, its parties decoded from the transaction itself. */
+  async #refusalOf(txId: string): Promise<TokenRefusal | null> {
+    const tx = await this.#o.api.full<TransactionJson>('wallet/gettransactionbyid', { value: txId });
+    if (!tx.raw_data_hex) return null;
+    const raw = decodeTriggerRawData(tx.raw_data_hex);
+    const token = this.#o.tokens.find((t) => t.address === raw.contract);
+    const call = token ? ERC20.parseTransaction({ data: `0x${raw.data}` }) : null;
+    if (!token || !call) return null;
+    if (call.name === 'transfer') return this.#refusal(token, raw.owner, { sender: raw.owner, recipient: evmHexToTron(String(call.args[0])) });
+    if (call.name === 'transferFrom') {
+      return this.#refusal(token, raw.owner, { sender: evmHexToTron(String(call.args[0])), recipient: evmHexToTron(String(call.args[1])), spender: raw.owner });
+    }
+    return null;
   }
 
   /** allowance(owner, spender) through triggerconstantcontract, in base units. */

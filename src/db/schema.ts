@@ -146,6 +146,8 @@ export interface RefundsTable {
   signed_at: NullableTimestamp;
   processed_at: NullableTimestamp;
   canceled_at: NullableTimestamp;
+  /** Base units the destination received (migration 2026_11_24_0400); null until completed. */
+  delivered_base: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
 }
 
 export type PayoutAttemptState = 'signed' | 'broadcast' | 'confirmed' | 'failed' | 'replaced' | 'dropped';
@@ -295,6 +297,8 @@ export interface SubscriptionChargesTable {
   created_at: Timestamp;
   signed_at: NullableTimestamp;
   settled_at: NullableTimestamp;
+  /** Base units the destination received (migration 2026_11_24_0400); null until succeeded. */
+  delivered_base: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
 }
 
 export interface SubscriptionChargeAttemptsTable {

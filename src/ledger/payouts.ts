@@ -1,7 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, PayoutAttemptState, PayoutAttemptsTable } from '../db/schema.js';
-import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, type RefundFailureCode } from '../domain/refund-state.js';
+import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, deliveredMinor, type RefundFailureCode } from '../domain/refund-state.js';
 import { REFUND_EVENT_TYPE, refundEventObject } from '../webhooks/payloads/refund.js';
 import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
@@ -126,8 +126,12 @@ export async function setAttemptState(db: Db | Transaction<Database>, attemptId:
     .execute();
 }
 
-/** processing → completed with the transaction hash and a receipt number, and `refund.succeeded`, in one transaction. */
-export async function completeRefund(db: Db, refundId: string, attempt: PayoutAttempt): Promise<RefundRow | undefined> {
+/**
+ * processing → completed with the transaction hash, a receipt number and the base units the destination received
+ * (`deliveredBase`, from the landed transaction; below amount_base when the token took a fee), and `refund.succeeded`,
+ * in one transaction.
+ */
+export async function completeRefund(db: Db, refundId: string, attempt: PayoutAttempt, deliveredBase: bigint): Promise<RefundRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const refund = await lockProcessingRefund(trx, refundId);
     if (!refund) return undefined;
@@ -142,7 +146,7 @@ export async function completeRefund(db: Db, refundId: string, attempt: PayoutAt
     const receipt = await nextReceiptNumber(trx, refund.merchant_id);
     const done = await trx
       .updateTable('refunds')
-      .set({ status: 'completed', transaction_hash: attempt.tx_hash, receipt_number: receipt, processed_at: sql`now()`, failure_reason: null })
+      .set({ status: 'completed', transaction_hash: attempt.tx_hash, receipt_number: receipt, processed_at: sql`now()`, failure_reason: null, delivered_base: deliveredBase })
       .where('id', '=', refundId)
       .where('status', 'in', REFUND_TRANSITIONS.complete)
       .returningAll()
@@ -187,6 +191,7 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
       refundId: r.refund_id,
       amountMinor: r.amount_minor,
       currency: r.currency as 'USDT' | 'USDC',
+      ...(r.delivered_base !== null ? { deliveredMinor: deliveredMinor({ ...r, delivered_base: r.delivered_base }) } : {}),
     }),
     aggregateId: r.id,
   });

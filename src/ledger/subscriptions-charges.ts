@@ -105,6 +105,7 @@ export async function openChargeIds(db: Db, limit: number): Promise<bigint[]> {
 export interface SettledTransfer {
   txHash: string;
   logIndex: number;
+  /** What the settlement address received (after any fee the token took): the payment's received amount. */
   amount: bigint;
   tokenContract: string;
   block: { height: bigint; hash: string; time: Date };
@@ -190,7 +191,7 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
       .execute();
     await trx
       .updateTable('subscription_charges')
-      .set({ state: 'succeeded', payment_id: paymentId, settled_at: sql`now()` })
+      .set({ state: 'succeeded', payment_id: paymentId, settled_at: sql`now()`, delivered_base: t.amount })
       .where('id', '=', charge.id)
       .execute();
     const paid = await trx

@@ -1,6 +1,7 @@
 import {
   TransferRejectedError,
   type ChainAdapter,
+  type TokenRefusal,
   type SendFailureReason,
   type SignedTransfer,
   type TxFailureReason,
@@ -71,15 +72,28 @@ export async function advanceRefund(deps: PayoutEngineDeps, refundId: string): P
   for (const a of live) {
     const outcome = await adapter.getTransactionOutcome(a.tx_hash);
     switch (outcome.status) {
-      case 'succeeded':
+      case 'succeeded': {
         if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
+        // What reached the destination, from the landed transaction's own Transfer logs: never the amount asked for.
+        const d = await adapter.readDelivery(a.tx_hash, refund.token as 'USDT' | 'USDC', adapter.normalizeAddress(a.sender) ?? a.sender, refund.destination_address);
+        if (!d) return { kind: 'wait', ms: deps.pollMs }; // no longer found as succeeded (a reorg since): look again
+        if (d.delivered === 0n) {
+          // Mined, yet nothing reached the destination: not completed. If tokens left for another address, say so.
+          const code = d.elsewhere > 0n ? 'wrong_recipient' : 'no_transfer_event';
+          const detail = d.elsewhere > 0n ? `${d.elsewhere} base units went from the hot wallet to other addresses` : 'no Transfer to the destination';
+          return failed(deps, refundId, code, `${detail}; transaction ${a.tx_hash}`);
+        }
         failpoint('payout:after_receipt');
-        await completeRefund(deps.db, refundId, a);
-        deps.log?.info({ refund: refundId, tx: a.tx_hash }, 'refund completed');
+        await completeRefund(deps.db, refundId, a, d.delivered);
+        if (d.delivered < refund.amount_base) {
+          deps.log?.warn({ refund: refundId, tx: a.tx_hash, amount_base: String(refund.amount_base), delivered_base: String(d.delivered), elsewhere_base: String(d.elsewhere) },
+            'refund completed short: the destination received less than the refund amount (a fee taken by the token)');
+        } else deps.log?.info({ refund: refundId, tx: a.tx_hash }, 'refund completed');
         return { kind: 'done', status: 'completed' };
+      }
       case 'failed':
         if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
-        return failed(deps, refundId, txFailureCode(outcome.reason), `${outcome.detail}; transaction ${a.tx_hash}`);
+        return failed(deps, refundId, outcome.refusal ? refusalCode(outcome.refusal) : txFailureCode(outcome.reason), `${outcome.detail}; transaction ${a.tx_hash}`);
       case 'pending':
         anyPending = true;
         if (a.state === 'signed') await setAttemptState(deps.db, a.id, 'broadcast');
@@ -146,11 +160,24 @@ async function rebroadcastOrDrop(deps: PayoutEngineDeps, adapter: ChainAdapter, 
 async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund: RefundRow, replacing: PayoutAttempt | null): Promise<StepResult> {
   const account = await merchantAccount(deps.db, refund);
   const wallet = await adapter.deriveHotWallet(deps.signer!, account, HOT_WALLET_SLOT.refunds);
+  const token = refund.token as 'USDT' | 'USDC';
+  let gross: bigint;
+  try {
+    // A token announcing a fee on transfers (Tether's views) is sent grossed up, so the customer receives the refund
+    // amount; the fee is the merchant's. What actually arrived is still read from the landed transaction.
+    gross = adapter.grossForNet ? await adapter.grossForNet(token, refund.amount_base) : refund.amount_base;
+  } catch (err) {
+    if (!(err instanceof TransferRejectedError)) throw err;
+    if (!replacing) return failed(deps, refund.id, sendFailureCode(err.reason), err.message);
+    deps.log?.warn({ refund: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
+    return { kind: 'wait', ms: deps.pollMs };
+  }
   if (!replacing) {
     // Pre-flight: a payout the wallet cannot cover fails now, with its reason, before any nonce or fee is spent.
     const balances = await adapter.getBalances(wallet.address);
-    if ((balances.tokens[refund.token as 'USDT' | 'USDC'] ?? 0n) < refund.amount_base) {
-      return failed(deps, refund.id, 'insufficient_token_balance', `hot wallet ${adapter.displayAddress(wallet.address)} holds ${balances.tokens[refund.token as 'USDT' | 'USDC'] ?? 0n} base units, needs ${refund.amount_base}`);
+    if ((balances.tokens[token] ?? 0n) < gross) {
+      const fee = gross > refund.amount_base ? ` (${refund.amount_base} plus the token's transfer fee)` : '';
+      return failed(deps, refund.id, 'insufficient_token_balance', `hot wallet ${adapter.displayAddress(wallet.address)} holds ${balances.tokens[token] ?? 0n} base units, needs ${gross}${fee}`);
     }
   }
   const chainNonce = replacing ? null : await adapter.getAccountNonce(wallet.address);
@@ -162,8 +189,8 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
     const draft = await adapter.buildTokenTransfer({
       from: wallet,
       to: refund.destination_address,
-      token: refund.token as 'USDT' | 'USDC',
-      amount: refund.amount_base,
+      token,
+      amount: gross,
       ...((replacing?.nonce ?? chainNonce) !== null ? { nonce: (replacing?.nonce ?? chainNonce)! } : {}),
       ...(feeBump > 0 ? { feeBumpPercent: feeBump } : {}),
     });
@@ -202,12 +229,13 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
         deps.log?.warn({ refund: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
         return { kind: 'wait', ms: deps.pollMs };
       }
-      return failed(deps, refund.id, sendFailureCode(err.reason), err.message);
+      return failed(deps, refund.id, err.refusal ? refusalCode(err.refusal) : sendFailureCode(err.reason), err.message);
     }
     throw err;
   }
   if (attempt === 'raced') return { kind: 'wait', ms: deps.pollMs };
   if (!attempt) return { kind: 'done', status: 'canceled' };
+  if (gross > refund.amount_base) deps.log?.info({ refund: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) }, 'refund grossed up for the token fee');
   failpoint('payout:after_sign');
   const result = await adapter.broadcast(attempt.signed as unknown as SignedTransfer);
   failpoint('payout:after_broadcast');
@@ -249,6 +277,23 @@ function txFailureCode(reason: TxFailureReason): RefundFailureCode {
       return 'expired';
     default: {
       const never: never = reason;
+      return never;
+    }
+  }
+}
+
+/** The token's own reason for refusing, read from its state (paused, blacklists): distinct texts for the merchant. */
+function refusalCode(refusal: TokenRefusal): RefundFailureCode {
+  switch (refusal) {
+    case 'token_paused':
+      return 'token_paused';
+    case 'recipient_blacklisted':
+      return 'recipient_blacklisted';
+    case 'sender_blacklisted':
+    case 'spender_blacklisted': // a refund's transfer has no spender; the hot wallet is the sender either way
+      return 'sender_blacklisted';
+    default: {
+      const never: never = refusal;
       return never;
     }
   }

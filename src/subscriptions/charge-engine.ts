@@ -1,5 +1,5 @@
 import {
-  TransferRejectedError, isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type SignedTransfer, type TokenSymbol, type TxSigner,
+  TransferRejectedError, isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type SignedTransfer, type TokenRefusal, type TokenSymbol, type TxSigner,
 } from '../../chains/types.js';
 import { advanceNonce, lockNextNonce } from '../ledger/payouts.js';
 import {
@@ -66,16 +66,29 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
         if (!outcome.final) return { kind: 'wait' };
         const t = await adapter.findChargeTransfer(a.tx_hash, charge.owner_address, charge.destination_address);
         if (!t) {
-          await chargeFailed(deps, charge.id, 'no Transfer from the customer to the settlement address');
+          // Mined, yet nothing reached the settlement address: never a paid invoice. Tokens gone elsewhere need a person.
+          const d = await adapter.readDelivery(a.tx_hash, charge.token as TokenSymbol, charge.owner_address, charge.destination_address);
+          if (d && d.elsewhere > 0n) {
+            deps.log?.error({ charge: String(charge.id), tx: a.tx_hash, elsewhere_base: String(d.elsewhere) }, 'charge moved the customer\'s tokens to another address than the settlement address');
+          }
+          const reason = d && d.elsewhere > 0n
+            ? `wrong_recipient: ${d.elsewhere} base units went from the customer to other addresses than the settlement address (transaction ${a.tx_hash})`
+            : 'no Transfer from the customer to the settlement address';
+          await chargeFailed(deps, charge.id, reason);
           return { kind: 'done', state: 'failed' };
         }
         await chargeSucceeded(deps, charge.id, { txHash: a.tx_hash, ...t });
+        if (t.amount < charge.amount_base) {
+          // The token took a fee on transferFrom: the customer paid the invoice amount, the merchant received less.
+          deps.log?.warn({ charge: String(charge.id), tx: a.tx_hash, amount_base: String(charge.amount_base), delivered_base: String(t.amount) },
+            'charge delivered less than its amount to the settlement address (a fee taken by the token)');
+        }
         return { kind: 'done', state: 'succeeded' };
       }
       case 'failed':
         if (!outcome.final) return { kind: 'wait' };
         // A reverted transferFrom moved nothing; its nonce was consumed on chain, so no other attempt can land.
-        await chargeFailed(deps, charge.id, `${outcome.reason}: ${outcome.detail}`);
+        await chargeFailed(deps, charge.id, outcome.refusal ? refusalText(outcome.refusal, outcome.detail) : `${outcome.reason}: ${outcome.detail}`);
         return { kind: 'done', state: 'failed' };
       case 'pending':
         anyPending = true;
@@ -192,7 +205,7 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: Charger, charge: Cha
       return s;
     });
   } catch (err) {
-    if (err instanceof TransferRejectedError) return failNow(deps, charge, `${err.reason}: ${err.message}`);
+    if (err instanceof TransferRejectedError) return failNow(deps, charge, err.refusal ? refusalText(err.refusal, err.message) : `${err.reason}: ${err.message}`);
     throw err;
   }
   if (!signed) return { kind: 'wait' };
@@ -205,6 +218,18 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: Charger, charge: Cha
   }
   await markChargeBroadcast(deps.db, charge.id);
   return { kind: 'wait' };
+}
+
+/** A charge's parties by their role: the customer's tokens move, the charger sends, the settlement address receives. */
+const CHARGE_REFUSALS: Record<TokenRefusal, string> = {
+  token_paused: 'the token contract is paused by its issuer',
+  sender_blacklisted: "the customer's address is blacklisted by the token issuer",
+  recipient_blacklisted: 'the settlement address is blacklisted by the token issuer',
+  spender_blacklisted: 'the charger address is blacklisted by the token issuer',
+};
+
+function refusalText(refusal: TokenRefusal, detail: string): string {
+  return `${refusal}: ${CHARGE_REFUSALS[refusal]} (${detail})`;
 }
 
 async function failNow(deps: ChargeEngineDeps, charge: ChargeRow, reason: string): Promise<ChargeStep> {

@@ -55,7 +55,7 @@ describe('refund payouts on chain', () => {
     const events = await refundEvents(done.id);
     expect(events.map((e) => e.type)).toEqual(['refund.succeeded']);
     expect((events[0]!.payload as any).data.object).toEqual({
-      session_id: s.id, order_id: done.order_id, refund_id: done.refund_id, refund_amount: 1000, refund_currency: 'USDT', status: 'completed', source: 'api',
+      session_id: s.id, order_id: done.order_id, refund_id: done.refund_id, refund_amount: 1000, refund_currency: 'USDT', status: 'completed', source: 'api', amount_delivered: 1000,
     });
   });
 

@@ -1,18 +1,30 @@
+import { Contract } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeTronAddress, tronBase58 } from '../../chains/tron/address.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
+import { walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 
 // Refunds on TRON for real: the whole service (src/main.ts) in test mode, detection through Anvil's JSON-RPC standing
 // in for java-tron's, payouts through the fake java-tron wallet API (signature checked, transfer executed on Anvil).
 const TRON_B58 = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
 const TXID = /^[0-9a-f]{64}$/;
+const tronEvm = (canonical: string) => `0x${canonical.slice(2)}`;
+
+type Send = (...args: unknown[]) => Promise<{ wait(): Promise<unknown> }>;
+let issuerNode: TronServiceHarness['node'];
+/** An owner-only call on a test token (deployed by Anvil account 0 on the node the fake java-tron executes on). */
+async function asIssuer(token: DeployedToken, signature: string, ...args: unknown[]): Promise<void> {
+  const c = new Contract(token.address, [`function ${signature}`], walletAt(0, issuerNode.provider));
+  await (await (c.getFunction(signature.slice(0, signature.indexOf('('))) as Send)(...args)).wait();
+}
 
 describe('TRON refunds, service in one process', () => {
   let h: TronServiceHarness;
   let shop: ChainHarnessMerchant;
   beforeAll(async () => {
     h = await startTronServiceHarness();
+    issuerNode = h.node;
     shop = await h.newMerchant('Tron shop');
     await h.fundHotWallet(shop);
   });
@@ -79,6 +91,38 @@ describe('TRON refunds, service in one process', () => {
     expect(BigInt(row.native_base_units)).toBeGreaterThan(0n);
     expect(row.fee_resources).toMatchObject({ activated: true, energy: expect.any(Object), bandwidth: expect.any(Object) });
     expect(typeof row.fee_resources.summary).toBe('string');
+  });
+
+  it("grosses a refund up under Tether's fee so the payer receives exactly the refund amount (issue 13 item 18)", async () => {
+    const s = await h.paidSession(shop, { amount: '5.00', token: 'USDT' });
+    await asIssuer(h.tokens.USDT, 'setParams(uint256 newBasisPoints, uint256 newMaxFee)', 10n, 1_000_000n);
+    try {
+      const done = await h.settled(shop, (await h.createRefund(shop, { session_id: s.id, amount: 500, currency: 'USDT' })).json.refund_id);
+      expect((await h.transfers('USDT', shop.hotWallet, s.payer)).map((m) => m.amount)).toEqual([5_000_000n]);
+      expect(done).toMatchObject({ status: 'completed', amount: 500, amount_delivered: 500 });
+    } finally {
+      await asIssuer(h.tokens.USDT, 'setParams(uint256 newBasisPoints, uint256 newMaxFee)', 0n, 0n);
+    }
+  });
+
+  it('a paused token and a blacklisted destination fail with different reasons (issue 13 item 20)', async () => {
+    const s1 = await h.paidSession(shop, { amount: '1.00', token: 'USDT' });
+    await asIssuer(h.tokens.USDT, 'pause()');
+    let paused: Record<string, any>;
+    try {
+      paused = await h.settled(shop, (await h.createRefund(shop, { session_id: s1.id, amount: 100, currency: 'USDT' })).json.refund_id);
+    } finally {
+      await asIssuer(h.tokens.USDT, 'unpause()');
+    }
+    expect(paused.status).toBe('failed');
+    expect(paused.failure_reason).toMatch(/token is paused by its issuer/);
+    const s2 = await h.paidSession(shop, { amount: '1.00', token: 'USDC' });
+    await asIssuer(h.tokens.USDC, 'blacklist(address who)', tronEvm(s2.payer));
+    const blacklisted = await h.settled(shop, (await h.createRefund(shop, { session_id: s2.id, amount: 100, currency: 'USDC' })).json.refund_id);
+    expect(blacklisted.status).toBe('failed');
+    expect(blacklisted.failure_reason).toMatch(/destination address is blacklisted by the token issuer/);
+    expect(await h.transfers('USDT', shop.hotWallet, s1.payer)).toEqual([]);
+    expect(await h.transfers('USDC', shop.hotWallet, s2.payer)).toEqual([]);
   });
 
   it('fails with a clear reason when the hot wallet holds no tokens, paying nothing', async () => {

@@ -1,9 +1,11 @@
 import type { RefundRow } from '../../ledger/refunds.js';
 import { jsonInt } from '../../webhooks/payloads/json-int.js';
 import { unix } from './session.js';
+import { deliveredMinor } from '../../domain/refund-state.js';
 
 // Refund as the spec shapes it: amounts in 2-decimal minor units as integers, Unix-second times, null where a value
-// does not apply yet. Extensions: `id` (our re_ id), `network` and `destination_address`.
+// does not apply yet. Extensions: `id` (our re_ id), `network`, `destination_address`, and `amount_delivered` (what the
+// destination received once completed, minor units rounded down; below `amount` when the token took a fee).
 export function serializeRefund(r: RefundRow, displayAddress: (network: string, canonical: string) => string): Record<string, unknown> {
   return {
     id: r.id,
@@ -12,6 +14,7 @@ export function serializeRefund(r: RefundRow, displayAddress: (network: string, 
     session_id: r.session_id,
     order_id: r.order_id,
     amount: jsonInt(r.amount_minor, 'amount'),
+    amount_delivered: r.delivered_base === null ? null : jsonInt(deliveredMinor({ ...r, delivered_base: r.delivered_base }), 'amount_delivered'),
     currency: r.currency,
     status: r.status,
     reason: r.reason,

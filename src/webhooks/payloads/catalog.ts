@@ -22,6 +22,7 @@ const refundObject = (status: 'completed' | 'failed') =>
     refund_currency: z.enum(['USDT', 'USDC']),
     status: z.literal(status),
     source: z.literal('api'),
+    amount_delivered: int.nonnegative().optional(),
     external_refund_id: z.string().optional(),
     original_currency: z.string().optional(),
   });

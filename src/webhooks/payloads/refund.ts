@@ -20,6 +20,8 @@ export interface RefundEventInput {
   refundId: string;
   amountMinor: bigint;
   currency: 'USDT' | 'USDC';
+  /** Completed refunds: what the destination received, minor units rounded down (extension `amount_delivered`). */
+  deliveredMinor?: bigint;
   /** Subscription flow only. */
   subscription?: { externalRefundId?: string; originalCurrency?: string };
 }
@@ -33,6 +35,7 @@ export function refundEventObject(r: RefundEventInput): Record<string, unknown> 
     refund_currency: r.currency,
     status: r.outcome,
     source: 'api',
+    ...(r.deliveredMinor !== undefined ? { amount_delivered: jsonInt(r.deliveredMinor, 'amount_delivered') } : {}),
     ...(r.subscription?.externalRefundId !== undefined ? { external_refund_id: r.subscription.externalRefundId } : {}),
     ...(r.subscription?.originalCurrency !== undefined ? { original_currency: r.subscription.originalCurrency } : {}),
   };

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
 
-// Shape of Circle's FiatToken (USDC) and of BSC's Binance-Peg tokens: returns bool, blacklist on both ends,
+// Shape of Circle's FiatToken (USDC) and of BSC's Binance-Peg tokens: returns bool, blacklist on both ends and on the
+// spender of a transferFrom (`isBlacklisted`, `blacklist`, `unBlacklist`), Pausable (`paused`, `pause`, `unpause`),
 // configurable decimals (6 on Ethereum, 18 on BSC).
 contract FiatTokenStyle {
     string public name;
@@ -12,6 +13,7 @@ contract FiatTokenStyle {
     mapping(address => uint256) public balanceOf;
     mapping(address => mapping(address => uint256)) public allowance;
     mapping(address => bool) public isBlacklisted;
+    bool public paused;
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
@@ -23,7 +25,12 @@ contract FiatTokenStyle {
         owner = msg.sender;
     }
 
-    function _move(address from, address to, uint256 value) internal {
+    modifier whenNotPaused() {
+        require(!paused, "Pausable: paused");
+        _;
+    }
+
+    function _move(address from, address to, uint256 value) internal whenNotPaused {
         require(!isBlacklisted[from] && !isBlacklisted[to], "Blacklistable: account is blacklisted");
         require(balanceOf[from] >= value, "ERC20: transfer amount exceeds balance");
         balanceOf[from] -= value;
@@ -37,13 +44,14 @@ contract FiatTokenStyle {
     }
 
     function transferFrom(address from, address to, uint256 value) external returns (bool) {
+        require(!isBlacklisted[msg.sender], "Blacklistable: account is blacklisted");
         require(allowance[from][msg.sender] >= value, "ERC20: transfer amount exceeds allowance");
         allowance[from][msg.sender] -= value;
         _move(from, to, value);
         return true;
     }
 
-    function approve(address spender, uint256 value) external returns (bool) {
+    function approve(address spender, uint256 value) external whenNotPaused returns (bool) {
         allowance[msg.sender][spender] = value;
         emit Approval(msg.sender, spender, value);
         return true;
@@ -59,5 +67,20 @@ contract FiatTokenStyle {
     function blacklist(address who) external {
         require(msg.sender == owner, "only owner");
         isBlacklisted[who] = true;
+    }
+
+    function unBlacklist(address who) external {
+        require(msg.sender == owner, "only owner");
+        isBlacklisted[who] = false;
+    }
+
+    function pause() external {
+        require(msg.sender == owner, "only owner");
+        paused = true;
+    }
+
+    function unpause() external {
+        require(msg.sender == owner, "only owner");
+        paused = false;
     }
 }

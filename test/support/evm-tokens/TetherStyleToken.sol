@@ -2,7 +2,9 @@
 pragma solidity ^0.8.20;
 
 // Shape of Tether's USDT on Ethereum: transfer/transferFrom/approve return nothing, an optional fee that is sent to
-// the owner with its own Transfer event (emitted before the main one), a blacklist, `uint public decimals`.
+// the owner with its own Transfer event (emitted before the main one), a blacklist of senders only (`isBlackListed`,
+// `addBlackList`, `removeBlackList`), Pausable (`paused`, `pause`, `unpause`: transfers refused while paused),
+// `uint public decimals`.
 contract TetherStyleToken {
     string public name;
     string public symbol;
@@ -14,6 +16,7 @@ contract TetherStyleToken {
     mapping(address => uint) internal balances;
     mapping(address => mapping(address => uint)) internal allowed;
     mapping(address => bool) public isBlackListed;
+    bool public paused;
 
     event Transfer(address indexed from, address indexed to, uint value);
     event Approval(address indexed owner, address indexed spender, uint value);
@@ -27,6 +30,11 @@ contract TetherStyleToken {
 
     modifier onlyOwner() {
         require(msg.sender == owner);
+        _;
+    }
+
+    modifier whenNotPaused() {
+        require(!paused);
         _;
     }
 
@@ -53,11 +61,11 @@ contract TetherStyleToken {
         emit Transfer(from, to, sendAmount);
     }
 
-    function transfer(address to, uint value) public {
+    function transfer(address to, uint value) public whenNotPaused {
         _move(msg.sender, to, value);
     }
 
-    function transferFrom(address from, address to, uint value) public {
+    function transferFrom(address from, address to, uint value) public whenNotPaused {
         require(allowed[from][msg.sender] >= value);
         allowed[from][msg.sender] -= value;
         _move(from, to, value);
@@ -82,5 +90,17 @@ contract TetherStyleToken {
 
     function addBlackList(address who) public onlyOwner {
         isBlackListed[who] = true;
+    }
+
+    function removeBlackList(address who) public onlyOwner {
+        isBlackListed[who] = false;
+    }
+
+    function pause() public onlyOwner {
+        paused = true;
+    }
+
+    function unpause() public onlyOwner {
+        paused = false;
     }
 }
