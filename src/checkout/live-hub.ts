@@ -1,7 +1,7 @@
 import type { LiveStatus } from './live-status.js';
 
 // One status reader per session for all of this process's live streams: the session's status is read once per tick
-// and fanned out to every subscriber, whatever their number. Streams are capped per session and per client IP (0 =
+// and fanned out to every subscriber, whatever their number (plus one read when streams are admitted). Streams are capped per session and per client IP (0 =
 // no cap); a slot is held from the moment a stream is admitted until it leaves, so a cap frees up as clients go.
 // A session's entry (and its timer) exists exactly while it has subscribers or one being admitted.
 
@@ -58,7 +58,9 @@ export class LiveHub {
       if (entry.listeners.size + entry.admitting === 0) this.drop(sessionId, entry);
     };
     try {
-      const status = entry.current?.status ?? (await this.load(sessionId, entry));
+      // A new stream starts from a read of its own or one in flight, never from the last tick's (it may predate
+      // what the payer just did); admissions arriving together share that read.
+      const status = await this.load(sessionId, entry);
       if (!status || this.closed) return { kind: 'not_found' };
       entry.listeners.add(listener);
       admitted = true;
