@@ -271,8 +271,9 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     let last = '';
     let closed = false;
     let leave = () => {};
+    let heartbeat: NodeJS.Timeout | undefined;
     const send = (status: LiveStatus) => {
-      if (closed) return;
+      if (closed || !res.headersSent) return;
       const json = JSON.stringify(status);
       if (json !== last) {
         res.write(`data: ${json}\n\n`);
@@ -288,7 +289,6 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       streams.delete(res);
       if (!res.writableEnded) res.end();
     };
-    let heartbeat: NodeJS.Timeout | undefined;
     const admission = await hub.join(id, clientIpBucket(req.ip), send);
     if (admission.kind === 'not_found') throw resourceNotFound('id', 'payment session');
     if (admission.kind === 'full') {
