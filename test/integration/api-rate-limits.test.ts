@@ -18,6 +18,13 @@ const CREATE = '/api/v1/checkout/sessions/create';
 const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
 const order = () => ({ amount: '1.00', currency: 'USD', order_id: `rl-${randomUUID()}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Most requests a GCRA bucket of `perSecond` can admit in `ms`: a full burst plus what refills meanwhile. */
+const mostAdmitted = (perSecond: number, ms: number) => perSecond + Math.ceil((ms / 1000) * perSecond);
+async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
+  const start = Date.now();
+  const v = await f();
+  return [v, Date.now() - start];
+}
 
 function expect429(r: TestResponse, message: RegExp) {
   expect(r.status).toBe(429);
@@ -139,12 +146,12 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
   afterAll(async () => h.close());
 
   it('throttles a flood of unauthenticated requests from one IP before authentication; other IPs are served', async () => {
-    const flood = await Promise.all(
+    const [flood, ms] = await timed(() => Promise.all(
       Array.from({ length: 30 }, (_, i) => fetch(`${h.baseUrl}${i % 2 ? CREATE : LIST}`, { method: i % 2 ? 'POST' : 'GET', headers: { 'x-forwarded-for': '198.51.100.7' }, body: i % 2 ? '{}' : undefined })),
-    );
+    ));
     const statuses = flood.map((r) => r.status);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
-    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(6);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(Math.min(29, mostAdmitted(5, ms)));
     const throttled = flood.find((r) => r.status === 429)!;
     expect(throttled.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
     expect(((await throttled.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
@@ -152,10 +159,10 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
   });
 
   it('throttles the public page routes per IP', async () => {
-    const answers = await Promise.all(
+    const [answers, ms] = await timed(() => Promise.all(
       Array.from({ length: 20 }, () => shop.get(`/pay/${sessionId}/status`, from('198.51.100.20'))),
-    );
-    expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(6);
+    ));
+    expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(19, mostAdmitted(5, ms)));
     expect429(answers.find((r) => r.status === 429)!, /Too many requests from this address\./);
     const page = await fetch(`${h.baseUrl}/pay/${sessionId}`, { headers: { 'x-forwarded-for': '198.51.100.20' } });
     expect(page.status).toBe(429);
@@ -163,10 +170,10 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
   });
 
   it('counts an IPv6 /64 as one client', async () => {
-    const answers = await Promise.all(
+    const [answers, ms] = await timed(() => Promise.all(
       Array.from({ length: 12 }, (_, i) => shop.get(`/pay/${sessionId}/status`, from(`2001:db8:7:1::${(i + 1).toString(16)}`))),
-    );
-    expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(6);
+    ));
+    expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(11, mostAdmitted(5, ms)));
     expect((await shop.get(`/pay/${sessionId}/status`, from('2001:db8:7:2::1'))).status).toBe(200);
   });
 
@@ -189,8 +196,8 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
     const plain = await startApiHarness({ rateLimits: { perKeyPerSecond: 0, perIpPerSecond: 2, authFailuresPerIpPerMinute: 0 } });
     try {
       const c = (await plain.merchant()).test;
-      const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => c.get(LIST, from(`198.51.100.${100 + i}`))));
-      expect(answers.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(2);
+      const [answers, ms] = await timed(() => Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => c.get(LIST, from(`198.51.100.${100 + i}`)))));
+      expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(7, mostAdmitted(2, ms)));
     } finally {
       await plain.close();
     }
