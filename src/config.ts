@@ -8,6 +8,17 @@ import { webhookEnvSchema } from './webhooks/config.js';
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const url = z.string().url();
+// false (the socket address), true (every X-Forwarded-For hop), a hop count, or proxy addresses/CIDRs, comma separated.
+const trustProxy = z
+  .string()
+  .transform((s, ctx): boolean | number | string[] => {
+    if (s === 'true' || s === 'false') return s === 'true';
+    if (/^\d{1,2}$/.test(s)) return Number(s);
+    const list = s.split(',').map((p) => p.trim()).filter(Boolean);
+    if (list.length > 0 && list.every((p) => /^[0-9A-Fa-f:.]+(?:\/\d{1,3})?$/.test(p))) return list;
+    ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or proxy addresses/CIDRs, comma separated' });
+    return z.NEVER;
+  });
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -32,6 +43,12 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
   MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(65_536),
+  TRUST_PROXY: trustProxy.default(false),
+  API_RATE_LIMIT_PER_KEY_PER_SECOND: int(0, 1_000_000).default(100),
+  API_RATE_LIMIT_PER_IP_PER_SECOND: int(0, 1_000_000).default(200),
+  API_AUTH_FAILURES_PER_IP_PER_MINUTE: int(0, 1_000_000).default(30),
+  CHECKOUT_STREAMS_PER_SESSION: int(0, 100_000).default(10),
+  CHECKOUT_STREAMS_PER_IP: int(0, 1_000_000).default(50),
   SESSION_LIFETIME_SECONDS: int(60, 7 * 86_400).default(1800),
   EXPIRY_SWEEP_INTERVAL_MS: int(100, 3_600_000).default(15_000),
   RATE_SOURCES: z.string().default('peg'),

@@ -141,12 +141,18 @@ export async function start(
       authWindowSeconds: config.AUTH_TIMESTAMP_WINDOW_SECONDS,
       maxBodyBytes: config.MAX_BODY_BYTES,
       logLevel: config.LOG_LEVEL,
+      trustProxy: config.TRUST_PROXY,
+      rateLimits: {
+        perKeyPerSecond: config.API_RATE_LIMIT_PER_KEY_PER_SECOND,
+        perIpPerSecond: config.API_RATE_LIMIT_PER_IP_PER_SECOND,
+        authFailuresPerIpPerMinute: config.API_AUTH_FAILURES_PER_IP_PER_MINUTE,
+      },
       onSessionCreated: (s) => scheduler.schedule(s),
       refundChains: refundChainsFrom(adapters),
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
       subscriptions: { settings: subscriptionSettings, ...(clock ? { clock } : {}) },
       plugins: [
-        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains, onSelected: (id) => depositSetupScheduler.enqueue(id) }),
+        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains, onSelected: (id) => depositSetupScheduler.enqueue(id), streamsPerSession: config.CHECKOUT_STREAMS_PER_SESSION, streamsPerIp: config.CHECKOUT_STREAMS_PER_IP }),
         ...(keys
           ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
               db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl, ...(clock ? { clock } : {}),

@@ -10,7 +10,8 @@ import type { SecretBox } from '../security/secret-box.js';
 
 // Request authentication (spec: Authentication; decisions.md: Request authentication). Order of checks:
 // key → headers → merchant id → timestamp window → signature (constant time) → nonce (consumed only after a valid
-// signature, so nobody without the secret can burn a merchant's nonces).
+// signature, so nobody without the secret can burn a merchant's nonces). The per-key rate limit sits between the
+// signature and the nonce; last_used_at is touched only once all checks passed.
 
 export interface AuthContext {
   keyId: string;
@@ -32,6 +33,8 @@ export interface AuthDeps {
   redisPrefix: string;
   /** How long a resolved key stays cached in this process; revocation takes effect within this time. */
   keyCacheMs?: number;
+  /** The per-key rate limit: throws to refuse; runs after the signature is verified, before the nonce is consumed. */
+  limitKey?: (req: FastifyRequest, keyId: string) => Promise<void>;
 }
 
 const NONCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
@@ -39,13 +42,13 @@ const NONCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
 export function createAuthenticator(deps: AuthDeps) {
   const cacheMs = deps.keyCacheMs ?? 5000;
   const cache = new Map<string, { key: ResolvedKey | undefined; until: number }>();
+  const touched = new Map<string, number>();
 
   async function lookup(key: string): Promise<ResolvedKey | undefined> {
     const now = Date.now();
     const hit = cache.get(key);
     if (hit && hit.until > now) return hit.key;
     const resolved = await resolveApiKey(deps.db, deps.box, key);
-    if (resolved) touchLastUsed(deps.db, resolved.keyId);
     if (cache.size > 10_000) cache.clear();
     // Unknown keys are cached too, briefly, so a flood of bad keys does not become a flood of queries.
     cache.set(key, { key: resolved, until: now + cacheMs });
@@ -93,6 +96,7 @@ export function createAuthenticator(deps: AuthDeps) {
     if (given.length !== expected.length || !timingSafeEqual(expected, given)) {
       throw authError('invalid_signature', 'X-Service-Signature does not match the request.', 'X-Service-Signature');
     }
+    if (deps.limitKey) await deps.limitKey(req, key.keyId);
 
     // Remembered for twice the window: a request outside the window is refused by its timestamp anyway.
     const stored = await deps.redis.set(
@@ -103,6 +107,14 @@ export function createAuthenticator(deps: AuthDeps) {
       'NX',
     );
     if (stored !== 'OK') throw authError('nonce_reused', 'X-Service-Nonce was already used with this key.', 'X-Service-Nonce');
+
+    // Only an authenticated request counts as use of the key; this process writes at most once a minute per key.
+    const now = Date.now();
+    if ((touched.get(key.keyId) ?? 0) <= now - 60_000) {
+      if (touched.size > 10_000) touched.clear();
+      touched.set(key.keyId, now);
+      touchLastUsed(deps.db, key.keyId);
+    }
 
     return { keyId: key.keyId, merchantId: key.merchantId, mode: key.mode };
   };

@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { invalidRequest } from '../domain/errors.js';
+import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { RateService } from '../rates/index.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -10,6 +10,8 @@ import type { SessionRow } from '../ledger/sessions.js';
 import { createAuthenticator } from './auth.js';
 import { sendError, toApiError } from './errors.js';
 import { createClientErrorHandler } from './client-error.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createHttpLimits, RATE_LIMITS_OFF, RateLimitedError, setRateLimitHeaders, type RateLimitSettings } from './rate-limit-http.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
 import { refundChainsFrom } from '../payouts/refund-chains.js';
@@ -35,6 +37,12 @@ export interface ServerDeps {
   onRefundCreated?: RefundRouteDeps['onRefundCreated'];
   /** Subscription flow: injectable clock and life-cycle settings (tests move time). */
   subscriptions?: Pick<SubscriptionApiDeps, 'clock' | 'settings'>;
+  /** Request rate limits (docs/rate-limits.md); absent: all off. */
+  rateLimits?: RateLimitSettings;
+  /** Redis of the rate limits when not `redis` (tests point it at a dead server). */
+  rateLimitRedis?: Redis;
+  /** Fastify's trustProxy: which X-Forwarded-For hops give the client IP; absent: the socket address. */
+  trustProxy?: boolean | number | string[];
   /** Extra route registrations (checkout page, network selection, ...) added by other modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -44,6 +52,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: apiErr.code, param: apiErr.param }, 'request refused');
+    if (apiErr instanceof RateLimitedError) reply.headers(apiErr.headers);
     return sendError(req, reply, apiErr, deps.docsUrl);
   };
   const app = Fastify({
@@ -56,6 +65,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.maxBodyBytes,
     return503OnClosing: false,
+    trustProxy: trustProxyOption(deps.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
     // Malformed URLs and over-long path parameters are answered in the spec's error shape too.
     frameworkErrors: (err, req, reply) => send(req, reply, err),
@@ -73,6 +83,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('Request-Id', req.id);
   });
+
+  const limits = createHttpLimits(
+    createRateLimiter({
+      redis: deps.rateLimitRedis ?? deps.redis,
+      prefix: deps.redisPrefix,
+      onFailOpen: (err) => app.log.warn({ err }, 'rate limit check failed: Redis did not answer, request let through'),
+    }),
+    deps.rateLimits ?? RATE_LIMITS_OFF,
+  );
+  app.addHook('onRequest', async (req) => limits.onRequest(req));
 
   app.setErrorHandler((err, req, reply) => send(req, reply, err));
   app.setNotFoundHandler((req, reply) =>
@@ -97,12 +117,19 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     windowSeconds: deps.authWindowSeconds,
     redisPrefix: deps.redisPrefix,
     keyCacheMs: deps.keyCacheMs,
+    limitKey: (req, keyId) => limits.perKey(req, keyId),
   });
 
   // The signed API, served under /api/v1 and its alias /v1 (decisions.md).
   const api = async (scope: FastifyInstance) => {
-    scope.addHook('preHandler', async (req) => {
-      req.auth = await authenticate(req);
+    scope.addHook('preHandler', async (req, reply) => {
+      try {
+        req.auth = await authenticate(req);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) await limits.authFailed(req);
+        throw err;
+      }
+      setRateLimitHeaders(reply, req.rateLimit);
     });
     registerSessionRoutes(scope, deps);
     registerRefundRoutes(scope, { db: deps.db, chains: deps.refundChains ?? refundChainsFrom(new Map()), onRefundCreated: deps.onRefundCreated });
@@ -112,6 +139,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(api, { prefix: '/v1' });
   for (const plugin of deps.plugins ?? []) await app.register(async (scope) => plugin(scope));
   return app;
+}
+
+/** A hop count N trusts the N proxies nearest to us (Fastify's types take it only as a function). */
+function trustProxyOption(t: ServerDeps['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof t === 'number') return (_address, hop) => hop < t;
+  return t ?? false;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

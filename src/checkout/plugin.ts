@@ -12,6 +12,9 @@ import { loadCheckoutAssets, type Asset } from './assets.js';
 import { ChainIdResolver, walletDeepLink } from './deep-links.js';
 import { pickLanguage, isLang, type Lang } from './i18n.js';
 import type { LiveStatus } from './live-status.js';
+import { LiveHub } from './live-hub.js';
+import { clientIpBucket } from '../api/client-ip.js';
+import { RateLimitedError } from '../api/rate-limit-http.js';
 import type { MessageKey } from './messages/en.js';
 import { liveStatusOf, loadPageSession, reloadSession, SESSION_ID, type LiveDeps, type PageSession } from './page-data.js';
 import { qrSvg } from './qr.js';
@@ -40,6 +43,11 @@ export interface CheckoutDeps {
   statusIntervalMs?: number;
   /** Heartbeat comment interval of the stream (proxies close silent connections). */
   heartbeatMs?: number;
+  /** Live streams per session and per client IP in this process; absent or 0: no cap. */
+  streamsPerSession?: number;
+  streamsPerIp?: number;
+  /** Told of every status read of the live streams (tests count them). */
+  onStatusRead?: (sessionId: string) => void;
 }
 
 const FORM_ERRORS: Record<string, MessageKey> = {
@@ -243,18 +251,64 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
   });
 
   // Server-sent events: the status whenever it changes, a heartbeat comment, the end after paid or canceled. The
-  // browser's EventSource reconnects by itself after a drop; each connection starts with the current status.
+  // browser's EventSource reconnects by itself after a drop; each connection starts with the current status. All
+  // streams of a session share one status read per interval (live-hub.ts); a stream over a cap answers 429, and the
+  // page then polls /status instead.
   const streams = new Set<ServerResponse>();
+  const hub = new LiveHub({
+    intervalMs,
+    perSession: deps.streamsPerSession ?? 0,
+    perIp: deps.streamsPerIp ?? 0,
+    read: async (id) => {
+      deps.onStatusRead?.(id);
+      const row = await reloadSession(deps.db, id);
+      return row ? liveStatusOf(live, row, { returnPath: returnPath(id) }) : undefined;
+    },
+    onReadError: (err, id) => app.log.warn({ err, session_id: id }, 'checkout status stream read failed'),
+  });
   app.addHook('preClose', async () => {
+    hub.close();
     for (const res of streams) res.end();
     streams.clear();
   });
 
   app.get<{ Params: { id: string } }>(`${base}/:id/events`, async (req, reply) => {
     const id = req.params.id;
-    let current = await statusOr404(id);
-    reply.hijack();
+    if (!SESSION_ID.test(id)) throw resourceNotFound('id', 'payment session');
     const res = reply.raw;
+    let last = '';
+    let closed = false;
+    let leave = () => {};
+    let heartbeat: NodeJS.Timeout | undefined;
+    const send = (status: LiveStatus) => {
+      if (closed || !res.headersSent) return;
+      const json = JSON.stringify(status);
+      if (json !== last) {
+        res.write(`data: ${json}\n\n`);
+        last = json;
+      }
+      if (status.state === 'paid' || status.state === 'canceled') close();
+    };
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      leave();
+      streams.delete(res);
+      if (!res.writableEnded) res.end();
+    };
+    const admission = await hub.join(id, clientIpBucket(req.ip), send);
+    if (admission.kind === 'not_found') throw resourceNotFound('id', 'payment session');
+    if (admission.kind === 'full') {
+      throw new RateLimitedError(
+        admission.scope === 'session'
+          ? 'Too many live streams for this payment session; poll its status instead. Retry after 10 s.'
+          : 'Too many live streams from this address; poll the status instead. Retry after 10 s.',
+        { 'Retry-After': '10' },
+      );
+    }
+    leave = admission.leave;
+    reply.hijack();
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
@@ -263,41 +317,13 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       'X-Content-Type-Options': 'nosniff',
     });
     streams.add(res);
-    let last = '';
-    let timer: NodeJS.Timeout | undefined;
-    let closed = false;
-    const heartbeat = setInterval(() => res.write(': ping\n\n'), heartbeatMs);
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(timer);
-      clearInterval(heartbeat);
-      streams.delete(res);
-      if (!res.writableEnded) res.end();
-    };
+    heartbeat = setInterval(() => res.write(': ping\n\n'), heartbeatMs);
     req.raw.on('close', close);
     res.on('close', close);
-    const send = (status: LiveStatus) => {
-      const json = JSON.stringify(status);
-      if (json !== last) {
-        res.write(`data: ${json}\n\n`);
-        last = json;
-      }
-      if (status.state === 'paid' || status.state === 'canceled') close();
-    };
+    // A client gone while it was being admitted fired no close event we heard: its slot is freed here.
+    if (!res.socket || res.socket.destroyed) return close();
     res.write(`retry: 3000\n\n`);
-    send(current);
-    const tick = async () => {
-      if (closed) return;
-      try {
-        current = await statusOr404(id);
-        if (!closed) send(current);
-      } catch (err) {
-        req.log.warn({ err }, 'checkout status stream read failed');
-      }
-      if (!closed) timer = setTimeout(() => void tick(), intervalMs);
-    };
-    if (!closed) timer = setTimeout(() => void tick(), intervalMs);
+    send(admission.status);
   });
 }
 

@@ -15,7 +15,7 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
 import { freePort, startAnvil, type AnvilNode } from '../support/anvil.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { REDIS_URL } from '../support/env.js';
+import { RATE_LIMITS_OFF_ENV, REDIS_URL } from '../support/env.js';
 import { TEST_MNEMONIC, deployTokens, fund, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { SignedClient } from '../support/signed-client.js';
 
@@ -48,6 +48,7 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
     { symbol: 'USDC', shape: 'fiat', decimals: 6 },
   ])) as [DeployedToken, DeployedToken];
   const env = {
+    ...RATE_LIMITS_OFF_ENV,
     MASTER_KEY: TEST_MASTER_KEY,
     DATABASE_URL: t.url,
     REDIS_URL,

@@ -154,6 +154,30 @@ describe('hosted payment page in Chromium', () => {
     await page.close();
   });
 
+  it('polls at once when the event stream is refused with 429 (over a stream cap), and still shows paid', async () => {
+    const session = await createSession({ amount: '4.00' });
+    const page = await browser.newPage();
+    let refused = 0;
+    await page.route('**/events', (route) => {
+      refused++;
+      return route.fulfill({
+        status: 429,
+        headers: { 'retry-after': '10' },
+        contentType: 'application/json',
+        body: JSON.stringify({ error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Too many live streams.', param: null, doc_url: '' }, request_id: 'req_x', timestamp: 0 }),
+      });
+    });
+    await page.goto(session.url);
+    await pickAndContinue(page, /USDT · Ethereum/);
+    const address = await page.locator('#sp-address').innerText();
+    await payFrom(stack.payer, stack.usdt, address, 4_000_000n);
+    await stack.node.mine(CONFIRMATIONS);
+    await waitForState(page, 'paid');
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#sp-offline').isHidden()).toBe(true);
+    await page.close();
+  });
+
   it('shows an expired session as expired, live while open and after a reload', async () => {
     const session = await createSession();
     const page = await openPage(session.url);

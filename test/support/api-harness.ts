@@ -25,7 +25,8 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function startApiHarness(overrides: Partial<ServerDeps> = {}): Promise<ApiHarness> {
+/** `overrides` may be a function of the fresh database (plugins that need it, such as the checkout page). */
+export async function startApiHarness(overrides: Partial<ServerDeps> | ((t: TestDatabase) => Partial<ServerDeps>) = {}): Promise<ApiHarness> {
   const t = await createTestDatabase();
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   const box = new SecretBox(TEST_MASTER_KEY);
@@ -42,7 +43,7 @@ export async function startApiHarness(overrides: Partial<ServerDeps> = {}): Prom
     maxBodyBytes: 65_536,
     logLevel: 'silent',
     keyCacheMs: 500,
-    ...overrides,
+    ...(typeof overrides === 'function' ? overrides(t) : overrides),
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

@@ -10,7 +10,7 @@ import { HOT_WALLET_SLOT, type ChainAdapter } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { TEST_MASTER_KEY } from './api-harness.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
-import { REDIS_URL } from './env.js';
+import { RATE_LIMITS_OFF_ENV, REDIS_URL } from './env.js';
 import { SignedClient } from './signed-client.js';
 
 // The whole service (src/main.ts `start`) over a fresh database and its own Redis prefix, configured for one chain by
@@ -61,6 +61,7 @@ export async function startChainServiceHarness(o: { network: 'solana' | 'tron'; 
     PAYOUT_POLL_MS: '150',
     PAYOUT_SWEEP_INTERVAL_MS: '2000',
     WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400,800,1600',
+    ...RATE_LIMITS_OFF_ENV,
     ...o.chainEnv,
     ...o.extraEnv,
   };

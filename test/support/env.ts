@@ -16,3 +16,12 @@ export function databaseUrl(name: string): string {
   u.pathname = `/${name}`;
   return u.toString();
 }
+
+/** Request rate limits and stream caps off: harnesses drive a service much faster than a client would (a test sets its own). */
+export const RATE_LIMITS_OFF_ENV: Record<string, string> = {
+  API_RATE_LIMIT_PER_KEY_PER_SECOND: '0',
+  API_RATE_LIMIT_PER_IP_PER_SECOND: '0',
+  API_AUTH_FAILURES_PER_IP_PER_MINUTE: '0',
+  CHECKOUT_STREAMS_PER_SESSION: '0',
+  CHECKOUT_STREAMS_PER_IP: '0',
+};

@@ -10,7 +10,7 @@ import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import { startAnvil, type AnvilNode } from './anvil.js';
 import { TEST_MASTER_KEY } from './api-harness.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
-import { REDIS_URL } from './env.js';
+import { RATE_LIMITS_OFF_ENV, REDIS_URL } from './env.js';
 import type { TokenShape } from './evm-tokens/deploy.js';
 import { TEST_MNEMONIC, deployTokens, fund, payFrom, signer, walletAt, type DeployedToken } from './evm-tokens/scenario.js';
 import { SignedClient } from './signed-client.js';
@@ -66,6 +66,7 @@ export async function startServiceHarness(o: { extraEnv?: Record<string, string>
     PAYOUT_POLL_MS: '150',
     PAYOUT_SWEEP_INTERVAL_MS: '2000',
     WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400,800,1600',
+    ...RATE_LIMITS_OFF_ENV,
     ...o.extraEnv,
   };
   const config = loadConfig(env);

@@ -29,3 +29,31 @@ describe('configuration', () => {
     expect(() => loadConfig({})).toThrow(/MASTER_KEY: is required/);
   });
 });
+
+describe('rate limits and proxy trust', () => {
+  it('has defaults that a merchant sending everything from one IP stays under, and 0 turns a limit off', () => {
+    const c = loadConfig({ MASTER_KEY: KEY });
+    expect(c.API_RATE_LIMIT_PER_KEY_PER_SECOND).toBe(100);
+    expect(c.API_RATE_LIMIT_PER_IP_PER_SECOND).toBe(200);
+    expect(c.API_AUTH_FAILURES_PER_IP_PER_MINUTE).toBe(30);
+    expect(c.CHECKOUT_STREAMS_PER_SESSION).toBe(10);
+    expect(c.CHECKOUT_STREAMS_PER_IP).toBe(50);
+    expect(c.TRUST_PROXY).toBe(false);
+    expect(loadConfig({ MASTER_KEY: KEY, API_RATE_LIMIT_PER_KEY_PER_SECOND: '0' }).API_RATE_LIMIT_PER_KEY_PER_SECOND).toBe(0);
+  });
+
+  it.each([
+    ['true', true],
+    ['false', false],
+    ['2', 2],
+    ['10.0.0.0/8, 192.0.2.1', ['10.0.0.0/8', '192.0.2.1']],
+    ['::1,fd00::/8', ['::1', 'fd00::/8']],
+  ])('reads TRUST_PROXY=%s', (value, expected) => {
+    expect(loadConfig({ MASTER_KEY: KEY, TRUST_PROXY: value }).TRUST_PROXY).toEqual(expected);
+  });
+
+  it('names a bad limit or TRUST_PROXY', () => {
+    expect(() => loadConfig({ MASTER_KEY: KEY, TRUST_PROXY: 'yes please' })).toThrow(/TRUST_PROXY:/);
+    expect(() => loadConfig({ MASTER_KEY: KEY, CHECKOUT_STREAMS_PER_IP: '-1' })).toThrow(/CHECKOUT_STREAMS_PER_IP:/);
+  });
+});

@@ -162,6 +162,8 @@
       try { apply(JSON.parse(ev.data)); } catch (e) { /* ignore */ }
     };
     source.onerror = function () {
+      // A stream the server refused (429 over a cap, 404) is CLOSED and never retried by the browser: poll at once.
+      if (source && source.readyState === 2) { source.close(); source = null; startPolling(); return; }
       // EventSource reconnects by itself after a network drop; after repeated failures fall back to polling.
       onError();
       if (errors >= 2 && source) { source.close(); source = null; startPolling(); }
