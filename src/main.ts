@@ -140,6 +140,7 @@ export async function start(
       redisPrefix: config.REDIS_KEY_PREFIX,
       authWindowSeconds: config.AUTH_TIMESTAMP_WINDOW_SECONDS,
       maxBodyBytes: config.MAX_BODY_BYTES,
+      sessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS,
       logLevel: config.LOG_LEVEL,
       onSessionCreated: (s) => scheduler.schedule(s),
       refundChains: refundChainsFrom(adapters),

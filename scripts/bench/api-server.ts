@@ -27,6 +27,7 @@ const app = await buildServer({
   redisPrefix: 'sp_bench',
   authWindowSeconds: 300,
   maxBodyBytes: 65_536,
+  sessionLifetimeSeconds: 1800,
   logLevel: 'silent',
 });
 const bare = Fastify({ logger: false });

@@ -40,6 +40,7 @@ export async function startApiHarness(overrides: Partial<ServerDeps> = {}): Prom
     redisPrefix,
     authWindowSeconds: 300,
     maxBodyBytes: 65_536,
+    sessionLifetimeSeconds: 1800,
     logLevel: 'silent',
     keyCacheMs: 500,
     ...overrides,

@@ -20,6 +20,8 @@ export interface SessionRouteDeps {
   db: Db;
   rates: RateService;
   checkoutBaseUrl: string;
+  /** SESSION_LIFETIME_SECONDS: the lifetime of sessions of merchants without their own. */
+  sessionLifetimeSeconds: number;
   /** Called after a session commits (schedules its expiry job). Failures are logged, never surfaced. */
   onSessionCreated?: (s: SessionRow) => Promise<void>;
 }
@@ -70,6 +72,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
           rateLockedAt: conversion?.lockedAt ?? null,
           network: input.pinnedNetwork,
           token: input.pinnedNetwork ? input.targetCurrency : null,
+          defaultLifetimeSeconds: deps.sessionLifetimeSeconds,
         });
         const payload = JSON.stringify(render(session));
         if (scope) await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: payload });
