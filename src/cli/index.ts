@@ -14,6 +14,7 @@ import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { registerAdapterFamily } from '../watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../../chains/tron/adapter.js';
+import { createSolanaAdapterFactory } from '../../chains/solana/adapter.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
 
@@ -68,6 +69,7 @@ async function main(argv: string[]): Promise<void> {
         const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
         try {
           registerAdapterFamily('tron', createTronAdapterFactory(process.env));
+          registerAdapterFamily('solana', createSolanaAdapterFactory(process.env));
           return await payoutsCli(rest, {
             db,
             adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env)),
