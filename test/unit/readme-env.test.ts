@@ -145,7 +145,10 @@ function probeOf(name: string): Probe | undefined {
   if (name === 'WATCHER_STANDBY_RETRY_MS') return { read: (env) => loadWatcherSettings(env).standbyRetryMs, sample: '50', field: 'standbyRetryMs', loaders: ['src/watcher/config.ts'] };
   if (name === 'HD_MNEMONIC') return { read: (env) => keyMaterialFromEnv(env).kind, sample: MNEMONIC };
   if (name === 'HD_PASSPHRASE') {
-    return { read: (env) => attempt(() => (keyMaterialFromEnv(env) as { signer: MnemonicSigner }).signer.accountXpub(60, 0)), sample: 'extra words', base: { HD_MNEMONIC: MNEMONIC } };
+    return { read: (env) => attempt(() => (() => {
+      const k = keyMaterialFromEnv(env);
+      return k.kind === 'signer' ? k.signer.accountXpub(60, 0) : k.kind;
+    })()), sample: 'extra words', base: { HD_MNEMONIC: MNEMONIC } };
   }
   if (name === 'HD_ACCOUNT_XPUBS') {
     return { read: (env) => keyDeriverOf(keyMaterialFromEnv(env)) !== null, sample: `60/0=${new MnemonicSigner(MNEMONIC).accountXpub(60, 0)}` };
