@@ -12,6 +12,8 @@ export interface NewSession {
   id: string;
   merchantId: string;
   mode: Mode;
+  /** The deployment's SESSION_LIFETIME_SECONDS: the lifetime of a merchant without its own. */
+  defaultLifetimeSeconds: number;
   orderId: string;
   amountMinor: bigint;
   currency: string;
@@ -29,8 +31,6 @@ export interface NewSession {
   rateLockedAt: Date | null;
   network: string | null;
   token: string | null;
-  /** The deployment's SESSION_LIFETIME_SECONDS: the lifetime of a merchant without its own. */
-  defaultLifetimeSeconds: number;
 }
 
 export const ORDER_ID_CONSTRAINT = 'payment_sessions_order_uq';

@@ -52,6 +52,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     try {
       const { session, payload } = await deps.db.transaction().execute(async (trx) => {
         const session = await insertSession(trx, {
+          defaultLifetimeSeconds: deps.sessionLifetimeSeconds,
           id: newId('cs'),
           merchantId: auth.merchantId,
           mode: auth.mode,
@@ -72,7 +73,6 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
           rateLockedAt: conversion?.lockedAt ?? null,
           network: input.pinnedNetwork,
           token: input.pinnedNetwork ? input.targetCurrency : null,
-          defaultLifetimeSeconds: deps.sessionLifetimeSeconds,
         });
         const payload = JSON.stringify(render(session));
         if (scope) await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: payload });
