@@ -6,9 +6,10 @@ import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameter
 import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { requestFingerprint } from '../../ledger/idempotency.js';
+import { isSubscriptionPayment, type RefundSubscriptionRefs } from '../serializers/refund.js';
 import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
-import { isSubscriptionPayment, serializeRefund, type RefundSubscriptionRefs } from '../serializers/refund.js';
+import { serializeRefund } from '../serializers/refund.js';
 import { pageEnvelope, pageQuery, pageWindow } from './query.js';
 
 export interface RefundRouteDeps {
