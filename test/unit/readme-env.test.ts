@@ -1,4 +1,5 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSolanaExtraSettings } from '../../chains/solana/config.js';
@@ -31,7 +32,7 @@ function documentedVariables(): string[] {
   for (const line of section.split('\n')) {
     if (!line.startsWith('| `')) continue;
     const [first, , meaning] = line.slice(1).split(' | ');
-    const cell = [...first!.matchAll(/`([A-Z_<>]+)`/g)].map((m) => m[1]!);
+    const cell = [...first!.matchAll(/`([A-Z0-9_<>]+)`/g)].map((m) => m[1]!);
     const head = cell[0]!;
     const stem = head.includes('>_') ? head.slice(0, head.lastIndexOf('>_') + 2) : '';
     const all = cell.map((n, i) => (i > 0 && n.startsWith('_') && stem ? `${stem}${n.slice(1)}` : n));
@@ -152,6 +153,11 @@ function probeOf(name: string): Probe | undefined {
   }
   if (name === 'HD_ACCOUNT_XPUBS') {
     return { read: (env) => keyDeriverOf(keyMaterialFromEnv(env)) !== null, sample: `60/0=${new MnemonicSigner(MNEMONIC).accountXpub(60, 0)}` };
+  }
+  if (name === 'HD_ED25519_PREDERIVED_FILE') {
+    const file = join(mkdtempSync(join(tmpdir(), 'sp-readme-env-')), 'batch.txt');
+    writeFileSync(file, "m/44'/501'/0'/0'/0'=SysvarRent111111111111111111111111111111111\n");
+    return { read: (env) => keyMaterialFromEnv(env).kind, sample: file };
   }
   if (name === 'DEVNET_STATE_FILE') return { read: (env) => devnetStateFile(env), sample: '/tmp/devnet-state.json' };
 
