@@ -21,7 +21,6 @@ const trustProxy = z
   });
 
 export const configSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().default('0.0.0.0'),
   PORT: int(0, 65535).default(3000),
   DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/stablepay'),

@@ -22,6 +22,7 @@ import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
 import { registerAdapterFamily } from './watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../chains/tron/adapter.js';
+import { createSolanaAdapterFactory } from '../chains/solana/adapter.js';
 import type { Clock } from './subscriptions/clock.js';
 import { startSubscriptionWorker } from './subscriptions/worker.js';
 import { subscriptionSettingsFromEnv } from './subscriptions/settings.js';
@@ -67,6 +68,7 @@ export async function start(
   // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
   // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
   registerAdapterFamily('tron', createTronAdapterFactory(env));
+  registerAdapterFamily('solana', createSolanaAdapterFactory(env));
   const adapters = await createVerifiedAdapters(watcherSettings);
   setTokenDecimalsResolver(tokenDecimalsResolver(adapters));
   setExpiryGuard((trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at));
@@ -140,6 +142,7 @@ export async function start(
       redisPrefix: config.REDIS_KEY_PREFIX,
       authWindowSeconds: config.AUTH_TIMESTAMP_WINDOW_SECONDS,
       maxBodyBytes: config.MAX_BODY_BYTES,
+      sessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS,
       logLevel: config.LOG_LEVEL,
       trustProxy: config.TRUST_PROXY,
       rateLimits: {

@@ -31,6 +31,7 @@ import { SolanaDepositScanner, accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender } from './token-sender.js';
+import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
 
 export interface SolanaAdapterOptions {
   mode: Mode;
@@ -294,7 +295,12 @@ export function createSolanaAdapter(s: {
   rpcUrl: string;
   tokens: readonly TokenContract[];
   confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
-}): SolanaChainAdapter {
+}, extra: SolanaExtraSettings = {}): SolanaChainAdapter {
   const finality: Finality = s.confirmation.kind === 'finalized' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
-  return new SolanaChainAdapter({ mode: s.mode, rpcUrl: s.rpcUrl, tokens: s.tokens, finality });
+  return new SolanaChainAdapter({ mode: s.mode, rpcUrl: s.rpcUrl, tokens: s.tokens, finality, ...extra });
+}
+
+/** The adapter factory with the CHAIN_SOLANA_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */
+export function createSolanaAdapterFactory(env: Record<string, string | undefined>) {
+  return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter => createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode));
 }

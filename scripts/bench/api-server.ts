@@ -28,6 +28,7 @@ const app = await buildServer({
   redisPrefix: 'sp_bench',
   authWindowSeconds: 300,
   maxBodyBytes: 65_536,
+  sessionLifetimeSeconds: 1800,
   logLevel: 'silent',
   // Thousands of requests per second with one key from one IP: the limits would measure themselves, not the API.
   // BENCH_RATE_LIMITS=checked runs every check against limits too high to refuse, to measure what checking costs.

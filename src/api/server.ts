@@ -27,6 +27,8 @@ export interface ServerDeps {
   redisPrefix: string;
   authWindowSeconds: number;
   maxBodyBytes: number;
+  /** SESSION_LIFETIME_SECONDS: the session lifetime of merchants without their own. */
+  sessionLifetimeSeconds: number;
   logLevel?: string;
   /** Where JSON log lines go (stdout by default); tests capture them. */
   logStream?: NodeJS.WritableStream;

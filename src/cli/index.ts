@@ -14,6 +14,7 @@ import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { registerAdapterFamily } from '../watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../../chains/tron/adapter.js';
+import { createSolanaAdapterFactory } from '../../chains/solana/adapter.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
 
@@ -22,7 +23,10 @@ const USAGE = `usage: npm run cli -- <command>
   migrate                                             apply pending database migrations
   merchant create --name <name> [--webhook-url <url> [--test-only]]
                                                       create a merchant with a test key (prints it once)
-  merchant list
+  merchant list                                       merchants with their effective settings
+  merchant show <merchant_id>
+  merchant update <merchant_id> [--session-lifetime-seconds N|default] [--underpayment-tolerance-bps N]
+                                                      per-merchant settings (default: the deployment's)
   key create --merchant <id> --mode test|live         issue another key (rotation)
   key revoke <key-prefix>                             revoke a key (e.g. sk_live_AbCdEfGh)
   key list [--merchant <id>]
@@ -56,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
       case 'merchant': {
         await migrateToLatest(db); // a newcomer may create a merchant before ever starting the service
         const webhookPolicy = { allowPrivateTargetsInTest: webhookSettingsFrom(config).allowPrivateTargetsInTest };
-        return await merchantCli(rest, { db, box, webhookPolicy });
+        return await merchantCli(rest, { db, box, webhookPolicy, defaultSessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS });
       }
       case 'key':
         return await keyCli(rest, { db, box });
@@ -65,6 +69,7 @@ async function main(argv: string[]): Promise<void> {
         const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
         try {
           registerAdapterFamily('tron', createTronAdapterFactory(process.env));
+          registerAdapterFamily('solana', createSolanaAdapterFactory(process.env));
           return await payoutsCli(rest, {
             db,
             adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env)),

@@ -1,5 +1,8 @@
 import type { Db } from '../db/database.js';
-import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from '../ledger/merchants.js';
+import {
+  SESSION_LIFETIME_RANGE, UNDERPAYMENT_TOLERANCE_BPS_RANGE, createApiKey, createMerchant, listApiKeys, listMerchantSettings, revokeApiKey,
+  updateMerchantSettings, type MerchantSettings, type MerchantSettingsUpdate,
+} from '../ledger/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';
@@ -12,8 +15,26 @@ export interface CliContext {
 
 // Operator commands for merchants and keys. Secrets are printed once, at creation, and never again.
 
-/** `webhookPolicy`: the endpoint rules that --webhook-url must pass (docs/webhooks.md). */
-export async function merchantCli(args: string[], ctx: CliContext & { webhookPolicy: TargetPolicy }): Promise<void> {
+export const MERCHANT_USAGE = `merchant create --name <name> [--webhook-url <url> [--test-only]]
+merchant list
+merchant show <merchant_id>
+merchant update <merchant_id> [--session-lifetime-seconds N|default] [--underpayment-tolerance-bps N]`;
+
+/**
+ * `webhookPolicy`: the endpoint rules that --webhook-url must pass (docs/webhooks.md).
+ * `defaultSessionLifetimeSeconds`: the deployment's SESSION_LIFETIME_SECONDS, shown as the effective lifetime of
+ * merchants without their own.
+ */
+export async function merchantCli(args: string[], ctx: CliContext & { webhookPolicy: TargetPolicy; defaultSessionLifetimeSeconds: number }): Promise<void> {
+  const effective = (m: MerchantSettings) => ({
+    merchant_id: m.merchant_id,
+    name: m.name,
+    webhook_url: m.webhook_url,
+    created_at: m.created_at,
+    session_lifetime_seconds: m.session_lifetime_seconds ?? ctx.defaultSessionLifetimeSeconds,
+    session_lifetime_source: m.session_lifetime_seconds === null ? 'default' : 'merchant',
+    underpayment_tolerance_bps: m.underpayment_tolerance_bps,
+  });
   const [sub, ...rest] = args;
   switch (sub) {
     case 'create': {
@@ -32,13 +53,45 @@ export async function merchantCli(args: string[], ctx: CliContext & { webhookPol
       return;
     }
     case 'list': {
-      const rows = await ctx.db.selectFrom('merchants').select(['id', 'name', 'webhook_url', 'created_at']).orderBy('created_at').execute();
-      print(rows);
+      const { positionals } = options(rest, {});
+      if (positionals.length > 0) throw new UsageError(MERCHANT_USAGE);
+      print((await listMerchantSettings(ctx.db)).map(effective));
+      return;
+    }
+    case 'show': {
+      const { positionals } = options(rest, {});
+      if (positionals.length !== 1) throw new UsageError('merchant show <merchant_id>');
+      const [m] = await listMerchantSettings(ctx.db, positionals[0]!);
+      if (!m) throw new UsageError(`no merchant ${positionals[0]}`);
+      print(effective(m));
+      return;
+    }
+    case 'update': {
+      const { values, positionals } = options(rest, { 'session-lifetime-seconds': { type: 'string' }, 'underpayment-tolerance-bps': { type: 'string' } });
+      if (positionals.length !== 1) throw new UsageError('merchant update <merchant_id> [--session-lifetime-seconds N|default] [--underpayment-tolerance-bps N]');
+      const update: MerchantSettingsUpdate = {};
+      const lifetime = values['session-lifetime-seconds'];
+      if (lifetime !== undefined) {
+        update.sessionLifetimeSeconds = lifetime === 'default' ? null : integerIn(lifetime, '--session-lifetime-seconds', SESSION_LIFETIME_RANGE, ' or default');
+      }
+      const bps = values['underpayment-tolerance-bps'];
+      if (bps !== undefined) update.underpaymentToleranceBps = integerIn(bps, '--underpayment-tolerance-bps', UNDERPAYMENT_TOLERANCE_BPS_RANGE);
+      if (Object.keys(update).length === 0) throw new UsageError('merchant update needs --session-lifetime-seconds or --underpayment-tolerance-bps');
+      const m = await updateMerchantSettings(ctx.db, positionals[0]!, update);
+      if (!m) throw new UsageError(`no merchant ${positionals[0]}`);
+      print(effective(m));
       return;
     }
     default:
-      throw new UsageError('merchant create --name <name> [--webhook-url <url> [--test-only]] | merchant list');
+      throw new UsageError(MERCHANT_USAGE);
   }
+}
+
+/** A decimal integer within the range, else a usage error naming the option. */
+function integerIn(text: string, option: string, range: { min: number; max: number }, alternative = ''): number {
+  const n = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= range.min && n <= range.max)) throw new UsageError(`${option} must be an integer ${range.min}..${range.max}${alternative}, not ${text}`);
+  return n;
 }
 
 export async function keyCli(args: string[], ctx: CliContext): Promise<void> {

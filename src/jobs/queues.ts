@@ -39,11 +39,29 @@ export interface QueueContext {
 }
 
 export function createQueue<N extends JobName>(name: N, ctx: QueueContext): Queue<JobPayload<N>> {
-  return new Queue<JobPayload<N>>(name, {
-    connection: ctx.connection.duplicate(),
+  const connection = ctx.connection.duplicate();
+  const queue = new Queue<JobPayload<N>>(name, {
+    connection,
     prefix: `${ctx.prefix}:bull`,
     defaultJobOptions: JOBS[name].options,
   });
+  return closingConnection(queue, connection);
+}
+
+/**
+ * BullMQ treats a connection it is given as shared and never closes it: the duplicate made for a queue or worker is
+ * owned here and disconnected when that queue or worker closes (else a short-lived process, a CLI command, never exits).
+ */
+function closingConnection<T extends { close(...args: never[]): Promise<void> }>(owner: T, connection: Redis): T {
+  const close = owner.close.bind(owner) as (...args: Parameters<T['close']>) => Promise<void>;
+  owner.close = (async (...args: Parameters<T['close']>) => {
+    try {
+      await close(...args);
+    } finally {
+      connection.disconnect();
+    }
+  }) as T['close'];
+  return owner;
 }
 
 export function createWorker<N extends JobName>(
@@ -54,15 +72,17 @@ export function createWorker<N extends JobName>(
   /** How long a job stays locked to a worker that stopped renewing it (a crashed process) before it runs again. */
   lockDurationMs = 30_000,
 ): Worker<JobPayload<N>> {
-  return new Worker<JobPayload<N>>(
+  const connection = ctx.connection.duplicate({ maxRetriesPerRequest: null });
+  const worker = new Worker<JobPayload<N>>(
     name,
     async (job, token) => handler(JOBS[name].payload.parse(job.data) as JobPayload<N>, job, token),
     {
-      connection: ctx.connection.duplicate({ maxRetriesPerRequest: null }),
+      connection,
       prefix: `${ctx.prefix}:bull`,
       concurrency,
       lockDuration: lockDurationMs,
       stalledInterval: Math.min(30_000, lockDurationMs),
     },
   );
+  return closingConnection(worker, connection);
 }

@@ -105,3 +105,64 @@ export async function resolveApiKey(db: Db, box: SecretBox, key: string): Promis
   if (!row) return undefined;
   return { keyId: row.id, merchantId: row.merchant_id, mode: row.mode, secret: box.open(row.secret_enc, apiKeySecretAad(row.id)) };
 }
+
+/** Bounds of the per-merchant settings; the database checks the same (migration 2026_11_24_0200). */
+export const SESSION_LIFETIME_RANGE = { min: 60, max: 604_800 } as const;
+export const UNDERPAYMENT_TOLERANCE_BPS_RANGE = { min: 0, max: 10_000 } as const;
+
+export interface MerchantSettings {
+  merchant_id: string;
+  name: string;
+  webhook_url: string | null;
+  created_at: Date;
+  /** The merchant's own lifetime; null means the deployment's SESSION_LIFETIME_SECONDS. */
+  session_lifetime_seconds: number | null;
+  underpayment_tolerance_bps: number;
+}
+
+export interface MerchantSettingsUpdate {
+  /** null returns the merchant to the deployment's default. */
+  sessionLifetimeSeconds?: number | null;
+  underpaymentToleranceBps?: number;
+}
+
+function inRange(v: number, r: { min: number; max: number }): boolean {
+  return Number.isSafeInteger(v) && v >= r.min && v <= r.max;
+}
+
+/** The one writer of a merchant's payment settings; answers undefined for an unknown merchant. */
+export async function updateMerchantSettings(db: Db, merchantId: string, u: MerchantSettingsUpdate): Promise<MerchantSettings | undefined> {
+  if (u.sessionLifetimeSeconds != null && !inRange(u.sessionLifetimeSeconds, SESSION_LIFETIME_RANGE)) {
+    throw new RangeError(`session lifetime must be ${SESSION_LIFETIME_RANGE.min}..${SESSION_LIFETIME_RANGE.max} seconds`);
+  }
+  if (u.underpaymentToleranceBps !== undefined && !inRange(u.underpaymentToleranceBps, UNDERPAYMENT_TOLERANCE_BPS_RANGE)) {
+    throw new RangeError(`underpayment tolerance must be ${UNDERPAYMENT_TOLERANCE_BPS_RANGE.min}..${UNDERPAYMENT_TOLERANCE_BPS_RANGE.max} basis points`);
+  }
+  const set = {
+    ...(u.sessionLifetimeSeconds !== undefined ? { session_lifetime_seconds: u.sessionLifetimeSeconds } : {}),
+    ...(u.underpaymentToleranceBps !== undefined ? { underpayment_tolerance_bps: u.underpaymentToleranceBps } : {}),
+  };
+  if (Object.keys(set).length === 0) return (await listMerchantSettings(db, merchantId))[0];
+  const row = await db.updateTable('merchants').set(set).where('id', '=', merchantId).returning(MERCHANT_SETTINGS_COLUMNS).executeTakeFirst();
+  return row ? toSettings(row) : undefined;
+}
+
+const MERCHANT_SETTINGS_COLUMNS = ['id', 'name', 'webhook_url', 'created_at', 'session_lifetime_seconds', 'underpayment_tolerance_bps'] as const;
+
+function toSettings(r: { id: string; name: string; webhook_url: string | null; created_at: Date; session_lifetime_seconds: number | null; underpayment_tolerance_bps: number }): MerchantSettings {
+  return {
+    merchant_id: r.id,
+    name: r.name,
+    webhook_url: r.webhook_url,
+    created_at: r.created_at,
+    session_lifetime_seconds: r.session_lifetime_seconds,
+    underpayment_tolerance_bps: r.underpayment_tolerance_bps,
+  };
+}
+
+/** Every merchant's settings, oldest first, or one merchant's. */
+export async function listMerchantSettings(db: Db, merchantId?: string): Promise<MerchantSettings[]> {
+  let q = db.selectFrom('merchants').select(MERCHANT_SETTINGS_COLUMNS).orderBy('created_at').orderBy('id');
+  if (merchantId !== undefined) q = q.where('id', '=', merchantId);
+  return (await q.execute()).map(toSettings);
+}

@@ -2,6 +2,7 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, PayoutAttemptState, PayoutAttemptsTable } from '../db/schema.js';
 import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, deliveredMinor, type RefundFailureCode } from '../domain/refund-state.js';
+import { hasIdShape } from '../domain/ids.js';
 import { REFUND_EVENT_TYPE, refundEventObject } from '../webhooks/payloads/refund.js';
 import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
@@ -180,6 +181,12 @@ export async function failRefund(db: Db, refundId: string, code: RefundFailureCo
 }
 
 async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outcome: 'completed' | 'failed'): Promise<void> {
+  // Subscription flow (a pay_ payment): refund_id is our re_ id, the merchant's id is external_refund_id, and
+  // original_currency is the currency the payment was billed in (interface.md: Refund events).
+  const subscriptionFlow = hasIdShape(r.session_id, 'pay');
+  const billed = subscriptionFlow
+    ? await trx.selectFrom('payment_sessions').select('currency').where('id', '=', r.session_id).executeTakeFirst()
+    : undefined;
   await insertOutboxEvent(trx, {
     merchantId: r.merchant_id,
     mode: r.mode,
@@ -188,10 +195,11 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
       outcome,
       sessionId: r.session_id,
       orderId: r.order_id,
-      refundId: r.refund_id,
+      refundId: subscriptionFlow ? r.id : r.refund_id,
       amountMinor: r.amount_minor,
       currency: r.currency as 'USDT' | 'USDC',
       ...(r.delivered_base !== null ? { deliveredMinor: deliveredMinor({ ...r, delivered_base: r.delivered_base }) } : {}),
+      ...(subscriptionFlow ? { subscription: { externalRefundId: r.refund_id, ...(billed ? { originalCurrency: billed.currency.toUpperCase() } : {}) } } : {}),
     }),
     aggregateId: r.id,
   });

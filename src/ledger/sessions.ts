@@ -13,6 +13,8 @@ export interface NewSession {
   id: string;
   merchantId: string;
   mode: Mode;
+  /** The deployment's SESSION_LIFETIME_SECONDS: the lifetime of a merchant without its own. */
+  defaultLifetimeSeconds: number;
   orderId: string;
   amountMinor: bigint;
   currency: string;
@@ -64,8 +66,9 @@ export async function insertSession(trx: Transaction<Database>, s: NewSession): 
       token: s.token,
       ...quoteColumns(s.quotes ?? {}),
       hd_account: sql<number>`(select account_index from merchant_hd_accounts where merchant_id = ${s.merchantId} and mode = ${s.mode})`,
-      // Lifetime per merchant (decisions.md: default 30 minutes); created_at and expires_at share one clock.
-      expires_at: sql<Date>`now() + (select coalesce(session_lifetime_seconds, 1800) from merchants where id = ${s.merchantId}) * interval '1 second'`,
+      // The merchant's own lifetime, else the deployment's (decisions.md: default 30 minutes, configurable per
+      // merchant); created_at and expires_at share one clock.
+      expires_at: sql<Date>`now() + (select coalesce(session_lifetime_seconds, ${s.defaultLifetimeSeconds}::integer) from merchants where id = ${s.merchantId}) * interval '1 second'`,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -1,9 +1,12 @@
-import type { KeyDeriver, TxSigner } from '../../chains/types.js';
+import { readFileSync } from 'node:fs';
+import { PrederivedEd25519Keys } from '../../chains/solana/keys.js';
+import type { KeyDeriver, KeyPath, TxSigner } from '../../chains/types.js';
 import { MnemonicSigner } from './mnemonic-signer.js';
 import { XpubKeyDeriver, parseAccountXpubs } from './xpub-key-deriver.js';
 
 // Key material comes only from the environment: HD_MNEMONIC (+ optional HD_PASSPHRASE) for a signing process, or
-// HD_ACCOUNT_XPUBS for watch-only processes. Error messages never echo the values.
+// HD_ACCOUNT_XPUBS (secp256k1 chains) and HD_ED25519_PREDERIVED_FILE (Solana, docs/solana.md) for watch-only
+// processes; a signing process derives everything itself and ignores both. Error messages never echo the values.
 export type KeyMaterial =
   | { kind: 'signer'; signer: TxSigner & { accountXpub(coinType: number, account: number): string } }
   | { kind: 'watch-only'; deriver: KeyDeriver }
@@ -19,8 +22,36 @@ export function keyMaterialFromEnv(env: Record<string, string | undefined>): Key
     }
   }
   const xpubs = env.HD_ACCOUNT_XPUBS?.trim();
-  if (xpubs) return { kind: 'watch-only', deriver: new XpubKeyDeriver(parseAccountXpubs(xpubs)) };
-  return { kind: 'none' };
+  const prederivedFile = env.HD_ED25519_PREDERIVED_FILE?.trim();
+  if (!xpubs && !prederivedFile) return { kind: 'none' };
+  const secp256k1 = xpubs ? new XpubKeyDeriver(parseAccountXpubs(xpubs)) : undefined;
+  const ed25519 = prederivedFile ? loadPrederivedKeys(prederivedFile) : undefined;
+  const deriver: KeyDeriver = {
+    publicKey(key: KeyPath) {
+      const d = key.curve === 'ed25519' ? ed25519 : secp256k1;
+      if (!d) {
+        const missing = key.curve === 'ed25519' ? 'HD_ED25519_PREDERIVED_FILE' : 'HD_ACCOUNT_XPUBS';
+        return Promise.reject(new Error(`watch-only: no ${key.curve} keys (set ${missing}) for ${key.path}`));
+      }
+      return d.publicKey(key);
+    },
+  };
+  return { kind: 'watch-only', deriver };
+}
+
+/** A signer's exported batch of Solana public keys (exportPrederivedBatch); errors name the variable, not the content. */
+function loadPrederivedKeys(file: string): PrederivedEd25519Keys {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`HD_ED25519_PREDERIVED_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return PrederivedEd25519Keys.parse(text);
+  } catch (e) {
+    throw new Error(`HD_ED25519_PREDERIVED_FILE: ${(e as Error).message}`);
+  }
 }
 
 export function keyDeriverOf(material: KeyMaterial): KeyDeriver | null {

@@ -96,7 +96,7 @@ describe('per-key limit (1 per second)', () => {
     const second: FastifyInstance = await buildServer({
       db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
       checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-      maxBodyBytes: 65_536, logLevel: 'silent', trustProxy: true,
+      maxBodyBytes: 65_536, sessionLifetimeSeconds: 1800, logLevel: 'silent', trustProxy: true,
       rateLimits: { perKeyPerSecond: 1, perIpPerSecond: 0, authFailuresPerIpPerMinute: 0 },
     });
     try {

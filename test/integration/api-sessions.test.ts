@@ -306,7 +306,7 @@ describe('operator list', () => {
     const p3 = await m.test.get(`/v1/checkout/sessions?page=3&page_size=2`);
     expect(p3.json.pagination.has_more).toBe(false);
     const all = [...p1.json.data, ...(await m.test.get(`${BASE}?page=2&page_size=2`)).json.data, ...p3.json.data].map((s: any) => s.id);
-    expect(new Set(all)).toEqual(new Set(ids));
+    expect(all).toEqual([...ids].reverse()); // newest first, in order across pages
     expect((await m.test.get(`${BASE}?page_size=101`)).json.error.code).toBe('parameter_invalid');
     expect((await m.test.get(`${BASE}?page=0`)).json.error.code).toBe('parameter_invalid');
     expect((await m.test.get(`${BASE}?colour=red`)).json.error.code).toBe('parameter_unknown');

@@ -72,7 +72,7 @@ describe('webhook delivery', () => {
         id: sessionId, merchantId: m.id, mode: 'test', orderId: 'order-77', amountMinor: 1250n, currency: 'USD',
         description: null, merchantDomainId: null, lineItems: null, taxMinor: null, shippingMinor: null, successUrl: null,
         cancelUrl: null, metadata: {}, targetCurrency: 'USDT', targetAmountMinor: 1250n, exchangeRate: null,
-        rateLockedAt: null, network: null, token: null,
+        rateLockedAt: null, network: null, token: null, defaultLifetimeSeconds: 1800,
       }),
     );
     expect((await cancelSession(h.t.db, m.id, 'test', sessionId)).kind).toBe('canceled');

@@ -41,6 +41,7 @@ export async function startApiHarness(overrides: Partial<ServerDeps> | ((t: Test
     redisPrefix,
     authWindowSeconds: 300,
     maxBodyBytes: 65_536,
+    sessionLifetimeSeconds: 1800,
     logLevel: 'silent',
     keyCacheMs: 500,
     ...(typeof overrides === 'function' ? overrides(t) : overrides),

@@ -46,7 +46,7 @@ export async function serveSubscriptionApi(o: {
   const app: FastifyInstance = await buildServer({
     db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
     checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-    maxBodyBytes: 65_536, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
+    maxBodyBytes: 65_536, sessionLifetimeSeconds: 1800, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
     subscriptions: { clock, settings },
     plugins: [
       (a) => registerAuthorizePage(a, {

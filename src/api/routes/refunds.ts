@@ -6,6 +6,7 @@ import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameter
 import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { requestFingerprint } from '../../ledger/idempotency.js';
+import { isSubscriptionPayment, type RefundSubscriptionRefs } from '../serializers/refund.js';
 import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeRefund } from '../serializers/refund.js';
@@ -23,7 +24,13 @@ const metadataSchema = z.record(z.string().min(1).max(40), z.string().max(500)).
 
 /** Refund API (spec: Refunds; decisions.md: Refunds). Codes keep the spec's spelling. */
 export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps): void {
-  const render = (r: RefundRow) => serializeRefund(r, (network, canonical) => deps.chains.displayAddress(network, r.mode, canonical));
+  const render = (r: RefundRow, subscription?: RefundSubscriptionRefs) =>
+    serializeRefund(r, (network, canonical) => deps.chains.displayAddress(network, r.mode, canonical), subscription);
+  /** Refunds as the API shows them, with the invoice and subscription of those paying back a subscription payment. */
+  const renderAll = async (rows: RefundRow[]) => {
+    const refs = await subscriptionRefsOf(deps.db, rows.map((r) => r.session_id).filter(isSubscriptionPayment));
+    return rows.map((r) => render(r, refs.get(r.session_id)));
+  };
 
   app.post('/refunds/create', async (req, reply) => {
     const auth = req.auth!;
@@ -71,14 +78,10 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
       deps.onRefundCreated(result.refund).catch((err: unknown) => req.log.warn({ err, refund: result.refund.id }, 'payout enqueue failed; the sweep will pick it up'));
     }
     if (result.kind === 'replayed') reply.header('Idempotent-Replayed', 'true');
-    if (subscriptionRefs) {
-      const { session_id: _s, ...rest } = render(result.refund);
-      return reply.code(201).send({ ...rest, payment_id: result.refund.session_id, invoice_id: subscriptionRefs.invoice_id, subscription_id: subscriptionRefs.subscription_id });
-    }
-    return reply.code(201).send(render(result.refund));
+    return reply.code(201).send(subscriptionRefs ? render(result.refund, subscriptionRefs) : (await renderAll([result.refund]))[0]);
   });
 
-  app.get('/refunds/:refund_id', async (req) => render(await ownRefund(req)));
+  app.get('/refunds/:refund_id', async (req) => (await renderAll([await ownRefund(req)]))[0]);
 
   app.post('/refunds/:refund_id/cancel', async (req) => {
     refuseAnyField(jsonObjectBody(req)); // no body or `{}` (decisions.md: unknown fields are refused)
@@ -101,7 +104,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     const p = pageRequest(q, 're');
     const page = await listRefunds(deps.db, auth.merchantId, auth.mode, { offset: p.offset, limit: p.page_size, after: p.after, status: q.status, sessionId: q.session_id });
     if (!page) throw unknownPageCursor();
-    return pageEnvelope(p, page.rows.map(render), page.total, page.position, page.rows.at(-1)?.id);
+    return pageEnvelope(p, await renderAll(page.rows), page.total, page.position, page.rows.at(-1)?.id);
   });
 
   async function ownRefund(req: FastifyRequest): Promise<RefundRow> {
@@ -129,6 +132,14 @@ function optionalString(body: Record<string, unknown>, key: string): string | un
 
 function validateMetadata(v: unknown): Record<string, string> {
   return validate(z.object({ metadata: metadataSchema }), { metadata: v }).metadata;
+}
+
+/** The invoice and subscription behind each of these subscription payments (pay_ ids), in one query. */
+async function subscriptionRefsOf(db: Db, paymentIds: string[]): Promise<Map<string, RefundSubscriptionRefs>> {
+  if (paymentIds.length === 0) return new Map();
+  const rows = await db.selectFrom('subscription_charges').select(['payment_id', 'invoice_id', 'subscription_id'])
+    .where('payment_id', 'in', [...new Set(paymentIds)]).execute();
+  return new Map(rows.map((r) => [r.payment_id!, { invoice_id: r.invoice_id, subscription_id: r.subscription_id }]));
 }
 
 /** The invoice and subscription behind a subscription payment; 404 SESSION_NOT_FOUND when there is none. */

@@ -21,6 +21,8 @@ export interface SessionRouteDeps {
   db: Db;
   rates: RateService;
   checkoutBaseUrl: string;
+  /** SESSION_LIFETIME_SECONDS: the lifetime of sessions of merchants without their own. */
+  sessionLifetimeSeconds: number;
   /** Called after a session commits (schedules its expiry job). Failures are logged, never surfaced. */
   onSessionCreated?: (s: SessionRow) => Promise<void>;
 }
@@ -52,6 +54,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     try {
       const { session, payload } = await deps.db.transaction().execute(async (trx) => {
         const session = await insertSession(trx, {
+          defaultLifetimeSeconds: deps.sessionLifetimeSeconds,
           id: newId('cs'),
           merchantId: auth.merchantId,
           mode: auth.mode,

@@ -1,0 +1,198 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HDNodeWallet } from 'ethers';
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH, type DevnetState } from '../../src/cli/devnet.js';
+import { createApiKey } from '../../src/ledger/merchants.js';
+import { SecretBox } from '../../src/security/secret-box.js';
+import { TEST_MASTER_KEY } from '../support/api-harness.js';
+import { fund } from '../support/evm-tokens/scenario.js';
+import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+
+// Every command of `npm run cli -- help`, run as a real child process against the whole service's database, Redis
+// prefix and Anvil chain, must exit by itself with the expected status, on its success path and on an error path.
+// A command that leaves a connection open (a BullMQ queue's Redis connection, a pool) is killed at the time limit and
+// fails here: a cron job calling it would hang.
+
+const EXIT_LIMIT_MS = 45_000;
+let h: ServiceHarness;
+let m: HarnessMerchant;
+let env: Record<string, string | undefined>;
+const ids: Record<string, string> = {};
+
+interface Run {
+  code: number | null;
+  killed: boolean;
+  out: string;
+  err: string;
+}
+
+function cli(args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      'node',
+      ['--import', 'tsx', 'src/cli/index.ts', ...args],
+      { env: { ...env, ...extraEnv }, timeout: EXIT_LIMIT_MS, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => {
+        const e = error as (Error & { code?: number; killed?: boolean }) | null;
+        resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, killed: e?.killed === true, out: stdout, err: stderr });
+      },
+    );
+  });
+}
+
+beforeAll(async () => {
+  h = await startServiceHarness();
+  m = await h.newMerchant('Exit shop');
+  env = { ...process.env, ...h.env, LOG_LEVEL: 'silent' };
+
+  // A failed refund to retry: the merchant's hot wallet has no gas, so its payout fails.
+  const paid = await h.paidSession(m, { amount: '3.00' });
+  const refund = await m.client.post('/api/v1/refunds/create', { session_id: paid.id, refund_id: 'exit-rf-1', amount: 100, currency: 'USDT' });
+  expect(refund.status).toBe(201);
+  await h.until(async () => ((await m.client.get('/api/v1/refunds/exit-rf-1')).json.status === 'failed' ? true : undefined), 60_000);
+  const event = await h.t.db.selectFrom('outbox_events').select('id').where('merchant_id', '=', m.id).orderBy('seq').executeTakeFirstOrThrow();
+  ids.event = event.id;
+  ids.keyPrefix = (await createApiKey(h.t.db, new SecretBox(TEST_MASTER_KEY), m.id, 'live')).key_prefix;
+
+  // The devnet state `npm run dev` would write, naming this test's service and chain; devnet pay pays from its payer.
+  const open = await m.client.post('/api/v1/checkout/sessions/create', { amount: '2.00', currency: 'USD', order_id: 'exit-devnet-1' });
+  expect(open.status).toBe(200);
+  ids.openSession = open.json.id;
+  const payer = HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).address;
+  await fund(h.tokens.USDT, payer, 10_000_000n);
+  const state: DevnetState = {
+    baseUrl: h.base, checkoutBaseUrl: `${h.base}/pay`, pid: process.pid,
+    evm: { ethereum: { rpcUrl: h.node.url, chainId: 31337, tokens: { USDT: { address: h.tokens.USDT.address, decimals: 6 }, USDC: { address: h.tokens.USDC.address, decimals: 6 } } } },
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'sp-cli-exits-'));
+  ids.stateFile = join(dir, 'state.json');
+  writeFileSync(ids.stateFile, JSON.stringify(state));
+  ids.missingStateFile = join(dir, 'missing.json');
+}, 180_000);
+afterAll(async () => h?.close());
+
+/** The commands `help` lists: the first words of each command line, up to the first argument. */
+function listedCommands(help: string): string[] {
+  const names = help
+    .split('\n')
+    .filter((l) => /^ {2}\S/.test(l))
+    .map((l) => l.trim().split(/\s{2,}/)[0]!.split(' ').filter((w, i, all) => all.slice(0, i + 1).every((x) => /^[a-z][a-z-]*$/.test(x))).join(' '));
+  return [...new Set(names)];
+}
+
+interface Case {
+  args: () => string[];
+  env?: () => Record<string, string | undefined>;
+  code: number;
+  /** What the answer must show (stdout on success, stderr otherwise). */
+  shows: RegExp;
+}
+
+const CASES: Record<string, Case[]> = {
+  migrate: [{ args: () => ['migrate'], code: 0, shows: /"applied": \[\]/ }],
+  'merchant create': [
+    { args: () => ['merchant', 'create', '--name', 'Cron shop', '--webhook-url', 'http://127.0.0.1:9/hook', '--test-only'], code: 0, shows: /"merchant_id": "mch_/ },
+    { args: () => ['merchant', 'create'], code: 2, shows: /--name is required/ },
+  ],
+  'merchant list': [
+    { args: () => ['merchant', 'list'], code: 0, shows: /"session_lifetime_seconds": 1800/ },
+    { args: () => ['merchant', 'list', 'extra'], code: 2, shows: /merchant show/ },
+  ],
+  'merchant show': [
+    { args: () => ['merchant', 'show', m.id], code: 0, shows: /"session_lifetime_source": "default"/ },
+    { args: () => ['merchant', 'show', 'mch_nope'], code: 2, shows: /no merchant mch_nope/ },
+  ],
+  'merchant update': [
+    { args: () => ['merchant', 'update', m.id, '--underpayment-tolerance-bps', '0'], code: 0, shows: /"underpayment_tolerance_bps": 0/ },
+    { args: () => ['merchant', 'update', m.id, '--session-lifetime-seconds', '59'], code: 2, shows: /--session-lifetime-seconds must be an integer 60\.\.604800 or default, not 59/ },
+  ],
+  'key create': [
+    { args: () => ['key', 'create', '--merchant', m.id, '--mode', 'test'], code: 0, shows: /"key": "sk_test_/ },
+    { args: () => ['key', 'create', '--merchant', m.id, '--mode', 'prod'], code: 2, shows: /--mode must be test or live/ },
+  ],
+  'key revoke': [
+    { args: () => ['key', 'revoke', ids.keyPrefix!], code: 0, shows: /"revoked": "sk_live_/ },
+    { args: () => ['key', 'revoke', 'sk_live_Nonexist'], code: 2, shows: /no active key/ },
+  ],
+  'key list': [
+    { args: () => ['key', 'list', '--merchant', m.id], code: 0, shows: /"key_prefix": "sk_test_/ },
+    { args: () => ['key', 'list', '--bogus'], code: 2, shows: /bogus/ },
+  ],
+  'webhooks failed': [
+    { args: () => ['webhooks', 'failed', '--merchant', m.id], code: 0, shows: /^\[/ },
+    { args: () => ['webhooks', 'failed', '--limit', '0'], code: 2, shows: /--limit must be 1\.\.10000/ },
+  ],
+  'webhooks resend': [
+    { args: () => ['webhooks', 'resend', ids.event!], code: 0, shows: /"event_id": "evt_/ },
+    { args: () => ['webhooks', 'resend', 'evt_1'], code: 1, shows: /no event evt_1/ },
+  ],
+  'webhooks resend-failed': [
+    { args: () => ['webhooks', 'resend-failed', '--since', '2020-01-01T00:00:00Z'], code: 0, shows: /"resent": 0/ },
+    { args: () => ['webhooks', 'resend-failed'], code: 2, shows: /--since is required/ },
+  ],
+  'webhooks rotate-secret': [
+    { args: () => ['webhooks', 'rotate-secret', '--merchant', m.id, '--overlap-hours', '1'], code: 0, shows: /"webhook_secret": / },
+    { args: () => ['webhooks', 'rotate-secret', '--merchant', 'mch_nope'], code: 1, shows: /no merchant mch_nope/ },
+  ],
+  'webhooks set-url': [
+    { args: () => ['webhooks', 'set-url', '--merchant', m.id, '--url', 'http://127.0.0.1:9/hook', '--test-only'], code: 0, shows: /"live_deliverable": false/ },
+    { args: () => ['webhooks', 'set-url', '--merchant', m.id], code: 2, shows: /--url is required/ },
+  ],
+  'devnet pay': [
+    { args: () => ['devnet', 'pay', ids.openSession!, '--network', 'ethereum', '--token', 'USDT'], env: () => ({ DEVNET_STATE_FILE: ids.stateFile }), code: 0, shows: /"tx_hash": "0x/ },
+    { args: () => ['devnet', 'pay', 'cs_x'], env: () => ({ DEVNET_STATE_FILE: ids.missingStateFile }), code: 2, shows: /no local devnet found/ },
+  ],
+  'payouts wallets': [
+    { args: () => ['payouts', 'wallets', '--merchant', m.id], code: 0, shows: /"address": "0x[0-9a-fA-F]{40}",\s+"native_base_units": "\d+"/ },
+    { args: () => ['payouts', 'wallets'], env: () => ({ HD_MNEMONIC: undefined }), code: 2, shows: /wallets needs HD_MNEMONIC/ },
+  ],
+  'payouts pending': [
+    { args: () => ['payouts', 'pending', '--merchant', m.id], code: 0, shows: /^\[/ },
+    { args: () => ['payouts', 'pending', '--bogus'], code: 2, shows: /bogus/ },
+  ],
+  'payouts retry': [
+    { args: () => ['payouts', 'retry', 'exit-rf-1', '--merchant', m.id], code: 0, shows: /"refund_id": "exit-rf-1-retry-1"/ },
+    { args: () => ['payouts', 'retry', 'exit-rf-404', '--merchant', m.id], code: 2, shows: /no refund exit-rf-404/ },
+  ],
+  'deposits unmatched': [
+    { args: () => ['deposits', 'unmatched', '--mode', 'test'], code: 0, shows: /^\[/ },
+    { args: () => ['deposits', 'unmatched', '--mode', 'prod'], code: 2, shows: /--mode must be test or live/ },
+  ],
+};
+
+describe('every CLI command exits on its own', () => {
+  it('help lists exactly the commands tested here, and exits 0', async () => {
+    const help = await cli(['help']);
+    expect(help).toMatchObject({ code: 0, killed: false });
+    expect(listedCommands(help.out).sort()).toEqual(Object.keys(CASES).sort());
+    const unknown = await cli(['frobnicate']);
+    expect(unknown).toMatchObject({ code: 2, killed: false });
+    expect(unknown.err).toContain('unknown command frobnicate');
+  }, 120_000);
+
+  it('runs each command on its success and its error path and sees it exit with the expected status', async () => {
+    const limit = pLimit(3);
+    const cases = Object.entries(CASES).flatMap(([name, cs]) => cs.map((c) => ({ name, c })));
+    const results = await Promise.all(cases.map(({ name, c }) => limit(async () => {
+      const started = Date.now();
+      const r = await cli(c.args(), c.env?.() ?? {});
+      return { name, args: c.args().join(' '), killed: r.killed, code: r.code, ms: Date.now() - started, shown: c.shows.test(c.code === 0 ? r.out : r.err), out: r.out, err: r.err };
+    })));
+    for (const r of results) {
+      // One readable line per failure: which command, how it ended, what it printed.
+      const summary = `${r.args}: killed=${r.killed} code=${r.code} after ${r.ms} ms\n${r.out}\n${r.err}`;
+      expect(r.killed, summary).toBe(false);
+      expect(r.code, summary).toBe(cases.find((x) => x.name === r.name && x.c.args().join(' ') === r.args)!.c.code);
+      expect(r.shown, summary).toBe(true);
+    }
+    // The retry really queued a new refund and the devnet payment really paid the session.
+    const retried = await h.t.db.selectFrom('refunds').select(['status', 'metadata']).where('refund_id', '=', 'exit-rf-1-retry-1').executeTakeFirstOrThrow();
+    expect(retried.metadata).toMatchObject({ retry_of: 'exit-rf-1' });
+    await h.node.mine(2);
+    await h.until(async () => ((await m.client.get(`/api/v1/checkout/sessions/${ids.openSession}`)).json.payment_status === 'paid' ? true : undefined));
+  }, 300_000);
+});

@@ -1,0 +1,252 @@
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadSolanaExtraSettings } from '../../chains/solana/config.js';
+import { loadTronExtraSettings } from '../../chains/tron/config.js';
+import { devnetStateFile } from '../../src/cli/devnet.js';
+import { configSchema, loadConfig } from '../../src/config.js';
+import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
+import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
+import { subscriptionSettingsFromEnv } from '../../src/subscriptions/settings.js';
+import { loadWatcherSettings } from '../../src/watcher/config.js';
+import { webhookSettingsFrom } from '../../src/webhooks/config.js';
+
+// A documented variable that does nothing is a bug. For every variable of README.md's configuration table (with
+// <NET> and <MODE> expanded), this proves (1) the code reads it: its name, or for a per-chain variable its suffix next
+// to the chain prefix, is in the source of src/, chains/, scripts/ or test/support/; and (2) it changes something:
+// a probe of what the variable feeds (the parsed configuration, the chain settings, the key material, ...) answers
+// differently with a sample value than without it, and the field the probe reads is used outside its loader.
+
+type Env = Record<string, string | undefined>;
+const MASTER = { MASTER_KEY: '5a'.repeat(32) };
+const MNEMONIC = 'test test test test test test test test test test test junk';
+const NETS = ['ETHEREUM', 'BSC', 'TRON', 'SOLANA'] as const;
+const MODES = ['LIVE', 'TEST'] as const;
+
+/** Variables of the README's configuration table, expanded. */
+function documentedVariables(): string[] {
+  const readme = readFileSync('README.md', 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Configuration'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration') + 1));
+  const names: string[] = [];
+  for (const line of section.split('\n')) {
+    if (!line.startsWith('| `')) continue;
+    const [first, , meaning] = line.slice(1).split(' | ');
+    const cell = [...first!.matchAll(/`([A-Z0-9_<>]+)`/g)].map((m) => m[1]!);
+    const head = cell[0]!;
+    const stem = head.includes('>_') ? head.slice(0, head.lastIndexOf('>_') + 2) : '';
+    const all = cell.map((n, i) => (i > 0 && n.startsWith('_') && stem ? `${stem}${n.slice(1)}` : n));
+    const nets = /not Solana/.test(meaning ?? '') ? NETS.filter((n) => n !== 'SOLANA') : NETS;
+    for (const n of all) {
+      for (const net of n.includes('<NET>') ? nets : [undefined]) {
+        for (const mode of n.includes('<MODE>') ? MODES : [undefined]) {
+          names.push(n.replace('<NET>', net ?? '').replace('<MODE>', mode ?? ''));
+        }
+      }
+    }
+  }
+  return names;
+}
+
+function sourceText(): string {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir)) {
+      const p = join(dir, e);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(ts|mjs|js)$/.test(e) && !p.endsWith('.test.ts')) files.push(p);
+    }
+  };
+  for (const d of ['src', 'chains', 'scripts', 'test/support']) walk(d);
+  return files.map((f) => `\n//# ${f}\n${readFileSync(f, 'utf8')}`).join('');
+}
+const SOURCE = sourceText();
+/** Whether the service (src/, chains/) uses a loaded field outside the files that load it. */
+const usedOutside = (field: string, loaders: string[]): boolean =>
+  SOURCE.split('\n//# ').some((chunk) => /^(src|chains)\//.test(chunk) && !loaders.some((l) => chunk.startsWith(`${l}\n`))
+    && new RegExp(`\\.${field}\\b`).test(chunk.slice(chunk.indexOf('\n'))));
+
+interface Probe {
+  /** What the variable feeds, as a comparable value (or the error it causes). */
+  read: (env: Env) => unknown;
+  sample: string;
+  /** Variables the probe needs beside the one under test. */
+  base?: Env;
+  /** The loaded field and the files that load it: the field must be used elsewhere. */
+  field?: string;
+  loaders?: string[];
+}
+
+const attempt = (f: () => unknown): unknown => {
+  try {
+    return f();
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+};
+const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+
+const CONFIG_SAMPLES: Record<string, string> = {
+  HOST: '127.0.0.1', PORT: '3100', ROLES: 'api', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn',
+  DATABASE_URL: 'postgres://u@db:5432/x', DATABASE_POOL_SIZE: '3', REDIS_URL: 'redis://r:6379', REDIS_KEY_PREFIX: 'spx',
+  PUBLIC_BASE_URL: 'https://pay.example', CHECKOUT_BASE_URL: 'https://checkout.example/p', DOCS_URL: 'https://docs.example/e',
+  AUTH_TIMESTAMP_WINDOW_SECONDS: '120', MAX_BODY_BYTES: '4096', SESSION_LIFETIME_SECONDS: '120', EXPIRY_SWEEP_INTERVAL_MS: '1000',
+  RATE_SOURCES: 'peg,coinbase', RATE_TIMEOUT_MS: '500', RATE_CACHE_TTL_MS: '1000', RATE_COINBASE_BASE_URL: 'https://cb.example',
+  RATE_BINANCE_BASE_URL: 'https://bn.example', PAYOUT_CONCURRENCY: '2', PAYOUT_POLL_MS: '100', PAYOUT_STUCK_AFTER_MS: '5000',
+  PAYOUT_FEE_BUMP_PERCENT: '50', PAYOUT_JOB_BUDGET_MS: '5000', PAYOUT_SWEEP_INTERVAL_MS: '5000', PAYOUT_LOCK_MS: '5000',
+  TRUST_PROXY: '10.0.0.0/8', API_RATE_LIMIT_PER_KEY_PER_SECOND: '7', API_RATE_LIMIT_PER_IP_PER_SECOND: '9',
+  API_AUTH_FAILURES_PER_IP_PER_MINUTE: '3', CHECKOUT_STREAMS_PER_SESSION: '2', CHECKOUT_STREAMS_PER_IP: '4',
+};
+const WEBHOOK_SAMPLES: Record<string, [string, string]> = {
+  WEBHOOK_RETRY_SCHEDULE_MS: ['100,200', 'retrySchedule'], WEBHOOK_RETRY_JITTER_RATIO: ['0.5', 'jitterRatio'],
+  WEBHOOK_TIMEOUT_MS: ['1000', 'timeoutMs'], WEBHOOK_CONCURRENCY: ['5', 'concurrency'],
+  WEBHOOK_PER_MERCHANT_CONCURRENCY: ['2', 'perMerchantConcurrency'], WEBHOOK_MERCHANT_DEFER_MS: ['50', 'merchantDeferMs'],
+  WEBHOOK_ALLOW_PRIVATE_TARGETS_IN_TEST: ['false', 'allowPrivateTargetsInTest'], WEBHOOK_SECRET_OVERLAP_HOURS: ['1', 'secretOverlapHours'],
+  WEBHOOK_RELAY_BATCH_SIZE: ['10', 'relayBatchSize'], WEBHOOK_RELAY_POLL_MS: ['50', 'relayPollMs'],
+  WEBHOOK_RECONCILE_INTERVAL_MS: ['500', 'reconcileIntervalMs'], WEBHOOK_RECONCILE_GRACE_MS: ['500', 'reconcileGraceMs'],
+  WEBHOOK_LOCK_DURATION_MS: ['5000', 'lockDurationMs'],
+};
+const SUBSCRIPTION_SAMPLES: Record<string, [string, string]> = {
+  SUBSCRIPTION_TICK_MS: ['100', 'tickMs'], SUBSCRIPTION_RETRY_DAYS: ['2,4', 'retryOffsetsMs'],
+  SUBSCRIPTION_ALLOWANCE_PERIODS: ['6', 'allowancePeriods'], SUBSCRIPTION_INCOMPLETE_EXPIRY_HOURS: ['2', 'incompleteExpiryMs'],
+};
+const CHAIN_FIELDS: Record<string, [string, string]> = {
+  RPC_URL: ['http://127.0.0.1:8545', 'rpcUrl'], CHAIN_ID: ['5', 'chainId'], CONFIRMATIONS: ['3', 'confirmation'],
+  POLL_INTERVAL_MS: ['100', 'pollIntervalMs'], MAX_BLOCK_RANGE: ['50', 'maxBlockRange'], START_BLOCK: ['7', 'startBlock'],
+  RPC_TIMEOUT_MS: ['500', 'rpcTimeoutMs'],
+};
+const TRON_FIELDS: Record<string, [string, string]> = {
+  FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'], SOLIDITY_HOST: ['http://127.0.0.1:9091', 'solidityHost'],
+  API_KEY: ['k', 'apiKey'], FEE_LIMIT_CEILING_SUN: ['1000000', 'feeLimitCeilingSun'], ENERGY_MARGIN_PERCENT: ['5', 'energyMarginPercent'],
+};
+const SOLANA_FIELDS: Record<string, [string, string]> = {
+  RESCAN_SLOTS: ['10', 'rescanSlots'], REFERENCE_SCAN_EVERY_POLLS: ['0', 'referenceScanEveryPolls'], RPC_CONCURRENCY: ['2', 'rpcConcurrency'],
+  COMPUTE_UNIT_LIMIT: ['90000', 'computeUnitLimit'], MIN_CU_PRICE: ['5', 'minComputeUnitPrice'], MAX_CU_PRICE: ['10', 'maxComputeUnitPrice'],
+};
+/** A token address each chain family accepts. */
+const TOKEN_ADDRESS: Record<string, string> = {
+  ETHEREUM: '0x00000000000000000000000000000000000000aa', BSC: '0x00000000000000000000000000000000000000aa',
+  TRON: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', SOLANA: 'SysvarRent111111111111111111111111111111111',
+};
+
+function probeOf(name: string): Probe | undefined {
+  if (name in configSchema.shape && CONFIG_SAMPLES[name] !== undefined) {
+    const derived = name === 'PUBLIC_BASE_URL' || name === 'CHECKOUT_BASE_URL';
+    const field = derived ? 'checkoutBaseUrl' : name;
+    return { read: (env) => attempt(() => (loadConfig({ ...MASTER, ...env }) as Record<string, unknown>)[field]), sample: CONFIG_SAMPLES[name]!, field, loaders: ['src/config.ts'] };
+  }
+  if (name === 'MASTER_KEY') return { read: (env) => attempt(() => loadConfig(env).MASTER_KEY.length), sample: MASTER.MASTER_KEY, field: 'MASTER_KEY', loaders: ['src/config.ts'] };
+  if (WEBHOOK_SAMPLES[name]) {
+    const [sample, field] = WEBHOOK_SAMPLES[name];
+    return { read: (env) => (webhookSettingsFrom(loadConfig({ ...MASTER, ...env })) as unknown as Record<string, unknown>)[field], sample, field, loaders: ['src/webhooks/config.ts'] };
+  }
+  if (SUBSCRIPTION_SAMPLES[name]) {
+    const [sample, field] = SUBSCRIPTION_SAMPLES[name];
+    return { read: (env) => (subscriptionSettingsFromEnv(env) as unknown as Record<string, unknown>)[field], sample, field, loaders: ['src/subscriptions/settings.ts'] };
+  }
+  if (name === 'WATCHER_ADDRESS_RETENTION_DAYS') return { read: (env) => loadWatcherSettings(env).addressRetentionDays, sample: '3', field: 'addressRetentionDays', loaders: ['src/watcher/config.ts'] };
+  if (name === 'WATCHER_STANDBY_RETRY_MS') return { read: (env) => loadWatcherSettings(env).standbyRetryMs, sample: '50', field: 'standbyRetryMs', loaders: ['src/watcher/config.ts'] };
+  if (name === 'HD_MNEMONIC') return { read: (env) => keyMaterialFromEnv(env).kind, sample: MNEMONIC };
+  if (name === 'HD_PASSPHRASE') {
+    return { read: (env) => attempt(() => (() => {
+      const k = keyMaterialFromEnv(env);
+      return k.kind === 'signer' ? k.signer.accountXpub(60, 0) : k.kind;
+    })()), sample: 'extra words', base: { HD_MNEMONIC: MNEMONIC } };
+  }
+  if (name === 'HD_ACCOUNT_XPUBS') {
+    return { read: (env) => keyDeriverOf(keyMaterialFromEnv(env)) !== null, sample: `60/0=${new MnemonicSigner(MNEMONIC).accountXpub(60, 0)}` };
+  }
+  if (name === 'HD_ED25519_PREDERIVED_FILE') {
+    const file = join(mkdtempSync(join(tmpdir(), 'sp-readme-env-')), 'batch.txt');
+    writeFileSync(file, "m/44'/501'/0'/0'/0'=SysvarRent111111111111111111111111111111111\n");
+    return { read: (env) => keyMaterialFromEnv(env).kind, sample: file };
+  }
+  if (name === 'DEVNET_STATE_FILE') return { read: (env) => devnetStateFile(env), sample: '/tmp/devnet-state.json' };
+
+  const chain = /^CHAIN_(ETHEREUM|BSC|TRON|SOLANA)_(LIVE|TEST)_(.+)$/.exec(name);
+  if (chain) {
+    const [, net, mode, suffix] = chain as unknown as [string, string, 'LIVE' | 'TEST', string];
+    const p = `CHAIN_${net}_${mode}_`;
+    const rpc = { [`${p}RPC_URL`]: 'http://127.0.0.1:8545' };
+    const settings = (env: Env) => loadWatcherSettings(env).chains.find((c) => c.network === net.toLowerCase() && c.mode === mode.toLowerCase());
+    const token = /^(USDT|USDC)_(CONTRACT|DECIMALS)$/.exec(suffix);
+    if (token) {
+      const [, symbol, part] = token;
+      const tokens = (env: Env) => attempt(() => settings(env)?.tokens.find((t) => t.symbol === symbol) ?? null);
+      return part === 'CONTRACT'
+        ? { read: tokens, sample: TOKEN_ADDRESS[net]!, base: { ...rpc, [`${p}${symbol}_DECIMALS`]: '6' }, field: 'tokens', loaders: ['src/watcher/config.ts'] }
+        : { read: tokens, sample: '18', base: { ...rpc, [`${p}${symbol}_CONTRACT`]: TOKEN_ADDRESS[net] }, field: 'tokens', loaders: ['src/watcher/config.ts'] };
+    }
+    if (CHAIN_FIELDS[suffix]) {
+      const [sample, field] = CHAIN_FIELDS[suffix];
+      const base = suffix === 'RPC_URL' ? {} : rpc;
+      return { read: (env) => attempt(() => json((settings(env) as unknown as Record<string, unknown> | undefined)?.[field] ?? null)), sample, base, field, loaders: ['src/watcher/config.ts'] };
+    }
+    if (net === 'TRON' && TRON_FIELDS[suffix]) {
+      const [sample, field] = TRON_FIELDS[suffix];
+      return { read: (env) => json((loadTronExtraSettings(env, mode.toLowerCase() as 'live' | 'test') as unknown as Record<string, unknown>)[field]), sample, field, loaders: ['chains/tron/config.ts'] };
+    }
+    if (net === 'SOLANA' && SOLANA_FIELDS[suffix]) {
+      const [sample, field] = SOLANA_FIELDS[suffix];
+      return { read: (env) => json((loadSolanaExtraSettings(env, mode.toLowerCase() as 'live' | 'test') as Record<string, unknown>)[field] ?? null), sample, field, loaders: ['chains/solana/config.ts'] };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Variables proven another way: local-demo and test settings read by scripts or the test harness itself (they change
+ * where the demo or the tests run, which no unit probe can observe without running them).
+ */
+const PROVEN_ELSEWHERE: Record<string, string> = {
+  DEV_DATABASE_URL: 'scripts/dev.ts: the demo database (test/e2e/checkout-dev.test.ts runs npm run dev)',
+  DEV_REDIS_KEY_PREFIX: 'scripts/dev.ts: the demo Redis prefix',
+  SOLANA_FAKE_RPC_PORT: 'scripts/devnet/solana-rpc/main.ts: the port it listens on',
+  SOLANA_FAKE_SLOT_MS: 'scripts/devnet/solana-rpc/main.ts: its slot clock',
+  SOLANA_FAKE_MINTS: 'scripts/devnet/solana-rpc/main.ts: whether it mints at the mainnet addresses',
+  TEST_PG_ADMIN_URL: 'test/support/env.ts: every test database is made through it',
+  TEST_REDIS_URL: 'test/support/env.ts: every test Redis connection',
+  SP_FAILPOINTS: 'src/payouts/failpoints.ts: test/integration/refunds-crash.test.ts kills a worker through it',
+};
+
+describe("README's configuration table", () => {
+  const names = documentedVariables();
+
+  it('is parsed with every chain variable expanded', () => {
+    expect(names.length).toBeGreaterThan(100);
+    expect(names).toContain('CHAIN_SOLANA_TEST_RESCAN_SLOTS');
+    expect(names).toContain('CHAIN_TRON_LIVE_SOLIDITY_HOST');
+    expect(names).toContain('SESSION_LIFETIME_SECONDS');
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('names only variables the code reads', () => {
+    const unread = names.filter((n) => {
+      const chain = /^CHAIN_[A-Z]+_(?:LIVE|TEST)_(.+)$/.exec(n);
+      return chain ? !new RegExp(`[\`'"_}]${chain[1]}\\b`).test(SOURCE) : !new RegExp(`\\b${n}\\b`).test(SOURCE);
+    });
+    expect(unread).toEqual([]);
+  });
+
+  it('names only variables that change the configuration or behaviour', () => {
+    const failures: string[] = [];
+    for (const name of names) {
+      if (PROVEN_ELSEWHERE[name]) {
+        const file = PROVEN_ELSEWHERE[name].split(':')[0]!;
+        if (!readFileSync(file, 'utf8').includes(name)) failures.push(`${name}: not in ${file}`);
+        continue;
+      }
+      const probe = probeOf(name);
+      if (!probe) {
+        failures.push(`${name}: no probe`);
+        continue;
+      }
+      const without = json(probe.read({ ...probe.base }));
+      const withIt = json(probe.read({ ...probe.base, [name]: probe.sample }));
+      if (without === withIt) failures.push(`${name}: ${withIt} with or without it`);
+      if (/"error"/.test(withIt)) failures.push(`${name}=${probe.sample} refused: ${withIt}`);
+      if (probe.field && !usedOutside(probe.field, probe.loaders ?? [])) failures.push(`${name}: ${probe.field} is loaded but used nowhere else`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
