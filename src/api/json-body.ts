@@ -176,8 +176,6 @@ export function refuseAnyField(body: Record<string, unknown>): void {
   if (first !== undefined) throw parameterUnknown(first);
 }
 
-/** Former name of refuseBadStrings (it checked NUL characters only). */
-export const refuseNulCharacters = refuseBadStrings;
 
 /** Stripe-style parameter path: line_items[0][price_data][unit_amount]. */
 export function paramPath(path: readonly PropertyKey[]): string {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { parameterInvalid, resourceNotFound } from '../../domain/errors.js';
 import { findInvoice, listInvoices, type InvoiceStatusValue } from '../../ledger/invoices.js';
-import { refuseNulCharacters, validate } from '../json-body.js';
+import { refuseBadStrings, validate } from '../json-body.js';
 import { serializeInvoice } from '../serializers/invoice.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';
 
@@ -27,7 +27,7 @@ export function registerInvoiceRoutes(app: FastifyInstance, deps: { db: Db }): v
   app.get('/invoices', async (req) => {
     const auth = req.auth!;
     const q = validate(listQuery, req.query);
-    refuseNulCharacters(q, []);
+    refuseBadStrings(q, []);
     refuseBothCursors(q);
     const r = await listInvoices(deps.db, auth.merchantId, auth.mode, {
       limit: q.limit,

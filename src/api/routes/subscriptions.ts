@@ -13,7 +13,7 @@ import {
 } from '../../ledger/subscriptions.js';
 import { systemClock, type Clock } from '../../subscriptions/clock.js';
 import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../subscriptions/settings.js';
-import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
+import { jsonObjectBody, refuseBadStrings, validate } from '../json-body.js';
 import { serializeCancellation, serializeSubscription } from '../serializers/subscription.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';
 import { idempotencyKeyOf } from './query.js';
@@ -166,7 +166,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
   app.get('/subscriptions', async (req) => {
     const auth = req.auth!;
     const q = validate(listQuery, req.query);
-    refuseNulCharacters(q, []);
+    refuseBadStrings(q, []);
     refuseBothCursors(q);
     const r = await listSubscriptions(deps.db, auth.merchantId, auth.mode, {
       limit: q.limit,
