@@ -91,6 +91,7 @@ describe('refund of a subscription payment', () => {
       external_refund_id: 'sub-rf-1',
       original_currency: 'USD',
       refund_amount: 500,
+      amount_delivered: 500,
       refund_currency: 'USDT',
       status: 'completed',
       source: 'api',
