@@ -1,4 +1,4 @@
-import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
+import { Contract, HDNodeWallet, JsonRpcProvider, Network, Wallet } from 'ethers';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../src/cli/devnet.js';
 import type { ChainFactory, PayerChain } from './chain.js';
 import { payerSecretNames } from './chain.js';
@@ -15,7 +15,10 @@ const ABI = [
 ];
 
 export const createEvmChain: ChainFactory = async (profile, env) => {
-  const provider = new JsonRpcProvider(profile.rpcUrl, undefined, { staticNetwork: true, pollingInterval: profile.local ? 250 : 4000 });
+  // A fixed network: nothing is detected in the background (an unreachable RPC fails the call that reaches it, once);
+  // the chain id is checked by preflight through eth_chainId itself.
+  const network = Network.from(profile.chainId ?? 1n);
+  const provider = new JsonRpcProvider(profile.rpcUrl, network, { staticNetwork: network, pollingInterval: profile.local ? 250 : 4000 });
   const wallet = new Wallet(payerKey(profile.local, payerSecretNames(profile), env), provider);
   const contract = (t: TokenSpec) => new Contract(t.address, ABI, wallet);
   const send = async (p: Promise<unknown>): Promise<string> => {

@@ -164,7 +164,11 @@ export function localProfile(name: NetworkName, state: LocalState, env: Env): Pr
     rpcUrl,
     chainId,
     genesisHash: null,
-    tokens: (['USDT', 'USDC'] as const).flatMap((s) => (tokens[s] ? [{ symbol: s, address: tokens[s].address, decimals: tokens[s].decimals, faucet: 'funded by npm run dev' }] : [])),
+    // The testnet's default token first (USDC on Sepolia and Devnet), then the other the demo deployed.
+    tokens: [...new Set([...base.tokens.map((t) => t.symbol), 'USDT', 'USDC'] as TokenSymbol[])].flatMap((s) => {
+      const t = tokens[s];
+      return t ? [{ symbol: s, address: t.address, decimals: t.decimals, faucet: 'funded by npm run dev' }] : [];
+    }),
     native: { ...base.native, faucet: 'funded by npm run dev' },
     fundGas,
     feeReserve,
