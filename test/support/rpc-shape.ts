@@ -4,7 +4,8 @@
 // Shape language: "string" | "integer" | "number" | "boolean" | "null" | "any";
 // { "nullable": S }; { "oneOf": [S, ...] }; { "enum": [v, ...] }; { "array": S }; { "tuple": [S, ...] };
 // { "object": { field: S }, "optional": [field, ...], "open": true } (open: extra fields are not differences);
-// { "map": S } (an object whose every value is S); { "ref": name } (a shape of the fixture's `definitions`).
+// { "map": S } (an object whose every value is S); { "ref": name } (a shape of the fixture's `definitions`);
+// { "pattern": regex } (a string matching it).
 
 export type Shape =
   | 'string' | 'integer' | 'number' | 'boolean' | 'null' | 'any'
@@ -15,7 +16,8 @@ export type Shape =
   | { tuple: Shape[] }
   | { object: Record<string, Shape>; optional?: string[]; open?: boolean }
   | { map: Shape }
-  | { ref: string };
+  | { ref: string }
+  | { pattern: string };
 
 const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
@@ -38,6 +40,7 @@ export function shapeDiffs(value: unknown, shape: Shape, path = '$', defs: Recor
     if (!def) throw new Error(`no definition ${shape.ref}`);
     return sub(value, def, path);
   }
+  if ('pattern' in shape) return typeof value === 'string' && new RegExp(shape.pattern).test(value) ? [] : [`${path}: ${JSON.stringify(value)} does not match /${shape.pattern}/`];
   if ('nullable' in shape) return value === null ? [] : sub(value, shape.nullable, path);
   if ('oneOf' in shape) {
     const each = shape.oneOf.map((s) => sub(value, s, path));
