@@ -33,10 +33,10 @@ export async function preflight(i: PreflightInput, s: StepContext): Promise<stri
   }
   s.data.chain = id.value;
   if (profile.chainId !== null && BigInt(id.value) !== profile.chainId) {
-    return stop(`RPC ${rpc} is chain ${id.value} (${id.method}), not ${profile.title} (${profile.chainId}); set ${profile.envPrefix}_RPC_URL`);
+    return stop(`RPC ${rpc} is chain ${id.value} (${id.method}), not ${profile.title} (${profile.chainId}); set ${profile.rpcEnv}`);
   }
   if (profile.genesisHash !== null && id.value !== profile.genesisHash) {
-    return stop(`RPC ${rpc} has genesis hash ${id.value}, not ${profile.title}'s ${profile.genesisHash}; set ${profile.envPrefix}_RPC_URL`);
+    return stop(`RPC ${rpc} has genesis hash ${id.value}, not ${profile.title}'s ${profile.genesisHash}; set ${profile.rpcEnv}`);
   }
   s.note(`chain: ${id.value} (${id.method})`);
 

@@ -27,6 +27,8 @@ export interface Profile {
   /** Environment prefix of this profile's overrides. */
   envPrefix: string;
   rpcUrl: string;
+  /** The variable that sets `rpcUrl`. */
+  rpcEnv: string;
   /** EVM chain id, or TRON's (the last 4 bytes of its genesis block id, as eth_chainId answers it). */
   chainId: bigint | null;
   /** Solana genesis hash; null accepts any (local chains), recorded in the report. */
@@ -71,7 +73,7 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
       const p = 'SEPOLIA';
       return {
         name, title: 'Ethereum Sepolia', family: 'evm', serviceNetwork: 'ethereum', envPrefix: p,
-        rpcUrl: text(env, `${p}_RPC_URL`, 'https://ethereum-sepolia-rpc.publicnode.com'),
+        rpcUrl: text(env, `${p}_RPC_URL`, 'https://ethereum-sepolia-rpc.publicnode.com'), rpcEnv: `${p}_RPC_URL`,
         chainId: BigInt(text(env, `${p}_CHAIN_ID`, '11155111')), genesisHash: null,
         tokens: [
           // Circle's test USDC; Sepolia has no official USDT: set SEPOLIA_USDT to a token you deployed or were given.
@@ -89,7 +91,7 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
       const p = 'BSC_TESTNET';
       return {
         name, title: 'BNB Smart Chain testnet', family: 'evm', serviceNetwork: 'bsc', envPrefix: p,
-        rpcUrl: text(env, `${p}_RPC_URL`, 'https://bsc-testnet-rpc.publicnode.com'),
+        rpcUrl: text(env, `${p}_RPC_URL`, 'https://bsc-testnet-rpc.publicnode.com'), rpcEnv: `${p}_RPC_URL`,
         chainId: BigInt(text(env, `${p}_CHAIN_ID`, '97')), genesisHash: null,
         tokens: [
           // The faucet's pegged test tokens, 18 decimals like their mainnet counterparts on BSC.
@@ -107,7 +109,7 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
       const p = 'SOLANA_DEVNET';
       const rpcUrl = text(env, `${p}_RPC_URL`, 'https://api.devnet.solana.com');
       return {
-        name, title: 'Solana Devnet', family: 'solana', serviceNetwork: 'solana', envPrefix: p, rpcUrl,
+        name, title: 'Solana Devnet', family: 'solana', serviceNetwork: 'solana', envPrefix: p, rpcUrl, rpcEnv: `${p}_RPC_URL`,
         chainId: null, genesisHash: text(env, `${p}_GENESIS_HASH`, 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG'),
         tokens: [
           token(env, p, 'USDC', { address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 }, 'https://faucet.circle.com'),
@@ -125,7 +127,7 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
       const apiKey = env.TRON_PRO_API_KEY?.trim();
       return {
         name, title: 'TRON Nile', family: 'tron', serviceNetwork: 'tron', envPrefix: p,
-        rpcUrl: text(env, `${p}_FULL_HOST`, 'https://nile.trongrid.io').replace(/\/+$/, ''),
+        rpcUrl: text(env, `${p}_FULL_HOST`, 'https://nile.trongrid.io').replace(/\/+$/, ''), rpcEnv: `${p}_FULL_HOST`,
         chainId: BigInt(text(env, `${p}_CHAIN_ID`, '0xcd8690dc')), genesisHash: null,
         tokens: [token(env, p, 'USDT', { address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', decimals: 6 }, 'https://nileex.io/join/getJoinPage')].filter((t): t is TokenSpec => t !== null),
         native: { symbol: 'TRX', decimals: 6, faucet: 'https://nileex.io/join/getJoinPage' },
