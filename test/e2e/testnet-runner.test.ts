@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HDNodeWallet, JsonRpcProvider } from 'ethers';
@@ -119,7 +119,8 @@ describe('npm run testnet -- --local', () => {
     const s = report(solReport);
     expect(s.steps.find((x) => x.step === 'refund')!.txs[0]!.explorer).toContain(`cluster=custom&customUrl=${encodeURIComponent(state.solana!.rpcUrl)}`);
     expect(s.steps.find((x) => x.step === 'refund')!.data.received_base).toBe('500000');
-    // Nothing secret reaches the output.
+    // The demo's operator settings are readable by their owner only; nothing secret reaches the output.
+    expect(statSync(stateFile).mode & 0o077).toBe(0);
     for (const out of [bsc.out, sol.out]) {
       expect(out).not.toContain(state.operatorEnv!.MASTER_KEY!);
       expect(out).not.toContain(DEVNET_MNEMONIC);
