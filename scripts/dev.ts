@@ -72,7 +72,13 @@ async function main(): Promise<void> {
   webhooks.secret = merchant.webhookSecret;
 
   const session = await createDemoSession(baseUrl, merchant.testKey.key, merchant.testKey.secret);
-  const state: DevnetState = {
+  // The runner of scripts/testnet (`npm run testnet -- --local`) acts as the demo's operator: it creates its own
+  // merchant and funds that merchant's wallets, with the demo's settings. Demo-only secrets (a random MASTER_KEY, the
+  // public test mnemonic), in a file only this user can read, removed on exit.
+  const operatorEnv = Object.fromEntries(
+    Object.entries(serviceEnv).filter((e): e is [string, string] => e[1] !== undefined && (/^(DATABASE_URL|MASTER_KEY|HD_MNEMONIC|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_'))),
+  );
+  const state: DevnetState & { operatorEnv: Record<string, string> } = {
     baseUrl,
     checkoutBaseUrl: config.checkoutBaseUrl,
     pid: process.pid,
@@ -80,10 +86,11 @@ async function main(): Promise<void> {
     ...(solanaEnv.CHAIN_SOLANA_TEST_RPC_URL
       ? { solana: { rpcUrl: solanaEnv.CHAIN_SOLANA_TEST_RPC_URL, tokens: { USDC: { address: SOLANA_USDC, decimals: 6 }, USDT: { address: SOLANA_USDT, decimals: 6 } } } }
       : {}),
+    operatorEnv,
   };
   const stateFile = devnetStateFile(env);
   mkdirSync(dirname(stateFile), { recursive: true });
-  writeFileSync(stateFile, JSON.stringify(state, null, 2));
+  writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
   stops.push({ name: 'state file', stop: async () => rmSync(stateFile, { force: true }) });
 
   say();

@@ -49,11 +49,15 @@ export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { soli
         { key: 'getMaxFeeLimit', value: 15000000000 },
       ],
     }),
-    'wallet/getnodeinfo': async () => ({ configNodeInfo: { codeVersion: '4.8.0' }, block: `Num:${(await chain.head()).number}` }),
+    // `block` and `solidityBlock` as java-tron writes them: "Num:<height>,ID:<block id>".
+    'wallet/getnodeinfo': async () => {
+      const head = await chain.head();
+      const solid = (await chain.block(await chain.solidHeight()))!;
+      return { configNodeInfo: { codeVersion: '4.8.0' }, block: `Num:${head.number},ID:${head.blockId}`, solidityBlock: `Num:${solid.number},ID:${solid.blockId}` };
+    },
     'wallet/getaccount': async (b) => accountJson(chain, b),
     'walletsolidity/getaccount': async (b) => accountJson(chain, b),
     'wallet/getaccountresource': async (b) => resourceJson(chain, b),
-    'wallet/getaccountresources': async (b) => resourceJson(chain, b),
     'wallet/triggersmartcontract': async (b) => {
       const p = triggerParams(b);
       if ('error' in p) return p.error;
@@ -204,8 +208,9 @@ function accountJson(chain: FakeTronChain, b: Record<string, unknown>) {
 function resourceJson(chain: FakeTronChain, b: Record<string, unknown>) {
   const address = normalizeTronAddress(String(b.address ?? ''));
   const a = address ? chain.account(address) : undefined;
+  // A missing or unknown address answers {}, as java-tron documents it.
+  if (!a) return {};
   const out: Record<string, number> = { freeNetLimit: Number(FREE_NET_LIMIT), TotalNetLimit: 43_200_000_000, TotalEnergyLimit: 180_000_000_000 };
-  if (!a) return out;
   const put = (k: string, v: bigint) => {
     if (v > 0n) out[k] = Number(v);
   };
