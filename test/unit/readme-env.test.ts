@@ -11,6 +11,7 @@ import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { subscriptionSettingsFromEnv } from '../../src/subscriptions/settings.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { webhookSettingsFrom } from '../../src/webhooks/config.js';
+import { NETWORKS, publicProfile } from '../../scripts/testnet/profiles.js';
 
 // A documented variable that does nothing is a bug. For every variable of README.md's configuration table (with
 // <NET> and <MODE> expanded), this proves (1) the code reads it: its name, or for a per-chain variable its suffix next
@@ -29,8 +30,11 @@ function documentedVariables(): string[] {
   const readme = readFileSync('README.md', 'utf8');
   const section = readme.slice(readme.indexOf('\n## Configuration'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration') + 1));
   const names: string[] = [];
+  let runnerGroup = false;
   for (const line of section.split('\n')) {
-    if (!line.startsWith('| `')) continue;
+    // The testnet runner's own variables are not the service's: proven below against scripts/testnet.
+    if (line.startsWith('| **')) runnerGroup = line.startsWith('| **testnet runner only**');
+    if (runnerGroup || !line.startsWith('| `')) continue;
     const [first, , meaning] = line.slice(1).split(' | ');
     const cell = [...first!.matchAll(/`([A-Z0-9_<>]+)`/g)].map((m) => m[1]!);
     const head = cell[0]!;
@@ -248,5 +252,68 @@ describe("README's configuration table", () => {
       if (probe.field && !usedOutside(probe.field, probe.loaders ?? [])) failures.push(`${name}: ${probe.field} is loaded but used nowhere else`);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+/** The testnet runner's variables (README group "testnet runner only"), `<P>` and `<TOKEN>` expanded per profile. */
+function runnerVariables(): string[] {
+  const readme = readFileSync('README.md', 'utf8');
+  const start = readme.indexOf('| **testnet runner only**');
+  const rows = readme.slice(start, readme.indexOf('\n| **', start + 1)).split('\n').slice(1);
+  const prefixes = ['SEPOLIA', 'BSC_TESTNET', 'SOLANA_DEVNET', 'TRON_NILE'];
+  const names = new Set<string>();
+  for (const row of rows) {
+    for (const m of row.split(' | ')[0]!.matchAll(/`([A-Z0-9_<>]+)`/g)) {
+      const n = m[1]!;
+      for (const p of n.includes('<P>') ? prefixes : [undefined]) {
+        for (const t of n.includes('<TOKEN>') ? ['USDT', 'USDC'] : [undefined]) names.add(n.replace('<P>', p ?? '').replace('<TOKEN>', t ?? ''));
+      }
+    }
+  }
+  return [...names].filter((n) => !n.startsWith('_'));
+}
+
+describe("README's testnet runner variables", () => {
+  const RUNNER = readdirSync('scripts/testnet').map((f) => readFileSync(join('scripts/testnet', f), 'utf8')).join('\n');
+  const PREFIX: Record<string, (typeof NETWORKS)[number]> = { SEPOLIA: 'sepolia', BSC_TESTNET: 'bsc-testnet', SOLANA_DEVNET: 'solana-devnet', TRON_NILE: 'nile' };
+  // Combinations the README's row names as not applying: Nile's RPC is its FULL_HOST, Solana has a genesis hash and
+  // no chain id, Nile has no USDC.
+  const NOT_APPLICABLE = new Set(['TRON_NILE_RPC_URL', 'SOLANA_DEVNET_CHAIN_ID', 'TRON_NILE_USDC', 'TRON_NILE_USDC_DECIMALS']);
+  const names = runnerVariables().filter((n) => !NOT_APPLICABLE.has(n));
+  const split = (n: string) => {
+    const m = /^(SEPOLIA|BSC_TESTNET|SOLANA_DEVNET|TRON_NILE)_(.+)$/.exec(n);
+    return m ? { prefix: m[1]!, suffix: m[2]! } : null;
+  };
+
+  it('are all read by the runner', () => {
+    expect(names).toContain('SEPOLIA_PAYER_KEY');
+    expect(names).toContain('BSC_TESTNET_USDC_DECIMALS');
+    const unread = names.filter((n) => {
+      const s = split(n);
+      if (!s) return !RUNNER.includes(n);
+      // Per-profile names are read as `${prefix}_SUFFIX` (tokens as `${prefix}_${symbol}` and `_${symbol}_DECIMALS`).
+      const token = /^(USDT|USDC)(_DECIMALS)?$/.exec(s.suffix);
+      if (token) return !RUNNER.includes(token[2] ? '_${symbol}_DECIMALS' : '`${prefix}_${symbol}`');
+      return !RUNNER.includes(`_${s.suffix}\``) && !RUNNER.includes(n);
+    });
+    expect(unread).toEqual([]);
+  });
+
+  it('that override a network profile change that profile', () => {
+    const samples: Array<[RegExp, string]> = [
+      [/_RPC_URL$|_FULL_HOST$/, 'http://127.0.0.1:1'], [/_CHAIN_ID$/, '12345'], [/_GENESIS_HASH$/, '11111111111111111111111111111111'],
+      [/_DECIMALS$/, '9'], [/_(USDT|USDC)$/, '0x00000000000000000000000000000000000000a1'], [/_FUND_GAS$|_FEE_RESERVE$/, '0.5'],
+    ];
+    const unchanged: string[] = [];
+    for (const name of names) {
+      const s = split(name);
+      const sample = samples.find(([re]) => re.test(name))?.[1];
+      if (!s || !sample) continue;
+      // A token's decimals apply once the token has an address (Sepolia's and Devnet's USDT have none by default).
+      const base: Env = /_DECIMALS$/.test(name) ? { [name.replace(/_DECIMALS$/, '')]: '0x00000000000000000000000000000000000000a1' } : {};
+      const probe = (env: Env) => json(attempt(() => publicProfile(PREFIX[s.prefix]!, env)));
+      if (probe(base) === probe({ ...base, [name]: sample })) unchanged.push(name);
+    }
+    expect(unchanged).toEqual([]);
   });
 });
