@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { DepositTables } from '../ledger/deposit-schema.js';
-import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from '../webhooks/schema.js';
+import type { DepositTables } from './deposit-tables.js';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from './webhook-tables.js';
 
 // Kysely table types for the foundation schema. int8 and numeric columns are parsed to bigint (src/db/database.ts).
 export type Mode = 'test' | 'live';
