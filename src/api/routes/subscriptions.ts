@@ -11,8 +11,8 @@ import { findPaymentMethod } from '../../ledger/payment-methods.js';
 import {
   CANCELLATION_REASONS, SUBSCRIPTION_STATUSES, cancelSubscription, findSubscription, insertSubscription, listSubscriptions, type SubscriptionRow,
 } from '../../ledger/subscriptions.js';
-import { systemClock, type Clock } from '../../subscriptions/clock.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../subscriptions/settings.js';
+import { systemClock, type Clock } from '../../domain/clock.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../domain/subscription-settings.js';
 import { jsonObjectBody, refuseNulCharacters, validate } from '../json-body.js';
 import { serializeCancellation, serializeSubscription } from '../serializers/subscription.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';
