@@ -4,8 +4,7 @@ import type { Db } from '../../db/database.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
 import { idempotencyKeyReused, invalidAmount, invalidRequest, parameterInvalid, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { isUniqueViolation } from '../../db/errors.js';
-import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
+import { findStoredResponse, isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import { findInvoice } from '../../ledger/invoices.js';
 import { findPaymentMethod } from '../../ledger/payment-methods.js';
 import {
@@ -138,7 +137,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
       });
       return reply.code(200).type('application/json').send(payload);
     } catch (err) {
-      if (scope && isUniqueViolation(err, 'idempotency_keys_pk')) {
+      if (scope && isIdempotencyKeyTaken(err)) {
         const replay = await replayStored(scope, fingerprint, reply);
         if (replay) return replay;
       }
