@@ -17,7 +17,7 @@ const LAYERS = [
   { name: 'ledger', path: '^src/ledger/', may: ['domain', 'db', 'security'] },
   { name: 'jobs', path: '^src/jobs/', may: ['domain', 'db:types', 'ledger', 'logger'] },
   { name: 'webhooks', path: '^src/webhooks/', may: ['domain', 'db', 'security', 'logger'] },
-  { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'jobs', 'logger'] },
+  { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'logger'] },
   { name: 'watcher', path: '^src/watcher/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger'] },
   { name: 'outbound', path: '^src/outbound/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger'] },
   { name: 'payouts', path: '^src/payouts/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
