@@ -1,4 +1,5 @@
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,25 @@ describe('layer check', () => {
     // A listed import that no longer exists was fixed by its branch: remove it from .dependency-cruiser.pending-merge.cjs.
     expect(pending.map(key).filter((k) => !ignored.includes(k))).toEqual([]);
   }, 180_000);
+
+  it("states in docs/architecture.md's layer table exactly what each layer rule allows", async () => {
+    const docs = await readFile(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('## Layers'), docs.indexOf('\n## ', docs.indexOf('## Layers') + 1));
+    const rows = section
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| layer |'))
+      .map((l) => l.split('|').map((c) => c.trim()));
+    const documented = Object.fromEntries(rows.map((c) => [c[1], c[3]]));
+    const { forbidden } = createRequire(import.meta.url)(CONFIG) as { forbidden: { name: string; comment: string }[] };
+    const configured = Object.fromEntries(
+      forbidden.flatMap((r) => {
+        const m = /^(\S+) may import: (.*) \(docs\/architecture\.md, Layers\)$/.exec(r.comment);
+        return r.name.startsWith('layer-') && m ? [[m[1], m[2]]] : [];
+      }),
+    );
+    expect(Object.keys(configured).length).toBeGreaterThan(10);
+    expect(documented).toEqual({ ...configured, entry: 'everything' });
+  });
 
   it('names every wrong import added to a copy of the tree, and nothing else', async () => {
     const found = errors(await check(probed)).map(key);
