@@ -1,7 +1,7 @@
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cruise, type ICruiseResult, type IViolation } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
@@ -113,4 +113,44 @@ describe('layer check', () => {
     for (const p of PROBES) expect(found.filter((k) => p.expect.test(k)), `${p.expect}`).toHaveLength(1);
     expect(found.filter((k) => !k.includes('zz-probe'))).toEqual([]);
   }, 180_000);
+});
+
+// The import rules cannot see what a service does with the Kysely handle it holds, so the single-writer rule is
+// checked on the source: a write (Kysely builder or raw SQL) to a table outside src/ledger/ and src/db/ (migrations)
+// is an error, except the webhook relay's own delivery log and its outbox relay marker.
+const OWN_TABLES: Record<string, string[]> = {
+  'src/webhooks/': ['webhook_deliveries', 'webhook_delivery_attempts', 'outbox_events'],
+};
+const WRITES = [
+  /\.(?:insertInto|updateTable|deleteFrom|mergeInto|replaceInto)\(\s*['"`]([a-z_]+)/g,
+  /\b(?:insert\s+into|delete\s+from|merge\s+into)\s+([a-z_]+)/gi,
+  /\bupdate\s+([a-z_]+)\s+set\b/gi,
+];
+
+function tableWrites(text: string): string[] {
+  return WRITES.flatMap((re) => [...text.matchAll(re)].map((m) => m[1]!.toLowerCase()));
+}
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => join(e.parentPath, e.name));
+}
+
+describe('the ledger is the only writer', () => {
+  it('finds the writes it looks for', () => {
+    expect(tableWrites("await db.updateTable('api_keys').set({})")).toEqual(['api_keys']);
+    expect(tableWrites('sql`INSERT INTO deposits (id) values (1)`; sql`update refunds\n  set status = 1`')).toEqual(['deposits', 'refunds']);
+    expect(tableWrites("db.selectFrom('merchants'); // we update nothing here")).toEqual([]);
+  });
+
+  it('has no write to a business table outside src/ledger/', async () => {
+    const found: string[] = [];
+    for (const file of [...(await sourceFiles(join(ROOT, 'src'))), ...(await sourceFiles(join(ROOT, 'chains')))]) {
+      const rel = relative(ROOT, file);
+      if (rel.startsWith('src/ledger/') || rel.startsWith('src/db/')) continue;
+      const own = Object.entries(OWN_TABLES).flatMap(([dir, tables]) => (rel.startsWith(dir) ? tables : []));
+      for (const t of tableWrites(await readFile(file, 'utf8'))) if (!own.includes(t)) found.push(`${rel} writes ${t}`);
+    }
+    expect(found).toEqual([]);
+  });
 });
