@@ -55,6 +55,17 @@ const PROBES: { files: Record<string, string>; expect: RegExp }[] = [
     expect: /^no-circular: src\/db\/zz-probe-cycle-[ab]\.ts → src\/db\/zz-probe-cycle-[ab]\.ts$/,
   },
   {
+    files: {
+      'test/zz-probe-helper.ts': 'export const helper = 1;\n',
+      'src/ledger/zz-probe-test-code.ts': "export { helper } from '../../test/zz-probe-helper.js';\n",
+    },
+    expect: /^no-test-or-script-code: src\/ledger\/zz-probe-test-code\.ts → test\/zz-probe-helper\.ts$/,
+  },
+  {
+    files: { 'src/checkout/zz-probe-family.ts': "export { EvmChainAdapter } from '../../chains/evm/adapter.js';\n" },
+    expect: /^chain-family-outside-adapters: src\/checkout\/zz-probe-family\.ts → chains\/evm\/adapter\.ts$/,
+  },
+  {
     files: { 'src/newfolder/zz-probe.ts': "export { newId } from '../domain/ids.js';\n" },
     expect: /^layer-unknown: src\/newfolder\/zz-probe\.ts → src\/domain\/ids\.ts$/,
   },
