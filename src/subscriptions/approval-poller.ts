@@ -1,7 +1,7 @@
 import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval, type TokenSymbol } from '../../chains/types.js';
-import { loadApprovalCursor, saveApprovalCursor } from '../ledger/approval-cursors.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
 import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
+import { loadApprovalCursor, saveApprovalCursor } from '../ledger/approval-cursors.js';
 import type { Logger } from '../logger.js';
 import type { WalletResolver } from './wallets.js';
 
