@@ -23,9 +23,9 @@ import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } fro
 import { registerAdapterFamily } from './watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../chains/tron/adapter.js';
 import { createSolanaAdapterFactory } from '../chains/solana/adapter.js';
-import type { Clock } from './subscriptions/clock.js';
+import type { Clock } from './domain/clock.js';
 import { startSubscriptionWorker } from './subscriptions/worker.js';
-import { subscriptionSettingsFromEnv } from './subscriptions/settings.js';
+import { subscriptionSettingsFromEnv } from './domain/subscription-settings.js';
 import { registerAuthorizePage } from './subscriptions/page/plugin.js';
 import { createWalletResolver } from './subscriptions/wallets.js';
 

@@ -1,10 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
 import { authError } from '../domain/errors.js';
+import { touchApiKeyLastUsed } from '../ledger/api-key-usage.js';
 import { resolveApiKey, type ResolvedKey } from '../ledger/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
 
@@ -120,14 +120,9 @@ export function createAuthenticator(deps: AuthDeps) {
   };
 }
 
-/** Records key usage for operators deciding whether an old key can be revoked; at most once a minute per key. */
+/** Fire and forget: a failed usage stamp never fails the request. */
 function touchLastUsed(db: Db, keyId: string): void {
-  db.updateTable('api_keys')
-    .set({ last_used_at: sql`now()` })
-    .where('id', '=', keyId)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
-    .execute()
-    .catch(() => {});
+  touchApiKeyLastUsed(db, keyId).catch(() => {});
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

@@ -7,7 +7,7 @@ import { resourceNotFound } from '../domain/errors.js';
 import { formatMinor, stablecoinMinorToBase } from '../domain/money.js';
 import { lockedQuote } from '../ledger/locked-quotes.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
-import type { ChainSettings } from '../watcher/config.js';
+import type { ChainSettings } from './chain-settings.js';
 import { loadCheckoutAssets, type Asset } from './assets.js';
 import { ChainIdResolver, walletDeepLink } from './deep-links.js';
 import { pickLanguage, isLang, type Lang } from './i18n.js';

@@ -1,6 +1,9 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { DepositTables } from '../ledger/deposit-schema.js';
-import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from '../webhooks/schema.js';
+import type { DepositTables } from './deposit-tables.js';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from './webhook-tables.js';
+import type { RefundStatus } from '../domain/refund-state.js';
+import type { SessionStatus } from '../domain/session-state.js';
+import type { SubscriptionInterval } from '../domain/subscription-periods.js';
 
 // Kysely table types for the foundation schema. int8 and numeric columns are parsed to bigint (src/db/database.ts).
 export type Mode = 'test' | 'live';
@@ -44,7 +47,7 @@ export interface ApiKeysTable {
   last_used_at: NullableTimestamp;
 }
 
-export type SessionStatus = 'open' | 'paid' | 'expired' | 'canceled';
+export type { SessionStatus };
 
 export interface LineItemRecord {
   price_data: {
@@ -118,7 +121,7 @@ export interface OutboxEventsTable {
   relayed_at: NullableTimestamp;
 }
 
-export type RefundStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'canceled';
+export type { RefundStatus };
 type Numeric = ColumnType<bigint, bigint | string, bigint | string>;
 
 export interface RefundsTable {
@@ -184,7 +187,7 @@ export interface ReceiptCountersTable {
 
 // Subscriptions (migration 2026_11_21_0400_subscriptions; issue 9).
 export type SubscriptionStatusValue = 'incomplete' | 'incomplete_expired' | 'trialing' | 'active' | 'past_due' | 'canceled';
-export type SubscriptionInterval = 'day' | 'week' | 'month' | 'year';
+export type { SubscriptionInterval };
 export type SubscriptionNextAction = 'expire' | 'renew' | 'retry' | 'cancel';
 export type ChargeState = 'pending' | 'signed' | 'broadcast' | 'succeeded' | 'failed';
 

@@ -1,4 +1,5 @@
-import type { RefundStatus } from '../db/schema.js';
+/** A refund's status (column refunds.status). */
+export type RefundStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'canceled';
 
 // Refund life (spec: States → Refund; decisions.md): pending → processing → completed | failed; pending or
 // processing → canceled, the latter only until the payout transaction has been signed (refunds.signed_at).

@@ -1,4 +1,5 @@
-import type { SessionStatus } from '../db/schema.js';
+/** A payment session's status (column payment_sessions.status). */
+export type SessionStatus = 'open' | 'paid' | 'expired' | 'canceled';
 
 // Payment-session life: open → paid | expired | canceled. Transitions are data; the ledger enforces them with
 // UPDATE ... WHERE status IN (allowedFrom) and treats zero rows as a conflict.

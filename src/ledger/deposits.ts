@@ -5,7 +5,8 @@ import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
-import { type ChainRef, type UnmatchedReason } from './deposit-schema.js';
+import type { UnmatchedReason } from '../db/deposit-tables.js';
+import { type ChainRef } from './deposit-schema.js';
 import { settlesAsPaid } from './settlement-rule.js';
 
 // The ledger side of deposits. Rules (decisions.md):

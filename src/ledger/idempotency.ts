@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode } from '../db/schema.js';
+import { isUniqueViolation } from '../db/errors.js';
 
 // Idempotency records: stored in the same transaction as the object they created, keyed by
 // (merchant, mode, scope, key), so the primary key, not a check-then-insert, rejects a concurrent twin.
@@ -44,6 +45,9 @@ export async function findStoredResponse(db: Db, s: IdempotencyScope): Promise<S
     .executeTakeFirst();
   return row && { requestHash: row.request_hash, status: row.response_status, body: row.response_body };
 }
+
+/** True when `err` is the primary key refusing a second stored response for the same key (a concurrent twin won). */
+export const isIdempotencyKeyTaken = (err: unknown): boolean => isUniqueViolation(err, 'idempotency_keys_pk');
 
 export async function storeResponse(trx: Transaction<Database>, s: IdempotencyScope, r: StoredResponse): Promise<void> {
   await trx

@@ -1,7 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, InvoicesTable, Mode } from '../db/schema.js';
-import { invoiceEventObject, type InvoiceEventType } from '../webhooks/payloads/invoice.js';
+import { invoiceEventObject, type InvoiceEventType } from '../domain/events/invoice.js';
 import { insertOutboxEvent } from './outbox.js';
 import type { CursorListResult } from './subscriptions.js';
 

@@ -2,12 +2,10 @@ import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
 import { generateKeyMaterial, generateWebhookSecret, hashApiKey } from '../security/api-key-material.js';
+import { apiKeySecretAad, webhookSecretAad } from '../security/sealed-column-aad.js';
 import type { SecretBox } from '../security/secret-box.js';
 
 // Merchants and their API keys. Keys are stored as SHA-256 hashes; secrets sealed under the master key.
-
-export const apiKeySecretAad = (keyId: string): string => `api_keys:${keyId}:secret`;
-export const webhookSecretAad = (merchantId: string): string => `merchants:${merchantId}:webhook_secret`;
 
 export interface IssuedKey {
   id: string;

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Database, PayoutAttemptState, PayoutAttemptsTable } from '../db/schema.js';
 import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, deliveredMinor, type RefundFailureCode } from '../domain/refund-state.js';
 import { hasIdShape } from '../domain/ids.js';
-import { REFUND_EVENT_TYPE, refundEventObject } from '../webhooks/payloads/refund.js';
+import { REFUND_EVENT_TYPE, refundEventObject } from '../domain/events/refund.js';
 import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
 

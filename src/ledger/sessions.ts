@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, LineItemRecord, Mode } from '../db/schema.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { formatBaseUnits } from '../domain/money.js';
 import { insertOutboxEvent } from './outbox.js';
@@ -38,6 +39,9 @@ export interface NewSession {
 }
 
 export const ORDER_ID_CONSTRAINT = 'payment_sessions_order_uq';
+
+/** True when `err` is the order_id constraint refusing a second session for the same order. */
+export const isOrderIdTaken = (err: unknown): boolean => isUniqueViolation(err, ORDER_ID_CONSTRAINT);
 
 /** Inserts a session in the caller's transaction; the order_id constraint rejects a duplicate order. */
 export async function insertSession(trx: Transaction<Database>, s: NewSession): Promise<SessionRow> {

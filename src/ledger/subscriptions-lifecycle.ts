@@ -3,9 +3,9 @@ import type { Db } from '../db/database.js';
 import type { Database, Mode } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
 import { stablecoinMinorToBase } from '../domain/money.js';
-import type { Clock } from '../subscriptions/clock.js';
-import { nextBoundaryAfter } from '../subscriptions/periods.js';
-import type { SubscriptionSettings } from '../subscriptions/settings.js';
+import type { Clock } from '../domain/clock.js';
+import { nextBoundaryAfter } from '../domain/subscription-periods.js';
+import type { SubscriptionSettings } from '../domain/subscription-settings.js';
 import { insertInvoiceEvent } from './invoices.js';
 import {
   SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent, type CancellationReason, type SubscriptionRow,

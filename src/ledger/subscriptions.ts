@@ -1,8 +1,8 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode, SubscriptionInterval, SubscriptionStatusValue, SubscriptionsTable } from '../db/schema.js';
-import type { Clock } from '../subscriptions/clock.js';
-import { SUBSCRIPTION_STATUS_EVENT, subscriptionEventObject, type SubscriptionEventType } from '../webhooks/payloads/subscription.js';
+import type { Clock } from '../domain/clock.js';
+import { SUBSCRIPTION_STATUS_EVENT, subscriptionEventObject, type SubscriptionEventType } from '../domain/events/subscription.js';
 import { insertOutboxEvent } from './outbox.js';
 
 // The ledger of subscriptions: creation, lookups, lists, cancellation. Life-cycle transitions driven by the

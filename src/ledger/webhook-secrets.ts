@@ -1,24 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { generateWebhookSecret } from '../security/api-key-material.js';
+import { previousWebhookSecretAad, webhookSecretAad } from '../security/sealed-column-aad.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { type WebhookDb } from '../webhooks/schema.js';
-import { webhookSecretAad } from './merchants.js';
 
 // A merchant's webhook signing secrets. Rotation keeps the previous secret signing beside the new one until the
-// overlap ends, so a receiver can switch secrets at any moment of the overlap without refusing a delivery.
-
-export const previousWebhookSecretAad = (merchantId: string): string => `merchants:${merchantId}:webhook_secret_prev`;
-
-/** The secrets that sign now, newest first. */
-export function signingSecrets(
-  box: SecretBox,
-  m: { merchant_id: string; webhook_secret_enc: string; webhook_secret_prev_enc: string | null; prev_secret_valid: boolean },
-): string[] {
-  const current = box.open(m.webhook_secret_enc, webhookSecretAad(m.merchant_id));
-  if (!m.prev_secret_valid || !m.webhook_secret_prev_enc) return [current];
-  return [current, box.open(m.webhook_secret_prev_enc, previousWebhookSecretAad(m.merchant_id))];
-}
+// overlap ends, so a receiver can switch secrets at any moment of the overlap without refusing a delivery
+// (src/webhooks/signing-secrets.ts picks the secrets that sign).
 
 export interface RotatedSecret {
   merchantId: string;
@@ -27,7 +15,7 @@ export interface RotatedSecret {
 }
 
 export async function rotateWebhookSecret(
-  db: Db | WebhookDb,
+  db: Db,
   box: SecretBox,
   merchantId: string,
   overlapHours: number,
@@ -55,7 +43,7 @@ export async function rotateWebhookSecret(
 }
 
 /** Sets (or clears, with null) the URL. The caller has checked it against the endpoint rules. */
-export async function setWebhookUrl(db: Db | WebhookDb, merchantId: string, url: string | null): Promise<boolean> {
+export async function setWebhookUrl(db: Db, merchantId: string, url: string | null): Promise<boolean> {
   const r = await db.updateTable('merchants').set({ webhook_url: url }).where('id', '=', merchantId).executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }

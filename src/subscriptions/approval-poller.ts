@@ -1,6 +1,7 @@
 import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval, type TokenSymbol } from '../../chains/types.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
 import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
+import { loadApprovalCursor, saveApprovalCursor } from '../ledger/approval-cursors.js';
 import type { Logger } from '../logger.js';
 import type { WalletResolver } from './wallets.js';
 
@@ -99,9 +100,9 @@ async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAda
     .where('pm.mode', '=', adapter.mode)
     .where('s.status', 'in', ['trialing', 'active', 'past_due'])
     .execute();
-  const cursorRow = await deps.db.selectFrom('approval_scan_cursors').select('last_block').where('chain_key', '=', key).executeTakeFirst();
+  const cursor = await loadApprovalCursor(deps.db, key);
   const lookback = deps.initialLookback ?? 5000n;
-  let last = cursorRow?.last_block ?? (final > lookback ? final - lookback : -1n);
+  let last = cursor ?? (final > lookback ? final - lookback : -1n);
   if ((waiting.length > 0 || inUse.length > 0) && last < final) {
     const chargers = new Map<string, string>();
     for (const p of waiting) chargers.set(p.id, (await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network)).charger);
@@ -128,11 +129,7 @@ async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAda
   } else if (final > last) {
     last = final;
   }
-  await deps.db
-    .insertInto('approval_scan_cursors')
-    .values({ chain_key: key, last_block: last })
-    .onConflict((oc) => oc.column('chain_key').doUpdateSet({ last_block: last, updated_at: new Date() }))
-    .execute();
+  await saveApprovalCursor(deps.db, key, last);
   return authorized;
 }
 

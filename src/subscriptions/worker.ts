@@ -4,9 +4,9 @@ import type { Mode } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { pollApprovals } from './approval-poller.js';
 import type { ChargeEngineDeps } from './charge-engine.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../domain/clock.js';
 import { runSchedulerTick } from './scheduler.js';
-import type { SubscriptionSettings } from './settings.js';
+import type { SubscriptionSettings } from '../domain/subscription-settings.js';
 import { createWalletResolver } from './wallets.js';
 
 // The worker role's subscription loop: approvals, due actions, charges in flight, every `intervalMs`. It is driven

@@ -15,4 +15,4 @@ export { buildDeliveryHeaders, signWebhook, USER_AGENT } from './signing.js';
 export { checkWebhookTarget, isNonPublicAddress, redactUrl, systemResolver, type Resolver } from './url-policy.js';
 export { DELIVERY_QUEUE, deliveryJobId } from './queue.js';
 export type { WebhookLogger } from './logger.js';
-export * from './payloads/index.js';
+export * from '../domain/events/index.js';

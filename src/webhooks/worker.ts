@@ -1,7 +1,6 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
-import { signingSecrets } from '../ledger/webhook-secrets.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { ensureDeliveryRow, hasEarlierUndeliveredForAggregate, loadDeliveryTarget, recordAttempt, type DeliveryTarget } from './deliveries.js';
 import { createPostAgents, postWebhook } from './http-post.js';
@@ -12,6 +11,7 @@ import { startDeliveryReconciler } from './reconciler.js';
 import { retryDelayMs, verdictOf, type AttemptResult } from './retry-policy.js';
 import { type AttemptOutcome, type WebhookDb } from './schema.js';
 import { buildDeliveryHeaders } from './signing.js';
+import { signingSecrets } from './signing-secrets.js';
 import { checkWebhookTarget, redactUrl, type Resolver, type TargetMode } from './url-policy.js';
 
 // The delivery worker. One job = one attempt; a retry moves the same job to the delayed set (BullMQ's own retry

@@ -4,8 +4,8 @@ import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { fund, signer, walletAt } from '../support/evm-tokens/scenario.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { ManualClock } from '../../src/subscriptions/clock.js';
-import { DAY_MS } from '../../src/subscriptions/periods.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { DAY_MS } from '../../src/domain/subscription-periods.js';
 import { launchBrowser } from './checkout-harness.js';
 import { injectEip1193 } from './injected-wallets.js';
 

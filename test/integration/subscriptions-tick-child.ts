@@ -3,9 +3,9 @@
 import type { ChainAdapter } from '../../chains/types.js';
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import { createDb } from '../../src/db/database.js';
-import { ManualClock } from '../../src/subscriptions/clock.js';
+import { ManualClock } from '../../src/domain/clock.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS } from '../../src/subscriptions/settings.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS } from '../../src/domain/subscription-settings.js';
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { signer } from '../support/evm-tokens/scenario.js';
 

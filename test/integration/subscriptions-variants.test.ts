@@ -1,6 +1,6 @@
 import { Contract } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS } from '../../src/subscriptions/periods.js';
+import { DAY_MS } from '../../src/domain/subscription-periods.js';
 import { PERIOD_EVENTS, plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';
 
 // Life-cycle variants on Anvil with the manual clock: trial, iterations, cancel at period end, immediate cancel,

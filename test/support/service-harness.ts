@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/subscriptions/clock.js';
+import type { Clock } from '../../src/domain/clock.js';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';

@@ -8,7 +8,7 @@ import { devnetStateFile } from '../../src/cli/devnet.js';
 import { configSchema, loadConfig } from '../../src/config.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
-import { subscriptionSettingsFromEnv } from '../../src/subscriptions/settings.js';
+import { subscriptionSettingsFromEnv } from '../../src/domain/subscription-settings.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { webhookSettingsFrom } from '../../src/webhooks/config.js';
 import { NETWORKS, publicProfile } from '../../scripts/testnet/profiles.js';
@@ -146,7 +146,7 @@ function probeOf(name: string): Probe | undefined {
   }
   if (SUBSCRIPTION_SAMPLES[name]) {
     const [sample, field] = SUBSCRIPTION_SAMPLES[name];
-    return { read: (env) => (subscriptionSettingsFromEnv(env) as unknown as Record<string, unknown>)[field], sample, field, loaders: ['src/subscriptions/settings.ts'] };
+    return { read: (env) => (subscriptionSettingsFromEnv(env) as unknown as Record<string, unknown>)[field], sample, field, loaders: ['src/domain/subscription-settings.ts'] };
   }
   if (name === 'WATCHER_ADDRESS_RETENTION_DAYS') return { read: (env) => loadWatcherSettings(env).addressRetentionDays, sample: '3', field: 'addressRetentionDays', loaders: ['src/watcher/config.ts'] };
   if (name === 'WATCHER_STANDBY_RETRY_MS') return { read: (env) => loadWatcherSettings(env).standbyRetryMs, sample: '50', field: 'standbyRetryMs', loaders: ['src/watcher/config.ts'] };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addIntervals, nextBoundaryAfter } from '../../src/subscriptions/periods.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS, subscriptionSettingsFromEnv } from '../../src/subscriptions/settings.js';
+import { addIntervals, nextBoundaryAfter } from '../../src/domain/subscription-periods.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS, subscriptionSettingsFromEnv } from '../../src/domain/subscription-settings.js';
 import { maskAddress } from '../../src/ledger/payment-methods.js';
 
 const d = (s: string) => new Date(s);

@@ -8,7 +8,7 @@ import {
   subscriptionEventObject,
   validateEventEnvelope,
   WEBHOOK_EVENT_TYPES,
-} from '../../src/webhooks/payloads/index.js';
+} from '../../src/domain/events/index.js';
 
 const envelope = (type: string, object: unknown) => ({ id: 'evt_1732147200000000001', type, created_at: 1732147200, data: { object } });
 

@@ -1,13 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import { currencyExponent } from '../../domain/currency.js';
 import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
+import { findStoredResponse, isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import {
-  ORDER_ID_CONSTRAINT, cancelSession, findSession, insertSession, listSessions, type SessionRow,
+  isOrderIdTaken, cancelSession, findSession, insertSession, listSessions, type SessionRow,
 } from '../../ledger/sessions.js';
 import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
 import type { AuthContext } from '../auth.js';
@@ -87,11 +86,11 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
       return reply.code(200).type('application/json').send(payload);
     } catch (err) {
       // A concurrent twin won the race: replay its response when it carried the same key, else report the conflict.
-      if (scope && (isUniqueViolation(err, ORDER_ID_CONSTRAINT) || isUniqueViolation(err, 'idempotency_keys_pk'))) {
+      if (scope && (isOrderIdTaken(err) || isIdempotencyKeyTaken(err))) {
         const replay = await replayStored(scope, fingerprint, reply);
         if (replay) return replay;
       }
-      if (isUniqueViolation(err, ORDER_ID_CONSTRAINT)) {
+      if (isOrderIdTaken(err)) {
         throw invalidRequest('order_id_conflict', `A payment session with order_id ${input.orderId} already exists.`, 'order_id');
       }
       throw err;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/database.js';
-import type { Clock } from '../../subscriptions/clock.js';
-import type { SubscriptionSettings } from '../../subscriptions/settings.js';
+import type { Clock } from '../../domain/clock.js';
+import type { SubscriptionSettings } from '../../domain/subscription-settings.js';
 import { registerInvoiceRoutes } from './invoices.js';
 import { registerPaymentMethodRoutes } from './payment-methods.js';
 import { registerPaymentRoutes } from './payments.js';

@@ -4,15 +4,14 @@ import type { Db } from '../../db/database.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
 import { idempotencyKeyReused, invalidAmount, invalidRequest, parameterInvalid, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { isUniqueViolation } from '../../db/errors.js';
-import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
+import { findStoredResponse, isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import { findInvoice } from '../../ledger/invoices.js';
 import { findPaymentMethod } from '../../ledger/payment-methods.js';
 import {
   CANCELLATION_REASONS, SUBSCRIPTION_STATUSES, cancelSubscription, findSubscription, insertSubscription, listSubscriptions, type SubscriptionRow,
 } from '../../ledger/subscriptions.js';
-import { systemClock, type Clock } from '../../subscriptions/clock.js';
-import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../subscriptions/settings.js';
+import { systemClock, type Clock } from '../../domain/clock.js';
+import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../domain/subscription-settings.js';
 import { jsonObjectBody, refuseBadStrings, validate } from '../json-body.js';
 import { serializeCancellation, serializeSubscription } from '../serializers/subscription.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';
@@ -138,7 +137,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
       });
       return reply.code(200).type('application/json').send(payload);
     } catch (err) {
-      if (scope && isUniqueViolation(err, 'idempotency_keys_pk')) {
+      if (scope && isIdempotencyKeyTaken(err)) {
         const replay = await replayStored(scope, fingerprint, reply);
         if (replay) return replay;
       }

@@ -1,5 +1,5 @@
 import type { InvoiceRow } from '../../ledger/invoices.js';
-import { jsonInt } from '../../webhooks/payloads/json-int.js';
+import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 
 // Invoice as the spec shapes it: integer minor units, Unix seconds.

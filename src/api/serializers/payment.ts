@@ -1,5 +1,5 @@
 import type { SessionRow } from '../../ledger/sessions.js';
-import { jsonInt } from '../../webhooks/payloads/json-int.js';
+import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 
 // A subscription payment (pay_) as GET /api/v1/payment/{id} shows it: the PaymentSession shape with integer minor

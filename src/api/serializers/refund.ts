@@ -1,6 +1,6 @@
 import type { RefundRow } from '../../ledger/refunds.js';
 import { hasIdShape } from '../../domain/ids.js';
-import { jsonInt } from '../../webhooks/payloads/json-int.js';
+import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 import { deliveredMinor } from '../../domain/refund-state.js';
 

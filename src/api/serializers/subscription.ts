@@ -1,7 +1,7 @@
 import type { InvoiceRow } from '../../ledger/invoices.js';
 import type { PaymentMethodRow } from '../../ledger/payment-methods.js';
 import { subscriptionCheckoutUrl, type SubscriptionRow } from '../../ledger/subscriptions.js';
-import { jsonInt } from '../../webhooks/payloads/json-int.js';
+import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 
 // Subscription as the spec shapes it (interface.md: Subscription). Times are Unix seconds, null where not set yet.

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Deposits (issue 3): deposit addresses per session and network, observed token transfers, per-chain watcher
 // cursors, and the settlement record of a paid session (the excess of an overpayment).
-// Table types: src/ledger/deposit-schema.ts (DepositTables).
+// Table types: src/db/deposit-tables.ts (DepositTables).
 export async function up(db: Kysely<any>): Promise<void> {
   // A session's address on one network. Unique per (network, mode, address): an address belongs to one session.
   await db.schema

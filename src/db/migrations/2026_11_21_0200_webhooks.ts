@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 // Webhooks: delivery state per event, a log row per attempt, the previous signing secret during a rotation,
-// and a NOTIFY that wakes the outbox relay when events commit. Types: src/webhooks/schema.ts.
+// and a NOTIFY that wakes the outbox relay when events commit. Types: src/db/webhook-tables.ts.
 export async function up(db: Kysely<any>): Promise<void> {
   // During a rotation the previous secret keeps signing (beside the new one) until it expires.
   await db.schema

@@ -1,4 +1,5 @@
-import type { SubscriptionInterval } from '../db/schema.js';
+/** A subscription's billing interval (column subscriptions.interval). */
+export type SubscriptionInterval = 'day' | 'week' | 'month' | 'year';
 
 // Billing periods in UTC calendar arithmetic. Period ends are computed from one anchor (anchor + k intervals), never
 // by adding an interval to the previous end, so Jan 31 monthly gives Feb 28, Mar 31, Apr 30 ... without drifting.

@@ -1,4 +1,4 @@
-import { DAY_MS } from './periods.js';
+import { DAY_MS } from './subscription-periods.js';
 
 // Life-cycle numbers (decisions.md: Subscriptions), overridable from the environment (see docs/subscriptions.md).
 export interface SubscriptionSettings {
