@@ -5,13 +5,11 @@
 // database and knows nothing of sessions: the watcher persists the cursor together with the effects of each poll, and
 // the ledger decides what a transfer means.
 
-export type Mode = 'test' | 'live';
-export type NetworkId = 'ethereum' | 'bsc' | 'tron' | 'solana';
-export type ChainFamily = 'evm' | 'tron' | 'solana';
-export type TokenSymbol = 'USDT' | 'USDC';
+import type { Mode, NetworkId, TokenSymbol } from '../src/domain/vocabulary.js';
 
-export const NETWORK_IDS: readonly NetworkId[] = ['ethereum', 'bsc', 'tron', 'solana'];
-export const TOKEN_SYMBOLS: readonly TokenSymbol[] = ['USDT', 'USDC'];
+export type { Mode, NetworkId, TokenSymbol };
+export { NETWORK_IDS, TOKEN_SYMBOLS } from '../src/domain/vocabulary.js';
+export type ChainFamily = 'evm' | 'tron' | 'solana';
 
 /** One token contract (EVM/TRON) or mint (Solana) as the registry knows it. `address` is canonical (see normalizeAddress). */
 export interface TokenContract {
@@ -250,6 +248,25 @@ export interface ChainAdapter extends TransferSource, TransferSender {
   describeFeeResources?(address: string): Promise<Record<string, unknown>>;
   /** Deposit address (canonical) of `index` under a BIP44 `account`. Throws on an index outside BIP32's range. */
   deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string>;
+  /** The wallet link and QR content the hosted page offers for paying `amountBase` of `token` to a deposit address. */
+  paymentLink(request: PaymentLinkRequest): Promise<WalletLink>;
+}
+
+export interface PaymentLinkRequest {
+  token: TokenContract;
+  /** Canonical deposit address (as stored). */
+  depositAddress: string;
+  /** Token base units; links are built from this bigint only. */
+  amountBase: bigint;
+  /** The merchant's name, where the link format has a label. */
+  label: string;
+}
+
+export interface WalletLink {
+  /** The link the "open in wallet" button follows. */
+  href: string;
+  /** What the QR code encodes (the link itself, except on TRON). */
+  qr: string;
 }
 
 export class TokenRegistryMismatchError extends Error {}

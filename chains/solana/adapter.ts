@@ -15,6 +15,7 @@ import {
   type Mode,
   type NetworkId,
   type ObservedApproval,
+  type PaymentLinkRequest,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
@@ -23,6 +24,7 @@ import {
   type TxOutcome,
   type TxSigner,
   type UnsignedTransfer,
+  type WalletLink,
   type WalletTransaction,
   type WatchSet,
 } from '../types.js';
@@ -238,6 +240,20 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
       label: input.label,
       message: input.message,
     });
+  }
+
+  /** A Solana Pay transfer request to the deposit owner, in token units, with the owner's reference. */
+  async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
+    const deposit = this.displayAddress(request.depositAddress);
+    const href = solanaPayTransferUrl({
+      recipient: deposit,
+      amount: request.amountBase,
+      decimals: request.token.decimals,
+      splToken: this.displayAddress(request.token.address),
+      references: [paymentReference(deposit)],
+      label: request.label,
+    });
+    return { href, qr: href };
   }
 
   // Allowance charging (subscriptions) by SPL Token delegation: the customer's ATA names the charger as its delegate

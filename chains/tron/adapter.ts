@@ -13,6 +13,7 @@ import {
   type KeyPath,
   type Mode,
   type NetworkId,
+  type PaymentLinkRequest,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
@@ -20,6 +21,7 @@ import {
   type TokenTransferRequest,
   type TxSigner,
   type UnsignedTransfer,
+  type WalletLink,
   type WatchSet,
 } from '../types.js';
 import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from '../evm/approval-log.js';
@@ -29,7 +31,7 @@ import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { JsonRpcClient } from '../evm/rpc-client.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
-import { tronPaymentLinks, type TronPaymentLinks } from './payment-uri.js';
+import { tronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
 import { TronTokenSender } from './token-sender.js';
 import { TronTransferSource } from './transfer-source.js';
@@ -264,12 +266,10 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** What the hosted page shows: base58 address (QR), exact amount, token contract, `tron:` link. */
-  paymentLinks(input: { depositAddress: string; token: TokenContract['symbol']; amount: bigint }, o: { withAmount?: boolean } = {}): TronPaymentLinks {
-    const t = this.tokens.find((x) => x.symbol === input.token);
-    if (!t) throw new Error(`tron: no ${input.token} contract configured`);
-    const address = normalizeTronAddress(input.depositAddress);
-    if (!address) throw new Error(`not a TRON address: ${input.depositAddress}`);
-    return tronPaymentLinks({ address, tokenContract: t.address, amount: input.amount, decimals: t.decimals }, o);
+  /** No TRON payment URI standard (payment-uri.ts): the QR holds the bare address, the link is `tron:<address>` without an amount. */
+  async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
+    const links = tronPaymentLinks({ address: request.depositAddress, tokenContract: request.token.address, amount: request.amountBase, decimals: request.token.decimals });
+    return { href: links.uri, qr: links.address };
   }
 
   #send(): TronTokenSender {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { NetworkId, TokenSymbol } from '../domain/vocabulary.js';
 import type { SessionRow } from './payment-events.js';
 import { lockedQuote } from './locked-quotes.js';
 
@@ -19,7 +20,7 @@ export type SelectionResult =
 export async function selectSessionNetwork(
   db: Kysely<Database>,
   sessionId: string,
-  choice: { network: string; token: 'USDT' | 'USDC'; address: string },
+  choice: { network: NetworkId; token: TokenSymbol; address: string },
 ): Promise<SelectionResult> {
   return db.transaction().execute(async (trx) => {
     const t = trx;

@@ -1,4 +1,6 @@
+import type { ChainRegistry } from '../../chains/registry.js';
 import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval, type TokenSymbol } from '../../chains/types.js';
+import { chainKey } from '../ledger/deposit-schema.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
 import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -14,7 +16,7 @@ import type { WalletResolver } from './wallets.js';
 // or a payment method is in use on the chain.
 
 export interface ApprovalPollerDeps extends LifecycleDeps {
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   walletResolver: WalletResolver;
   /** Blocks scanned per poll at most. */
   maxRange?: number;
@@ -29,8 +31,9 @@ type Waiting = { id: string; merchant_id: string; mode: 'test' | 'live'; auth_ow
 
 export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
   let authorized = 0;
-  for (const [key, adapter] of deps.adapters) {
+  for (const adapter of deps.adapters) {
     if (!isAllowanceCharger(adapter)) continue;
+    const key = chainKey(adapter);
     // Head first, waiting selections second: an Approval in a block at or below this head was sent after its page
     // selection committed, so that selection is in the list read next.
     const head = await adapter.getHead();

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { NO_CHAINS, type ChainLookup } from '../../domain/chain-lookup.js';
 import { currencyExponent } from '../../domain/currency.js';
 import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
@@ -25,13 +26,15 @@ export interface SessionRouteDeps {
   sessionLifetimeSeconds: number;
   /** Called after a session commits (schedules its expiry job). Failures are logged, never surfaced. */
   onSessionCreated?: (s: SessionRow) => Promise<void>;
+  /** The configured chains (token decimals of a shortfall); absent: none. */
+  chains?: ChainLookup;
 }
 
 const IDEMPOTENCY_SCOPE = 'checkout.sessions.create';
 
 export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const render = (s: SessionRow, includeLineItems = true) =>
-    serializeSession(s, { checkoutBaseUrl: deps.checkoutBaseUrl, includeLineItems });
+    serializeSession(s, { checkoutBaseUrl: deps.checkoutBaseUrl, includeLineItems, tokenDecimals: (deps.chains ?? NO_CHAINS).tokenDecimals });
 
   app.post('/checkout/sessions/create', async (req, reply) => {
     const auth = req.auth!;

@@ -1,6 +1,7 @@
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { paymentStatus } from '../../domain/session-state.js';
+import type { TokenDecimals } from '../../domain/chain-lookup.js';
 import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js';
 
 // PaymentSession as the spec shapes it: decimal strings at the merchant currency's exponent, lowercase currency,
@@ -8,6 +9,8 @@ import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js'
 export interface SerializeOptions {
   checkoutBaseUrl: string;
   includeLineItems?: boolean;
+  /** For the shortfall in token units. */
+  tokenDecimals: TokenDecimals;
 }
 
 export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<string, unknown> {
@@ -45,7 +48,7 @@ export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<
   // Extension: a session paid short (sub-unit dust, or within the merchant's underpayment tolerance) says by how much,
   // in token units (when this deployment knows the token's decimals) and in base units of the token it was paid with.
   if (s.status === 'paid' && s.shortfall_base !== null && s.shortfall_base > 0n) {
-    const decimals = sessionTokenDecimals(s);
+    const decimals = sessionTokenDecimals(s, opts.tokenDecimals);
     if (decimals !== undefined) out.shortfall = formatBaseUnits(s.shortfall_base, decimals);
     out.shortfall_base = s.shortfall_base.toString();
   }

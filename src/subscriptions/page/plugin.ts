@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { isAllowanceCharger, type ChainAdapter, type TokenSymbol } from '../../../chains/types.js';
+import type { ChainRegistry } from '../../../chains/registry.js';
+import { isAllowanceCharger, type TokenSymbol } from '../../../chains/types.js';
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
 import { applyApproval, recordAuthorizationChoice, type LifecycleDeps } from '../../ledger/subscriptions-lifecycle.js';
@@ -19,12 +20,10 @@ import { renderAuthorizePage } from './render.js';
 
 export interface AuthorizePageDeps {
   db: Db;
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   walletResolver: WalletResolver;
   settings: SubscriptionSettings;
   clock?: Clock;
-  /** EIP-155 chain id per "network:mode", for the wallet's network switch. */
-  chainIds?: ReadonlyMap<string, bigint>;
   /** Base of checkout URLs (for the events written when an existing allowance authorizes at once). */
   checkoutBaseUrl: string;
 }
@@ -43,7 +42,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
   const load = (id: string) =>
     /^sub_[0-9A-Za-z]{24}$/.test(id) ? deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst() : Promise.resolve(undefined);
   const options = (s: SubscriptionRow) =>
-    [...deps.adapters.values()]
+    [...deps.adapters]
       .filter((a) => a.mode === s.mode && isAllowanceCharger(a))
       .flatMap((a) => a.tokens.map((t) => ({ network: a.network, token: t.symbol, family: a.family })));
   const secure = (reply: FastifyReply) =>
@@ -90,8 +89,8 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     if (!(SUBSCRIPTION_TRANSITIONS.authorize as readonly string[]).includes(s.status)) throw notAwaiting(s.status);
     // The same body rules as the API (depth, UTF-8, well-formed strings), then the fields.
     const body = validate(selectSchema, jsonObjectBody(req));
-    const adapter = deps.adapters.get(`${body.network}:${s.mode}`);
-    const token = adapter?.tokens.find((t) => t.symbol === body.token);
+    const adapter = deps.adapters.get(body.network, s.mode);
+    const token = deps.adapters.token(body.network, s.mode, body.token);
     if (!adapter || !token || !isAllowanceCharger(adapter)) throw invalidRequest('network_unavailable', `${body.token} on ${body.network} is not available for subscriptions.`, 'network');
     const owner = adapter.normalizeAddress(body.address);
     if (!owner) throw invalidRequest('invalid_address', `address is not a ${adapter.network} address.`, 'address');
@@ -116,7 +115,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     if (final >= allowanceBase) {
       const lifecycle: LifecycleDeps = {
         db: deps.db, clock, settings: deps.settings, checkoutBaseUrl: deps.checkoutBaseUrl, wallets: deps.walletResolver.wallets,
-        tokenDecimals: (network, mode, sym) => deps.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === sym)?.decimals,
+        tokenDecimals: deps.adapters.tokenDecimals,
       };
       const r = await applyApproval(lifecycle, s.id, {
         network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: final,
@@ -134,7 +133,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     const walletTransactions = !authorized && adapter.buildApprovalForWallet && current < allowanceBase
       ? [await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, resetFirst ? 0n : allowanceBase)]
       : undefined;
-    const chainId = deps.chainIds?.get(`${adapter.network}:${s.mode}`);
+    const chainId = deps.adapters.chainId(adapter.network, s.mode);
     return reply.header('Cache-Control', 'no-store').send({
       network: adapter.network,
       token: body.token,
