@@ -32,7 +32,7 @@ import { checksumEvmAddress, evmAddressFromPublicKey, normalizeEvmAddress } from
 import { BlockScanner, type ConfirmationPolicy } from './block-scanner.js';
 import { encodeCursor } from './cursor.js';
 import { JsonRpcClient } from './rpc-client.js';
-import { EvmTokenSender } from './token-sender.js';
+import { EvmTokenSender, type EvmTxBody } from './token-sender.js';
 
 export interface EvmAdapterOptions {
   network: NetworkId;
@@ -50,7 +50,7 @@ export interface EvmAdapterOptions {
 const KNOWN_LIVE_CHAIN_IDS: Partial<Record<NetworkId, bigint>> = { ethereum: 1n, bsc: 56n };
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
-export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
+export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharger<EvmTxBody> {
   readonly family: ChainFamily = 'evm';
   readonly network: NetworkId;
   readonly mode: Mode;
@@ -158,11 +158,11 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     }
   }
 
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<EvmTxBody>> {
     return this.#sender.build(request);
   }
 
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+  signTransfer(unsigned: UnsignedTransfer<EvmTxBody>, signer: TxSigner): Promise<SignedTransfer> {
     return this.#sender.sign(unsigned, signer);
   }
 
@@ -218,11 +218,11 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     return out.sort((a, b) => (a.blockHeight === b.blockHeight ? a.logIndex - b.logIndex : a.blockHeight < b.blockHeight ? -1 : 1));
   }
 
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<EvmTxBody>> {
     return this.#sender.buildTransferFrom(request, owner);
   }
 
-  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer {
+  withNonce(unsigned: UnsignedTransfer<EvmTxBody>, nonce: bigint): UnsignedTransfer<EvmTxBody> {
     return this.#sender.withNonce(unsigned, nonce);
   }
 

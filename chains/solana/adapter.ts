@@ -32,7 +32,7 @@ import { SolanaDelegation } from './delegation.js';
 import { SolanaDepositScanner, accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
-import { SolanaTokenSender } from './token-sender.js';
+import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
 
 export interface SolanaAdapterOptions {
@@ -52,7 +52,7 @@ export interface SolanaAdapterOptions {
 
 /** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
  * delegation (see "Allowance charging" below and docs/solana.md). */
-export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
+export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody> {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
   readonly mode: Mode;
@@ -167,11 +167,11 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
     }
   }
 
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.build(request);
   }
 
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+  signTransfer(unsigned: UnsignedTransfer<SolanaUnsignedBody>, signer: TxSigner): Promise<SignedTransfer> {
     return this.sender.sign(unsigned, signer);
   }
 
@@ -208,7 +208,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** No account nonces here: a transfer is bound to a recent block instead. */
-  withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
+  withNonce(unsigned: UnsignedTransfer<SolanaUnsignedBody>): UnsignedTransfer<SolanaUnsignedBody> {
     return unsigned;
   }
 
@@ -218,7 +218,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** The session's deposit ATA for the chosen mint, created idempotently and paid (rent included) by `feePayer`. */
-  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer> {
+  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);
   }
 
@@ -285,7 +285,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
 
   /** `request.from` (the charger, the delegate) moves `request.amount` from `owner`'s ATA to `request.to`'s ATA,
    * creating it idempotently; the charger pays the fee and that ATA's rent. */
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.buildTransferFrom(request, owner);
   }
 

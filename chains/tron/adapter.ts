@@ -33,7 +33,7 @@ import { JsonRpcClient } from '../evm/rpc-client.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
 import { tronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
-import { TronTokenSender } from './token-sender.js';
+import { TronTokenSender, type TronTxBody } from './token-sender.js';
 import { TronTransferSource } from './transfer-source.js';
 import { TronWalletApi } from './wallet-api.js';
 
@@ -61,7 +61,7 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
+export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody> {
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -149,11 +149,11 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.source.verifyTokens();
   }
 
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<TronTxBody>> {
     return this.#send().build(request);
   }
 
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+  signTransfer(unsigned: UnsignedTransfer<TronTxBody>, signer: TxSigner): Promise<SignedTransfer> {
     return this.#send().sign(unsigned, signer);
   }
 
@@ -176,7 +176,7 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
 
   /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
   /** No account nonces here: a transfer is bound to a recent block instead. */
-  withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
+  withNonce(unsigned: UnsignedTransfer<TronTxBody>): UnsignedTransfer<TronTxBody> {
     return unsigned;
   }
 
@@ -229,7 +229,7 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** `transferFrom(owner, request.to, amount)` from the charger `request.from`; no nonce (`withNonce` is the identity). */
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<TronTxBody>> {
     return this.#send().buildTransferFrom(request, owner);
   }
 

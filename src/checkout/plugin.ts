@@ -6,6 +6,7 @@ import type { KeyDeriver } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { resourceNotFound } from '../domain/errors.js';
 import { formatMinor, stablecoinMinorToBase } from '../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
 import { lockedQuote } from '../ledger/locked-quotes.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
 import { loadCheckoutAssets, type Asset } from './assets.js';
@@ -100,7 +101,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
         if (!adapter.tokens.some((t) => t.symbol === token)) continue;
         const quote = lockedQuote(s, token);
         if (!quote) continue;
-        const amount = quote.exchangeRate !== null ? `${formatMinor(quote.amountMinor, 2)} ${token}` : null;
+        const amount = quote.exchangeRate !== null ? `${formatMinor(quote.amountMinor, STABLECOIN_EXPONENT)} ${token}` : null;
         out.push({ network, token, checked: s.network === network && s.token === token, amount });
       }
     }

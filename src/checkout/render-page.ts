@@ -1,5 +1,6 @@
 import { currencyExponent } from '../domain/currency.js';
 import { formatMinor } from '../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
 import type { CheckoutAssets } from './assets.js';
 import { html, jsonForScript, raw, type SafeHtml } from './html.js';
 import { catalog, HTML_LANG, LANGUAGES, translator, type Lang, type Translate } from './i18n.js';
@@ -139,7 +140,7 @@ ${items.length ? html`<ul class="items">${items}</ul>` : ''}
 ${s.tax_minor !== null ? html`<div class="row"><span>${t('page.tax')}</span><span>${money(s.tax_minor, s.currency)}</span></div>` : ''}
 ${s.shipping_minor !== null ? html`<div class="row"><span>${t('page.shipping')}</span><span>${money(s.shipping_minor, s.currency)}</span></div>` : ''}
 <div class="row total"><span>${t('page.total')}</span><span id="sp-total">${money(s.amount_minor, s.currency)}</span></div>
-${s.exchange_rate !== null ? html`<div class="row"><span>${t('page.converted')}</span><strong id="sp-converted">${formatMinor(s.target_amount_minor, 2)} ${s.target_currency}</strong></div>
+${s.exchange_rate !== null ? html`<div class="row"><span>${t('page.converted')}</span><strong id="sp-converted">${formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT)} ${s.target_currency}</strong></div>
 <p class="muted small">${t('page.rate', { from: s.currency.toUpperCase(), rate: s.exchange_rate, to: s.target_currency })}</p>` : ''}
 </section>`;
 

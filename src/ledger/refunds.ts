@@ -5,7 +5,7 @@ import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { scaleDown, stablecoinMinorToBase } from '../domain/money.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
-import type { NetworkId } from '../domain/vocabulary.js';
+import { STABLECOIN_EXPONENT, type NetworkId } from '../domain/vocabulary.js';
 import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
 
 export type RefundRow = Selectable<RefundsTable>;
@@ -105,7 +105,7 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     }
 
     // What was paid, in the API's 2-decimal units (an overpayment may be refunded too; sub-cent dust may not).
-    const paidMinor = scaleDown(settlement.received_base, decimals, 2, 'down');
+    const paidMinor = scaleDown(settlement.received_base, decimals, STABLECOIN_EXPONENT, 'down');
     const refunded = await trx
       .selectFrom('refunds')
       .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount_minor'), sql<bigint>`0`).as('total'))

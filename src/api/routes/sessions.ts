@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { NO_CHAINS, type ChainLookup } from '../../domain/chain-lookup.js';
 import { currencyExponent } from '../../domain/currency.js';
+import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
@@ -171,7 +172,7 @@ async function quoteCoin(rates: RateService, currency: string, coin: Coin, amoun
   if (currency === coin) return { amountMinor, exchangeRate: null };
   try {
     const q = await rates.quote(currency, coin);
-    return { amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, 2), exchangeRate: formatRate(q.rate) };
+    return { amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, STABLECOIN_EXPONENT), exchangeRate: formatRate(q.rate) };
   } catch (err) {
     if (err instanceof RateUnavailableError) return undefined;
     throw err;

@@ -1,6 +1,7 @@
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { paymentStatus } from '../../domain/session-state.js';
+import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import type { TokenDecimals } from '../../domain/chain-lookup.js';
 import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js';
 
@@ -42,7 +43,7 @@ export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<
   if (s.exchange_rate !== null) {
     out.exchange_rate = s.exchange_rate;
     out.target_currency = s.target_currency;
-    out.target_amount_total = formatMinor(s.target_amount_minor, 2);
+    out.target_amount_total = formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT);
     out.rate_locked_at = unix(s.rate_locked_at ?? s.created_at);
   }
   // Extension: a session paid short (sub-unit dust, or within the merchant's underpayment tolerance) says by how much,

@@ -4,6 +4,7 @@ import type { ChainRegistry } from '../../../chains/registry.js';
 import { isAllowanceCharger, type TokenSymbol } from '../../../chains/types.js';
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import { applyApproval, recordAuthorizationChoice, type LifecycleDeps } from '../../ledger/subscriptions-lifecycle.js';
 import { SUBSCRIPTION_TRANSITIONS, type SubscriptionRow } from '../../ledger/subscriptions.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -67,7 +68,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
           pricePerPeriod: formatMinor(s.unit_amount_minor * BigInt(s.quantity), 2),
           interval: s.interval,
           periods: s.iterations ?? deps.settings.allowancePeriods,
-          allowance: formatMinor(allowanceMinor(s, deps.settings), 2),
+          allowance: formatMinor(allowanceMinor(s, deps.settings), STABLECOIN_EXPONENT),
           trialEnd: s.trial_end,
           options: options(s),
           paymentMethodId: s.payment_method_id,
