@@ -302,7 +302,7 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
 
 
 /**
- * For the watcher's adapter factory (src/watcher/adapter-factory.ts): `registerAdapterFamily('solana', createSolanaAdapter)`.
+ * A Solana adapter from the chain settings (src/watcher/adapter-factory.ts builds it through createSolanaAdapterFactory).
  * Solana has commitment levels, not depths: `finalized`, or a depth of 32 or more, means `finalized`; any smaller
  * depth means `confirmed` (supermajority-voted, not yet rooted).
  */

@@ -284,7 +284,7 @@ export class SolanaTokenSender {
   }
 }
 
-export function signatureOf(tx: VersionedTransaction): string {
+function signatureOf(tx: VersionedTransaction): string {
   return base58Encode(tx.signatures[0]!);
 }
 

@@ -279,7 +279,7 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
 }
 
 /**
- * For the watcher's adapter factory: `registerAdapterFamily('tron', createTronAdapterFactory(process.env))`.
+ * For the watcher's adapter factory (src/watcher/adapter-factory.ts), with the environment of the TRON-only settings.
  * Shared settings (RPC_URL = JSON-RPC, CONFIRMATIONS, tokens, ...) come from src/watcher/config.ts; the TRON-only
  * ones (FULL_HOST, API_KEY, fee_limit ceiling, energy margin) from chains/tron/config.ts.
  */

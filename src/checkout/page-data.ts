@@ -35,7 +35,7 @@ export interface LiveDeps {
   adapters: ChainRegistry;
 }
 
-export function chainProgressOf(deps: LiveDeps, row: SessionRow, tipHeight: bigint | null): ChainProgress | null {
+function chainProgressOf(deps: LiveDeps, row: SessionRow, tipHeight: bigint | null): ChainProgress | null {
   if (!row.network || !row.token) return null;
   const token = deps.adapters.token(row.network, row.mode, row.token);
   if (!token) return null;

@@ -58,7 +58,7 @@ const FORM_ERRORS: Record<string, MessageKey> = {
   paid: 'error.paid',
 };
 
-export function checkoutBasePath(checkoutBaseUrl: string): string {
+function checkoutBasePath(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
 
@@ -98,7 +98,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       if (!adapter) continue;
       for (const token of TOKEN_SYMBOLS) {
         if (pins.token && pins.token !== token) continue;
-        if (!adapter.tokens.some((t) => t.symbol === token)) continue;
+        if (!deps.adapters.token(network, s.mode, token)) continue;
         const quote = lockedQuote(s, token);
         if (!quote) continue;
         const amount = quote.exchangeRate !== null ? `${formatMinor(quote.amountMinor, STABLECOIN_EXPONENT)} ${token}` : null;

@@ -55,10 +55,10 @@ const SCRIPT_KEYS: MessageKey[] = [
 
 const money = (minor: bigint, currency: string): string => `${formatMinor(minor, currencyExponent(currency) ?? 2)} ${currency.toUpperCase()}`;
 
-export const networkKey = (network: string): MessageKey => `network.${network}` as MessageKey;
+const networkKey = (network: string): MessageKey => `network.${network}` as MessageKey;
 const hintKey = (network: string): MessageKey => `hint.${network}` as MessageKey;
 
-export function statusText(t: Translate, live: LiveStatus): string {
+function statusText(t: Translate, live: LiveStatus): string {
   switch (live.state) {
     case 'select':
       return t('status.select');

@@ -39,7 +39,7 @@ export function devnetStateFile(env: Record<string, string | undefined> = proces
   return env.DEVNET_STATE_FILE ?? join(process.cwd(), 'node_modules', '.cache', 'stablepay-devnet', 'state.json');
 }
 
-export function readDevnetState(env: Record<string, string | undefined> = process.env): DevnetState {
+function readDevnetState(env: Record<string, string | undefined> = process.env): DevnetState {
   const file = devnetStateFile(env);
   if (!existsSync(file)) throw new UsageError(`no local devnet found (${file}); start one with \`npm run dev\``);
   const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
@@ -134,7 +134,7 @@ async function paySolana(rpcUrl: string, token: DevnetTokenState, depositOwner: 
 }
 
 /** "12.5" at 6 decimals → 12500000n; plain decimals only, never through a float. */
-export function tokenUnitsToBase(text: string, decimals: number): bigint {
+function tokenUnitsToBase(text: string, decimals: number): bigint {
   const m = /^(0|[1-9]\d*)(?:\.(\d+))?$/.exec(text);
   if (!m) throw new UsageError(`--amount must be a plain decimal such as 12.34, not ${text}`);
   const frac = m[2] ?? '';

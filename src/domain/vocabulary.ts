@@ -3,7 +3,6 @@
 
 /** An API key's mode and everything it owns: test keys see test chains and data only. */
 export type Mode = 'test' | 'live';
-export const MODES: readonly Mode[] = ['test', 'live'];
 
 /** A payment network; `family` (chains/types.ts) says which adapter serves it. */
 export type NetworkId = 'ethereum' | 'bsc' | 'tron' | 'solana';

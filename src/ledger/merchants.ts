@@ -6,7 +6,7 @@ import type { SecretBox } from '../security/secret-box.js';
 
 // Merchants and their API keys. Keys are stored as SHA-256 hashes; secrets sealed under the master key.
 
-export const apiKeySecretAad = (keyId: string): string => `api_keys:${keyId}:secret`;
+const apiKeySecretAad = (keyId: string): string => `api_keys:${keyId}:secret`;
 export const webhookSecretAad = (merchantId: string): string => `merchants:${merchantId}:webhook_secret`;
 
 export interface IssuedKey {

@@ -19,7 +19,7 @@ export function createDepositSetupScheduler(ctx: QueueContext) {
   };
 }
 
-export async function prepareDepositAddress(
+async function prepareDepositAddress(
   deps: { db: Db; adapters: ChainRegistry; signer: TxSigner },
   sessionId: string,
 ): Promise<'prepared' | 'nothing_to_do'> {

@@ -143,7 +143,7 @@ async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAda
 async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapter & AllowanceCharger, waiting: Waiting[]): Promise<number> {
   let authorized = 0;
   for (const p of waiting) {
-    const token = adapter.tokens.find((t) => t.symbol === p.auth_token);
+    const token = p.auth_token ? deps.adapters.token(adapter.network, adapter.mode, p.auth_token) : undefined;
     if (!token || !p.auth_owner) continue;
     const w = await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network);
     const a = await adapter.readApproval!(token.symbol, p.auth_owner, w.charger);

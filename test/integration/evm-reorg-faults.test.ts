@@ -12,7 +12,7 @@ import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
 import { Backoff } from '../../src/watcher/backoff.js';
 import { registerCheckoutSelectRoute } from '../../src/checkout/select-route.js';
 import { sendError, toApiError } from '../../src/api/errors.js';
-import { sendTokenTransfer } from '../../chains/send-token-transfer.js';
+import { sendTokenTransfer } from '../support/send-token-transfer.js';
 import { TransferRejectedError, type SignedTransfer } from '../../chains/types.js';
 import { addressPath, CHANGE_HOT_WALLET } from '../../chains/hd/bip44.js';
 import { evmAddressFromPublicKey } from '../../chains/evm/address.js';

@@ -30,7 +30,7 @@ export interface AuthorizePageDeps {
 }
 
 /** Allowance asked of the customer: price × quantity × (iterations, or the configured number of periods). */
-export function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): bigint {
+function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): bigint {
   return s.unit_amount_minor * BigInt(s.quantity) * BigInt(s.iterations ?? settings.allowancePeriods);
 }
 
