@@ -151,7 +151,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       // A single possible choice (the merchant pinned it, or only one is enabled) needs no picker.
       if (status.state === 'select' && options.length === 1 && selectDeps) {
         const only = options[0]!;
-        const r = await selectNetworkForSession(selectDeps, page.row.id, only.network, only.token as 'USDT' | 'USDC');
+        const r = await selectNetworkForSession(selectDeps, page.row.id, only.network, only.token);
         if (r.kind === 'selected') {
           page = { ...page, row: r.session };
           status = await liveStatusOf(live, page.row, { returnPath: returnPath(page.row.id) });

@@ -1,6 +1,6 @@
 import { currencyExponent } from '../domain/currency.js';
 import { formatMinor } from '../domain/money.js';
-import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
+import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
 import type { CheckoutAssets } from './assets.js';
 import { html, jsonForScript, raw, type SafeHtml } from './html.js';
 import { catalog, HTML_LANG, LANGUAGES, translator, type Lang, type Translate } from './i18n.js';
@@ -13,8 +13,8 @@ import type { PageSession } from './page-data.js';
 // the script adds the countdown, copy buttons and live status.
 
 export interface PaymentOption {
-  network: string;
-  token: string;
+  network: NetworkId;
+  token: TokenSymbol;
   checked: boolean;
   /** The coin's locked amount ("13.57 USDC") when the session converts into it; null without conversion. */
   amount: string | null;

@@ -89,7 +89,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       const adapters = await ctx.adapters();
       const created = await createRefund(ctx.db, adapters, {
         merchantId, mode: old.mode as Mode, refundId: `${old.refund_id}-retry-${tries.length + 1}`, sessionId: old.session_id,
-        amountMinor: old.amount_minor, currency: old.currency as 'USDT' | 'USDC', reason: old.reason, description: old.description,
+        amountMinor: old.amount_minor, currency: old.currency, reason: old.reason, description: old.description,
         metadata: { ...old.metadata, retry_of: old.refund_id }, destinationAddress: old.destination_address,
         fingerprint: `retry:${old.id}:${tries.length + 1}`,
       });

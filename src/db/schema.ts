@@ -131,7 +131,7 @@ export interface RefundsTable {
   session_id: string;
   order_id: string;
   amount_minor: ColumnType<bigint, bigint, bigint>;
-  currency: string;
+  currency: TokenSymbol;
   reason: string | null;
   description: string | null;
   metadata: Json<Record<string, string>>;

@@ -54,7 +54,7 @@ async function lockNonceRow(trx: Transaction<Database>, w: { network: NetworkId;
     .selectFrom('hot_wallet_nonces')
     .select('next_nonce')
     .where('network', '=', w.network)
-    .where('mode', '=', w.mode as 'test' | 'live')
+    .where('mode', '=', w.mode)
     .where('address', '=', w.address)
     .forUpdate()
     .executeTakeFirst();
@@ -66,7 +66,7 @@ export async function advanceNonce(trx: Transaction<Database>, w: { network: Net
     .updateTable('hot_wallet_nonces')
     .set({ next_nonce: (used + 1n).toString() })
     .where('network', '=', w.network)
-    .where('mode', '=', w.mode as 'test' | 'live')
+    .where('mode', '=', w.mode)
     .where('address', '=', w.address)
     .execute();
 }
@@ -83,7 +83,7 @@ export async function releaseNonceIfLast(db: Db, w: { network: NetworkId; mode: 
       .updateTable('hot_wallet_nonces')
       .set({ next_nonce: attempt.nonce.toString() })
       .where('network', '=', w.network)
-      .where('mode', '=', w.mode as 'test' | 'live')
+      .where('mode', '=', w.mode)
       .where('address', '=', w.address)
       .execute();
     await setAttemptState(trx, attempt.id, 'dropped', 'refused by the network before landing; nonce given back');
@@ -198,7 +198,7 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
       orderId: r.order_id,
       refundId: subscriptionFlow ? r.id : r.refund_id,
       amountMinor: r.amount_minor,
-      currency: r.currency as 'USDT' | 'USDC',
+      currency: r.currency,
       ...(r.delivered_base !== null ? { deliveredMinor: deliveredMinor({ ...r, delivered_base: r.delivered_base }) } : {}),
       ...(subscriptionFlow ? { subscription: { externalRefundId: r.refund_id, ...(billed ? { originalCurrency: billed.currency.toUpperCase() } : {}) } } : {}),
     }),

@@ -5,7 +5,7 @@ import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { scaleDown, stablecoinMinorToBase } from '../domain/money.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
-import { STABLECOIN_EXPONENT, type NetworkId } from '../domain/vocabulary.js';
+import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
 import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
 
 export type RefundRow = Selectable<RefundsTable>;
@@ -23,7 +23,7 @@ export interface CreateRefundInput {
   refundId: string;
   sessionId: string;
   amountMinor: bigint;
-  currency: 'USDT' | 'USDC';
+  currency: TokenSymbol;
   reason: string | null;
   description: string | null;
   metadata: Record<string, string>;

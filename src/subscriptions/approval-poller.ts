@@ -1,5 +1,6 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval, type TokenSymbol } from '../../chains/types.js';
+import type { Mode } from '../domain/vocabulary.js';
+import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval } from '../../chains/types.js';
 import { chainKey } from '../ledger/deposit-schema.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
 import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
@@ -27,7 +28,7 @@ export interface ApprovalPollerDeps extends LifecycleDeps {
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
-type Waiting = { id: string; merchant_id: string; mode: 'test' | 'live'; auth_owner: string | null; auth_token: string | null };
+type Waiting = { id: string; merchant_id: string; mode: Mode; auth_owner: string | null; auth_token: string | null };
 
 export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
   let authorized = 0;
@@ -76,7 +77,7 @@ async function checkAuthorizationsInUse(deps: ApprovalPollerDeps, adapter: Chain
     .where('s.status', 'in', ['trialing', 'active', 'past_due'])
     .execute();
   if (pms.length === 0) return;
-  const states = await adapter.readAuthorizations!(pms.map((p) => ({ token: p.token as TokenSymbol, owner: p.owner_address })));
+  const states = await adapter.readAuthorizations!(pms.map((p) => ({ token: p.token, owner: p.owner_address })));
   for (const [i, p] of pms.entries()) {
     const st = states[i];
     if (!st || st.spender === null) continue;

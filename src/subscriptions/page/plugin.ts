@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { ChainRegistry } from '../../../chains/registry.js';
-import { isAllowanceCharger, type TokenSymbol } from '../../../chains/types.js';
+import { isAllowanceCharger } from '../../../chains/types.js';
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
 import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
@@ -105,14 +105,14 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     }
     const allowanceBase = stablecoinMinorToBase(allowanceMinor(s, deps.settings), token.decimals);
     const w = await deps.walletResolver.resolve(s.merchant_id, s.mode, adapter.network);
-    const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
+    const current = await adapter.getAllowance(body.token, owner, w.charger);
     const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
     if (!updated) throw notAwaiting(s.status);
     // An allowance that already covers the request produces no new Approval log: authorize from the chain's state,
     // read at the final height like every authorization. One not final yet comes from a recent approve, whose log
     // (or, on Solana, whose delegation) the poller applies once final.
     let authorized = false;
-    const final = current >= allowanceBase ? await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger, 'final') : 0n;
+    const final = current >= allowanceBase ? await adapter.getAllowance(body.token, owner, w.charger, 'final') : 0n;
     if (final >= allowanceBase) {
       const lifecycle: LifecycleDeps = {
         db: deps.db, clock, settings: deps.settings, checkoutBaseUrl: deps.checkoutBaseUrl, wallets: deps.walletResolver.wallets,
@@ -132,7 +132,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     // first, only approve(0) is prepared: Tether's approve of the full allowance would revert until the reset lands,
     // so the page selects again afterwards and gets it then.
     const walletTransactions = !authorized && adapter.buildApprovalForWallet && current < allowanceBase
-      ? [await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, resetFirst ? 0n : allowanceBase)]
+      ? [await adapter.buildApprovalForWallet(body.token, owner, w.charger, resetFirst ? 0n : allowanceBase)]
       : undefined;
     const chainId = deps.adapters.chainId(adapter.network, s.mode);
     return reply.header('Cache-Control', 'no-store').send({
