@@ -5,13 +5,11 @@
 // database and knows nothing of sessions: the watcher persists the cursor together with the effects of each poll, and
 // the ledger decides what a transfer means.
 
-export type Mode = 'test' | 'live';
-export type NetworkId = 'ethereum' | 'bsc' | 'tron' | 'solana';
-export type ChainFamily = 'evm' | 'tron' | 'solana';
-export type TokenSymbol = 'USDT' | 'USDC';
+import type { Mode, NetworkId, TokenSymbol } from '../src/domain/vocabulary.js';
 
-export const NETWORK_IDS: readonly NetworkId[] = ['ethereum', 'bsc', 'tron', 'solana'];
-export const TOKEN_SYMBOLS: readonly TokenSymbol[] = ['USDT', 'USDC'];
+export type { Mode, NetworkId, TokenSymbol };
+export { NETWORK_IDS, TOKEN_SYMBOLS } from '../src/domain/vocabulary.js';
+export type ChainFamily = 'evm' | 'tron' | 'solana';
 
 /** One token contract (EVM/TRON) or mint (Solana) as the registry knows it. `address` is canonical (see normalizeAddress). */
 export interface TokenContract {
@@ -120,11 +118,11 @@ export interface TokenTransferRequest {
   feeBumpPercent?: number;
 }
 
-/** Family-specific unsigned transaction; only the adapter that built it reads `body`. */
-export interface UnsignedTransfer {
+/** Family-specific unsigned transaction; only the adapter that built it reads `body` (its own `Body` type). */
+export interface UnsignedTransfer<Body = unknown> {
   network: NetworkId;
   request: TokenTransferRequest;
-  body: CursorState;
+  body: Body;
 }
 
 /** Everything needed to re-broadcast the exact same bytes after a crash. Strings only: stored as JSON. */
@@ -202,7 +200,7 @@ export interface AddressBalances {
 export const HOT_WALLET_SLOT = { refunds: 0, charges: 1 } as const;
 
 /** Sending side, used by refund payouts and subscription charges: build, sign (through the signer), persist, broadcast. */
-export interface TransferSender {
+export interface TransferSender<Body = unknown> {
   /** Key and address of a reserved hot wallet of `account` (HOT_WALLET_SLOT). */
   deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }>;
   /** The next account nonce of `address` counting pending transactions; null for families without account nonces. */
@@ -211,7 +209,7 @@ export interface TransferSender {
    * The same unsigned transfer at another account nonce: a transfer may be built (gas estimate, fees, simulation)
    * before its nonce is assigned under the nonce lock. Families without account nonces return it unchanged.
    */
-  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer;
+  withNonce(unsigned: UnsignedTransfer<Body>, nonce: bigint): UnsignedTransfer<Body>;
   /** True only once `signed` provably can never land (expired blockhash or expiration); re-signing is safe only then. */
   isExpired(signed: SignedTransfer): Promise<boolean>;
   getBalances(address: string): Promise<AddressBalances>;
@@ -219,9 +217,9 @@ export interface TransferSender {
    * A transaction, paid by `feePayer`, that makes a deposit address able to receive `token` (Solana: the deposit
    * owner's associated token account, created idempotently). Absent on families where any address can receive.
    */
-  buildDepositSetup?(feePayer: { key: KeyPath; address: string }, depositAddress: string, token: TokenSymbol): Promise<UnsignedTransfer>;
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer>;
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer>;
+  buildDepositSetup?(feePayer: { key: KeyPath; address: string }, depositAddress: string, token: TokenSymbol): Promise<UnsignedTransfer<Body>>;
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<Body>>;
+  signTransfer(unsigned: UnsignedTransfer<Body>, signer: TxSigner): Promise<SignedTransfer>;
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */
   broadcast(signed: SignedTransfer): Promise<BroadcastResult>;
   getTransactionOutcome(hash: string): Promise<TxOutcome>;
@@ -237,7 +235,8 @@ export interface TransferSender {
   grossForNet?(token: TokenSymbol, net: bigint): Promise<bigint>;
 }
 
-export interface ChainAdapter extends TransferSource, TransferSender {
+/** `Body`: the family's unsigned-transaction body; code outside the family sees `unknown` and only passes it back. */
+export interface ChainAdapter<Body = unknown> extends TransferSource, TransferSender<Body> {
   readonly network: NetworkId;
   readonly family: ChainFamily;
   readonly mode: Mode;
@@ -250,6 +249,25 @@ export interface ChainAdapter extends TransferSource, TransferSender {
   describeFeeResources?(address: string): Promise<Record<string, unknown>>;
   /** Deposit address (canonical) of `index` under a BIP44 `account`. Throws on an index outside BIP32's range. */
   deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string>;
+  /** The wallet link and QR content the hosted page offers for paying `amountBase` of `token` to a deposit address. */
+  paymentLink(request: PaymentLinkRequest): Promise<WalletLink>;
+}
+
+export interface PaymentLinkRequest {
+  token: TokenContract;
+  /** Canonical deposit address (as stored). */
+  depositAddress: string;
+  /** Token base units; links are built from this bigint only. */
+  amountBase: bigint;
+  /** The merchant's name, where the link format has a label. */
+  label: string;
+}
+
+export interface WalletLink {
+  /** The link the "open in wallet" button follows. */
+  href: string;
+  /** What the QR code encodes (the link itself, except on TRON). */
+  qr: string;
 }
 
 export class TokenRegistryMismatchError extends Error {}
@@ -289,7 +307,7 @@ export interface ChargeTransfer {
  * Allowance charging (subscriptions): read allowances, find Approval logs to the service's chargers, and pull funds
  * with `transferFrom`, sent and paid for by the charger. Families that can do it implement this next to ChainAdapter.
  */
-export interface AllowanceCharger {
+export interface AllowanceCharger<Body = unknown> {
   /** `at: 'final'`: as of the chain's final height or commitment (what authorizations are decided on). */
   getAllowance(token: TokenSymbol, owner: string, spender: string, at?: 'latest' | 'final'): Promise<bigint>;
   getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint>;
@@ -318,7 +336,7 @@ export interface AllowanceCharger {
    * `request.from` is the charger; the tokens move from `owner` to `request.to`. May be built before the nonce is
    * known (any placeholder nonce) and given its real nonce with `withNonce` under the nonce lock.
    */
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer>;
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<Body>>;
   /** Outcome of a charge: success needs a Transfer log from `owner`. */
   getTransferFromOutcome(hash: string, owner: string): Promise<TxOutcome>;
   /** The Transfer from `owner` to `to` in a succeeded charge, or null. */

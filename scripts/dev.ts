@@ -137,7 +137,7 @@ async function startSolana(): Promise<Record<string, string>> {
     };
     // Only offered when this build's Solana adapter accepts the endpoint.
     const settings = loadChainSettings(env, 'solana', 'test');
-    if (settings) await createChainAdapter(settings).verifyTokens();
+    if (settings) await createChainAdapter(settings, env).verifyTokens();
     return env;
   } catch (err) {
     say(`  (Solana endpoint not started: ${(err as Error).message})`);

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { ChainAdapter } from '../chains/types.js';
+import type { ChainRegistry } from '../chains/registry.js';
 import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
@@ -7,8 +7,6 @@ import { createDb } from './db/database.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createExpiryScheduler, startExpiryWorker } from './jobs/session-expiry.js';
-import { hasProvisionalDepositsBefore } from './ledger/deposits.js';
-import { setExpiryGuard, setTokenDecimalsResolver } from './ledger/sessions.js';
 import { createLogger, type Logger } from './logger.js';
 import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
@@ -16,13 +14,9 @@ import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
 import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
 import { createPayoutScheduler, startPayoutWorker } from './payouts/worker.js';
 import { createDepositSetupScheduler, startDepositSetupWorker } from './payouts/deposit-setup.js';
-import { refundChainsFrom } from './payouts/refund-chains.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
-import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
-import { registerAdapterFamily } from './watcher/adapter-factory.js';
-import { createTronAdapterFactory } from '../chains/tron/adapter.js';
-import { createSolanaAdapterFactory } from '../chains/solana/adapter.js';
+import { createVerifiedAdapters, startChainWatchers } from './watcher/start.js';
 import type { Clock } from './domain/clock.js';
 import { startSubscriptionWorker } from './subscriptions/worker.js';
 import { subscriptionSettingsFromEnv } from './domain/subscription-settings.js';
@@ -33,7 +27,7 @@ import { createWalletResolver } from './subscriptions/wallets.js';
 
 export interface RunningService {
   stop(): Promise<void>;
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   port?: number;
 }
 
@@ -67,11 +61,7 @@ export async function start(
 
   // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
   // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
-  registerAdapterFamily('tron', createTronAdapterFactory(env));
-  registerAdapterFamily('solana', createSolanaAdapterFactory(env));
-  const adapters = await createVerifiedAdapters(watcherSettings);
-  setTokenDecimalsResolver(tokenDecimalsResolver(adapters));
-  setExpiryGuard((trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at));
+  const adapters = await createVerifiedAdapters(watcherSettings, env);
   if (adapters.size === 0) log.warn({}, 'no chain is configured (CHAIN_*_RPC_URL): sessions can be created but not paid');
   if (adapters.size > 0 && !keys) log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
 
@@ -81,7 +71,7 @@ export async function start(
   }
 
   if (config.ROLES.includes('worker')) {
-    const expiry = await startExpiryWorker(queueCtx, { db, sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS, logger: log.child({ role: 'worker' }) });
+    const expiry = await startExpiryWorker(queueCtx, { db, tokenDecimals: adapters.tokenDecimals, sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS, logger: log.child({ role: 'worker' }) });
     stops.push(() => expiry.stop());
     // Outbox → BullMQ → merchant endpoints. The relay wakes on NOTIFY and polls as a fallback.
     const webhooks = webhookSettingsFrom(config);
@@ -151,15 +141,14 @@ export async function start(
         authFailuresPerIpPerMinute: config.API_AUTH_FAILURES_PER_IP_PER_MINUTE,
       },
       onSessionCreated: (s) => scheduler.schedule(s),
-      refundChains: refundChainsFrom(adapters),
+      chains: adapters,
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
       subscriptions: { settings: subscriptionSettings, ...(clock ? { clock } : {}) },
       plugins: [
-        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, chains: watcherSettings.chains, onSelected: (id) => depositSetupScheduler.enqueue(id), streamsPerSession: config.CHECKOUT_STREAMS_PER_SESSION, streamsPerIp: config.CHECKOUT_STREAMS_PER_IP }),
+        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, onSelected: (id) => depositSetupScheduler.enqueue(id), streamsPerSession: config.CHECKOUT_STREAMS_PER_SESSION, streamsPerIp: config.CHECKOUT_STREAMS_PER_IP }),
         ...(keys
           ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
               db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl, ...(clock ? { clock } : {}),
-              chainIds: new Map(watcherSettings.chains.filter((c) => c.chainId !== undefined).map((c) => [`${c.network}:${c.mode}`, c.chainId!])),
             })]
           : []),
       ],
@@ -200,7 +189,7 @@ async function run(): Promise<void> {
   }
   const log = createLogger(config.LOG_LEVEL);
   const service = await start(config, process.env, log);
-  log.info({ roles: config.ROLES, port: service.port, chains: [...service.adapters.keys()] }, 'service started');
+  log.info({ roles: config.ROLES, port: service.port, chains: service.adapters.labels() }, 'service started');
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -17,12 +17,14 @@ import {
   type KeyPath,
   type Mode,
   type NetworkId,
+  type PaymentLinkRequest,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
   type TokenTransferRequest,
   type TxSigner,
   type UnsignedTransfer,
+  type WalletLink,
   type WatchSet,
 } from '../types.js';
 import { COIN_TYPE_EVM, CHANGE_DEPOSIT, CHANGE_HOT_WALLET, addressPath } from '../hd/bip44.js';
@@ -30,7 +32,7 @@ import { checksumEvmAddress, evmAddressFromPublicKey, normalizeEvmAddress } from
 import { BlockScanner, type ConfirmationPolicy } from './block-scanner.js';
 import { encodeCursor } from './cursor.js';
 import { JsonRpcClient } from './rpc-client.js';
-import { EvmTokenSender } from './token-sender.js';
+import { EvmTokenSender, type EvmTxBody } from './token-sender.js';
 
 export interface EvmAdapterOptions {
   network: NetworkId;
@@ -44,9 +46,11 @@ export interface EvmAdapterOptions {
   maxBlockRange?: number;
 }
 
+/** Mainnet chain ids for EIP-681 links when none is configured. */
+const KNOWN_LIVE_CHAIN_IDS: Partial<Record<NetworkId, bigint>> = { ethereum: 1n, bsc: 56n };
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
-export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
+export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharger<EvmTxBody> {
   readonly family: ChainFamily = 'evm';
   readonly network: NetworkId;
   readonly mode: Mode;
@@ -55,6 +59,7 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
   readonly scanner: BlockScanner;
   readonly #sender: EvmTokenSender;
   readonly #chainId: bigint | undefined;
+  #askedChainId: Promise<bigint> | undefined;
 
   constructor(o: EvmAdapterOptions) {
     this.network = o.network;
@@ -81,6 +86,27 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
   async deriveDepositAddress(keys: KeyDeriver, account: number, index: bigint): Promise<string> {
     const pub = await keys.publicKey({ curve: 'secp256k1', path: addressPath(COIN_TYPE_EVM, account, CHANGE_DEPOSIT, index) });
     return evmAddressFromPublicKey(pub);
+  }
+
+  /** EIP-681: `ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<base units>`. */
+  async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
+    const chainId = await this.paymentChainId();
+    const href = `ethereum:${this.displayAddress(request.token.address)}@${chainId}/transfer?address=${this.displayAddress(request.depositAddress)}&uint256=${request.amountBase}`;
+    return { href, qr: href };
+  }
+
+  /** The configured chain id, else the mainnet id in live mode, else asked from the node once (again after a failure). */
+  paymentChainId(): Promise<bigint> {
+    const fixed = this.#chainId ?? (this.mode === 'live' ? KNOWN_LIVE_CHAIN_IDS[this.network] : undefined);
+    if (fixed !== undefined) return Promise.resolve(fixed);
+    if (!this.#askedChainId) {
+      const asked = this.rpc.call<string>('eth_chainId', []).then(BigInt);
+      asked.catch(() => {
+        if (this.#askedChainId === asked) this.#askedChainId = undefined;
+      });
+      this.#askedChainId = asked;
+    }
+    return this.#askedChainId;
   }
 
   async deriveHotWallet(keys: KeyDeriver, account: number, slot: number): Promise<{ key: KeyPath; address: string }> {
@@ -132,11 +158,11 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     }
   }
 
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<EvmTxBody>> {
     return this.#sender.build(request);
   }
 
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+  signTransfer(unsigned: UnsignedTransfer<EvmTxBody>, signer: TxSigner): Promise<SignedTransfer> {
     return this.#sender.sign(unsigned, signer);
   }
 
@@ -192,11 +218,11 @@ export class EvmChainAdapter implements ChainAdapter, AllowanceCharger {
     return out.sort((a, b) => (a.blockHeight === b.blockHeight ? a.logIndex - b.logIndex : a.blockHeight < b.blockHeight ? -1 : 1));
   }
 
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<EvmTxBody>> {
     return this.#sender.buildTransferFrom(request, owner);
   }
 
-  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer {
+  withNonce(unsigned: UnsignedTransfer<EvmTxBody>, nonce: bigint): UnsignedTransfer<EvmTxBody> {
     return this.#sender.withNonce(unsigned, nonce);
   }
 

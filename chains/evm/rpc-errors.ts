@@ -42,8 +42,3 @@ function suggestedUpperBlock(message: string): bigint | null {
   const m = /\[\s*(0x[0-9a-f]+|\d+)\s*,\s*(0x[0-9a-f]+|\d+)\s*\]/i.exec(message);
   return m ? BigInt(m[2]!) : null;
 }
-
-/** True for failures that a later retry may cure (everything except a deterministic RPC error). */
-export function isTransient(e: unknown): boolean {
-  return e instanceof RpcError && e.kind !== 'rpc_error';
-}

@@ -41,7 +41,7 @@ export interface HeaderRef extends BlockRef {
 
 export const toHex = (n: bigint): string => `0x${n.toString(16)}`;
 
-export function headerRef(h: RpcBlockHeader): HeaderRef {
+function headerRef(h: RpcBlockHeader): HeaderRef {
   return {
     height: BigInt(h.number),
     hash: h.hash.toLowerCase(),

@@ -33,7 +33,7 @@ interface FeeQuote {
   gasPrice: bigint;
 }
 
-interface EvmTxBody {
+export interface EvmTxBody {
   chainId: string;
   nonce: string;
   to: string;
@@ -53,7 +53,7 @@ export class EvmTokenSender {
     private readonly finalHeight: () => Promise<{ latest: bigint; final: bigint }>,
   ) {}
 
-  async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  async build(request: TokenTransferRequest): Promise<UnsignedTransfer<EvmTxBody>> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
     const data = ERC20.encodeFunctionData('transfer', [request.to, request.amount]);
@@ -61,7 +61,7 @@ export class EvmTokenSender {
   }
 
   /** transferFrom(owner → request.to) sent and paid for by request.from (a charger holding the owner's allowance). */
-  async buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  async buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<EvmTxBody>> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
     const data = ERC20.encodeFunctionData('transferFrom', [owner, request.to, request.amount]);
@@ -73,7 +73,7 @@ export class EvmTokenSender {
     contract: string,
     data: string,
     parties: { sender: string; recipient: string; spender?: string },
-  ): Promise<UnsignedTransfer> {
+  ): Promise<UnsignedTransfer<EvmTxBody>> {
     if (request.nonce === undefined) throw new TransferRejectedError('invalid', 'EVM transfers need an explicit nonce');
     const from = request.from.address;
     let gas: bigint;
@@ -103,12 +103,12 @@ export class EvmTokenSender {
     const balance = BigInt(await this.rpc.call<string>('eth_getBalance', [from, 'latest']));
     const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0');
     if (balance < maxCost) throw new TransferRejectedError('insufficient_gas', `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}`);
-    return { network: this.network, request, body: body as unknown as Record<string, unknown> };
+    return { network: this.network, request, body };
   }
 
   /** The same unsigned transaction at another nonce (built before the nonce was assigned). */
-  withNonce(unsigned: UnsignedTransfer, nonce: bigint): UnsignedTransfer {
-    return { ...unsigned, request: { ...unsigned.request, nonce }, body: { ...(unsigned.body as unknown as EvmTxBody), nonce: nonce.toString() } as unknown as Record<string, unknown> };
+  withNonce(unsigned: UnsignedTransfer<EvmTxBody>, nonce: bigint): UnsignedTransfer<EvmTxBody> {
+    return { ...unsigned, request: { ...unsigned.request, nonce }, body: { ...unsigned.body, nonce: nonce.toString() } };
   }
 
   #chainId: bigint | undefined;
@@ -134,8 +134,8 @@ export class EvmTokenSender {
     return quote;
   }
 
-  async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
-    const b = unsigned.body as unknown as EvmTxBody;
+  async sign(unsigned: UnsignedTransfer<EvmTxBody>, signer: TxSigner): Promise<SignedTransfer> {
+    const b = unsigned.body;
     const tx = Transaction.from({
       type: b.type,
       chainId: BigInt(b.chainId),

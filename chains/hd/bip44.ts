@@ -1,4 +1,4 @@
-import { HDNodeWallet, Mnemonic, SigningKey, getBytes } from 'ethers';
+import { HDNodeWallet, Mnemonic, getBytes } from 'ethers';
 
 // BIP44 paths for secp256k1 families: m/44'/coin'/account'/change/index. One account per merchant and mode; the
 // account level is hardened, the change/index tail is not, so an account-level xpub derives every deposit key.
@@ -6,7 +6,7 @@ import { HDNodeWallet, Mnemonic, SigningKey, getBytes } from 'ethers';
 export const COIN_TYPE_EVM = 60;
 export const COIN_TYPE_TRON = 195;
 /** BIP32 child indexes below 2^31 are the non-hardened ones. */
-export const MAX_CHILD_INDEX = 2n ** 31n - 1n;
+const MAX_CHILD_INDEX = 2n ** 31n - 1n;
 
 /** Change 0 holds deposit addresses; change 1 holds the account's reserved hot-wallet keys (refund payouts, charges). */
 export const CHANGE_DEPOSIT = 0;
@@ -18,7 +18,7 @@ export function assertChildIndex(index: bigint | number, what: string): number {
   return Number(n);
 }
 
-export function accountPath(coinType: number, account: number): string {
+function accountPath(coinType: number, account: number): string {
   assertChildIndex(coinType, 'coin type');
   assertChildIndex(account, 'account');
   return `m/44'/${coinType}'/${account}'`;
@@ -56,8 +56,4 @@ export function parseBip44Path(path: string): { coinType: number; account: numbe
   if (!m) return null;
   const [coinType, account, change, index] = m.slice(1).map(Number) as [number, number, number, number];
   return { coinType, account, change, index };
-}
-
-export function compressedPublicKey(privateKey: string): Uint8Array {
-  return getBytes(SigningKey.computePublicKey(privateKey, true));
 }

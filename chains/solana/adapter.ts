@@ -15,6 +15,7 @@ import {
   type Mode,
   type NetworkId,
   type ObservedApproval,
+  type PaymentLinkRequest,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
@@ -23,6 +24,7 @@ import {
   type TxOutcome,
   type TxSigner,
   type UnsignedTransfer,
+  type WalletLink,
   type WalletTransaction,
   type WatchSet,
 } from '../types.js';
@@ -30,7 +32,7 @@ import { SolanaDelegation } from './delegation.js';
 import { SolanaDepositScanner, accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
-import { SolanaTokenSender } from './token-sender.js';
+import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
 
 export interface SolanaAdapterOptions {
@@ -50,7 +52,7 @@ export interface SolanaAdapterOptions {
 
 /** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
  * delegation (see "Allowance charging" below and docs/solana.md). */
-export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
+export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody> {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
   readonly mode: Mode;
@@ -165,11 +167,11 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
     }
   }
 
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.build(request);
   }
 
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+  signTransfer(unsigned: UnsignedTransfer<SolanaUnsignedBody>, signer: TxSigner): Promise<SignedTransfer> {
     return this.sender.sign(unsigned, signer);
   }
 
@@ -206,7 +208,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** No account nonces here: a transfer is bound to a recent block instead. */
-  withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
+  withNonce(unsigned: UnsignedTransfer<SolanaUnsignedBody>): UnsignedTransfer<SolanaUnsignedBody> {
     return unsigned;
   }
 
@@ -216,7 +218,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** The session's deposit ATA for the chosen mint, created idempotently and paid (rent included) by `feePayer`. */
-  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer> {
+  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);
   }
 
@@ -238,6 +240,20 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
       label: input.label,
       message: input.message,
     });
+  }
+
+  /** A Solana Pay transfer request to the deposit owner, in token units, with the owner's reference. */
+  async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
+    const deposit = this.displayAddress(request.depositAddress);
+    const href = solanaPayTransferUrl({
+      recipient: deposit,
+      amount: request.amountBase,
+      decimals: request.token.decimals,
+      splToken: this.displayAddress(request.token.address),
+      references: [paymentReference(deposit)],
+      label: request.label,
+    });
+    return { href, qr: href };
   }
 
   // Allowance charging (subscriptions) by SPL Token delegation: the customer's ATA names the charger as its delegate
@@ -269,7 +285,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
 
   /** `request.from` (the charger, the delegate) moves `request.amount` from `owner`'s ATA to `request.to`'s ATA,
    * creating it idempotently; the charger pays the fee and that ATA's rent. */
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.buildTransferFrom(request, owner);
   }
 
@@ -286,7 +302,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
 
 
 /**
- * For the watcher's adapter factory (src/watcher/adapter-factory.ts): `registerAdapterFamily('solana', createSolanaAdapter)`.
+ * A Solana adapter from the chain settings (src/watcher/adapter-factory.ts builds it through createSolanaAdapterFactory).
  * Solana has commitment levels, not depths: `finalized`, or a depth of 32 or more, means `finalized`; any smaller
  * depth means `confirmed` (supermajority-voted, not yet rooted).
  */

@@ -39,12 +39,12 @@ interface SolanaCursor {
   scannedThrough: string;
 }
 
-export function encodeSolanaCursor(slot: bigint): CursorState {
+function encodeSolanaCursor(slot: bigint): CursorState {
   const c: SolanaCursor = { v: 1, scannedThrough: slot.toString() };
   return c;
 }
 
-export function decodeSolanaCursor(state: CursorState): bigint {
+function decodeSolanaCursor(state: CursorState): bigint {
   const c = state as Partial<SolanaCursor>;
   if (c.v !== 1 || typeof c.scannedThrough !== 'string' || !/^\d+$/.test(c.scannedThrough)) {
     throw new Error('not a Solana cursor');

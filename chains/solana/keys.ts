@@ -9,11 +9,11 @@ import { assertChildIndex } from '../hd/bip44.js';
 // public derivation. Wallets (Phantom, Solana CLI) use m/44'/501'/<i>'/0'; none of our addresses collide with theirs
 // at the same depth, so importing the mnemonic into a wallet never shows one merchant another's deposits.
 
-export const COIN_TYPE_SOLANA = 501;
-export const SOLANA_CHANGE_DEPOSIT = 0;
-export const SOLANA_CHANGE_HOT_WALLET = 1;
+const COIN_TYPE_SOLANA = 501;
+const SOLANA_CHANGE_DEPOSIT = 0;
+const SOLANA_CHANGE_HOT_WALLET = 1;
 
-export function solanaKeyPath(account: number, change: number, index: bigint | number): KeyPath {
+function solanaKeyPath(account: number, change: number, index: bigint | number): KeyPath {
   const a = assertChildIndex(account, 'account');
   const c = assertChildIndex(change, 'change');
   const i = assertChildIndex(index, 'index');

@@ -51,7 +51,7 @@ export interface SolanaSenderOptions {
 }
 
 /** What `UnsignedTransfer.body` holds for Solana (strings only: it is persisted as JSON). */
-interface SolanaUnsignedBody {
+export interface SolanaUnsignedBody {
   /** Serialised v0 message, base64. */
   message: string;
   lastValidBlockHeight: string;
@@ -74,13 +74,13 @@ export class SolanaTokenSender {
 
   /** Transfer from the hot wallet's ATA to `to` (a wallet: its ATA is created idempotently; or a token account of
    * the mint itself). The hot wallet pays the fee and, when needed, the destination ATA's rent. */
-  build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  build(request: TokenTransferRequest): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.#buildTransferChecked(request, null);
   }
 
   /** A charge: `TransferChecked` from `owner`'s ATA, signed by `request.from` as the account's delegate (SPL Token
    * `Approve`), to `request.to` as in `build`. The delegate pays the fee and, when needed, the destination ATA's rent. */
-  buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     let ownerKey: PublicKey;
     try {
       ownerKey = new PublicKey(owner);
@@ -92,7 +92,7 @@ export class SolanaTokenSender {
 
   /** The one transfer builder: from the ATA of `owner` (the signer's own when null) with `request.from` as authority
    * (owner or delegate) and fee payer. Refuses, before anything is signed, what would fail on chain. */
-  async #buildTransferChecked(request: TokenTransferRequest, owner: PublicKey | null): Promise<UnsignedTransfer> {
+  async #buildTransferChecked(request: TokenTransferRequest, owner: PublicKey | null): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     if (request.amount <= 0n) throw new TransferRejectedError('invalid', 'amount must be positive');
     const conn = this.#o.connection;
     const token = this.#token(request.token);
@@ -149,7 +149,7 @@ export class SolanaTokenSender {
 
   /** Creates the deposit owner's ATA for `token`, paid by `feePayer`: done when the payer picks Solana on the
    * hosted page, so the payer's wallet pays no rent (the rent is reclaimed when the swept account is closed). */
-  async buildDepositAccountSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer> {
+  async buildDepositAccountSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     const t = this.#token(token);
     const payer = new PublicKey(feePayer.address);
     const owner = new PublicKey(depositOwner);
@@ -178,7 +178,7 @@ export class SolanaTokenSender {
     ixs: TransactionInstruction[],
     price: bigint,
     signers: Record<string, KeyPath>,
-  ): Promise<UnsignedTransfer> {
+  ): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     const { blockhash, lastValidBlockHeight } = await this.#o.connection.getLatestBlockhash('confirmed');
     const message = new TransactionMessage({
       payerKey: payer,
@@ -194,11 +194,11 @@ export class SolanaTokenSender {
       lastValidBlockHeight: String(lastValidBlockHeight),
       signers,
     };
-    return { network: 'solana', request, body: body as unknown as UnsignedTransfer['body'] };
+    return { network: 'solana', request, body };
   }
 
-  async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
-    const body = unsigned.body as unknown as SolanaUnsignedBody;
+  async sign(unsigned: UnsignedTransfer<SolanaUnsignedBody>, signer: TxSigner): Promise<SignedTransfer> {
+    const body = unsigned.body;
     const bytes = Buffer.from(body.message, 'base64');
     const message = VersionedMessage.deserialize(bytes);
     const tx = new VersionedTransaction(message);
@@ -284,7 +284,7 @@ export class SolanaTokenSender {
   }
 }
 
-export function signatureOf(tx: VersionedTransaction): string {
+function signatureOf(tx: VersionedTransaction): string {
   return base58Encode(tx.signatures[0]!);
 }
 

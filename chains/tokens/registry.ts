@@ -20,17 +20,12 @@ export const MAINNET_TOKENS: Readonly<Record<NetworkId, readonly TokenSetting[]>
     { symbol: 'USDT', address: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 },
     { symbol: 'USDC', address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 },
   ],
-  // USDC on TRON is off by default (Circle ended it); the TRON configuration may enable it explicitly.
+  // USDC on TRON is off by default (Circle ended it); CHAIN_TRON_<MODE>_USDC_CONTRACT may enable it (docs/tron.md).
   tron: [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }],
   solana: [
     { symbol: 'USDC', address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 },
     { symbol: 'USDT', address: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', decimals: 6 },
   ],
-};
-
-/** Known mainnet tokens that are deliberately not enabled by default. */
-export const MAINNET_OPTIONAL_TOKENS: Readonly<Partial<Record<NetworkId, readonly TokenSetting[]>>> = {
-  tron: [{ symbol: 'USDC', address: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6 }],
 };
 
 /**

@@ -13,6 +13,7 @@ import {
   type KeyPath,
   type Mode,
   type NetworkId,
+  type PaymentLinkRequest,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
@@ -20,6 +21,7 @@ import {
   type TokenTransferRequest,
   type TxSigner,
   type UnsignedTransfer,
+  type WalletLink,
   type WatchSet,
 } from '../types.js';
 import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from '../evm/approval-log.js';
@@ -29,9 +31,9 @@ import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { JsonRpcClient } from '../evm/rpc-client.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
-import { tronPaymentLinks, type TronPaymentLinks } from './payment-uri.js';
+import { tronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
-import { TronTokenSender } from './token-sender.js';
+import { TronTokenSender, type TronTxBody } from './token-sender.js';
 import { TronTransferSource } from './transfer-source.js';
 import { TronWalletApi } from './wallet-api.js';
 
@@ -59,7 +61,7 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
+export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody> {
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -147,11 +149,11 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
     return this.source.verifyTokens();
   }
 
-  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<TronTxBody>> {
     return this.#send().build(request);
   }
 
-  signTransfer(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
+  signTransfer(unsigned: UnsignedTransfer<TronTxBody>, signer: TxSigner): Promise<SignedTransfer> {
     return this.#send().sign(unsigned, signer);
   }
 
@@ -174,7 +176,7 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
 
   /** TRON-specific: true once `signed` has expired and is proven absent; only then may a payout re-sign. */
   /** No account nonces here: a transfer is bound to a recent block instead. */
-  withNonce(unsigned: UnsignedTransfer): UnsignedTransfer {
+  withNonce(unsigned: UnsignedTransfer<TronTxBody>): UnsignedTransfer<TronTxBody> {
     return unsigned;
   }
 
@@ -227,7 +229,7 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** `transferFrom(owner, request.to, amount)` from the charger `request.from`; no nonce (`withNonce` is the identity). */
-  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer> {
+  buildTokenTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<TronTxBody>> {
     return this.#send().buildTransferFrom(request, owner);
   }
 
@@ -264,12 +266,10 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
   }
 
   /** What the hosted page shows: base58 address (QR), exact amount, token contract, `tron:` link. */
-  paymentLinks(input: { depositAddress: string; token: TokenContract['symbol']; amount: bigint }, o: { withAmount?: boolean } = {}): TronPaymentLinks {
-    const t = this.tokens.find((x) => x.symbol === input.token);
-    if (!t) throw new Error(`tron: no ${input.token} contract configured`);
-    const address = normalizeTronAddress(input.depositAddress);
-    if (!address) throw new Error(`not a TRON address: ${input.depositAddress}`);
-    return tronPaymentLinks({ address, tokenContract: t.address, amount: input.amount, decimals: t.decimals }, o);
+  /** No TRON payment URI standard (payment-uri.ts): the QR holds the bare address, the link is `tron:<address>` without an amount. */
+  async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
+    const links = tronPaymentLinks({ address: request.depositAddress, tokenContract: request.token.address, amount: request.amountBase, decimals: request.token.decimals });
+    return { href: links.uri, qr: links.address };
   }
 
   #send(): TronTokenSender {
@@ -279,7 +279,7 @@ export class TronChainAdapter implements ChainAdapter, AllowanceCharger {
 }
 
 /**
- * For the watcher's adapter factory: `registerAdapterFamily('tron', createTronAdapterFactory(process.env))`.
+ * For the watcher's adapter factory (src/watcher/adapter-factory.ts), with the environment of the TRON-only settings.
  * Shared settings (RPC_URL = JSON-RPC, CONFIRMATIONS, tokens, ...) come from src/watcher/config.ts; the TRON-only
  * ones (FULL_HOST, API_KEY, fee_limit ceiling, energy margin) from chains/tron/config.ts.
  */

@@ -1,4 +1,4 @@
-import { computeAddress, decodeBase58, encodeBase58, getBytes, hexlify, sha256 } from 'ethers';
+import { computeAddress, decodeBase58, encodeBase58, hexlify, sha256 } from 'ethers';
 
 // TRON addresses come in three spellings of the same 21 bytes (0x41 prefix + the 20-byte account id that an EVM
 // address also is):
@@ -65,8 +65,4 @@ export function evmHexToTron(evmHex: string): string {
 /** Canonical TRON address of a secp256k1 public key (compressed or not): 0x41 + last 20 bytes of keccak256(X||Y). */
 export function tronAddressFromPublicKey(publicKey: Uint8Array): string {
   return evmHexToTron(computeAddress(hexlify(publicKey)));
-}
-
-export function tronAddressBytes(canonical: string): Uint8Array {
-  return getBytes(`0x${canonical}`);
 }

@@ -9,7 +9,7 @@ import { getBytes, hexlify, sha256 } from 'ethers';
 // txID is sha256 over exactly these bytes (txID = sha256(raw_data_hex)). Unknown fields are skipped, never trusted.
 
 export const TRIGGER_SMART_CONTRACT_TYPE = 31;
-export const TRIGGER_SMART_CONTRACT_URL = 'type.googleapis.com/protocol.TriggerSmartContract';
+const TRIGGER_SMART_CONTRACT_URL = 'type.googleapis.com/protocol.TriggerSmartContract';
 
 export interface TriggerRawData {
   refBlockBytes: string;

@@ -72,7 +72,7 @@ export interface TronSenderOptions {
 }
 
 /** What build() hands to sign(): the node's transaction plus the numbers behind its fee_limit. */
-interface TronTxBody {
+export interface TronTxBody {
   transaction: Pick<TransactionJson, 'txID' | 'raw_data_hex'> & { raw_data: TransactionJson['raw_data'] };
   /** Set on a charge: the owner whose tokens `transferFrom(owner, to, amount)` moves (absent: `transfer(to, amount)`). */
   transferFromOwner?: string;
@@ -104,7 +104,7 @@ export class TronTokenSender {
     return value;
   }
 
-  async build(request: TokenTransferRequest): Promise<UnsignedTransfer> {
+  async build(request: TokenTransferRequest): Promise<UnsignedTransfer<TronTxBody>> {
     const { token, from, to } = this.#checkRequest(request);
     // 1. Token balance of the hot wallet (then a dry run of the call, in #buildCall).
     const held = await this.tokenBalance(token, from);
@@ -118,7 +118,7 @@ export class TronTokenSender {
    * A charge: `transferFrom(owner, request.to, amount)` sent, signed and paid for (energy, bandwidth) by the charger
    * `request.from`, with the fee_limit a payout's `transfer` gets (dry-run estimate + margin, under the ceiling).
    */
-  async buildTransferFrom(request: TokenTransferRequest, ownerAddress: string): Promise<UnsignedTransfer> {
+  async buildTransferFrom(request: TokenTransferRequest, ownerAddress: string): Promise<UnsignedTransfer<TronTxBody>> {
     const { token, from, to } = this.#checkRequest(request);
     const owner = normalizeTronAddress(ownerAddress);
     if (!owner) throw new TransferRejectedError('invalid', `not a TRON address: ${ownerAddress}`);
@@ -211,7 +211,7 @@ export class TronTokenSender {
     call: TokenCall,
     extra: Pick<TronTxBody, 'transferFromOwner'>,
     parties: { sender: string; recipient: string; spender?: string },
-  ): Promise<UnsignedTransfer> {
+  ): Promise<UnsignedTransfer<TronTxBody>> {
     // 1. A dry run of the call from the sender (energy estimate, refusals; the token's state says which refusal).
     const dry = await this.#constant(token, from, call.data);
     if (!dry.ok) {
@@ -239,11 +239,11 @@ export class TronTokenSender {
       feeLimit: feeLimit.toString(),
       trxBurnEstimateSun: burn.toString(),
     };
-    return { network: 'tron', request, body: body as unknown as Record<string, unknown> };
+    return { network: 'tron', request, body };
   }
 
-  async sign(unsigned: UnsignedTransfer, signer: TxSigner): Promise<SignedTransfer> {
-    const body = unsigned.body as unknown as TronTxBody;
+  async sign(unsigned: UnsignedTransfer<TronTxBody>, signer: TxSigner): Promise<SignedTransfer> {
+    const body = unsigned.body;
     const { request } = unsigned;
     const rawHex = body.transaction.raw_data_hex.toLowerCase();
     const txId = txIdOf(rawHex);

@@ -10,7 +10,6 @@ import { parseArgs } from 'node:util';
 import { Contract, id as keccak, zeroPadValue } from 'ethers';
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { ChainAdapter } from '../../chains/types.js';
 import { createDb } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ManualClock } from '../../src/domain/clock.js';
@@ -19,6 +18,7 @@ import { DEFAULT_SUBSCRIPTION_SETTINGS } from '../../src/domain/subscription-set
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { startAnvil } from '../../test/support/anvil.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt } from '../../test/support/evm-tokens/scenario.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 const { values } = parseArgs({ options: { subscriptions: { type: 'string', default: '10000' }, customers: { type: 'string', default: '100' }, schedulers: { type: 'string', default: '2' }, concurrency: { type: 'string', default: '16' }, 'block-time': { type: 'string', default: '0' } } });
 const N = Number(values.subscriptions);
@@ -42,7 +42,7 @@ try {
   await migrateToLatest(db);
   const [usdt] = await deployTokens(node, [{ symbol: 'USDT', shape: 'tether', decimals: 6 }]);
   const adapter = makeAdapter(node, [usdt!], { confirmation: { kind: 'depth', confirmations: 1 } });
-  const adapters = new Map<string, ChainAdapter>([['ethereum:test', adapter]]);
+  const adapters = new ChainRegistry([adapter]);
   const now = new Date();
   const clock = new ManualClock(now);
   const deps = subscriptionEngineDeps({ db, adapters, signer, settings: DEFAULT_SUBSCRIPTION_SETTINGS, checkoutBaseUrl: 'http://localhost/pay', clock });

@@ -1,11 +1,10 @@
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
-import { createTronAdapterFactory } from '../../chains/tron/adapter.js';
 import { createDb, type Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
-import { createChainAdapter, registerAdapterFamily } from '../../src/watcher/adapter-factory.js';
+import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 import type { Profile } from './profiles.js';
 
@@ -48,8 +47,7 @@ export async function openOperator(profile: Profile, env: Record<string, string 
       const row = await db.selectFrom('merchant_hd_accounts').select('account_index').where('merchant_id', '=', merchantId).where('mode', '=', 'test').executeTakeFirstOrThrow();
       const settings = loadChainSettings(env, profile.serviceNetwork, 'test');
       if (!settings) throw new Error(`the service settings have no CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_RPC_URL`);
-      if (settings.family === 'tron') registerAdapterFamily('tron', createTronAdapterFactory(env));
-      const adapter = createChainAdapter(settings);
+      const adapter = createChainAdapter(settings, env);
       const wallet = await adapter.deriveHotWallet(keys, row.account_index, HOT_WALLET_SLOT.refunds);
       return adapter.displayAddress(wallet.address);
     },

@@ -12,7 +12,7 @@ import { errorBody } from './errors.js';
 /** How long an ended socket may stay half-open (the client still sending) before it is destroyed. */
 const LINGER_MS = 5_000;
 
-export function clientErrorFor(code: string | undefined): ApiError {
+function clientErrorFor(code: string | undefined): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return new ApiError(431, 'invalid_request_error', 'request_header_too_large', `The request headers are larger than the limit (${maxHeaderSize} bytes).`);

@@ -178,7 +178,7 @@ export function refuseAnyField(body: Record<string, unknown>): void {
 
 
 /** Stripe-style parameter path: line_items[0][price_data][unit_amount]. */
-export function paramPath(path: readonly PropertyKey[]): string {
+function paramPath(path: readonly PropertyKey[]): string {
   const [head, ...rest] = path.map(String);
   return `${head ?? ''}${rest.map((p) => `[${p}]`).join('')}`;
 }

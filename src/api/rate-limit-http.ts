@@ -30,7 +30,7 @@ export class RateLimitedError extends ApiError {
   }
 }
 
-export function rateLimitHeaders(v: Verdict): Record<string, string> {
+function rateLimitHeaders(v: Verdict): Record<string, string> {
   if (!v.bucket) return {};
   const headers: Record<string, string> = {
     'RateLimit-Limit': String(v.bucket.limit),
@@ -41,7 +41,7 @@ export function rateLimitHeaders(v: Verdict): Record<string, string> {
   return headers;
 }
 
-export function refused(v: Verdict, message: string): RateLimitedError {
+function refused(v: Verdict, message: string): RateLimitedError {
   const headers = rateLimitHeaders(v);
   const seconds = headers['Retry-After'] ?? '1';
   return new RateLimitedError(`${message} Retry after ${seconds} s.`, { 'Retry-After': seconds, ...headers });

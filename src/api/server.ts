@@ -14,7 +14,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { createHttpLimits, RATE_LIMITS_OFF, RateLimitedError, setRateLimitHeaders, type RateLimitSettings } from './rate-limit-http.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
-import { refundChainsFrom } from '../payouts/refund-chains.js';
+import { NO_CHAINS, type ChainLookup } from '../domain/chain-lookup.js';
 import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subscription-api.js';
 
 export interface ServerDeps {
@@ -34,8 +34,8 @@ export interface ServerDeps {
   logStream?: NodeJS.WritableStream;
   keyCacheMs?: number;
   onSessionCreated?: (s: SessionRow) => Promise<void>;
-  /** Chains for refunds (address checks, token decimals); without it no session can be refunded. */
-  refundChains?: RefundRouteDeps['chains'];
+  /** The configured chains (chains/registry.ts): address checks, token decimals, display forms; without it no session can be refunded. */
+  chains?: ChainLookup;
   onRefundCreated?: RefundRouteDeps['onRefundCreated'];
   /** Subscription flow: injectable clock and life-cycle settings (tests move time). */
   subscriptions?: Pick<SubscriptionApiDeps, 'clock' | 'settings'>;
@@ -134,8 +134,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       setRateLimitHeaders(reply, req.rateLimit);
     });
     registerSessionRoutes(scope, deps);
-    registerRefundRoutes(scope, { db: deps.db, chains: deps.refundChains ?? refundChainsFrom(new Map()), onRefundCreated: deps.onRefundCreated });
-    registerSubscriptionApi(scope, { db: deps.db, checkoutBaseUrl: deps.checkoutBaseUrl, ...deps.subscriptions, displayAddress: (n, m, c) => (deps.refundChains ?? refundChainsFrom(new Map())).displayAddress(n, m, c) });
+    const chains = deps.chains ?? NO_CHAINS;
+    registerRefundRoutes(scope, { db: deps.db, chains, onRefundCreated: deps.onRefundCreated });
+    registerSubscriptionApi(scope, { db: deps.db, checkoutBaseUrl: deps.checkoutBaseUrl, ...deps.subscriptions, displayAddress: (n, m, c) => chains.displayAddress(n, m, c) });
   };
   await app.register(api, { prefix: '/api/v1' });
   await app.register(api, { prefix: '/v1' });

@@ -9,7 +9,7 @@ export interface SafeHtml {
 
 const safe = (text: string): SafeHtml => ({ [SAFE]: true, text });
 
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { ChainAdapter } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
 import type { Database } from '../db/schema.js';
+import { chainKey } from '../ledger/deposit-schema.js';
 import type { SessionRow } from '../ledger/sessions.js';
 import { computeLiveStatus, type ChainProgress, type LiveStatus, type PendingDeposit } from './live-status.js';
 
@@ -30,17 +31,15 @@ export async function loadPageSession(db: Kysely<Database>, id: string): Promise
 
 export interface LiveDeps {
   db: Kysely<Database>;
-  adapters: ReadonlyMap<string, ChainAdapter>;
-  /** Confirmation depth per chain key ("ethereum:test"); null or absent when finality is not a depth. */
-  confirmations: ReadonlyMap<string, number | null>;
+  /** The configured chains, with the confirmation depth each shows ("n of N"). */
+  adapters: ChainRegistry;
 }
 
-export function chainProgressOf(deps: LiveDeps, row: SessionRow, tipHeight: bigint | null): ChainProgress | null {
+function chainProgressOf(deps: LiveDeps, row: SessionRow, tipHeight: bigint | null): ChainProgress | null {
   if (!row.network || !row.token) return null;
-  const key = `${row.network}:${row.mode}`;
-  const token = deps.adapters.get(key)?.tokens.find((t) => t.symbol === row.token);
+  const token = deps.adapters.token(row.network, row.mode, row.token);
   if (!token) return null;
-  return { decimals: token.decimals, tipHeight, requiredConfirmations: deps.confirmations.get(key) ?? null };
+  return { decimals: token.decimals, tipHeight, requiredConfirmations: deps.adapters.confirmations(row.network, row.mode) };
 }
 
 export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { returnPath: string }): Promise<LiveStatus> {
@@ -55,7 +54,7 @@ export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { ret
         .where('session_id', '=', row.id)
         .where('status', '=', 'provisional')
         .execute(),
-      t.selectFrom('chain_cursors').select('tip_height').where('chain_key', '=', `${row.network}:${row.mode}`).executeTakeFirst(),
+      t.selectFrom('chain_cursors').select('tip_height').where('chain_key', '=', chainKey({ network: row.network, mode: row.mode })).executeTakeFirst(),
     ]);
     pending = deposits.map((d) => ({ network: d.network, token: d.token, amount: d.amount_base, blockNumber: d.block_number }));
     tip = cursor?.tip_height ?? null;

@@ -1,15 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ChainAdapter, KeyDeriver } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { KeyDeriver } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { resourceNotFound } from '../domain/errors.js';
 import { formatMinor, stablecoinMinorToBase } from '../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
 import { lockedQuote } from '../ledger/locked-quotes.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
-import type { ChainSettings } from './chain-settings.js';
 import { loadCheckoutAssets, type Asset } from './assets.js';
-import { ChainIdResolver, walletDeepLink } from './deep-links.js';
 import { pickLanguage, isLang, type Lang } from './i18n.js';
 import type { LiveStatus } from './live-status.js';
 import { LiveHub } from './live-hub.js';
@@ -31,12 +31,11 @@ import { registerCheckoutSelectRoute, selectNetworkForSession, sessionPins, type
 
 export interface CheckoutDeps {
   db: Kysely<Database>;
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  /** The configured chains, with their confirmation depths and chain ids (createVerifiedAdapters). */
+  adapters: ChainRegistry;
   /** Derives deposit addresses; without it payers cannot select a network (the page says so). */
   keys: KeyDeriver | null;
   checkoutBaseUrl: string;
-  /** Chain settings (confirmation depth for "n of N", configured chain ids for EIP-681). */
-  chains?: readonly ChainSettings[];
   /** Called after a payer's choice is stored (see CheckoutSelectDeps.onSelected). */
   onSelected?: (sessionId: string) => Promise<void>;
   /** How often a live-status stream re-reads the session. */
@@ -59,7 +58,7 @@ const FORM_ERRORS: Record<string, MessageKey> = {
   paid: 'error.paid',
 };
 
-export function checkoutBasePath(checkoutBaseUrl: string): string {
+function checkoutBasePath(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
 }
 
@@ -67,15 +66,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
   const base = checkoutBasePath(deps.checkoutBaseUrl);
   const assets = loadCheckoutAssets();
   const byName = new Map<string, Asset>([assets.script, assets.style].map((a) => [a.name, a]));
-  const confirmations = new Map<string, number | null>();
-  const chainIds = new Map<string, bigint>();
-  for (const c of deps.chains ?? []) {
-    const key = `${c.network}:${c.mode}`;
-    confirmations.set(key, c.confirmation.kind === 'depth' && c.family !== 'solana' ? c.confirmation.confirmations : null);
-    if (c.chainId !== undefined) chainIds.set(key, c.chainId);
-  }
-  const chainIdResolver = new ChainIdResolver(chainIds);
-  const live: LiveDeps = { db: deps.db, adapters: deps.adapters, confirmations };
+  const live: LiveDeps = { db: deps.db, adapters: deps.adapters };
   const selectDeps: CheckoutSelectDeps | null = deps.keys ? { db: deps.db, adapters: deps.adapters, keys: deps.keys, onSelected: deps.onSelected } : null;
   const intervalMs = deps.statusIntervalMs ?? 1000;
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
@@ -103,14 +94,14 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     const out: PaymentOption[] = [];
     for (const network of NETWORK_IDS) {
       if (pins.network && pins.network !== network) continue;
-      const adapter = deps.adapters.get(`${network}:${s.mode}`);
+      const adapter = deps.adapters.get(network, s.mode);
       if (!adapter) continue;
       for (const token of TOKEN_SYMBOLS) {
         if (pins.token && pins.token !== token) continue;
-        if (!adapter.tokens.some((t) => t.symbol === token)) continue;
+        if (!deps.adapters.token(network, s.mode, token)) continue;
         const quote = lockedQuote(s, token);
         if (!quote) continue;
-        const amount = quote.exchangeRate !== null ? `${formatMinor(quote.amountMinor, 2)} ${token}` : null;
+        const amount = quote.exchangeRate !== null ? `${formatMinor(quote.amountMinor, STABLECOIN_EXPONENT)} ${token}` : null;
         out.push({ network, token, checked: s.network === network && s.token === token, amount });
       }
     }
@@ -121,14 +112,14 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     const s = p.row;
     if (!s.deposit_address || !s.network || !s.token) return null;
     if (status.state !== 'waiting' && status.state !== 'partial' && status.state !== 'confirming') return null;
-    const adapter = deps.adapters.get(`${s.network}:${s.mode}`);
-    const token = adapter?.tokens.find((t) => t.symbol === s.token);
+    const adapter = deps.adapters.get(s.network, s.mode);
+    const token = deps.adapters.token(s.network, s.mode, s.token);
     if (!adapter || !token) return null;
     const due = stablecoinMinorToBase(s.target_amount_minor, token.decimals);
     const remaining = BigInt(status.remaining_base ?? due.toString());
     const amountBase = remaining > 0n ? remaining : due;
     const partial = remaining > 0n && remaining < due;
-    const link = await walletDeepLink({ adapter, token, depositAddress: s.deposit_address, amountBase, label: p.merchantName }, chainIdResolver);
+    const link = await adapter.paymentLink({ token, depositAddress: s.deposit_address, amountBase, label: p.merchantName });
     return {
       network: s.network,
       token: s.token,
@@ -160,7 +151,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       // A single possible choice (the merchant pinned it, or only one is enabled) needs no picker.
       if (status.state === 'select' && options.length === 1 && selectDeps) {
         const only = options[0]!;
-        const r = await selectNetworkForSession(selectDeps, page.row.id, only.network, only.token as 'USDT' | 'USDC');
+        const r = await selectNetworkForSession(selectDeps, page.row.id, only.network, only.token);
         if (r.kind === 'selected') {
           page = { ...page, row: r.session };
           status = await liveStatusOf(live, page.row, { returnPath: returnPath(page.row.id) });

@@ -1,5 +1,6 @@
 import { currencyExponent } from '../domain/currency.js';
 import { formatMinor } from '../domain/money.js';
+import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
 import type { CheckoutAssets } from './assets.js';
 import { html, jsonForScript, raw, type SafeHtml } from './html.js';
 import { catalog, HTML_LANG, LANGUAGES, translator, type Lang, type Translate } from './i18n.js';
@@ -12,8 +13,8 @@ import type { PageSession } from './page-data.js';
 // the script adds the countdown, copy buttons and live status.
 
 export interface PaymentOption {
-  network: string;
-  token: string;
+  network: NetworkId;
+  token: TokenSymbol;
   checked: boolean;
   /** The coin's locked amount ("13.57 USDC") when the session converts into it; null without conversion. */
   amount: string | null;
@@ -54,10 +55,10 @@ const SCRIPT_KEYS: MessageKey[] = [
 
 const money = (minor: bigint, currency: string): string => `${formatMinor(minor, currencyExponent(currency) ?? 2)} ${currency.toUpperCase()}`;
 
-export const networkKey = (network: string): MessageKey => `network.${network}` as MessageKey;
+const networkKey = (network: string): MessageKey => `network.${network}` as MessageKey;
 const hintKey = (network: string): MessageKey => `hint.${network}` as MessageKey;
 
-export function statusText(t: Translate, live: LiveStatus): string {
+function statusText(t: Translate, live: LiveStatus): string {
   switch (live.state) {
     case 'select':
       return t('status.select');
@@ -139,7 +140,7 @@ ${items.length ? html`<ul class="items">${items}</ul>` : ''}
 ${s.tax_minor !== null ? html`<div class="row"><span>${t('page.tax')}</span><span>${money(s.tax_minor, s.currency)}</span></div>` : ''}
 ${s.shipping_minor !== null ? html`<div class="row"><span>${t('page.shipping')}</span><span>${money(s.shipping_minor, s.currency)}</span></div>` : ''}
 <div class="row total"><span>${t('page.total')}</span><span id="sp-total">${money(s.amount_minor, s.currency)}</span></div>
-${s.exchange_rate !== null ? html`<div class="row"><span>${t('page.converted')}</span><strong id="sp-converted">${formatMinor(s.target_amount_minor, 2)} ${s.target_currency}</strong></div>
+${s.exchange_rate !== null ? html`<div class="row"><span>${t('page.converted')}</span><strong id="sp-converted">${formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT)} ${s.target_currency}</strong></div>
 <p class="muted small">${t('page.rate', { from: s.currency.toUpperCase(), rate: s.exchange_rate, to: s.target_currency })}</p>` : ''}
 </section>`;
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ChainAdapter, KeyDeriver, TokenContract } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainAdapter, KeyDeriver, TokenContract, TokenSymbol } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown, resourceNotFound } from '../domain/errors.js';
 import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
@@ -10,8 +11,8 @@ import type { SessionRow } from '../ledger/sessions.js';
 
 export interface CheckoutSelectDeps {
   db: Kysely<Database>;
-  /** Adapters by chain key "network:mode" (startChainWatchers / createVerifiedAdapters). */
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  /** The configured chains (createVerifiedAdapters). */
+  adapters: ChainRegistry;
   /** Mnemonic signer or watch-only xpub deriver. */
   keys: KeyDeriver;
   /** Called after a payer's choice is stored on a chain whose addresses need preparing (a Solana ATA). */
@@ -23,7 +24,7 @@ export type SelectOutcome =
   | { kind: 'not_found' }
   | { kind: 'pinned'; param: 'network' | 'token'; required: string }
   | { kind: 'unavailable' }
-  | { kind: 'not_offered'; token: 'USDT' | 'USDC' }
+  | { kind: 'not_offered'; token: TokenSymbol }
   | { kind: 'not_open'; session: SessionRow }
   | { kind: 'locked'; session: SessionRow };
 
@@ -38,18 +39,18 @@ export function sessionPins(s: Pick<SessionRow, 'metadata'>): { network?: string
  * Binds a session to a network and stablecoin (respecting the merchant's pins) and its deposit address. Shared by the
  * JSON route below and the hosted page's form. Never throws for a business refusal: the caller maps the outcome.
  */
-export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionId: string, network: string, token: 'USDT' | 'USDC'): Promise<SelectOutcome> {
+export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionId: string, network: string, token: TokenSymbol): Promise<SelectOutcome> {
   const session = await deps.db.selectFrom('payment_sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
   if (!session) return { kind: 'not_found' };
   const pins = sessionPins(session);
   if (pins.network && pins.network !== network) return { kind: 'pinned', param: 'network', required: pins.network };
   if (pins.token && pins.token !== token) return { kind: 'pinned', param: 'token', required: pins.token };
-  const adapter = deps.adapters.get(`${network}:${session.mode}`);
-  const tokenInfo = adapter?.tokens.find((t) => t.symbol === token);
+  const adapter = deps.adapters.get(network, session.mode);
+  const tokenInfo = deps.adapters.token(network, session.mode, token);
   if (!adapter || !tokenInfo) return { kind: 'unavailable' };
 
   const address = await adapter.deriveDepositAddress(deps.keys, session.hd_account, session.address_index);
-  const r = await selectSessionNetwork(deps.db, session.id, { network, token, address });
+  const r = await selectSessionNetwork(deps.db, session.id, { network: adapter.network, token, address });
   switch (r.kind) {
     case 'selected':
       // Only where an address needs preparing; best effort: the payer's wallet creates a missing token account itself.

@@ -134,7 +134,7 @@ async function paySolana(rpcUrl: string, token: DevnetTokenState, depositOwner: 
 }
 
 /** "12.5" at 6 decimals → 12500000n; plain decimals only, never through a float. */
-export function tokenUnitsToBase(text: string, decimals: number): bigint {
+function tokenUnitsToBase(text: string, decimals: number): bigint {
   const m = /^(0|[1-9]\d*)(?:\.(\d+))?$/.exec(text);
   if (!m) throw new UsageError(`--amount must be a plain decimal such as 12.34, not ${text}`);
   const frac = m[2] ?? '';

@@ -12,9 +12,6 @@ import { PAYOUTS_USAGE, depositsCli, payoutsCli } from './payouts.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
 import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
-import { registerAdapterFamily } from '../watcher/adapter-factory.js';
-import { createTronAdapterFactory } from '../../chains/tron/adapter.js';
-import { createSolanaAdapterFactory } from '../../chains/solana/adapter.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
 
@@ -68,11 +65,9 @@ async function main(argv: string[]): Promise<void> {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
         try {
-          registerAdapterFamily('tron', createTronAdapterFactory(process.env));
-          registerAdapterFamily('solana', createSolanaAdapterFactory(process.env));
           return await payoutsCli(rest, {
             db,
-            adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env)),
+            adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env),
             keys: keyDeriverOf(keyMaterialFromEnv(process.env)),
             enqueue: (id) => scheduler.enqueue(id),
           });

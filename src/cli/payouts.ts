@@ -1,16 +1,16 @@
-import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
 import { formatBaseUnits } from '../domain/money.js';
 import { listUnmatchedDeposits } from '../ledger/deposits.js';
 import { createRefund } from '../ledger/refunds.js';
-import { refundChainsFrom } from '../payouts/refund-chains.js';
 import { UsageError, options, print, required } from './args.js';
 
 export interface PayoutCliContext {
   db: Db;
-  /** Adapters of the configured chains, by "network:mode" (created lazily: only these commands need RPC). */
-  adapters: () => Promise<ReadonlyMap<string, ChainAdapter>>;
+  /** The configured chains (created lazily: only these commands need RPC). */
+  adapters: () => Promise<ChainRegistry>;
   keys: KeyDeriver | null;
   /** Queues a refund's payout job. */
   enqueue: (refundId: string) => Promise<void>;
@@ -36,7 +36,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       const adapters = await ctx.adapters();
       const rows = [];
       for (const acc of accounts) {
-        for (const adapter of adapters.values()) {
+        for (const adapter of adapters) {
           if (adapter.mode !== acc.mode) continue;
           const wallet = await adapter.deriveHotWallet(ctx.keys, acc.account_index, HOT_WALLET_SLOT.refunds);
           const balances = await adapter.getBalances(wallet.address).catch((e: Error) => ({ error: e.message }));
@@ -87,9 +87,9 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       const tries = await ctx.db.selectFrom('refunds').select('refund_id').where('merchant_id', '=', merchantId).where('mode', '=', old.mode)
         .where('refund_id', 'like', `${old.refund_id.replaceAll('%', '\\%').replaceAll('_', '\\_')}-retry-%`).execute();
       const adapters = await ctx.adapters();
-      const created = await createRefund(ctx.db, refundChainsFrom(adapters), {
+      const created = await createRefund(ctx.db, adapters, {
         merchantId, mode: old.mode as Mode, refundId: `${old.refund_id}-retry-${tries.length + 1}`, sessionId: old.session_id,
-        amountMinor: old.amount_minor, currency: old.currency as 'USDT' | 'USDC', reason: old.reason, description: old.description,
+        amountMinor: old.amount_minor, currency: old.currency, reason: old.reason, description: old.description,
         metadata: { ...old.metadata, retry_of: old.refund_id }, destinationAddress: old.destination_address,
         fingerprint: `retry:${old.id}:${tries.length + 1}`,
       });

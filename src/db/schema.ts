@@ -6,7 +6,9 @@ import type { SessionStatus } from '../domain/session-state.js';
 import type { SubscriptionInterval } from '../domain/subscription-periods.js';
 
 // Kysely table types for the foundation schema. int8 and numeric columns are parsed to bigint (src/db/database.ts).
-export type Mode = 'test' | 'live';
+import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
+
+export type { Mode };
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 type Json<T> = ColumnType<T, string, string>;
@@ -77,8 +79,8 @@ export interface PaymentSessionsTable {
   target_amount_minor: ColumnType<bigint, bigint, bigint>;
   exchange_rate: string | null;
   rate_locked_at: NullableTimestamp;
-  network: string | null;
-  token: string | null;
+  network: NetworkId | null;
+  token: TokenSymbol | null;
   hd_account: number;
   address_index: ColumnType<bigint, bigint | undefined, never>;
   deposit_address: string | null;
@@ -132,14 +134,14 @@ export interface RefundsTable {
   session_id: string;
   order_id: string;
   amount_minor: ColumnType<bigint, bigint, bigint>;
-  currency: string;
+  currency: TokenSymbol;
   reason: string | null;
   description: string | null;
   metadata: Json<Record<string, string>>;
   status: ColumnType<RefundStatus, RefundStatus | undefined, RefundStatus>;
   failure_reason: string | null;
-  network: string;
-  token: string;
+  network: NetworkId;
+  token: TokenSymbol;
   destination_address: string;
   amount_base: Numeric;
   request_fingerprint: string;
@@ -158,7 +160,7 @@ export type PayoutAttemptState = 'signed' | 'broadcast' | 'confirmed' | 'failed'
 export interface PayoutAttemptsTable {
   id: Generated<bigint>;
   refund_id: string;
-  network: string;
+  network: NetworkId;
   mode: Mode;
   sender: string;
   nonce: ColumnType<bigint | null, bigint | string | null, bigint | string | null>;
@@ -173,7 +175,7 @@ export interface PayoutAttemptsTable {
 }
 
 export interface HotWalletNoncesTable {
-  network: string;
+  network: NetworkId;
   mode: Mode;
   address: string;
   next_nonce: Numeric;
@@ -225,8 +227,8 @@ export interface SubscriptionsTable {
   cancellation_reason: string | null;
   cancellation_comment: string | null;
   metadata: Json<Record<string, string>>;
-  auth_network: string | null;
-  auth_token: string | null;
+  auth_network: NetworkId | null;
+  auth_token: TokenSymbol | null;
   auth_owner: string | null;
   auth_allowance_base: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
   auth_requested_at: NullableTimestamp;
@@ -267,8 +269,8 @@ export interface PaymentMethodsTable {
   customer: string;
   type: Generated<string>;
   status: ColumnType<'active' | 'revoked', 'active' | 'revoked' | undefined, 'active' | 'revoked'>;
-  network: string;
-  token: string;
+  network: NetworkId;
+  token: TokenSymbol;
   owner_address: string;
   spender_address: string;
   allowance_base: Numeric;
@@ -285,8 +287,8 @@ export interface SubscriptionChargesTable {
   subscription_id: string;
   merchant_id: string;
   mode: Mode;
-  network: string;
-  token: string;
+  network: NetworkId;
+  token: TokenSymbol;
   owner_address: string;
   charger_address: string;
   destination_address: string;

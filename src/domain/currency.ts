@@ -1,3 +1,5 @@
+import { isTokenSymbol, STABLECOIN_EXPONENT, TOKEN_SYMBOLS, type TokenSymbol } from './vocabulary.js';
+
 // Currencies the API accepts, with their minor-unit exponents: ISO 4217 (fund codes, metals and testing codes
 // left out) plus the two settlement stablecoins at the API's precision (decisions.md: 1 USDT = 100 minor units).
 // The single table of the service; src/rates re-exports it.
@@ -11,19 +13,19 @@ const EXPONENT_2 =
   'SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG';
 
 
-export type Stablecoin = 'USDT' | 'USDC';
-export const STABLECOINS: readonly Stablecoin[] = ['USDT', 'USDC'];
+/** The settlement stablecoins: the vocabulary's TokenSymbol under its currency name. */
+export type Stablecoin = TokenSymbol;
+export const STABLECOINS: readonly Stablecoin[] = TOKEN_SYMBOLS;
 
 const TABLE: ReadonlyMap<string, number> = new Map<string, number>([
   ...EXPONENT_0.split(' ').map((c) => [c, 0] as const),
   ...EXPONENT_2.split(' ').map((c) => [c, 2] as const),
   ...EXPONENT_3.split(' ').map((c) => [c, 3] as const),
-  ['USDT', 2],
-  ['USDC', 2],
+  ...STABLECOINS.map((c) => [c, STABLECOIN_EXPONENT] as const),
 ]);
 
 export function isStablecoin(code: string): code is Stablecoin {
-  return code === 'USDT' || code === 'USDC';
+  return isTokenSymbol(code);
 }
 
 /** Minor-unit exponent of an accepted currency code (any case), or undefined when the code is not accepted. */

@@ -1,6 +1,8 @@
 // Money as integers. Decimal strings exist only at the API edge: parse them here into minor units, format back here.
 // bigint throughout; no function in this file ever produces or accepts a JS number amount.
 
+import { STABLECOIN_EXPONENT } from './vocabulary.js';
+
 /** Largest value a Postgres bigint holds: minor-unit amounts above it are refused at the edge. */
 export const MAX_MINOR = 9_223_372_036_854_775_807n;
 
@@ -59,14 +61,14 @@ export function scaleDown(amount: bigint, fromExponent: number, toExponent: numb
 
 /** API minor units of a stablecoin (2 decimals) to token base units with the registry's decimals. Always exact. */
 export function stablecoinMinorToBase(minor: bigint, tokenDecimals: number): bigint {
-  return scaleUp(minor, 2, tokenDecimals);
+  return scaleUp(minor, STABLECOIN_EXPONENT, tokenDecimals);
 }
 
 /** Token base units to a decimal string with the token's decimals, trailing zeros kept to at least 2 places. */
 export function formatBaseUnits(base: bigint, tokenDecimals: number): string {
   const full = formatMinor(base, tokenDecimals);
-  if (tokenDecimals <= 2) return full;
+  if (tokenDecimals <= STABLECOIN_EXPONENT) return full;
   const [whole, fraction = ''] = full.split('.');
-  const trimmed = fraction.replace(/0+$/, '').padEnd(2, '0');
+  const trimmed = fraction.replace(/0+$/, '').padEnd(STABLECOIN_EXPONENT, '0');
   return `${whole}.${trimmed}`;
 }

@@ -10,8 +10,6 @@ export const REFUND_TRANSITIONS = {
   fail: ['pending', 'processing'],
 } as const satisfies Record<string, readonly RefundStatus[]>;
 
-export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['completed', 'failed', 'canceled'];
-
 /** Refunds that still count against the amount paid and the daily limit. */
 export const LIVE_REFUND_STATUSES: readonly RefundStatus[] = ['pending', 'processing', 'completed'];
 

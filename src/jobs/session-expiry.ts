@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { Db } from '../db/database.js';
-import { expireSession, overdueSessionIds, type SessionRow } from '../ledger/sessions.js';
+import { expireSession, overdueSessionIds, type ExpiryDeps, type SessionRow } from '../ledger/sessions.js';
 import { createQueue, createWorker, type QueueContext } from './queues.js';
 
 // Expiry at expires_at: one delayed BullMQ job per session, plus a periodic sweep that expires anything overdue
@@ -22,18 +22,18 @@ export function createExpiryScheduler(ctx: QueueContext): ExpiryScheduler {
   };
 }
 
-export interface ExpiryWorkerOptions {
+export interface ExpiryWorkerOptions extends ExpiryDeps {
   db: Db;
   sweepIntervalMs: number;
   logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
 export async function startExpiryWorker(ctx: QueueContext, opts: ExpiryWorkerOptions): Promise<{ stop(): Promise<void> }> {
-  const expiry = createWorker('session-expiry', ctx, async ({ sessionId }) => expireSession(opts.db, sessionId));
+  const expiry = createWorker('session-expiry', ctx, async ({ sessionId }) => expireSession(opts.db, sessionId, opts));
   const maintenance = createQueue('expiry-sweep', ctx);
   // One schedule for the whole deployment: every process upserts the same scheduler id.
   await maintenance.upsertJobScheduler('expiry-sweep', { every: opts.sweepIntervalMs }, { name: 'sweep', data: {} });
-  const sweeper = createWorker('expiry-sweep', ctx, async () => sweepOverdue(opts.db), 1);
+  const sweeper = createWorker('expiry-sweep', ctx, async () => sweepOverdue(opts.db, opts), 1);
   for (const w of [expiry, sweeper]) w.on('failed', (job, err) => opts.logger?.warn({ err, job: job?.id }, 'job failed'));
   return {
     async stop() {
@@ -43,10 +43,10 @@ export async function startExpiryWorker(ctx: QueueContext, opts: ExpiryWorkerOpt
 }
 
 /** Expires overdue open sessions in batches; returns how many it expired. */
-export async function sweepOverdue(db: Db, batch = 500): Promise<number> {
+export async function sweepOverdue(db: Db, deps: ExpiryDeps, batch = 500): Promise<number> {
   let expired = 0;
   for (const id of await overdueSessionIds(db, batch)) {
-    if ((await expireSession(db, id)) === 'expired') expired++;
+    if ((await expireSession(db, id, deps)) === 'expired') expired++;
   }
   return expired;
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { Mode } from '../domain/vocabulary.js';
 import { newId } from '../domain/ids.js';
 import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
@@ -231,7 +232,7 @@ export async function hasProvisionalDepositsBefore(trx: Transaction<Database>, s
 export interface UnmatchedDeposit {
   id: string;
   network: string;
-  mode: 'test' | 'live';
+  mode: Mode;
   txHash: string;
   logIndex: number;
   token: string;
@@ -247,7 +248,7 @@ export interface UnmatchedDeposit {
 /** Confirmed deposits that paid nothing (late, to closed sessions, surplus after paid): the operator's list. */
 export async function listUnmatchedDeposits(
   db: Kysely<Database>,
-  opts: { mode?: 'test' | 'live'; network?: string; limit?: number } = {},
+  opts: { mode?: Mode; network?: string; limit?: number } = {},
 ): Promise<UnmatchedDeposit[]> {
   let q = db.selectFrom('deposits').selectAll().where('disposition', '=', 'unmatched');
   if (opts.mode) q = q.where('mode', '=', opts.mode);

@@ -1,11 +1,12 @@
 import type { SessionRow } from './payment-events.js';
+import type { TokenSymbol } from '../domain/vocabulary.js';
 
 // The quote of each stablecoin locked when a session was created (decisions.md: the rate is locked at creation for
 // the session's life). Invariants: a coin is payable only at its own locked quote; a coin without a quote was not
 // quotable at creation and is never offered; a session with no quote at all (written before quotes were stored, or
 // by the subscription charge engine) takes either coin at its own target amount and rate.
 
-export type Coin = 'USDT' | 'USDC';
+export type Coin = TokenSymbol;
 
 export interface LockedQuote {
   /** What the payer owes in this coin, API minor units (2 decimals). */

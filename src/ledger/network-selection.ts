@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
 import type { SessionRow } from './payment-events.js';
 import { lockedQuote } from './locked-quotes.js';
 
@@ -16,10 +17,13 @@ export type SelectionResult =
   | { kind: 'not_offered'; session: SessionRow }
   | { kind: 'locked'; session: SessionRow };
 
+/** Advisory lock key serialising deposit-address inserts (shared, here) against the watch set's reads (exclusive). */
+export const depositAddressLockKey = (chain: { network: string; mode: Mode }): string => `deposit_addresses:${chain.network}:${chain.mode}`;
+
 export async function selectSessionNetwork(
   db: Kysely<Database>,
   sessionId: string,
-  choice: { network: string; token: 'USDT' | 'USDC'; address: string },
+  choice: { network: NetworkId; token: TokenSymbol; address: string },
 ): Promise<SelectionResult> {
   return db.transaction().execute(async (trx) => {
     const t = trx;
@@ -34,7 +38,7 @@ export async function selectSessionNetwork(
     const anyDeposit = await t.selectFrom('deposits').select('id').where('session_id', '=', sessionId).limit(1).executeTakeFirst();
     if (anyDeposit || session.received_base > 0n) return { kind: 'locked', session };
     // Shared lock until commit: the watch set's exclusive read cannot pass this row's id while it is uncommitted.
-    await sql`select pg_advisory_xact_lock_shared(hashtextextended(${`deposit_addresses:${choice.network}:${session.mode}`}, 0))`.execute(trx);
+    await sql`select pg_advisory_xact_lock_shared(hashtextextended(${depositAddressLockKey({ network: choice.network, mode: session.mode })}, 0))`.execute(trx);
     await t
       .insertInto('deposit_addresses')
       .values({ network: choice.network, mode: session.mode, address: choice.address, session_id: sessionId })

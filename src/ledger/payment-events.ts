@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { PaymentSessionsTable } from '../db/schema.js';
 import { formatMinor } from '../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
 
 export type SessionRow = Selectable<PaymentSessionsTable>;
 export type PaymentOutcome = 'completed' | 'failed' | 'expired' | 'canceled';
@@ -21,7 +22,7 @@ export const PAYMENT_EVENT_TYPE: Record<PaymentOutcome, string> = {
 export function paymentEventObject(
   s: SessionRow,
   outcome: PaymentOutcome,
-  amount: { text: string; currency: string } = { text: formatMinor(s.target_amount_minor, 2), currency: s.target_currency },
+  amount: { text: string; currency: string } = { text: formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT), currency: s.target_currency },
 ): Record<string, unknown> {
   return {
     amount: amount.text,

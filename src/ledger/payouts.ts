@@ -1,6 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, PayoutAttemptState, PayoutAttemptsTable } from '../db/schema.js';
+import type { Mode, NetworkId } from '../domain/vocabulary.js';
 import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, deliveredMinor, type RefundFailureCode } from '../domain/refund-state.js';
 import { hasIdShape } from '../domain/ids.js';
 import { REFUND_EVENT_TYPE, refundEventObject } from '../domain/events/refund.js';
@@ -37,35 +38,35 @@ export async function lockProcessingRefund(trx: Transaction<Database>, refundId:
  * Locks a hot wallet's nonce row, creating it from the chain's pending count the first time. Every assignment
  * happens under this lock in the transaction that stores the signed bytes, so nonces are gapless and unique.
  */
-export async function lockNextNonce(trx: Transaction<Database>, wallet: { network: string; mode: string; address: string }, chainNonce: () => Promise<bigint>): Promise<bigint> {
+export async function lockNextNonce(trx: Transaction<Database>, wallet: { network: NetworkId; mode: Mode; address: string }, chainNonce: () => Promise<bigint>): Promise<bigint> {
   const existing = await lockNonceRow(trx, wallet);
   if (existing !== undefined) return existing;
   await trx
     .insertInto('hot_wallet_nonces')
-    .values({ network: wallet.network, mode: wallet.mode as 'test' | 'live', address: wallet.address, next_nonce: await chainNonce() })
+    .values({ network: wallet.network, mode: wallet.mode, address: wallet.address, next_nonce: await chainNonce() })
     .onConflict((oc) => oc.doNothing())
     .execute();
   return (await lockNonceRow(trx, wallet))!;
 }
 
-async function lockNonceRow(trx: Transaction<Database>, w: { network: string; mode: string; address: string }): Promise<bigint | undefined> {
+async function lockNonceRow(trx: Transaction<Database>, w: { network: NetworkId; mode: Mode; address: string }): Promise<bigint | undefined> {
   const row = await trx
     .selectFrom('hot_wallet_nonces')
     .select('next_nonce')
     .where('network', '=', w.network)
-    .where('mode', '=', w.mode as 'test' | 'live')
+    .where('mode', '=', w.mode)
     .where('address', '=', w.address)
     .forUpdate()
     .executeTakeFirst();
   return row?.next_nonce;
 }
 
-export async function advanceNonce(trx: Transaction<Database>, w: { network: string; mode: string; address: string }, used: bigint): Promise<void> {
+export async function advanceNonce(trx: Transaction<Database>, w: { network: NetworkId; mode: Mode; address: string }, used: bigint): Promise<void> {
   await trx
     .updateTable('hot_wallet_nonces')
     .set({ next_nonce: (used + 1n).toString() })
     .where('network', '=', w.network)
-    .where('mode', '=', w.mode as 'test' | 'live')
+    .where('mode', '=', w.mode)
     .where('address', '=', w.address)
     .execute();
 }
@@ -74,7 +75,7 @@ export async function advanceNonce(trx: Transaction<Database>, w: { network: str
  * Gives back the nonce of an attempt that never reached the chain, when it is the last one handed out (no gap can
  * open), and marks the attempt dropped. Answers whether it did.
  */
-export async function releaseNonceIfLast(db: Db, w: { network: string; mode: string; address: string }, attempt: PayoutAttempt): Promise<boolean> {
+export async function releaseNonceIfLast(db: Db, w: { network: NetworkId; mode: Mode; address: string }, attempt: PayoutAttempt): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const next = await lockNonceRow(trx, w);
     if (next === undefined || attempt.nonce === null || next !== attempt.nonce + 1n) return false;
@@ -82,7 +83,7 @@ export async function releaseNonceIfLast(db: Db, w: { network: string; mode: str
       .updateTable('hot_wallet_nonces')
       .set({ next_nonce: attempt.nonce.toString() })
       .where('network', '=', w.network)
-      .where('mode', '=', w.mode as 'test' | 'live')
+      .where('mode', '=', w.mode)
       .where('address', '=', w.address)
       .execute();
     await setAttemptState(trx, attempt.id, 'dropped', 'refused by the network before landing; nonce given back');
@@ -197,7 +198,7 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
       orderId: r.order_id,
       refundId: subscriptionFlow ? r.id : r.refund_id,
       amountMinor: r.amount_minor,
-      currency: r.currency as 'USDT' | 'USDC',
+      currency: r.currency,
       ...(r.delivered_base !== null ? { deliveredMinor: deliveredMinor({ ...r, delivered_base: r.delivered_base }) } : {}),
       ...(subscriptionFlow ? { subscription: { externalRefundId: r.refund_id, ...(billed ? { originalCurrency: billed.currency.toUpperCase() } : {}) } } : {}),
     }),

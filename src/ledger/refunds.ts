@@ -4,6 +4,8 @@ import type { Database, Mode, RefundsTable } from '../db/schema.js';
 import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { scaleDown, stablecoinMinorToBase } from '../domain/money.js';
+import type { TokenDecimals } from '../domain/chain-lookup.js';
+import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
 import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
 
 export type RefundRow = Selectable<RefundsTable>;
@@ -12,7 +14,7 @@ export interface RefundChains {
   /** Canonical form of an address on a network, or null when it is not one (checksums checked). */
   normalizeAddress(network: string, mode: Mode, text: string): string | null;
   /** Token decimals from the registry of that network and mode; undefined when the network is not configured. */
-  tokenDecimals(network: string, mode: Mode, token: string): number | undefined;
+  tokenDecimals: TokenDecimals;
 }
 
 export interface CreateRefundInput {
@@ -21,7 +23,7 @@ export interface CreateRefundInput {
   refundId: string;
   sessionId: string;
   amountMinor: bigint;
-  currency: 'USDT' | 'USDC';
+  currency: TokenSymbol;
   reason: string | null;
   description: string | null;
   metadata: Record<string, string>;
@@ -103,7 +105,7 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     }
 
     // What was paid, in the API's 2-decimal units (an overpayment may be refunded too; sub-cent dust may not).
-    const paidMinor = scaleDown(settlement.received_base, decimals, 2, 'down');
+    const paidMinor = scaleDown(settlement.received_base, decimals, STABLECOIN_EXPONENT, 'down');
     const refunded = await trx
       .selectFrom('refunds')
       .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount_minor'), sql<bigint>`0`).as('total'))
@@ -132,8 +134,9 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
         reason: input.reason,
         description: input.description,
         metadata: JSON.stringify(input.metadata),
-        network: settlement.network,
-        token: settlement.token,
+        // session_settlements' columns are still typed as text (src/ledger/deposit-schema.ts); the value is the session's network.
+        network: settlement.network as NetworkId,
+        token: input.currency,
         destination_address: destination,
         amount_base: stablecoinMinorToBase(input.amountMinor, decimals),
         request_fingerprint: input.fingerprint,

@@ -4,6 +4,9 @@ import type { Database, LineItemRecord, Mode } from '../db/schema.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { formatBaseUnits } from '../domain/money.js';
+import type { TokenDecimals } from '../domain/chain-lookup.js';
+import type { NetworkId, TokenSymbol } from '../domain/vocabulary.js';
+import { hasProvisionalDepositsBefore } from './deposits.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject, type SessionRow } from './payment-events.js';
 import { quoteColumns, type Coin, type LockedQuote } from './locked-quotes.js';
@@ -31,8 +34,8 @@ export interface NewSession {
   targetAmountMinor: bigint;
   exchangeRate: string | null;
   rateLockedAt: Date | null;
-  network: string | null;
-  token: string | null;
+  network: NetworkId | null;
+  token: TokenSymbol | null;
   /** Every coin's quote locked at creation; a coin left out is not offered. Must hold targetCurrency's. Absent: either
    *  coin at targetAmountMinor (no quote stored). */
   quotes?: Partial<Record<Coin, LockedQuote>>;
@@ -125,19 +128,23 @@ export async function cancelSession(db: Db, merchantId: string, mode: Mode, id: 
   });
 }
 
-/**
- * Guard consulted before a session expires: whether money may still arrive for it (a provisional deposit in a
- * block at or before expires_at, or a watcher that has not yet scanned past expires_at). The chain side installs
- * its guard at start-up; without one, nothing holds an expiry back.
- */
+/** Guard consulted before a session expires: whether money may still arrive for it. */
 export type ExpiryGuard = (trx: Transaction<Database>, session: SessionRow) => Promise<boolean>;
-let expiryGuard: ExpiryGuard = async () => false;
-export function setExpiryGuard(guard: ExpiryGuard): void {
-  expiryGuard = guard;
+
+export interface ExpiryDeps {
+  /** The registry's decimals, for the amount received that `payment.expired` names. */
+  tokenDecimals: TokenDecimals;
+  /**
+   * Default: a provisional deposit in a block at or before expires_at, or a watcher that has not yet scanned past
+   * expires_at, holds the expiry back (hasProvisionalDepositsBefore). Tests replace it.
+   */
+  mayStillBePaid?: ExpiryGuard;
 }
 
+const moneyMayStillArrive: ExpiryGuard = (trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at);
+
 /** Expires an open session past expires_at, writing `payment.expired` with the amount received. Idempotent. */
-export async function expireSession(db: Db, id: string): Promise<'expired' | 'deferred' | 'unchanged'> {
+export async function expireSession(db: Db, id: string, deps: ExpiryDeps): Promise<'expired' | 'deferred' | 'unchanged'> {
   return db.transaction().execute(async (trx) => {
     const session = await trx
       .selectFrom('payment_sessions')
@@ -148,7 +155,7 @@ export async function expireSession(db: Db, id: string): Promise<'expired' | 'de
       .forUpdate()
       .executeTakeFirst();
     if (!session) return 'unchanged';
-    if (await expiryGuard(trx, session)) return 'deferred';
+    if (await (deps.mayStillBePaid ?? moneyMayStillArrive)(trx, session)) return 'deferred';
     const expired = await trx
       .updateTable('payment_sessions')
       .set({ status: 'expired', expired_at: sql`now()` })
@@ -160,7 +167,7 @@ export async function expireSession(db: Db, id: string): Promise<'expired' | 'de
       merchantId: expired.merchant_id,
       mode: expired.mode,
       type: PAYMENT_EVENT_TYPE.expired,
-      object: paymentEventObject(expired, 'expired', receivedAmount(expired)),
+      object: paymentEventObject(expired, 'expired', receivedAmount(expired, deps.tokenDecimals)),
       aggregateId: expired.id,
     });
     return 'expired';
@@ -168,20 +175,15 @@ export async function expireSession(db: Db, id: string): Promise<'expired' | 'de
 }
 
 /** What was received, for payment.expired: empty strings when nothing arrived. */
-function receivedAmount(s: SessionRow): { text: string; currency: string } {
+function receivedAmount(s: SessionRow, tokenDecimals: TokenDecimals): { text: string; currency: string } {
   if (s.received_base === 0n || !s.token) return { text: '', currency: '' };
-  const decimals = tokenDecimalsResolver(s);
+  const decimals = sessionTokenDecimals(s, tokenDecimals);
   return { text: decimals === undefined ? s.received_base.toString() : formatBaseUnits(s.received_base, decimals), currency: s.token };
 }
 
-/** Token decimals for a session's network and token; installed by the chain side (registry). */
-let tokenDecimalsResolver: (s: SessionRow) => number | undefined = () => undefined;
-export function setTokenDecimalsResolver(f: (s: SessionRow) => number | undefined): void {
-  tokenDecimalsResolver = f;
-}
 /** The registry's decimals of the token a session chose, when this deployment knows them. */
-export function sessionTokenDecimals(s: SessionRow): number | undefined {
-  return tokenDecimalsResolver(s);
+export function sessionTokenDecimals(s: SessionRow, tokenDecimals: TokenDecimals): number | undefined {
+  return s.network && s.token ? tokenDecimals(s.network, s.mode, s.token) : undefined;
 }
 
 /** Open sessions past expiry, oldest first: the sweeper's work list. */

@@ -1,3 +1,5 @@
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
+
 // When confirmed credits settle a session as paid (issue 13, item 19). All amounts are token base units (bigint).
 // - in full: received >= due;
 // - sub-unit dust: what remains is below one minor unit of the API's precision (0.01 of the token, decisions.md
@@ -8,7 +10,7 @@
 
 /** Base units of one API minor unit (0.01 of the token); 1 for a token with fewer than 2 decimals. */
 export function minorUnitInBase(tokenDecimals: number): bigint {
-  return tokenDecimals >= 2 ? 10n ** BigInt(tokenDecimals - 2) : 1n;
+  return tokenDecimals >= STABLECOIN_EXPONENT ? 10n ** BigInt(tokenDecimals - STABLECOIN_EXPONENT) : 1n;
 }
 
 export function settlesAsPaid(due: bigint, received: bigint, tokenDecimals: number, toleranceBps: number): boolean {

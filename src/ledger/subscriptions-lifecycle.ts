@@ -3,6 +3,8 @@ import type { Db } from '../db/database.js';
 import type { Database, Mode } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
 import { stablecoinMinorToBase } from '../domain/money.js';
+import type { TokenDecimals } from '../domain/chain-lookup.js';
+import type { NetworkId, TokenSymbol } from '../domain/vocabulary.js';
 import type { Clock } from '../domain/clock.js';
 import { nextBoundaryAfter } from '../domain/subscription-periods.js';
 import type { SubscriptionSettings } from '../domain/subscription-settings.js';
@@ -22,14 +24,14 @@ export interface LifecycleDeps {
   /** Where charges of a merchant go on a chain: the charger (spender, pays gas) and the settlement address. */
   /** `via`: the caller's transaction (lookups inside a transaction must not need a second pool connection). */
   wallets(merchantId: string, mode: Mode, network: string, via?: Kysely<Database>): Promise<{ charger: string; settlement: string }>;
-  tokenDecimals(network: string, mode: Mode, token: string): number | undefined;
+  tokenDecimals: TokenDecimals;
 }
 
 /** The customer picked network, token and wallet on the authorization page: the approval we now wait for. */
 export async function recordAuthorizationChoice(
   db: Db,
   subscriptionId: string,
-  c: { network: string; token: string; owner: string; allowanceBase: bigint; at: Date },
+  c: { network: NetworkId; token: TokenSymbol; owner: string; allowanceBase: bigint; at: Date },
 ): Promise<SubscriptionRow | undefined> {
   return db
     .updateTable('subscriptions')
@@ -41,9 +43,9 @@ export async function recordAuthorizationChoice(
 }
 
 export interface ApprovalObservation {
-  network: string;
+  network: NetworkId;
   mode: Mode;
-  token: string;
+  token: TokenSymbol;
   owner: string;
   spender: string;
   value: bigint;

@@ -1,4 +1,5 @@
-import { HOT_WALLET_SLOT, type ChainAdapter, type SignedTransfer, type TxSigner } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import { HOT_WALLET_SLOT, type SignedTransfer, type TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { createQueue, createWorker, type QueueContext } from '../jobs/queues.js';
 import type { Logger } from '../logger.js';
@@ -18,8 +19,8 @@ export function createDepositSetupScheduler(ctx: QueueContext) {
   };
 }
 
-export async function prepareDepositAddress(
-  deps: { db: Db; adapters: ReadonlyMap<string, ChainAdapter>; signer: TxSigner },
+async function prepareDepositAddress(
+  deps: { db: Db; adapters: ChainRegistry; signer: TxSigner },
   sessionId: string,
 ): Promise<'prepared' | 'nothing_to_do'> {
   const s = await deps.db
@@ -29,10 +30,10 @@ export async function prepareDepositAddress(
     .where('s.id', '=', sessionId)
     .executeTakeFirst();
   if (!s || s.status !== 'open' || !s.network || !s.token || !s.deposit_address) return 'nothing_to_do';
-  const adapter = deps.adapters.get(`${s.network}:${s.mode}`);
+  const adapter = deps.adapters.get(s.network, s.mode);
   if (!adapter?.buildDepositSetup) return 'nothing_to_do';
   const feePayer = await adapter.deriveHotWallet(deps.signer, s.account_index, HOT_WALLET_SLOT.refunds);
-  const unsigned = await adapter.buildDepositSetup(feePayer, s.deposit_address, s.token as 'USDT' | 'USDC');
+  const unsigned = await adapter.buildDepositSetup(feePayer, s.deposit_address, s.token);
   const signed: SignedTransfer = await adapter.signTransfer(unsigned, deps.signer);
   const sent = await adapter.broadcast(signed);
   if (sent.status === 'rejected') throw new Error(`deposit setup refused: ${sent.reason} ${sent.detail}`);
@@ -48,7 +49,7 @@ export async function prepareDepositAddress(
 
 export function startDepositSetupWorker(
   ctx: QueueContext,
-  deps: { db: Db; adapters: ReadonlyMap<string, ChainAdapter>; signer: TxSigner; log?: Pick<Logger, 'info' | 'warn'> },
+  deps: { db: Db; adapters: ChainRegistry; signer: TxSigner; log?: Pick<Logger, 'info' | 'warn'> },
 ): { stop(): Promise<void> } {
   const worker = createWorker('deposit-setup', ctx, async ({ sessionId }) => {
     const r = await prepareDepositAddress(deps, sessionId);

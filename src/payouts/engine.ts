@@ -36,8 +36,8 @@ export interface StuckReplacement {
 
 export interface PayoutEngineDeps extends StuckReplacement {
   db: Db;
-  /** Adapters by "network:mode". */
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  /** The configured chains. */
+  adapters: import('../../chains/registry.js').ChainRegistry;
   /** Signs payouts; null in a deployment without a key (refunds then fail with signer_unavailable). */
   signer: TxSigner | null;
   /** How long to wait between looks at a transaction in flight. */
@@ -52,7 +52,7 @@ const LIVE = new Set(['signed', 'broadcast']);
 export async function advanceRefund(deps: PayoutEngineDeps, refundId: string): Promise<StepResult> {
   const refund = await claimRefundForProcessing(deps.db, refundId);
   if (!refund || refund.status !== 'processing') return { kind: 'done', status: refund?.status ?? 'missing' };
-  const adapter = deps.adapters.get(`${refund.network}:${refund.mode}`);
+  const adapter = deps.adapters.get(refund.network, refund.mode);
   const attempts = await payoutAttempts(deps.db, refundId);
   const live = attempts.filter((a) => LIVE.has(a.state));
 

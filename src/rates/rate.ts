@@ -9,7 +9,7 @@ export interface Rate {
 }
 
 /** Bounds that keep a hostile ticker from making us build enormous bigints. */
-export const MAX_RATE_SCALE = 60;
+const MAX_RATE_SCALE = 60;
 const MAX_SIGNIFICANT_TEXT = 80;
 const MAX_TEXT_LENGTH = 120;
 

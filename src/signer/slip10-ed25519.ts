@@ -6,7 +6,7 @@ const HARDENED = 0x8000_0000;
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /** Parses m/a'/b'/... (every level must be hardened) into raw child numbers. */
-export function parseHardenedPath(path: string): number[] {
+function parseHardenedPath(path: string): number[] {
   const parts = path.split('/');
   if (parts[0] !== 'm') throw new Error(`bad SLIP-0010 path ${path}`);
   return parts.slice(1).map((p) => {

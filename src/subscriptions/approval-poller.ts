@@ -1,4 +1,7 @@
-import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval, type TokenSymbol } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { Mode } from '../domain/vocabulary.js';
+import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval } from '../../chains/types.js';
+import { chainKey } from '../ledger/deposit-schema.js';
 import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
 import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import { loadApprovalCursor, saveApprovalCursor } from '../ledger/approval-cursors.js';
@@ -15,7 +18,7 @@ import type { WalletResolver } from './wallets.js';
 // or a payment method is in use on the chain.
 
 export interface ApprovalPollerDeps extends LifecycleDeps {
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   walletResolver: WalletResolver;
   /** Blocks scanned per poll at most. */
   maxRange?: number;
@@ -26,12 +29,13 @@ export interface ApprovalPollerDeps extends LifecycleDeps {
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
-type Waiting = { id: string; merchant_id: string; mode: 'test' | 'live'; auth_owner: string | null; auth_token: string | null };
+type Waiting = { id: string; merchant_id: string; mode: Mode; auth_owner: string | null; auth_token: string | null };
 
 export async function pollApprovals(deps: ApprovalPollerDeps): Promise<number> {
   let authorized = 0;
-  for (const [key, adapter] of deps.adapters) {
+  for (const adapter of deps.adapters) {
     if (!isAllowanceCharger(adapter)) continue;
+    const key = chainKey(adapter);
     // Head first, waiting selections second: an Approval in a block at or below this head was sent after its page
     // selection committed, so that selection is in the list read next.
     const head = await adapter.getHead();
@@ -74,7 +78,7 @@ async function checkAuthorizationsInUse(deps: ApprovalPollerDeps, adapter: Chain
     .where('s.status', 'in', ['trialing', 'active', 'past_due'])
     .execute();
   if (pms.length === 0) return;
-  const states = await adapter.readAuthorizations!(pms.map((p) => ({ token: p.token as TokenSymbol, owner: p.owner_address })));
+  const states = await adapter.readAuthorizations!(pms.map((p) => ({ token: p.token, owner: p.owner_address })));
   for (const [i, p] of pms.entries()) {
     const st = states[i];
     if (!st || st.spender === null) continue;
@@ -137,7 +141,7 @@ async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAda
 async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapter & AllowanceCharger, waiting: Waiting[]): Promise<number> {
   let authorized = 0;
   for (const p of waiting) {
-    const token = adapter.tokens.find((t) => t.symbol === p.auth_token);
+    const token = p.auth_token ? deps.adapters.token(adapter.network, adapter.mode, p.auth_token) : undefined;
     if (!token || !p.auth_owner) continue;
     const w = await deps.walletResolver.resolve(p.merchant_id, p.mode, adapter.network);
     const a = await adapter.readApproval!(token.symbol, p.auth_owner, w.charger);

@@ -21,7 +21,7 @@ import type { WalletResolver } from './wallets.js';
 //   (expired, or its nonce taken), and then only after the pre-flight checks pass again.
 
 export interface ChargeEngineDeps extends LifecycleDeps, StuckReplacement {
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: import('../../chains/registry.js').ChainRegistry;
   signer: TxSigner | null;
   walletResolver: WalletResolver;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -35,7 +35,7 @@ export async function advanceCharge(deps: ChargeEngineDeps, chargeId: bigint): P
   const charge = await loadCharge(deps.db, chargeId);
   if (!charge) return { kind: 'done', state: 'missing' };
   if (charge.state === 'succeeded' || charge.state === 'failed') return { kind: 'done', state: charge.state };
-  const adapter = deps.adapters.get(`${charge.network}:${charge.mode}`);
+  const adapter = deps.adapters.get(charge.network, charge.mode);
   if (!adapter || !isAllowanceCharger(adapter) || !deps.signer) {
     if (charge.state === 'pending') {
       await chargeFailed(deps, chargeId, adapter ? 'no signer for the charger wallet' : `${charge.network} is not configured`);

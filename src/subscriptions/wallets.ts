@@ -1,3 +1,4 @@
+import type { ChainRegistry } from '../../chains/registry.js';
 import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
@@ -7,15 +8,14 @@ import type { Database, Mode } from '../db/schema.js';
 // - the charger (HOT_WALLET_SLOT.charges): the spender customers approve; it sends each transferFrom and pays its gas;
 // - the settlement address: the refunds hot wallet (HOT_WALLET_SLOT.refunds) of the same account, so that what
 //   subscriptions collect funds the refunds of subscription payments (docs/subscriptions.md, "Where charges go").
-export function createWalletResolver(db: Db, adapters: ReadonlyMap<string, ChainAdapter>, keys: KeyDeriver) {
+export function createWalletResolver(db: Db, adapters: ChainRegistry, keys: KeyDeriver) {
   const cache = new Map<string, { charger: string; settlement: string; chargerKey: Awaited<ReturnType<ChainAdapter['deriveHotWallet']>> }>();
   // `via`: the caller's transaction, so that a lookup inside a transaction never waits for a second pool connection.
   async function resolve(merchantId: string, mode: Mode, network: string, via: Kysely<Database> = db) {
     const k = `${merchantId}:${mode}:${network}`;
     const hit = cache.get(k);
     if (hit) return hit;
-    const adapter = adapters.get(`${network}:${mode}`);
-    if (!adapter) throw new Error(`${network}:${mode} is not configured`);
+    const adapter = adapters.require(network, mode);
     const { account_index: account } = await via
       .selectFrom('merchant_hd_accounts')
       .select('account_index')

@@ -1,6 +1,6 @@
-import type { ChainAdapter, TxSigner } from '../../chains/types.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import type { Mode } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { pollApprovals } from './approval-poller.js';
 import type { ChargeEngineDeps } from './charge-engine.js';
@@ -14,7 +14,7 @@ import { createWalletResolver } from './wallets.js';
 
 export interface SubscriptionWorkerOptions {
   db: Db;
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   signer: TxSigner;
   settings: SubscriptionSettings;
   checkoutBaseUrl: string;
@@ -39,7 +39,7 @@ export function subscriptionEngineDeps(o: Omit<SubscriptionWorkerOptions, 'inter
     stuckAfterMs: o.stuckAfterMs ?? 180_000,
     feeBumpPercent: o.feeBumpPercent ?? 25,
     wallets: walletResolver.wallets,
-    tokenDecimals: (network: string, mode: Mode, token: string) => o.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === token)?.decimals,
+    tokenDecimals: o.adapters.tokenDecimals,
     ...(o.log ? { log: o.log } : {}),
   };
 }

@@ -1,33 +1,31 @@
 import type { ChainSettings } from './config.js';
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
-import { createSolanaAdapter } from '../../chains/solana/adapter.js';
-import type { ChainAdapter, ChainFamily } from '../../chains/types.js';
+import { createSolanaAdapterFactory } from '../../chains/solana/adapter.js';
+import { createTronAdapterFactory } from '../../chains/tron/adapter.js';
+import type { ChainAdapter } from '../../chains/types.js';
 
-// Builds the adapter of a configured chain. Families other than EVM register their constructor here
-// (chains/tron, chains/solana) at start-up; the watcher itself never branches on the network.
-export type AdapterConstructor = (settings: ChainSettings) => ChainAdapter;
-
-const constructors: Partial<Record<ChainFamily, AdapterConstructor>> = {
-  evm: (s) =>
-    new EvmChainAdapter({
-      network: s.network,
-      mode: s.mode,
-      rpcUrl: s.rpcUrl,
-      rpcTimeoutMs: s.rpcTimeoutMs,
-      chainId: s.chainId,
-      tokens: s.tokens,
-      confirmation: s.confirmation,
-      maxBlockRange: s.maxBlockRange,
-    }),
-  solana: (s) => createSolanaAdapter(s),
-};
-
-export function registerAdapterFamily(family: ChainFamily, make: AdapterConstructor): void {
-  constructors[family] = make;
-}
-
-export function createChainAdapter(settings: ChainSettings): ChainAdapter {
-  const make = constructors[settings.family];
-  if (!make) throw new Error(`no adapter registered for the ${settings.family} family (${settings.network})`);
-  return make(settings);
+// Builds the adapter of a configured chain, by its family; the watcher itself never branches on the network.
+// TRON and Solana read their family-only settings (full host, fee payer, scanning limits) from `env`.
+export function createChainAdapter(settings: ChainSettings, env: Record<string, string | undefined>): ChainAdapter {
+  switch (settings.family) {
+    case 'evm':
+      return new EvmChainAdapter({
+        network: settings.network,
+        mode: settings.mode,
+        rpcUrl: settings.rpcUrl,
+        rpcTimeoutMs: settings.rpcTimeoutMs,
+        chainId: settings.chainId,
+        tokens: settings.tokens,
+        confirmation: settings.confirmation,
+        maxBlockRange: settings.maxBlockRange,
+      });
+    case 'tron':
+      return createTronAdapterFactory(env)(settings);
+    case 'solana':
+      return createSolanaAdapterFactory(env)(settings);
+    default: {
+      const never: never = settings.family;
+      return never;
+    }
+  }
 }

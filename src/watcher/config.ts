@@ -52,7 +52,7 @@ function big(env: Env, name: string): bigint | undefined {
   return BigInt(raw);
 }
 
-export function chainEnvPrefix(network: NetworkId, mode: Mode): string {
+function chainEnvPrefix(network: NetworkId, mode: Mode): string {
   return `CHAIN_${network.toUpperCase()}_${mode.toUpperCase()}_`;
 }
 

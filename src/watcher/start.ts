@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ChainAdapter } from '../../chains/types.js';
+import { ChainRegistry, type RegisteredChain } from '../../chains/registry.js';
 import type { Database } from '../db/schema.js';
 import { chainKey } from '../ledger/deposit-schema.js';
 import { createChainAdapter } from './adapter-factory.js';
@@ -9,20 +9,28 @@ import { NetworkWatcher, type WatcherLogger } from './network-watcher.js';
 import { sleep } from './backoff.js';
 
 export interface RunningWatchers {
-  /** Adapters by chain key ("ethereum:live"), also used by the API (network selection) and payouts. */
-  adapters: Map<string, ChainAdapter>;
+  /** The configured chains, also used by the API (network selection) and payouts. */
+  adapters: ChainRegistry;
   stop(): Promise<void>;
 }
 
-/** Adapters of every configured chain; verifies each token's on-chain decimals (throws on any mismatch). */
-export async function createVerifiedAdapters(settings: WatcherSettings): Promise<Map<string, ChainAdapter>> {
-  const adapters = new Map<string, ChainAdapter>();
+/**
+ * The registry of every configured chain; verifies each token's on-chain decimals (throws on any mismatch). `env`
+ * holds the family-only settings of TRON and Solana (src/watcher/adapter-factory.ts).
+ */
+export async function createVerifiedAdapters(settings: WatcherSettings, env: Record<string, string | undefined>): Promise<ChainRegistry> {
+  const chains: RegisteredChain[] = [];
   for (const s of settings.chains) {
-    const adapter = createChainAdapter(s);
+    const adapter = createChainAdapter(s, env);
     await adapter.verifyTokens();
-    adapters.set(chainKey(s), adapter);
+    chains.push({
+      adapter,
+      // Solana's finality is a commitment level: the hosted page shows no "n of N" there.
+      confirmations: s.confirmation.kind === 'depth' && s.family !== 'solana' ? s.confirmation.confirmations : null,
+      ...(s.chainId !== undefined ? { chainId: s.chainId } : {}),
+    });
   }
-  return adapters;
+  return new ChainRegistry(chains);
 }
 
 /**
@@ -33,14 +41,16 @@ export async function startChainWatchers(deps: {
   db: Kysely<Database>;
   settings: WatcherSettings;
   log: WatcherLogger;
-  adapters?: Map<string, ChainAdapter>;
+  /** Absent: built from `settings` and `env`. */
+  adapters?: ChainRegistry;
+  env?: Record<string, string | undefined>;
 }): Promise<RunningWatchers> {
-  const adapters = deps.adapters ?? (await createVerifiedAdapters(deps.settings));
+  const adapters = deps.adapters ?? (await createVerifiedAdapters(deps.settings, deps.env ?? {}));
   const stop = new AbortController();
   const loops: Promise<void>[] = [];
   for (const s of deps.settings.chains) {
     const key = chainKey(s);
-    const adapter = adapters.get(key);
+    const adapter = adapters.get(s.network, s.mode);
     if (!adapter) continue;
     const loop = async () => {
       while (!stop.signal.aborted) {
@@ -79,10 +89,4 @@ export async function startChainWatchers(deps: {
       await Promise.allSettled(loops);
     },
   };
-}
-
-/** For setTokenDecimalsResolver (src/ledger/sessions.ts): the registry's decimals of a session's network and token. */
-export function tokenDecimalsResolver(adapters: ReadonlyMap<string, ChainAdapter>) {
-  return (s: { network: string | null; mode: string; token: string | null }): number | undefined =>
-    s.network && s.token ? adapters.get(`${s.network}:${s.mode}`)?.tokens.find((t) => t.symbol === s.token)?.decimals : undefined;
 }

@@ -2,9 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { WatchSet } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { type ChainRef } from '../ledger/deposit-schema.js';
-
-/** Advisory lock key serialising deposit-address inserts (shared) against the watch set's reads (exclusive). */
-export const depositAddressLockKey = (chain: ChainRef): string => `deposit_addresses:${chain.network}:${chain.mode}`;
+import { depositAddressLockKey } from '../ledger/network-selection.js';
 
 /**
  * The deposit addresses of one chain, in memory. `sync()` reads only rows added since the last sync, and a full

@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe('refund of a subscription payment', () => {
   it('shows payment_id in create, GET and list, and delivers refund.succeeded with refund_id, external_refund_id and original_currency', async () => {
-    const adapter = h.service.adapters.get('ethereum:test')!;
+    const adapter = h.service.adapters.get('ethereum', 'test')!;
     const charger = await adapter.deriveHotWallet(signer, m.account, HOT_WALLET_SLOT.charges);
     await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
     await h.node.rpc('anvil_setBalance', [m.hotWallet, '0xde0b6b3a7640000']); // gas for the refund payout

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 describe('authorization page', () => {
   it('approves through an EIP-1193 wallet in Chromium and the subscription becomes active', async () => {
-    const adapter = h.service.adapters.get('ethereum:test')!;
+    const adapter = h.service.adapters.get('ethereum', 'test')!;
     const charger = await adapter.deriveHotWallet(signer, m.account, HOT_WALLET_SLOT.charges);
     await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
     const customer = walletAt(41, h.node.provider);
@@ -97,7 +97,7 @@ describe('a subscription from authorization to cancellation for non-payment', ()
     // A merchant of its own: its charger's nonce is counted below, untouched by the other test's renewals.
     const m = await h.newMerchant('Whole life shop', receiver.url);
     receiver.secrets.push(m.webhookSecret);
-    const adapter = h.service.adapters.get('ethereum:test')!;
+    const adapter = h.service.adapters.get('ethereum', 'test')!;
     const charger = await adapter.deriveHotWallet(signer, m.account, HOT_WALLET_SLOT.charges);
     await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
     const customer = walletAt(71, h.node.provider);

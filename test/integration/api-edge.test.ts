@@ -22,7 +22,7 @@ const order = () => `edge-${Date.now()}-${seq++}`;
 const CREATE = '/api/v1/checkout/sessions/create';
 
 beforeAll(async () => {
-  h = await startApiHarness({ refundChains: chains });
+  h = await startApiHarness({ chains });
   shop = (await h.merchant('Edge shop')).test;
   other = (await h.merchant('Other shop')).test;
 });

@@ -9,6 +9,7 @@ import { registerCheckout } from '../../src/checkout/plugin.js';
 import { createRateService } from '../../src/rates/index.js';
 import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { SignedClient, type TestResponse } from '../support/signed-client.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // Request rate limits over real Redis and real HTTP (docs/rate-limits.md). Client IPs come from X-Forwarded-For,
 // which these servers trust (TRUST_PROXY), so one machine can play several clients.
@@ -136,7 +137,7 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
     h = await startApiHarness((t) => ({
       trustProxy: true,
       rateLimits: { perKeyPerSecond: 0, perIpPerSecond: 5, authFailuresPerIpPerMinute: 3 },
-      plugins: [(app) => registerCheckout(app, { db: t.db, adapters: new Map(), keys: null, checkoutBaseUrl: CHECKOUT_BASE })],
+      plugins: [(app) => registerCheckout(app, { db: t.db, adapters: new ChainRegistry(), keys: null, checkoutBaseUrl: CHECKOUT_BASE })],
     }));
     shop = (await h.merchant()).test;
     const created = await shop.post(CREATE, order(), from('192.0.2.1'));

@@ -8,6 +8,7 @@ import { newId } from '../../src/domain/ids.js';
 import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { markSessionPaid } from '../support/paid-session.js';
 import type { SignedClient } from '../support/signed-client.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // The SQL the API really runs, EXPLAINed against a database of realistic size. Every query issued while the signed
 // API and the public page status serve a merchant's traffic is recorded at the driver (pg.Client#query) with its
@@ -158,10 +159,10 @@ function seqScans(plan: unknown, large: ReadonlySet<string>, out: string[] = [])
 }
 
 beforeAll(async () => {
-  h = await startApiHarness({ refundChains: chains });
+  h = await startApiHarness({ chains });
   // The hosted page's routes on a server of their own over the same database (the harness serves the API only).
   page = Fastify();
-  registerCheckout(page, { db: h.t.db, adapters: new Map(), keys: null, checkoutBaseUrl: CHECKOUT_BASE });
+  registerCheckout(page, { db: h.t.db, adapters: new ChainRegistry(), keys: null, checkoutBaseUrl: CHECKOUT_BASE });
   pageBase = await page.listen({ host: '127.0.0.1', port: 0 });
   const m = await h.merchant('Plans shop');
   merchantId = m.merchantId;

@@ -9,8 +9,8 @@ import {
   type DeployedToken,
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
-import { expireSession, setExpiryGuard, setTokenDecimalsResolver } from '../../src/ledger/sessions.js';
-import { tokenDecimalsResolver } from '../../src/watcher/start.js';
+import { expireSession, type ExpiryDeps } from '../../src/ledger/sessions.js';
+import { ChainRegistry } from '../../chains/registry.js';
 import { hasProvisionalDepositsBefore, listUnmatchedDeposits } from '../../src/ledger/deposits.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 
@@ -139,18 +139,17 @@ describe('EVM deposits on Anvil (ethereum, 3 confirmations)', () => {
   });
 
   it('underpaid then expired: payment.expired with the amount received; expiry waits for provisional deposits', async () => {
-    setExpiryGuard((trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at));
-    setTokenDecimalsResolver(tokenDecimalsResolver(new Map([['ethereum:test', adapter]])));
+    const expiry: ExpiryDeps = { tokenDecimals: new ChainRegistry([adapter]).tokenDecimals, mayStillBePaid: (trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at) };
     const s = await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 2000n, token: 'USDC', expiresInSec: 4 });
     await payFrom(walletAt(1, node.provider), usdc, s.address, u6('5'));
     await drain();
     await new Promise((r) => setTimeout(r, 4200));
     // provisional deposit in a block before expires_at: expiry must wait
-    expect(await expireSession(tdb.db, s.id)).toBe('deferred');
+    expect(await expireSession(tdb.db, s.id, expiry)).toBe('deferred');
     await new Promise((r) => setTimeout(r, 1200)); // block timestamps are whole seconds: the next ones are past expires_at
     await node.mine(3);
     await drain();
-    expect(await expireSession(tdb.db, s.id)).toBe('expired');
+    expect(await expireSession(tdb.db, s.id, expiry)).toBe('expired');
     const events = await eventsFor(tdb.db, s.id);
     expect(events.map((e) => e.type)).toEqual(['payment.expired']);
     expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({ amount: '5.00', currency: 'USDC' });

@@ -12,11 +12,12 @@ import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
 import { Backoff } from '../../src/watcher/backoff.js';
 import { registerCheckoutSelectRoute } from '../../src/checkout/select-route.js';
 import { sendError, toApiError } from '../../src/api/errors.js';
-import { sendTokenTransfer } from '../../chains/send-token-transfer.js';
+import { sendTokenTransfer } from '../support/send-token-transfer.js';
 import { TransferRejectedError, type SignedTransfer } from '../../chains/types.js';
 import { addressPath, CHANGE_HOT_WALLET } from '../../chains/hd/bip44.js';
 import { evmAddressFromPublicKey } from '../../chains/evm/address.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 let tdb: TestDatabase;
 let eth: AnvilNode;
@@ -151,7 +152,7 @@ describe('network selection endpoint', () => {
       done(null, undefined);
     });
     app.setErrorHandler((err, req, reply) => sendError(req, reply, toApiError(err), 'https://docs.example'));
-    registerCheckoutSelectRoute(app, { db: tdb.db, adapters: new Map([['ethereum:test', adapter], ['bsc:test', bscAdapter]]), keys: signer });
+    registerCheckoutSelectRoute(app, { db: tdb.db, adapters: new ChainRegistry([adapter, bscAdapter]), keys: signer });
     const row = await tdb.db
       .insertInto('payment_sessions')
       .values({ id: 'cs_selecttest1', merchant_id: merchant.id, mode: 'test', order_id: 'sel-1', amount_minor: 1999n, currency: 'USD', metadata: JSON.stringify({ network: 'bsc' }), target_currency: 'USDT', target_amount_minor: 1999n, hd_account: merchant.account, expires_at: new Date(Date.now() + 600_000) })

@@ -12,8 +12,7 @@ import { selectSessionNetwork } from '../../src/ledger/network-selection.js';
 import { computeLiveStatus } from '../../src/checkout/live-status.js';
 import { validateEventEnvelope } from '../../src/domain/events/catalog.js';
 import { serializeSession } from '../../src/api/serializers/session.js';
-import { setTokenDecimalsResolver } from '../../src/ledger/sessions.js';
-import { tokenDecimalsResolver } from '../../src/watcher/start.js';
+import { ChainRegistry } from '../../chains/registry.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 
 // Issue 13, items 13 and 19, on Anvil with the real watchers: one node carries an "ethereum" chain (6-decimal
@@ -26,6 +25,7 @@ let bscUsdt: DeployedToken;
 let bscUsdc: DeployedToken;
 let eth: EvmChainAdapter;
 let bsc: EvmChainAdapter;
+let chains: ChainRegistry;
 let ethWatcher: NetworkWatcher;
 let bscWatcher: NetworkWatcher;
 let merchant: { id: string; account: number };
@@ -80,7 +80,7 @@ beforeAll(async () => {
   await eth.verifyTokens();
   await bsc.verifyTokens();
   merchant = await createMerchant(tdb.db);
-  setTokenDecimalsResolver(tokenDecimalsResolver(new Map([['ethereum:test', eth], ['bsc:test', bsc]])));
+  chains = new ChainRegistry([eth, bsc]);
   ethWatcher = new NetworkWatcher({ db: tdb.db, adapter: eth, pollIntervalMs: 50 });
   bscWatcher = new NetworkWatcher({ db: tdb.db, adapter: bsc, pollIntervalMs: 50 });
   await drain();
@@ -109,7 +109,7 @@ describe('sub-unit dust (item 19)', () => {
       expect(await settlement(s.id)).toMatchObject({ due_base: u6('100'), received_base: u6('99.9999'), overpaid_base: 0n, shortfall_base: 100n });
       const live = computeLiveStatus(row, [], { decimals: 6, tipHeight: null, requiredConfirmations: null }, { returnPath: '' });
       expect(live).toMatchObject({ state: 'paid', shortfall: '0.0001', shortfall_base: '100' });
-      expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay' })).toMatchObject({ payment_status: 'paid', shortfall: '0.0001', shortfall_base: '100' });
+      expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).toMatchObject({ payment_status: 'paid', shortfall: '0.0001', shortfall_base: '100' });
       const events = await eventsFor(tdb.db, s.id);
       expect(events.map((e) => e.type)).toEqual(['payment.completed']);
     } finally {
@@ -125,7 +125,7 @@ describe('sub-unit dust (item 19)', () => {
     await confirm();
     const shortRow = await sessionRow(tdb.db, short.id);
     expect(shortRow).toMatchObject({ status: 'paid', shortfall_base: 10n ** 16n - 1n });
-    expect(serializeSession(shortRow, { checkoutBaseUrl: 'http://x/pay' })).toMatchObject({ shortfall: '0.009999999999999999', shortfall_base: '9999999999999999' });
+    expect(serializeSession(shortRow, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).toMatchObject({ shortfall: '0.009999999999999999', shortfall_base: '9999999999999999' });
     expect(await settlement(short.id)).toMatchObject({ shortfall_base: 10n ** 16n - 1n, overpaid_base: 0n });
     expect(await sessionRow(tdb.db, oneMinor.id)).toMatchObject({ status: 'open', received_base: u18('9.99'), shortfall_base: null });
     expect(await pageAsks(oneMinor.id, 18)).toBe(u18('0.01'));
@@ -137,7 +137,7 @@ describe('sub-unit dust (item 19)', () => {
     await confirm();
     const row = await sessionRow(tdb.db, s.id);
     expect(row).toMatchObject({ status: 'paid', shortfall_base: 0n });
-    expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay' })).not.toHaveProperty('shortfall_base');
+    expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).not.toHaveProperty('shortfall_base');
     expect(await settlement(s.id)).toMatchObject({ overpaid_base: 1n, shortfall_base: 0n });
   });
 });

@@ -19,7 +19,7 @@ let seq = 0;
 const rid = () => `r-${Date.now()}-${seq++}`;
 
 beforeAll(async () => {
-  h = await startApiHarness({ refundChains: chains });
+  h = await startApiHarness({ chains });
   const m = await h.merchant();
   shop = m.test;
 });

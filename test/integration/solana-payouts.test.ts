@@ -7,7 +7,7 @@ import { getAccount, getAssociatedTokenAddressSync, TokenAccountNotFoundError } 
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 import { solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from '../../chains/solana/keys.js';
-import { payUntilSettled, type PayoutStore } from '../../chains/solana/payout-loop.js';
+import { payUntilSettled, type PayoutStore } from '../support/solana-payout-loop.js';
 import { MAINNET_TOKENS } from '../../chains/tokens/registry.js';
 import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';

@@ -10,6 +10,7 @@ import type { ApiHarness } from '../support/api-harness.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // Shared fixture of the subscription tests: Anvil with a Tether-style USDT and a FiatToken-style USDC, the API on a
 // real server with the authorization page, and the scheduler driven in-process with a manual clock.
@@ -44,8 +45,8 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
     { symbol: 'USDC', shape: 'fiat', decimals: 6 },
   ])) as [DeployedToken, DeployedToken];
   const adapter = makeAdapter(node, [USDT, USDC], { confirmation: { kind: 'depth', confirmations: 1 } });
-  const adapters = new Map<string, ChainAdapter>([['ethereum:test', adapter]]);
-  const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Subscriptions shop', chainIds: new Map([['ethereum:test', 31337n]]), ...o });
+  const adapters = new ChainRegistry([{ adapter, chainId: 31337n }]);
+  const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Subscriptions shop', ...o });
   const { h, clock, deps, client, base } = api;
   const m = { merchantId: api.merchantId };
   const w = await deps.walletResolver.wallets(m.merchantId, 'test', 'ethereum');

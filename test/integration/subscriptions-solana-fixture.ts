@@ -2,7 +2,6 @@ import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction } from '@solana/web3.js';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { createSolanaAdapter, type SolanaChainAdapter } from '../../chains/solana/adapter.js';
-import type { ChainAdapter } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
@@ -12,6 +11,7 @@ import type { SubscriptionSettings } from '../../src/domain/subscription-setting
 import type { ApiHarness } from '../support/api-harness.js';
 import { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // The subscription fixture on Solana: the LiteSVM fake RPC (one slot per landed transaction, deterministic) with two
 // local 6-decimal mints, the Solana adapter as `solana:test`, the API with the authorization page on a real server, and
@@ -59,7 +59,7 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
     ],
     confirmation: { kind: 'finalized' },
   });
-  const adapters = new Map<string, ChainAdapter>([['solana:test', adapter]]);
+  const adapters = new ChainRegistry([adapter]);
   const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Solana subscriptions shop', ...o });
   const { h, clock, deps, client, base } = api;
   const m = { merchantId: api.merchantId };

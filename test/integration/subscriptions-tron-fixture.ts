@@ -1,7 +1,7 @@
 import { TronWeb } from 'tronweb';
 import { createTronAdapterFactory, type TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
-import type { ChainAdapter, TokenSymbol } from '../../chains/types.js';
+import type { TokenSymbol } from '../../chains/types.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
 import { ManualClock } from '../../src/domain/clock.js';
@@ -13,6 +13,7 @@ import { deployTokens, fund, signer, walletAt, type DeployedToken } from '../sup
 import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
 import { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // The subscription fixture (subscriptions-fixture.ts) on TRON: Anvil (chain id 0x2b6653dc) holds a Tether-style USDT
 // and a FiatToken-style USDC and serves the JSON-RPC that stands in for java-tron's; the fake java-tron wallet API
@@ -75,7 +76,7 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
     maxBlockRange: 1000,
   });
   await adapter.verifyTokens();
-  const adapters = new Map<string, ChainAdapter>([['tron:test', adapter]]);
+  const adapters = new ChainRegistry([adapter]);
   const api = await serveSubscriptionApi({ adapters, signer, merchantName: 'Subscriptions on TRON', ...o });
   const { h, clock, deps, client, base } = api;
   const m = { merchantId: api.merchantId };

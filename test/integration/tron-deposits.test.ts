@@ -13,6 +13,7 @@ import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import type { TokenSymbol } from '../../chains/types.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // TRON deposit detection through the JSON-RPC path: Anvil stands in for java-tron's Ethereum-compatible endpoint
 // (20-byte hex on the wire), the adapter puts TRON address forms on top (canonical 41..., base58 T... in answers).
@@ -151,7 +152,7 @@ describe('TRON deposits over the Ethereum-compatible JSON-RPC (Anvil), 3 blocks 
       done(null, undefined);
     });
     app.setErrorHandler((err, req, reply) => sendError(req, reply, toApiError(err), 'https://docs.example'));
-    registerCheckoutSelectRoute(app, { db: tdb.db, adapters: new Map([['tron:test', adapter]]), keys: signer });
+    registerCheckoutSelectRoute(app, { db: tdb.db, adapters: new ChainRegistry([adapter]), keys: signer });
     const row = await tdb.db
       .insertInto('payment_sessions')
       .values({ id: 'cs_tronselect1', merchant_id: merchant.id, mode: 'test', order_id: 'tron-sel-1', amount_minor: 1999n, currency: 'USD', metadata: JSON.stringify({}), target_currency: 'USDT', target_amount_minor: 1999n, hd_account: merchant.account, expires_at: new Date(Date.now() + 600_000) })

@@ -3,7 +3,7 @@ import { parseUnits } from 'ethers';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import { tronAddressAt, tronHotWalletKeyPath } from '../../chains/tron/keys.js';
-import { sendTokenTransfer } from '../../chains/send-token-transfer.js';
+import { sendTokenTransfer } from '../support/send-token-transfer.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 
 // Child process of tron-payouts.test.ts: builds and signs a TRON payout, persists the signed transfer durably, then

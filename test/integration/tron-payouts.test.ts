@@ -11,7 +11,7 @@ import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { tronAddressAt, tronHotWalletKeyPath } from '../../chains/tron/keys.js';
 import { decodeSignedTransaction, decodeTriggerRawData, encodeSignedTransaction } from '../../chains/tron/protobuf.js';
-import { sendTokenTransfer } from '../../chains/send-token-transfer.js';
+import { sendTokenTransfer } from '../support/send-token-transfer.js';
 import { TRANSFER_TOPIC } from '../../chains/evm/transfer-log.js';
 import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';

@@ -75,7 +75,7 @@ export async function startChainServiceHarness(o: { network: 'solana' | 'tron'; 
   }
   const base = `http://127.0.0.1:${service.port}`;
   const box = new SecretBox(TEST_MASTER_KEY);
-  const adapter = service.adapters.get(`${o.network}:test`);
+  const adapter = service.adapters.get(o.network, 'test');
   if (!adapter) throw new Error(`${o.network}:test is not configured`);
   const children = new Set<{ kill(): void; exited: Promise<unknown> }>();
 

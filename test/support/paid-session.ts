@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/database.js';
+import type { NetworkId } from '../../src/domain/vocabulary.js';
 
 /**
  * Makes an open session paid as the watcher's ledger would (a confirmed, credited deposit and a settlement), for
@@ -8,7 +9,7 @@ import type { Db } from '../../src/db/database.js';
 export async function markSessionPaid(
   db: Db,
   sessionId: string,
-  o: { token?: 'USDT' | 'USDC'; receivedBase: bigint; from?: string; network?: string; paidAt?: Date },
+  o: { token?: 'USDT' | 'USDC'; receivedBase: bigint; from?: string; network?: NetworkId; paidAt?: Date },
 ): Promise<void> {
   const token = o.token ?? 'USDT';
   const network = o.network ?? 'ethereum';

@@ -73,7 +73,7 @@ export async function startServiceHarness(o: { extraEnv?: Record<string, string>
   const service = await start(config, env, createLogger(config.LOG_LEVEL), o.clock ? { clock: o.clock } : {});
   const base = `http://127.0.0.1:${service.port}`;
   const box = new SecretBox(TEST_MASTER_KEY);
-  const adapter = service.adapters.get('ethereum:test')!;
+  const adapter = service.adapters.get('ethereum', 'test')!;
   let payerIndex = 10;
 
   const until = async <T>(f: () => Promise<T | undefined>, ms = 30_000): Promise<T> => {

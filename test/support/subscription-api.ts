@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ChainAdapter, TxSigner } from '../../chains/types.js';
-import { refundChainsFrom } from '../../src/payouts/refund-chains.js';
+import type { TxSigner } from '../../chains/types.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
@@ -8,6 +7,7 @@ import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from './api-harness.js';
 import { SignedClient } from './signed-client.js';
+import { ChainRegistry } from '../../chains/registry.js';
 
 // The part every subscription fixture shares, whatever the chain: the API on a real server with the authorization
 // page and a manual clock, one merchant with a signed client, and the engine's dependencies for driving the
@@ -27,12 +27,11 @@ export interface SubscriptionApi {
 }
 
 export async function serveSubscriptionApi(o: {
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   signer: TxSigner;
   merchantName: string;
   start?: Date;
   settings?: Partial<SubscriptionSettings>;
-  chainIds?: ReadonlyMap<string, bigint>;
 }): Promise<SubscriptionApi> {
   const { adapters } = o;
   const clock = new ManualClock(o.start ?? new Date());
@@ -46,11 +45,11 @@ export async function serveSubscriptionApi(o: {
   const app: FastifyInstance = await buildServer({
     db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
     checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-    maxBodyBytes: 65_536, sessionLifetimeSeconds: 1800, logLevel: 'silent', keyCacheMs: 500, refundChains: refundChainsFrom(adapters),
+    maxBodyBytes: 65_536, sessionLifetimeSeconds: 1800, logLevel: 'silent', keyCacheMs: 500, chains: adapters,
     subscriptions: { clock, settings },
     plugins: [
       (a) => registerAuthorizePage(a, {
-        db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE, ...(o.chainIds ? { chainIds: o.chainIds } : {}),
+        db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE,
       }),
     ],
   });

@@ -41,7 +41,7 @@ export function pageRequest(q: { page?: number | undefined; page_size: number; c
 }
 
 // A cursor is base64url of {"after": <id of the last row of its page>}: opaque to clients, checked on the way back.
-export function encodePageCursor(id: string): string {
+function encodePageCursor(id: string): string {
   return Buffer.from(JSON.stringify({ after: id })).toString('base64url');
 }
 

@@ -1,20 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import type { Mode } from '../../db/schema.js';
+import type { ChainLookup } from '../../domain/chain-lookup.js';
 import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown } from '../../domain/errors.js';
 import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { requestFingerprint } from '../../ledger/idempotency.js';
 import { isSubscriptionPayment, type RefundSubscriptionRefs } from '../serializers/refund.js';
-import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundChains, type RefundRow } from '../../ledger/refunds.js';
+import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundRow } from '../../ledger/refunds.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeRefund } from '../serializers/refund.js';
 import { pageEnvelope, pageQuery, pageRequest, unknownPageCursor } from './query.js';
 
 export interface RefundRouteDeps {
   db: Db;
-  chains: RefundChains & { displayAddress(network: string, mode: Mode, canonical: string): string };
+  chains: ChainLookup;
   /** Called after a refund commits (enqueues its payout). Failures are logged; the payout sweep catches up. */
   onRefundCreated?: (r: RefundRow) => Promise<void>;
 }

@@ -3,6 +3,7 @@ import type { LineItemRecord } from '../../db/schema.js';
 import { currencyExponent, isStablecoin, type Stablecoin } from '../../domain/currency.js';
 import { ApiError, invalidAmount, parameterInvalid } from '../../domain/errors.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../../domain/money.js';
+import { isNetworkId, NETWORK_IDS, type NetworkId } from '../../domain/vocabulary.js';
 import { validate } from '../json-body.js';
 
 // Create-session body: the spec's parameters, strict (unknown fields are refused), money parsed to minor units.
@@ -44,9 +45,6 @@ const createSessionSchema = z.strictObject({
 
 const AMOUNT_PARAMS = new Set(['amount', 'unit_amount', 'tax_amount', 'shipping_amount']);
 
-/** Networks a merchant may pin with metadata.network (decisions.md: an extension). */
-export const NETWORKS = ['ethereum', 'bsc', 'tron', 'solana'] as const;
-
 export interface CreateSessionInput {
   orderId: string;
   currency: string; // uppercase
@@ -59,7 +57,7 @@ export interface CreateSessionInput {
   successUrl: string | null;
   cancelUrl: string | null;
   metadata: Record<string, string>;
-  pinnedNetwork: string | null;
+  pinnedNetwork: NetworkId | null;
   targetCurrency: Stablecoin;
 }
 
@@ -92,10 +90,12 @@ export function parseCreateSession(body: Record<string, unknown>): CreateSession
   if (meta.order_id !== undefined && meta.order_id !== b.order_id) {
     throw parameterInvalid('metadata[order_id]', 'metadata.order_id, when given, must equal order_id.');
   }
-  const pinnedNetwork = meta.network ?? null;
-  if (pinnedNetwork !== null && !(NETWORKS as readonly string[]).includes(pinnedNetwork)) {
-    throw parameterInvalid('metadata[network]', `metadata.network must be one of ${NETWORKS.join(', ')}.`);
+  // Networks a merchant may pin with metadata.network (decisions.md: an extension).
+  const pinned = meta.network ?? null;
+  if (pinned !== null && !isNetworkId(pinned)) {
+    throw parameterInvalid('metadata[network]', `metadata.network must be one of ${NETWORK_IDS.join(', ')}.`);
   }
+  const pinnedNetwork = pinned;
   const target = (meta.target_currency ?? (isStablecoin(currency) ? currency : 'USDT')).toUpperCase();
   if (!isStablecoin(target)) throw parameterInvalid('metadata[target_currency]', 'metadata.target_currency must be USDT or USDC.');
 

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
+import { NO_CHAINS, type ChainLookup } from '../../domain/chain-lookup.js';
 import { currencyExponent } from '../../domain/currency.js';
+import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { findStoredResponse, isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
@@ -24,13 +26,15 @@ export interface SessionRouteDeps {
   sessionLifetimeSeconds: number;
   /** Called after a session commits (schedules its expiry job). Failures are logged, never surfaced. */
   onSessionCreated?: (s: SessionRow) => Promise<void>;
+  /** The configured chains (token decimals of a shortfall); absent: none. */
+  chains?: ChainLookup;
 }
 
 const IDEMPOTENCY_SCOPE = 'checkout.sessions.create';
 
 export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const render = (s: SessionRow, includeLineItems = true) =>
-    serializeSession(s, { checkoutBaseUrl: deps.checkoutBaseUrl, includeLineItems });
+    serializeSession(s, { checkoutBaseUrl: deps.checkoutBaseUrl, includeLineItems, tokenDecimals: (deps.chains ?? NO_CHAINS).tokenDecimals });
 
   app.post('/checkout/sessions/create', async (req, reply) => {
     const auth = req.auth!;
@@ -167,7 +171,7 @@ async function quoteCoin(rates: RateService, currency: string, coin: Coin, amoun
   if (currency === coin) return { amountMinor, exchangeRate: null };
   try {
     const q = await rates.quote(currency, coin);
-    return { amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, 2), exchangeRate: formatRate(q.rate) };
+    return { amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, STABLECOIN_EXPONENT), exchangeRate: formatRate(q.rate) };
   } catch (err) {
     if (err instanceof RateUnavailableError) return undefined;
     throw err;

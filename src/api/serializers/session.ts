@@ -1,6 +1,8 @@
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { paymentStatus } from '../../domain/session-state.js';
+import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
+import type { TokenDecimals } from '../../domain/chain-lookup.js';
 import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js';
 
 // PaymentSession as the spec shapes it: decimal strings at the merchant currency's exponent, lowercase currency,
@@ -8,6 +10,8 @@ import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js'
 export interface SerializeOptions {
   checkoutBaseUrl: string;
   includeLineItems?: boolean;
+  /** For the shortfall in token units. */
+  tokenDecimals: TokenDecimals;
 }
 
 export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<string, unknown> {
@@ -39,13 +43,13 @@ export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<
   if (s.exchange_rate !== null) {
     out.exchange_rate = s.exchange_rate;
     out.target_currency = s.target_currency;
-    out.target_amount_total = formatMinor(s.target_amount_minor, 2);
+    out.target_amount_total = formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT);
     out.rate_locked_at = unix(s.rate_locked_at ?? s.created_at);
   }
   // Extension: a session paid short (sub-unit dust, or within the merchant's underpayment tolerance) says by how much,
   // in token units (when this deployment knows the token's decimals) and in base units of the token it was paid with.
   if (s.status === 'paid' && s.shortfall_base !== null && s.shortfall_base > 0n) {
-    const decimals = sessionTokenDecimals(s);
+    const decimals = sessionTokenDecimals(s, opts.tokenDecimals);
     if (decimals !== undefined) out.shortfall = formatBaseUnits(s.shortfall_base, decimals);
     out.shortfall_base = s.shortfall_base.toString();
   }

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { isAllowanceCharger, type ChainAdapter, type TokenSymbol } from '../../../chains/types.js';
+import type { ChainRegistry } from '../../../chains/registry.js';
+import { isAllowanceCharger } from '../../../chains/types.js';
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import { applyApproval, recordAuthorizationChoice, type LifecycleDeps } from '../../ledger/subscriptions-lifecycle.js';
 import { SUBSCRIPTION_TRANSITIONS, type SubscriptionRow } from '../../ledger/subscriptions.js';
 import { systemClock, type Clock } from '../../domain/clock.js';
@@ -19,18 +21,16 @@ import { renderAuthorizePage } from './render.js';
 
 export interface AuthorizePageDeps {
   db: Db;
-  adapters: ReadonlyMap<string, ChainAdapter>;
+  adapters: ChainRegistry;
   walletResolver: WalletResolver;
   settings: SubscriptionSettings;
   clock?: Clock;
-  /** EIP-155 chain id per "network:mode", for the wallet's network switch. */
-  chainIds?: ReadonlyMap<string, bigint>;
   /** Base of checkout URLs (for the events written when an existing allowance authorizes at once). */
   checkoutBaseUrl: string;
 }
 
 /** Allowance asked of the customer: price × quantity × (iterations, or the configured number of periods). */
-export function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): bigint {
+function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): bigint {
   return s.unit_amount_minor * BigInt(s.quantity) * BigInt(s.iterations ?? settings.allowancePeriods);
 }
 
@@ -43,7 +43,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
   const load = (id: string) =>
     /^sub_[0-9A-Za-z]{24}$/.test(id) ? deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst() : Promise.resolve(undefined);
   const options = (s: SubscriptionRow) =>
-    [...deps.adapters.values()]
+    [...deps.adapters]
       .filter((a) => a.mode === s.mode && isAllowanceCharger(a))
       .flatMap((a) => a.tokens.map((t) => ({ network: a.network, token: t.symbol, family: a.family })));
   const secure = (reply: FastifyReply) =>
@@ -68,7 +68,7 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
           pricePerPeriod: formatMinor(s.unit_amount_minor * BigInt(s.quantity), 2),
           interval: s.interval,
           periods: s.iterations ?? deps.settings.allowancePeriods,
-          allowance: formatMinor(allowanceMinor(s, deps.settings), 2),
+          allowance: formatMinor(allowanceMinor(s, deps.settings), STABLECOIN_EXPONENT),
           trialEnd: s.trial_end,
           options: options(s),
           paymentMethodId: s.payment_method_id,
@@ -90,8 +90,8 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     if (!(SUBSCRIPTION_TRANSITIONS.authorize as readonly string[]).includes(s.status)) throw notAwaiting(s.status);
     // The same body rules as the API (depth, UTF-8, well-formed strings), then the fields.
     const body = validate(selectSchema, jsonObjectBody(req));
-    const adapter = deps.adapters.get(`${body.network}:${s.mode}`);
-    const token = adapter?.tokens.find((t) => t.symbol === body.token);
+    const adapter = deps.adapters.get(body.network, s.mode);
+    const token = deps.adapters.token(body.network, s.mode, body.token);
     if (!adapter || !token || !isAllowanceCharger(adapter)) throw invalidRequest('network_unavailable', `${body.token} on ${body.network} is not available for subscriptions.`, 'network');
     const owner = adapter.normalizeAddress(body.address);
     if (!owner) throw invalidRequest('invalid_address', `address is not a ${adapter.network} address.`, 'address');
@@ -105,18 +105,18 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     }
     const allowanceBase = stablecoinMinorToBase(allowanceMinor(s, deps.settings), token.decimals);
     const w = await deps.walletResolver.resolve(s.merchant_id, s.mode, adapter.network);
-    const current = await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger);
+    const current = await adapter.getAllowance(body.token, owner, w.charger);
     const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
     if (!updated) throw notAwaiting(s.status);
     // An allowance that already covers the request produces no new Approval log: authorize from the chain's state,
     // read at the final height like every authorization. One not final yet comes from a recent approve, whose log
     // (or, on Solana, whose delegation) the poller applies once final.
     let authorized = false;
-    const final = current >= allowanceBase ? await adapter.getAllowance(body.token as TokenSymbol, owner, w.charger, 'final') : 0n;
+    const final = current >= allowanceBase ? await adapter.getAllowance(body.token, owner, w.charger, 'final') : 0n;
     if (final >= allowanceBase) {
       const lifecycle: LifecycleDeps = {
         db: deps.db, clock, settings: deps.settings, checkoutBaseUrl: deps.checkoutBaseUrl, wallets: deps.walletResolver.wallets,
-        tokenDecimals: (network, mode, sym) => deps.adapters.get(`${network}:${mode}`)?.tokens.find((t) => t.symbol === sym)?.decimals,
+        tokenDecimals: deps.adapters.tokenDecimals,
       };
       const r = await applyApproval(lifecycle, s.id, {
         network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: final,
@@ -132,9 +132,9 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     // first, only approve(0) is prepared: Tether's approve of the full allowance would revert until the reset lands,
     // so the page selects again afterwards and gets it then.
     const walletTransactions = !authorized && adapter.buildApprovalForWallet && current < allowanceBase
-      ? [await adapter.buildApprovalForWallet(body.token as TokenSymbol, owner, w.charger, resetFirst ? 0n : allowanceBase)]
+      ? [await adapter.buildApprovalForWallet(body.token, owner, w.charger, resetFirst ? 0n : allowanceBase)]
       : undefined;
-    const chainId = deps.chainIds?.get(`${adapter.network}:${s.mode}`);
+    const chainId = deps.adapters.chainId(adapter.network, s.mode);
     return reply.header('Cache-Control', 'no-store').send({
       network: adapter.network,
       token: body.token,

@@ -11,7 +11,7 @@ const log = {
   warn: () => {},
   error: (o: Record<string, unknown>, msg: string) => line(`${msg} ${JSON.stringify(o)}`),
 };
-const running = await startChainWatchers({ db, settings, log });
+const running = await startChainWatchers({ db, settings, log, env: process.env });
 process.on('SIGTERM', () => {
   void running.stop().then(() => db.destroy()).then(() => process.exit(0));
 });

@@ -1,7 +1,7 @@
-import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest, type TxOutcome, type TxSigner } from '../types.js';
-import type { SolanaChainAdapter } from './adapter.js';
+import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest, type TxOutcome, type TxSigner } from '../../chains/types.js';
+import type { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 
-// The Solana payout loop, as the generic payout pipeline should run it for this network:
+// For tests: the Solana payout loop, as the payout engine (src/payouts/engine.ts) runs it for this network:
 //   load persisted bytes, or build + sign + PERSIST; broadcast the same bytes; poll the outcome;
 //   re-sign only when the adapter says the bytes expired (unknown signature and finalized height past
 //   lastValidBlockHeight). A crash at any point resumes from the persisted bytes, so at most one transfer lands.

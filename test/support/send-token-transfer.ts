@@ -1,4 +1,4 @@
-import type { BroadcastResult, ChainAdapter, SignedTransfer, TokenTransferRequest, TxSigner } from './types.js';
+import type { BroadcastResult, ChainAdapter, SignedTransfer, TokenTransferRequest, TxSigner } from '../../chains/types.js';
 
 /**
  * Build, sign, persist, broadcast: the order that makes payouts crash-safe. `persist` must durably store the signed

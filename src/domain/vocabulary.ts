@@ -1,0 +1,24 @@
+// The service's one vocabulary of chains, modes and coins: chains/, the ledger, the database types and the API all use
+// these types (chains/types.ts re-exports them). Nothing of ours is imported here.
+
+/** An API key's mode and everything it owns: test keys see test chains and data only. */
+export type Mode = 'test' | 'live';
+
+/** A payment network; `family` (chains/types.ts) says which adapter serves it. */
+export type NetworkId = 'ethereum' | 'bsc' | 'tron' | 'solana';
+export const NETWORK_IDS: readonly NetworkId[] = ['ethereum', 'bsc', 'tron', 'solana'];
+
+/** A settlement stablecoin. */
+export type TokenSymbol = 'USDT' | 'USDC';
+export const TOKEN_SYMBOLS: readonly TokenSymbol[] = ['USDT', 'USDC'];
+
+/** Decimals of the API's stablecoin minor units (decisions.md: 1 USDT = 100 minor units), whatever the token's own. */
+export const STABLECOIN_EXPONENT = 2;
+
+export function isNetworkId(text: string): text is NetworkId {
+  return (NETWORK_IDS as readonly string[]).includes(text);
+}
+
+export function isTokenSymbol(text: string): text is TokenSymbol {
+  return (TOKEN_SYMBOLS as readonly string[]).includes(text);
+}
