@@ -35,14 +35,13 @@ export function anvilPayer(node: AnvilNode): AnvilPayer {
       }
       const pay = batcher.connect(payer) as Contract;
       const tx = await (pay.getFunction('pay') as Send)(token.address, transfers.map((t) => t.to), transfers.map((t) => t.amount));
-      await tx.wait();
+      await minedReceipt(node, tx.hash);
       return tx.hash;
     },
     async payFailing(token, to, amount) {
       const c = new Contract(token.address, ['function transfer(address to, uint256 value)'], payer);
       const tx = await (c.getFunction('transfer') as Send)(to, amount, { gasLimit: 100_000n });
-      const receipt = await node.provider.waitForTransaction(tx.hash);
-      if (receipt?.status !== 0) throw new Error('the failing transfer did not fail');
+      if ((await minedReceipt(node, tx.hash)).status !== '0x0') throw new Error('the failing transfer did not fail');
     },
     async reorg(token, to, amount) {
       const c = new Contract(token.address, ['function transfer(address,uint256)'], payer);
@@ -50,7 +49,7 @@ export function anvilPayer(node: AnvilNode): AnvilPayer {
       const snapshot = await node.rpc<string>('evm_snapshot');
       // Automine may answer before the block is sealed: wait for the receipt, or the watcher can read an older head.
       const hash = await node.rpc<string>('eth_sendRawTransaction', [raw]);
-      await node.provider.waitForTransaction(hash);
+      await minedReceipt(node, hash);
       return {
         txHash: hash,
         async forget() {
@@ -60,11 +59,23 @@ export function anvilPayer(node: AnvilNode): AnvilPayer {
           await node.mine(2);
         },
         async replay() {
-          await node.provider.waitForTransaction(await node.rpc<string>('eth_sendRawTransaction', [raw]));
+          await minedReceipt(node, await node.rpc<string>('eth_sendRawTransaction', [raw]));
         },
       };
     },
   };
+}
+
+/**
+ * The receipt once `hash` is mined. Read from the node directly: a provider's block polling can miss blocks after a
+ * revert lowered the head, and automine may answer eth_sendRawTransaction before the block is sealed.
+ */
+export async function minedReceipt(node: AnvilNode, hash: string): Promise<{ status: string; blockNumber: string }> {
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 25))) {
+    const receipt = await node.rpc<{ status: string; blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
+    if (receipt) return receipt;
+  }
+  throw new Error(`transaction ${hash} was not mined within 20 s`);
 }
 
 export async function erc20Balance(node: AnvilNode, token: DeployedToken, holderHex: string): Promise<bigint> {

@@ -3,7 +3,7 @@ import { createTestDatabase } from '../db.js';
 import { startAnvil } from '../anvil.js';
 import { createMerchant, deployTokens, fund, makeAdapter, signer, type DeployedToken } from '../evm-tokens/scenario.js';
 import { HOT_WALLET_SLOT, type TokenSymbol } from '../../../chains/types.js';
-import { anvilPayer, erc20Balance, whileTokenPaused } from './anvil-payer.js';
+import { anvilPayer, erc20Balance, minedReceipt, whileTokenPaused } from './anvil-payer.js';
 import type { ConformanceFixture } from './fixture.js';
 
 // Ethereum on Anvil, 3 confirmations: USDT Tether-style, USDC FiatToken-style, a look-alike "USDT" elsewhere.
@@ -48,14 +48,14 @@ export async function evmFixture(): Promise<ConformanceFixture> {
       whileTokenPaused(token(s), async () => {
         const r = await adapter.broadcast(signed);
         if (r.status !== 'accepted') throw new Error(`broadcast: ${JSON.stringify(r)}`);
-        await node.provider.waitForTransaction(signed.hash);
+        await minedReceipt(node, signed.hash);
       }),
     outlive: async (signed) => {
       // Another transaction takes the nonce: the stale bytes can never be mined.
       const other = await adapter.buildTokenTransfer({ from: hotWallet, to: Wallet.createRandom().address, token: 'USDT', amount: 1n, nonce: BigInt(signed.nonce!) });
       const taken = await adapter.signTransfer(other, signer);
       await adapter.broadcast(taken);
-      await node.provider.waitForTransaction(taken.hash);
+      await minedReceipt(node, taken.hash);
     },
     close: async () => {
       await node.stop();
