@@ -9,7 +9,7 @@ import type { ConformanceFixture } from './fixture.js';
 // The scenarios every chain adapter must pass, written once: detection through the real watcher and ledger
 // (right token, look-alikes and failed transfers never credited, confirmation depth, reorg or drop), and the sending
 // side (refusals before signing, success with the delivered amount, failure on chain, proven-dead bytes).
-// A family joins by writing a ConformanceFixture and one test file calling describeAdapterConformance.
+// A family joins by writing a ConformanceFixture and calling describeAdapterConformance from its family's test file.
 
 interface Deposit {
   tx_hash: string;
