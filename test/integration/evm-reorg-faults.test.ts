@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
-import { Contract, parseUnits, parseEther } from 'ethers';
+import { parseUnits } from 'ethers';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { startFaultProxy } from '../support/rpc-fault-proxy.js';
 import {
-  createBoundSession, createMerchant, deployTokens, depositsFor, eventsFor, fund, makeAdapter, payFrom, sessionRow, signer, walletAt,
+  createBoundSession, createMerchant, deployTokens, eventsFor, fund, makeAdapter, payFrom, sessionRow, signer, walletAt,
   type DeployedToken,
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
 import { Backoff } from '../../src/watcher/backoff.js';
 import { registerCheckoutSelectRoute } from '../../src/checkout/select-route.js';
 import { sendError, toApiError } from '../../src/api/errors.js';
-import { sendTokenTransfer } from '../support/send-token-transfer.js';
-import { TransferRejectedError, type SignedTransfer } from '../../chains/types.js';
+import { TransferRejectedError } from '../../chains/types.js';
 import { addressPath, CHANGE_HOT_WALLET } from '../../chains/hd/bip44.js';
 import { evmAddressFromPublicKey } from '../../chains/evm/address.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
@@ -72,40 +71,6 @@ describe('BSC-style 18-decimal token', () => {
     expect((await sessionRow(tdb.db, short.id)).status).toBe('open');
     expect((await sessionRow(tdb.db, exact.id))).toMatchObject({ status: 'paid', received_base: parseUnits('12.5', 18), shortfall_base: 0n });
     expect((await sessionRow(tdb.db, dust.id))).toMatchObject({ status: 'paid', shortfall_base: 1n });
-  });
-});
-
-describe('reorg', () => {
-  it('an orphaned paying transfer is rolled back; landing again in the new branch pays once', async () => {
-    const w = new NetworkWatcher({ db: tdb.db, adapter, pollIntervalMs: 50 });
-    await drain(w);
-    const s = await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 2000n, token: 'USDC' });
-    const payer = walletAt(1, eth.provider);
-    const token = new Contract(usdc.address, ['function transfer(address,uint256) returns (bool)'], payer);
-    const req = await payer.populateTransaction({ to: usdc.address, data: token.interface.encodeFunctionData('transfer', [s.address, u6('20')]) });
-    const raw = await payer.signTransaction(req);
-    const snapshot = await eth.rpc<string>('evm_snapshot');
-    // Automine may answer before the block is sealed: wait for the receipt, or the watcher can read an older head.
-    await eth.provider.waitForTransaction(await eth.rpc<string>('eth_sendRawTransaction', [raw]));
-    await drain(w);
-    expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'provisional' }]);
-
-    await eth.rpc('evm_revert', [snapshot]);
-    const block = await eth.provider.getBlock('latest');
-    await eth.rpc('evm_setNextBlockTimestamp', [block!.timestamp + 30]);
-    await eth.mine(2); // new branch, one block longer, without the transfer
-    await drain(w);
-    expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'orphaned' }]);
-    await eth.mine(3);
-    await drain(w);
-    expect((await sessionRow(tdb.db, s.id)).status).toBe('open');
-
-    await eth.rpc('eth_sendRawTransaction', [raw]).catch(() => undefined);
-    await eth.mine(3);
-    await drain(w);
-    expect((await sessionRow(tdb.db, s.id))).toMatchObject({ status: 'paid', received_base: u6('20') });
-    expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'confirmed', disposition: 'credited' }]);
-    expect((await eventsFor(tdb.db, s.id)).map((e) => e.type)).toEqual(['payment.completed']);
   });
 });
 
@@ -176,38 +141,17 @@ describe('network selection endpoint', () => {
 
 describe('sending side (refund payouts)', () => {
   const hotKey = () => ({ curve: 'secp256k1' as const, path: addressPath(60, merchant.account, CHANGE_HOT_WALLET, 0) });
-  it('build, sign, persist, broadcast a Tether-style transfer; outcome by hash; re-broadcast is idempotent', async () => {
-    const hot = evmAddressFromPublicKey(await signer.publicKey(hotKey()));
-    await eth.rpc('anvil_setBalance', [hot, `0x${parseEther('1').toString(16)}`]);
-    await fund(usdt, hot, u6('50'));
-    const dest = walletAt(5, eth.provider).address;
-    const persisted: SignedTransfer[] = [];
-    const nonce = BigInt(await eth.provider.getTransactionCount(hot));
-    const { signed, broadcast } = await sendTokenTransfer(adapter, signer, { from: { key: hotKey(), address: hot }, to: dest, token: 'USDT', amount: u6('12'), nonce }, async (s) => {
-      persisted.push(s);
-    });
-    expect(persisted).toEqual([signed]);
-    expect(broadcast.status).toBe('accepted');
-    expect((await adapter.broadcast(signed)).status).toBe('already_known');
-    await eth.mine(3);
-    const outcome = await adapter.getTransactionOutcome(signed.hash);
-    expect(outcome).toMatchObject({ status: 'succeeded', final: true });
-    const bal = new Contract(usdt.address, ['function balanceOf(address) view returns (uint256)'], eth.provider);
-    expect(await (bal.getFunction('balanceOf') as (a: string) => Promise<bigint>)(dest)).toBe(u6('12'));
-    expect(await adapter.getTransactionOutcome(`0x${'ab'.repeat(32)}`)).toEqual({ status: 'unknown' });
-  });
 
-  it('refuses before signing: blacklisted destination (USDC-style) and a hot wallet without gas', async () => {
+  it('refuses before signing a destination the token blacklists (USDC-style)', async () => {
     const hot = evmAddressFromPublicKey(await signer.publicKey(hotKey()));
     await fund(usdc, hot, u6('50'));
     const blocked = walletAt(6, eth.provider).address;
     await (await (usdc.contract.getFunction('blacklist') as (a: string) => Promise<{ wait(): Promise<unknown> }>)(blocked)).wait();
     const nonce = BigInt(await eth.provider.getTransactionCount(hot));
     const req = { from: { key: hotKey(), address: hot }, to: blocked, token: 'USDC' as const, amount: u6('1'), nonce };
-    await expect(adapter.buildTokenTransfer(req)).rejects.toMatchObject({ reason: 'simulation_reverted' });
-    await eth.rpc('anvil_setBalance', [hot, '0x0']);
-    const err = await adapter.buildTokenTransfer({ ...req, to: walletAt(5, eth.provider).address }).catch((e: unknown) => e);
+    await eth.rpc('anvil_setBalance', [hot, `0x${(10n ** 18n).toString(16)}`]);
+    const err = await adapter.buildTokenTransfer(req).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransferRejectedError);
-    expect((err as TransferRejectedError).reason).toBe('insufficient_gas');
+    expect((err as TransferRejectedError).reason).toBe('simulation_reverted');
   });
 });

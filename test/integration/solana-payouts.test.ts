@@ -1,6 +1,8 @@
 // Solana refund payouts through @solana/web3.js over HTTP against the fake LiteSVM RPC: destination ATA created
 // when missing, compute-unit price from recent fees, persisted bytes re-sent until settled, re-signed only after
 // the blockhash expired, exactly one transfer after a crash at any point.
+// A short balance, success, a failed landing and expiry through the adapter alone are the shared scenarios
+// (adapter-conformance-solana.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputeBudgetInstruction, ComputeBudgetProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { getAccount, getAssociatedTokenAddressSync, TokenAccountNotFoundError } from '@solana/spl-token';
@@ -151,13 +153,10 @@ describe('Solana payouts', () => {
     }
   });
 
-  it('refuses a payout the hot wallet cannot fund, and reports outcomes of unknown signatures as unknown', async () => {
-    const customer = Keypair.generate().publicKey.toBase58();
-    const err = await adapter.buildTokenTransfer(refund(customer, 10n ** 15n)).catch((e: unknown) => e);
+  it('refuses a malformed destination before signing', async () => {
+    const err = await adapter.buildTokenTransfer(refund('not-an-address', 1n)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransferRejectedError);
-    expect((err as TransferRejectedError).reason).toBe('insufficient_token_balance');
-    await expect(adapter.buildTokenTransfer(refund('not-an-address', 1n))).rejects.toMatchObject({ reason: 'invalid' });
-    expect(await adapter.getTransactionOutcome('1'.repeat(64))).toEqual({ status: 'unknown' });
+    expect((err as TransferRejectedError).reason).toBe('invalid');
   });
 
   it('creates a deposit ATA for the payer at the service’s expense', async () => {

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../../src/db/database.js';
 import { EvmChainAdapter } from '../../../chains/evm/adapter.js';
 import type { ConfirmationPolicy } from '../../../chains/evm/block-scanner.js';
-import type { TokenSymbol } from '../../../chains/types.js';
+import type { ChainAdapter, TokenSymbol } from '../../../chains/types.js';
 import { MnemonicSigner } from '../../../src/signer/mnemonic-signer.js';
 import { selectSessionNetwork } from '../../../src/ledger/network-selection.js';
 import { deployToken, mintTo, type TokenShape } from './deploy.js';
@@ -69,7 +69,7 @@ let orderSeq = 0;
 /** An open session bound to (network, token); returns its id and canonical deposit address. */
 export async function createBoundSession(
   db: Db,
-  adapter: EvmChainAdapter,
+  adapter: Pick<ChainAdapter, 'network' | 'deriveDepositAddress'>,
   merchant: { id: string; account: number },
   o: { amountMinor: bigint; token: TokenSymbol; expiresInSec?: number; metadata?: Record<string, string> },
 ): Promise<{ id: string; address: string }> {

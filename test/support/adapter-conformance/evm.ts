@@ -1,0 +1,65 @@
+import { Wallet } from 'ethers';
+import { createTestDatabase } from '../db.js';
+import { startAnvil } from '../anvil.js';
+import { createMerchant, deployTokens, fund, makeAdapter, signer, type DeployedToken } from '../evm-tokens/scenario.js';
+import { HOT_WALLET_SLOT, type TokenSymbol } from '../../../chains/types.js';
+import { anvilPayer, erc20Balance, minedReceipt, whileTokenPaused } from './anvil-payer.js';
+import type { ConformanceFixture } from './fixture.js';
+
+// Ethereum on Anvil, 3 confirmations: USDT Tether-style, USDC FiatToken-style, a look-alike "USDT" elsewhere.
+export async function evmFixture(): Promise<ConformanceFixture> {
+  const [tdb, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 1 })]);
+  const [usdt, usdc, lookAlike] = (await deployTokens(node, [
+    { symbol: 'USDT', shape: 'tether', decimals: 6 },
+    { symbol: 'USDC', shape: 'fiat', decimals: 6 },
+    { symbol: 'USDT', shape: 'tether', decimals: 6 },
+  ])) as [DeployedToken, DeployedToken, DeployedToken];
+  const payer = anvilPayer(node);
+  for (const t of [usdt, usdc, lookAlike]) await fund(t, payer.address, 10n ** 12n);
+  const adapter = makeAdapter(node, [usdt, usdc]);
+  const merchant = await createMerchant(tdb.db);
+  const hotWallet = await adapter.deriveHotWallet(signer, merchant.account, HOT_WALLET_SLOT.refunds);
+  const setNativeBalance = (address: string, amount: bigint) => node.rpc('anvil_setBalance', [address, `0x${amount.toString(16)}`]).then(() => undefined);
+  await setNativeBalance(hotWallet.address, 10n ** 19n);
+  await fund(usdt, hotWallet.address, 10n ** 9n);
+  await fund(usdc, hotWallet.address, 10n ** 9n);
+  const token = (s: TokenSymbol) => (s === 'USDT' ? usdt : usdc);
+
+  return {
+    adapter,
+    db: tdb.db,
+    merchant,
+    addressPattern: /^0x[0-9a-f]{40}$/,
+    txHashPattern: /^0x[0-9a-f]{64}$/,
+    payer: payer.address,
+    stepsToFinal: 2,
+    adapterWith: (tokens) => makeAdapter(node, tokens.map((t) => ({ ...(t.symbol === 'USDT' ? usdt : usdc), decimals: t.decimals }))),
+    pay: (s, transfers) => payer.pay(token(s), transfers),
+    payLookAlike: (to, amount) => payer.pay(lookAlike, [{ to, amount }]).then(() => undefined),
+    payFailing: (s, to, amount) => payer.payFailing(token(s), to, amount),
+    land: async () => {},
+    advance: (steps) => node.mine(steps),
+    reorg: (s, to, amount) => payer.reorg(token(s), to, amount),
+    hotWallet,
+    newDestination: () => Wallet.createRandom().address,
+    tokenBalance: (s, owner) => erc20Balance(node, token(s), owner),
+    setNativeBalance,
+    landFailing: (signed, s) =>
+      whileTokenPaused(token(s), async () => {
+        const r = await adapter.broadcast(signed);
+        if (r.status !== 'accepted') throw new Error(`broadcast: ${JSON.stringify(r)}`);
+        await minedReceipt(node, signed.hash);
+      }),
+    outlive: async (signed) => {
+      // Another transaction takes the nonce: the stale bytes can never be mined.
+      const other = await adapter.buildTokenTransfer({ from: hotWallet, to: Wallet.createRandom().address, token: 'USDT', amount: 1n, nonce: BigInt(signed.nonce!) });
+      const taken = await adapter.signTransfer(other, signer);
+      await adapter.broadcast(taken);
+      await minedReceipt(node, taken.hash);
+    },
+    close: async () => {
+      await node.stop();
+      await tdb.destroy();
+    },
+  };
+}
