@@ -3,7 +3,8 @@ import { createHmac, randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 
 // Signed create-session and get-session on loopback, beside a bare Fastify route measured in the same run.
-// Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate.
+// Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate; then the cost of HTTP
+// metrics: the same API with metrics on (scraped every second) against off, in off/on/on/off order to cancel drift.
 // Usage: npm run bench:api [-- --seconds 10 --connections 32]. Not a CI gate.
 
 const args = new Map<string, string>();
@@ -11,7 +12,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 const seconds = Number(args.get('seconds') ?? 10);
 const connections = Number(args.get('connections') ?? 32);
 
-interface Ready { apiUrl: string; bareUrl: string; key: string; secret: string }
+interface Ready { apiUrl: string; bareUrl: string; meteredUrl: string; metricsUrl: string; key: string; secret: string }
 const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
 const ready = await new Promise<Ready>((resolve, reject) => {
   child.once('message', (m) => resolve(m as Ready));
@@ -79,5 +80,28 @@ for (const r of rows) {
     String(r.bad).padStart(8),
   );
 }
+// Metrics on vs off: `create`/`get` above are the first "off" runs; each pair is completed as off, on, on, off.
+const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
+  const timer = setInterval(() => void fetch(ready.metricsUrl).then((r) => r.text()).catch(() => {}), 1000);
+  try {
+    return await f();
+  } finally {
+    clearInterval(timer);
+  }
+};
+const cost = [];
+for (const [name, make, firstOff] of [['create-session', createRequest, create], ['get-session', getRequest, get]] as const) {
+  const on1 = await scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make));
+  const on2 = await scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make));
+  const off2 = await run(`${name}, metrics off`, ready.apiUrl, make);
+  const off = (firstOff.rps + off2.rps) / 2;
+  const on = (on1.rps + on2.rps) / 2;
+  cost.push({ name, off, on, costPct: ((off - on) / off) * 100, bad: on1.bad + on2.bad + off2.bad });
+}
+const scrape = await (await fetch(ready.metricsUrl)).text();
+console.log('\nHTTP metrics cost (off/on/on/off, each run %ds; on = instrumented and scraped every second)', seconds);
+console.log('endpoint'.padEnd(16), 'off req/s'.padStart(10), 'on req/s'.padStart(10), 'cost %'.padStart(8), 'non-2xx'.padStart(8));
+for (const c of cost) console.log(c.name.padEnd(16), c.off.toFixed(0).padStart(10), c.on.toFixed(0).padStart(10), c.costPct.toFixed(1).padStart(8), String(c.bad).padStart(8));
+console.log(`target: cost < 5% (${cost.every((c) => c.costPct < 5) ? 'met' : 'NOT met'}); ${scrape.split('\n').filter((l) => l.startsWith('stablepay_http_requests_total')).length} request series exported`);
 console.log(`\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`);
 child.send('stop');

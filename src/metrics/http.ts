@@ -21,12 +21,25 @@ const duration = metrics.histogram<'method' | 'route'>({
   maxSeries: 300,
 });
 
+type Series = { count: { inc(): void }; time: { observe(seconds: number): void } };
+// Resolved series by method, route and status: the hook does one Map lookup per request (bounded by the caps above).
+const series = new Map<string, Series>();
+const seriesOf = (method: string, route: string, status: number): Series => {
+  const key = `${method} ${status} ${route}`;
+  let s = series.get(key);
+  if (!s) {
+    s = { count: requests.child({ method, route, status: String(status) }), time: duration.child({ method, route }) };
+    if (series.size < 5000) series.set(key, s);
+  }
+  return s;
+};
+
 /** Installs the root hook; call before any route is registered so that every route is measured. */
 export function instrumentHttp(app: FastifyInstance): void {
-  app.addHook('onResponse', async (req, reply) => {
-    const route = req.routeOptions.url ?? 'unmatched';
-    const method = req.method;
-    requests.inc({ method, route, status: String(reply.statusCode) });
-    duration.observe({ method, route }, reply.elapsedTime / 1000);
+  app.addHook('onResponse', (req, reply, done) => {
+    const s = seriesOf(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode);
+    s.count.inc();
+    s.time.observe(reply.elapsedTime / 1000);
+    done();
   });
 }

@@ -21,6 +21,8 @@ export interface MetricDefinition<K extends string> {
 
 export interface CounterHandle<K extends string> {
   inc(labels: LabelValues<K>, by?: number): void;
+  /** The series of `labels`, resolved once: for hot paths (cache it; no label lookup per call). */
+  child(labels: LabelValues<K>): { inc(by?: number): void };
 }
 
 export interface GaugeHandle<K extends string> {
@@ -35,6 +37,8 @@ export interface HistogramHandle<K extends string> {
   observe(labels: LabelValues<K>, seconds: number): void;
   /** Starts a timer; calling the result records the elapsed seconds (labels may be completed at the end). */
   startTimer(labels?: Partial<LabelValues<K>>): (labels?: Partial<LabelValues<K>>) => number;
+  /** The series of `labels`, resolved once: for hot paths (cache it; no label lookup per call). */
+  child(labels: LabelValues<K>): { observe(seconds: number): void };
 }
 
 /** Runs on every scrape before the text is rendered; it sets gauges from what it reads (keep it cheap and indexed). */
@@ -65,7 +69,7 @@ export class MetricsRegistry {
     return this.#declare(d, 'counter', () => {
       const c = new Counter<string>({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [this.prom] });
       const bound = bounder(d);
-      return { inc: (l: LabelValues<K>, by = 1) => c.inc(bound(l), by) };
+      return { inc: (l: LabelValues<K>, by = 1) => c.inc(bound(l), by), child: (l: LabelValues<K>) => c.labels(bound(l)) };
     });
   }
 
@@ -91,6 +95,7 @@ export class MetricsRegistry {
       const bound = bounder(d);
       return {
         observe: (l: LabelValues<K>, s: number) => h.observe(bound(l), s),
+        child: (l: LabelValues<K>) => h.labels(bound(l)),
         startTimer: (start?: Partial<LabelValues<K>>) => {
           const t0 = process.hrtime.bigint();
           return (end?: Partial<LabelValues<K>>) => {
