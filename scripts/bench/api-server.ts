@@ -51,6 +51,11 @@ const meteredUrl = await metered.listen({ host: '127.0.0.1', port: 0 });
 const metricsUrl = `http://127.0.0.1:${metricsServer.port}/metrics`;
 process.send?.({ apiUrl, bareUrl, meteredUrl, metricsUrl, key: m.testKey.key, secret: m.testKey.secret });
 process.on('message', async (msg) => {
+  if (msg === 'cpu') {
+    const u = process.cpuUsage();
+    process.send?.({ cpuMicros: u.user + u.system });
+    return;
+  }
   if (msg === 'stop') {
     await app.close();
     await metered.close();
