@@ -5,8 +5,9 @@ import { metrics } from './registry.js';
 
 // Hot-wallet balances, read every METRICS_BALANCE_INTERVAL_MS (never on a scrape: one RPC call per wallet). Wallets are
 // per merchant, and a merchant is never a label, so each gauge is the minimum (the wallet that will run dry first)
-// and the sum over the wallets in use: the refund wallets of merchants with a refund in the last 30 days and the
-// charge wallets of merchants with a live subscription. `payouts wallets` names the wallet behind a low minimum.
+// and the sum over the wallets in use: the refund wallets of merchants with a refund in the last 30 days (on Solana
+// also of merchants with a session in the last 7 days: that wallet pays the rent of their deposit token accounts) and
+// the charge wallets of merchants with a live subscription. `payouts wallets` names the wallet behind a low minimum.
 // Amounts are whole tokens and coins (floats are fine for monitoring; the ledger never reads these).
 
 const NATIVE_DECIMALS: Record<ChainFamily, number> = { evm: 18, tron: 6, solana: 9 };
@@ -25,22 +26,26 @@ const lastRead = metrics.gauge<never>({ name: 'stablepay_hot_wallet_last_read_ti
 /** Whole units of `v` base units (a float, for monitoring only). */
 const whole = (v: bigint, decimals: number): number => Number(v) / 10 ** decimals;
 
-async function accountsInUse(db: Db): Promise<Array<{ mode: string; account: number; slot: Slot }>> {
-  const { rows } = await sql<{ mode: string; account_index: number; slot: Slot }>`
-    select a.mode, a.account_index, 'refunds' as slot from merchant_hd_accounts a
+/** `network`: only for that network's wallets (null: every network of the mode). */
+async function accountsInUse(db: Db): Promise<Array<{ mode: string; account: number; slot: Slot; network: string | null }>> {
+  const { rows } = await sql<{ mode: string; account_index: number; slot: Slot; network: string | null }>`
+    select a.mode, a.account_index, 'refunds' as slot, null as network from merchant_hd_accounts a
     where exists (select 1 from refunds r where r.merchant_id = a.merchant_id and r.mode = a.mode and r.created_at > now() - interval '30 days')
     union all
-    select a.mode, a.account_index, 'charges' as slot from merchant_hd_accounts a
+    select a.mode, a.account_index, 'refunds' as slot, 'solana' as network from merchant_hd_accounts a
+    where exists (select 1 from payment_sessions p where p.merchant_id = a.merchant_id and p.mode = a.mode and p.created_at > now() - interval '7 days' and p.network = 'solana')
+    union all
+    select a.mode, a.account_index, 'charges' as slot, null as network from merchant_hd_accounts a
     where exists (select 1 from subscriptions s where s.merchant_id = a.merchant_id and s.mode = a.mode and s.status in ('trialing', 'active', 'past_due'))
-    limit 1000`.execute(db);
-  return rows.map((r) => ({ mode: r.mode, account: r.account_index, slot: r.slot }));
+    limit 3000`.execute(db);
+  return rows.map((r) => ({ mode: r.mode, account: r.account_index, slot: r.slot, network: r.network }));
 }
 
 export async function readHotWalletBalances(deps: { db: Db; adapters: ReadonlyMap<string, ChainAdapter>; keys: KeyDeriver }): Promise<void> {
   const accounts = await accountsInUse(deps.db);
   for (const adapter of deps.adapters.values()) {
     for (const slot of SLOTS) {
-      const mine = accounts.filter((a) => a.mode === adapter.mode && a.slot === slot);
+      const mine = [...new Set(accounts.filter((a) => a.mode === adapter.mode && a.slot === slot && (a.network === null || a.network === adapter.network)).map((a) => a.account))];
       const sums = new Map<string, { min: number; total: number }>();
       const add = (asset: string, v: number) => {
         const s = sums.get(asset);
@@ -49,7 +54,7 @@ export async function readHotWalletBalances(deps: { db: Db; adapters: ReadonlyMa
       let read = 0;
       for (const a of mine) {
         try {
-          const wallet = await adapter.deriveHotWallet(deps.keys, a.account, HOT_WALLET_SLOT[slot]);
+          const wallet = await adapter.deriveHotWallet(deps.keys, a, HOT_WALLET_SLOT[slot]);
           const b = await adapter.getBalances(wallet.address);
           add('native', whole(b.native, NATIVE_DECIMALS[adapter.family]));
           for (const t of adapter.tokens) add(t.symbol, whole(b.tokens[t.symbol] ?? 0n, t.decimals));
