@@ -43,6 +43,7 @@ describe('metrics endpoint', () => {
     const s = await scrape(port);
     expect(s.text).toContain('# TYPE stablepay_http_requests_total counter');
     expect(s.get('stablepay_queue_jobs', { queue: 'payouts', state: 'waiting' })).toBe(0);
+    expect(s.get('stablepay_queue_jobs', { queue: 'webhook-deliveries', state: 'delayed' })).toBe(0);
     expect(s.get('stablepay_outbox_backlog')).toBeGreaterThanOrEqual(0);
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
   });
