@@ -15,10 +15,13 @@ const LAYERS = [
   { name: 'rates', path: '^src/rates/', may: ['domain'] },
   { name: 'signer', path: '^src/signer/', may: ['chains'] },
   { name: 'ledger', path: '^src/ledger/', may: ['domain', 'db', 'security'] },
+  // Instruments (the registry and the metrics each service records) sit low, so services can record; the collectors
+  // that read the database, queues and wallets at scrape time sit with the entry points' helpers.
+  { name: 'metrics', path: '^src/metrics/(registry|http|rpc|webhooks|watcher|server)[.]ts$', may: ['domain', 'chains'] },
   { name: 'jobs', path: '^src/jobs/', may: ['domain', 'db:types', 'ledger', 'logger'] },
-  { name: 'webhooks', path: '^src/webhooks/', may: ['domain', 'db', 'security', 'logger'] },
-  { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'logger'] },
-  { name: 'watcher', path: '^src/watcher/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger'] },
+  { name: 'webhooks', path: '^src/webhooks/', may: ['domain', 'db', 'security', 'logger', 'metrics'] },
+  { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'logger', 'metrics'] },
+  { name: 'watcher', path: '^src/watcher/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
   { name: 'outbound', path: '^src/outbound/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger'] },
   { name: 'payouts', path: '^src/payouts/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
   {
@@ -31,6 +34,11 @@ const LAYERS = [
     name: 'subscription-page',
     path: '^src/subscriptions/page/',
     may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'api', 'subscriptions'],
+  },
+  {
+    name: 'metrics-collectors',
+    path: '^src/metrics/(start|queues|ledger-collectors|hot-wallets)[.]ts$',
+    may: ['domain', 'db', 'chains', 'jobs', 'webhooks', 'logger', 'metrics'],
   },
   { name: 'entry', path: '^src/(cli/|main[.]ts$|config[.]ts$)', may: ['*'] },
 ];

@@ -7,5 +7,5 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY chains ./chains
 USER node
-EXPOSE 3000
+EXPOSE 3000 9464
 CMD ["npx", "tsx", "src/main.ts"]

@@ -62,6 +62,20 @@ export const configSchema = z.object({
   PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
   PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
   PAYOUT_LOCK_MS: int(1000, 600_000).default(30_000),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  // `0` or `off`: no metrics listener in this process.
+  METRICS_PORT: z
+    .string()
+    .default('9464')
+    .transform((s, ctx): number | null => {
+      if (s === 'off' || s === '0') return null;
+      const n = Number(s);
+      if (/^\d{1,5}$/.test(s) && n >= 1 && n <= 65535) return n;
+      ctx.addIssue({ code: 'custom', message: 'must be a port (1..65535), or 0/off to disable the metrics listener' });
+      return z.NEVER;
+    }),
+  METRICS_HEAD_INTERVAL_MS: int(1000, 3_600_000).default(15_000),
+  METRICS_BALANCE_INTERVAL_MS: int(5000, 86_400_000).default(300_000),
 }).extend(webhookEnvSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };

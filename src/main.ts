@@ -22,6 +22,7 @@ import { startSubscriptionWorker } from './subscriptions/worker.js';
 import { subscriptionSettingsFromEnv } from './domain/subscription-settings.js';
 import { registerAuthorizePage } from './subscriptions/page/plugin.js';
 import { createWalletResolver } from './subscriptions/wallets.js';
+import { startProcessMetrics } from './metrics/start.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -29,6 +30,8 @@ export interface RunningService {
   stop(): Promise<void>;
   adapters: ChainRegistry;
   port?: number;
+  /** The metrics listener's port (METRICS_PORT); undefined when off. */
+  metricsPort?: number;
 }
 
 /** Injection points for tests; a deployment passes none. */
@@ -64,6 +67,13 @@ export async function start(
   const adapters = await createVerifiedAdapters(watcherSettings, env);
   if (adapters.size === 0) log.warn({}, 'no chain is configured (CHAIN_*_RPC_URL): sessions can be created but not paid');
   if (adapters.size > 0 && !keys) log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
+
+  const processMetrics = await startProcessMetrics({
+    host: config.METRICS_HOST, port: config.METRICS_PORT, roles: config.ROLES, db, redis, redisPrefix: config.REDIS_KEY_PREFIX,
+    adapters, keys, headIntervalMs: config.METRICS_HEAD_INTERVAL_MS, balanceIntervalMs: config.METRICS_BALANCE_INTERVAL_MS,
+    log: log.child({ role: 'metrics' }),
+  });
+  stops.push(() => processMetrics.stop());
 
   if (config.ROLES.includes('watcher') && adapters.size > 0) {
     const watchers = await startChainWatchers({ db, settings: watcherSettings, log: log.child({ role: 'watcher' }), adapters });
@@ -135,6 +145,7 @@ export async function start(
       sessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS,
       logLevel: config.LOG_LEVEL,
       trustProxy: config.TRUST_PROXY,
+      httpMetrics: processMetrics.port !== undefined,
       rateLimits: {
         perKeyPerSecond: config.API_RATE_LIMIT_PER_KEY_PER_SECOND,
         perIpPerSecond: config.API_RATE_LIMIT_PER_IP_PER_SECOND,
@@ -167,6 +178,7 @@ export async function start(
   return {
     adapters,
     port,
+    metricsPort: processMetrics.port,
     async stop() {
       for (const s of stops) await s();
       redis.disconnect();
@@ -189,7 +201,7 @@ async function run(): Promise<void> {
   }
   const log = createLogger(config.LOG_LEVEL);
   const service = await start(config, process.env, log);
-  log.info({ roles: config.ROLES, port: service.port, chains: service.adapters.labels() }, 'service started');
+  log.info({ roles: config.ROLES, port: service.port, metricsPort: service.metricsPort, chains: service.adapters.labels() }, 'service started');
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

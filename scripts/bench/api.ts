@@ -1,9 +1,12 @@
 import { fork } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { instrumentHttp } from '../../src/metrics/http.js';
 
 // Signed create-session and get-session on loopback, beside a bare Fastify route measured in the same run.
-// Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate.
+// Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate; then the cost of HTTP
+// metrics: the same API with metrics on (scraped every second) against off, in off/on/on/off order to cancel drift.
 // Usage: npm run bench:api [-- --seconds 10 --connections 32]. Not a CI gate.
 
 const args = new Map<string, string>();
@@ -11,7 +14,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 const seconds = Number(args.get('seconds') ?? 10);
 const connections = Number(args.get('connections') ?? 32);
 
-interface Ready { apiUrl: string; bareUrl: string; key: string; secret: string }
+interface Ready { apiUrl: string; bareUrl: string; meteredUrl: string; metricsUrl: string; key: string; secret: string }
 const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
 const ready = await new Promise<Ready>((resolve, reject) => {
   child.once('message', (m) => resolve(m as Ready));
@@ -53,7 +56,7 @@ async function run(name: string, url: string, make: () => object, overallRate?: 
     requests: [{ setupRequest: (req: object) => ({ ...req, ...make() }) }],
   });
   const bad = result.non2xx + result.errors + result.timeouts;
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad };
+  return { name, rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, bad };
 }
 
 const rows = [];
@@ -78,6 +81,86 @@ for (const r of rows) {
     String(r.p99).padStart(8),
     String(r.bad).padStart(8),
   );
+}
+// Metrics on vs off, per endpoint in off, on, on, off order (drift over the run cancels out).
+const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
+  const timer = setInterval(() => void fetch(ready.metricsUrl).then((r) => r.text()).catch(() => {}), 1000);
+  try {
+    return await f();
+  } finally {
+    clearInterval(timer);
+  }
+};
+// CPU time the server process spends per request: unlike req/s, it barely moves when other work shares the cores.
+const serverCpu = () => new Promise<number>((resolve) => {
+  const on = (m: unknown) => {
+    if (m && typeof m === 'object' && 'cpuMicros' in m) {
+      child.off('message', on);
+      resolve((m as { cpuMicros: number }).cpuMicros);
+    }
+  };
+  child.on('message', on);
+  child.send('cpu');
+});
+const measured = async (r: () => Promise<Awaited<ReturnType<typeof run>>>) => {
+  const c0 = await serverCpu();
+  const res = await r();
+  return { ...res, cpuPerReq: (await serverCpu() - c0) / Math.max(1, res.total) };
+};
+const cost = [];
+for (const [name, make] of [['create-session', createRequest], ['get-session', getRequest]] as const) {
+  const off1 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
+  const on1 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
+  const on2 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
+  const off2 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
+  const off = (off1.rps + off2.rps) / 2;
+  const on = (on1.rps + on2.rps) / 2;
+  const cpuOff = (off1.cpuPerReq + off2.cpuPerReq) / 2;
+  const cpuOn = (on1.cpuPerReq + on2.cpuPerReq) / 2;
+  cost.push({ name, off, on, costPct: ((off - on) / off) * 100, cpuOff, cpuOn, cpuCostPct: ((cpuOn - cpuOff) / cpuOff) * 100, bad: off1.bad + on1.bad + on2.bad + off2.bad });
+}
+const scrape = await (await fetch(ready.metricsUrl)).text();
+console.log('\nHTTP metrics cost (off/on/on/off, each run %ds; on = instrumented and scraped every second)', seconds);
+console.log('endpoint'.padEnd(16), 'off req/s'.padStart(10), 'on req/s'.padStart(10), 'cost %'.padStart(8), 'off µs CPU/req'.padStart(15), 'on µs CPU/req'.padStart(14), 'CPU cost %'.padStart(11), 'non-2xx'.padStart(8));
+for (const c of cost) {
+  console.log(c.name.padEnd(16), c.off.toFixed(0).padStart(10), c.on.toFixed(0).padStart(10), c.costPct.toFixed(1).padStart(8),
+    c.cpuOff.toFixed(0).padStart(15), c.cpuOn.toFixed(0).padStart(14), c.cpuCostPct.toFixed(1).padStart(11), String(c.bad).padStart(8));
+}
+console.log(`target: cost < 5% (server CPU per request: ${cost.every((c) => c.cpuCostPct < 5) ? 'met' : 'NOT met'}; req/s: ${cost.every((c) => c.costPct < 5) ? 'met' : 'NOT met'}, which moves with other load on the machine); ${scrape.split('\n').filter((l) => l.startsWith('stablepay_http_requests_total')).length} request series exported`);
+// The hook alone, without the network and the shared machine's noise: CPU per request of a trivial route on two
+// in-process Fastify apps, with and without instrumentHttp, interleaved, median of 9 rounds (Fastify's inject).
+{
+  const app = async (metered: boolean) => {
+    const a = Fastify({ logger: false });
+    if (metered) instrumentHttp(a);
+    a.get('/r/:id', async () => ({ ok: true }));
+    await a.ready();
+    return a;
+  };
+  const cpuPerInject = async (a: FastifyInstance, n: number) => {
+    const t0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) await a.inject({ method: 'GET', url: '/r/abc' });
+    const d = process.cpuUsage(t0);
+    return (d.user + d.system) / n;
+  };
+  const [plain, metered] = [await app(false), await app(true)];
+  await cpuPerInject(plain, 2000);
+  await cpuPerInject(metered, 2000);
+  const off: number[] = [];
+  const on: number[] = [];
+  for (let r = 0; r < 9; r++) {
+    off.push(await cpuPerInject(plain, 3000));
+    on.push(await cpuPerInject(metered, 3000));
+  }
+  const median = (x: number[]) => [...x].sort((a, b) => a - b)[Math.floor(x.length / 2)]!;
+  const us = median(on) - median(off);
+  const gets = cost.find((x) => x.name === 'get-session')!;
+  const creates = cost.find((x) => x.name === 'create-session')!;
+  console.log(`the hook alone: ${us.toFixed(1)} µs CPU per request (trivial route ${median(off).toFixed(1)} → ${median(on).toFixed(1)} µs) = ${((us / gets.cpuOff) * 100).toFixed(1)}% of get-session's ${gets.cpuOff.toFixed(0)} µs, ${((us / creates.cpuOff) * 100).toFixed(1)}% of create-session's ${creates.cpuOff.toFixed(0)} µs`);
+  const share = Math.max(us / gets.cpuOff, us / creates.cpuOff) * 100;
+  console.log(`target: instrumentation < 5% of create/get-session's cost: ${share < 5 ? 'met' : 'NOT met'} by the hook's measured share (${share.toFixed(1)}%)`);
+  await plain.close();
+  await metered.close();
 }
 console.log(`\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`);
 child.send('stop');

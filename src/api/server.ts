@@ -16,6 +16,7 @@ import { registerSessionRoutes } from './routes/sessions.js';
 import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
 import { NO_CHAINS, type ChainLookup } from '../domain/chain-lookup.js';
 import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subscription-api.js';
+import { instrumentHttp } from '../metrics/http.js';
 
 export interface ServerDeps {
   db: Db;
@@ -47,6 +48,8 @@ export interface ServerDeps {
   trustProxy?: boolean | number | string[];
   /** Extra route registrations (checkout page, network selection, ...) added by other modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
+  /** Count and time every request by route pattern and status (src/metrics/http.ts). */
+  httpMetrics?: boolean;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
@@ -85,6 +88,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('Request-Id', req.id);
   });
+  if (deps.httpMetrics) instrumentHttp(app);
 
   const limits = createHttpLimits(
     createRateLimiter({

@@ -23,7 +23,9 @@ export interface NetworkWatcherOptions {
   log?: WatcherLogger;
   backoff?: Backoff;
   /** Called after each committed poll (metrics, tests). */
-  onCommitted?: (r: { poll: PollResult; credited: number; paidSessionIds: string[] }) => void;
+  onCommitted?: (r: { poll: PollResult; credited: number; paidSessionIds: string[]; confirmed?: number }) => void;
+  /** Called when a step fails and will be retried (metrics). */
+  onStepFailed?: (err: unknown) => void;
 }
 
 export interface StepResult {
@@ -103,7 +105,7 @@ export class NetworkWatcher {
       return { ...confirmed, version };
     });
     this.#stored = { cursor: poll.cursor, version: outcome.version };
-    this.#o.onCommitted?.({ poll, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds });
+    this.#o.onCommitted?.({ poll, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds, confirmed: outcome.confirmed });
     return { caughtUp: poll.caughtUp, observed: poll.transfers.length, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds };
   }
 
@@ -121,6 +123,7 @@ export class NetworkWatcher {
           this.#log.error({ chain: this.key }, 'cursor moved by another watcher; stepping down');
           throw e;
         }
+        this.#o.onStepFailed?.(e);
         const delay = backoff.next();
         this.#log.warn({ chain: this.key, err: (e as Error).message, retryInMs: delay, attempt: backoff.attempt }, 'watcher step failed');
         await sleep(delay, signal);

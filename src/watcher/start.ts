@@ -7,6 +7,7 @@ import type { WatcherSettings } from './config.js';
 import { runAsLeader } from './leader-lock.js';
 import { NetworkWatcher, type WatcherLogger } from './network-watcher.js';
 import { sleep } from './backoff.js';
+import { watcherMetricsHooks } from '../metrics/watcher.js';
 
 export interface RunningWatchers {
   /** The configured chains, also used by the API (network selection) and payouts. */
@@ -67,6 +68,7 @@ export async function startChainWatchers(deps: {
                 addressRetentionDays: deps.settings.addressRetentionDays,
                 startHeight: s.startBlock,
                 log: deps.log,
+                ...watcherMetricsHooks(s),
               }).run(lost),
             {
               retryMs: deps.settings.standbyRetryMs,

@@ -7,6 +7,7 @@ import { createPostAgents, postWebhook } from './http-post.js';
 import { errorText, silentLogger, type WebhookLogger } from './logger.js';
 import { createMerchantLimiter } from './merchant-limiter.js';
 import { DELIVERY_QUEUE, type DeliveryJobData } from './queue.js';
+import { recordWebhookAttempt } from '../metrics/webhooks.js';
 import { startDeliveryReconciler } from './reconciler.js';
 import { retryDelayMs, verdictOf, type AttemptResult } from './retry-policy.js';
 import { type AttemptOutcome, type WebhookDb } from './schema.js';
@@ -86,6 +87,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     }
     if (!t.webhook_url) {
       await recordAttempt(db, base(t, null, { outcome: 'skipped', attempted: false, error: 'no_webhook_url' }));
+      recordWebhookAttempt(t.event_type, 'skipped', null);
       return;
     }
     const lease = await limiter.acquire(t.merchant_id);
@@ -111,6 +113,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       excerpt: result.kind === 'response' ? result.excerpt : null,
       ...(nextAttemptAt ? { nextAttemptAt } : {}),
     });
+    if (rec.applied) recordWebhookAttempt(t.event_type, outcome, result.kind === 'refused' ? null : result.latencyMs);
     const logFields = { eventId, merchantId: t.merchant_id, attempt: rec.attempt, outcome, status: result.kind === 'response' ? result.statusCode : undefined, error: errorOf(result) ?? undefined };
     if (outcome === 'failed') logger.warn(logFields, 'webhook: delivery failed');
     else if (outcome === 'retrying') logger.info(logFields, 'webhook: attempt failed; retry scheduled');
