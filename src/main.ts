@@ -20,7 +20,7 @@ import { refundChainsFrom } from './payouts/refund-chains.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers, tokenDecimalsResolver } from './watcher/start.js';
-import { registerAdapterFamily } from './watcher/adapter-factory.js';
+import { registerAdapterFamily, setRpcHooks } from './watcher/adapter-factory.js';
 import { createTronAdapterFactory } from '../chains/tron/adapter.js';
 import { createSolanaAdapterFactory } from '../chains/solana/adapter.js';
 import type { Clock } from './subscriptions/clock.js';
@@ -69,6 +69,7 @@ export async function start(
   // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
   registerAdapterFamily('tron', createTronAdapterFactory(env));
   registerAdapterFamily('solana', createSolanaAdapterFactory(env));
+  setRpcHooks({ rpcLog: log.child({ role: 'rpc' }) });
   const adapters = await createVerifiedAdapters(watcherSettings);
   setTokenDecimalsResolver(tokenDecimalsResolver(adapters));
   setExpiryGuard((trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at));
