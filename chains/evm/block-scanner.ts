@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { DeepReorgError, type CursorState, type ObservedTransfer, type PollResult, type TokenContract, type WatchSet } from '../types.js';
 import { RpcError } from './rpc-errors.js';
-import type { FailoverJsonRpc, PinnedRpc } from './failover-rpc.js';
+import { endpointFault, type FailoverJsonRpc, type PinnedRpc } from './failover-rpc.js';
 import { MissingBlockError, fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
 import { TRANSFER_TOPIC, decodeTransferLog } from './transfer-log.js';
 import { cursorAt, decodeCursor, encodeCursor, type ScanCursor } from './cursor.js';
@@ -109,8 +109,12 @@ export class BlockScanner {
     try {
       return await this.#poll(rpc, cursor, watch);
     } catch (e) {
-      // A block missing at or below the endpoint's own head, or answers that do not link up: the endpoint's fault.
-      if (e instanceof MissingBlockError || e instanceof ChainMovedError) rpc.fault(e.message);
+      // A poll reads heads, blocks and logs at or below the pinned endpoint's own head: a block missing there, answers
+      // that do not link up, or a JSON-RPC error (other than a range to shrink) are the endpoint's fault. Transport
+      // faults were recorded by the pool already; errors this scanner raises about other endpoints are 'unavailable'.
+      if (e instanceof MissingBlockError || e instanceof ChainMovedError || (e instanceof RpcError && e.kind === 'rpc_error' && endpointFault(e) === null)) {
+        rpc.fault(e.message);
+      }
       throw e;
     }
   }
