@@ -170,4 +170,54 @@ describe('RPC failover over two endpoints of one chain', () => {
     expect(failures.some((l) => l.endpoint === labelA && /contradicts/.test(String(l.reason)))).toBe(true);
     expect(failures.every((l) => l.endpoint === labelA)).toBe(true);
   }, 180_000);
+
+  it('RPC_QUORUM=2: a block is final only where both endpoints agree; a lagging one holds finality back, a forging one stops it', async () => {
+    const a2 = await startFaultProxy({ upstream: eth.url, headLag: 50 });
+    const b2 = await startFaultProxy({ upstream: eth.url });
+    const quorum = new EvmChainAdapter({
+      network: 'ethereum',
+      mode: 'test',
+      rpcUrl: a2.url,
+      rpcUrls: [b2.url],
+      rpcTimeoutMs: 1000,
+      tokens: [{ symbol: 'USDC', address: usdc.address, decimals: 6 }],
+      confirmation: { kind: 'depth', confirmations: 3 },
+      finalityQuorum: 2,
+    });
+    const w = new NetworkWatcher({ db: tdb.db, adapter: quorum, pollIntervalMs: 40, backoff: new Backoff(10, 150, 5) });
+    const stop = new AbortController();
+    const running = w.run(stop.signal);
+    const status = async (id: string) => (await sessionRow(tdb.db, id)).status;
+    try {
+      // A trails by 50 blocks: B alone would confirm after 3 blocks; with the quorum, only once A's final covers it.
+      const s1 = await createBoundSession(tdb.db, quorum, merchant, { amountMinor: 500n, token: 'USDC' });
+      await payFrom(walletAt(1, eth.provider), usdc, s1.address, u6('5'));
+      await eth.mine(10);
+      await until('deposit seen', async () => (await depositsFor(tdb.db, s1.id)).length === 1);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await status(s1.id)).toBe('open');
+      expect(await depositsFor(tdb.db, s1.id)).toMatchObject([{ status: 'provisional' }]);
+      await eth.mine(50);
+      await until('paid once A agrees', async () => (await status(s1.id)) === 'paid');
+
+      // A forges every hash: no quorum, nothing confirmed, until A is honest again.
+      a2.setFaults({ headLag: 0, forgeHashes: true });
+      const s2 = await createBoundSession(tdb.db, quorum, merchant, { amountMinor: 600n, token: 'USDC' });
+      await payFrom(walletAt(1, eth.provider), usdc, s2.address, u6('6'));
+      await eth.mine(10);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await status(s2.id)).toBe('open');
+      a2.setFaults({ forgeHashes: false });
+      await until('paid once A is honest', async () => (await status(s2.id)) === 'paid');
+
+      for (const s of [s1, s2]) {
+        expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'confirmed', disposition: 'credited' }]);
+        expect((await eventsFor(tdb.db, s.id)).map((e) => e.type)).toEqual(['payment.completed']);
+      }
+    } finally {
+      stop.abort();
+      await running;
+      await Promise.all([a2.close(), b2.close()]);
+    }
+  }, 120_000);
 });
