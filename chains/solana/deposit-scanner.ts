@@ -23,6 +23,8 @@ import { paymentReference } from './solana-pay.js';
 
 export interface SolanaScannerOptions {
   connection: Connection;
+  /** With several endpoints: the connection of one endpoint for a whole poll (chains/solana/failover-connection.ts). */
+  pin?: () => Promise<{ connection: Connection }>;
   tokens: readonly TokenContract[];
   finality: Finality;
   tokenProgramId: PublicKey;
@@ -87,7 +89,8 @@ export class SolanaDepositScanner {
   async poll(cursor: CursorState, watch: WatchSet): Promise<PollResult> {
     const calls: Record<string, number> = {};
     const count = (m: string, n = 1) => (calls[m] = (calls[m] ?? 0) + n);
-    const conn = this.#o.connection;
+    // One endpoint answers the whole poll: the cursor slot and every listing come from the same node.
+    const conn = this.#o.pin ? (await this.#o.pin()).connection : this.#o.connection;
     const limit = pLimit(this.#o.concurrency);
     const persisted = decodeSolanaCursor(cursor);
     const fromSlot = Number(persisted) - this.#o.rescanSlots;

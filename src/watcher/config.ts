@@ -73,6 +73,7 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
   if (!rpcUrl) return null;
   const rpcQuorum = int(env, `${p}RPC_QUORUM`, 1);
   if (rpcQuorum > rpcUrls.length) throw new Error(`${p}RPC_QUORUM must not exceed the number of RPC endpoints (${rpcUrls.length})`);
+  if (rpcQuorum > 1 && network === 'solana') throw new Error(`${p}RPC_QUORUM is not supported on Solana (finality is the pinned endpoint's finalized slot)`);
   const d = DEFAULTS[network];
   const conf = env[`${p}CONFIRMATIONS`]?.trim();
   const confirmation: ConfirmationSetting =
@@ -92,7 +93,7 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
     rpcUrl,
     rpcUrls,
     rpcQuorum,
-    rpcMaxLagBlocks: BigInt(int(env, `${p}RPC_MAX_LAG_BLOCKS`, 10)),
+    rpcMaxLagBlocks: BigInt(int(env, `${p}RPC_MAX_LAG_BLOCKS`, network === 'solana' ? 150 : 10)),
     rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, 10_000),
     chainId: big(env, `${p}CHAIN_ID`),
     confirmation,
