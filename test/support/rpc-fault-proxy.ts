@@ -129,10 +129,14 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
   const rewrite = async (method: string, params: unknown[], text: string): Promise<string> => {
     const parsed = JSON.parse(text) as { result?: unknown };
     if (!('result' in parsed)) return text;
-    const real = BigInt(await upstreamCall<string>('eth_blockNumber', []));
+    const solana = !method.startsWith('eth_');
+    const real = solana ? 0n : BigInt(await upstreamCall<string>('eth_blockNumber', []));
     const visible = real - BigInt(o.headLag ?? 0);
     let result = parsed.result;
-    if (method === 'eth_blockNumber') {
+    if (method === 'getSlot' && typeof result === 'number') {
+      // Solana: a node `headLag` slots behind (only its slot numbers; enough to be scored as lagging).
+      result = result - (o.headLag ?? 0) + (o.headAhead ?? 0);
+    } else if (method === 'eth_blockNumber') {
       result = `0x${(visible + BigInt(o.headAhead ?? 0)).toString(16)}`;
     } else if (method === 'eth_getBlockByNumber') {
       const tag = params[0];
