@@ -32,7 +32,7 @@ import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHo
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender } from './token-sender.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
-import { SolanaEndpoints } from './failover-connection.js';
+import { SolanaEndpoints, type PinnedSolana } from './failover-connection.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 
 export interface SolanaAdapterOptions {
@@ -40,6 +40,8 @@ export interface SolanaAdapterOptions {
   rpcUrl: string;
   /** Further endpoints (failover, chains/solana/failover-connection.ts). */
   rpcUrls?: readonly string[];
+  /** Endpoints that must call a slot final before it is (default 1). */
+  finalityQuorum?: number;
   /** Slots an endpoint may trail the best one before it leaves the rotation (default 150). */
   maxLagSlots?: bigint;
   rpcObserver?: RpcObserver;
@@ -81,6 +83,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
       return { ...t, address };
     });
     const urls = [o.rpcUrl, ...(o.rpcUrls ?? []).filter((u) => u !== o.rpcUrl)];
+    if ((o.finalityQuorum ?? 1) > urls.length) throw new Error(`solana: a finality quorum of ${o.finalityQuorum} needs as many RPC endpoints`);
     const endpoints = new SolanaEndpoints({ mode: o.mode, urls, maxLagSlots: o.maxLagSlots ?? 150n, commitment: 'confirmed', observer: o.rpcObserver, log: o.rpcLog });
     this.endpoints = endpoints;
     this.connection = endpoints.connection;
@@ -88,6 +91,9 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
       connection: this.connection,
       // One endpoint needs no pinning (and no extra slot probe per poll).
       ...(urls.length > 1 ? { pin: () => endpoints.pin() } : {}),
+      ...((o.finalityQuorum ?? 1) > 1
+        ? { agreeFinal: (p: { connection: Connection }, slot: number) => endpoints.agreedSlot(p as PinnedSolana, slot, o.finalityQuorum!, this.finality) }
+        : {}),
       tokens: this.tokens,
       finality: this.finality,
       tokenProgramId: this.#tokenProgramId,
@@ -309,6 +315,7 @@ export function createSolanaAdapter(s: {
   mode: Mode;
   rpcUrl: string;
   rpcUrls?: readonly string[];
+  rpcQuorum?: number;
   rpcMaxLagBlocks?: bigint;
   rpcObserver?: RpcObserver;
   rpcLog?: RpcLogger;
@@ -321,6 +328,7 @@ export function createSolanaAdapter(s: {
     rpcUrl: s.rpcUrl,
     rpcUrls: s.rpcUrls,
     maxLagSlots: s.rpcMaxLagBlocks,
+    finalityQuorum: s.rpcQuorum,
     rpcObserver: s.rpcObserver,
     rpcLog: s.rpcLog,
     tokens: s.tokens,

@@ -81,6 +81,28 @@ export class SolanaEndpoints {
     return { label: chosen.label, connection: this.#conns.get(chosen)!, fault: (reason) => this.pool.fault(chosen, reason) };
   }
 
+  /**
+   * The lowest `commitment` slot of `quorum` endpoints, `pinned` first: a slot counts as final only once that many
+   * endpoints call it final, so one endpoint claiming a higher finalized slot cannot confirm a deposit early.
+   * Fewer endpoints answering throws (the poll fails; nothing is confirmed).
+   */
+  async agreedSlot(pinned: PinnedSolana, pinnedSlot: number, quorum: number, commitment: Commitment): Promise<number> {
+    let agreed = pinnedSlot;
+    let votes = 1;
+    for (const e of this.pool.order()) {
+      if (votes >= quorum) break;
+      if (e.label === pinned.label || this.pool.state(e) === 'cooling') continue;
+      try {
+        agreed = Math.min(agreed, await this.#conns.get(e)!.getSlot(commitment));
+        votes++;
+      } catch {
+        /* the pool recorded the fault; ask the next endpoint */
+      }
+    }
+    if (votes < quorum) throw new Error(`solana finality quorum: ${votes} of ${quorum} endpoints answered`);
+    return agreed;
+  }
+
   /** Each request to the best endpoint; on the endpoint's fault, to the next. The last answer or error stands. */
   async #failover(init: RequestInit | undefined): Promise<Response> {
     const order = this.pool.order();

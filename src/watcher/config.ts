@@ -73,7 +73,6 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
   if (!rpcUrl) return null;
   const rpcQuorum = int(env, `${p}RPC_QUORUM`, 1);
   if (rpcQuorum > rpcUrls.length) throw new Error(`${p}RPC_QUORUM must not exceed the number of RPC endpoints (${rpcUrls.length})`);
-  if (rpcQuorum > 1 && network === 'solana') throw new Error(`${p}RPC_QUORUM is not supported on Solana (finality is the pinned endpoint's finalized slot)`);
   const d = DEFAULTS[network];
   const conf = env[`${p}CONFIRMATIONS`]?.trim();
   const confirmation: ConfirmationSetting =

@@ -144,4 +144,80 @@ describe('Solana RPC failover', () => {
       await a.close();
     }
   }, 120_000);
+
+  async function payTo(owner: string, amount: bigint) {
+    const from = Keypair.generate();
+    rpc.validator.setTokenAccount({ mint: USDC, owner: from.publicKey.toBase58(), amount });
+    const m = new PublicKey(USDC);
+    const dest = getAssociatedTokenAddressSync(m, new PublicKey(owner), true);
+    const { blockhash } = await conn.getLatestBlockhash('confirmed');
+    const tx = new VersionedTransaction(
+      new TransactionMessage({
+        payerKey: payer.publicKey,
+        recentBlockhash: blockhash,
+        instructions: [
+          createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, dest, new PublicKey(owner), m),
+          createTransferCheckedInstruction(getAssociatedTokenAddressSync(m, from.publicKey), m, dest, from.publicKey, amount, 6),
+        ],
+      }).compileToV0Message(),
+    );
+    tx.sign([payer, from]);
+    await conn.sendRawTransaction(tx.serialize());
+    rpc.validator.advanceSlots(1);
+  }
+  const watchOf = (owner: string): WatchSet => ({ sync: async () => {}, has: (x) => x === owner, addresses: () => [owner].values(), size: 1 });
+  const adapterOf = (url: string, finalityQuorum = 1) =>
+    new SolanaChainAdapter({ mode: 'live', rpcUrl: url, rpcUrls: [rpc.url], tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }], finalityQuorum });
+  async function pollOk(adapter: SolanaChainAdapter, cursor: CursorState, watch: WatchSet) {
+    for (let i = 0; ; i++) {
+      try {
+        return await adapter.pollTransfers(cursor, watch);
+      } catch (e) {
+        if (i >= 5) throw e;
+      }
+    }
+  }
+
+  it('an endpoint inventing slots ahead of the chain is faulted: it can neither start nor move the cursor past a deposit', async () => {
+    const a: FaultProxy = await startFaultProxy({ upstream: rpc.url, headAhead: 1000 });
+    try {
+      const adapter = adapterOf(a.url);
+      const owner = await adapter.deriveDepositAddress(signer, 11, 0n);
+      let cursor: CursorState | null = null;
+      for (let i = 0; i < 5 && !cursor; i++) cursor = await adapter.initialCursor().catch(() => null);
+      const real = await conn.getSlot('confirmed');
+      expect(Number((cursor as { scannedThrough: string }).scannedThrough)).toBeLessThanOrEqual(real);
+      await payTo(owner, 7_000_000n);
+      const r = await pollOk(adapter, cursor!, watchOf(owner));
+      expect(r.transfers.map((t) => t.amount)).toEqual([7_000_000n]);
+      expect(Number((r.cursor as { scannedThrough: string }).scannedThrough)).toBeLessThan(real + 100);
+      expect(adapter.endpoints.pool.endpoints[0]!.lastFault).toMatch(/Block not available/);
+    } finally {
+      await a.close();
+    }
+  }, 60_000);
+
+  it('RPC_QUORUM=2: an endpoint calling slots final too early cannot make a deposit final early', async () => {
+    const a: FaultProxy = await startFaultProxy({ upstream: rpc.url, finalAhead: 1000 });
+    try {
+      const quorum = adapterOf(a.url, 2);
+      const single = adapterOf(a.url, 1);
+      const owner = await quorum.deriveDepositAddress(signer, 10, 0n);
+      const start = await conn.getSlot('confirmed');
+      const { encodeSolanaCursor } = await import('../../chains/solana/deposit-scanner.js');
+      await payTo(owner, 5_000_000n);
+      const q = await pollOk(quorum, encodeSolanaCursor(BigInt(start)), watchOf(owner));
+      const s1 = await pollOk(single, encodeSolanaCursor(BigInt(start)), watchOf(owner));
+      expect(q.transfers.map((t) => t.amount)).toEqual([5_000_000n]);
+      expect(s1.transfers.map((t) => t.amount)).toEqual([5_000_000n]);
+      // The liar alone calls the transfer final at once; the quorum holds it to the honest endpoint's finalized slot.
+      expect(s1.finalHeight).toBeGreaterThanOrEqual(s1.transfers[0]!.block.height);
+      expect(q.finalHeight).toBeLessThan(q.transfers[0]!.block.height);
+      rpc.validator.advanceSlots(40);
+      const later = await pollOk(quorum, q.cursor, watchOf(owner));
+      expect(later.finalHeight).toBeGreaterThanOrEqual(q.transfers[0]!.block.height);
+    } finally {
+      await a.close();
+    }
+  }, 60_000);
 });

@@ -22,6 +22,8 @@ export interface FaultOptions {
   headLag?: number;
   headAhead?: number;
   forgeHashes?: boolean;
+  /** Solana: a `finalized` slot this many slots above the real one (a node lying about finality only). */
+  finalAhead?: number;
 }
 
 /** The hash a forging proxy answers in place of `hash`. */
@@ -110,7 +112,7 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
     try {
       const upstream = await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       let text = await upstream.text();
-      if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes) && msg.method) text = await rewrite(msg.method, msg.params ?? [], text);
+      if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes || o.finalAhead) && msg.method) text = await rewrite(msg.method, msg.params ?? [], text);
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(text);
     } catch {
@@ -135,7 +137,8 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
     let result = parsed.result;
     if (method === 'getSlot' && typeof result === 'number') {
       // Solana: a node `headLag` slots behind (only its slot numbers; enough to be scored as lagging).
-      result = result - (o.headLag ?? 0) + (o.headAhead ?? 0);
+      const finalized = JSON.stringify(params).includes('finalized');
+      result = result - (o.headLag ?? 0) + (o.headAhead ?? 0) + (finalized ? (o.finalAhead ?? 0) : 0);
     } else if (method === 'eth_blockNumber') {
       result = `0x${(visible + BigInt(o.headAhead ?? 0)).toString(16)}`;
     } else if (method === 'eth_getBlockByNumber') {
