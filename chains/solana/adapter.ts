@@ -104,6 +104,7 @@ export class SolanaChainAdapter implements ChainAdapter, AllowanceCharger {
     this.sender = new SolanaTokenSender({
       connection: this.connection,
       rpcUrl: o.rpcUrl,
+      rpcFetch: endpoints.fetch,
       tokens: this.tokens,
       tokenProgramId: this.#tokenProgramId,
       finality: this.finality,

@@ -58,6 +58,9 @@ export class SolanaEndpoints {
         : new Connection(first.url, { commitment: o.commitment, disableRetryOnRateLimit: true, fetch: (_url, init) => this.#failover(init) });
   }
 
+  /** A fetch over the endpoints (the URL argument is ignored): for raw JSON-RPC calls outside the Connection. */
+  readonly fetch: typeof fetch = (_url, init) => (this.pool.size === 1 ? this.#send(this.pool.endpoints[0]!, init) : this.#failover(init));
+
   /** Probes every endpoint's processed slot, then pins the best one that answered. */
   async pin(): Promise<PinnedSolana> {
     let probe = this.pool.endpoints.filter((e) => this.pool.state(e) !== 'cooling');

@@ -220,4 +220,23 @@ describe('Solana RPC failover', () => {
       await a.close();
     }
   }, 60_000);
+
+  it('raw JSON-RPC calls outside the Connection (payout sendTransaction) fail over too; a request error is no endpoint fault', async () => {
+    const a: FaultProxy = await startFaultProxy({ upstream: rpc.url, http5xxRate: 1 });
+    try {
+      const adapter = adapterOf(a.url);
+      const { solanaRpcCall, SolanaRpcError } = await import('../../chains/solana/json-rpc.js');
+      const slot = await solanaRpcCall<number>('ignored', 'getSlot', [], undefined, adapter.endpoints.fetch);
+      expect(slot).toBeGreaterThan(0);
+      expect(adapter.endpoints.pool.endpoints[0]!.lastFault).toMatch(/HTTP 503/);
+      // A malformed transaction is the request's fault: its JSON-RPC error reaches the sender as such, A untouched.
+      a.setFaults({ http5xxRate: 0 });
+      await new Promise((r) => setTimeout(r, 1100));
+      const faultsBefore = adapter.endpoints.pool.endpoints[0]!.faults;
+      await expect(solanaRpcCall('ignored', 'sendTransaction', ['AAAA', { encoding: 'base64' }], undefined, adapter.endpoints.fetch)).rejects.toBeInstanceOf(SolanaRpcError);
+      expect(adapter.endpoints.pool.endpoints.map((e) => e.faults)).toEqual([faultsBefore, 0]);
+    } finally {
+      await a.close();
+    }
+  }, 60_000);
 });
