@@ -25,7 +25,8 @@ export interface PoolOptions {
 }
 
 export class Endpoint {
-  readonly label: string;
+  /** Redacted URL, unique in its pool (set once, by the pool). */
+  label: string;
   head: bigint | null = null;
   /** Consecutive faults (forgotten after `FAULT_MEMORY_MS` without one): the exponent of the cool-down. */
   faults = 0;
@@ -63,7 +64,7 @@ export class EndpointPool {
     this.endpoints = o.urls.map((url, i) => {
       const e = new Endpoint(i, url);
       // Two URLs differing only in their key would share a label: number them apart.
-      if (labels.has(e.label)) (e as { label: string }).label = `${e.label}#${i}`;
+      if (labels.has(e.label)) e.label = `${e.label}#${i}`;
       labels.add(e.label);
       return e;
     });
