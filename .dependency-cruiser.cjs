@@ -9,7 +9,7 @@
 const LAYERS = [
   { name: 'domain', path: '^src/domain/', may: [] },
   { name: 'chains', path: '^chains/', may: ['domain'] },
-  { name: 'logger', path: '^src/logger[.]ts$', may: [] },
+  { name: 'logger', path: '^src/(logger|log-fields)[.]ts$', may: [] },
   { name: 'db', path: '^src/db/', may: ['domain'] },
   { name: 'security', path: '^src/security/', may: ['domain', 'db:types'] },
   { name: 'rates', path: '^src/rates/', may: ['domain'] },

@@ -23,6 +23,7 @@ import { subscriptionSettingsFromEnv } from './domain/subscription-settings.js';
 import { registerAuthorizePage } from './subscriptions/page/plugin.js';
 import { createWalletResolver } from './subscriptions/wallets.js';
 import { startProcessMetrics } from './metrics/start.js';
+import { rpcMetricsObserver } from './metrics/rpc.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -64,7 +65,7 @@ export async function start(
 
   // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
   // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
-  const adapters = await createVerifiedAdapters(watcherSettings, env);
+  const adapters = await createVerifiedAdapters(watcherSettings, env, { rpcLog: log.child({ role: 'rpc' }), rpcObserver: rpcMetricsObserver });
   if (adapters.size === 0) log.warn({}, 'no chain is configured (CHAIN_*_RPC_URL): sessions can be created but not paid');
   if (adapters.size > 0 && !keys) log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
 

@@ -31,14 +31,23 @@ import { COIN_TYPE_EVM, CHANGE_DEPOSIT, CHANGE_HOT_WALLET, addressPath } from '.
 import { checksumEvmAddress, evmAddressFromPublicKey, normalizeEvmAddress } from './address.js';
 import { BlockScanner, type ConfirmationPolicy } from './block-scanner.js';
 import { encodeCursor } from './cursor.js';
-import { JsonRpcClient } from './rpc-client.js';
+import { FailoverJsonRpc } from './failover-rpc.js';
+import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 import { EvmTokenSender, type EvmTxBody } from './token-sender.js';
 
 export interface EvmAdapterOptions {
   network: NetworkId;
   mode: Mode;
   rpcUrl: string;
+  /** Further endpoints of the same chain, tried in this order after `rpcUrl` (failover, chains/rpc/endpoint-pool.ts). */
+  rpcUrls?: readonly string[];
   rpcTimeoutMs?: number;
+  /** Endpoints that must agree on the final block (default 1). */
+  finalityQuorum?: number;
+  /** Blocks an endpoint may trail the best head before it leaves the rotation (default 10). */
+  maxLagBlocks?: bigint;
+  rpcObserver?: RpcObserver;
+  rpcLog?: RpcLogger;
   /** Expected eth_chainId; checked by verifyTokens when set. */
   chainId?: bigint;
   tokens: readonly TokenContract[];
@@ -55,7 +64,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
   readonly network: NetworkId;
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
-  readonly rpc: JsonRpcClient;
+  readonly rpc: FailoverJsonRpc;
   readonly scanner: BlockScanner;
   readonly #sender: EvmTokenSender;
   readonly #chainId: bigint | undefined;
@@ -69,8 +78,16 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       if (!address) throw new Error(`${o.network}: bad ${t.symbol} contract address ${t.address}`);
       return { ...t, address };
     });
-    this.rpc = new JsonRpcClient({ url: o.rpcUrl, timeoutMs: o.rpcTimeoutMs ?? 10_000 });
-    this.scanner = new BlockScanner({ rpc: this.rpc, tokens: this.tokens, confirmation: o.confirmation, maxBlockRange: o.maxBlockRange ?? 1000 });
+    this.rpc = new FailoverJsonRpc({
+      network: o.network,
+      mode: o.mode,
+      urls: [o.rpcUrl, ...(o.rpcUrls ?? []).filter((u) => u !== o.rpcUrl)],
+      timeoutMs: o.rpcTimeoutMs ?? 10_000,
+      maxLagBlocks: o.maxLagBlocks,
+      observer: o.rpcObserver,
+      log: o.rpcLog,
+    });
+    this.scanner = new BlockScanner({ rpc: this.rpc, finalityQuorum: o.finalityQuorum, tokens: this.tokens, confirmation: o.confirmation, maxBlockRange: o.maxBlockRange ?? 1000 });
     this.#sender = new EvmTokenSender(o.network, this.rpc, this.tokens, () => this.scanner.head());
     this.#chainId = o.chainId;
   }

@@ -1,15 +1,17 @@
 import pLimit from 'p-limit';
 import { DeepReorgError, type CursorState, type ObservedTransfer, type PollResult, type TokenContract, type WatchSet } from '../types.js';
 import { RpcError } from './rpc-errors.js';
-import type { JsonRpcClient } from './rpc-client.js';
-import { fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
+import { endpointFault, type FailoverJsonRpc, type PinnedRpc } from './failover-rpc.js';
+import { MissingBlockError, fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
 import { TRANSFER_TOPIC, decodeTransferLog } from './transfer-log.js';
 import { cursorAt, decodeCursor, encodeCursor, type ScanCursor } from './cursor.js';
 
 export type ConfirmationPolicy = { kind: 'depth'; confirmations: number } | { kind: 'finalized' };
 
 export interface BlockScannerOptions {
-  rpc: JsonRpcClient;
+  rpc: FailoverJsonRpc;
+  /** Endpoints that must agree on the final block before it counts as final (1 = the pinned endpoint alone). */
+  finalityQuorum?: number;
   tokens: readonly TokenContract[];
   confirmation: ConfirmationPolicy;
   /** Largest getLogs range tried; the working range shrinks on provider limits and grows back on success. */
@@ -47,27 +49,79 @@ export class BlockScanner {
     return this.#span;
   }
 
-  async head(): Promise<{ latest: bigint; final: bigint }> {
-    const latest = BigInt(await this.#o.rpc.call<string>('eth_blockNumber', []));
-    const c = this.#o.confirmation;
-    const final =
-      c.kind === 'finalized' ? (await fetchHeader(this.#o.rpc, 'finalized')).height : latest - BigInt(c.confirmations) + 1n;
+  /** Head and final height, both from one pinned endpoint (and agreed by the quorum when one is configured). */
+  async head(pinned?: PinnedRpc): Promise<{ latest: bigint; final: bigint }> {
+    const rpc = pinned ?? (await this.#o.rpc.pin());
+    const latest = rpc.head;
+    let final = await this.#finalOf(rpc);
+    if ((this.#o.finalityQuorum ?? 1) > 1) final = await this.#quorumFinal(rpc, final);
     return { latest, final: final < latest ? final : latest };
   }
 
+  async #finalOf(rpc: PinnedRpc): Promise<bigint> {
+    const c = this.#o.confirmation;
+    return c.kind === 'finalized' ? (await fetchHeader(rpc, 'finalized')).height : rpc.head - BigInt(c.confirmations) + 1n;
+  }
+
+  /**
+   * The final height agreed by `finalityQuorum` endpoints: the lowest of their final heights, and only when they all
+   * hold the same block there. Fewer endpoints answering, or two hashes, fail the poll (nothing is confirmed).
+   */
+  async #quorumFinal(pinned: PinnedRpc, final: bigint): Promise<bigint> {
+    const q = this.#o.finalityQuorum ?? 1;
+    const votes: Array<{ rpc: PinnedRpc; final: bigint }> = [{ rpc: pinned, final }];
+    for (const other of this.#o.rpc.others(pinned)) {
+      if (votes.length >= q) break;
+      try {
+        votes.push({ rpc: other, final: await this.#finalOf(other) });
+      } catch {
+        /* the pool recorded the endpoint's fault; ask the next one */
+      }
+    }
+    if (votes.length < q) throw new RpcError('unavailable', `finality quorum: ${votes.length} of ${q} endpoints answered`);
+    let agreed = votes.reduce((m, v) => minBig(m, v.final), final);
+    if (agreed < 0n) agreed = 0n;
+    const hashes = await Promise.all(
+      votes.map((v) =>
+        fetchHeader(v.rpc, agreed).then(
+          (h) => h.hash,
+          (e: unknown) => {
+            throw new RpcError('unavailable', `finality quorum: ${v.rpc.label} has no block ${agreed}: ${(e as Error).message}`);
+          },
+        ),
+      ),
+    );
+    if (new Set(hashes).size > 1) {
+      throw new RpcError('unavailable', `finality quorum: endpoints disagree on block ${agreed} (${votes.map((v, i) => `${v.rpc.label}=${hashes[i]}`).join(', ')})`);
+    }
+    return agreed;
+  }
+
   async initialCursor(startHeight?: bigint): Promise<ScanCursor> {
-    const start = startHeight ?? (await this.head()).final;
-    return cursorAt(await fetchHeader(this.#o.rpc, start < 0n ? 0n : start));
+    const rpc = await this.#o.rpc.pin();
+    const start = startHeight ?? (await this.head(rpc)).final;
+    return cursorAt(await fetchHeader(rpc, start < 0n ? 0n : start));
   }
 
   async poll(state: CursorState, watch: WatchSet): Promise<PollResult> {
     const cursor = decodeCursor(state);
-    const { latest, final } = await this.head();
-    await watch.sync();
+    const rpc = await this.#o.rpc.pin();
+    try {
+      return await this.#poll(rpc, cursor, watch);
+    } catch (e) {
+      // A poll reads heads, blocks and logs at or below the pinned endpoint's own head: a block missing there, answers
+      // that do not link up, or a JSON-RPC error (other than a range to shrink) are the endpoint's fault. Transport
+      // faults were recorded by the pool already; errors this scanner raises about other endpoints are 'unavailable'.
+      if (e instanceof MissingBlockError || e instanceof ChainMovedError || (e instanceof RpcError && e.kind === 'rpc_error' && endpointFault(e) === null)) {
+        rpc.fault(e.message);
+      }
+      throw e;
+    }
+  }
 
-    // 1. Is the block we stopped at still canonical? If not, walk back to the common ancestor.
-    const tipNow = await fetchHeader(this.#o.rpc, cursor.tip.height);
-    if (tipNow.hash !== cursor.tip.hash) return this.#rollback(cursor, final);
+  async #poll(rpc: PinnedRpc, cursor: ScanCursor, watch: WatchSet): Promise<PollResult> {
+    const { latest, final } = await this.head(rpc);
+    await watch.sync();
 
     const caughtUpResult = (): PollResult => ({
       rollbackAbove: null,
@@ -77,11 +131,21 @@ export class BlockScanner {
       cursor: encodeCursor(cursor),
       caughtUp: true,
     });
+    // An endpoint behind the block we already processed (failover to a slower node): nothing to read from it yet.
+    if (latest < cursor.tip.height) return caughtUpResult();
+
+    // 1. Is the block we stopped at still canonical? If not, walk back to the common ancestor.
+    const tipNow = await fetchHeader(rpc, cursor.tip.height);
+    if (tipNow.hash !== cursor.tip.hash) {
+      if (this.#o.rpc.size > 1) await this.#confirmReorg(rpc, cursor.tip.height, cursor.tip.hash, tipNow.hash);
+      return this.#rollback(rpc, cursor, final);
+    }
+
     if (latest <= cursor.tip.height) return caughtUpResult();
 
     // 2. Logs of the token contracts over the next range (adaptive size).
     const from = cursor.tip.height + 1n;
-    const { logs, to } = await this.#getLogs(from, minBig(latest, from + BigInt(this.#span) - 1n));
+    const { logs, to } = await this.#getLogs(rpc, from, minBig(latest, from + BigInt(this.#span) - 1n));
 
     // 3. Headers: every block above the final height (linked by parent hash), the final one that anchors them,
     //    every block with a matched transfer (for its timestamp), and the range end.
@@ -91,7 +155,7 @@ export class BlockScanner {
     for (const m of matched) heights.add(m.blockNumber);
     const headers = new Map<bigint, HeaderRef>();
     await Promise.all(
-      [...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(this.#o.rpc, h)))),
+      [...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(rpc, h)))),
     );
 
     // 4. Linkage: each unconfirmed block's parent is the block before it (or the cursor tip).
@@ -127,10 +191,35 @@ export class BlockScanner {
     };
   }
 
-  async #rollback(cursor: ScanCursor, final: bigint): Promise<PollResult> {
+  /**
+   * A hash at `height` that differs from the stored one is a reorg only when another endpoint says so too. Another
+   * endpoint holding the stored hash means the pinned one is lying or on a minority fork: it is faulted and the poll
+   * fails (the next one runs elsewhere). No other endpoint answering fails the poll: nothing is rolled back unconfirmed.
+   */
+  async #confirmReorg(pinned: PinnedRpc, height: bigint, stored: string, seen: string): Promise<void> {
+    for (const other of this.#o.rpc.others(pinned)) {
+      if (other.head < height) continue;
+      let hash: string;
+      try {
+        hash = (await fetchHeader(other, height)).hash;
+      } catch {
+        continue;
+      }
+      if (hash === seen) return;
+      if (hash === stored) {
+        const reason = `block ${height}: hash ${seen} contradicts ${other.label} and the stored ${stored}`;
+        pinned.fault(reason);
+        throw new RpcError('unavailable', `reorg signal not confirmed: ${reason}`);
+      }
+      throw new RpcError('unavailable', `reorg signal not confirmed: block ${height} has a third hash on ${other.label}`);
+    }
+    throw new RpcError('unavailable', `reorg signal at block ${height} from ${pinned.label} not confirmed: no other endpoint answered`);
+  }
+
+  async #rollback(rpc: PinnedRpc, cursor: ScanCursor, final: bigint): Promise<PollResult> {
     const candidates = cursor.recent.filter((b) => b.height < cursor.tip.height).reverse();
     for (const b of candidates) {
-      const now = await fetchHeader(this.#o.rpc, b.height);
+      const now = await fetchHeader(rpc, b.height);
       if (now.hash !== b.hash) continue;
       // Blocks above the ancestor were replaced. If one of them was at or below the final height, a credit may
       // already have been confirmed from it: that is a reorg deeper than the policy and needs an operator.
@@ -149,11 +238,12 @@ export class BlockScanner {
     throw new DeepReorgError(`reorg deeper than the tracked unconfirmed blocks below height ${cursor.tip.height}`);
   }
 
-  async #getLogs(from: bigint, to: bigint): Promise<{ logs: RpcLog[]; to: bigint }> {
+  async #getLogs(rpc: PinnedRpc, from: bigint, to: bigint): Promise<{ logs: RpcLog[]; to: bigint }> {
     let end = to;
     for (;;) {
       try {
-        const logs = await this.#o.rpc.call<RpcLog[]>('eth_getLogs', [
+        // `to` is at most the pinned endpoint's own head: its answer covers the whole range.
+        const logs = await rpc.call<RpcLog[]>('eth_getLogs', [
           { fromBlock: toHex(from), toBlock: toHex(end), address: [...this.#byContract.keys()], topics: [TRANSFER_TOPIC] },
         ]);
         const used = Number(end - from + 1n);

@@ -3,6 +3,11 @@ import { RpcError, classifyRpcError } from './rpc-errors.js';
 // Minimal JSON-RPC over HTTP. One call = one HTTP request (counted, for the "RPC calls per block" figure).
 // No retries here: retry policy belongs to the caller (adaptive ranges in the scanner, backoff in the watcher).
 
+/** What every JSON-RPC reader needs: one endpoint (JsonRpcClient) or a failover pool (chains/rpc/failover-rpc.ts). */
+export interface RpcCaller {
+  call<T>(method: string, params: unknown[]): Promise<T>;
+}
+
 export interface RpcClientOptions {
   url: string;
   timeoutMs?: number;
@@ -10,7 +15,7 @@ export interface RpcClientOptions {
   headers?: Record<string, string>;
 }
 
-export class JsonRpcClient {
+export class JsonRpcClient implements RpcCaller {
   readonly url: string;
   readonly #timeoutMs: number;
   readonly #headers: Record<string, string>;

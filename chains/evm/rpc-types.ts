@@ -1,6 +1,6 @@
 import { RpcError } from './rpc-errors.js';
 import type { BlockRef } from '../types.js';
-import type { JsonRpcClient } from './rpc-client.js';
+import type { RpcCaller } from './rpc-client.js';
 
 // Wire shapes of the Ethereum JSON-RPC answers we read (quantities are 0x-hex strings).
 
@@ -50,10 +50,17 @@ function headerRef(h: RpcBlockHeader): HeaderRef {
   };
 }
 
+/** The endpoint has no block at a height it should have (at or below its own head): a lagging or lying node. */
+export class MissingBlockError extends RpcError {
+  constructor(message: string) {
+    super('bad_response', message);
+  }
+}
+
 /** Header by number or tag; a missing block is a transient condition (node behind its own head, or a reorg). */
-export async function fetchHeader(rpc: JsonRpcClient, block: bigint | 'latest' | 'finalized' | 'safe'): Promise<HeaderRef> {
+export async function fetchHeader(rpc: RpcCaller, block: bigint | 'latest' | 'finalized' | 'safe'): Promise<HeaderRef> {
   const tag = typeof block === 'bigint' ? toHex(block) : block;
   const h = await rpc.call<RpcBlockHeader | null>('eth_getBlockByNumber', [tag, false]);
-  if (!h) throw new RpcError('bad_response', `block ${tag} not found`);
+  if (!h) throw new MissingBlockError(`block ${tag} not found`);
   return headerRef(h);
 }

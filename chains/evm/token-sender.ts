@@ -16,7 +16,7 @@ import {
 } from '../types.js';
 import { ERC20 } from './erc20-abi.js';
 import { RpcError } from './rpc-errors.js';
-import type { JsonRpcClient } from './rpc-client.js';
+import type { RpcCaller } from './rpc-client.js';
 import { fetchHeader, toHex, type RpcReceipt } from './rpc-types.js';
 import { decodeTransferLog } from './transfer-log.js';
 import { evmViewReader } from './token-state.js';
@@ -48,7 +48,7 @@ export interface EvmTxBody {
 export class EvmTokenSender {
   constructor(
     private readonly network: NetworkId,
-    private readonly rpc: JsonRpcClient,
+    private readonly rpc: RpcCaller,
     private readonly tokens: readonly TokenContract[],
     private readonly finalHeight: () => Promise<{ latest: bigint; final: bigint }>,
   ) {}

@@ -1,12 +1,12 @@
 import type { ReadView } from '../tokens/token-views.js';
 import { RpcError } from './rpc-errors.js';
-import type { JsonRpcClient } from './rpc-client.js';
+import type { RpcCaller } from './rpc-client.js';
 
 /**
  * A view of `contract` over eth_call at `block`: its first word, or null when the token has no such view (the call
  * reverts or answers nothing). Transport failures propagate.
  */
-export function evmViewReader(rpc: JsonRpcClient, contract: string, block: string): ReadView {
+export function evmViewReader(rpc: RpcCaller, contract: string, block: string): ReadView {
   return async (data) => {
     try {
       const raw = await rpc.call<string>('eth_call', [{ to: contract, data }, block]);

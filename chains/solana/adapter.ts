@@ -34,10 +34,20 @@ import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHo
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
+import { SolanaEndpoints, type PinnedSolana } from './failover-connection.js';
+import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 
 export interface SolanaAdapterOptions {
   mode: Mode;
   rpcUrl: string;
+  /** Further endpoints (failover, chains/solana/failover-connection.ts). */
+  rpcUrls?: readonly string[];
+  /** Endpoints that must call a slot final before it is (default 1). */
+  finalityQuorum?: number;
+  /** Slots an endpoint may trail the best one before it leaves the rotation (default 150). */
+  maxLagSlots?: bigint;
+  rpcObserver?: RpcObserver;
+  rpcLog?: RpcLogger;
   /** USDT / USDC mints (base58) with their decimals: the registry's, checked on chain by verifyTokens. */
   tokens: readonly TokenContract[];
   /** Commitment at which credits become final (default `finalized`; `confirmed` trades safety for ~12 s). */
@@ -58,6 +68,8 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
   readonly connection: Connection;
+  /** The RPC endpoints (one or more) behind `connection`. */
+  readonly endpoints: SolanaEndpoints;
   readonly scanner: SolanaDepositScanner;
   readonly sender: SolanaTokenSender;
   readonly delegation: SolanaDelegation;
@@ -72,9 +84,18 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
       if (!address) throw new Error(`solana: bad ${t.symbol} mint address ${t.address}`);
       return { ...t, address };
     });
-    this.connection = new Connection(o.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: false });
+    const urls = [o.rpcUrl, ...(o.rpcUrls ?? []).filter((u) => u !== o.rpcUrl)];
+    if ((o.finalityQuorum ?? 1) > urls.length) throw new Error(`solana: a finality quorum of ${o.finalityQuorum} needs as many RPC endpoints`);
+    const endpoints = new SolanaEndpoints({ mode: o.mode, urls, maxLagSlots: o.maxLagSlots ?? 150n, commitment: 'confirmed', observer: o.rpcObserver, log: o.rpcLog });
+    this.endpoints = endpoints;
+    this.connection = endpoints.connection;
     this.scanner = new SolanaDepositScanner({
       connection: this.connection,
+      // One endpoint needs no pinning (and no extra slot probe per poll).
+      ...(urls.length > 1 ? { pin: () => endpoints.pin() } : {}),
+      ...((o.finalityQuorum ?? 1) > 1
+        ? { agreeFinal: (p: { connection: Connection }, slot: number) => endpoints.agreedSlot(p as PinnedSolana, slot, o.finalityQuorum!, this.finality) }
+        : {}),
       tokens: this.tokens,
       finality: this.finality,
       tokenProgramId: this.#tokenProgramId,
@@ -85,6 +106,7 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
     this.sender = new SolanaTokenSender({
       connection: this.connection,
       rpcUrl: o.rpcUrl,
+      rpcFetch: endpoints.fetch,
       tokens: this.tokens,
       tokenProgramId: this.#tokenProgramId,
       finality: this.finality,
@@ -309,11 +331,27 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
 export function createSolanaAdapter(s: {
   mode: Mode;
   rpcUrl: string;
+  rpcUrls?: readonly string[];
+  rpcQuorum?: number;
+  rpcMaxLagBlocks?: bigint;
+  rpcObserver?: RpcObserver;
+  rpcLog?: RpcLogger;
   tokens: readonly TokenContract[];
   confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
 }, extra: SolanaExtraSettings = {}): SolanaChainAdapter {
   const finality: Finality = s.confirmation.kind === 'finalized' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
-  return new SolanaChainAdapter({ mode: s.mode, rpcUrl: s.rpcUrl, tokens: s.tokens, finality, ...extra });
+  return new SolanaChainAdapter({
+    mode: s.mode,
+    rpcUrl: s.rpcUrl,
+    rpcUrls: s.rpcUrls,
+    maxLagSlots: s.rpcMaxLagBlocks,
+    finalityQuorum: s.rpcQuorum,
+    rpcObserver: s.rpcObserver,
+    rpcLog: s.rpcLog,
+    tokens: s.tokens,
+    finality,
+    ...extra,
+  });
 }
 
 /** The adapter factory with the CHAIN_SOLANA_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */

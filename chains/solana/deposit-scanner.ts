@@ -23,6 +23,10 @@ import { paymentReference } from './solana-pay.js';
 
 export interface SolanaScannerOptions {
   connection: Connection;
+  /** With several endpoints: the connection of one endpoint for a whole poll (chains/solana/failover-connection.ts). */
+  pin?: () => Promise<{ connection: Connection }>;
+  /** With a quorum: the final slot agreed by it, from the pinned endpoint's own (chains/solana/failover-connection.ts). */
+  agreeFinal?: (pinned: { connection: Connection }, slot: number) => Promise<number>;
   tokens: readonly TokenContract[];
   finality: Finality;
   tokenProgramId: PublicKey;
@@ -39,7 +43,7 @@ interface SolanaCursor {
   scannedThrough: string;
 }
 
-function encodeSolanaCursor(slot: bigint): CursorState {
+export function encodeSolanaCursor(slot: bigint): CursorState {
   const c: SolanaCursor = { v: 1, scannedThrough: slot.toString() };
   return c;
 }
@@ -75,8 +79,12 @@ export class SolanaDepositScanner {
   }
 
   async initialCursor(startHeight?: bigint): Promise<CursorState> {
-    const start = startHeight ?? BigInt(await this.#o.connection.getSlot(this.#o.finality));
-    return encodeSolanaCursor(start);
+    if (startHeight !== undefined) return encodeSolanaCursor(startHeight);
+    const conn = this.#o.pin ? (await this.#o.pin()).connection : this.#o.connection;
+    const start = await conn.getSlot(this.#o.finality);
+    // As in poll: with several endpoints, the start slot must hold a block on the endpoint that named it.
+    if (this.#o.pin) await conn.getBlockTime(start);
+    return encodeSolanaCursor(BigInt(start));
   }
 
   async head(): Promise<{ latest: bigint; final: bigint }> {
@@ -87,13 +95,20 @@ export class SolanaDepositScanner {
   async poll(cursor: CursorState, watch: WatchSet): Promise<PollResult> {
     const calls: Record<string, number> = {};
     const count = (m: string, n = 1) => (calls[m] = (calls[m] ?? 0) + n);
-    const conn = this.#o.connection;
+    // One endpoint answers the whole poll: the cursor slot and every listing come from the same node.
+    const pinned = this.#o.pin ? await this.#o.pin() : { connection: this.#o.connection };
+    const conn = pinned.connection;
     const limit = pLimit(this.#o.concurrency);
     const persisted = decodeSolanaCursor(cursor);
     const fromSlot = Number(persisted) - this.#o.rescanSlots;
 
-    const [confirmed, final] = await Promise.all([conn.getSlot('confirmed'), conn.getSlot(this.#o.finality)]);
+    const [confirmed, ownFinal] = await Promise.all([conn.getSlot('confirmed'), conn.getSlot(this.#o.finality)]);
     count('getSlot', 2);
+    const final = this.#o.agreeFinal ? await this.#o.agreeFinal(pinned, ownFinal) : ownFinal;
+    // With several endpoints, the pinned one must hold a block at the slot it calls confirmed before that slot becomes
+    // the cursor: a node inventing slots would otherwise move the cursor past transfers it never listed.
+    const provenTime = this.#o.pin ? await conn.getBlockTime(confirmed) : undefined;
+    if (provenTime === null) throw new Error(`solana: no block time at the pinned endpoint's confirmed slot ${confirmed}`);
     // Every address shown to a payer before the confirmed slot was read is in the set from here on.
     await watch.sync();
 
@@ -189,7 +204,7 @@ export class SolanaDepositScanner {
     for (const [sig, slot] of this.#delivered) if (slot < fromSlot) this.#delivered.delete(sig);
 
     count('getBlockTime');
-    const tipTime = await conn.getBlockTime(confirmed).catch(() => null);
+    const tipTime = provenTime ?? (await conn.getBlockTime(confirmed).catch(() => null));
     transfers.sort((a, b) => a.order - b.order);
     this.lastPollCalls = calls;
     return {

@@ -11,8 +11,8 @@ export class SolanaRpcError extends Error {
   }
 }
 
-export async function solanaRpcCall<T>(url: string, method: string, params: unknown[], timeoutMs = 15_000): Promise<T> {
-  const res = await fetch(url, {
+export async function solanaRpcCall<T>(url: string, method: string, params: unknown[], timeoutMs = 15_000, fetchFn: typeof fetch = fetch): Promise<T> {
+  const res = await fetchFn(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),

@@ -41,6 +41,8 @@ import { solanaRpcCall, SolanaRpcError } from './json-rpc.js';
 export interface SolanaSenderOptions {
   connection: Connection;
   rpcUrl: string;
+  /** Transport of the raw sendTransaction calls (the endpoints' failover, chains/solana/failover-connection.ts). */
+  rpcFetch?: typeof fetch;
   tokens: readonly TokenContract[];
   tokenProgramId: PublicKey;
   finality: Finality;
@@ -229,7 +231,7 @@ export class SolanaTokenSender {
       await solanaRpcCall(this.#o.rpcUrl, 'sendTransaction', [
         signed.raw,
         { encoding: 'base64', preflightCommitment: 'confirmed', maxRetries: 0 },
-      ]);
+      ], undefined, this.#o.rpcFetch);
       return { status: 'accepted' };
     } catch (e) {
       if (!(e instanceof SolanaRpcError)) throw e;
@@ -238,7 +240,7 @@ export class SolanaTokenSender {
       if (err === 'BlockhashNotFound') {
         if (await this.isExpired(signed)) return { status: 'rejected', reason: 'expired', detail: 'blockhash expired before the transaction landed' };
         // A lagging RPC node may not know a fresh blockhash yet: forward without preflight, the bytes stay valid.
-        await solanaRpcCall(this.#o.rpcUrl, 'sendTransaction', [signed.raw, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }]);
+        await solanaRpcCall(this.#o.rpcUrl, 'sendTransaction', [signed.raw, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }], undefined, this.#o.rpcFetch);
         return { status: 'accepted' };
       }
       if (e.code === -32002) {

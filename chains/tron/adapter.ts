@@ -29,7 +29,8 @@ import type { ConfirmationPolicy } from '../evm/block-scanner.js';
 import { toHex, type RpcLog } from '../evm/rpc-types.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
-import { JsonRpcClient } from '../evm/rpc-client.js';
+import { FailoverJsonRpc } from '../evm/failover-rpc.js';
+import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
 import { tronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
@@ -41,6 +42,12 @@ export interface TronAdapterOptions {
   mode: Mode;
   /** java-tron Ethereum-compatible JSON-RPC (detection), e.g. https://api.trongrid.io/jsonrpc. */
   jsonRpcUrl: string;
+  /** Further JSON-RPC endpoints (failover); the wallet API hosts stay single. */
+  jsonRpcUrls?: readonly string[];
+  finalityQuorum?: number;
+  maxLagBlocks?: bigint;
+  rpcObserver?: RpcObserver;
+  rpcLog?: RpcLogger;
   /** HTTP wallet API (sending); without it the adapter detects deposits but refuses to build transfers. */
   fullHost?: string;
   solidityHost?: string;
@@ -66,7 +73,7 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
-  readonly rpc: JsonRpcClient;
+  readonly rpc: FailoverJsonRpc;
   readonly source: TronTransferSource;
   readonly #sender: TronTokenSender | null;
   /** Subscriptions need the wallet API (reads, transferFrom); without FULL_HOST this adapter only detects deposits. */
@@ -82,9 +89,19 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
       return { ...t, address };
     });
     const headers: Record<string, string> = o.apiKey ? { 'TRON-PRO-API-KEY': o.apiKey } : {};
-    this.rpc = new JsonRpcClient({ url: o.jsonRpcUrl, timeoutMs: o.rpcTimeoutMs ?? 10_000, headers });
+    this.rpc = new FailoverJsonRpc({
+      network: 'tron',
+      mode: o.mode,
+      urls: [o.jsonRpcUrl, ...(o.jsonRpcUrls ?? []).filter((u) => u !== o.jsonRpcUrl)],
+      timeoutMs: o.rpcTimeoutMs ?? 10_000,
+      headers,
+      maxLagBlocks: o.maxLagBlocks,
+      observer: o.rpcObserver,
+      log: o.rpcLog,
+    });
     this.source = new TronTransferSource({
       rpc: this.rpc,
+      finalityQuorum: o.finalityQuorum,
       tokens: this.tokens,
       confirmation: o.confirmation ?? { kind: 'finalized' },
       maxBlockRange: o.maxBlockRange ?? 1000,
@@ -287,6 +304,11 @@ export function createTronAdapterFactory(env: Record<string, string | undefined>
   return (s: {
     mode: Mode;
     rpcUrl: string;
+    rpcUrls?: readonly string[];
+    rpcQuorum?: number;
+    rpcMaxLagBlocks?: bigint;
+    rpcObserver?: RpcObserver;
+    rpcLog?: RpcLogger;
     rpcTimeoutMs: number;
     chainId: bigint | undefined;
     tokens: readonly TokenContract[];
@@ -297,6 +319,11 @@ export function createTronAdapterFactory(env: Record<string, string | undefined>
     return new TronChainAdapter({
       mode: s.mode,
       jsonRpcUrl: s.rpcUrl,
+      jsonRpcUrls: s.rpcUrls,
+      finalityQuorum: s.rpcQuorum,
+      maxLagBlocks: s.rpcMaxLagBlocks,
+      rpcObserver: s.rpcObserver,
+      rpcLog: s.rpcLog,
       fullHost: x.fullHost,
       solidityHost: x.solidityHost,
       apiKey: x.apiKey,

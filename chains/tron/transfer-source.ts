@@ -2,7 +2,7 @@ import { TokenRegistryMismatchError, type ChainHead, type CursorState, type Poll
 import { BlockScanner, type ConfirmationPolicy } from '../evm/block-scanner.js';
 import { encodeCursor } from '../evm/cursor.js';
 import { ERC20 } from '../evm/erc20-abi.js';
-import type { JsonRpcClient } from '../evm/rpc-client.js';
+import type { FailoverJsonRpc } from '../evm/failover-rpc.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from './address.js';
 
 // Deposit detection over java-tron's Ethereum-compatible JSON-RPC (`eth_getLogs`, `eth_blockNumber`,
@@ -13,7 +13,8 @@ import { evmHexToTron, tronBase58, tronToEvmHex } from './address.js';
 
 
 export interface TronTransferSourceOptions {
-  rpc: JsonRpcClient;
+  rpc: FailoverJsonRpc;
+  finalityQuorum?: number;
   /** Registry tokens with canonical `41...` addresses. */
   tokens: readonly TokenContract[];
   confirmation: ConfirmationPolicy;
@@ -33,6 +34,7 @@ export class TronTransferSource {
     this.#byEvmHex = new Map(o.tokens.map((t) => [tronToEvmHex(t.address), t]));
     this.scanner = new BlockScanner({
       rpc: o.rpc,
+      finalityQuorum: o.finalityQuorum,
       tokens: evmTokens,
       confirmation: o.confirmation,
       maxBlockRange: o.maxBlockRange,

@@ -36,11 +36,27 @@ export interface ObservedDeposit {
   amount: bigint;
 }
 
+/** A deposit row written or revived by recordObservedDeposits (for log lines). */
+export interface RecordedDeposit {
+  id: string;
+  session_id: string | null;
+  tx_hash: string;
+  log_index: number;
+  block_number: bigint;
+  token: string;
+  amount_base: bigint;
+}
+
 /** Inserts provisional deposits (one statement), linking each to the session owning its address. Returns rows new or revived. */
 export async function recordObservedDeposits(trx: Transaction<Database>, chain: ChainRef, items: readonly ObservedDeposit[]): Promise<number> {
-  if (items.length === 0) return 0;
+  return (await recordObservedDepositRows(trx, chain, items)).length;
+}
+
+/** recordObservedDeposits, answering the rows new or revived. */
+export async function recordObservedDepositRows(trx: Transaction<Database>, chain: ChainRef, items: readonly ObservedDeposit[]): Promise<RecordedDeposit[]> {
+  if (items.length === 0) return [];
   const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
-  const result = await sql`
+  const result = await sql<RecordedDeposit>`
     insert into deposits (id, network, mode, tx_hash, log_index, block_number, block_hash, block_time, token,
                           token_contract, from_address, to_address, amount_base, session_id, status)
     select v.id, ${chain.network}, ${chain.mode}, v.tx_hash, v.log_index, v.block_number, v.block_hash, v.block_time,
@@ -55,8 +71,9 @@ export async function recordObservedDeposits(trx: Transaction<Database>, chain: 
     on conflict (network, mode, tx_hash, log_index) do update
       set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
           block_time = excluded.block_time, orphaned_at = null
-      where deposits.status = 'orphaned'`.execute(trx);
-  return Number(result.numAffectedRows ?? 0n);
+      where deposits.status = 'orphaned'
+    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token, deposits.amount_base`.execute(trx);
+  return result.rows;
 }
 
 /** Reorg: provisional deposits in blocks above `height` stopped being canonical. Confirmed ones are never touched. */
@@ -76,6 +93,8 @@ export interface ConfirmResult {
   confirmed: number;
   credited: number;
   paidSessionIds: string[];
+  /** Each deposit confirmed, in chain order (for log lines). */
+  decisions: Array<{ depositId: string; sessionId: string | null; txHash: string; disposition: 'credited' | 'unmatched'; reason: UnmatchedReason | null; paidSession: boolean }>;
 }
 
 /**
@@ -92,7 +111,7 @@ export async function confirmFinalDeposits(
   const t = trx;
   const deposits = await t
     .selectFrom('deposits')
-    .select(['id', 'session_id', 'token', 'amount_base', 'block_time'])
+    .select(['id', 'session_id', 'token', 'amount_base', 'block_time', 'tx_hash'])
     .where('network', '=', chain.network)
     .where('mode', '=', chain.mode)
     .where('status', '=', 'provisional')
@@ -101,7 +120,7 @@ export async function confirmFinalDeposits(
     .orderBy('log_index')
     .forUpdate()
     .execute();
-  if (deposits.length === 0) return { confirmed: 0, credited: 0, paidSessionIds: [] };
+  if (deposits.length === 0) return { confirmed: 0, credited: 0, paidSessionIds: [], decisions: [] };
 
   const sessionIds = [...new Set(deposits.flatMap((d) => (d.session_id ? [d.session_id] : [])))];
   const sessions = sessionIds.length
@@ -208,7 +227,17 @@ export async function confirmFinalDeposits(
       paidSessionIds.push(s.row.id);
     }
   }
-  return { confirmed: decisions.length, credited: decisions.filter((x) => x.disposition === 'credited').length, paidSessionIds };
+  const byDeposit = new Map(deposits.map((d) => [d.id, d]));
+  const paidBy = new Set([...byId.values()].flatMap((s) => (s.paidBy ? [s.paidBy] : [])));
+  return {
+    confirmed: decisions.length,
+    credited: decisions.filter((x) => x.disposition === 'credited').length,
+    paidSessionIds,
+    decisions: decisions.map((x) => {
+      const d = byDeposit.get(x.id)!;
+      return { depositId: x.id, sessionId: d.session_id, txHash: d.tx_hash, disposition: x.disposition, reason: x.reason, paidSession: paidBy.has(x.id) };
+    }),
+  };
 }
 
 /**

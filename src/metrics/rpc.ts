@@ -1,9 +1,11 @@
+import type { RpcObserver } from '../../chains/rpc/observer.js';
 import { LATENCY_BUCKETS, metrics } from './registry.js';
 
 // RPC metrics of the chain clients (fed by the RPC clients; deploy/prometheus/alerts.yml's RpcErrorRate reads them).
 // `endpoint` is endpointLabel(url): host and port only, so an API key in a path or query never becomes a label.
 
-export const RPC_OUTCOMES = ['ok', 'error', 'timeout', 'rate_limited'] as const;
+/** `request_error`: the node answered, and the request itself was refused (a revert, a range too large): not the endpoint's fault. */
+export const RPC_OUTCOMES = ['ok', 'error', 'timeout', 'rate_limited', 'request_error'] as const;
 export type RpcOutcome = (typeof RPC_OUTCOMES)[number];
 
 type RpcLabels = 'network' | 'mode' | 'endpoint' | 'method';
@@ -67,3 +69,29 @@ export async function observeRpc<T>(
     stop();
   }
 }
+
+export const rpcFailovers = metrics.counter<'network' | 'mode' | 'from' | 'to'>({
+  name: 'stablepay_rpc_failovers_total',
+  help: 'Requests or polls moved from one endpoint of a chain to another.',
+  labels: ['network', 'mode', 'from', 'to'],
+  values: { mode: ['test', 'live'] },
+  maxSeries: 200,
+});
+
+/** Feeds the RPC metrics from the chain clients' failover layer (chains/rpc/observer.ts); labels are host:port only. */
+export const rpcMetricsObserver: RpcObserver = {
+  onCall(e) {
+    const l = { network: e.network, mode: e.mode, endpoint: endpointLabel(e.endpoint), method: e.method };
+    const outcome: RpcOutcome = e.ok ? 'ok' : e.fault === null ? 'request_error' : /timeout|timed out/i.test(e.fault) ? 'timeout' : /429/.test(e.fault) ? 'rate_limited' : 'error';
+    rpcRequests.inc({ ...l, outcome });
+    rpcDuration.observe(l, e.ms / 1000);
+  },
+  onFailover(e) {
+    rpcFailovers.inc({ network: e.network, mode: e.mode, from: endpointLabel(e.from), to: endpointLabel(e.to) });
+  },
+  onHealth(e) {
+    const l = { network: e.network, mode: e.mode, endpoint: endpointLabel(e.endpoint) };
+    rpcEndpointHealthy.set(l, e.state === 'healthy' ? 1 : 0);
+    if (e.lag !== null) rpcEndpointLag.set(l, Number(e.lag));
+  },
+};

@@ -27,11 +27,12 @@ interface ChainState {
   head?: bigint;
   blockTime?: number;
 }
-const state = new Map<string, ChainState>();
+const state = new Map<string, Map<string, ChainState>>();
 const stateOf = (l: { network: string; mode: string }) => {
-  const k = `${l.network}:${l.mode}`;
-  let s = state.get(k);
-  if (!s) state.set(k, (s = {}));
+  let byMode = state.get(l.network);
+  if (!byMode) state.set(l.network, (byMode = new Map()));
+  let s = byMode.get(l.mode);
+  if (!s) byMode.set(l.mode, (s = {}));
   return s;
 };
 const setLag = (l: { network: string; mode: string }, s: ChainState) => {
@@ -68,10 +69,10 @@ export function watcherMetricsHooks(chain: { network: string; mode: string }) {
 
 metrics.onScrape('watcher-block-age', async () => {
   const now = Date.now() / 1000;
-  for (const [k, s] of state) {
-    if (s.blockTime === undefined) continue;
-    const [network, mode] = k.split(':') as [string, string];
-    blockAge.set({ network, mode }, Math.max(0, now - s.blockTime));
+  for (const [network, byMode] of state) {
+    for (const [mode, s] of byMode) {
+      if (s.blockTime !== undefined) blockAge.set({ network, mode }, Math.max(0, now - s.blockTime));
+    }
   }
 });
 

@@ -53,7 +53,7 @@ export function startDepositSetupWorker(
 ): { stop(): Promise<void> } {
   const worker = createWorker('deposit-setup', ctx, async ({ sessionId }) => {
     const r = await prepareDepositAddress(deps, sessionId);
-    if (r === 'prepared') deps.log?.info({ session: sessionId }, 'deposit address prepared');
+    if (r === 'prepared') deps.log?.info({ session_id: sessionId }, 'deposit address prepared');
     return r;
   }, 2);
   worker.on('failed', (job, err) => deps.log?.warn({ err, job: job?.id }, 'deposit setup failed; BullMQ retries it'));

@@ -58,7 +58,7 @@ export async function advanceRefund(deps: PayoutEngineDeps, refundId: string): P
 
   if (!adapter || !deps.signer) {
     if (live.length === 0) return failed(deps, refundId, adapter ? 'signer_unavailable' : 'network_unavailable');
-    deps.log?.error({ refund: refundId, network: refund.network }, 'signed payout cannot be reconciled: network or signer missing');
+    deps.log?.error({ refund_id: refundId, network: refund.network }, 'signed payout cannot be reconciled: network or signer missing');
     return { kind: 'wait', ms: 30_000 };
   }
 
@@ -86,9 +86,9 @@ export async function advanceRefund(deps: PayoutEngineDeps, refundId: string): P
         failpoint('payout:after_receipt');
         await completeRefund(deps.db, refundId, a, d.delivered);
         if (d.delivered < refund.amount_base) {
-          deps.log?.warn({ refund: refundId, tx: a.tx_hash, amount_base: String(refund.amount_base), delivered_base: String(d.delivered), elsewhere_base: String(d.elsewhere) },
+          deps.log?.warn({ refund_id: refundId, tx_hash: a.tx_hash, amount_base: String(refund.amount_base), delivered_base: String(d.delivered), elsewhere_base: String(d.elsewhere) },
             'refund completed short: the destination received less than the refund amount (a fee taken by the token)');
-        } else deps.log?.info({ refund: refundId, tx: a.tx_hash }, 'refund completed');
+        } else deps.log?.info({ refund_id: refundId, tx_hash: a.tx_hash }, 'refund completed');
         return { kind: 'done', status: 'completed' };
       }
       case 'failed':
@@ -147,7 +147,7 @@ async function rebroadcastOrDrop(deps: PayoutEngineDeps, adapter: ChainAdapter, 
   // Families without nonces (Solana, TRON): nothing waits behind these bytes, but they may still land (another node
   // may hold them) until proven expired; they are offered again until then, and isExpired drops them above.
   deps.log?.error(
-    { refund: a.refund_id, tx: a.tx_hash, reason: result.reason, detail: result.detail },
+    { refund_id: a.refund_id, tx_hash: a.tx_hash, reason: result.reason, detail: result.detail },
     a.nonce === null ? 'broadcast refused; the same bytes are offered again until they land or are proven expired' : 'broadcast refused; later payouts wait behind this nonce',
   );
   return { kind: 'wait', ms: Math.max(deps.pollMs, 5000) };
@@ -169,7 +169,7 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
   } catch (err) {
     if (!(err instanceof TransferRejectedError)) throw err;
     if (!replacing) return failed(deps, refund.id, sendFailureCode(err.reason), err.message);
-    deps.log?.warn({ refund: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
+    deps.log?.warn({ refund_id: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
     return { kind: 'wait', ms: deps.pollMs };
   }
   if (!replacing) {
@@ -226,7 +226,7 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
     if (err instanceof TransferRejectedError) {
       // Refused before anything was signed or stored (no gas, no tokens, the token refuses the destination).
       if (replacing) {
-        deps.log?.warn({ refund: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
+        deps.log?.warn({ refund_id: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
         return { kind: 'wait', ms: deps.pollMs };
       }
       return failed(deps, refund.id, err.refusal ? refusalCode(err.refusal) : sendFailureCode(err.reason), err.message);
@@ -235,17 +235,17 @@ async function signAndSend(deps: PayoutEngineDeps, adapter: ChainAdapter, refund
   }
   if (attempt === 'raced') return { kind: 'wait', ms: deps.pollMs };
   if (!attempt) return { kind: 'done', status: 'canceled' };
-  if (gross > refund.amount_base) deps.log?.info({ refund: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) }, 'refund grossed up for the token fee');
+  if (gross > refund.amount_base) deps.log?.info({ refund_id: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) }, 'refund grossed up for the token fee');
   failpoint('payout:after_sign');
   const result = await adapter.broadcast(attempt.signed as unknown as SignedTransfer);
   failpoint('payout:after_broadcast');
   if (result.status === 'rejected') {
     // Not on chain. The next step looks the hash up again and re-broadcasts or drops it by the rules above.
-    deps.log?.warn({ refund: refund.id, tx: attempt.tx_hash, reason: result.reason, detail: result.detail }, 'broadcast refused');
+    deps.log?.warn({ refund_id: refund.id, tx_hash: attempt.tx_hash, reason: result.reason, detail: result.detail }, 'broadcast refused');
     return { kind: 'wait', ms: deps.pollMs };
   }
   await setAttemptState(deps.db, attempt.id, 'broadcast');
-  if (replacing) deps.log?.info({ refund: refund.id, tx: attempt.tx_hash, replaces: replacing.tx_hash, feeBump }, 'stuck payout replaced');
+  if (replacing) deps.log?.info({ refund_id: refund.id, tx_hash: attempt.tx_hash, replaces: replacing.tx_hash, feeBump }, 'stuck payout replaced');
   return { kind: 'wait', ms: deps.pollMs };
 }
 
@@ -261,7 +261,7 @@ async function merchantAccount(db: Db, refund: RefundRow): Promise<number> {
 
 async function failed(deps: PayoutEngineDeps, refundId: string, code: RefundFailureCode, detail?: string): Promise<StepResult> {
   await failRefund(deps.db, refundId, code, detail);
-  deps.log?.warn({ refund: refundId, code, detail }, 'refund failed');
+  deps.log?.warn({ refund_id: refundId, code, detail }, 'refund failed');
   return { kind: 'done', status: 'failed' };
 }
 

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import { createQueue, createWorker, type QueueContext } from '../jobs/queues.js';
 import { openRefundIds } from '../ledger/payouts.js';
 import type { Logger } from '../logger.js';
+import { withIds } from '../log-fields.js';
 import { advanceRefund, type PayoutEngineDeps } from './engine.js';
 
 // Refund payouts as BullMQ jobs, one job per refund (job id payout-<re_id>). A job drives its refund step by step
@@ -41,8 +42,9 @@ export async function startPayoutWorker(ctx: QueueContext, opts: PayoutWorkerOpt
     ctx,
     async ({ refundId }, job, token) => {
       const until = Date.now() + opts.jobBudgetMs;
+      const stepOpts = opts.log ? { ...opts, log: withIds(opts.log, { refund_id: refundId }) } : opts;
       for (;;) {
-        const step = await advanceRefund(opts, refundId);
+        const step = await advanceRefund(stepOpts, refundId);
         if (step.kind === 'done') return step.status;
         if (stopping || Date.now() + step.ms > until) {
           await job.moveToDelayed(Date.now() + step.ms, token);

@@ -152,6 +152,6 @@ async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapte
 
 async function apply(deps: ApprovalPollerDeps, adapter: ChainAdapter, subscriptionId: string, a: ObservedApproval) {
   const r = await applyApproval(deps, subscriptionId, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash, logIndex: a.logIndex });
-  if (r === 'too_small') deps.log?.info({ subscription: subscriptionId, value: a.value.toString() }, 'authorization smaller than the requested allowance; waiting for another');
+  if (r === 'too_small') deps.log?.info({ subscription_id: subscriptionId, value: a.value.toString() }, 'authorization smaller than the requested allowance; waiting for another');
   return r;
 }

@@ -41,7 +41,7 @@ export async function advanceCharge(deps: ChargeEngineDeps, chargeId: bigint): P
       await chargeFailed(deps, chargeId, adapter ? 'no signer for the charger wallet' : `${charge.network} is not configured`);
       return { kind: 'done', state: 'failed' };
     }
-    deps.log?.error({ charge: String(chargeId) }, 'signed charge cannot be reconciled: network or signer missing');
+    deps.log?.error({ charge_id: String(chargeId) }, 'signed charge cannot be reconciled: network or signer missing');
     return { kind: 'wait' };
   }
   if (charge.state === 'pending') return signAndSend(deps, adapter, charge);
@@ -69,7 +69,7 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
           // Mined, yet nothing reached the settlement address: never a paid invoice. Tokens gone elsewhere need a person.
           const d = await adapter.readDelivery(a.tx_hash, charge.token as TokenSymbol, charge.owner_address, charge.destination_address);
           if (d && d.elsewhere > 0n) {
-            deps.log?.error({ charge: String(charge.id), tx: a.tx_hash, elsewhere_base: String(d.elsewhere) }, 'charge moved the customer\'s tokens to another address than the settlement address');
+            deps.log?.error({ charge_id: String(charge.id), tx_hash: a.tx_hash, elsewhere_base: String(d.elsewhere) }, 'charge moved the customer\'s tokens to another address than the settlement address');
           }
           const reason = d && d.elsewhere > 0n
             ? `wrong_recipient: ${d.elsewhere} base units went from the customer to other addresses than the settlement address (transaction ${a.tx_hash})`
@@ -80,7 +80,7 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
         await chargeSucceeded(deps, charge.id, { txHash: a.tx_hash, ...t });
         if (t.amount < charge.amount_base) {
           // The token took a fee on transferFrom: the customer paid the invoice amount, the merchant received less.
-          deps.log?.warn({ charge: String(charge.id), tx: a.tx_hash, amount_base: String(charge.amount_base), delivered_base: String(t.amount) },
+          deps.log?.warn({ charge_id: String(charge.id), tx_hash: a.tx_hash, amount_base: String(charge.amount_base), delivered_base: String(t.amount) },
             'charge delivered less than its amount to the settlement address (a fee taken by the token)');
         }
         return { kind: 'done', state: 'succeeded' };
@@ -106,7 +106,7 @@ async function followAttempts(deps: ChargeEngineDeps, adapter: Charger, charge: 
   }
   if (live.length === 0) {
     // Every attempt provably dead (expired, or its nonce went elsewhere): nothing moved; start over with pre-flight.
-    if (await reopenCharge(deps.db, charge.id)) deps.log?.info({ charge: String(charge.id) }, 'charge attempts expired; signing afresh');
+    if (await reopenCharge(deps.db, charge.id)) deps.log?.info({ charge_id: String(charge.id) }, 'charge attempts expired; signing afresh');
     return { kind: 'wait' };
   }
   const newest = live[live.length - 1]!;
@@ -136,7 +136,7 @@ async function reofferOrDrop(deps: ChargeEngineDeps, adapter: Charger, charge: C
   }
   // Refused for lack of gas or similar: later charges of this charger wait behind its nonce, so the same bytes are
   // offered again each tick until the operator tops the charger up.
-  deps.log?.warn({ charge: String(charge.id), tx: a.tx_hash, reason: r.reason, detail: r.detail }, 'charge re-broadcast refused');
+  deps.log?.warn({ charge_id: String(charge.id), tx_hash: a.tx_hash, reason: r.reason, detail: r.detail }, 'charge re-broadcast refused');
   return false;
 }
 
@@ -158,15 +158,15 @@ async function replaceStuck(deps: ChargeEngineDeps, adapter: Charger, charge: Ch
   } catch (err) {
     // E.g. the estimate now reverts because the original is being mined: keep the original in flight.
     if (err instanceof TransferRejectedError) {
-      deps.log?.warn({ charge: String(charge.id), reason: err.reason }, 'charge replacement refused; keeping the original in flight');
+      deps.log?.warn({ charge_id: String(charge.id), reason: err.reason }, 'charge replacement refused; keeping the original in flight');
       return { kind: 'wait' };
     }
     throw err;
   }
   if (!signed) return { kind: 'wait' };
   const r = await adapter.broadcast(signed);
-  if (r.status === 'rejected') deps.log?.warn({ charge: String(charge.id), reason: r.reason, detail: r.detail }, 'charge replacement broadcast refused');
-  else deps.log?.info({ charge: String(charge.id), tx: signed.hash, replaces: newest.tx_hash, feeBump }, 'stuck charge replaced');
+  if (r.status === 'rejected') deps.log?.warn({ charge_id: String(charge.id), reason: r.reason, detail: r.detail }, 'charge replacement broadcast refused');
+  else deps.log?.info({ charge_id: String(charge.id), tx_hash: signed.hash, replaces: newest.tx_hash, feeBump }, 'stuck charge replaced');
   return { kind: 'wait' };
 }
 
@@ -213,7 +213,7 @@ async function signAndSend(deps: ChargeEngineDeps, adapter: Charger, charge: Cha
   const r = await adapter.broadcast(signed);
   if (r.status === 'rejected') {
     // Not on chain; the next step looks the hash up and re-broadcasts. Later charges wait behind this nonce.
-    deps.log?.warn({ charge: String(charge.id), reason: r.reason, detail: r.detail }, 'charge broadcast refused');
+    deps.log?.warn({ charge_id: String(charge.id), reason: r.reason, detail: r.detail }, 'charge broadcast refused');
     return { kind: 'wait' };
   }
   await markChargeBroadcast(deps.db, charge.id);
@@ -234,6 +234,6 @@ function refusalText(refusal: TokenRefusal, detail: string): string {
 
 async function failNow(deps: ChargeEngineDeps, charge: ChargeRow, reason: string): Promise<ChargeStep> {
   await chargeFailed(deps, charge.id, reason);
-  deps.log?.info({ charge: String(charge.id), subscription: charge.subscription_id, reason }, 'charge failed before signing');
+  deps.log?.info({ charge_id: String(charge.id), subscription_id: charge.subscription_id, reason }, 'charge failed before signing');
   return { kind: 'done', state: 'failed' };
 }

@@ -1,6 +1,7 @@
 import { openChargeIds } from '../ledger/subscriptions-charges.js';
 import { processOneDue } from '../ledger/subscriptions-lifecycle.js';
 import { advanceCharge, type ChargeEngineDeps } from './charge-engine.js';
+import { withIds } from '../log-fields.js';
 
 // The subscription scheduler. The database holds every subscription's next action and time (next_action_at); a
 // tick claims due rows one by one with FOR UPDATE SKIP LOCKED and performs them, then drives every charge in
@@ -43,10 +44,10 @@ export async function runSchedulerTick(deps: ChargeEngineDeps, o: TickOptions = 
     while (next < ids.length) {
       const id = ids[next++]!;
       try {
-        const step = await advanceCharge(deps, id);
+        const step = await advanceCharge(deps.log ? { ...deps, log: withIds(deps.log, { charge_id: String(id) }) } : deps, id);
         if (step.kind === 'done') settled++;
       } catch (err) {
-        deps.log?.warn({ err, charge: String(id) }, 'charge step failed; the next tick retries it');
+        deps.log?.warn({ err, charge_id: String(id) }, 'charge step failed; the next tick retries it');
       }
     }
   });

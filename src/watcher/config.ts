@@ -11,6 +11,12 @@ export interface ChainSettings {
   mode: Mode;
   family: ChainFamily;
   rpcUrl: string;
+  /** Every endpoint, `rpcUrl` first (RPC_URL, then RPC_URLS in order, duplicates dropped). */
+  rpcUrls: string[];
+  /** Endpoints that must agree on the final block (RPC_QUORUM, default 1). */
+  rpcQuorum: number;
+  /** Blocks (slots) an endpoint may trail the best head before it leaves the rotation (RPC_MAX_LAG_BLOCKS). */
+  rpcMaxLagBlocks: bigint;
   rpcTimeoutMs: number;
   chainId: bigint | undefined;
   confirmation: ConfirmationSetting;
@@ -58,9 +64,15 @@ function chainEnvPrefix(network: NetworkId, mode: Mode): string {
 
 export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): ChainSettings | null {
   const p = chainEnvPrefix(network, mode);
-  const rpcUrl = env[`${p}RPC_URL`]?.trim();
+  const single = env[`${p}RPC_URL`]?.trim();
+  const listed = (env[`${p}RPC_URLS`] ?? '').split(',').map((u) => u.trim()).filter((u) => u !== '');
+  if (single && !/^https?:\/\//.test(single)) throw new Error(`${p}RPC_URL must be an http(s) URL`);
+  if (listed.some((u) => !/^https?:\/\//.test(u))) throw new Error(`${p}RPC_URLS must be comma-separated http(s) URLs`);
+  const rpcUrls = [...new Set([...(single ? [single] : []), ...listed])];
+  const rpcUrl = rpcUrls[0];
   if (!rpcUrl) return null;
-  if (!/^https?:\/\//.test(rpcUrl)) throw new Error(`${p}RPC_URL must be an http(s) URL`);
+  const rpcQuorum = int(env, `${p}RPC_QUORUM`, 1);
+  if (rpcQuorum > rpcUrls.length) throw new Error(`${p}RPC_QUORUM must not exceed the number of RPC endpoints (${rpcUrls.length})`);
   const d = DEFAULTS[network];
   const conf = env[`${p}CONFIRMATIONS`]?.trim();
   const confirmation: ConfirmationSetting =
@@ -78,6 +90,9 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
     mode,
     family: FAMILY[network],
     rpcUrl,
+    rpcUrls,
+    rpcQuorum,
+    rpcMaxLagBlocks: BigInt(int(env, `${p}RPC_MAX_LAG_BLOCKS`, network === 'solana' ? 150 : 10)),
     rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, 10_000),
     chainId: big(env, `${p}CHAIN_ID`),
     confirmation,

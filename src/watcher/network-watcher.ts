@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ChainAdapter, PollResult } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDeposits } from '../ledger/deposits.js';
+import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../ledger/deposits.js';
 import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/chain-cursors.js';
 import { chainKey, type ChainRef } from '../ledger/deposit-schema.js';
 import { AddressWatchSet } from './watch-set.js';
@@ -82,9 +82,9 @@ export class NetworkWatcher {
     const outcome = await db.transaction().execute(async (trx) => {
       if (poll.rollbackAbove !== null) {
         const n = await orphanProvisionalDepositsAbove(trx, this.chain, poll.rollbackAbove);
-        this.#log.warn({ chain: this.key, above: poll.rollbackAbove.toString(), orphaned: n }, 'reorg: provisional deposits rolled back');
+        this.#log.warn({ chain: this.key, network: this.chain.network, mode: this.chain.mode, above: poll.rollbackAbove.toString(), orphaned: n }, 'reorg: provisional deposits rolled back');
       }
-      await recordObservedDeposits(
+      const recorded = await recordObservedDepositRows(
         trx,
         this.chain,
         poll.transfers.map((t) => ({
@@ -102,8 +102,22 @@ export class NetworkWatcher {
       );
       const confirmed = await confirmFinalDeposits(trx, this.chain, poll.finalHeight, decimals);
       const version = await saveCursor(trx, this.key, expected, { cursor: poll.cursor, tip: poll.processedTip, finalHeight: poll.finalHeight });
-      return { ...confirmed, version };
+      return { ...confirmed, recorded, version };
     });
+    // Logged after the commit: a line says what the ledger holds. Ids as in docs/operations.md ("Logs").
+    const ids = { network: this.chain.network, mode: this.chain.mode };
+    for (const d of outcome.recorded) {
+      this.#log.info(
+        { ...ids, session_id: d.session_id ?? undefined, deposit_id: d.id, tx_hash: d.tx_hash, log_index: d.log_index, block: d.block_number.toString(), token: d.token, amount_base: d.amount_base.toString() },
+        d.session_id ? 'deposit seen' : 'deposit seen to an address of no session',
+      );
+    }
+    for (const d of outcome.decisions) {
+      const line = { ...ids, session_id: d.sessionId ?? undefined, deposit_id: d.depositId, tx_hash: d.txHash, disposition: d.disposition, reason: d.reason ?? undefined };
+      if (d.disposition === 'credited') this.#log.info(line, 'deposit credited');
+      else this.#log.warn(line, 'deposit confirmed unmatched');
+      if (d.paidSession) this.#log.info({ ...ids, session_id: d.sessionId ?? undefined, tx_hash: d.txHash }, 'session paid');
+    }
     this.#stored = { cursor: poll.cursor, version: outcome.version };
     this.#o.onCommitted?.({ poll, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds, confirmed: outcome.confirmed });
     return { caughtUp: poll.caughtUp, observed: poll.transfers.length, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds };

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { ChainRegistry, type RegisteredChain } from '../../chains/registry.js';
 import type { Database } from '../db/schema.js';
 import { chainKey } from '../ledger/deposit-schema.js';
-import { createChainAdapter } from './adapter-factory.js';
+import { createChainAdapter, type RpcHooks } from './adapter-factory.js';
 import type { WatcherSettings } from './config.js';
 import { runAsLeader } from './leader-lock.js';
 import { NetworkWatcher, type WatcherLogger } from './network-watcher.js';
@@ -19,10 +19,14 @@ export interface RunningWatchers {
  * The registry of every configured chain; verifies each token's on-chain decimals (throws on any mismatch). `env`
  * holds the family-only settings of TRON and Solana (src/watcher/adapter-factory.ts).
  */
-export async function createVerifiedAdapters(settings: WatcherSettings, env: Record<string, string | undefined>): Promise<ChainRegistry> {
+export async function createVerifiedAdapters(
+  settings: WatcherSettings,
+  env: Record<string, string | undefined>,
+  hooks: Partial<RpcHooks> = {},
+): Promise<ChainRegistry> {
   const chains: RegisteredChain[] = [];
   for (const s of settings.chains) {
-    const adapter = createChainAdapter(s, env);
+    const adapter = createChainAdapter(s, env, hooks);
     await adapter.verifyTokens();
     chains.push({
       adapter,

@@ -17,13 +17,16 @@ export interface DeliveryTarget {
   webhook_secret_enc: string;
   webhook_secret_prev_enc: string | null;
   prev_secret_valid: boolean;
+  /** The object the event is about (cs_..., re_..., sub_...), for log lines; null for events about none. */
+  aggregate_id: string | null;
 }
 
 export async function loadDeliveryTarget(db: WebhookDb, eventId: string): Promise<DeliveryTarget | undefined> {
   const { rows } = await sql<DeliveryTarget>`
     select d.event_id, d.merchant_id, d.mode, d.event_type, d.body, d.status, d.generation, d.round_attempts,
            m.webhook_url, m.webhook_secret_enc, m.webhook_secret_prev_enc,
-           coalesce(m.webhook_secret_prev_expires_at > now(), false) as prev_secret_valid
+           coalesce(m.webhook_secret_prev_expires_at > now(), false) as prev_secret_valid,
+           (select e.aggregate_id from outbox_events e where e.id = d.event_id) as aggregate_id
     from webhook_deliveries d join merchants m on m.id = d.merchant_id
     where d.event_id = ${eventId}`.execute(db);
   return rows[0];

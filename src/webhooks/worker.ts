@@ -5,6 +5,7 @@ import type { SecretBox } from '../security/secret-box.js';
 import { ensureDeliveryRow, hasEarlierUndeliveredForAggregate, loadDeliveryTarget, recordAttempt, type DeliveryTarget } from './deliveries.js';
 import { createPostAgents, postWebhook } from './http-post.js';
 import { errorText, silentLogger, type WebhookLogger } from './logger.js';
+import { idField } from '../log-fields.js';
 import { createMerchantLimiter } from './merchant-limiter.js';
 import { DELIVERY_QUEUE, type DeliveryJobData } from './queue.js';
 import { recordWebhookAttempt } from '../metrics/webhooks.js';
@@ -75,7 +76,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       t = await loadDeliveryTarget(db, eventId);
     }
     if (!t) {
-      logger.warn({ eventId }, 'webhook: job for an unknown event dropped');
+      logger.warn({ event_id: eventId }, 'webhook: job for an unknown event dropped');
       return;
     }
     // A duplicate job (relay re-run, stalled job) or a superseded generation: the delivery is already decided.
@@ -114,10 +115,20 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       ...(nextAttemptAt ? { nextAttemptAt } : {}),
     });
     if (rec.applied) recordWebhookAttempt(t.event_type, outcome, result.kind === 'refused' ? null : result.latencyMs);
-    const logFields = { eventId, merchantId: t.merchant_id, attempt: rec.attempt, outcome, status: result.kind === 'response' ? result.statusCode : undefined, error: errorOf(result) ?? undefined };
+    const logFields = {
+      event_id: eventId,
+      event_type: t.event_type,
+      ...(t.aggregate_id ? idField(t.aggregate_id) : {}),
+      mode: t.mode,
+      merchantId: t.merchant_id,
+      attempt: rec.attempt,
+      outcome,
+      status: result.kind === 'response' ? result.statusCode : undefined,
+      error: errorOf(result) ?? undefined,
+    };
     if (outcome === 'failed') logger.warn(logFields, 'webhook: delivery failed');
     else if (outcome === 'retrying') logger.info(logFields, 'webhook: attempt failed; retry scheduled');
-    else logger.debug?.(logFields, 'webhook: delivered');
+    else logger.info(logFields, 'webhook: delivered');
     if (outcome === 'retrying' && rec.applied) {
       await job.moveToDelayed(nextAttemptAt!.getTime(), token);
       throw new DelayedError();
@@ -138,7 +149,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   });
   worker.on('error', (err) => logger.error({ err: errorText(err) }, 'webhook worker: error'));
   worker.on('failed', (job, err) => {
-    if (!(err instanceof DelayedError)) logger.error({ eventId: job?.data.eventId, err: errorText(err) }, 'webhook worker: job error');
+    if (!(err instanceof DelayedError)) logger.error({ event_id: job?.data.eventId, err: errorText(err) }, 'webhook worker: job error');
   });
 
   const reconciler = startDeliveryReconciler({

@@ -3,6 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 // A JSON-RPC proxy in front of a node that injects the failures providers really produce: JSON-RPC errors, hangs
 // (the client times out), HTTP 429 and 5xx, and "range too large" answers to eth_getLogs over more than
 // `maxLogsRange` blocks. Faults are drawn from a seeded PRNG so a failing run can be replayed.
+// It can also play a node that lies about the chain: `headLag` (a node N blocks behind: its head, its blocks and its
+// logs stop N blocks below the real head), `headAhead` (a head number N blocks beyond the real one, without the
+// blocks) and `forgeHashes` (every block and log hash rewritten, as a node on another fork would answer).
 
 export interface FaultOptions {
   upstream: string;
@@ -16,11 +19,19 @@ export interface FaultOptions {
   maxLogsRange?: number;
   /** How long a "timeout" request hangs before the socket is destroyed. */
   hangMs?: number;
+  headLag?: number;
+  headAhead?: number;
+  forgeHashes?: boolean;
+  /** Solana: a `finalized` slot this many slots above the real one (a node lying about finality only). */
+  finalAhead?: number;
 }
+
+/** The hash a forging proxy answers in place of `hash`. */
+export const forgedHash = (hash: string): string => `0xdead${hash.slice(6)}`;
 
 export interface FaultProxy {
   url: string;
-  counts: Record<'forwarded' | 'error' | 'timeout' | 'http429' | 'http5xx' | 'range', number>;
+  counts: Record<'forwarded' | 'error' | 'timeout' | 'http429' | 'http5xx' | 'range' | 'rewritten', number>;
   setFaults(f: Partial<FaultOptions>): void;
   close(): Promise<void>;
 }
@@ -39,7 +50,7 @@ function mulberry32(seed: number): () => number {
 export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy> {
   const o: FaultOptions = { ...options };
   const rand = mulberry32(o.seed ?? 1);
-  const counts: FaultProxy['counts'] = { forwarded: 0, error: 0, timeout: 0, http429: 0, http5xx: 0, range: 0 };
+  const counts: FaultProxy['counts'] = { forwarded: 0, error: 0, timeout: 0, http429: 0, http5xx: 0, range: 0, rewritten: 0 };
   const hanging = new Set<ServerResponse>();
 
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
@@ -100,13 +111,49 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
     counts.forwarded++;
     try {
       const upstream = await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      const text = await upstream.text();
+      let text = await upstream.text();
+      if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes || o.finalAhead) && msg.method) text = await rewrite(msg.method, msg.params ?? [], text);
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(text);
     } catch {
       res.writeHead(502);
       res.end('bad gateway');
     }
+  };
+
+  const upstreamCall = async <T>(method: string, params: unknown[]): Promise<T> => {
+    const r = await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    return ((await r.json()) as { result: T }).result;
+  };
+  const forgeBlock = (b: { hash?: string; parentHash?: string } | null) => b && { ...b, hash: b.hash && forgedHash(b.hash), parentHash: b.parentHash && forgedHash(b.parentHash) };
+
+  // The answer of a lagging, over-claiming or forking node, built from the real one.
+  const rewrite = async (method: string, params: unknown[], text: string): Promise<string> => {
+    const parsed = JSON.parse(text) as { result?: unknown };
+    if (!('result' in parsed)) return text;
+    const solana = !method.startsWith('eth_');
+    const real = solana ? 0n : BigInt(await upstreamCall<string>('eth_blockNumber', []));
+    const visible = real - BigInt(o.headLag ?? 0);
+    let result = parsed.result;
+    if (method === 'getSlot' && typeof result === 'number') {
+      // Solana: a node `headLag` slots behind (only its slot numbers; enough to be scored as lagging).
+      const finalized = JSON.stringify(params).includes('finalized');
+      result = result - (o.headLag ?? 0) + (o.headAhead ?? 0) + (finalized ? (o.finalAhead ?? 0) : 0);
+    } else if (method === 'eth_blockNumber') {
+      result = `0x${(visible + BigInt(o.headAhead ?? 0)).toString(16)}`;
+    } else if (method === 'eth_getBlockByNumber') {
+      const tag = params[0];
+      if (tag === 'latest' && o.headLag) result = await upstreamCall('eth_getBlockByNumber', [`0x${visible.toString(16)}`, false]);
+      else if (typeof tag === 'string' && tag.startsWith('0x') && BigInt(tag) > visible) result = null;
+      if (o.forgeHashes) result = forgeBlock(result as { hash?: string } | null);
+    } else if (method === 'eth_getLogs' && Array.isArray(result)) {
+      const logs = result as Array<{ blockNumber: string; blockHash: string }>;
+      result = logs.filter((l) => BigInt(l.blockNumber) <= visible).map((l) => (o.forgeHashes ? { ...l, blockHash: forgedHash(l.blockHash) } : l));
+    } else {
+      return text;
+    }
+    counts.rewritten++;
+    return JSON.stringify({ ...parsed, result });
   };
 
   const server: Server = createServer((req, res) => void handler(req, res));

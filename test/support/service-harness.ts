@@ -39,7 +39,9 @@ export interface HarnessMerchant {
   hotWallet: string;
 }
 
-export async function startServiceHarness(o: { extraEnv?: Record<string, string>; shapes?: { USDT?: TokenShape; USDC?: TokenShape }; clock?: Clock } = {}): Promise<ServiceHarness> {
+export async function startServiceHarness(
+  o: { extraEnv?: Record<string, string>; shapes?: { USDT?: TokenShape; USDC?: TokenShape }; clock?: Clock; /** Receives every log line (JSON) instead of stdout. */ logOut?: (line: string) => void } = {},
+): Promise<ServiceHarness> {
   const [t, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 31337 })]);
   const [USDT, USDC] = (await deployTokens(node, [
     { symbol: 'USDT', shape: o.shapes?.USDT ?? 'tether', decimals: 6 },
@@ -70,7 +72,7 @@ export async function startServiceHarness(o: { extraEnv?: Record<string, string>
     ...o.extraEnv,
   };
   const config = loadConfig(env);
-  const service = await start(config, env, createLogger(config.LOG_LEVEL), o.clock ? { clock: o.clock } : {});
+  const service = await start(config, env, createLogger(config.LOG_LEVEL, {}, o.logOut), o.clock ? { clock: o.clock } : {});
   const base = `http://127.0.0.1:${service.port}`;
   const box = new SecretBox(TEST_MASTER_KEY);
   const adapter = service.adapters.get('ethereum', 'test')!;

@@ -118,7 +118,8 @@ const SUBSCRIPTION_SAMPLES: Record<string, [string, string]> = {
 const CHAIN_FIELDS: Record<string, [string, string]> = {
   RPC_URL: ['http://127.0.0.1:8545', 'rpcUrl'], CHAIN_ID: ['5', 'chainId'], CONFIRMATIONS: ['3', 'confirmation'],
   POLL_INTERVAL_MS: ['100', 'pollIntervalMs'], MAX_BLOCK_RANGE: ['50', 'maxBlockRange'], START_BLOCK: ['7', 'startBlock'],
-  RPC_TIMEOUT_MS: ['500', 'rpcTimeoutMs'],
+  RPC_TIMEOUT_MS: ['500', 'rpcTimeoutMs'], RPC_URLS: ['http://127.0.0.1:8546,http://127.0.0.1:8547', 'rpcUrls'],
+  RPC_QUORUM: ['2', 'rpcQuorum'], RPC_MAX_LAG_BLOCKS: ['25', 'rpcMaxLagBlocks'],
 };
 const TRON_FIELDS: Record<string, [string, string]> = {
   FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'], SOLIDITY_HOST: ['http://127.0.0.1:9091', 'solidityHost'],
@@ -184,7 +185,7 @@ function probeOf(name: string): Probe | undefined {
     }
     if (CHAIN_FIELDS[suffix]) {
       const [sample, field] = CHAIN_FIELDS[suffix];
-      const base = suffix === 'RPC_URL' ? {} : rpc;
+      const base = suffix === 'RPC_URL' || suffix === 'RPC_URLS' ? {} : suffix === 'RPC_QUORUM' ? { ...rpc, [`${p}RPC_URLS`]: 'http://127.0.0.1:8546' } : rpc;
       return { read: (env) => attempt(() => json((settings(env) as unknown as Record<string, unknown> | undefined)?.[field] ?? null)), sample, base, field, loaders: ['src/watcher/config.ts'] };
     }
     if (net === 'TRON' && TRON_FIELDS[suffix]) {
