@@ -113,7 +113,6 @@ module.exports = {
     },
   ],
   options: {
-    knownViolations: require('./.dependency-cruiser.pending-merge.cjs'),
     includeOnly: '^(src|chains|test|scripts)/',
     doNotFollow: { path: ['node_modules', '^(test|scripts)/'] },
     tsPreCompilationDeps: true,

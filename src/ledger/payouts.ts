@@ -29,6 +29,19 @@ export async function payoutAttempts(db: Db, refundId: string): Promise<PayoutAt
   return db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).orderBy('id').execute();
 }
 
+/** Under the refund row's lock: the attempts that block a new signature (signed, broadcast or confirmed), newest first. */
+export async function blockingAttemptIds(trx: Transaction<Database>, refundId: string): Promise<bigint[]> {
+  const rows = await trx.selectFrom('payout_attempts').select('id').where('refund_id', '=', refundId)
+    .where('state', 'in', ['signed', 'broadcast', 'confirmed']).orderBy('id', 'desc').execute();
+  return rows.map((r) => r.id);
+}
+
+/** The BIP44 account index of a merchant in a mode: which hot wallets are theirs. */
+export async function merchantAccountIndex(db: Db, merchantId: string, mode: RefundRow['mode']): Promise<number> {
+  const row = await db.selectFrom('merchant_hd_accounts').select('account_index').where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirstOrThrow();
+  return row.account_index;
+}
+
 /** Locks the refund row; undefined unless it is still processing (a cancel won the race). */
 export async function lockProcessingRefund(trx: Transaction<Database>, refundId: string): Promise<RefundRow | undefined> {
   return trx.selectFrom('refunds').selectAll().where('id', '=', refundId).where('status', '=', 'processing').forUpdate().executeTakeFirst();
@@ -75,7 +88,7 @@ export async function advanceNonce(trx: Transaction<Database>, w: { network: Net
  * Gives back the nonce of an attempt that never reached the chain, when it is the last one handed out (no gap can
  * open), and marks the attempt dropped. Answers whether it did.
  */
-export async function releaseNonceIfLast(db: Db, w: { network: NetworkId; mode: Mode; address: string }, attempt: PayoutAttempt): Promise<boolean> {
+export async function releaseNonceIfLast(db: Db, w: { network: NetworkId; mode: Mode; address: string }, attempt: Pick<PayoutAttempt, 'id' | 'nonce'>): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const next = await lockNonceRow(trx, w);
     if (next === undefined || attempt.nonce === null || next !== attempt.nonce + 1n) return false;
@@ -133,7 +146,7 @@ export async function setAttemptState(db: Db | Transaction<Database>, attemptId:
  * (`deliveredBase`, from the landed transaction; below amount_base when the token took a fee), and `refund.succeeded`,
  * in one transaction.
  */
-export async function completeRefund(db: Db, refundId: string, attempt: PayoutAttempt, deliveredBase: bigint): Promise<RefundRow | undefined> {
+export async function completeRefund(db: Db, refundId: string, attempt: Pick<PayoutAttempt, 'id' | 'tx_hash'>, deliveredBase: bigint): Promise<RefundRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const refund = await lockProcessingRefund(trx, refundId);
     if (!refund) return undefined;

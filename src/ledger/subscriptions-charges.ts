@@ -6,7 +6,7 @@ import { insertInvoiceEvent } from './invoices.js';
 import { nextAfterPaid, type LifecycleDeps } from './subscriptions-lifecycle.js';
 import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent } from './subscriptions.js';
 
-// The ledger side of subscription charges. The charge engine (src/subscriptions/charge-engine.ts) drives the chain;
+// The ledger side of subscription charges. The outbound engine (src/outbound/, with src/subscriptions/charge-engine.ts) drives the chain;
 // every state change of a charge, its invoice and its subscription happens here with its events.
 //
 // A succeeded charge becomes a payment (pay_): a paid payment-session record with the charge's Transfer as its
@@ -31,25 +31,28 @@ export interface ChargeAttemptInput {
   feeBumpPercent?: number;
 }
 
-/** pending → signed with the bytes (its first, or a fresh attempt): committed BEFORE the first broadcast. */
-export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: ChargeAttemptInput): Promise<void> {
+/** pending → signed with the bytes (its first, or a fresh attempt): committed BEFORE the first broadcast. Answers the attempt's id. */
+export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: ChargeAttemptInput): Promise<bigint> {
   // One statement, one round trip: this runs under the charger's nonce lock, the serial point of all its charges.
   const nonce = s.nonce === null ? null : s.nonce.toString();
   const signed = JSON.stringify(s.signed);
-  await sql`
+  const r = await sql<{ id: bigint }>`
     with charge as (
       update subscription_charges set state = 'signed', nonce = ${nonce}, tx_hash = ${s.txHash}, signed = ${signed}::jsonb, signed_at = now()
       where id = ${id} and state = 'pending' returning id
     )
     insert into subscription_charge_attempts (charge_id, nonce, tx_hash, signed, fee_bump_percent)
-    select id, ${nonce}, ${s.txHash}, ${signed}::jsonb, ${s.feeBumpPercent ?? 0} from charge`.execute(trx);
+    select id, ${nonce}, ${s.txHash}, ${signed}::jsonb, ${s.feeBumpPercent ?? 0} from charge returning id`.execute(trx);
+  return r.rows[0]!.id;
 }
 
-async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<void> {
-  await trx
+async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<bigint> {
+  const row = await trx
     .insertInto('subscription_charge_attempts')
     .values({ charge_id: chargeId, nonce: s.nonce === null ? null : s.nonce.toString(), tx_hash: s.txHash, signed: JSON.stringify(s.signed), fee_bump_percent: s.feeBumpPercent ?? 0 })
-    .execute();
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
 }
 
 export type ChargeAttempt = Selectable<Database['subscription_charge_attempts']>;
@@ -65,17 +68,20 @@ export async function dropChargeAttempt(db: Db, attemptId: bigint, reason: strin
 }
 
 /**
- * A fee-bumped replacement at the same nonce, stored only if `replacing` is still the newest live attempt of a charge
- * in flight (checked under the charge's row lock, so two workers never both replace). Returns false when raced.
+ * Locks a charge in flight for a fee-bumped replacement of `replacingId`: true only if that is still the newest live
+ * attempt (so two workers never both replace). Returns false when raced.
  */
-export async function recordReplacementAttempt(trx: Transaction<Database>, chargeId: bigint, replacingId: bigint, s: ChargeAttemptInput): Promise<boolean> {
+export async function lockChargeForReplacement(trx: Transaction<Database>, chargeId: bigint, replacingId: bigint): Promise<boolean> {
   const charge = await trx.selectFrom('subscription_charges').select('id').where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
   if (!charge) return false;
   const newest = await trx.selectFrom('subscription_charge_attempts').select('id').where('charge_id', '=', chargeId).where('state', '=', 'live').orderBy('id', 'desc').executeTakeFirst();
-  if (newest === undefined || BigInt(newest.id) !== replacingId) return false;
+  return newest !== undefined && BigInt(newest.id) === BigInt(replacingId);
+}
+
+/** A replacement at the same nonce, after lockChargeForReplacement: the charge now names its bytes. Answers the attempt's id. */
+export async function recordReplacementAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<bigint> {
   await trx.updateTable('subscription_charges').set({ tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` }).where('id', '=', chargeId).execute();
-  await insertAttempt(trx, chargeId, s);
-  return true;
+  return insertAttempt(trx, chargeId, s);
 }
 
 /**

@@ -35,7 +35,7 @@ function runWorker(failpoint?: string): { exited: Promise<{ code: number | null;
   };
 }
 
-describe.each(['payout:after_sign', 'payout:after_broadcast', 'payout:after_receipt'])('a worker killed at %s', (failpoint) => {
+describe.each(['outbound:after_sign', 'outbound:after_broadcast', 'outbound:after_receipt'])('a worker killed at %s', (failpoint) => {
   it('leaves exactly one transfer on chain and the refund completed', async () => {
     const s = await h.paidSession(shop, { amount: '4.00' });
     const created = await shop.client.post('/api/v1/refunds/create', { session_id: s.id, refund_id: `crash-${failpoint}`, amount: 400, currency: 'USDT' });
@@ -49,7 +49,7 @@ describe.each(['payout:after_sign', 'payout:after_broadcast', 'payout:after_rece
     expect(mid.signed_at).not.toBeNull();
     const attemptsAtDeath = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', created.json.id).execute();
     expect(attemptsAtDeath).toHaveLength(1);
-    if (failpoint === 'payout:after_sign') {
+    if (failpoint === 'outbound:after_sign') {
       expect(attemptsAtDeath[0]!.state).toBe('signed');
       expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toEqual([]); // never broadcast
     }

@@ -155,7 +155,7 @@ describe('Solana refunds, worker crashes in a child process', () => {
   });
 
   async function crashAfterSign(refundId: string, internalId: string) {
-    const doomed = h.runWorker('payout:after_sign');
+    const doomed = h.runWorker('outbound:after_sign');
     expect((await doomed.exited).signal).toBe('SIGKILL');
     const mid = await h.t.db.selectFrom('refunds').select(['status', 'signed_at']).where('id', '=', internalId).executeTakeFirstOrThrow();
     expect(mid.status).toBe('processing');

@@ -173,7 +173,7 @@ describe('TRON refunds, worker crashes in a child process', () => {
     const s = await h.paidSession(shop, { amount: '4.00', token: 'USDT' });
     const created = await h.createRefund(shop, { session_id: s.id, refund_id: 'tron-crash-after-sign', amount: 400, currency: 'USDT' });
     expect(created.status).toBe(201);
-    const doomed = h.runWorker('payout:after_sign');
+    const doomed = h.runWorker('outbound:after_sign');
     expect((await doomed.exited).signal).toBe('SIGKILL');
     const mid = await h.t.db.selectFrom('refunds').select(['status', 'signed_at']).where('id', '=', created.json.id).executeTakeFirstOrThrow();
     expect(mid.status).toBe('processing');
@@ -200,7 +200,7 @@ describe('TRON refunds, worker crashes in a child process', () => {
   it('the transaction expires between sign and broadcast: dropped only once proven expired and absent, re-signed once, one transfer', async () => {
     const s = await h.paidSession(shop, { amount: '3.00', token: 'USDT' });
     const created = await h.createRefund(shop, { session_id: s.id, refund_id: 'tron-crash-expired', amount: 300, currency: 'USDT' });
-    const doomed = h.runWorker('payout:after_sign');
+    const doomed = h.runWorker('outbound:after_sign');
     expect((await doomed.exited).signal).toBe('SIGKILL');
     const [first] = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'signed']).where('refund_id', '=', created.json.id).execute();
     expect(first!.state).toBe('signed');

@@ -71,7 +71,7 @@ describe('scheduler', () => {
   it('a scheduler killed after signing a charge: the survivor re-broadcasts the same bytes; each period charged once', async () => {
     const next = new Date(T0.getTime() + 86_400_000);
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/integration/subscriptions-tick-child.ts'], {
-      env: { ...process.env, SUBS_DB_URL: f.h.t.url, SUBS_RPC_URL: f.node.url, SUBS_USDT: f.tokens.USDT.address, SUBS_USDC: f.tokens.USDC.address, SUBS_NOW: String(next.getTime()) },
+      env: { ...process.env, SUBS_DB_URL: f.h.t.url, SUBS_RPC_URL: f.node.url, SUBS_USDT: f.tokens.USDT.address, SUBS_USDC: f.tokens.USDC.address, SUBS_NOW: String(next.getTime()), SP_FAILPOINTS: 'outbound:after_sign' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const watchdog = setTimeout(() => child.kill('SIGTERM'), 60_000); // a hung child fails the SIGKILL assertion below

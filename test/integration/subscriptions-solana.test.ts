@@ -152,7 +152,7 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     const { pollApprovals } = await import('../../src/subscriptions/approval-poller.js');
     const { runSchedulerTick } = await import('../../src/subscriptions/scheduler.js');
     await pollApprovals(f.deps);
-    await runSchedulerTick({ ...f.deps, afterSign: () => { throw new Error('crash after sign'); } });
+    await runSchedulerTick({ ...f.deps, failpoint: (at) => { if (at === 'outbound:after_sign') throw new Error('crash after sign'); } });
     const signed = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).executeTakeFirstOrThrow();
     expect(signed.state).toBe('signed');
     expect(await f.tokenBalance(f.mints.USDT, owner)).toBe(50_000_000n);

@@ -1,5 +1,5 @@
-// A scheduler process for the crash test: one tick at SUBS_NOW, SIGKILLed (like a power cut) right after the first
-// charge's signed bytes were committed and before they were broadcast.
+// A scheduler process for the crash tests: ticks at SUBS_NOW until the failpoint that SP_FAILPOINTS names
+// (src/outbound/failpoints.ts) SIGKILLs it, like a power cut, at its first charge that reaches it.
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import { createDb } from '../../src/db/database.js';
 import { ManualClock } from '../../src/domain/clock.js';
@@ -19,7 +19,9 @@ const deps = subscriptionEngineDeps({
   db, adapters: new ChainRegistry([adapter]), signer, settings: DEFAULT_SUBSCRIPTION_SETTINGS,
   checkoutBaseUrl: 'http://checkout.test/pay', clock: new ManualClock(new Date(Number(env.SUBS_NOW))),
 });
-deps.afterSign = () => process.kill(process.pid, 'SIGKILL');
-await runSchedulerTick(deps, { chargeConcurrency: 1 });
-process.stderr.write('tick finished without reaching a signed charge\n');
+for (let tick = 0; tick < 20; tick++) {
+  await runSchedulerTick(deps, { chargeConcurrency: 1 });
+  await new Promise((r) => setTimeout(r, 100));
+}
+process.stderr.write(`ticks finished without reaching ${env.SP_FAILPOINTS}\n`);
 process.exit(3);

@@ -212,7 +212,7 @@ const PROVEN_ELSEWHERE: Record<string, string> = {
   SOLANA_FAKE_MINTS: 'scripts/devnet/solana-rpc/main.ts: whether it mints at the mainnet addresses',
   TEST_PG_ADMIN_URL: 'test/support/env.ts: every test database is made through it',
   TEST_REDIS_URL: 'test/support/env.ts: every test Redis connection',
-  SP_FAILPOINTS: 'src/payouts/failpoints.ts: test/integration/refunds-crash.test.ts kills a worker through it',
+  SP_FAILPOINTS: 'src/outbound/failpoints.ts: test/integration/refunds-crash.test.ts and subscriptions-crash.test.ts kill a worker through it',
 };
 
 describe("README's configuration table", () => {

@@ -1,0 +1,178 @@
+import { TransferRejectedError, type ChainAdapter, type SignedTransfer } from '../../chains/types.js';
+import type { OutboundAttempt } from '../ledger/outbound-store.js';
+import { killAtFailpoint, type Failpoint } from './failpoints.js';
+import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
+
+// The crash-safe send of one outbound transfer (a refund payout, a subscription charge, ...), one step at a time.
+// Invariants, for every kind:
+// - the signed bytes and their hash are committed (a live attempt) BEFORE the first broadcast;
+// - a job with a live attempt is never signed again: its bytes are re-broadcast and its outcome is looked up by hash;
+//   a new signature happens only when every earlier attempt is proven unable to land (expired, or its nonce taken by
+//   another transaction), or as a fee-bumped replacement at the SAME nonce, of which at most one can ever be mined;
+// - nonces are assigned under the wallet's nonce row lock in the transaction that stores the signed bytes, as
+//   `stored > chainNonce ? stored : chainNonce` (gapless, never one the chain has already counted).
+
+export async function advanceOutbound<J, A extends ChainAdapter>(kind: OutboundKind<J, A>, deps: OutboundDeps, id: string): Promise<StepResult> {
+  const claimed = await kind.store.claim(id);
+  if (claimed.kind === 'done') return claimed;
+  const job = claimed.job;
+  const found = kind.adapter(job);
+  const live = await kind.store.liveAttempts(job);
+  if ('missing' in found || !deps.signer) {
+    if (live.length === 0) return kind.fail(job, { cause: 'unavailable', missing: 'missing' in found ? found.missing : 'signer' });
+    deps.log?.error({ ...kind.describe(job), ...kind.network(job) }, 'signed transfer cannot be reconciled: network or signer missing');
+    return { kind: 'wait', ms: 30_000 };
+  }
+  const adapter = found.adapter;
+  // Nothing in flight: sign a first attempt (or a fresh one, when a step died between dropping the last and reopening).
+  if (live.length === 0) return (await kind.store.reopen(job)) ? signAndSend(kind, deps, adapter, job, null) : { kind: 'wait', ms: deps.pollMs };
+
+  // Outcomes first: one of the attempts may already have landed (a crash after broadcast, or a replacement race).
+  const stillLive: OutboundAttempt[] = [];
+  let anyPending = false;
+  let refused = false;
+  for (const a of live) {
+    const outcome = await kind.outcome(adapter, job, a);
+    switch (outcome.status) {
+      case 'succeeded': {
+        if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
+        // What reached the destination, from the landed transaction's own logs: never the amount asked for.
+        const r = await kind.receipt(adapter, job, a);
+        if (r.kind === 'unread') return { kind: 'wait', ms: deps.pollMs };
+        if (r.kind === 'undelivered') return kind.fail(job, { cause: 'undelivered', elsewhere: r.elsewhere, txHash: a.txHash });
+        hit(deps, 'outbound:after_receipt');
+        return r.settle();
+      }
+      case 'failed':
+        if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
+        // Reverted: nothing moved, and its nonce was consumed on chain, so no other attempt can land.
+        return kind.fail(job, { cause: 'reverted', reason: outcome.reason, detail: outcome.detail, txHash: a.txHash, ...(outcome.refusal ? { refusal: outcome.refusal } : {}) });
+      case 'pending':
+        anyPending = true;
+        stillLive.push(a);
+        if (!a.broadcast) await kind.store.markBroadcast(job, a);
+        break;
+      case 'unknown': {
+        const r = await rebroadcastOrDrop(kind, deps, adapter, job, a);
+        if (r !== 'dropped') stillLive.push(a);
+        if (r === 'refused') refused = true;
+        break;
+      }
+      default: {
+        const never: never = outcome;
+        return never;
+      }
+    }
+  }
+
+  if (stillLive.length === 0) {
+    // Every attempt proven dead: nothing moved; sign afresh, after the pre-flight checks.
+    if (!(await kind.store.reopen(job))) return { kind: 'wait', ms: deps.pollMs };
+    deps.log?.info(kind.describe(job), 'every attempt proven dead; signing afresh');
+    return signAndSend(kind, deps, adapter, job, null);
+  }
+
+  // Stuck in the mempool: replace the newest attempt at the same nonce with a higher fee.
+  const newest = stillLive[stillLive.length - 1]!;
+  if (anyPending && newest.nonce !== null && Date.now() - newest.createdAt.getTime() > deps.stuckAfterMs) {
+    return signAndSend(kind, deps, adapter, job, newest);
+  }
+  return { kind: 'wait', ms: refused ? Math.max(deps.pollMs, 5000) : deps.pollMs };
+}
+
+/** Re-broadcasts an attempt the chain does not know; drops it when it provably can never land. */
+async function rebroadcastOrDrop<J, A extends ChainAdapter>(
+  kind: OutboundKind<J, A>, deps: OutboundDeps, adapter: A, job: J, a: OutboundAttempt,
+): Promise<'offered' | 'dropped' | 'refused'> {
+  const signed = bytes(a);
+  if (await adapter.isExpired(signed)) {
+    await kind.store.dropAttempt(job, a, 'expired before landing');
+    return 'dropped';
+  }
+  const result = await adapter.broadcast(signed);
+  if (result.status !== 'rejected') {
+    await kind.store.markBroadcast(job, a);
+    return 'offered';
+  }
+  if (result.reason === 'nonce_too_low' || result.reason === 'expired') {
+    // The chain does not have these bytes and can no longer take them: the nonce went to another transaction (a
+    // replacement of this job, looked up in the same pass, or something else).
+    await kind.store.dropAttempt(job, a, result.detail);
+    return 'dropped';
+  }
+  // Refused for lack of funds or similar. If the kind gives the nonce back and no later nonce was handed out, the
+  // bytes are dropped: the next signature's pre-flight names the reason. Otherwise later transfers of the wallet wait
+  // behind this nonce, so the same bytes are offered again until the operator tops the wallet up.
+  const ref = { ...kind.network(job), address: adapter.normalizeAddress(signed.sender) ?? signed.sender };
+  if (a.nonce !== null && (await kind.store.releaseNonceIfLast(job, ref, a))) return 'dropped';
+  // Families without nonces (Solana, TRON): nothing waits behind these bytes, but they may still land (another node
+  // may hold them) until proven expired; they are offered again until then, and isExpired drops them above.
+  deps.log?.error(
+    { ...kind.describe(job), tx_hash: a.txHash, reason: result.reason, detail: result.detail },
+    a.nonce === null ? 'broadcast refused; the same bytes are offered again until they land or are proven expired' : 'broadcast refused; later transfers of the wallet wait behind this nonce',
+  );
+  return 'refused';
+}
+
+/**
+ * Builds, signs and stores a new attempt, then broadcasts it. `replacing` set: same nonce, higher fee. Sign-and-store
+ * runs in one transaction holding the job's row (a cancel cannot slip in) and the nonce row.
+ */
+async function signAndSend<J, A extends ChainAdapter>(
+  kind: OutboundKind<J, A>, deps: OutboundDeps, adapter: A, job: J, replacing: OutboundAttempt | null,
+): Promise<StepResult> {
+  const prepared = await kind.prepare(adapter, job, replacing);
+  if (prepared.kind !== 'ready') return prepared;
+  const chainNonce = replacing ? null : await adapter.getAccountNonce(prepared.from.address);
+  const feeBump = replacing ? replacing.feeBumpPercent + deps.feeBumpPercent : 0;
+  let attempt: OutboundAttempt | 'raced' | 'closed';
+  try {
+    // Built (gas estimate, fees, simulation) before the locks, at a provisional nonce; the real nonce is assigned
+    // under the nonce row's lock with withNonce, so the lock is held only for sign-and-store.
+    const draft = await prepared.build(replacing?.nonce ?? chainNonce, feeBump);
+    attempt = await kind.store.sign(job, replacing, async (trx) => {
+      const ref = { ...kind.network(job), address: prepared.from.address };
+      let nonce: bigint | null = replacing?.nonce ?? null;
+      if (!replacing && chainNonce !== null) {
+        const stored = await trx.lockNextNonce(ref, chainNonce);
+        // Someone else used the wallet: never reuse a nonce the chain has already counted.
+        nonce = stored > chainNonce ? stored : chainNonce;
+      }
+      const signed = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), deps.signer!);
+      const stored = await trx.record({ signed: { ...signed }, txHash: signed.hash, sender: signed.sender, nonce, feeBumpPercent: feeBump });
+      if (!replacing && nonce !== null) await trx.advanceNonce(ref, nonce);
+      return stored;
+    });
+  } catch (err) {
+    if (!(err instanceof TransferRejectedError)) throw err;
+    // Refused before anything was signed or stored (no gas, no tokens, the token refuses a party).
+    if (replacing) {
+      deps.log?.warn({ ...kind.describe(job), reason: err.reason }, 'replacement refused; keeping the original in flight');
+      return { kind: 'wait', ms: deps.pollMs };
+    }
+    return kind.fail(job, { cause: 'rejected', reason: err.reason, detail: err.message, ...(err.refusal ? { refusal: err.refusal } : {}) });
+  }
+  if (attempt === 'raced') return { kind: 'wait', ms: deps.pollMs };
+  if (attempt === 'closed') return { kind: 'done', status: 'canceled' };
+  prepared.signed?.(attempt);
+  hit(deps, 'outbound:after_sign');
+  const result = await adapter.broadcast(bytes(attempt));
+  hit(deps, 'outbound:after_broadcast');
+  if (result.status === 'rejected') {
+    // Not on chain. The next step looks the hash up again and re-broadcasts or drops it by the rules above.
+    deps.log?.warn({ ...kind.describe(job), tx_hash: attempt.txHash, reason: result.reason, detail: result.detail }, 'broadcast refused');
+    return { kind: 'wait', ms: deps.pollMs };
+  }
+  await kind.store.markBroadcast(job, attempt);
+  if (replacing) deps.log?.info({ ...kind.describe(job), tx_hash: attempt.txHash, replaces: replacing.txHash, feeBump }, 'stuck transfer replaced');
+  return { kind: 'wait', ms: deps.pollMs };
+}
+
+function hit(deps: OutboundDeps, name: Failpoint): void {
+  (deps.failpoint ?? killAtFailpoint)(name);
+}
+
+/** The stored strings are a SignedTransfer (chains/types.ts), written by signAndSend above. */
+function bytes(a: OutboundAttempt): SignedTransfer {
+  return a.signed as unknown as SignedTransfer;
+}
