@@ -14,7 +14,10 @@ export interface RegisteredChain {
 }
 
 export class ChainNotConfiguredError extends Error {
-  constructor(readonly network: string, readonly mode: Mode) {
+  constructor(
+    readonly network: string,
+    readonly mode: Mode,
+  ) {
     super(`${network} (${mode}) is not configured`);
   }
 }

@@ -167,7 +167,15 @@ export type TxOutcome =
   | { status: 'unknown' }
   | { status: 'pending' }
   | { status: 'succeeded'; block: BlockRef; confirmations: bigint; final: boolean; fee: bigint }
-  | { status: 'failed'; block: BlockRef; confirmations: bigint; final: boolean; reason: TxFailureReason; detail: string; refusal?: TokenRefusal };
+  | {
+      status: 'failed';
+      block: BlockRef;
+      confirmations: bigint;
+      final: boolean;
+      reason: TxFailureReason;
+      detail: string;
+      refusal?: TokenRefusal;
+    };
 
 /**
  * What a landed transaction moved of one registry token out of `from`, read from its Transfer logs (EVM, TRON) or token
@@ -217,7 +225,11 @@ export interface TransferSender<Body = unknown> {
    * A transaction, paid by `feePayer`, that makes a deposit address able to receive `token` (Solana: the deposit
    * owner's associated token account, created idempotently). Absent on families where any address can receive.
    */
-  buildDepositSetup?(feePayer: { key: KeyPath; address: string }, depositAddress: string, token: TokenSymbol): Promise<UnsignedTransfer<Body>>;
+  buildDepositSetup?(
+    feePayer: { key: KeyPath; address: string },
+    depositAddress: string,
+    token: TokenSymbol,
+  ): Promise<UnsignedTransfer<Body>>;
   buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<Body>>;
   signTransfer(unsigned: UnsignedTransfer<Body>, signer: TxSigner): Promise<SignedTransfer>;
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */
@@ -277,7 +289,11 @@ export class DeepReorgError extends Error {}
 
 /** Building or broadcasting a transfer was refused before anything reached the chain (safe to fail the payout). */
 export class TransferRejectedError extends Error {
-  constructor(readonly reason: SendFailureReason, detail: string, readonly refusal?: TokenRefusal) {
+  constructor(
+    readonly reason: SendFailureReason,
+    detail: string,
+    readonly refusal?: TokenRefusal,
+  ) {
     super(detail);
   }
 }
@@ -326,7 +342,9 @@ export interface AllowanceCharger<Body = unknown> {
    * State families: who the owners' token accounts currently authorize, read in batches at the final commitment
    * (one answer per item, in order; null when the account does not exist). For noticing a replaced authorization.
    */
-  readAuthorizations?(items: ReadonlyArray<{ token: TokenSymbol; owner: string }>): Promise<Array<{ spender: string | null; value: bigint } | null>>;
+  readAuthorizations?(
+    items: ReadonlyArray<{ token: TokenSymbol; owner: string }>,
+  ): Promise<Array<{ spender: string | null; value: bigint } | null>>;
   /**
    * An unsigned `approve(spender, amount)` for the customer's wallet to sign and send, for wallets that sign prepared
    * transactions (TronLink, Solana Wallet Standard). Absent where the page builds the call itself (EVM, EIP-1193).

@@ -76,15 +76,26 @@ async function main(): Promise<void> {
   // merchant and funds that merchant's wallets, with the demo's settings. Demo-only secrets (a random MASTER_KEY, the
   // public test mnemonic), in a file only this user can read, removed on exit.
   const operatorEnv = Object.fromEntries(
-    Object.entries(serviceEnv).filter((e): e is [string, string] => e[1] !== undefined && (/^(DATABASE_URL|MASTER_KEY|HD_MNEMONIC|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_'))),
+    Object.entries(serviceEnv).filter(
+      (e): e is [string, string] =>
+        e[1] !== undefined &&
+        (/^(DATABASE_URL|MASTER_KEY|HD_MNEMONIC|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_')),
+    ),
   );
   const state: DevnetState & { operatorEnv: Record<string, string> } = {
     baseUrl,
     checkoutBaseUrl: config.checkoutBaseUrl,
     pid: process.pid,
-    evm: Object.fromEntries([ethereum, bsc].map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }])),
+    evm: Object.fromEntries(
+      [ethereum, bsc].map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }]),
+    ),
     ...(solanaEnv.CHAIN_SOLANA_TEST_RPC_URL
-      ? { solana: { rpcUrl: solanaEnv.CHAIN_SOLANA_TEST_RPC_URL, tokens: { USDC: { address: SOLANA_USDC, decimals: 6 }, USDT: { address: SOLANA_USDT, decimals: 6 } } } }
+      ? {
+          solana: {
+            rpcUrl: solanaEnv.CHAIN_SOLANA_TEST_RPC_URL,
+            tokens: { USDC: { address: SOLANA_USDC, decimals: 6 }, USDT: { address: SOLANA_USDT, decimals: 6 } },
+          },
+        }
       : {}),
     operatorEnv,
   };
@@ -178,7 +189,14 @@ async function startWebhookPrinter(): Promise<{ url: string; secret: string }> {
   });
   const port = await freePort();
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  stops.push({ name: 'webhook receiver', stop: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+  stops.push({
+    name: 'webhook receiver',
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  });
   out.url = `http://127.0.0.1:${port}/webhooks`;
   return out;
 }
@@ -201,7 +219,13 @@ async function createDemoSession(baseUrl: string, key: string, secret: string): 
   const signature = createHmac('sha256', secret).update(`${ts}.${nonce}.${body}`).digest('hex');
   const res = await fetch(`${baseUrl}/api/v1/checkout/sessions/create`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-service-timestamp': ts, 'x-service-nonce': nonce, 'x-service-signature': signature },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'x-service-timestamp': ts,
+      'x-service-nonce': nonce,
+      'x-service-signature': signature,
+    },
     body,
   });
   const json = (await res.json()) as { id: string; url: string };

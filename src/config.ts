@@ -9,74 +9,82 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const url = z.string().url();
 // false (the socket address), true (every X-Forwarded-For hop), a hop count, or proxy addresses/CIDRs, comma separated.
-const trustProxy = z
-  .string()
-  .transform((s, ctx): boolean | number | string[] => {
-    if (s === 'true' || s === 'false') return s === 'true';
-    if (/^\d{1,2}$/.test(s)) return Number(s);
-    const list = s.split(',').map((p) => p.trim()).filter(Boolean);
-    if (list.length > 0 && list.every((p) => /^[0-9A-Fa-f:.]+(?:\/\d{1,3})?$/.test(p))) return list;
-    ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or proxy addresses/CIDRs, comma separated' });
-    return z.NEVER;
-  });
+const trustProxy = z.string().transform((s, ctx): boolean | number | string[] => {
+  if (s === 'true' || s === 'false') return s === 'true';
+  if (/^\d{1,2}$/.test(s)) return Number(s);
+  const list = s
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (list.length > 0 && list.every((p) => /^[0-9A-Fa-f:.]+(?:\/\d{1,3})?$/.test(p))) return list;
+  ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or proxy addresses/CIDRs, comma separated' });
+  return z.NEVER;
+});
 
-export const configSchema = z.object({
-  HOST: z.string().default('0.0.0.0'),
-  PORT: int(0, 65535).default(3000),
-  DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/stablepay'),
-  DATABASE_POOL_SIZE: int(1, 200).default(10),
-  REDIS_URL: url.default('redis://127.0.0.1:6379'),
-  REDIS_KEY_PREFIX: z.string().default('sp'),
-  PUBLIC_BASE_URL: url.default('http://localhost:3000'),
-  CHECKOUT_BASE_URL: url.optional(),
-  DOCS_URL: url.default('https://github.com/stablepay/stablepay/blob/main/docs/errors.md'),
-  MASTER_KEY: z
-    .string({ error: 'is required: 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`' })
-    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`'),
-  ROLES: z
-    .string()
-    .default('api,worker,watcher')
-    .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(['api', 'worker', 'watcher'])).min(1)),
-  MIGRATE_ON_START: bool.default(true),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
-  MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(65_536),
-  TRUST_PROXY: trustProxy.default(false),
-  API_RATE_LIMIT_PER_KEY_PER_SECOND: int(0, 1_000_000).default(100),
-  API_RATE_LIMIT_PER_IP_PER_SECOND: int(0, 1_000_000).default(200),
-  API_AUTH_FAILURES_PER_IP_PER_MINUTE: int(0, 1_000_000).default(30),
-  CHECKOUT_STREAMS_PER_SESSION: int(0, 100_000).default(10),
-  CHECKOUT_STREAMS_PER_IP: int(0, 1_000_000).default(50),
-  SESSION_LIFETIME_SECONDS: int(60, 7 * 86_400).default(1800),
-  EXPIRY_SWEEP_INTERVAL_MS: int(100, 3_600_000).default(15_000),
-  RATE_SOURCES: z.string().default('peg'),
-  RATE_TIMEOUT_MS: int(50, 60_000).default(2000),
-  RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
-  RATE_COINBASE_BASE_URL: url.default('https://api.coinbase.com'),
-  RATE_BINANCE_BASE_URL: url.default('https://api.binance.com'),
-  PAYOUT_CONCURRENCY: int(1, 500).default(16),
-  PAYOUT_POLL_MS: int(50, 600_000).default(2000),
-  PAYOUT_STUCK_AFTER_MS: int(1000, 86_400_000).default(180_000),
-  PAYOUT_FEE_BUMP_PERCENT: int(10, 500).default(25),
-  PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
-  PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
-  PAYOUT_LOCK_MS: int(1000, 600_000).default(30_000),
-  METRICS_HOST: z.string().default('127.0.0.1'),
-  // `0` or `off`: no metrics listener in this process.
-  METRICS_PORT: z
-    .string()
-    .default('9464')
-    .transform((s, ctx): number | null => {
-      if (s === 'off' || s === '0') return null;
-      const n = Number(s);
-      if (/^\d{1,5}$/.test(s) && n >= 1 && n <= 65535) return n;
-      ctx.addIssue({ code: 'custom', message: 'must be a port (1..65535), or 0/off to disable the metrics listener' });
-      return z.NEVER;
-    }),
-  METRICS_HEAD_INTERVAL_MS: int(1000, 3_600_000).default(15_000),
-  METRICS_BALANCE_INTERVAL_MS: int(5000, 86_400_000).default(300_000),
-}).extend(webhookEnvSchema.shape);
+export const configSchema = z
+  .object({
+    HOST: z.string().default('0.0.0.0'),
+    PORT: int(0, 65535).default(3000),
+    DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/stablepay'),
+    DATABASE_POOL_SIZE: int(1, 200).default(10),
+    REDIS_URL: url.default('redis://127.0.0.1:6379'),
+    REDIS_KEY_PREFIX: z.string().default('sp'),
+    PUBLIC_BASE_URL: url.default('http://localhost:3000'),
+    CHECKOUT_BASE_URL: url.optional(),
+    DOCS_URL: url.default('https://github.com/stablepay/stablepay/blob/main/docs/errors.md'),
+    MASTER_KEY: z
+      .string({ error: 'is required: 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`' })
+      .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`'),
+    ROLES: z
+      .string()
+      .default('api,worker,watcher')
+      .transform((s) =>
+        s
+          .split(',')
+          .map((r) => r.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(['api', 'worker', 'watcher'])).min(1)),
+    MIGRATE_ON_START: bool.default(true),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
+    MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(65_536),
+    TRUST_PROXY: trustProxy.default(false),
+    API_RATE_LIMIT_PER_KEY_PER_SECOND: int(0, 1_000_000).default(100),
+    API_RATE_LIMIT_PER_IP_PER_SECOND: int(0, 1_000_000).default(200),
+    API_AUTH_FAILURES_PER_IP_PER_MINUTE: int(0, 1_000_000).default(30),
+    CHECKOUT_STREAMS_PER_SESSION: int(0, 100_000).default(10),
+    CHECKOUT_STREAMS_PER_IP: int(0, 1_000_000).default(50),
+    SESSION_LIFETIME_SECONDS: int(60, 7 * 86_400).default(1800),
+    EXPIRY_SWEEP_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+    RATE_SOURCES: z.string().default('peg'),
+    RATE_TIMEOUT_MS: int(50, 60_000).default(2000),
+    RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
+    RATE_COINBASE_BASE_URL: url.default('https://api.coinbase.com'),
+    RATE_BINANCE_BASE_URL: url.default('https://api.binance.com'),
+    PAYOUT_CONCURRENCY: int(1, 500).default(16),
+    PAYOUT_POLL_MS: int(50, 600_000).default(2000),
+    PAYOUT_STUCK_AFTER_MS: int(1000, 86_400_000).default(180_000),
+    PAYOUT_FEE_BUMP_PERCENT: int(10, 500).default(25),
+    PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
+    PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
+    PAYOUT_LOCK_MS: int(1000, 600_000).default(30_000),
+    METRICS_HOST: z.string().default('127.0.0.1'),
+    // `0` or `off`: no metrics listener in this process.
+    METRICS_PORT: z
+      .string()
+      .default('9464')
+      .transform((s, ctx): number | null => {
+        if (s === 'off' || s === '0') return null;
+        const n = Number(s);
+        if (/^\d{1,5}$/.test(s) && n >= 1 && n <= 65535) return n;
+        ctx.addIssue({ code: 'custom', message: 'must be a port (1..65535), or 0/off to disable the metrics listener' });
+        return z.NEVER;
+      }),
+    METRICS_HEAD_INTERVAL_MS: int(1000, 3_600_000).default(15_000),
+    METRICS_BALANCE_INTERVAL_MS: int(5000, 86_400_000).default(300_000),
+  })
+  .extend(webhookEnvSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };
 

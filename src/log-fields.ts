@@ -18,7 +18,13 @@ export function withIds<L extends FieldLogger>(log: L, ids: Record<string, strin
   return wrapped;
 }
 
-const AGGREGATE_FIELD: Record<string, string> = { cs: 'session_id', re: 'refund_id', sub: 'subscription_id', in: 'invoice_id', pay: 'payment_id' };
+const AGGREGATE_FIELD: Record<string, string> = {
+  cs: 'session_id',
+  re: 'refund_id',
+  sub: 'subscription_id',
+  in: 'invoice_id',
+  pay: 'payment_id',
+};
 
 /** The log field of an object id by its prefix (`cs_...` -> session_id); `object_id` for any other. */
 export function idField(id: string): Record<string, string> {

@@ -11,7 +11,11 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
-export function createLogger(level: LogLevel, bindings: Record<string, unknown> = {}, out: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+export function createLogger(
+  level: LogLevel,
+  bindings: Record<string, unknown> = {},
+  out: (line: string) => void = (l) => process.stdout.write(l),
+): Logger {
   const min = LEVELS[level];
   const write = (lvl: number, obj: Record<string, unknown>, msg: string) => {
     if (lvl < min) return;

@@ -65,13 +65,24 @@ export async function start(
 
   // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
   // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
-  const adapters = await createVerifiedAdapters(watcherSettings, env, { rpcLog: log.child({ role: 'rpc' }), rpcObserver: rpcMetricsObserver });
+  const adapters = await createVerifiedAdapters(watcherSettings, env, {
+    rpcLog: log.child({ role: 'rpc' }),
+    rpcObserver: rpcMetricsObserver,
+  });
   if (adapters.size === 0) log.warn({}, 'no chain is configured (CHAIN_*_RPC_URL): sessions can be created but not paid');
   if (adapters.size > 0 && !keys) log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
 
   const processMetrics = await startProcessMetrics({
-    host: config.METRICS_HOST, port: config.METRICS_PORT, roles: config.ROLES, db, redis, redisPrefix: config.REDIS_KEY_PREFIX,
-    adapters, keys, headIntervalMs: config.METRICS_HEAD_INTERVAL_MS, balanceIntervalMs: config.METRICS_BALANCE_INTERVAL_MS,
+    host: config.METRICS_HOST,
+    port: config.METRICS_PORT,
+    roles: config.ROLES,
+    db,
+    redis,
+    redisPrefix: config.REDIS_KEY_PREFIX,
+    adapters,
+    keys,
+    headIntervalMs: config.METRICS_HEAD_INTERVAL_MS,
+    balanceIntervalMs: config.METRICS_BALANCE_INTERVAL_MS,
     log: log.child({ role: 'metrics' }),
   });
   stops.push(() => processMetrics.stop());
@@ -82,17 +93,30 @@ export async function start(
   }
 
   if (config.ROLES.includes('worker')) {
-    const expiry = await startExpiryWorker(queueCtx, { db, tokenDecimals: adapters.tokenDecimals, sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS, logger: log.child({ role: 'worker' }) });
+    const expiry = await startExpiryWorker(queueCtx, {
+      db,
+      tokenDecimals: adapters.tokenDecimals,
+      sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS,
+      logger: log.child({ role: 'worker' }),
+    });
     stops.push(() => expiry.stop());
     // Outbox → BullMQ → merchant endpoints. The relay wakes on NOTIFY and polls as a fallback.
     const webhooks = webhookSettingsFrom(config);
     const wlog = log.child({ role: 'webhooks' });
     const relay = await startOutboxRelay({
-      db, redis, prefix: config.REDIS_KEY_PREFIX, databaseUrl: config.DATABASE_URL,
-      batchSize: webhooks.relayBatchSize, pollIntervalMs: webhooks.relayPollMs, logger: wlog,
+      db,
+      redis,
+      prefix: config.REDIS_KEY_PREFIX,
+      databaseUrl: config.DATABASE_URL,
+      batchSize: webhooks.relayBatchSize,
+      pollIntervalMs: webhooks.relayPollMs,
+      logger: wlog,
     });
     const delivery = await startDeliveryWorker({ db, redis, box, prefix: config.REDIS_KEY_PREFIX, ...webhooks, logger: wlog });
-    stops.push(() => relay.stop(), () => delivery.stop());
+    stops.push(
+      () => relay.stop(),
+      () => delivery.stop(),
+    );
     // Refund payouts sign with the mnemonic's hot-wallet keys; a watch-only process leaves them to a signing worker.
     if (keyMaterial.kind === 'signer') {
       const payouts = await startPayoutWorker(queueCtx, {
@@ -108,13 +132,28 @@ export async function start(
         lockDurationMs: config.PAYOUT_LOCK_MS,
         log: log.child({ role: 'payouts' }),
       });
-      const depositSetup = startDepositSetupWorker(queueCtx, { db, adapters, signer: keyMaterial.signer, log: log.child({ role: 'deposit-setup' }) });
-      stops.push(() => payouts.stop(), () => depositSetup.stop());
+      const depositSetup = startDepositSetupWorker(queueCtx, {
+        db,
+        adapters,
+        signer: keyMaterial.signer,
+        log: log.child({ role: 'deposit-setup' }),
+      });
+      stops.push(
+        () => payouts.stop(),
+        () => depositSetup.stop(),
+      );
       // Subscriptions: approvals, renewals, dunning and charges, driven by the database (docs/subscriptions.md).
       const subscriptions = startSubscriptionWorker({
-        db, adapters, signer: keyMaterial.signer, settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl,
-        intervalMs: subscriptionSettings.tickMs, log: log.child({ role: 'subscriptions' }),
-        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT, ...(clock ? { clock } : {}),
+        db,
+        adapters,
+        signer: keyMaterial.signer,
+        settings: subscriptionSettings,
+        checkoutBaseUrl: config.checkoutBaseUrl,
+        intervalMs: subscriptionSettings.tickMs,
+        log: log.child({ role: 'subscriptions' }),
+        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
+        feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        ...(clock ? { clock } : {}),
       });
       stops.push(() => subscriptions.stop());
     } else {
@@ -132,7 +171,9 @@ export async function start(
       redis,
       box,
       rates: createRateService({
-        sources: config.RATE_SOURCES.split(',').map((s) => s.trim()).filter(Boolean),
+        sources: config.RATE_SOURCES.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
         coinbaseBaseUrl: config.RATE_COINBASE_BASE_URL,
         binanceBaseUrl: config.RATE_BINANCE_BASE_URL,
         timeoutMs: config.RATE_TIMEOUT_MS,
@@ -157,11 +198,28 @@ export async function start(
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
       subscriptions: { settings: subscriptionSettings, ...(clock ? { clock } : {}) },
       plugins: [
-        (app) => registerCheckout(app, { db, adapters, keys, checkoutBaseUrl: config.checkoutBaseUrl, onSelected: (id) => depositSetupScheduler.enqueue(id), streamsPerSession: config.CHECKOUT_STREAMS_PER_SESSION, streamsPerIp: config.CHECKOUT_STREAMS_PER_IP }),
+        (app) =>
+          registerCheckout(app, {
+            db,
+            adapters,
+            keys,
+            checkoutBaseUrl: config.checkoutBaseUrl,
+            onSelected: (id) => depositSetupScheduler.enqueue(id),
+            streamsPerSession: config.CHECKOUT_STREAMS_PER_SESSION,
+            streamsPerIp: config.CHECKOUT_STREAMS_PER_IP,
+          }),
         ...(keys
-          ? [(app: import('fastify').FastifyInstance) => registerAuthorizePage(app, {
-              db, adapters, walletResolver: createWalletResolver(db, adapters, keys), settings: subscriptionSettings, checkoutBaseUrl: config.checkoutBaseUrl, ...(clock ? { clock } : {}),
-            })]
+          ? [
+              (app: import('fastify').FastifyInstance) =>
+                registerAuthorizePage(app, {
+                  db,
+                  adapters,
+                  walletResolver: createWalletResolver(db, adapters, keys),
+                  settings: subscriptionSettings,
+                  checkoutBaseUrl: config.checkoutBaseUrl,
+                  ...(clock ? { clock } : {}),
+                }),
+            ]
           : []),
       ],
     });
@@ -202,7 +260,10 @@ async function run(): Promise<void> {
   }
   const log = createLogger(config.LOG_LEVEL);
   const service = await start(config, process.env, log);
-  log.info({ roles: config.ROLES, port: service.port, metricsPort: service.metricsPort, chains: service.adapters.labels() }, 'service started');
+  log.info(
+    { roles: config.ROLES, port: service.port, metricsPort: service.metricsPort, chains: service.adapters.labels() },
+    'service started',
+  );
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -87,7 +87,13 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       observer: o.rpcObserver,
       log: o.rpcLog,
     });
-    this.scanner = new BlockScanner({ rpc: this.rpc, finalityQuorum: o.finalityQuorum, tokens: this.tokens, confirmation: o.confirmation, maxBlockRange: o.maxBlockRange ?? 1000 });
+    this.scanner = new BlockScanner({
+      rpc: this.rpc,
+      finalityQuorum: o.finalityQuorum,
+      tokens: this.tokens,
+      confirmation: o.confirmation,
+      maxBlockRange: o.maxBlockRange ?? 1000,
+    });
     this.#sender = new EvmTokenSender(o.network, this.rpc, this.tokens, () => this.scanner.head());
     this.#chainId = o.chainId;
   }
@@ -162,7 +168,8 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
   async verifyTokens(): Promise<void> {
     if (this.#chainId !== undefined) {
       const actual = BigInt(await this.rpc.call<string>('eth_chainId', []));
-      if (actual !== this.#chainId) throw new TokenRegistryMismatchError(`${this.network}: RPC chain id ${actual}, expected ${this.#chainId}`);
+      if (actual !== this.#chainId)
+        throw new TokenRegistryMismatchError(`${this.network}: RPC chain id ${actual}, expected ${this.#chainId}`);
     }
     for (const t of this.tokens) {
       const code = await this.rpc.call<string>('eth_getCode', [t.address, 'latest']);
@@ -170,7 +177,9 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       const raw = await this.rpc.call<string>('eth_call', [{ to: t.address, data: ERC20.encodeFunctionData('decimals') }, 'latest']);
       const onChain = Number(ERC20.decodeFunctionResult('decimals', raw)[0]);
       if (onChain !== t.decimals) {
-        throw new TokenRegistryMismatchError(`${this.network} ${t.symbol} at ${t.address}: decimals() is ${onChain}, registry says ${t.decimals}`);
+        throw new TokenRegistryMismatchError(
+          `${this.network} ${t.symbol} at ${t.address}: decimals() is ${onChain}, registry says ${t.decimals}`,
+        );
       }
     }
   }
@@ -209,12 +218,18 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
 
   async getAllowance(token: TokenSymbol, owner: string, spender: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
     const block = at === 'final' ? toHex((await this.getHead()).final) : 'latest';
-    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ERC20.encodeFunctionData('allowance', [owner, spender]) }, block]);
+    const raw = await this.rpc.call<string>('eth_call', [
+      { to: this.#token(token).address, data: ERC20.encodeFunctionData('allowance', [owner, spender]) },
+      block,
+    ]);
     return BigInt(ERC20.decodeFunctionResult('allowance', raw)[0]);
   }
 
   async getTokenBalance(token: TokenSymbol, owner: string): Promise<bigint> {
-    const raw = await this.rpc.call<string>('eth_call', [{ to: this.#token(token).address, data: ERC20.encodeFunctionData('balanceOf', [owner]) }, 'latest']);
+    const raw = await this.rpc.call<string>('eth_call', [
+      { to: this.#token(token).address, data: ERC20.encodeFunctionData('balanceOf', [owner]) },
+      'latest',
+    ]);
     return BigInt(ERC20.decodeFunctionResult('balanceOf', raw)[0]);
   }
 
@@ -222,7 +237,12 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
     if (spenders.length === 0 || toHeight < fromHeight) return [];
     const bySymbol = new Map(this.tokens.map((t) => [t.address.toLowerCase(), t]));
     const logs = await this.rpc.call<RpcLog[]>('eth_getLogs', [
-      { fromBlock: toHex(fromHeight), toBlock: toHex(toHeight), address: this.tokens.map((t) => t.address), topics: [APPROVAL_TOPIC, null, spenders.map(addressTopic)] },
+      {
+        fromBlock: toHex(fromHeight),
+        toBlock: toHex(toHeight),
+        address: this.tokens.map((t) => t.address),
+        topics: [APPROVAL_TOPIC, null, spenders.map(addressTopic)],
+      },
     ]);
     const wanted = new Set(spenders.map((s) => s.toLowerCase()));
     const out: ObservedApproval[] = [];
@@ -230,7 +250,16 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       const d = decodeApprovalLog(log);
       const token = d && bySymbol.get(d.token);
       if (!d || !token || !wanted.has(d.spender)) continue;
-      out.push({ txHash: d.txHash, logIndex: d.logIndex, blockHeight: d.blockNumber, token: token.symbol, tokenContract: token.address, owner: d.owner, spender: d.spender, value: d.value });
+      out.push({
+        txHash: d.txHash,
+        logIndex: d.logIndex,
+        blockHeight: d.blockNumber,
+        token: token.symbol,
+        tokenContract: token.address,
+        owner: d.owner,
+        spender: d.spender,
+        value: d.value,
+      });
     }
     return out.sort((a, b) => (a.blockHeight === b.blockHeight ? a.logIndex - b.logIndex : a.blockHeight < b.blockHeight ? -1 : 1));
   }
@@ -254,7 +283,10 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
     // Every Transfer from the owner to the destination, summed: what the merchant received after any fee the token took.
     const moved = receipt.logs
       .map(decodeTransferLog)
-      .filter((d): d is NonNullable<typeof d> => d !== null && contracts.has(d.token) && d.from === owner.toLowerCase() && d.to === to.toLowerCase());
+      .filter(
+        (d): d is NonNullable<typeof d> =>
+          d !== null && contracts.has(d.token) && d.from === owner.toLowerCase() && d.to === to.toLowerCase(),
+      );
     const t = moved[0];
     if (!t) return null;
     const amount = moved.reduce((sum, d) => sum + (d.token === t.token ? d.amount : 0n), 0n);

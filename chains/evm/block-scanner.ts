@@ -92,7 +92,10 @@ export class BlockScanner {
       ),
     );
     if (new Set(hashes).size > 1) {
-      throw new RpcError('unavailable', `finality quorum: endpoints disagree on block ${agreed} (${votes.map((v, i) => `${v.rpc.label}=${hashes[i]}`).join(', ')})`);
+      throw new RpcError(
+        'unavailable',
+        `finality quorum: endpoints disagree on block ${agreed} (${votes.map((v, i) => `${v.rpc.label}=${hashes[i]}`).join(', ')})`,
+      );
     }
     return agreed;
   }
@@ -112,7 +115,11 @@ export class BlockScanner {
       // A poll reads heads, blocks and logs at or below the pinned endpoint's own head: a block missing there, answers
       // that do not link up, or a JSON-RPC error (other than a range to shrink) are the endpoint's fault. Transport
       // faults were recorded by the pool already; errors this scanner raises about other endpoints are 'unavailable'.
-      if (e instanceof MissingBlockError || e instanceof ChainMovedError || (e instanceof RpcError && e.kind === 'rpc_error' && endpointFault(e) === null)) {
+      if (
+        e instanceof MissingBlockError ||
+        e instanceof ChainMovedError ||
+        (e instanceof RpcError && e.kind === 'rpc_error' && endpointFault(e) === null)
+      ) {
         rpc.fault(e.message);
       }
       throw e;
@@ -154,9 +161,7 @@ export class BlockScanner {
     for (let h = maxBig(from, final); h <= to; h++) heights.add(h);
     for (const m of matched) heights.add(m.blockNumber);
     const headers = new Map<bigint, HeaderRef>();
-    await Promise.all(
-      [...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(rpc, h)))),
-    );
+    await Promise.all([...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(rpc, h)))));
 
     // 4. Linkage: each unconfirmed block's parent is the block before it (or the cursor tip).
     for (let h = maxBig(from, final); h <= to; h++) {
@@ -270,7 +275,15 @@ export class BlockScanner {
       {
         blockNumber: d.blockNumber,
         blockHash: d.blockHash,
-        transfer: { txHash: d.txHash, logIndex: d.logIndex, token: token.symbol, tokenContract: token.address, from: toCanon(d.from), to, amount: d.amount },
+        transfer: {
+          txHash: d.txHash,
+          logIndex: d.logIndex,
+          token: token.symbol,
+          tokenContract: token.address,
+          from: toCanon(d.from),
+          to,
+          amount: d.amount,
+        },
       },
     ];
   }

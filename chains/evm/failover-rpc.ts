@@ -24,7 +24,8 @@ export interface PinnedRpc extends RpcCaller {
   fault(reason: string): void;
 }
 
-const NODE_FAULT = /header not found|missing trie node|unknown block|not synced|syncing|internal error|upstream|timeout|timed out|overload|unavailable/i;
+const NODE_FAULT =
+  /header not found|missing trie node|unknown block|not synced|syncing|internal error|upstream|timeout|timed out|overload|unavailable/i;
 
 /** Why a failure is the endpoint's fault, or null when it is the request's (the same request fails everywhere). */
 export function endpointFault(e: unknown): string | null {
@@ -56,7 +57,9 @@ export class FailoverJsonRpc implements RpcCaller {
 
   constructor(o: FailoverRpcOptions) {
     this.pool = new EndpointPool({ ...o, maxLagBlocks: o.maxLagBlocks ?? 10n });
-    this.#clients = new Map(this.pool.endpoints.map((e) => [e, new JsonRpcClient({ url: e.url, timeoutMs: o.timeoutMs, headers: o.headers })]));
+    this.#clients = new Map(
+      this.pool.endpoints.map((e) => [e, new JsonRpcClient({ url: e.url, timeoutMs: o.timeoutMs, headers: o.headers })]),
+    );
   }
 
   get size(): number {

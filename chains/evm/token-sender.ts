@@ -85,13 +85,21 @@ export class EvmTokenSender {
       if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
       const reason = simulationReason(e.message);
       // A refused simulation says only "execution reverted": the token's own state says which refusal it was.
-      const refusal = reason === 'simulation_reverted' ? await readTokenRefusal(evmViewReader(this.rpc, contract, 'latest'), parties) : null;
+      const refusal =
+        reason === 'simulation_reverted' ? await readTokenRefusal(evmViewReader(this.rpc, contract, 'latest'), parties) : null;
       throw new TransferRejectedError(reason, e.message, refusal ?? undefined);
     }
     const chainId = await this.chainId();
     const bump = BigInt(100 + (request.feeBumpPercent ?? 0));
     const fees = await this.feeQuote(request.feeBumpPercent !== undefined && request.feeBumpPercent > 0);
-    const body: EvmTxBody = { chainId: chainId.toString(), nonce: request.nonce.toString(), to: contract, data, gasLimit: ((gas * 12n) / 10n).toString(), type: 2 };
+    const body: EvmTxBody = {
+      chainId: chainId.toString(),
+      nonce: request.nonce.toString(),
+      to: contract,
+      data,
+      gasLimit: ((gas * 12n) / 10n).toString(),
+      type: 2,
+    };
     if (fees.baseFee !== null) {
       const priority = (fees.tip * bump) / 100n;
       body.maxPriorityFeePerGas = priority.toString();
@@ -102,7 +110,8 @@ export class EvmTokenSender {
     }
     const balance = BigInt(await this.rpc.call<string>('eth_getBalance', [from, 'latest']));
     const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0');
-    if (balance < maxCost) throw new TransferRejectedError('insufficient_gas', `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}`);
+    if (balance < maxCost)
+      throw new TransferRejectedError('insufficient_gas', `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}`);
     return { network: this.network, request, body };
   }
 
@@ -128,7 +137,11 @@ export class EvmTokenSender {
     const latest = await this.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
     const quote: FeeQuote =
       latest.baseFeePerGas !== undefined
-        ? { baseFee: BigInt(latest.baseFeePerGas), tip: BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00')), gasPrice: 0n }
+        ? {
+            baseFee: BigInt(latest.baseFeePerGas),
+            tip: BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00')),
+            gasPrice: 0n,
+          }
         : { baseFee: null, tip: 0n, gasPrice: BigInt(await this.rpc.call<string>('eth_gasPrice', [])) };
     this.#fees = { at: Date.now(), quote };
     return quote;
@@ -150,8 +163,17 @@ export class EvmTokenSender {
     const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')));
     tx.signature = Signature.from(sig);
     // The key path must be the hot wallet the request names: a mismatch would spend from another account.
-    if (tx.from?.toLowerCase() !== unsigned.request.from.address.toLowerCase()) throw new Error('signer key does not match the sending address');
-    return { network: this.network, hash: tx.hash!, raw: tx.serialized, sender: tx.from.toLowerCase(), nonce: b.nonce, validUntilHeight: null, validUntilTimeMs: null };
+    if (tx.from?.toLowerCase() !== unsigned.request.from.address.toLowerCase())
+      throw new Error('signer key does not match the sending address');
+    return {
+      network: this.network,
+      hash: tx.hash!,
+      raw: tx.serialized,
+      sender: tx.from.toLowerCase(),
+      nonce: b.nonce,
+      validUntilHeight: null,
+      validUntilTimeMs: null,
+    };
   }
 
   async broadcast(signed: SignedTransfer): Promise<BroadcastResult> {
@@ -183,13 +205,22 @@ export class EvmTokenSender {
     if (BigInt(receipt.status) !== 1n) {
       // Explained from the token's state at that block, once final (the only time a failure is acted on).
       const refusal = isFinal ? await this.refusalOf(hash, receipt.blockNumber) : null;
-      if (refusal) return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', refusal };
+      if (refusal)
+        return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', refusal };
       return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
     }
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
     const sender = (transferFrom ?? receipt.from).toLowerCase();
     const moved = receipt.logs.map(decodeTransferLog).some((d) => d !== null && contracts.has(d.token) && d.from === sender);
-    if (!moved) return { status: 'failed', block, confirmations, final: isFinal, reason: 'no_transfer_event', detail: 'no Transfer log from the hot wallet' };
+    if (!moved)
+      return {
+        status: 'failed',
+        block,
+        confirmations,
+        final: isFinal,
+        reason: 'no_transfer_event',
+        detail: 'no Transfer log from the hot wallet',
+      };
     const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
     return { status: 'succeeded', block, confirmations, final: isFinal, fee };
   }
@@ -202,7 +233,8 @@ export class EvmTokenSender {
     const call = ERC20.parseTransaction({ data: tx.input });
     const read = evmViewReader(this.rpc, contract, blockNumber);
     if (call?.name === 'transfer') return readTokenRefusal(read, { sender: tx.from, recipient: String(call.args[0]) });
-    if (call?.name === 'transferFrom') return readTokenRefusal(read, { sender: String(call.args[0]), recipient: String(call.args[1]), spender: tx.from });
+    if (call?.name === 'transferFrom')
+      return readTokenRefusal(read, { sender: String(call.args[0]), recipient: String(call.args[1]), spender: tx.from });
     return null;
   }
 
@@ -227,7 +259,8 @@ export class EvmTokenSender {
     const fee = await readTransferFee(evmViewReader(this.rpc, contract, 'latest'));
     if (!fee) return net;
     const gross = grossForNet(net, fee);
-    if (gross === null) throw new TransferRejectedError('invalid', `${token} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
+    if (gross === null)
+      throw new TransferRejectedError('invalid', `${token} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
     return gross;
   }
 }

@@ -45,7 +45,7 @@ export function accountXpub(master: HDNodeWallet, coinType: number, account: num
 /** Compressed public key of change/index below an account xpub. */
 export function publicKeyFromAccountXpub(xpub: string, change: number, index: bigint | number): Uint8Array {
   const node = HDNodeWallet.fromExtendedKey(xpub);
-  if (node.depth !== 3) throw new Error('expected an account-level xpub (depth 3, m/44\'/coin\'/account\')');
+  if (node.depth !== 3) throw new Error("expected an account-level xpub (depth 3, m/44'/coin'/account')");
   const child = node.deriveChild(assertChildIndex(change, 'change')).deriveChild(assertChildIndex(index, 'index'));
   return getBytes(child.publicKey);
 }

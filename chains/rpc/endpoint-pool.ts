@@ -119,7 +119,14 @@ export class EndpointPool {
     e.cooldownUntil = now + Math.min(this.#o.cooldownMaxMs ?? 60_000, base * 2 ** Math.min(e.faults - 1, 20));
     e.probationLeft = this.#o.probationSuccesses ?? 3;
     this.#log.warn(
-      { network: this.#o.network, mode: this.#o.mode, endpoint: e.label, reason: safe, cooldownMs: e.cooldownUntil - now, faults: e.faults },
+      {
+        network: this.#o.network,
+        mode: this.#o.mode,
+        endpoint: e.label,
+        reason: safe,
+        cooldownMs: e.cooldownUntil - now,
+        faults: e.faults,
+      },
       'rpc endpoint failed; cooling down',
     );
     this.#health(e);
@@ -132,7 +139,8 @@ export class EndpointPool {
       const best = this.bestHead();
       if (best === null || head <= best + this.#o.maxLagBlocks) {
         e.probationLeft--;
-        if (e.probationLeft === 0) this.#log.info({ network: this.#o.network, mode: this.#o.mode, endpoint: e.label }, 'rpc endpoint back in rotation');
+        if (e.probationLeft === 0)
+          this.#log.info({ network: this.#o.network, mode: this.#o.mode, endpoint: e.label }, 'rpc endpoint back in rotation');
       }
     }
   }
@@ -155,7 +163,15 @@ export class EndpointPool {
   }
 
   call(e: Endpoint, method: string, ok: boolean, ms: number, fault: string | null): void {
-    this.#observer.onCall({ network: this.#o.network, mode: this.#o.mode, endpoint: e.label, method, ok, ms, fault: fault && scrubUrl(fault, e.url, e.label) });
+    this.#observer.onCall({
+      network: this.#o.network,
+      mode: this.#o.mode,
+      endpoint: e.label,
+      method,
+      ok,
+      ms,
+      fault: fault && scrubUrl(fault, e.url, e.label),
+    });
   }
 
   /** Records which endpoint serves now; a change is a failover (logged and observed) with the reason the previous one lost its place. */
@@ -164,7 +180,12 @@ export class EndpointPool {
     this.#active = e;
     if (!prev || prev === e) return;
     const st = this.state(prev);
-    const reason = st === 'healthy' ? 'recovered endpoint preferred' : st === 'lagging' ? `lagging ${this.bestHead()! - (prev.head ?? 0n)} blocks` : `${st}: ${prev.lastFault ?? 'unknown'}`;
+    const reason =
+      st === 'healthy'
+        ? 'recovered endpoint preferred'
+        : st === 'lagging'
+          ? `lagging ${this.bestHead()! - (prev.head ?? 0n)} blocks`
+          : `${st}: ${prev.lastFault ?? 'unknown'}`;
     this.#log.warn({ network: this.#o.network, mode: this.#o.mode, from: prev.label, to: e.label, reason }, 'rpc failover');
     this.#observer.onFailover({ network: this.#o.network, mode: this.#o.mode, from: prev.label, to: e.label, reason });
   }

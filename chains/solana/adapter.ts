@@ -85,8 +85,16 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
       return { ...t, address };
     });
     const urls = [o.rpcUrl, ...(o.rpcUrls ?? []).filter((u) => u !== o.rpcUrl)];
-    if ((o.finalityQuorum ?? 1) > urls.length) throw new Error(`solana: a finality quorum of ${o.finalityQuorum} needs as many RPC endpoints`);
-    const endpoints = new SolanaEndpoints({ mode: o.mode, urls, maxLagSlots: o.maxLagSlots ?? 150n, commitment: 'confirmed', observer: o.rpcObserver, log: o.rpcLog });
+    if ((o.finalityQuorum ?? 1) > urls.length)
+      throw new Error(`solana: a finality quorum of ${o.finalityQuorum} needs as many RPC endpoints`);
+    const endpoints = new SolanaEndpoints({
+      mode: o.mode,
+      urls,
+      maxLagSlots: o.maxLagSlots ?? 150n,
+      commitment: 'confirmed',
+      observer: o.rpcObserver,
+      log: o.rpcLog,
+    });
     this.endpoints = endpoints;
     this.connection = endpoints.connection;
     this.scanner = new SolanaDepositScanner({
@@ -94,7 +102,10 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
       // One endpoint needs no pinning (and no extra slot probe per poll).
       ...(urls.length > 1 ? { pin: () => endpoints.pin() } : {}),
       ...((o.finalityQuorum ?? 1) > 1
-        ? { agreeFinal: (p: { connection: Connection }, slot: number) => endpoints.agreedSlot(p as PinnedSolana, slot, o.finalityQuorum!, this.finality) }
+        ? {
+            agreeFinal: (p: { connection: Connection }, slot: number) =>
+              endpoints.agreedSlot(p as PinnedSolana, slot, o.finalityQuorum!, this.finality),
+          }
         : {}),
       tokens: this.tokens,
       finality: this.finality,
@@ -240,7 +251,11 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
   }
 
   /** The session's deposit ATA for the chosen mint, created idempotently and paid (rent included) by `feePayer`. */
-  buildDepositSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
+  buildDepositSetup(
+    feePayer: { key: KeyPath; address: string },
+    depositOwner: string,
+    token: TokenContract['symbol'],
+  ): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);
   }
 
@@ -250,7 +265,13 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
   }
 
   /** Solana Pay deep link for a session: recipient = deposit owner, reference derived from it. */
-  transferRequestUrl(input: { depositOwner: string; token: TokenContract['symbol']; amount: bigint; label?: string; message?: string }): string {
+  transferRequestUrl(input: {
+    depositOwner: string;
+    token: TokenContract['symbol'];
+    amount: bigint;
+    label?: string;
+    message?: string;
+  }): string {
     const t = this.tokens.find((x) => x.symbol === input.token);
     if (!t) throw new Error(`solana: no ${input.token} mint configured`);
     return solanaPayTransferUrl({
@@ -322,23 +343,25 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
   }
 }
 
-
 /**
  * A Solana adapter from the chain settings (src/watcher/adapter-factory.ts builds it through createSolanaAdapterFactory).
  * Solana has commitment levels, not depths: `finalized`, or a depth of 32 or more, means `finalized`; any smaller
  * depth means `confirmed` (supermajority-voted, not yet rooted).
  */
-export function createSolanaAdapter(s: {
-  mode: Mode;
-  rpcUrl: string;
-  rpcUrls?: readonly string[];
-  rpcQuorum?: number;
-  rpcMaxLagBlocks?: bigint;
-  rpcObserver?: RpcObserver;
-  rpcLog?: RpcLogger;
-  tokens: readonly TokenContract[];
-  confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
-}, extra: SolanaExtraSettings = {}): SolanaChainAdapter {
+export function createSolanaAdapter(
+  s: {
+    mode: Mode;
+    rpcUrl: string;
+    rpcUrls?: readonly string[];
+    rpcQuorum?: number;
+    rpcMaxLagBlocks?: bigint;
+    rpcObserver?: RpcObserver;
+    rpcLog?: RpcLogger;
+    tokens: readonly TokenContract[];
+    confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
+  },
+  extra: SolanaExtraSettings = {},
+): SolanaChainAdapter {
   const finality: Finality = s.confirmation.kind === 'finalized' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
   return new SolanaChainAdapter({
     mode: s.mode,

@@ -44,18 +44,27 @@ export class SolanaDelegation {
   }
 
   /** The owner's ATA of `token` at `commitment` (null when it does not exist or is not a token account of that mint). */
-  async #read(token: TokenContract, owner: string, commitment: Commitment): Promise<{ ata: PublicKey; slot: number; account: TokenAccountView | null }> {
+  async #read(
+    token: TokenContract,
+    owner: string,
+    commitment: Commitment,
+  ): Promise<{ ata: PublicKey; slot: number; account: TokenAccountView | null }> {
     const ata = this.ataOf(token, owner);
     const { context, value } = await this.#o.connection.getAccountInfoAndContext(ata, commitment);
     return { ata, slot: context.slot, account: this.#decode(token, owner, value) };
   }
 
   /** Delegate and delegated amount of each owner's ATA at the final commitment, 100 accounts per RPC call. */
-  async readAuthorizations(items: ReadonlyArray<{ token: TokenSymbol; owner: string }>): Promise<Array<{ spender: string | null; value: bigint } | null>> {
+  async readAuthorizations(
+    items: ReadonlyArray<{ token: TokenSymbol; owner: string }>,
+  ): Promise<Array<{ spender: string | null; value: bigint } | null>> {
     const out: Array<{ spender: string | null; value: bigint } | null> = [];
     for (let i = 0; i < items.length; i += 100) {
       const chunk = items.slice(i, i + 100).map((it) => ({ token: this.#token(it.token), owner: it.owner }));
-      const infos = await this.#o.connection.getMultipleAccountsInfo(chunk.map((c) => this.ataOf(c.token, c.owner)), this.#o.finality);
+      const infos = await this.#o.connection.getMultipleAccountsInfo(
+        chunk.map((c) => this.ataOf(c.token, c.owner)),
+        this.#o.finality,
+      );
       chunk.forEach((c, k) => {
         const a = this.#decode(c.token, c.owner, infos[k] ?? null);
         out.push(a ? { spender: a.delegate, value: a.delegate ? a.delegatedAmount : 0n } : null);
@@ -68,7 +77,11 @@ export class SolanaDelegation {
     if (!value || !value.owner.equals(this.#o.tokenProgramId) || value.data.length < ACCOUNT_SIZE) return null;
     const raw = AccountLayout.decode(value.data.subarray(0, ACCOUNT_SIZE));
     if (raw.mint.toBase58() !== token.address || raw.owner.toBase58() !== owner) return null;
-    return { amount: raw.amount, delegate: raw.delegateOption === 1 ? raw.delegate.toBase58() : null, delegatedAmount: raw.delegatedAmount };
+    return {
+      amount: raw.amount,
+      delegate: raw.delegateOption === 1 ? raw.delegate.toBase58() : null,
+      delegatedAmount: raw.delegatedAmount,
+    };
   }
 
   /** What `spender` may still pull from the owner's ATA: its delegated amount while it is the delegate, else 0. */
@@ -164,7 +177,12 @@ export class SolanaDelegation {
       if (!token || source !== this.ataOf(token, owner).toBase58()) continue;
       if (destination !== this.ataOf(token, to).toBase58() && destination !== to) continue;
       const amount = Buffer.from(ix.data).readBigUInt64LE(1);
-      const block = await conn.getBlock(tx.slot, { commitment: 'confirmed', transactionDetails: 'none', rewards: false, maxSupportedTransactionVersion: 0 });
+      const block = await conn.getBlock(tx.slot, {
+        commitment: 'confirmed',
+        transactionDetails: 'none',
+        rewards: false,
+        maxSupportedTransactionVersion: 0,
+      });
       if (!block) return null;
       return {
         logIndex: index,
@@ -187,9 +205,17 @@ export class SolanaDelegation {
     const ownerKey = new PublicKey(owner);
     const { blockhash, lastValidBlockHeight } = await this.#o.connection.getLatestBlockhash('confirmed');
     const tx = new Transaction({ feePayer: ownerKey, blockhash, lastValidBlockHeight }).add(
-      createApproveCheckedInstruction(this.ataOf(token, owner), new PublicKey(token.address), new PublicKey(spender), ownerKey, amount, token.decimals, [], this.#o.tokenProgramId),
+      createApproveCheckedInstruction(
+        this.ataOf(token, owner),
+        new PublicKey(token.address),
+        new PublicKey(spender),
+        ownerKey,
+        amount,
+        token.decimals,
+        [],
+        this.#o.tokenProgramId,
+      ),
     );
     return { kind: 'solana', transaction: tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64') };
   }
 }
-

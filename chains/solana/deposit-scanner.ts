@@ -122,7 +122,10 @@ export class SolanaDepositScanner {
       chunks.map((chunk) =>
         limit(async () => {
           count('getMultipleAccounts');
-          const infos = await conn.getMultipleAccountsInfo(chunk.map((a) => new PublicKey(a.ata)), 'confirmed');
+          const infos = await conn.getMultipleAccountsInfo(
+            chunk.map((a) => new PublicKey(a.ata)),
+            'confirmed',
+          );
           infos.forEach((info, i) => {
             const a = chunk[i]!;
             if (!info || !info.owner.equals(this.#o.tokenProgramId) || info.data.length < ACCOUNT_SIZE) return;
@@ -211,7 +214,11 @@ export class SolanaDepositScanner {
       rollbackAbove: null,
       transfers: transfers.map((x) => x.t),
       finalHeight: BigInt(final),
-      processedTip: { height: BigInt(confirmed), hash: String(confirmed), time: new Date((tipTime ?? Math.floor(Date.now() / 1000)) * 1000) },
+      processedTip: {
+        height: BigInt(confirmed),
+        hash: String(confirmed),
+        time: new Date((tipTime ?? Math.floor(Date.now() / 1000)) * 1000),
+      },
       cursor: encodeSolanaCursor(BigInt(Math.max(confirmed, Number(persisted)))),
       caughtUp: true,
     };

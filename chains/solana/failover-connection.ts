@@ -46,16 +46,34 @@ export class SolanaEndpoints {
   readonly #timeoutMs: number;
 
   constructor(o: SolanaEndpointsOptions) {
-    this.pool = new EndpointPool({ network: 'solana', mode: o.mode, urls: o.urls, maxLagBlocks: o.maxLagSlots, observer: o.observer, log: o.log });
+    this.pool = new EndpointPool({
+      network: 'solana',
+      mode: o.mode,
+      urls: o.urls,
+      maxLagBlocks: o.maxLagSlots,
+      observer: o.observer,
+      log: o.log,
+    });
     this.#timeoutMs = o.timeoutMs ?? 30_000;
     for (const e of this.pool.endpoints) {
-      this.#conns.set(e, new Connection(e.url, { commitment: o.commitment, disableRetryOnRateLimit: true, fetch: (_url, init) => this.#send(e, init) }));
+      this.#conns.set(
+        e,
+        new Connection(e.url, { commitment: o.commitment, disableRetryOnRateLimit: true, fetch: (_url, init) => this.#send(e, init) }),
+      );
     }
     const first = this.pool.endpoints[0]!;
     this.connection =
       this.pool.size === 1
-        ? new Connection(first.url, { commitment: o.commitment, disableRetryOnRateLimit: false, fetch: (_url, init) => this.#send(first, init) })
-        : new Connection(first.url, { commitment: o.commitment, disableRetryOnRateLimit: true, fetch: (_url, init) => this.#failover(init) });
+        ? new Connection(first.url, {
+            commitment: o.commitment,
+            disableRetryOnRateLimit: false,
+            fetch: (_url, init) => this.#send(first, init),
+          })
+        : new Connection(first.url, {
+            commitment: o.commitment,
+            disableRetryOnRateLimit: true,
+            fetch: (_url, init) => this.#failover(init),
+          });
   }
 
   /** A fetch over the endpoints (the URL argument is ignored): for raw JSON-RPC calls outside the Connection. */
@@ -151,7 +169,8 @@ export class SolanaEndpoints {
       try {
         const body = JSON.parse(text) as { error?: { code?: number; message?: string } };
         answeredError = body.error !== undefined;
-        if (body.error && NODE_FAULT_CODES.has(Number(body.error.code))) fault = `JSON-RPC error ${body.error.code}: ${body.error.message ?? ''}`;
+        if (body.error && NODE_FAULT_CODES.has(Number(body.error.code)))
+          fault = `JSON-RPC error ${body.error.code}: ${body.error.message ?? ''}`;
       } catch {
         fault = `HTTP ${res.status}, body is not JSON`;
       }

@@ -11,7 +11,13 @@ export class SolanaRpcError extends Error {
   }
 }
 
-export async function solanaRpcCall<T>(url: string, method: string, params: unknown[], timeoutMs = 15_000, fetchFn: typeof fetch = fetch): Promise<T> {
+export async function solanaRpcCall<T>(
+  url: string,
+  method: string,
+  params: unknown[],
+  timeoutMs = 15_000,
+  fetchFn: typeof fetch = fetch,
+): Promise<T> {
   const res = await fetchFn(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

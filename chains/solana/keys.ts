@@ -63,7 +63,7 @@ export class PrederivedEd25519Keys implements KeyDeriver {
     for (const line of text.split(/\r?\n/).map((l) => l.trim())) {
       if (!line || line.startsWith('#')) continue;
       const m = /^(m(?:\/\d+')+)=([1-9A-HJ-NP-Za-km-z]{32,44})$/.exec(line);
-      if (!m) throw new Error('pre-derived key lines must look like m/44\'/501\'/0\'/0\'/0\'=<base58>');
+      if (!m) throw new Error("pre-derived key lines must look like m/44'/501'/0'/0'/0'=<base58>");
       entries.push([m[1]!, m[2]!]);
     }
     return new PrederivedEd25519Keys(entries);

@@ -45,7 +45,10 @@ export interface TransferRequestInput {
 export function solanaPayTransferUrl(input: TransferRequestInput): string {
   const recipient = new PublicKey(input.recipient).toBase58();
   if (input.amount <= 0n) throw new RangeError('a transfer request amount must be positive');
-  const params: string[] = [`amount=${formatTokenAmount(input.amount, input.decimals)}`, `spl-token=${new PublicKey(input.splToken).toBase58()}`];
+  const params: string[] = [
+    `amount=${formatTokenAmount(input.amount, input.decimals)}`,
+    `spl-token=${new PublicKey(input.splToken).toBase58()}`,
+  ];
   for (const r of input.references ?? []) params.push(`reference=${new PublicKey(r).toBase58()}`);
   if (input.label !== undefined) params.push(`label=${encodeURIComponent(input.label)}`);
   if (input.message !== undefined) params.push(`message=${encodeURIComponent(input.message)}`);

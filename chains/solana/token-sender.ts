@@ -113,7 +113,10 @@ export class SolanaTokenSender {
       conn.getAccountInfo(to, 'confirmed'),
       conn.getBalance(from, 'confirmed'),
     ]);
-    const acc = sourceInfo && sourceInfo.owner.equals(this.#o.tokenProgramId) && sourceInfo.data.length >= ACCOUNT_SIZE ? AccountLayout.decode(sourceInfo.data) : null;
+    const acc =
+      sourceInfo && sourceInfo.owner.equals(this.#o.tokenProgramId) && sourceInfo.data.length >= ACCOUNT_SIZE
+        ? AccountLayout.decode(sourceInfo.data)
+        : null;
     const balance = acc?.amount ?? 0n;
     if (balance < request.amount) {
       const holder = delegated ? "the owner's token account" : 'hot wallet';
@@ -122,14 +125,16 @@ export class SolanaTokenSender {
     if (delegated) {
       const allowed = acc && acc.delegateOption === 1 && acc.delegate.equals(from) ? acc.delegatedAmount : 0n;
       if (allowed < request.amount) {
-        throw new TransferRejectedError('simulation_reverted', `insufficient_allowance: ${from.toBase58()} is delegated ${allowed} base units, needs ${request.amount}`);
+        throw new TransferRejectedError(
+          'simulation_reverted',
+          `insufficient_allowance: ${from.toBase58()} is delegated ${allowed} base units, needs ${request.amount}`,
+        );
       }
     }
     const ixs: TransactionInstruction[] = [];
     let destination: PublicKey;
     let rent = 0;
-    const toIsTokenAccount =
-      toInfo !== null && toInfo.owner.equals(this.#o.tokenProgramId) && toInfo.data.length >= ACCOUNT_SIZE;
+    const toIsTokenAccount = toInfo !== null && toInfo.owner.equals(this.#o.tokenProgramId) && toInfo.data.length >= ACCOUNT_SIZE;
     if (toIsTokenAccount) {
       const dest = AccountLayout.decode(toInfo.data);
       if (!dest.mint.equals(mint)) throw new TransferRejectedError('invalid', 'destination token account holds another mint');
@@ -151,7 +156,11 @@ export class SolanaTokenSender {
 
   /** Creates the deposit owner's ATA for `token`, paid by `feePayer`: done when the payer picks Solana on the
    * hosted page, so the payer's wallet pays no rent (the rent is reclaimed when the swept account is closed). */
-  async buildDepositAccountSetup(feePayer: { key: KeyPath; address: string }, depositOwner: string, token: TokenContract['symbol']): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
+  async buildDepositAccountSetup(
+    feePayer: { key: KeyPath; address: string },
+    depositOwner: string,
+    token: TokenContract['symbol'],
+  ): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     const t = this.#token(token);
     const payer = new PublicKey(feePayer.address);
     const owner = new PublicKey(depositOwner);
@@ -228,19 +237,29 @@ export class SolanaTokenSender {
   async broadcast(signed: SignedTransfer): Promise<BroadcastResult> {
     if (await this.#known(signed.hash)) return { status: 'already_known' };
     try {
-      await solanaRpcCall(this.#o.rpcUrl, 'sendTransaction', [
-        signed.raw,
-        { encoding: 'base64', preflightCommitment: 'confirmed', maxRetries: 0 },
-      ], undefined, this.#o.rpcFetch);
+      await solanaRpcCall(
+        this.#o.rpcUrl,
+        'sendTransaction',
+        [signed.raw, { encoding: 'base64', preflightCommitment: 'confirmed', maxRetries: 0 }],
+        undefined,
+        this.#o.rpcFetch,
+      );
       return { status: 'accepted' };
     } catch (e) {
       if (!(e instanceof SolanaRpcError)) throw e;
       const err = (e.data as { err?: unknown } | undefined)?.err;
       if (err === 'AlreadyProcessed') return { status: 'already_known' };
       if (err === 'BlockhashNotFound') {
-        if (await this.isExpired(signed)) return { status: 'rejected', reason: 'expired', detail: 'blockhash expired before the transaction landed' };
+        if (await this.isExpired(signed))
+          return { status: 'rejected', reason: 'expired', detail: 'blockhash expired before the transaction landed' };
         // A lagging RPC node may not know a fresh blockhash yet: forward without preflight, the bytes stay valid.
-        await solanaRpcCall(this.#o.rpcUrl, 'sendTransaction', [signed.raw, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }], undefined, this.#o.rpcFetch);
+        await solanaRpcCall(
+          this.#o.rpcUrl,
+          'sendTransaction',
+          [signed.raw, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }],
+          undefined,
+          this.#o.rpcFetch,
+        );
         return { status: 'accepted' };
       }
       if (e.code === -32002) {
@@ -267,7 +286,10 @@ export class SolanaTokenSender {
 
   /** Outcome of a sent transaction. `check`, given the landed transaction, may turn a success into a failure (a
    * charge that moved nothing from the customer). */
-  async outcome(hash: string, check?: (tx: VersionedTransactionResponse) => { reason: TxFailureReason; detail: string } | null): Promise<TxOutcome> {
+  async outcome(
+    hash: string,
+    check?: (tx: VersionedTransactionResponse) => { reason: TxFailureReason; detail: string } | null,
+  ): Promise<TxOutcome> {
     const conn = this.#o.connection;
     const st = (await conn.getSignatureStatuses([hash], { searchTransactionHistory: true })).value[0];
     if (!st) return { status: 'unknown' };
@@ -299,7 +321,8 @@ function failureReason(err: unknown, transferIndex: number): SendFailureReason {
     if (ie) {
       const inner = ie[1] as { Custom?: number } | string;
       // SPL Token error 1 is InsufficientFunds; the system program's 1 (in ATA creation) is lamports.
-      if (typeof inner === 'object' && inner.Custom === 1) return ie[0] === transferIndex ? 'insufficient_token_balance' : 'insufficient_gas';
+      if (typeof inner === 'object' && inner.Custom === 1)
+        return ie[0] === transferIndex ? 'insufficient_token_balance' : 'insufficient_gas';
       return 'simulation_reverted';
     }
   }

@@ -29,7 +29,10 @@ async function blacklisted(read: ReadView, who: string): Promise<boolean> {
  * Why the token refuses to move tokens from `sender` to `recipient` (sent by `spender` for a transferFrom); null when
  * its state shows none of the known reasons. Paused first: a paused token refuses everyone.
  */
-export async function readTokenRefusal(read: ReadView, parties: { sender: string; recipient: string; spender?: string }): Promise<TokenRefusal | null> {
+export async function readTokenRefusal(
+  read: ReadView,
+  parties: { sender: string; recipient: string; spender?: string },
+): Promise<TokenRefusal | null> {
   if (await flag(read, 'paused', [])) return 'token_paused';
   if (await blacklisted(read, parties.sender)) return 'sender_blacklisted';
   if (await blacklisted(read, parties.recipient)) return 'recipient_blacklisted';
@@ -39,7 +42,10 @@ export async function readTokenRefusal(read: ReadView, parties: { sender: string
 
 /** Tether's announced fee on transfers, or null for a token without the views (or with the fee at zero). */
 export async function readTransferFee(read: ReadView): Promise<TransferFee | null> {
-  const [basisPoints, maximumFee] = await Promise.all([read(VIEWS.encodeFunctionData('basisPointsRate')), read(VIEWS.encodeFunctionData('maximumFee'))]);
+  const [basisPoints, maximumFee] = await Promise.all([
+    read(VIEWS.encodeFunctionData('basisPointsRate')),
+    read(VIEWS.encodeFunctionData('maximumFee')),
+  ]);
   if (basisPoints === null || maximumFee === null || basisPoints === 0n || maximumFee === 0n) return null;
   return { basisPoints, maximumFee };
 }

@@ -109,7 +109,12 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
     });
     this.#sender = o.fullHost
       ? new TronTokenSender({
-          api: new TronWalletApi({ fullHost: o.fullHost, solidityHost: o.solidityHost, apiKey: o.apiKey, timeoutMs: o.rpcTimeoutMs ?? 15_000 }),
+          api: new TronWalletApi({
+            fullHost: o.fullHost,
+            solidityHost: o.solidityHost,
+            apiKey: o.apiKey,
+            timeoutMs: o.rpcTimeoutMs ?? 15_000,
+          }),
           tokens: this.tokens,
           feeLimitCeilingSun: o.feeLimitCeilingSun ?? DEFAULT_FEE_LIMIT_CEILING_SUN,
           energyMarginPercent: o.energyMarginPercent ?? DEFAULT_ENERGY_MARGIN_PERCENT,
@@ -223,7 +228,12 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
     const byEvmHex = new Map(this.tokens.map((t) => [tronToEvmHex(t.address), t]));
     const evmSpenders = spenders.map((s) => tronToEvmHex(this.#canonical(s)));
     const logs = await this.rpc.call<RpcLog[]>('eth_getLogs', [
-      { fromBlock: toHex(fromHeight), toBlock: toHex(toHeight), address: [...byEvmHex.keys()], topics: [APPROVAL_TOPIC, null, evmSpenders.map(addressTopic)] },
+      {
+        fromBlock: toHex(fromHeight),
+        toBlock: toHex(toHeight),
+        address: [...byEvmHex.keys()],
+        topics: [APPROVAL_TOPIC, null, evmSpenders.map(addressTopic)],
+      },
     ]);
     const wanted = new Set(evmSpenders);
     const out: ObservedApproval[] = [];
@@ -232,8 +242,14 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
       const token = d && byEvmHex.get(d.token);
       if (!d || !token || !wanted.has(d.spender)) continue;
       out.push({
-        txHash: d.txHash.replace(/^0x/, ''), logIndex: d.logIndex, blockHeight: d.blockNumber, token: token.symbol, tokenContract: token.address,
-        owner: evmHexToTron(d.owner), spender: evmHexToTron(d.spender), value: d.value,
+        txHash: d.txHash.replace(/^0x/, ''),
+        logIndex: d.logIndex,
+        blockHeight: d.blockNumber,
+        token: token.symbol,
+        tokenContract: token.address,
+        owner: evmHexToTron(d.owner),
+        spender: evmHexToTron(d.spender),
+        value: d.value,
       });
     }
     return out.sort((a, b) => (a.blockHeight === b.blockHeight ? a.logIndex - b.logIndex : a.blockHeight < b.blockHeight ? -1 : 1));
@@ -275,7 +291,13 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
   /** Energy, bandwidth and TRX of a hot wallet, with the chain's prices: what the next refund will cost. */
   async describeFeeResources(address: string): Promise<Record<string, unknown>> {
     const r = await this.hotWalletResources(address);
-    return { activated: r.activated, trx_balance_sun: r.trxBalanceSun, energy: r.energy, bandwidth: r.bandwidth, summary: formatHotWalletResources(r) };
+    return {
+      activated: r.activated,
+      trx_balance_sun: r.trxBalanceSun,
+      energy: r.energy,
+      bandwidth: r.bandwidth,
+      summary: formatHotWalletResources(r),
+    };
   }
 
   async describeHotWallet(address: string): Promise<string> {
@@ -285,7 +307,12 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
   /** What the hosted page shows: base58 address (QR), exact amount, token contract, `tron:` link. */
   /** No TRON payment URI standard (payment-uri.ts): the QR holds the bare address, the link is `tron:<address>` without an amount. */
   async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
-    const links = tronPaymentLinks({ address: request.depositAddress, tokenContract: request.token.address, amount: request.amountBase, decimals: request.token.decimals });
+    const links = tronPaymentLinks({
+      address: request.depositAddress,
+      tokenContract: request.token.address,
+      amount: request.amountBase,
+      decimals: request.token.decimals,
+    });
     return { href: links.uri, qr: links.address };
   }
 

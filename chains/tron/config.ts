@@ -29,9 +29,11 @@ export function loadTronExtraSettings(env: Env, mode: Mode, rpcUrl?: string): Tr
   // TronGrid serves JSON-RPC at <host>/jsonrpc and the wallet API at <host>: derive the one from the other.
   const fullHost = url('FULL_HOST') ?? (rpcUrl && /\/jsonrpc\/?$/.test(rpcUrl) ? rpcUrl.replace(/\/jsonrpc\/?$/, '') : undefined);
   const ceiling = env[`${p}FEE_LIMIT_CEILING_SUN`]?.trim();
-  if (ceiling !== undefined && ceiling !== '' && !/^\d+$/.test(ceiling)) throw new Error(`${p}FEE_LIMIT_CEILING_SUN must be an integer (sun)`);
+  if (ceiling !== undefined && ceiling !== '' && !/^\d+$/.test(ceiling))
+    throw new Error(`${p}FEE_LIMIT_CEILING_SUN must be an integer (sun)`);
   const margin = env[`${p}ENERGY_MARGIN_PERCENT`]?.trim();
-  if (margin !== undefined && margin !== '' && (!/^\d+$/.test(margin) || Number(margin) > 500)) throw new Error(`${p}ENERGY_MARGIN_PERCENT must be an integer in 0..500`);
+  if (margin !== undefined && margin !== '' && (!/^\d+$/.test(margin) || Number(margin) > 500))
+    throw new Error(`${p}ENERGY_MARGIN_PERCENT must be an integer in 0..500`);
   return {
     fullHost,
     solidityHost: url('SOLIDITY_HOST'),

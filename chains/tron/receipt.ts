@@ -5,9 +5,22 @@ import type { TxFailureReason } from '../types.js';
 // value. Only SUCCESS can be a success; every other value is a failure with its own reason.
 
 export const CONTRACT_RESULTS = [
-  'DEFAULT', 'SUCCESS', 'REVERT', 'BAD_JUMP_DESTINATION', 'OUT_OF_MEMORY', 'PRECOMPILED_CONTRACT', 'STACK_TOO_SMALL',
-  'STACK_TOO_LARGE', 'ILLEGAL_OPERATION', 'STACK_OVERFLOW', 'OUT_OF_ENERGY', 'OUT_OF_TIME', 'JVM_STACK_OVER_FLOW',
-  'UNKNOWN', 'TRANSFER_FAILED', 'INVALID_CODE',
+  'DEFAULT',
+  'SUCCESS',
+  'REVERT',
+  'BAD_JUMP_DESTINATION',
+  'OUT_OF_MEMORY',
+  'PRECOMPILED_CONTRACT',
+  'STACK_TOO_SMALL',
+  'STACK_TOO_LARGE',
+  'ILLEGAL_OPERATION',
+  'STACK_OVERFLOW',
+  'OUT_OF_ENERGY',
+  'OUT_OF_TIME',
+  'JVM_STACK_OVER_FLOW',
+  'UNKNOWN',
+  'TRANSFER_FAILED',
+  'INVALID_CODE',
 ] as const;
 export type ContractResult = (typeof CONTRACT_RESULTS)[number];
 
@@ -23,10 +36,14 @@ export function classifyContractResult(r: ContractResult): { reason: TxFailureRe
     case 'OUT_OF_ENERGY':
       return {
         reason: 'out_of_energy',
-        detail: 'OUT_OF_ENERGY: the hot wallet ran out of energy; its staked energy plus the TRX it could burn (bounded by fee_limit) did not cover execution. Stake or rent energy, add TRX, or raise the fee_limit ceiling.',
+        detail:
+          'OUT_OF_ENERGY: the hot wallet ran out of energy; its staked energy plus the TRX it could burn (bounded by fee_limit) did not cover execution. Stake or rent energy, add TRX, or raise the fee_limit ceiling.',
       };
     case 'REVERT':
-      return { reason: 'reverted', detail: 'REVERT: the token contract refused the transfer (balance, blacklist or pause); nothing was moved.' };
+      return {
+        reason: 'reverted',
+        detail: 'REVERT: the token contract refused the transfer (balance, blacklist or pause); nothing was moved.',
+      };
     case 'OUT_OF_TIME':
       return { reason: 'reverted', detail: 'OUT_OF_TIME: execution exceeded the TVM time limit; nothing was moved.' };
     case 'TRANSFER_FAILED':
@@ -52,15 +69,29 @@ export function classifyContractResult(r: ContractResult): { reason: TxFailureRe
 
 /** Broadcast reply codes (GrpcAPI.Return.response_code) and what they mean for a payout. */
 export type BroadcastCode =
-  | 'SUCCESS' | 'SIGERROR' | 'CONTRACT_VALIDATE_ERROR' | 'CONTRACT_EXE_ERROR' | 'BANDWITH_ERROR' | 'DUP_TRANSACTION_ERROR'
-  | 'TAPOS_ERROR' | 'TOO_BIG_TRANSACTION_ERROR' | 'TRANSACTION_EXPIRATION_ERROR' | 'SERVER_BUSY' | 'NO_CONNECTION'
-  | 'NOT_ENOUGH_EFFECTIVE_CONNECTION' | 'BLOCK_UNSOLIDIFIED' | 'OTHER_ERROR';
+  | 'SUCCESS'
+  | 'SIGERROR'
+  | 'CONTRACT_VALIDATE_ERROR'
+  | 'CONTRACT_EXE_ERROR'
+  | 'BANDWITH_ERROR'
+  | 'DUP_TRANSACTION_ERROR'
+  | 'TAPOS_ERROR'
+  | 'TOO_BIG_TRANSACTION_ERROR'
+  | 'TRANSACTION_EXPIRATION_ERROR'
+  | 'SERVER_BUSY'
+  | 'NO_CONNECTION'
+  | 'NOT_ENOUGH_EFFECTIVE_CONNECTION'
+  | 'BLOCK_UNSOLIDIFIED'
+  | 'OTHER_ERROR';
 
 export type BroadcastVerdict =
   | { kind: 'accepted' }
   | { kind: 'duplicate' }
   | { kind: 'retry' }
-  | { kind: 'rejected'; reason: 'insufficient_gas' | 'expired' | 'invalid' | 'simulation_reverted' | 'insufficient_token_balance' | 'other' };
+  | {
+      kind: 'rejected';
+      reason: 'insufficient_gas' | 'expired' | 'invalid' | 'simulation_reverted' | 'insufficient_token_balance' | 'other';
+    };
 
 export function classifyBroadcast(code: string | undefined, message: string): BroadcastVerdict {
   const c = (code ?? 'OTHER_ERROR') as BroadcastCode;
@@ -79,7 +110,10 @@ export function classifyBroadcast(code: string | undefined, message: string): Br
     case 'BANDWITH_ERROR':
       return { kind: 'rejected', reason: 'insufficient_gas' };
     case 'CONTRACT_VALIDATE_ERROR':
-      return { kind: 'rejected', reason: /balance is not sufficient|insufficient|not enough/i.test(message) ? 'insufficient_gas' : 'invalid' };
+      return {
+        kind: 'rejected',
+        reason: /balance is not sufficient|insufficient|not enough/i.test(message) ? 'insufficient_gas' : 'invalid',
+      };
     case 'CONTRACT_EXE_ERROR':
       return { kind: 'rejected', reason: 'simulation_reverted' };
     case 'SIGERROR':

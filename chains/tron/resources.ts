@@ -32,7 +32,13 @@ export async function readHotWalletResources(api: TronWalletApi, address: string
   ]);
   const energy = { limit: int64(res.EnergyLimit), used: int64(res.EnergyUsed), available: 0n };
   energy.available = pos(energy.limit - energy.used);
-  const bw = { freeLimit: int64(res.freeNetLimit), freeUsed: int64(res.freeNetUsed), stakedLimit: int64(res.NetLimit), stakedUsed: int64(res.NetUsed), available: 0n };
+  const bw = {
+    freeLimit: int64(res.freeNetLimit),
+    freeUsed: int64(res.freeNetUsed),
+    stakedLimit: int64(res.NetLimit),
+    stakedUsed: int64(res.NetUsed),
+    available: 0n,
+  };
   bw.available = pos(bw.freeLimit - bw.freeUsed) + pos(bw.stakedLimit - bw.stakedUsed);
   return {
     address,
@@ -45,11 +51,16 @@ export async function readHotWalletResources(api: TronWalletApi, address: string
 }
 
 /** TRX (sun) burned for a transaction needing `energy` and `bandwidthBytes`, given what the account holds. */
-export function trxNeededFor(need: { energy: bigint; bandwidthBytes: bigint }, r: Pick<HotWalletResources, 'energy' | 'bandwidth'>, prices: ChainPrices): bigint {
+export function trxNeededFor(
+  need: { energy: bigint; bandwidthBytes: bigint },
+  r: Pick<HotWalletResources, 'energy' | 'bandwidth'>,
+  prices: ChainPrices,
+): bigint {
   const energyBurn = pos(need.energy - r.energy.available) * prices.energySun;
   const stakedLeft = pos(r.bandwidth.stakedLimit - r.bandwidth.stakedUsed);
   const freeLeft = pos(r.bandwidth.freeLimit - r.bandwidth.freeUsed);
-  const bandwidthBurn = stakedLeft >= need.bandwidthBytes || freeLeft >= need.bandwidthBytes ? 0n : need.bandwidthBytes * prices.bandwidthSun;
+  const bandwidthBurn =
+    stakedLeft >= need.bandwidthBytes || freeLeft >= need.bandwidthBytes ? 0n : need.bandwidthBytes * prices.bandwidthSun;
   return energyBurn + bandwidthBurn;
 }
 

@@ -21,13 +21,22 @@ import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './
 import { decodeTriggerRawData, encodeSignedTransaction, txIdOf, TRIGGER_SMART_CONTRACT_TYPE } from './protobuf.js';
 import { classifyBroadcast, classifyContractResult, parseContractResult } from './receipt.js';
 import { readHotWalletResources, trxNeededFor, type ChainPrices } from './resources.js';
-import { decodeNodeMessage, int64, type AccountJson, type BlockJson, type BroadcastReply, type TransactionInfo, type TransactionJson, type TriggerReply, type TronWalletApi } from './wallet-api.js';
+import {
+  decodeNodeMessage,
+  int64,
+  type AccountJson,
+  type BlockJson,
+  type BroadcastReply,
+  type TransactionInfo,
+  type TransactionJson,
+  type TriggerReply,
+  type TronWalletApi,
+} from './wallet-api.js';
 
 // TRC-20 transfers out of a hot wallet: build with the node (triggersmartcontract), check what was built, sign the
 // txID through the signer, hand back bytes to persist, broadcast them (broadcasthex), judge the result from the
 // receipt. The transfer ABI declares no return value (Tether's TRC-20 returns one, look-alikes may not): success is
 // receipt.result SUCCESS plus a Transfer log from the hot wallet, never decoded return data or a broadcast reply.
-
 
 /** One TRC-20 call the sender builds: tronweb's function selector and typed parameters, and the ABI data they encode to. */
 interface TokenCall {
@@ -39,7 +48,10 @@ interface TokenCall {
 function transferCall(to: string, amount: bigint): TokenCall {
   return {
     selector: 'transfer(address,uint256)',
-    params: [{ type: 'address', value: tronBase58(to) }, { type: 'uint256', value: amount.toString() }],
+    params: [
+      { type: 'address', value: tronBase58(to) },
+      { type: 'uint256', value: amount.toString() },
+    ],
     data: ERC20.encodeFunctionData('transfer', [tronToEvmHex(to), amount]),
   };
 }
@@ -47,7 +59,11 @@ function transferCall(to: string, amount: bigint): TokenCall {
 function transferFromCall(owner: string, to: string, amount: bigint): TokenCall {
   return {
     selector: 'transferFrom(address,address,uint256)',
-    params: [{ type: 'address', value: tronBase58(owner) }, { type: 'address', value: tronBase58(to) }, { type: 'uint256', value: amount.toString() }],
+    params: [
+      { type: 'address', value: tronBase58(owner) },
+      { type: 'address', value: tronBase58(to) },
+      { type: 'uint256', value: amount.toString() },
+    ],
     data: ERC20.encodeFunctionData('transferFrom', [tronToEvmHex(owner), tronToEvmHex(to), amount]),
   };
 }
@@ -55,7 +71,10 @@ function transferFromCall(owner: string, to: string, amount: bigint): TokenCall 
 function approveCall(spender: string, amount: bigint): TokenCall {
   return {
     selector: 'approve(address,uint256)',
-    params: [{ type: 'address', value: tronBase58(spender) }, { type: 'uint256', value: amount.toString() }],
+    params: [
+      { type: 'address', value: tronBase58(spender) },
+      { type: 'uint256', value: amount.toString() },
+    ],
     data: ERC20.encodeFunctionData('approve', [tronToEvmHex(spender), amount]),
   };
 }
@@ -99,7 +118,8 @@ export class TronTokenSender {
     const r = await this.#o.api.full<{ chainParameter?: Array<{ key: string; value?: number }> }>('wallet/getchainparameters', {});
     const get = (k: string) => int64(r.chainParameter?.find((p) => p.key === k)?.value);
     const value = { energySun: get('getEnergyFee'), bandwidthSun: get('getTransactionFee') };
-    if (value.energySun <= 0n || value.bandwidthSun <= 0n) throw new RpcError('bad_response', 'getchainparameters lacks getEnergyFee / getTransactionFee');
+    if (value.energySun <= 0n || value.bandwidthSun <= 0n)
+      throw new RpcError('bad_response', 'getchainparameters lacks getEnergyFee / getTransactionFee');
     this.#prices = { at: Date.now(), value };
     return value;
   }
@@ -109,7 +129,10 @@ export class TronTokenSender {
     // 1. Token balance of the hot wallet (then a dry run of the call, in #buildCall).
     const held = await this.tokenBalance(token, from);
     if (held < request.amount) {
-      throw new TransferRejectedError('insufficient_token_balance', `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`);
+      throw new TransferRejectedError(
+        'insufficient_token_balance',
+        `hot wallet ${tronBase58(from)} holds ${held} ${request.token} base units, the payout needs ${request.amount}`,
+      );
     }
     return this.#buildCall(request, token, from, transferCall(to, request.amount), {}, { sender: from, recipient: to });
   }
@@ -124,12 +147,25 @@ export class TronTokenSender {
     if (!owner) throw new TransferRejectedError('invalid', `not a TRON address: ${ownerAddress}`);
     const [held, allowed] = await Promise.all([this.tokenBalance(token, owner), this.tokenAllowance(token, owner, from)]);
     if (held < request.amount) {
-      throw new TransferRejectedError('insufficient_token_balance', `${tronBase58(owner)} holds ${held} ${request.token} base units, the charge needs ${request.amount}`);
+      throw new TransferRejectedError(
+        'insufficient_token_balance',
+        `${tronBase58(owner)} holds ${held} ${request.token} base units, the charge needs ${request.amount}`,
+      );
     }
     if (allowed < request.amount) {
-      throw new TransferRejectedError('simulation_reverted', `${tronBase58(owner)} allows ${tronBase58(from)} ${allowed} ${request.token} base units, the charge needs ${request.amount}`);
+      throw new TransferRejectedError(
+        'simulation_reverted',
+        `${tronBase58(owner)} allows ${tronBase58(from)} ${allowed} ${request.token} base units, the charge needs ${request.amount}`,
+      );
     }
-    return this.#buildCall(request, token, from, transferFromCall(owner, to, request.amount), { transferFromOwner: owner }, { sender: owner, recipient: to, spender: from });
+    return this.#buildCall(
+      request,
+      token,
+      from,
+      transferFromCall(owner, to, request.amount),
+      { transferFromOwner: owner },
+      { sender: owner, recipient: to, spender: from },
+    );
   }
 
   /**
@@ -147,7 +183,11 @@ export class TronTokenSender {
     if (amount < 0n) throw new TransferRejectedError('invalid', 'amount must not be negative');
     const call = approveCall(spender, amount);
     const dry = await this.#constant(token, owner, call.data);
-    if (!dry.ok) throw new TransferRejectedError('simulation_reverted', `the token refuses approve (${dry.message}): a non-zero allowance may have to be reset to 0 first`);
+    if (!dry.ok)
+      throw new TransferRejectedError(
+        'simulation_reverted',
+        `the token refuses approve (${dry.message}): a non-zero allowance may have to be reset to 0 first`,
+      );
     const feeLimit = await this.#feeLimit(dry.energy);
     const tx = await this.#trigger(token, owner, call, feeLimit);
     const raw = decodeTriggerRawData(tx.raw_data_hex);
@@ -173,7 +213,10 @@ export class TronTokenSender {
     const energy = (estimate * BigInt(100 + this.#o.energyMarginPercent) + 99n) / 100n;
     const feeLimit = energy * prices.energySun;
     if (feeLimit > this.#o.feeLimitCeilingSun) {
-      throw new TransferRejectedError('other', `fee_limit ${feeLimit} sun (${estimate} energy + ${this.#o.energyMarginPercent}% at ${prices.energySun} sun) exceeds the configured ceiling ${this.#o.feeLimitCeilingSun} sun`);
+      throw new TransferRejectedError(
+        'other',
+        `fee_limit ${feeLimit} sun (${estimate} energy + ${this.#o.energyMarginPercent}% at ${prices.energySun} sun) exceeds the configured ceiling ${this.#o.feeLimitCeilingSun} sun`,
+      );
     }
     return feeLimit;
   }
@@ -181,9 +224,16 @@ export class TronTokenSender {
   /** The node builds the transaction; tronweb checks raw_data_hex against our arguments (txCheckWithArgs). */
   async #trigger(token: TokenContract, owner: string, call: TokenCall, feeLimit: bigint): Promise<TransactionJson> {
     const built = (await this.#o.api.tronWeb.transactionBuilder
-      .triggerSmartContract(tronBase58(token.address), call.selector, { feeLimit: Number(feeLimit), callValue: 0 }, call.params, tronBase58(owner))
+      .triggerSmartContract(
+        tronBase58(token.address),
+        call.selector,
+        { feeLimit: Number(feeLimit), callValue: 0 },
+        call.params,
+        tronBase58(owner),
+      )
       .catch((e: unknown) => {
-        if (e instanceof Error && /REVERT|validate|balance/i.test(e.message)) throw new TransferRejectedError('simulation_reverted', e.message);
+        if (e instanceof Error && /REVERT|validate|balance/i.test(e.message))
+          throw new TransferRejectedError('simulation_reverted', e.message);
         throw new RpcError('unavailable', `triggersmartcontract: ${(e as Error).message ?? String(e)}`);
       })) as { result?: { result?: boolean }; transaction?: TransactionJson };
     const tx = built.transaction;
@@ -223,14 +273,21 @@ export class TronTokenSender {
     const feeLimit = await this.#feeLimit(dry.energy);
     const prices = await this.prices();
     const resources = await readHotWalletResources(this.#o.api, from, prices);
-    if (!resources.activated) throw new TransferRejectedError('insufficient_gas', `hot wallet ${tronBase58(from)} is not activated on chain (it never received TRX)`);
+    if (!resources.activated)
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `hot wallet ${tronBase58(from)} is not activated on chain (it never received TRX)`,
+      );
 
     // 3. The node builds the transaction.
     const tx = await this.#trigger(token, from, call, feeLimit);
     const rawBytes = BigInt(tx.raw_data_hex.length / 2);
     const burn = trxNeededFor({ energy: dry.energy, bandwidthBytes: rawBytes + 67n + 64n }, resources, prices);
     if (resources.trxBalanceSun < burn) {
-      throw new TransferRejectedError('insufficient_gas', `hot wallet ${tronBase58(from)} holds ${resources.trxBalanceSun} sun TRX; energy and bandwidth it lacks cost ${burn} sun`);
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `hot wallet ${tronBase58(from)} holds ${resources.trxBalanceSun} sun TRX; energy and bandwidth it lacks cost ${burn} sun`,
+      );
     }
     const body: TronTxBody = {
       transaction: { txID: tx.txID, raw_data: tx.raw_data, raw_data_hex: tx.raw_data_hex },
@@ -255,7 +312,8 @@ export class TronTokenSender {
     const from = normalizeTronAddress(request.from.address);
     const to = normalizeTronAddress(request.to);
     const owner = body.transferFromOwner === undefined ? null : normalizeTronAddress(body.transferFromOwner);
-    if (!from || !to || (body.transferFromOwner !== undefined && !owner)) throw new Error('unsigned transfer names an address that is not TRON: refusing to sign');
+    if (!from || !to || (body.transferFromOwner !== undefined && !owner))
+      throw new Error('unsigned transfer names an address that is not TRON: refusing to sign');
     const call = owner ? transferFromCall(owner, to, request.amount) : transferCall(to, request.amount);
     if (!this.#matches(raw, from, token, call, BigInt(body.feeLimit))) {
       throw new Error('built transaction does not match the payout request: refusing to sign');
@@ -329,12 +387,27 @@ export class TronTokenSender {
       const node = decodeNodeMessage(info.resMessage);
       // A REVERT is explained from the token's current state once final (TRON has no constant call at a past block).
       const refusal = final && failure.reason === 'reverted' ? await this.#refusalOf(value) : null;
-      return { status: 'failed', block: ref, confirmations, final, reason: failure.reason, detail: node ? `${failure.detail} (${node})` : failure.detail, ...(refusal ? { refusal } : {}) };
+      return {
+        status: 'failed',
+        block: ref,
+        confirmations,
+        final,
+        reason: failure.reason,
+        detail: node ? `${failure.detail} (${node})` : failure.detail,
+        ...(refusal ? { refusal } : {}),
+      };
     }
     const sender = transferFrom === undefined ? await this.#senderOf(value) : normalizeTronAddress(transferFrom);
     if (!sender || this.#transfersFrom(info, sender).length === 0) {
       const whose = transferFrom === undefined ? 'the hot wallet' : 'the charged owner';
-      return { status: 'failed', block: ref, confirmations, final, reason: 'no_transfer_event', detail: `receipt SUCCESS but no Transfer log of a registry token from ${whose}` };
+      return {
+        status: 'failed',
+        block: ref,
+        confirmations,
+        final,
+        reason: 'no_transfer_event',
+        detail: `receipt SUCCESS but no Transfer log of a registry token from ${whose}`,
+      };
     }
     return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };
   }
@@ -359,7 +432,12 @@ export class TronTokenSender {
     const height = int64(info.blockNumber);
     const block = await this.#o.api.full<BlockJson>('wallet/getblockbynum', { num: Number(height) });
     if (!block.blockID) throw new RpcError('bad_response', `block ${height} of ${value} not found`);
-    return { logIndex: t.logIndex, amount: t.amount, tokenContract: t.tokenContract, block: { height, hash: block.blockID, time: new Date(Number(int64(info.blockTimeStamp))) } };
+    return {
+      logIndex: t.logIndex,
+      amount: t.amount,
+      tokenContract: t.tokenContract,
+      block: { height, hash: block.blockID, time: new Date(Number(int64(info.blockTimeStamp))) },
+    };
   }
 
   /** Sum of `tokenAddress`'s Transfer logs from `fromAddress` in a succeeded transaction: to `toAddress`, and elsewhere. */
@@ -386,7 +464,8 @@ export class TronTokenSender {
     const fee = await readTransferFee(this.#views(token, token.address));
     if (!fee) return net;
     const gross = grossForNet(net, fee);
-    if (gross === null) throw new TransferRejectedError('invalid', `${symbol} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
+    if (gross === null)
+      throw new TransferRejectedError('invalid', `${symbol} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
     return gross;
   }
 
@@ -420,9 +499,14 @@ export class TronTokenSender {
     const token = this.#o.tokens.find((t) => t.address === raw.contract);
     const call = token ? ERC20.parseTransaction({ data: `0x${raw.data}` }) : null;
     if (!token || !call) return null;
-    if (call.name === 'transfer') return this.#refusal(token, raw.owner, { sender: raw.owner, recipient: evmHexToTron(String(call.args[0])) });
+    if (call.name === 'transfer')
+      return this.#refusal(token, raw.owner, { sender: raw.owner, recipient: evmHexToTron(String(call.args[0])) });
     if (call.name === 'transferFrom') {
-      return this.#refusal(token, raw.owner, { sender: evmHexToTron(String(call.args[0])), recipient: evmHexToTron(String(call.args[1])), spender: raw.owner });
+      return this.#refusal(token, raw.owner, {
+        sender: evmHexToTron(String(call.args[0])),
+        recipient: evmHexToTron(String(call.args[1])),
+        spender: raw.owner,
+      });
     }
     return null;
   }
@@ -469,11 +553,17 @@ export class TronTokenSender {
     return t;
   }
 
-  async #constant(token: TokenContract, owner: string, data: string, at: 'latest' | 'final' = 'latest'): Promise<{ ok: boolean; result: string; energy: bigint; message: string }> {
+  async #constant(
+    token: TokenContract,
+    owner: string,
+    data: string,
+    at: 'latest' | 'final' = 'latest',
+  ): Promise<{ ok: boolean; result: string; energy: bigint; message: string }> {
     const body = { owner_address: owner, contract_address: token.address, data: data.replace(/^0x/, ''), call_value: 0 };
-    const r = at === 'final'
-      ? await this.#o.api.solidity<TriggerReply>('walletsolidity/triggerconstantcontract', body)
-      : await this.#o.api.full<TriggerReply>('wallet/triggerconstantcontract', body);
+    const r =
+      at === 'final'
+        ? await this.#o.api.solidity<TriggerReply>('walletsolidity/triggerconstantcontract', body)
+        : await this.#o.api.full<TriggerReply>('wallet/triggerconstantcontract', body);
     if (r.Error) throw new RpcError('rpc_error', `triggerconstantcontract: ${r.Error}`);
     const failed = r.result?.result !== true || r.transaction?.ret?.some((x) => x.ret === 'FAILED') === true || !!r.result?.message;
     const message = decodeNodeMessage(r.result?.message) || r.result?.code || 'FAILED';

@@ -1,4 +1,11 @@
-import { TokenRegistryMismatchError, type ChainHead, type CursorState, type PollResult, type TokenContract, type WatchSet } from '../types.js';
+import {
+  TokenRegistryMismatchError,
+  type ChainHead,
+  type CursorState,
+  type PollResult,
+  type TokenContract,
+  type WatchSet,
+} from '../types.js';
 import { BlockScanner, type ConfirmationPolicy } from '../evm/block-scanner.js';
 import { encodeCursor } from '../evm/cursor.js';
 import { ERC20 } from '../evm/erc20-abi.js';
@@ -10,7 +17,6 @@ import { evmHexToTron, tronBase58, tronToEvmHex } from './address.js';
 // ranges, parent-hash linkage, reorg rollback, cursor); this class only translates addresses at its edges:
 //   in:  registry contracts `41...` -> `0x...` for the getLogs filter;
 //   out: log addresses `0x...` -> canonical `41...` (from, to, tokenContract), tx hashes without `0x` (TRON's txID).
-
 
 export interface TronTransferSourceOptions {
   rpc: FailoverJsonRpc;
@@ -66,7 +72,8 @@ export class TronTransferSource {
     const rpc = this.#o.rpc;
     if (this.#o.chainId !== undefined) {
       const actual = BigInt(await rpc.call<string>('eth_chainId', []));
-      if (actual !== this.#o.chainId) throw new TokenRegistryMismatchError(`tron: RPC chain id 0x${actual.toString(16)}, expected 0x${this.#o.chainId.toString(16)}`);
+      if (actual !== this.#o.chainId)
+        throw new TokenRegistryMismatchError(`tron: RPC chain id 0x${actual.toString(16)}, expected 0x${this.#o.chainId.toString(16)}`);
     }
     for (const t of this.#o.tokens) {
       const at = tronToEvmHex(t.address);
@@ -75,7 +82,8 @@ export class TronTransferSource {
       if (!code || code === '0x') throw new TokenRegistryMismatchError(`tron ${t.symbol}: no contract at ${shown}`);
       const raw = await rpc.call<string>('eth_call', [{ to: at, data: ERC20.encodeFunctionData('decimals') }, 'latest']);
       const onChain = Number(ERC20.decodeFunctionResult('decimals', raw)[0]);
-      if (onChain !== t.decimals) throw new TokenRegistryMismatchError(`tron ${t.symbol} at ${shown}: decimals() is ${onChain}, registry says ${t.decimals}`);
+      if (onChain !== t.decimals)
+        throw new TokenRegistryMismatchError(`tron ${t.symbol} at ${shown}: decimals() is ${onChain}, registry says ${t.decimals}`);
     }
   }
 }

@@ -20,7 +20,14 @@ export type Int64 = number | string;
 
 export interface TransactionJson {
   txID: string;
-  raw_data: { expiration: number; timestamp?: number; fee_limit?: number; ref_block_bytes: string; ref_block_hash: string; contract: unknown[] };
+  raw_data: {
+    expiration: number;
+    timestamp?: number;
+    fee_limit?: number;
+    ref_block_bytes: string;
+    ref_block_hash: string;
+    contract: unknown[];
+  };
   raw_data_hex: string;
   visible?: boolean;
   signature?: string[];
@@ -43,7 +50,16 @@ export interface TransactionInfo {
   blockTimeStamp?: Int64;
   contractResult?: string[];
   contract_address?: string;
-  receipt?: { energy_usage?: Int64; energy_fee?: Int64; origin_energy_usage?: Int64; energy_usage_total?: Int64; net_usage?: Int64; net_fee?: Int64; result?: string; energy_penalty_total?: Int64 };
+  receipt?: {
+    energy_usage?: Int64;
+    energy_fee?: Int64;
+    origin_energy_usage?: Int64;
+    energy_usage_total?: Int64;
+    net_usage?: Int64;
+    net_fee?: Int64;
+    result?: string;
+    energy_penalty_total?: Int64;
+  };
   log?: Array<{ address: string; topics?: string[]; data?: string }>;
   result?: string;
   resMessage?: string;

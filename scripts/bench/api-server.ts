@@ -34,9 +34,10 @@ const serverDeps = (httpMetrics: boolean) => ({
   logLevel: 'silent',
   // Thousands of requests per second with one key from one IP: the limits would measure themselves, not the API.
   // BENCH_RATE_LIMITS=checked runs every check against limits too high to refuse, to measure what checking costs.
-  rateLimits: process.env.BENCH_RATE_LIMITS === 'checked'
-    ? { perKeyPerSecond: 1_000_000, perIpPerSecond: 1_000_000, authFailuresPerIpPerMinute: 1_000_000 }
-    : RATE_LIMITS_OFF,
+  rateLimits:
+    process.env.BENCH_RATE_LIMITS === 'checked'
+      ? { perKeyPerSecond: 1_000_000, perIpPerSecond: 1_000_000, authFailuresPerIpPerMinute: 1_000_000 }
+      : RATE_LIMITS_OFF,
 });
 const app = await buildServer(serverDeps(false));
 // The same API with HTTP metrics on, and the metrics listener the load generator scrapes while it runs.

@@ -14,8 +14,18 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 const seconds = Number(args.get('seconds') ?? 10);
 const connections = Number(args.get('connections') ?? 32);
 
-interface Ready { apiUrl: string; bareUrl: string; meteredUrl: string; metricsUrl: string; key: string; secret: string }
-const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
+interface Ready {
+  apiUrl: string;
+  bareUrl: string;
+  meteredUrl: string;
+  metricsUrl: string;
+  key: string;
+  secret: string;
+}
+const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], {
+  execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])],
+  stdio: 'inherit',
+});
 const ready = await new Promise<Ready>((resolve, reject) => {
   child.once('message', (m) => resolve(m as Ready));
   child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
@@ -40,7 +50,11 @@ function signed(method: 'GET' | 'POST', path: string, body: string) {
   };
 }
 const createRequest = () =>
-  signed('POST', '/api/v1/checkout/sessions/create', JSON.stringify({ amount: '19.99', currency: 'USD', order_id: `bench-${process.pid}-${seq++}` }));
+  signed(
+    'POST',
+    '/api/v1/checkout/sessions/create',
+    JSON.stringify({ amount: '19.99', currency: 'USD', order_id: `bench-${process.pid}-${seq++}` }),
+  );
 
 // One session to read back in the get benchmark.
 const created = await fetch(ready.apiUrl + '/api/v1/checkout/sessions/create', createRequest() as RequestInit);
@@ -71,7 +85,14 @@ const getHalf = await run('get @ half rate', ready.apiUrl, getRequest, Math.max(
 rows.push(createHalf, getHalf);
 
 console.log(`\nAPI benchmark: ${seconds}s per run, ${connections} connections, loopback, real Postgres and Redis`);
-console.log('run'.padEnd(26), 'req/s'.padStart(9), 'vs bare'.padStart(9), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'non-2xx'.padStart(8));
+console.log(
+  'run'.padEnd(26),
+  'req/s'.padStart(9),
+  'vs bare'.padStart(9),
+  'p50 ms'.padStart(8),
+  'p99 ms'.padStart(8),
+  'non-2xx'.padStart(8),
+);
 for (const r of rows) {
   console.log(
     r.name.padEnd(26),
@@ -84,7 +105,13 @@ for (const r of rows) {
 }
 // Metrics on vs off, per endpoint in off, on, on, off order (drift over the run cancels out).
 const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
-  const timer = setInterval(() => void fetch(ready.metricsUrl).then((r) => r.text()).catch(() => {}), 1000);
+  const timer = setInterval(
+    () =>
+      void fetch(ready.metricsUrl)
+        .then((r) => r.text())
+        .catch(() => {}),
+    1000,
+  );
   try {
     return await f();
   } finally {
@@ -92,23 +119,27 @@ const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
   }
 };
 // CPU time the server process spends per request: unlike req/s, it barely moves when other work shares the cores.
-const serverCpu = () => new Promise<number>((resolve) => {
-  const on = (m: unknown) => {
-    if (m && typeof m === 'object' && 'cpuMicros' in m) {
-      child.off('message', on);
-      resolve((m as { cpuMicros: number }).cpuMicros);
-    }
-  };
-  child.on('message', on);
-  child.send('cpu');
-});
+const serverCpu = () =>
+  new Promise<number>((resolve) => {
+    const on = (m: unknown) => {
+      if (m && typeof m === 'object' && 'cpuMicros' in m) {
+        child.off('message', on);
+        resolve((m as { cpuMicros: number }).cpuMicros);
+      }
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
 const measured = async (r: () => Promise<Awaited<ReturnType<typeof run>>>) => {
   const c0 = await serverCpu();
   const res = await r();
-  return { ...res, cpuPerReq: (await serverCpu() - c0) / Math.max(1, res.total) };
+  return { ...res, cpuPerReq: ((await serverCpu()) - c0) / Math.max(1, res.total) };
 };
 const cost = [];
-for (const [name, make] of [['create-session', createRequest], ['get-session', getRequest]] as const) {
+for (const [name, make] of [
+  ['create-session', createRequest],
+  ['get-session', getRequest],
+] as const) {
   const off1 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
   const on1 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
   const on2 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
@@ -117,16 +148,44 @@ for (const [name, make] of [['create-session', createRequest], ['get-session', g
   const on = (on1.rps + on2.rps) / 2;
   const cpuOff = (off1.cpuPerReq + off2.cpuPerReq) / 2;
   const cpuOn = (on1.cpuPerReq + on2.cpuPerReq) / 2;
-  cost.push({ name, off, on, costPct: ((off - on) / off) * 100, cpuOff, cpuOn, cpuCostPct: ((cpuOn - cpuOff) / cpuOff) * 100, bad: off1.bad + on1.bad + on2.bad + off2.bad });
+  cost.push({
+    name,
+    off,
+    on,
+    costPct: ((off - on) / off) * 100,
+    cpuOff,
+    cpuOn,
+    cpuCostPct: ((cpuOn - cpuOff) / cpuOff) * 100,
+    bad: off1.bad + on1.bad + on2.bad + off2.bad,
+  });
 }
 const scrape = await (await fetch(ready.metricsUrl)).text();
 console.log('\nHTTP metrics cost (off/on/on/off, each run %ds; on = instrumented and scraped every second)', seconds);
-console.log('endpoint'.padEnd(16), 'off req/s'.padStart(10), 'on req/s'.padStart(10), 'cost %'.padStart(8), 'off µs CPU/req'.padStart(15), 'on µs CPU/req'.padStart(14), 'CPU cost %'.padStart(11), 'non-2xx'.padStart(8));
+console.log(
+  'endpoint'.padEnd(16),
+  'off req/s'.padStart(10),
+  'on req/s'.padStart(10),
+  'cost %'.padStart(8),
+  'off µs CPU/req'.padStart(15),
+  'on µs CPU/req'.padStart(14),
+  'CPU cost %'.padStart(11),
+  'non-2xx'.padStart(8),
+);
 for (const c of cost) {
-  console.log(c.name.padEnd(16), c.off.toFixed(0).padStart(10), c.on.toFixed(0).padStart(10), c.costPct.toFixed(1).padStart(8),
-    c.cpuOff.toFixed(0).padStart(15), c.cpuOn.toFixed(0).padStart(14), c.cpuCostPct.toFixed(1).padStart(11), String(c.bad).padStart(8));
+  console.log(
+    c.name.padEnd(16),
+    c.off.toFixed(0).padStart(10),
+    c.on.toFixed(0).padStart(10),
+    c.costPct.toFixed(1).padStart(8),
+    c.cpuOff.toFixed(0).padStart(15),
+    c.cpuOn.toFixed(0).padStart(14),
+    c.cpuCostPct.toFixed(1).padStart(11),
+    String(c.bad).padStart(8),
+  );
 }
-console.log(`target: cost < 5% (server CPU per request: ${cost.every((c) => c.cpuCostPct < 5) ? 'met' : 'NOT met'}; req/s: ${cost.every((c) => c.costPct < 5) ? 'met' : 'NOT met'}, which moves with other load on the machine); ${scrape.split('\n').filter((l) => l.startsWith('stablepay_http_requests_total')).length} request series exported`);
+console.log(
+  `target: cost < 5% (server CPU per request: ${cost.every((c) => c.cpuCostPct < 5) ? 'met' : 'NOT met'}; req/s: ${cost.every((c) => c.costPct < 5) ? 'met' : 'NOT met'}, which moves with other load on the machine); ${scrape.split('\n').filter((l) => l.startsWith('stablepay_http_requests_total')).length} request series exported`,
+);
 // The hook alone, without the network and the shared machine's noise: CPU per request of a trivial route on two
 // in-process Fastify apps, with and without instrumentHttp, interleaved, median of 9 rounds (Fastify's inject).
 {
@@ -156,11 +215,17 @@ console.log(`target: cost < 5% (server CPU per request: ${cost.every((c) => c.cp
   const us = median(on) - median(off);
   const gets = cost.find((x) => x.name === 'get-session')!;
   const creates = cost.find((x) => x.name === 'create-session')!;
-  console.log(`the hook alone: ${us.toFixed(1)} µs CPU per request (trivial route ${median(off).toFixed(1)} → ${median(on).toFixed(1)} µs) = ${((us / gets.cpuOff) * 100).toFixed(1)}% of get-session's ${gets.cpuOff.toFixed(0)} µs, ${((us / creates.cpuOff) * 100).toFixed(1)}% of create-session's ${creates.cpuOff.toFixed(0)} µs`);
+  console.log(
+    `the hook alone: ${us.toFixed(1)} µs CPU per request (trivial route ${median(off).toFixed(1)} → ${median(on).toFixed(1)} µs) = ${((us / gets.cpuOff) * 100).toFixed(1)}% of get-session's ${gets.cpuOff.toFixed(0)} µs, ${((us / creates.cpuOff) * 100).toFixed(1)}% of create-session's ${creates.cpuOff.toFixed(0)} µs`,
+  );
   const share = Math.max(us / gets.cpuOff, us / creates.cpuOff) * 100;
-  console.log(`target: instrumentation < 5% of create/get-session's cost: ${share < 5 ? 'met' : 'NOT met'} by the hook's measured share (${share.toFixed(1)}%)`);
+  console.log(
+    `target: instrumentation < 5% of create/get-session's cost: ${share < 5 ? 'met' : 'NOT met'} by the hook's measured share (${share.toFixed(1)}%)`,
+  );
   await plain.close();
   await metered.close();
 }
-console.log(`\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`);
+console.log(
+  `\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`,
+);
 child.send('stop');

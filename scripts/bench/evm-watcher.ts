@@ -14,7 +14,13 @@ import { startAnvil } from '../../test/support/anvil.js';
 import { deployBatcher } from '../../test/support/evm-tokens/deploy.js';
 import { deployTokens, fund, makeAdapter, walletAt } from '../../test/support/evm-tokens/scenario.js';
 
-const { values } = parseArgs({ options: { addresses: { type: 'string', default: '100000' }, blocks: { type: 'string', default: '10' }, 'per-block': { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: {
+    addresses: { type: 'string', default: '100000' },
+    blocks: { type: 'string', default: '10' },
+    'per-block': { type: 'string', default: '1000' },
+  },
+});
 const ADDRESSES = Number(values.addresses);
 const BLOCKS = Number(values.blocks);
 const PER_BLOCK = Number(values['per-block']);
@@ -38,7 +44,12 @@ try {
   await fund(usdt!, payer.address, parseUnits('100000000', 6));
   const batcher = await deployBatcher(walletAt(0, node.provider));
   const approve = new Contract(usdt!.address, ['function approve(address,uint256) returns (bool)'], payer);
-  await (await (approve.getFunction('approve') as (a: string, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(await batcher.getAddress(), parseUnits('100000000', 6))).wait();
+  await (
+    await (approve.getFunction('approve') as (a: string, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(
+      await batcher.getAddress(),
+      parseUnits('100000000', 6),
+    )
+  ).wait();
 
   // 100,000 open sessions, each with its deposit address on ethereum:test; every one owes 1.00 USDT.
   await db.insertInto('merchants').values({ id: 'mch_bench', name: 'bench', webhook_url: null, webhook_secret_enc: 'x' }).execute();
@@ -59,7 +70,10 @@ try {
   const payBlock = async (first: number) => {
     const to = Array.from({ length: PER_BLOCK }, (_, j) => addr(first + j));
     const tx = await (pay.getFunction('pay') as (t: string, a: string[], b: bigint[], o: object) => Promise<{ hash: string }>)(
-      usdt!.address, to, to.map(() => 1_000_000n), { gasLimit: 60_000_000n * BigInt(Math.ceil(PER_BLOCK / 1000)) },
+      usdt!.address,
+      to,
+      to.map(() => 1_000_000n),
+      { gasLimit: 60_000_000n * BigInt(Math.ceil(PER_BLOCK / 1000)) },
     );
     await node.mine(1);
     return tx.hash;
@@ -69,7 +83,9 @@ try {
   for (let b = 0; b < BLOCKS; b++) await payBlock(1 + b * PER_BLOCK);
   await node.mine(CONFIRMATIONS);
   const rpcBefore = adapter.rpc.totalCalls;
-  const headBefore = (await db.selectFrom('payment_sessions').select(sql<bigint>`count(*)`.as('n')).where('status', '=', 'paid').executeTakeFirstOrThrow()).n;
+  const headBefore = (
+    await db.selectFrom('payment_sessions').select(sql<bigint>`count(*)`.as('n')).where('status', '=', 'paid').executeTakeFirstOrThrow()
+  ).n;
   const t0 = performance.now();
   let blocksScanned = 0;
   for (;;) {
@@ -79,7 +95,9 @@ try {
   const t1 = performance.now();
   const tip = await node.provider.getBlockNumber();
   blocksScanned = BLOCKS + CONFIRMATIONS;
-  const paid1 = (await db.selectFrom('payment_sessions').select(sql<bigint>`count(*)`.as('n')).where('status', '=', 'paid').executeTakeFirstOrThrow()).n - headBefore;
+  const paid1 =
+    (await db.selectFrom('payment_sessions').select(sql<bigint>`count(*)`.as('n')).where('status', '=', 'paid').executeTakeFirstOrThrow())
+      .n - headBefore;
   const seconds = (t1 - t0) / 1000;
 
   // Phase 2: at the tip with a 1 s poll: time from the confirming block to paid.
@@ -94,7 +112,9 @@ try {
   const confirmedAt = performance.now();
   let latencyMs = Number.NaN;
   for (;;) {
-    const r = await sql<{ n: bigint }>`select count(*)::bigint as n from payment_sessions where status = 'paid' and id = ${`cs_b${firstTip + PER_BLOCK - 1}`}`.execute(db);
+    const r = await sql<{
+      n: bigint;
+    }>`select count(*)::bigint as n from payment_sessions where status = 'paid' and id = ${`cs_b${firstTip + PER_BLOCK - 1}`}`.execute(db);
     if (r.rows[0]!.n === 1n) {
       latencyMs = performance.now() - confirmedAt;
       break;
@@ -106,10 +126,16 @@ try {
   await running;
 
   const rssMb = process.memoryUsage().rss / 2 ** 20;
-  console.log(`EVM watcher benchmark: ${ADDRESSES} watched addresses, ${BLOCKS} blocks x ${PER_BLOCK} transfers, ${CONFIRMATIONS} confirmations`);
-  console.log(`  RPC calls per block (catch-up)   ${((adapter.rpc.totalCalls - rpcBefore) / blocksScanned).toFixed(2)}  (by method: ${JSON.stringify(Object.fromEntries(adapter.rpc.calls))})`);
+  console.log(
+    `EVM watcher benchmark: ${ADDRESSES} watched addresses, ${BLOCKS} blocks x ${PER_BLOCK} transfers, ${CONFIRMATIONS} confirmations`,
+  );
+  console.log(
+    `  RPC calls per block (catch-up)   ${((adapter.rpc.totalCalls - rpcBefore) / blocksScanned).toFixed(2)}  (by method: ${JSON.stringify(Object.fromEntries(adapter.rpc.calls))})`,
+  );
   console.log(`  blocks per second (catch-up)     ${(blocksScanned / seconds).toFixed(1)}`);
-  console.log(`  deposits credited per second     ${(Number(paid1) / seconds).toFixed(0)}  (${paid1} sessions paid in ${seconds.toFixed(2)} s; target >= 2000)`);
+  console.log(
+    `  deposits credited per second     ${(Number(paid1) / seconds).toFixed(0)}  (${paid1} sessions paid in ${seconds.toFixed(2)} s; target >= 2000)`,
+  );
   console.log(`  confirming block -> paid         ${latencyMs.toFixed(0)} ms at a 1 s poll (target <= 1000 ms)`);
   console.log(`  watcher process RSS              ${rssMb.toFixed(0)} MB (includes Anvil client and test helpers; target < 300 MB)`);
   console.log(`  chain tip ${tip}; watch set size ${watcher.watch.size}`);

@@ -12,7 +12,13 @@ import { signer } from '../../test/support/evm-tokens/scenario.js';
 import { Redis } from 'ioredis';
 import { createPayoutScheduler, startPayoutWorker } from '../../src/payouts/worker.js';
 
-const { values } = parseArgs({ options: { refunds: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '64' }, 'poll-ms': { type: 'string', default: '250' } } });
+const { values } = parseArgs({
+  options: {
+    refunds: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '64' },
+    'poll-ms': { type: 'string', default: '250' },
+  },
+});
 const N = Number(values.refunds);
 const PER_SESSION = 50; // partial refunds per paid session: 1 USDT each out of 50 USDT paid
 
@@ -27,7 +33,11 @@ const h = await startServiceHarness({
 });
 try {
   const m = await h.newMerchant('Bench refunds');
-  await h.t.db.updateTable('merchants').set({ daily_refund_count_limit: N + 10, daily_refund_amount_limit_minor: BigInt(N) * 1000n }).where('id', '=', m.id).execute();
+  await h.t.db
+    .updateTable('merchants')
+    .set({ daily_refund_count_limit: N + 10, daily_refund_amount_limit_minor: BigInt(N) * 1000n })
+    .where('id', '=', m.id)
+    .execute();
   await h.node.rpc('anvil_setBalance', [m.hotWallet, '0x3635c9adc5dea00000']); // 1000 ETH
   await fund(h.tokens.USDT, m.hotWallet, BigInt(N) * 1_000_000n);
   const sessions: string[] = [];
@@ -41,10 +51,17 @@ try {
   for (let i = 0; i < N; i++) {
     const refundId = `bench-${i}`;
     creates.push(
-      m.client.post('/api/v1/refunds/create', { session_id: sessions[Math.floor(i / PER_SESSION)], refund_id: refundId, amount: 100, currency: 'USDT' }).then((r) => {
-        if (r.status !== 201) throw new Error(`create ${refundId}: ${r.text}`);
-        createdAt.set(r.json.id, Date.now());
-      }),
+      m.client
+        .post('/api/v1/refunds/create', {
+          session_id: sessions[Math.floor(i / PER_SESSION)],
+          refund_id: refundId,
+          amount: 100,
+          currency: 'USDT',
+        })
+        .then((r) => {
+          if (r.status !== 201) throw new Error(`create ${refundId}: ${r.text}`);
+          createdAt.set(r.json.id, Date.now());
+        }),
     );
     if (creates.length >= 50) await Promise.all(creates.splice(0));
   }
@@ -55,16 +72,32 @@ try {
   for (const id of createdAt.keys()) createdAt.set(id, started); // latency counts from when the worker could start
   const redis = new Redis(h.env.REDIS_URL!);
   const scheduler = createPayoutScheduler({ connection: redis, prefix: h.env.REDIS_KEY_PREFIX! });
-  const worker = await startPayoutWorker({ connection: redis, prefix: h.env.REDIS_KEY_PREFIX! }, {
-    db: h.t.db, adapters: h.service.adapters, signer, concurrency: Number(values.concurrency), pollMs: Number(values['poll-ms']),
-    stuckAfterMs: 120_000, feeBumpPercent: 25, jobBudgetMs: 60_000, sweepIntervalMs: 60_000, lockDurationMs: 30_000,
-  });
+  const worker = await startPayoutWorker(
+    { connection: redis, prefix: h.env.REDIS_KEY_PREFIX! },
+    {
+      db: h.t.db,
+      adapters: h.service.adapters,
+      signer,
+      concurrency: Number(values.concurrency),
+      pollMs: Number(values['poll-ms']),
+      stuckAfterMs: 120_000,
+      feeBumpPercent: 25,
+      jobBudgetMs: 60_000,
+      sweepIntervalMs: 60_000,
+      lockDurationMs: 30_000,
+    },
+  );
   for (const id of createdAt.keys()) await scheduler.enqueue(id);
 
   const latencies: number[] = [];
   const seen = new Set<string>();
   while (seen.size < N) {
-    const rows = await h.t.db.selectFrom('refunds').select(['id', 'status', 'processed_at']).where('merchant_id', '=', m.id).where('status', 'in', ['completed', 'failed']).execute();
+    const rows = await h.t.db
+      .selectFrom('refunds')
+      .select(['id', 'status', 'processed_at'])
+      .where('merchant_id', '=', m.id)
+      .where('status', 'in', ['completed', 'failed'])
+      .execute();
     for (const r of rows) {
       if (seen.has(r.id)) continue;
       seen.add(r.id);
@@ -81,10 +114,18 @@ try {
   redis.disconnect();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
-  const nonces = await sql<{ n: string }>`select nonce::text as n from payout_attempts where sender = ${m.hotWallet.toLowerCase()} and state = 'confirmed' order by payout_attempts.nonce`.execute(h.t.db);
+  const nonces = await sql<{
+    n: string;
+  }>`select nonce::text as n from payout_attempts where sender = ${m.hotWallet.toLowerCase()} and state = 'confirmed' order by payout_attempts.nonce`.execute(
+    h.t.db,
+  );
   const ns = nonces.rows.map((r) => BigInt(r.n));
   const gaps = ns.filter((n, i) => i > 0 && n !== ns[i - 1]! + 1n).length;
-  const replaced = await h.t.db.selectFrom('payout_attempts').select((eb) => eb.fn.countAll<bigint>().as('n')).where('state', '!=', 'confirmed').executeTakeFirstOrThrow();
+  const replaced = await h.t.db
+    .selectFrom('payout_attempts')
+    .select((eb) => eb.fn.countAll<bigint>().as('n'))
+    .where('state', '!=', 'confirmed')
+    .executeTakeFirstOrThrow();
 
   console.log(`\nRefund payouts: ${N} refunds, one hot wallet, Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}`);
   console.log(`  creates (API, signed)        ${(N / createSeconds).toFixed(0)} per second`);

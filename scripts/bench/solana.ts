@@ -3,7 +3,11 @@
 // Prints RPC calls per poll (idle and under load), poll duration, time from finality to the poll that reports the
 // payment final (what "paid" waits for), and refunds per second through build/sign/broadcast. Never fails on timing.
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { startFakeSolanaRpc } from '../devnet/solana-rpc/rpc-server.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 import { solanaAddressAt, solanaHotWalletKeyPath } from '../../chains/solana/keys.js';
@@ -28,7 +32,14 @@ const signer = new MnemonicSigner('test test test test test test test test test 
 const owners: string[] = [];
 for (let i = 0; i < SESSIONS; i++) owners.push(await adapter.deriveDepositAddress(signer, 1, BigInt(i)));
 const set = new Set(owners);
-const watch: WatchSet = { sync: async () => {}, has: (a) => set.has(a), addresses: () => set.values(), get size() { return set.size; } };
+const watch: WatchSet = {
+  sync: async () => {},
+  has: (a) => set.has(a),
+  addresses: () => set.values(),
+  get size() {
+    return set.size;
+  },
+};
 
 const feePayer = Keypair.generate();
 v.airdrop(feePayer.publicKey.toBase58(), 1_000n * BigInt(LAMPORTS_PER_SOL));
@@ -91,7 +102,14 @@ while (sent < SESSIONS && Date.now() < DEADLINE) {
         recentBlockhash: blockhash,
         instructions: [
           createAssociatedTokenAccountIdempotentInstruction(feePayer.publicKey, dest, new PublicKey(owner), mint),
-          createTransferCheckedInstruction(getAssociatedTokenAddressSync(mint, payer.publicKey), mint, dest, payer.publicKey, 1_000_000n + BigInt(sent), 6),
+          createTransferCheckedInstruction(
+            getAssociatedTokenAddressSync(mint, payer.publicKey),
+            mint,
+            dest,
+            payer.publicKey,
+            1_000_000n + BigInt(sent),
+            6,
+          ),
         ],
       }).compileToV0Message(),
     );
@@ -114,7 +132,10 @@ for (const s of sigs) {
 while (paidAt.size < sigs.length && Date.now() < DEADLINE) await new Promise((r) => setTimeout(r, 50));
 polling = false;
 await poller;
-const lat = sigs.map((s) => (paidAt.get(s.sig) ?? NaN) - finalAt.get(s.sig)!).filter(Number.isFinite).sort((a, b) => a - b);
+const lat = sigs
+  .map((s) => (paidAt.get(s.sig) ?? NaN) - finalAt.get(s.sig)!)
+  .filter(Number.isFinite)
+  .sort((a, b) => a - b);
 const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]?.toFixed(0) ?? 'n/a';
 const avgCalls = loadPolls.reduce((a, p) => a + p.calls, 0) / Math.max(1, loadPolls.length);
 const maxPollMs = Math.max(...loadPolls.map((p) => p.ms));
@@ -139,6 +160,8 @@ for (let i = 0; i < REFUNDS && Date.now() < DEADLINE; i++) {
   if (b.status === 'accepted') refunded++;
 }
 const refundSeconds = (performance.now() - r0) / 1000;
-console.log(`refunds: ${refunded} built, signed and broadcast in ${refundSeconds.toFixed(2)} s (${(refunded / refundSeconds).toFixed(0)}/s)`);
+console.log(
+  `refunds: ${refunded} built, signed and broadcast in ${refundSeconds.toFixed(2)} s (${(refunded / refundSeconds).toFixed(0)}/s)`,
+);
 console.log(`fake RPC served ${[...rpc.calls.values()].reduce((a, b) => a + b, 0)} calls in total`);
 await rpc.close();

@@ -20,7 +20,15 @@ import { startAnvil } from '../../test/support/anvil.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt } from '../../test/support/evm-tokens/scenario.js';
 import { ChainRegistry } from '../../chains/registry.js';
 
-const { values } = parseArgs({ options: { subscriptions: { type: 'string', default: '10000' }, customers: { type: 'string', default: '100' }, schedulers: { type: 'string', default: '2' }, concurrency: { type: 'string', default: '16' }, 'block-time': { type: 'string', default: '0' } } });
+const { values } = parseArgs({
+  options: {
+    subscriptions: { type: 'string', default: '10000' },
+    customers: { type: 'string', default: '100' },
+    schedulers: { type: 'string', default: '2' },
+    concurrency: { type: 'string', default: '16' },
+    'block-time': { type: 'string', default: '0' },
+  },
+});
 const N = Number(values.subscriptions);
 const CUSTOMERS = Math.min(Number(values.customers), N);
 const SCHEDULERS = Number(values.schedulers);
@@ -45,7 +53,14 @@ try {
   const adapters = new ChainRegistry([adapter]);
   const now = new Date();
   const clock = new ManualClock(now);
-  const deps = subscriptionEngineDeps({ db, adapters, signer, settings: DEFAULT_SUBSCRIPTION_SETTINGS, checkoutBaseUrl: 'http://localhost/pay', clock });
+  const deps = subscriptionEngineDeps({
+    db,
+    adapters,
+    signer,
+    settings: DEFAULT_SUBSCRIPTION_SETTINGS,
+    checkoutBaseUrl: 'http://localhost/pay',
+    clock,
+  });
 
   await db.insertInto('merchants').values({ id: 'mch_bench', name: 'bench', webhook_url: null, webhook_secret_enc: 'x' }).execute();
   await db.insertInto('merchant_hd_accounts').values({ merchant_id: 'mch_bench', mode: 'test' }).execute();
@@ -60,12 +75,28 @@ try {
     await node.rpc('anvil_setBalance', [wallet.address, '0xde0b6b3a7640000']);
     await fund(usdt!, wallet.address, BigInt(perCustomer) * 1_000_000n);
     const token = new Contract(usdt!.address, ['function approve(address spender, uint256 value)'], wallet);
-    await (await (token.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(w.charger, BigInt(perCustomer) * 1_000_000n)).wait();
-    await db.insertInto('payment_methods').values({
-      id: `pm_bench${c}`, merchant_id: 'mch_bench', mode: 'test', customer: `cus_${c}`, network: 'ethereum', token: 'USDT',
-      owner_address: wallet.address.toLowerCase(), spender_address: w.charger, allowance_base: BigInt(perCustomer) * 1_000_000n,
-      approval_tx_hash: `0xbench${c}`, approval_log_index: 0,
-    }).execute();
+    await (
+      await (token.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(
+        w.charger,
+        BigInt(perCustomer) * 1_000_000n,
+      )
+    ).wait();
+    await db
+      .insertInto('payment_methods')
+      .values({
+        id: `pm_bench${c}`,
+        merchant_id: 'mch_bench',
+        mode: 'test',
+        customer: `cus_${c}`,
+        network: 'ethereum',
+        token: 'USDT',
+        owner_address: wallet.address.toLowerCase(),
+        spender_address: w.charger,
+        allowance_base: BigInt(perCustomer) * 1_000_000n,
+        approval_tx_hash: `0xbench${c}`,
+        approval_log_index: 0,
+      })
+      .execute();
   }
   // N active subscriptions whose period ends now: all due at the same instant.
   await sql`insert into subscriptions (id, merchant_id, mode, customer, currency, price_id, product, unit_amount_minor, interval, quantity,
@@ -82,7 +113,16 @@ try {
   console.log(`setup: ${CUSTOMERS} customers, ${N} subscriptions due in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`);
 
   const pools = Array.from({ length: SCHEDULERS }, () => createDb(url.toString(), CONCURRENCY + 4));
-  const schedulers = pools.map((p) => subscriptionEngineDeps({ db: p, adapters, signer, settings: DEFAULT_SUBSCRIPTION_SETTINGS, checkoutBaseUrl: 'http://localhost/pay', clock }));
+  const schedulers = pools.map((p) =>
+    subscriptionEngineDeps({
+      db: p,
+      adapters,
+      signer,
+      settings: DEFAULT_SUBSCRIPTION_SETTINGS,
+      checkoutBaseUrl: 'http://localhost/pay',
+      clock,
+    }),
+  );
   const started = Date.now();
   let firstCharge = 0;
   await Promise.all(
@@ -91,7 +131,12 @@ try {
         const r = await runSchedulerTick(d, { maxDue: 1000, chargeConcurrency: CONCURRENCY });
         if (r.chargesSettled > 0 && firstCharge === 0) firstCharge = Date.now();
         if (r.due === 0 && r.chargesOpen === 0 && r.chargesSettled === 0) {
-          const left = await db.selectFrom('subscription_charges').select('id').where('state', 'in', ['pending', 'signed', 'broadcast']).limit(1).execute();
+          const left = await db
+            .selectFrom('subscription_charges')
+            .select('id')
+            .where('state', 'in', ['pending', 'signed', 'broadcast'])
+            .limit(1)
+            .execute();
           const due = await db.selectFrom('subscriptions').select('id').where('next_action_at', '<=', now).limit(1).execute();
           if (left.length === 0 && due.length === 0) return;
         }
@@ -103,17 +148,42 @@ try {
     select count(*) filter (where state = 'succeeded')::int as succeeded, count(*) filter (where state = 'failed')::int as failed,
            (select count(*)::int from (select invoice_id from subscription_charges where state = 'succeeded' group by 1 having count(*) > 1) x) as twice
     from subscription_charges`.execute(db);
-  const invoices = await sql<{ n: number; dup: number }>`select count(*)::int as n, (select count(*)::int from (select subscription_id, period_number from invoices group by 1, 2 having count(*) > 1) x) as dup from invoices`.execute(db);
-  const logs = await node.rpc<unknown[]>('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest', address: usdt!.address, topics: [keccak('Transfer(address,address,uint256)'), null, zeroPadValue(w.settlement, 32)] }]);
+  const invoices = await sql<{
+    n: number;
+    dup: number;
+  }>`select count(*)::int as n, (select count(*)::int from (select subscription_id, period_number from invoices group by 1, 2 having count(*) > 1) x) as dup from invoices`.execute(
+    db,
+  );
+  const logs = await node.rpc<unknown[]>('eth_getLogs', [
+    {
+      fromBlock: '0x0',
+      toBlock: 'latest',
+      address: usdt!.address,
+      topics: [keccak('Transfer(address,address,uint256)'), null, zeroPadValue(w.settlement, 32)],
+    },
+  ]);
   const s = stats.rows[0]!;
-  console.log(JSON.stringify({
-    subscriptions: N, schedulers: SCHEDULERS, concurrency: CONCURRENCY, block_time_s: BLOCK_TIME,
-    charges_succeeded: s.succeeded, charges_failed: s.failed, invoices: invoices.rows[0]!.n,
-    periods_invoiced_twice: invoices.rows[0]!.dup, periods_charged_twice: s.twice, transfers_on_chain: logs.length,
-    seconds_until_last_charge: Number(elapsed.toFixed(2)),
-    charges_per_second: Number((s.succeeded / elapsed).toFixed(1)),
-    seconds_to_first_charge: firstCharge ? Number(((firstCharge - started) / 1000).toFixed(2)) : null,
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        subscriptions: N,
+        schedulers: SCHEDULERS,
+        concurrency: CONCURRENCY,
+        block_time_s: BLOCK_TIME,
+        charges_succeeded: s.succeeded,
+        charges_failed: s.failed,
+        invoices: invoices.rows[0]!.n,
+        periods_invoiced_twice: invoices.rows[0]!.dup,
+        periods_charged_twice: s.twice,
+        transfers_on_chain: logs.length,
+        seconds_until_last_charge: Number(elapsed.toFixed(2)),
+        charges_per_second: Number((s.succeeded / elapsed).toFixed(1)),
+        seconds_to_first_charge: firstCharge ? Number(((firstCharge - started) / 1000).toFixed(2)) : null,
+      },
+      null,
+      2,
+    ),
+  );
   await Promise.all(pools.map((p) => p.destroy()));
 } finally {
   await db.destroy();

@@ -50,7 +50,8 @@ const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"received":true}');
     if (typeof id === 'string') {
-      if (doneAt.has(id)) failures++; // a duplicate would show up here
+      if (doneAt.has(id))
+        failures++; // a duplicate would show up here
       else doneAt.set(id, Date.now());
     }
   });
@@ -63,7 +64,15 @@ for (let i = 0; i < merchants; i++) merchantIds.push((await createMerchant(db, b
 
 const child = fork(new URL('./webhooks-service.ts', import.meta.url).pathname, [], {
   execArgv: ['--import', 'tsx'],
-  env: { ...process.env, WH_DATABASE_URL: dbUrl.toString(), WH_REDIS_URL: redisUrl, WH_PREFIX: prefix, WH_MASTER_KEY: masterKey, WH_CONCURRENCY: String(concurrency), WH_PER_MERCHANT: String(Math.max(1, Math.ceil((concurrency * 2) / merchants))) },
+  env: {
+    ...process.env,
+    WH_DATABASE_URL: dbUrl.toString(),
+    WH_REDIS_URL: redisUrl,
+    WH_PREFIX: prefix,
+    WH_MASTER_KEY: masterKey,
+    WH_CONCURRENCY: String(concurrency),
+    WH_PER_MERCHANT: String(Math.max(1, Math.ceil((concurrency * 2) / merchants))),
+  },
   stdio: 'inherit',
 });
 await new Promise<void>((resolve, reject) => {
@@ -79,7 +88,15 @@ async function emit(n: number): Promise<void> {
         merchantId: merchantIds[k % merchantIds.length]!,
         mode: 'test',
         type: 'payment.completed',
-        object: { amount: '10.00', status: 'completed', currency: 'USDT', exchange_rate: '1', order_id: `o-${k}`, session_id: `cs_${k}`, source: 'api' },
+        object: {
+          amount: '10.00',
+          status: 'completed',
+          currency: 'USDT',
+          exchange_rate: '1',
+          order_id: `o-${k}`,
+          session_id: `cs_${k}`,
+          source: 'api',
+        },
       });
     }
   });
@@ -91,8 +108,14 @@ async function waitAll(total: number, timeoutMs: number): Promise<void> {
 }
 
 async function latencies(): Promise<number[]> {
-  const { rows } = await sql<{ id: string; ms: number }>`select id, (extract(epoch from created_at) * 1000)::float8 as ms from outbox_events`.execute(db);
-  return rows.filter((r) => doneAt.has(r.id)).map((r) => doneAt.get(r.id)! - r.ms).sort((a, b) => a - b);
+  const { rows } = await sql<{
+    id: string;
+    ms: number;
+  }>`select id, (extract(epoch from created_at) * 1000)::float8 as ms from outbox_events`.execute(db);
+  return rows
+    .filter((r) => doneAt.has(r.id))
+    .map((r) => doneAt.get(r.id)! - r.ms)
+    .sort((a, b) => a - b);
 }
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -120,16 +143,39 @@ for (let sent = 0; sent < total; ) {
 }
 await waitAll(total, 60_000);
 const paced = await latencies();
-const { rows: notDelivered } = await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status <> 'delivered'`.execute(db);
+const { rows: notDelivered } = await sql<{
+  n: number;
+}>`select count(*)::int as n from webhook_deliveries where status <> 'delivered'`.execute(db);
 
-console.log(JSON.stringify({
-  burst: { events: burst, delivered: burstDelivered, seconds: burstMs / 1000, events_per_second: Math.round((burstDelivered / burstMs) * 1000) },
-  paced: {
-    rate_per_second: rate, events: total, delivered: paced.length,
-    latency_ms: { p50: Math.round(pct(paced, 50)), p90: Math.round(pct(paced, 90)), p99: Math.round(pct(paced, 99)), max: Math.round(paced[paced.length - 1] ?? NaN) },
-  },
-  not_delivered: notDelivered[0]!.n, duplicate_deliveries: failures, merchants, concurrency,
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      burst: {
+        events: burst,
+        delivered: burstDelivered,
+        seconds: burstMs / 1000,
+        events_per_second: Math.round((burstDelivered / burstMs) * 1000),
+      },
+      paced: {
+        rate_per_second: rate,
+        events: total,
+        delivered: paced.length,
+        latency_ms: {
+          p50: Math.round(pct(paced, 50)),
+          p90: Math.round(pct(paced, 90)),
+          p99: Math.round(pct(paced, 99)),
+          max: Math.round(paced[paced.length - 1] ?? NaN),
+        },
+      },
+      not_delivered: notDelivered[0]!.n,
+      duplicate_deliveries: failures,
+      merchants,
+      concurrency,
+    },
+    null,
+    2,
+  ),
+);
 
 child.send('stop');
 await new Promise((r) => child.once('exit', r));

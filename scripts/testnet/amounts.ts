@@ -17,7 +17,8 @@ export function runAmounts(env: Record<string, string | undefined>): RunAmounts 
   const sessionMinor = BigInt(m[1]!) * 100n + BigInt((m[2] ?? '').padEnd(2, '0'));
   const refundMinor = BigInt((env.TESTNET_REFUND_MINOR ?? env.REFUND_MINOR ?? String(sessionMinor / 2n)).trim());
   const subscriptionMinor = BigInt((env.TESTNET_SUBSCRIPTION_MINOR ?? '100').trim());
-  if (sessionMinor <= 0n || refundMinor <= 0n || refundMinor > sessionMinor) throw new Error('TESTNET_REFUND_MINOR must be between 1 and the session amount in cents');
+  if (sessionMinor <= 0n || refundMinor <= 0n || refundMinor > sessionMinor)
+    throw new Error('TESTNET_REFUND_MINOR must be between 1 and the session amount in cents');
   if (subscriptionMinor <= 0n) throw new Error('TESTNET_SUBSCRIPTION_MINOR must be positive');
   return { session, sessionMinor, refundMinor, subscriptionMinor };
 }

@@ -25,7 +25,12 @@ export interface PayerChain {
    * Authorizes `spender` for `amount` as the subscription page would: ERC-20/TRC-20 approve (after approve(0) when
    * `resetFirst`), or signing and sending the transactions the page prepared (`walletTransactions`).
    */
-  authorize(token: TokenSpec, spender: string, amount: bigint, o: { resetFirst: boolean; walletTransactions: unknown[] }): Promise<string[]>;
+  authorize(
+    token: TokenSpec,
+    spender: string,
+    amount: bigint,
+    o: { resetFirst: boolean; walletTransactions: unknown[] },
+  ): Promise<string[]>;
   /** Whether a transaction succeeded, read from the chain (receipt status, meta.err, TRON receipt result). */
   succeeded(hash: string): Promise<boolean>;
   close(): Promise<void>;

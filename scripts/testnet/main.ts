@@ -8,7 +8,16 @@ import { runAmounts } from './amounts.js';
 import type { ChainFactory, PayerChain } from './chain.js';
 import { createEvmChain } from './evm-chain.js';
 import { missingOperatorSetting, openOperator, type Operator } from './operator.js';
-import { NETWORKS, localProfile, publicProfile, readLocalState, redactUrl, type Family, type NetworkName, type Profile } from './profiles.js';
+import {
+  NETWORKS,
+  localProfile,
+  publicProfile,
+  readLocalState,
+  redactUrl,
+  type Family,
+  type NetworkName,
+  type Profile,
+} from './profiles.js';
 import { Recorder, StepFailure, verdictLine, type RunReport } from './report.js';
 import { runScenario } from './scenario.js';
 import { createSolanaChain } from './solana-chain.js';
@@ -18,10 +27,24 @@ const USAGE = `usage: npm run testnet -- --network ${NETWORKS.join('|')} [--loca
 const FACTORIES: Record<Family, ChainFactory> = { evm: createEvmChain, solana: createSolanaChain, tron: createTronChain };
 
 /** The whole run; `say` receives every line printed. Returns the exit status. */
-export async function main(argv: string[], env: Record<string, string | undefined> = process.env, say: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+export async function main(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  say: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<number> {
   let args;
   try {
-    args = parseArgs({ args: argv, options: { network: { type: 'string' }, local: { type: 'boolean' }, token: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean' } }, strict: true });
+    args = parseArgs({
+      args: argv,
+      options: {
+        network: { type: 'string' },
+        local: { type: 'boolean' },
+        token: { type: 'string' },
+        report: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      strict: true,
+    });
   } catch (err) {
     say(`${(err as Error).message}\n${USAGE}`);
     return 2;
@@ -47,11 +70,13 @@ export async function main(argv: string[], env: Record<string, string | undefine
   try {
     amounts = runAmounts(env);
     if (local) {
-      if (network === 'nile') throw new Error('TRON is not part of the local demo (npm run dev); `--local` runs sepolia, bsc-testnet and solana-devnet');
+      if (network === 'nile')
+        throw new Error('TRON is not part of the local demo (npm run dev); `--local` runs sepolia, bsc-testnet and solana-devnet');
       const state = readLocalState(env);
       profile = localProfile(network, state, env);
       serviceUrl = (env.SERVICE_URL ?? state.baseUrl).replace(/\/+$/, '');
-      if (!state.operatorEnv) throw new Error('the running `npm run dev` does not share its service settings; restart it with this version');
+      if (!state.operatorEnv)
+        throw new Error('the running `npm run dev` does not share its service settings; restart it with this version');
       operatorEnv = state.operatorEnv;
     } else {
       profile = publicProfile(network, env);
@@ -59,10 +84,17 @@ export async function main(argv: string[], env: Record<string, string | undefine
       if (env.SERVICE_API_KEY?.trim()) {
         const secret = env.SERVICE_API_SECRET?.trim();
         if (!secret) throw new Error('SERVICE_API_KEY is set without SERVICE_API_SECRET');
-        existing = { key: env.SERVICE_API_KEY.trim(), secret, ...(env.SERVICE_MERCHANT_ID ? { merchantId: env.SERVICE_MERCHANT_ID.trim() } : {}) };
+        existing = {
+          key: env.SERVICE_API_KEY.trim(),
+          secret,
+          ...(env.SERVICE_MERCHANT_ID ? { merchantId: env.SERVICE_MERCHANT_ID.trim() } : {}),
+        };
       } else {
         const missing = missingOperatorSetting(env);
-        if (missing) throw new Error(`${missing} is not set: run from the service's checkout (its .env) to create the run's merchant, or give an existing merchant's SERVICE_API_KEY and SERVICE_API_SECRET`);
+        if (missing)
+          throw new Error(
+            `${missing} is not set: run from the service's checkout (its .env) to create the run's merchant, or give an existing merchant's SERVICE_API_KEY and SERVICE_API_SECRET`,
+          );
         operatorEnv = env;
       }
     }
@@ -74,12 +106,19 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const symbol = (o.token ?? profile.tokens[0]?.symbol ?? 'USDT').toUpperCase();
   const token = profile.tokens.find((t) => t.symbol === symbol);
   if (!token) {
-    say(`FAIL ${network}: no ${symbol} configured for ${profile.title}; set ${profile.envPrefix}_${symbol} (and _DECIMALS), or use --token ${profile.tokens.map((t) => t.symbol).join('|')}`);
+    say(
+      `FAIL ${network}: no ${symbol} configured for ${profile.title}; set ${profile.envPrefix}_${symbol} (and _DECIMALS), or use --token ${profile.tokens.map((t) => t.symbol).join('|')}`,
+    );
     return 2;
   }
 
-  const reportPath = resolve(o.report ?? join(tmpdir(), `stablepay-testnet-${network}${local ? '-local' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
-  const rec = new Recorder({ network, local, token: token.symbol, rpc_url: redactUrl(profile.rpcUrl), service_url: serviceUrl }, say, (t) => t.replaceAll(profile.rpcUrl, redactUrl(profile.rpcUrl)));
+  const reportPath = resolve(
+    o.report ??
+      join(tmpdir(), `stablepay-testnet-${network}${local ? '-local' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+  );
+  const rec = new Recorder({ network, local, token: token.symbol, rpc_url: redactUrl(profile.rpcUrl), service_url: serviceUrl }, say, (t) =>
+    t.replaceAll(profile.rpcUrl, redactUrl(profile.rpcUrl)),
+  );
   say(`stablepay end-to-end on ${profile.title}: ${token.symbol} ${token.address}, service ${serviceUrl}`);
 
   let chain: PayerChain | null = null;
@@ -91,15 +130,31 @@ export async function main(argv: string[], env: Record<string, string | undefine
       if (operatorEnv) operator = await openOperator(profile, operatorEnv);
     } catch (err) {
       const line = (err as Error).message;
-      await rec.step('preflight', async () => {
-        throw new StepFailure(line);
-      }).catch(() => undefined);
+      await rec
+        .step('preflight', async () => {
+          throw new StepFailure(line);
+        })
+        .catch(() => undefined);
       throw new StepFailure(line);
     }
-    await runScenario({ profile, token, chain, amounts, serviceUrl, operator, existing, timeoutMs: Number(env.TESTNET_TIMEOUT_SEC ?? env.TIMEOUT_SEC ?? (local ? 120 : 900)) * 1000, pollMs: local ? 500 : 5000 }, rec);
+    await runScenario(
+      {
+        profile,
+        token,
+        chain,
+        amounts,
+        serviceUrl,
+        operator,
+        existing,
+        timeoutMs: Number(env.TESTNET_TIMEOUT_SEC ?? env.TIMEOUT_SEC ?? (local ? 120 : 900)) * 1000,
+        pollMs: local ? 500 : 5000,
+      },
+      rec,
+    );
   } catch (err) {
     failure = (err as Error).message.split('\n')[0] ?? 'failed';
-    if (!(err instanceof StepFailure)) process.stderr.write(`${((err as Error).stack ?? String(err)).replaceAll(profile.rpcUrl, redactUrl(profile.rpcUrl))}\n`);
+    if (!(err instanceof StepFailure))
+      process.stderr.write(`${((err as Error).stack ?? String(err)).replaceAll(profile.rpcUrl, redactUrl(profile.rpcUrl))}\n`);
   } finally {
     await chain?.close().catch(() => undefined);
     await operator?.close().catch(() => undefined);

@@ -44,7 +44,12 @@ export async function openOperator(profile: Profile, env: Record<string, string 
     },
     async refundHotWallet(merchantId) {
       if (!keys) throw new Error('the service settings have no HD_MNEMONIC or HD_ACCOUNT_XPUBS');
-      const row = await db.selectFrom('merchant_hd_accounts').select('account_index').where('merchant_id', '=', merchantId).where('mode', '=', 'test').executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('merchant_hd_accounts')
+        .select('account_index')
+        .where('merchant_id', '=', merchantId)
+        .where('mode', '=', 'test')
+        .executeTakeFirstOrThrow();
       const settings = loadChainSettings(env, profile.serviceNetwork, 'test');
       if (!settings) throw new Error(`the service settings have no CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_RPC_URL`);
       const adapter = createChainAdapter(settings, env);

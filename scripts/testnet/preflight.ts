@@ -42,9 +42,12 @@ export async function preflight(i: PreflightInput, s: StepContext): Promise<stri
 
   // 2. The token contract (mint) exists and states the configured decimals.
   const decimals = await chain.tokenDecimals(token);
-  if (decimals === null) return stop(`no ${token.symbol} contract at ${token.address} on ${profile.title}; set ${profile.envPrefix}_${token.symbol}`);
+  if (decimals === null)
+    return stop(`no ${token.symbol} contract at ${token.address} on ${profile.title}; set ${profile.envPrefix}_${token.symbol}`);
   if (decimals !== token.decimals) {
-    return stop(`${token.symbol} at ${token.address} has ${decimals} decimals, configured ${token.decimals}; set ${profile.envPrefix}_${token.symbol}_DECIMALS`);
+    return stop(
+      `${token.symbol} at ${token.address} has ${decimals} decimals, configured ${token.decimals}; set ${profile.envPrefix}_${token.symbol}_DECIMALS`,
+    );
   }
   s.note(`${token.symbol}: ${token.address}, ${decimals} decimals`);
 
@@ -54,14 +57,18 @@ export async function preflight(i: PreflightInput, s: StepContext): Promise<stri
   s.data.payer = chain.payer;
   s.data.payer_native = show(gas, profile.native.decimals, profile.native.symbol);
   if (gas < gasNeeded) {
-    return stop(`payer ${chain.payer} holds ${show(gas, profile.native.decimals, profile.native.symbol)}, needs ${show(gasNeeded, profile.native.decimals, profile.native.symbol)}: get some at ${profile.native.faucet}`);
+    return stop(
+      `payer ${chain.payer} holds ${show(gas, profile.native.decimals, profile.native.symbol)}, needs ${show(gasNeeded, profile.native.decimals, profile.native.symbol)}: get some at ${profile.native.faucet}`,
+    );
   }
   const { sessionMinor, refundMinor, subscriptionMinor } = i.amounts;
   const tokenNeeded = minorToBase(sessionMinor + subscriptionMinor + (i.funds ? refundMinor : 0n), token.decimals);
   const held = await chain.tokenBalance(token, chain.payer);
   s.data.payer_token = show(held, token.decimals, token.symbol);
   if (held < tokenNeeded) {
-    return stop(`payer ${chain.payer} holds ${show(held, token.decimals, token.symbol)}, needs ${show(tokenNeeded, token.decimals, token.symbol)}: get some at ${token.faucet}`);
+    return stop(
+      `payer ${chain.payer} holds ${show(held, token.decimals, token.symbol)}, needs ${show(tokenNeeded, token.decimals, token.symbol)}: get some at ${token.faucet}`,
+    );
   }
   s.note(`payer ${chain.payer}: ${s.data.payer_native}, ${s.data.payer_token}`);
 
@@ -72,6 +79,7 @@ export async function preflight(i: PreflightInput, s: StepContext): Promise<stri
   } catch (err) {
     return stop(`service ${i.serviceUrl} unreachable (${(err as Error).message}); start it (npm start) or set SERVICE_URL`);
   }
-  if (ready.status !== 200) return stop(`service ${i.serviceUrl} is not ready: /readyz answered ${ready.status} ${(await ready.text()).slice(0, 200)}`);
+  if (ready.status !== 200)
+    return stop(`service ${i.serviceUrl} is not ready: /readyz answered ${ready.status} ${(await ready.text()).slice(0, 200)}`);
   return `${profile.title} reachable, ${token.symbol} as configured, payer funded, service ready`;
 }

@@ -52,12 +52,19 @@ function text(env: Env, name: string, fallback: string): string {
   return v ? v : fallback;
 }
 
-function token(env: Env, prefix: string, symbol: TokenSymbol, dflt: { address: string; decimals: number } | null, faucet: string): TokenSpec | null {
+function token(
+  env: Env,
+  prefix: string,
+  symbol: TokenSymbol,
+  dflt: { address: string; decimals: number } | null,
+  faucet: string,
+): TokenSpec | null {
   const address = env[`${prefix}_${symbol}`]?.trim() || dflt?.address;
   if (!address) return null;
   const dec = env[`${prefix}_${symbol}_DECIMALS`]?.trim();
   const decimals = dec !== undefined && dec !== '' ? Number(dec) : (dflt?.decimals ?? 6);
-  if (!Number.isInteger(decimals) || decimals < 2 || decimals > 30) throw new Error(`${prefix}_${symbol}_DECIMALS must be an integer 2..30`);
+  if (!Number.isInteger(decimals) || decimals < 2 || decimals > 30)
+    throw new Error(`${prefix}_${symbol}_DECIMALS must be an integer 2..30`);
   return { symbol, address, decimals, faucet: env[`${prefix}_${symbol}_FAUCET`]?.trim() || faucet };
 }
 
@@ -72,9 +79,15 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
     case 'sepolia': {
       const p = 'SEPOLIA';
       return {
-        name, title: 'Ethereum Sepolia', family: 'evm', serviceNetwork: 'ethereum', envPrefix: p,
-        rpcUrl: text(env, `${p}_RPC_URL`, 'https://ethereum-sepolia-rpc.publicnode.com'), rpcEnv: `${p}_RPC_URL`,
-        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '11155111')), genesisHash: null,
+        name,
+        title: 'Ethereum Sepolia',
+        family: 'evm',
+        serviceNetwork: 'ethereum',
+        envPrefix: p,
+        rpcUrl: text(env, `${p}_RPC_URL`, 'https://ethereum-sepolia-rpc.publicnode.com'),
+        rpcEnv: `${p}_RPC_URL`,
+        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '11155111')),
+        genesisHash: null,
         tokens: [
           // Circle's test USDC; Sepolia has no official USDT: set SEPOLIA_USDT to a token you deployed or were given.
           token(env, p, 'USDC', { address: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', decimals: 6 }, 'https://faucet.circle.com'),
@@ -84,33 +97,60 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
         fundGas: amount(env, `${p}_FUND_GAS`, '0.01', 18),
         feeReserve: amount(env, `${p}_FEE_RESERVE`, '0.01', 18),
         explorerTx: (h) => `https://sepolia.etherscan.io/tx/${h}`,
-        local: false, rpcHeaders: {},
+        local: false,
+        rpcHeaders: {},
       };
     }
     case 'bsc-testnet': {
       const p = 'BSC_TESTNET';
       return {
-        name, title: 'BNB Smart Chain testnet', family: 'evm', serviceNetwork: 'bsc', envPrefix: p,
-        rpcUrl: text(env, `${p}_RPC_URL`, 'https://bsc-testnet-rpc.publicnode.com'), rpcEnv: `${p}_RPC_URL`,
-        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '97')), genesisHash: null,
+        name,
+        title: 'BNB Smart Chain testnet',
+        family: 'evm',
+        serviceNetwork: 'bsc',
+        envPrefix: p,
+        rpcUrl: text(env, `${p}_RPC_URL`, 'https://bsc-testnet-rpc.publicnode.com'),
+        rpcEnv: `${p}_RPC_URL`,
+        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '97')),
+        genesisHash: null,
         tokens: [
           // The faucet's pegged test tokens, 18 decimals like their mainnet counterparts on BSC.
-          token(env, p, 'USDT', { address: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd', decimals: 18 }, 'https://www.bnbchain.org/en/testnet-faucet'),
-          token(env, p, 'USDC', { address: '0x64544969ed7EBf5f083679233325356EbE738930', decimals: 18 }, 'https://www.bnbchain.org/en/testnet-faucet'),
+          token(
+            env,
+            p,
+            'USDT',
+            { address: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd', decimals: 18 },
+            'https://www.bnbchain.org/en/testnet-faucet',
+          ),
+          token(
+            env,
+            p,
+            'USDC',
+            { address: '0x64544969ed7EBf5f083679233325356EbE738930', decimals: 18 },
+            'https://www.bnbchain.org/en/testnet-faucet',
+          ),
         ].filter((t): t is TokenSpec => t !== null),
         native: { symbol: 'tBNB', decimals: 18, faucet: 'https://www.bnbchain.org/en/testnet-faucet' },
         fundGas: amount(env, `${p}_FUND_GAS`, '0.005', 18),
         feeReserve: amount(env, `${p}_FEE_RESERVE`, '0.005', 18),
         explorerTx: (h) => `https://testnet.bscscan.com/tx/${h}`,
-        local: false, rpcHeaders: {},
+        local: false,
+        rpcHeaders: {},
       };
     }
     case 'solana-devnet': {
       const p = 'SOLANA_DEVNET';
       const rpcUrl = text(env, `${p}_RPC_URL`, 'https://api.devnet.solana.com');
       return {
-        name, title: 'Solana Devnet', family: 'solana', serviceNetwork: 'solana', envPrefix: p, rpcUrl, rpcEnv: `${p}_RPC_URL`,
-        chainId: null, genesisHash: text(env, `${p}_GENESIS_HASH`, 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG'),
+        name,
+        title: 'Solana Devnet',
+        family: 'solana',
+        serviceNetwork: 'solana',
+        envPrefix: p,
+        rpcUrl,
+        rpcEnv: `${p}_RPC_URL`,
+        chainId: null,
+        genesisHash: text(env, `${p}_GENESIS_HASH`, 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG'),
         tokens: [
           token(env, p, 'USDC', { address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 }, 'https://faucet.circle.com'),
           token(env, p, 'USDT', null, 'deploy your own (spl-token create-token --decimals 6)'),
@@ -119,22 +159,32 @@ export function publicProfile(name: NetworkName, env: Env): Profile {
         fundGas: amount(env, `${p}_FUND_GAS`, '0.02', 9),
         feeReserve: amount(env, `${p}_FEE_RESERVE`, '0.02', 9),
         explorerTx: (h) => solanaExplorer(h, rpcUrl),
-        local: false, rpcHeaders: {},
+        local: false,
+        rpcHeaders: {},
       };
     }
     case 'nile': {
       const p = 'TRON_NILE';
       const apiKey = env.TRON_PRO_API_KEY?.trim();
       return {
-        name, title: 'TRON Nile', family: 'tron', serviceNetwork: 'tron', envPrefix: p,
-        rpcUrl: text(env, `${p}_FULL_HOST`, 'https://nile.trongrid.io').replace(/\/+$/, ''), rpcEnv: `${p}_FULL_HOST`,
-        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '0xcd8690dc')), genesisHash: null,
-        tokens: [token(env, p, 'USDT', { address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', decimals: 6 }, 'https://nileex.io/join/getJoinPage')].filter((t): t is TokenSpec => t !== null),
+        name,
+        title: 'TRON Nile',
+        family: 'tron',
+        serviceNetwork: 'tron',
+        envPrefix: p,
+        rpcUrl: text(env, `${p}_FULL_HOST`, 'https://nile.trongrid.io').replace(/\/+$/, ''),
+        rpcEnv: `${p}_FULL_HOST`,
+        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '0xcd8690dc')),
+        genesisHash: null,
+        tokens: [
+          token(env, p, 'USDT', { address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', decimals: 6 }, 'https://nileex.io/join/getJoinPage'),
+        ].filter((t): t is TokenSpec => t !== null),
         native: { symbol: 'TRX', decimals: 6, faucet: 'https://nileex.io/join/getJoinPage' },
         fundGas: amount(env, `${p}_FUND_GAS`, '100', 6),
         feeReserve: amount(env, `${p}_FEE_RESERVE`, '100', 6),
         explorerTx: (h) => `https://nile.tronscan.org/#/transaction/${h.replace(/^0x/, '')}`,
-        local: false, rpcHeaders: apiKey ? { 'TRON-PRO-API-KEY': apiKey } : {},
+        local: false,
+        rpcHeaders: apiKey ? { 'TRON-PRO-API-KEY': apiKey } : {},
       };
     }
     default: {
@@ -160,7 +210,13 @@ export type LocalState = DevnetState & { operatorEnv?: Record<string, string> };
  */
 export function localProfile(name: NetworkName, state: LocalState, env: Env): Profile {
   const base = publicProfile(name, env);
-  const local = (rpcUrl: string, chainId: bigint | null, tokens: Record<string, { address: string; decimals: number }>, fundGas: bigint, feeReserve: bigint): Profile => ({
+  const local = (
+    rpcUrl: string,
+    chainId: bigint | null,
+    tokens: Record<string, { address: string; decimals: number }>,
+    fundGas: bigint,
+    feeReserve: bigint,
+  ): Profile => ({
     ...base,
     title: `${base.title} (local: npm run dev)`,
     rpcUrl,

@@ -99,7 +99,8 @@ export interface StepContext {
 /** The verdict line: `PASS <network>: …` or `FAIL <network> at <step>: <reason>`. */
 export function verdictLine(r: RunReport, reportPath: string): string {
   const count = (s: StepStatus) => r.steps.filter((x) => x.status === s).length;
-  if (r.result === 'pass') return `PASS ${r.network}${r.local ? ' (local)' : ''}: ${count('passed')} steps passed, ${count('skipped')} skipped; report ${reportPath}`;
+  if (r.result === 'pass')
+    return `PASS ${r.network}${r.local ? ' (local)' : ''}: ${count('passed')} steps passed, ${count('skipped')} skipped; report ${reportPath}`;
   const failed = r.steps.find((s) => s.status === 'failed');
   return `FAIL ${r.network}${r.local ? ' (local)' : ''}${failed ? ` at ${failed.step}` : ''}: ${r.failure ?? failed?.detail ?? 'unknown'}; report ${reportPath}`;
 }

@@ -44,14 +44,20 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
     return r.json;
   };
   const publicPost = async (path: string, body: unknown): Promise<{ status: number; json: any }> => {
-    const res = await fetch(i.serviceUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(i.serviceUrl + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, json: text ? JSON.parse(text) : undefined };
   };
 
   let receiver: WebhookReceiver | null = null;
   try {
-    await rec.step('preflight', (s) => preflight({ profile, token, chain, amounts, serviceUrl: i.serviceUrl, funds: i.operator !== null }, s));
+    await rec.step('preflight', (s) =>
+      preflight({ profile, token, chain, amounts, serviceUrl: i.serviceUrl, funds: i.operator !== null }, s),
+    );
 
     let merchant: RunMerchant | null = null;
     let client: SignedClient;
@@ -90,20 +96,38 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
     let deposit = '';
     let due = 0n;
     await rec.step('session', async (s) => {
-      const created = expectStatus('create session', await client.post('/api/v1/checkout/sessions/create', {
-        amount: amounts.session, currency: token.symbol, order_id: `testnet-${profile.name}-${Date.now()}-${randomBytes(3).toString('hex')}`,
-        description: `stablepay testnet run (${profile.name})`,
-      }), 200);
+      const created = expectStatus(
+        'create session',
+        await client.post('/api/v1/checkout/sessions/create', {
+          amount: amounts.session,
+          currency: token.symbol,
+          order_id: `testnet-${profile.name}-${Date.now()}-${randomBytes(3).toString('hex')}`,
+          description: `stablepay testnet run (${profile.name})`,
+        }),
+        200,
+      );
       sessionId = created.id;
-      const sel = await publicPost(`/checkout/sessions/${encodeURIComponent(sessionId)}/select`, { network: profile.serviceNetwork, token: token.symbol });
-      if (sel.status !== 200) throw new StepFailure(`select ${profile.serviceNetwork}/${token.symbol}: HTTP ${sel.status} ${JSON.stringify(sel.json)} (is CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_* set on the service?)`);
-      const same = profile.family === 'evm' ? sel.json.token_contract.toLowerCase() === token.address.toLowerCase() : sel.json.token_contract === token.address;
+      const sel = await publicPost(`/checkout/sessions/${encodeURIComponent(sessionId)}/select`, {
+        network: profile.serviceNetwork,
+        token: token.symbol,
+      });
+      if (sel.status !== 200)
+        throw new StepFailure(
+          `select ${profile.serviceNetwork}/${token.symbol}: HTTP ${sel.status} ${JSON.stringify(sel.json)} (is CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_* set on the service?)`,
+        );
+      const same =
+        profile.family === 'evm'
+          ? sel.json.token_contract.toLowerCase() === token.address.toLowerCase()
+          : sel.json.token_contract === token.address;
       if (!same || sel.json.token_decimals !== token.decimals) {
-        throw new StepFailure(`the service's ${token.symbol} is ${sel.json.token_contract} (${sel.json.token_decimals} decimals), this run's ${token.address} (${token.decimals}); configure both alike`);
+        throw new StepFailure(
+          `the service's ${token.symbol} is ${sel.json.token_contract} (${sel.json.token_decimals} decimals), this run's ${token.address} (${token.decimals}); configure both alike`,
+        );
       }
       deposit = sel.json.deposit_address;
       due = BigInt(sel.json.amount_due_base);
-      if (due !== base(amounts.sessionMinor)) throw new StepFailure(`session asks ${due} base units, expected ${base(amounts.sessionMinor)}`);
+      if (due !== base(amounts.sessionMinor))
+        throw new StepFailure(`session asks ${due} base units, expected ${base(amounts.sessionMinor)}`);
       Object.assign(s.data, { session_id: sessionId, deposit_address: deposit, amount_due_base: due.toString(), page: created.url });
       return `session ${sessionId}: pay ${show(due, token.decimals, token.symbol)} to ${deposit}`;
     });
@@ -131,29 +155,38 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
       await rec.step('fund hot wallet', async (s) => {
         const hot = await operator.refundHotWallet(m.merchantId);
         s.data.hot_wallet = hot;
-                const gasTx = await chain.sendNative(hot, profile.fundGas);
+        const gasTx = await chain.sendNative(hot, profile.fundGas);
         s.tx(`${show(profile.fundGas, profile.native.decimals, profile.native.symbol)} for refund fees`, gasTx, link(gasTx));
         const tokenTx = await chain.transferToken(token, hot, refundBase);
         s.tx(`${show(refundBase, token.decimals, token.symbol)} to refund`, tokenTx, link(tokenTx));
         return `refund hot wallet ${hot} funded`;
       });
     } else {
-      rec.skip('fund hot wallet', "existing merchant: the operator funds its hot wallet (npm run cli -- payouts wallets)");
+      rec.skip('fund hot wallet', 'existing merchant: the operator funds its hot wallet (npm run cli -- payouts wallets)');
     }
 
     await rec.step('refund', async (s) => {
       const before = await chain.tokenBalance(token, chain.payer);
       const refundId = `testnet-rf-${Date.now()}-${randomBytes(3).toString('hex')}`;
-      expectStatus('create refund', await client.post('/api/v1/refunds/create', {
-        session_id: sessionId, refund_id: refundId, amount: Number(amounts.refundMinor), currency: token.symbol, reason: 'requested_by_customer',
-      }), 201);
+      expectStatus(
+        'create refund',
+        await client.post('/api/v1/refunds/create', {
+          session_id: sessionId,
+          refund_id: refundId,
+          amount: Number(amounts.refundMinor),
+          currency: token.symbol,
+          reason: 'requested_by_customer',
+        }),
+        201,
+      );
       const done = await until('refund completed', async () => {
         const r = expectStatus('get refund', await client.get(`/api/v1/refunds/${refundId}`), 200);
         if (r.status === 'failed') throw new StepFailure(`refund failed: ${r.failure_reason}`);
         return r.status === 'completed' ? (r as { id: string; transaction_hash: string }) : undefined;
       });
       s.tx('refund', done.transaction_hash, link(done.transaction_hash));
-      if (!(await chain.succeeded(done.transaction_hash))) throw new StepFailure(`refund ${done.transaction_hash} did not succeed on chain`);
+      if (!(await chain.succeeded(done.transaction_hash)))
+        throw new StepFailure(`refund ${done.transaction_hash} did not succeed on chain`);
       const received = (await chain.tokenBalance(token, chain.payer)) - before;
       if (received !== refundBase) throw new StepFailure(`payer received ${received} base units, expected ${refundBase}`);
       Object.assign(s.data, { refund_id: done.id, tx: done.transaction_hash, received_base: received.toString() });
@@ -162,24 +195,50 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
     });
 
     await rec.step('subscription', async (s) => {
-      const sub = expectStatus('create subscription', await client.post('/api/v1/subscriptions/create', {
-        items: [{ price_data: { price_id: 'testnet', currency: 'USD', product: 'Testnet plan', unit_amount: Number(amounts.subscriptionMinor), recurring: { interval: 'month' } }, quantity: 1 }],
-        customer: `cus_testnet_${profile.name}`,
-        iterations: 1,
-      }), 200);
+      const sub = expectStatus(
+        'create subscription',
+        await client.post('/api/v1/subscriptions/create', {
+          items: [
+            {
+              price_data: {
+                price_id: 'testnet',
+                currency: 'USD',
+                product: 'Testnet plan',
+                unit_amount: Number(amounts.subscriptionMinor),
+                recurring: { interval: 'month' },
+              },
+              quantity: 1,
+            },
+          ],
+          customer: `cus_testnet_${profile.name}`,
+          iterations: 1,
+        }),
+        200,
+      );
       s.data.subscription_id = sub.id;
       let funded = false;
       for (let round = 0; ; round++) {
-        const sel = await publicPost(`/subscribe/${encodeURIComponent(sub.id)}/select`, { network: profile.serviceNetwork, token: token.symbol, address: chain.payer });
+        const sel = await publicPost(`/subscribe/${encodeURIComponent(sub.id)}/select`, {
+          network: profile.serviceNetwork,
+          token: token.symbol,
+          address: chain.payer,
+        });
         if (sel.status !== 200) throw new StepFailure(`subscription select: HTTP ${sel.status} ${JSON.stringify(sel.json)}`);
         if (!funded && i.operator) {
           const gasTx = await chain.sendNative(sel.json.spender, profile.fundGas);
-          s.tx(`${show(profile.fundGas, profile.native.decimals, profile.native.symbol)} to the charger ${sel.json.spender}`, gasTx, link(gasTx));
+          s.tx(
+            `${show(profile.fundGas, profile.native.decimals, profile.native.symbol)} to the charger ${sel.json.spender}`,
+            gasTx,
+            link(gasTx),
+          );
           funded = true;
         }
         if (sel.json.authorized) break;
         const walletTransactions = (sel.json.wallet_transactions ?? []) as unknown[];
-        const hashes = await chain.authorize(token, sel.json.spender, BigInt(sel.json.allowance_base), { resetFirst: sel.json.reset_first === true, walletTransactions });
+        const hashes = await chain.authorize(token, sel.json.spender, BigInt(sel.json.allowance_base), {
+          resetFirst: sel.json.reset_first === true,
+          walletTransactions,
+        });
         for (const h of hashes) s.tx('authorization', h, link(h));
         // A reset-first wallet transaction is only approve(0): select again for the approval itself.
         if (!(sel.json.reset_first === true && walletTransactions.length > 0) || round >= 2) break;
@@ -194,7 +253,8 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
       const payment = expectStatus('get payment', await client.get(`/api/v1/payment/${paid.payment_id}`), 200);
       if (!payment.transaction_hash) throw new StepFailure(`payment ${paid.payment_id} has no transaction hash`);
       s.tx('first charge', payment.transaction_hash, link(payment.transaction_hash));
-      if (!(await chain.succeeded(payment.transaction_hash))) throw new StepFailure(`charge ${payment.transaction_hash} did not succeed on chain`);
+      if (!(await chain.succeeded(payment.transaction_hash)))
+        throw new StepFailure(`charge ${payment.transaction_hash} did not succeed on chain`);
       Object.assign(s.data, { invoice_id: paid.id, payment_id: paid.payment_id, charge_tx: payment.transaction_hash });
       await webhook(s, 'invoice.paid', paid.id);
       return `subscription ${sub.id} active, first invoice ${paid.id} paid`;

@@ -28,7 +28,8 @@ export const createSolanaChain: ChainFactory = async (profile, env) => {
     programs.set(t.address, info.owner);
     return info.owner;
   };
-  const ata = async (t: TokenSpec, owner: string) => getAssociatedTokenAddressSync(new PublicKey(t.address), new PublicKey(owner), true, await programOf(t));
+  const ata = async (t: TokenSpec, owner: string) =>
+    getAssociatedTokenAddressSync(new PublicKey(t.address), new PublicKey(owner), true, await programOf(t));
 
   const confirm = async (signature: string): Promise<string> => {
     for (let i = 0; i < 300; i++) {
@@ -51,9 +52,23 @@ export const createSolanaChain: ChainFactory = async (profile, env) => {
     const program = await programOf(t);
     const mint = new PublicKey(t.address);
     const destination = await ata(t, to);
-    const ix = createTransferCheckedInstruction(await ata(t, payer.publicKey.toBase58()), mint, destination, payer.publicKey, amount, t.decimals, [], program);
+    const ix = createTransferCheckedInstruction(
+      await ata(t, payer.publicKey.toBase58()),
+      mint,
+      destination,
+      payer.publicKey,
+      amount,
+      t.decimals,
+      [],
+      program,
+    );
     if (reference) ix.keys.push({ pubkey: new PublicKey(reference), isSigner: false, isWritable: false });
-    return submit(new Transaction().add(createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, destination, new PublicKey(to), mint, program), ix));
+    return submit(
+      new Transaction().add(
+        createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, destination, new PublicKey(to), mint, program),
+        ix,
+      ),
+    );
   };
 
   const chain: PayerChain = {
@@ -79,14 +94,16 @@ export const createSolanaChain: ChainFactory = async (profile, env) => {
     // A Solana Pay transfer: the session's reference key rides along read-only, as a wallet paying the page's link sends it.
     pay: (t, depositOwner, amount) => tokenTransfer(t, depositOwner, amount, paymentReference(depositOwner)),
     transferToken: (t, to, amount) => tokenTransfer(t, to, amount, null),
-    sendNative: (to, lamports) => submit(new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: new PublicKey(to), lamports }))),
+    sendNative: (to, lamports) =>
+      submit(new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: new PublicKey(to), lamports }))),
     async authorize(_t, _spender, _amount, o) {
       // The page prepares the ApproveChecked transaction (fee payer: the customer); the wallet signs and sends it.
       if (o.walletTransactions.length === 0) throw new Error('the subscription page prepared no Solana transaction');
       const out: string[] = [];
       for (const w of o.walletTransactions) {
         const prepared = w as { kind?: string; transaction?: string };
-        if (prepared.kind !== 'solana' || typeof prepared.transaction !== 'string') throw new Error(`unexpected wallet transaction ${JSON.stringify(w)}`);
+        if (prepared.kind !== 'solana' || typeof prepared.transaction !== 'string')
+          throw new Error(`unexpected wallet transaction ${JSON.stringify(w)}`);
         const tx = Transaction.from(Buffer.from(prepared.transaction, 'base64'));
         tx.partialSign(payer);
         out.push(await confirm(await connection.sendRawTransaction(tx.serialize())));

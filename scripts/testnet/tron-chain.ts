@@ -17,7 +17,8 @@ export const createTronChain: ChainFactory = async (profile, env) => {
       const info = (await tronWeb.trx.getUnconfirmedTransactionInfo(txID)) as { id?: string; receipt?: { result?: string } };
       if (info.id) {
         // A TRX transfer has no contract receipt; a TRC-20 call must say SUCCESS.
-        if (info.receipt?.result !== undefined && info.receipt.result !== 'SUCCESS') throw new Error(`transaction ${txID} failed on chain: ${info.receipt.result}`);
+        if (info.receipt?.result !== undefined && info.receipt.result !== 'SUCCESS')
+          throw new Error(`transaction ${txID} failed on chain: ${info.receipt.result}`);
         return txID;
       }
       await new Promise((r) => setTimeout(r, 3000));
@@ -27,7 +28,10 @@ export const createTronChain: ChainFactory = async (profile, env) => {
   const broadcast = async (tx: unknown): Promise<string> => {
     const signed = (await tronWeb.trx.sign(tx as never)) as { txID: string };
     const sent = (await tronWeb.trx.sendRawTransaction(signed as never)) as { result?: boolean; code?: string; message?: string };
-    if (!sent.result) throw new Error(`broadcast refused: ${sent.code ?? ''} ${sent.message ? Buffer.from(sent.message, 'hex').toString('utf8') : ''}`.trim());
+    if (!sent.result)
+      throw new Error(
+        `broadcast refused: ${sent.code ?? ''} ${sent.message ? Buffer.from(sent.message, 'hex').toString('utf8') : ''}`.trim(),
+      );
     return receipt(signed.txID);
   };
   const call = async (t: TokenSpec, fn: string, params: Array<{ type: string; value: string }>): Promise<string> => {
@@ -58,8 +62,16 @@ export const createTronChain: ChainFactory = async (profile, env) => {
     },
     tokenBalance: (t, owner) => constant(t, 'balanceOf(address)', [{ type: 'address', value: owner }]),
     nativeBalance: async (owner) => BigInt(await tronWeb.trx.getBalance(owner)),
-    pay: (t, to, amount) => call(t, 'transfer(address,uint256)', [{ type: 'address', value: to }, { type: 'uint256', value: amount.toString() }]),
-    transferToken: (t, to, amount) => call(t, 'transfer(address,uint256)', [{ type: 'address', value: to }, { type: 'uint256', value: amount.toString() }]),
+    pay: (t, to, amount) =>
+      call(t, 'transfer(address,uint256)', [
+        { type: 'address', value: to },
+        { type: 'uint256', value: amount.toString() },
+      ]),
+    transferToken: (t, to, amount) =>
+      call(t, 'transfer(address,uint256)', [
+        { type: 'address', value: to },
+        { type: 'uint256', value: amount.toString() },
+      ]),
     async sendNative(to, sun) {
       return broadcast(await tronWeb.transactionBuilder.sendTrx(to, Number(sun), payer));
     },
@@ -71,8 +83,19 @@ export const createTronChain: ChainFactory = async (profile, env) => {
         return out;
       }
       const out: string[] = [];
-      if (o.resetFirst) out.push(await call(t, 'approve(address,uint256)', [{ type: 'address', value: spender }, { type: 'uint256', value: '0' }]));
-      out.push(await call(t, 'approve(address,uint256)', [{ type: 'address', value: spender }, { type: 'uint256', value: amount.toString() }]));
+      if (o.resetFirst)
+        out.push(
+          await call(t, 'approve(address,uint256)', [
+            { type: 'address', value: spender },
+            { type: 'uint256', value: '0' },
+          ]),
+        );
+      out.push(
+        await call(t, 'approve(address,uint256)', [
+          { type: 'address', value: spender },
+          { type: 'uint256', value: amount.toString() },
+        ]),
+      );
       return out;
     },
     async succeeded(txID) {

@@ -8,7 +8,17 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const lock = JSON.parse(readFileSync('package-lock.json', 'utf8'));
 const platformOf = (name) => {
   const os = ['darwin', 'linux', 'win32', 'freebsd', 'android', 'openbsd', 'sunos', 'aix', 'netbsd'].find((o) => name.includes(o));
-  const cpu = [['arm64', 'arm64'], ['aarch64', 'arm64'], ['amd64', 'x64'], ['x64', 'x64'], ['ia32', 'ia32'], ['arm', 'arm'], ['riscv64', 'riscv64'], ['s390x', 's390x'], ['ppc64', 'ppc64']].find(([k]) => name.includes(k))?.[1];
+  const cpu = [
+    ['arm64', 'arm64'],
+    ['aarch64', 'arm64'],
+    ['amd64', 'x64'],
+    ['x64', 'x64'],
+    ['ia32', 'ia32'],
+    ['arm', 'arm'],
+    ['riscv64', 'riscv64'],
+    ['s390x', 's390x'],
+    ['ppc64', 'ppc64'],
+  ].find(([k]) => name.includes(k))?.[1];
   const libc = name.includes('musl') ? 'musl' : name.includes('gnu') ? 'glibc' : undefined;
   return { os, cpu, libc };
 };

@@ -99,13 +99,7 @@ export function createAuthenticator(deps: AuthDeps) {
     if (deps.limitKey) await deps.limitKey(req, key.keyId);
 
     // Remembered for twice the window: a request outside the window is refused by its timestamp anyway.
-    const stored = await deps.redis.set(
-      `${deps.redisPrefix}:nonce:${key.keyId}:${nonce}`,
-      '1',
-      'EX',
-      deps.windowSeconds * 2,
-      'NX',
-    );
+    const stored = await deps.redis.set(`${deps.redisPrefix}:nonce:${key.keyId}:${nonce}`, '1', 'EX', deps.windowSeconds * 2, 'NX');
     if (stored !== 'OK') throw authError('nonce_reused', 'X-Service-Nonce was already used with this key.', 'X-Service-Nonce');
 
     // Only an authenticated request counts as use of the key; this process writes at most once a minute per key.

@@ -15,7 +15,12 @@ const LINGER_MS = 5_000;
 function clientErrorFor(code: string | undefined): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError(431, 'invalid_request_error', 'request_header_too_large', `The request headers are larger than the limit (${maxHeaderSize} bytes).`);
+      return new ApiError(
+        431,
+        'invalid_request_error',
+        'request_header_too_large',
+        `The request headers are larger than the limit (${maxHeaderSize} bytes).`,
+      );
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new ApiError(408, 'invalid_request_error', 'request_timeout', 'The request was not received in time.');
     default:

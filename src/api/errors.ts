@@ -40,5 +40,8 @@ export function toApiError(err: unknown): ApiError {
 }
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: ApiError, docsUrl: string): FastifyReply {
-  return reply.code(err.status).type('application/json').send(errorBody(err, req.id, docsUrl));
+  return reply
+    .code(err.status)
+    .type('application/json')
+    .send(errorBody(err, req.id, docsUrl));
 }

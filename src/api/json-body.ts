@@ -70,7 +70,8 @@ export function nestingExceeds(raw: Uint8Array, limit: number): boolean {
   for (let i = 0; i < raw.length; i++) {
     const b = raw[i]!;
     if (inString) {
-      if (b === 0x5c) i++; // the escaped character cannot end the string
+      if (b === 0x5c)
+        i++; // the escaped character cannot end the string
       else if (b === 0x22) inString = false;
     } else if (b === 0x22) inString = true;
     else if (b === 0x5b || b === 0x7b) {
@@ -175,7 +176,6 @@ export function refuseAnyField(body: Record<string, unknown>): void {
   const first = Object.keys(body)[0];
   if (first !== undefined) throw parameterUnknown(first);
 }
-
 
 /** Stripe-style parameter path: line_items[0][price_data][unit_amount]. */
 function paramPath(path: readonly PropertyKey[]): string {

@@ -25,7 +25,10 @@ declare module 'fastify' {
 
 /** A 429 in the spec's error shape; `headers` (Retry-After, RateLimit-*) go out with it. */
 export class RateLimitedError extends ApiError {
-  constructor(message: string, readonly headers: Record<string, string>) {
+  constructor(
+    message: string,
+    readonly headers: Record<string, string>,
+  ) {
     super(429, 'rate_limit_error', 'rate_limit_exceeded', message);
   }
 }
@@ -52,7 +55,12 @@ const UNLIMITED = new Set(['/healthz', '/readyz']);
 
 export function createHttpLimits(limiter: RateLimiter, s: RateLimitSettings) {
   const ipBucket = (req: FastifyRequest) => clientIpBucket(req.ip);
-  const authFailures = (ip: string, consume: boolean) => ({ key: `authfail:${ip}`, limit: s.authFailuresPerIpPerMinute, periodMs: 60_000, consume });
+  const authFailures = (ip: string, consume: boolean) => ({
+    key: `authfail:${ip}`,
+    limit: s.authFailuresPerIpPerMinute,
+    periodMs: 60_000,
+    consume,
+  });
 
   return {
     /** onRequest: the per-IP limit, and for the signed API whether this IP may still fail authentication. */
@@ -66,9 +74,12 @@ export function createHttpLimits(limiter: RateLimiter, s: RateLimitSettings) {
         ...(signed ? [authFailures(ip, false)] : []),
       ]);
       if (v.allowed) return;
-      throw refused(v, v.bucket?.key.startsWith('authfail:')
-        ? 'Too many failed authentications from this address.'
-        : 'Too many requests from this address.');
+      throw refused(
+        v,
+        v.bucket?.key.startsWith('authfail:')
+          ? 'Too many failed authentications from this address.'
+          : 'Too many requests from this address.',
+      );
     },
 
     /** Counts one failed authentication of this request's IP. */

@@ -102,14 +102,24 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((err, req, reply) => send(req, reply, err));
   app.setNotFoundHandler((req, reply) =>
-    send(req, reply, invalidRequest('resource_not_found', `Unrecognized request URL (${req.method} ${req.url.split('?')[0]}).`, undefined, 404)),
+    send(
+      req,
+      reply,
+      invalidRequest('resource_not_found', `Unrecognized request URL (${req.method} ${req.url.split('?')[0]}).`, undefined, 404),
+    ),
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const checks = await Promise.all([
-      withTimeout(sql`select 1`.execute(deps.db), 2000).then(() => 'ok', () => 'unreachable'),
-      withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'unreachable'),
+      withTimeout(sql`select 1`.execute(deps.db), 2000).then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
+      withTimeout(deps.redis.ping(), 2000).then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
     ]);
     const [postgres, redis] = checks;
     const ready = checks.every((c) => c === 'ok');
@@ -140,7 +150,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     registerSessionRoutes(scope, deps);
     const chains = deps.chains ?? NO_CHAINS;
     registerRefundRoutes(scope, { db: deps.db, chains, onRefundCreated: deps.onRefundCreated });
-    registerSubscriptionApi(scope, { db: deps.db, checkoutBaseUrl: deps.checkoutBaseUrl, ...deps.subscriptions, displayAddress: (n, m, c) => chains.displayAddress(n, m, c) });
+    registerSubscriptionApi(scope, {
+      db: deps.db,
+      checkoutBaseUrl: deps.checkoutBaseUrl,
+      ...deps.subscriptions,
+      displayAddress: (n, m, c) => chains.displayAddress(n, m, c),
+    });
   };
   await app.register(api, { prefix: '/api/v1' });
   await app.register(api, { prefix: '/v1' });
@@ -157,4 +172,3 @@ function trustProxyOption(t: ServerDeps['trustProxy']): boolean | string[] | ((a
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 }
-

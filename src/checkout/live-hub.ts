@@ -44,7 +44,8 @@ export class LiveHub {
 
   async join(sessionId: string, ip: string, listener: Listener): Promise<Admission> {
     const existing = this.entries.get(sessionId);
-    if (this.o.perSession > 0 && existing && existing.listeners.size + existing.admitting >= this.o.perSession) return { kind: 'full', scope: 'session' };
+    if (this.o.perSession > 0 && existing && existing.listeners.size + existing.admitting >= this.o.perSession)
+      return { kind: 'full', scope: 'session' };
     if (this.o.perIp > 0 && this.streamsOf(ip) >= this.o.perIp) return { kind: 'full', scope: 'ip' };
     const entry = existing ?? { listeners: new Set<Listener>(), admitting: 0 };
     if (!existing) this.entries.set(sessionId, entry);

@@ -42,7 +42,19 @@ export interface ChainProgress {
 }
 
 export function computeLiveStatus(
-  s: Pick<SessionRow, 'status' | 'network' | 'token' | 'deposit_address' | 'target_amount_minor' | 'received_base' | 'expires_at' | 'success_url' | 'id' | 'shortfall_base'>,
+  s: Pick<
+    SessionRow,
+    | 'status'
+    | 'network'
+    | 'token'
+    | 'deposit_address'
+    | 'target_amount_minor'
+    | 'received_base'
+    | 'expires_at'
+    | 'success_url'
+    | 'id'
+    | 'shortfall_base'
+  >,
   pending: readonly PendingDeposit[],
   chain: ChainProgress | null,
   paths: { returnPath: string },
@@ -83,7 +95,10 @@ export function computeLiveStatus(
     if (relevant.length > 0 && s.status !== 'paid' && s.status !== 'canceled') {
       const newest = relevant.reduce((m, d) => (d.blockNumber > m ? d.blockNumber : m), relevant[0]!.blockNumber); // least confirmed
       const n = chain.tipHeight !== null && chain.tipHeight >= newest ? Number(chain.tipHeight - newest + 1n) : 0;
-      base.confirmations = { n: chain.requiredConfirmations === null ? n : Math.min(n, chain.requiredConfirmations), total: chain.requiredConfirmations };
+      base.confirmations = {
+        n: chain.requiredConfirmations === null ? n : Math.min(n, chain.requiredConfirmations),
+        total: chain.requiredConfirmations,
+      };
     }
   }
   switch (s.status) {

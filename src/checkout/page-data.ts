@@ -54,7 +54,11 @@ export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { ret
         .where('session_id', '=', row.id)
         .where('status', '=', 'provisional')
         .execute(),
-      t.selectFrom('chain_cursors').select('tip_height').where('chain_key', '=', chainKey({ network: row.network, mode: row.mode })).executeTakeFirst(),
+      t
+        .selectFrom('chain_cursors')
+        .select('tip_height')
+        .where('chain_key', '=', chainKey({ network: row.network, mode: row.mode }))
+        .executeTakeFirst(),
     ]);
     pending = deposits.map((d) => ({ network: d.network, token: d.token, amount: d.amount_base, blockNumber: d.block_number }));
     tip = cursor?.tip_height ?? null;

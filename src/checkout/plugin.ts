@@ -67,7 +67,9 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
   const assets = loadCheckoutAssets();
   const byName = new Map<string, Asset>([assets.script, assets.style].map((a) => [a.name, a]));
   const live: LiveDeps = { db: deps.db, adapters: deps.adapters };
-  const selectDeps: CheckoutSelectDeps | null = deps.keys ? { db: deps.db, adapters: deps.adapters, keys: deps.keys, onSelected: deps.onSelected } : null;
+  const selectDeps: CheckoutSelectDeps | null = deps.keys
+    ? { db: deps.db, adapters: deps.adapters, keys: deps.keys, onSelected: deps.onSelected }
+    : null;
   const intervalMs = deps.statusIntervalMs ?? 1000;
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const pathOf = (id: string) => `${base}/${id}`;
@@ -179,7 +181,10 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       return setPageHeaders(reply).code(200).type('text/html; charset=utf-8').send(htmlText);
     } catch (err) {
       req.log.error({ err }, 'checkout page failed');
-      return setPageHeaders(reply).code(500).type('text/html; charset=utf-8').send(renderMessagePage(lang, assets, base, 'error.title', 'error.body'));
+      return setPageHeaders(reply)
+        .code(500)
+        .type('text/html; charset=utf-8')
+        .send(renderMessagePage(lang, assets, base, 'error.title', 'error.body'));
     }
   });
 
@@ -190,7 +195,10 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     const langParam = form.get('lang');
     const lang = isLang(langParam) ? langParam : pickLanguage(undefined, req.headers['accept-language']);
     const back = (error?: string) =>
-      reply.code(303).header('Cache-Control', 'no-store').redirect(`${pathOf(id)}?lang=${lang}${error ? `&error=${error}` : ''}`, 303);
+      reply
+        .code(303)
+        .header('Cache-Control', 'no-store')
+        .redirect(`${pathOf(id)}?lang=${lang}${error ? `&error=${error}` : ''}`, 303);
     const [network = '', token = ''] = (form.get('choice') ?? '').split(':');
     if (!(NETWORK_IDS as readonly string[]).includes(network) || (token !== 'USDT' && token !== 'USDC')) return back('bad_choice');
     if (!selectDeps) return back('unavailable');
@@ -317,4 +325,3 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     send(admission.status);
   });
 }
-

@@ -49,11 +49,22 @@ export interface PageModel {
 
 /** Keys the script needs (states, countdown, copy feedback); sent in #sp-data, nothing else of the catalog. */
 const SCRIPT_KEYS: MessageKey[] = [
-  'status.select', 'status.waiting', 'status.confirming', 'status.confirmations', 'status.partial', 'status.paid',
-  'status.expired', 'status.expired_received', 'status.canceled', 'status.offline', 'pay.copied', 'time.minutes_seconds',
+  'status.select',
+  'status.waiting',
+  'status.confirming',
+  'status.confirmations',
+  'status.partial',
+  'status.paid',
+  'status.expired',
+  'status.expired_received',
+  'status.canceled',
+  'status.offline',
+  'pay.copied',
+  'time.minutes_seconds',
 ];
 
-const money = (minor: bigint, currency: string): string => `${formatMinor(minor, currencyExponent(currency) ?? 2)} ${currency.toUpperCase()}`;
+const money = (minor: bigint, currency: string): string =>
+  `${formatMinor(minor, currencyExponent(currency) ?? 2)} ${currency.toUpperCase()}`;
 
 const networkKey = (network: string): MessageKey => `network.${network}` as MessageKey;
 const hintKey = (network: string): MessageKey => `hint.${network}` as MessageKey;
@@ -114,7 +125,8 @@ ${script}
 
 function languageSwitch(t: Translate, lang: Lang, query: string): SafeHtml {
   return html`<nav class="lang small" aria-label="${t('page.language')}">${LANGUAGES.map(
-    (l) => html`<a href="?lang=${l}${query}" hreflang="${HTML_LANG[l]}" lang="${HTML_LANG[l]}"${l === lang ? raw(' aria-current="true"') : ''}>${catalog(l)['lang.name']}</a>`,
+    (l) =>
+      html`<a href="?lang=${l}${query}" hreflang="${HTML_LANG[l]}" lang="${HTML_LANG[l]}"${l === lang ? raw(' aria-current="true"') : ''}>${catalog(l)['lang.name']}</a>`,
   )}</nav>`;
 }
 
@@ -140,8 +152,12 @@ ${items.length ? html`<ul class="items">${items}</ul>` : ''}
 ${s.tax_minor !== null ? html`<div class="row"><span>${t('page.tax')}</span><span>${money(s.tax_minor, s.currency)}</span></div>` : ''}
 ${s.shipping_minor !== null ? html`<div class="row"><span>${t('page.shipping')}</span><span>${money(s.shipping_minor, s.currency)}</span></div>` : ''}
 <div class="row total"><span>${t('page.total')}</span><span id="sp-total">${money(s.amount_minor, s.currency)}</span></div>
-${s.exchange_rate !== null ? html`<div class="row"><span>${t('page.converted')}</span><strong id="sp-converted">${formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT)} ${s.target_currency}</strong></div>
-<p class="muted small">${t('page.rate', { from: s.currency.toUpperCase(), rate: s.exchange_rate, to: s.target_currency })}</p>` : ''}
+${
+  s.exchange_rate !== null
+    ? html`<div class="row"><span>${t('page.converted')}</span><strong id="sp-converted">${formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT)} ${s.target_currency}</strong></div>
+<p class="muted small">${t('page.rate', { from: s.currency.toUpperCase(), rate: s.exchange_rate, to: s.target_currency })}</p>`
+    : ''
+}
 </section>`;
 
   const status = html`<section id="sp-status" class="card status" data-state="${live.state}" aria-labelledby="status-h">
@@ -164,10 +180,17 @@ ${open ? html`<p class="row" id="sp-timer"><span>${t('page.expires_in')}</span><
 <fieldset>
 <legend id="picker-h">${t('picker.legend')}</legend>
 ${m.pinned.network || m.pinned.token ? html`<p class="muted small">${t('picker.pinned', { network: m.pinned.network ? t(networkKey(m.pinned.network)) : '', token: m.pinned.token ?? '' })}</p>` : html`<p class="muted small">${t('picker.hint')}</p>`}
-${m.options.length === 0 ? html`<p>${t('picker.none')}</p>` : m.options.map(
-        (o, i) => html`<label class="option" for="opt-${i}"><input type="radio" id="opt-${i}" name="choice" value="${o.network}:${o.token}"${o.checked || (i === 0 && !m.options.some((x) => x.checked)) ? raw(' checked') : ''} required>
+${
+  m.options.length === 0
+    ? html`<p>${t('picker.none')}</p>`
+    : m.options.map(
+        (
+          o,
+          i,
+        ) => html`<label class="option" for="opt-${i}"><input type="radio" id="opt-${i}" name="choice" value="${o.network}:${o.token}"${o.checked || (i === 0 && !m.options.some((x) => x.checked)) ? raw(' checked') : ''} required>
 <span><strong>${o.token} · ${t(networkKey(o.network))}${o.amount ? html` · <span class="option-amount">${o.amount}</span>` : ''}</strong><span class="muted small">${t(hintKey(o.network))}</span></span></label>`,
-      )}
+      )
+}
 </fieldset>
 <input type="hidden" name="lang" value="${m.lang}">
 ${m.options.length ? html`<button type="submit" class="wide">${t('picker.submit')}</button>` : ''}

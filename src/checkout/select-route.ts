@@ -39,7 +39,12 @@ export function sessionPins(s: Pick<SessionRow, 'metadata'>): { network?: string
  * Binds a session to a network and stablecoin (respecting the merchant's pins) and its deposit address. Shared by the
  * JSON route below and the hosted page's form. Never throws for a business refusal: the caller maps the outcome.
  */
-export async function selectNetworkForSession(deps: CheckoutSelectDeps, sessionId: string, network: string, token: TokenSymbol): Promise<SelectOutcome> {
+export async function selectNetworkForSession(
+  deps: CheckoutSelectDeps,
+  sessionId: string,
+  network: string,
+  token: TokenSymbol,
+): Promise<SelectOutcome> {
   const session = await deps.db.selectFrom('payment_sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
   if (!session) return { kind: 'not_found' };
   const pins = sessionPins(session);
@@ -105,7 +110,12 @@ export function registerCheckoutSelectRoute(app: FastifyInstance, deps: Checkout
           ? invalidRequest('INVALID_SESSION_STATUS', 'The session is already paid.')
           : invalidRequest('session_expired', 'The session is no longer open for payment.');
       case 'locked':
-        throw new ApiError(409, 'invalid_request_error', 'selection_locked', 'A payment was already received on the chosen network and token.');
+        throw new ApiError(
+          409,
+          'invalid_request_error',
+          'selection_locked',
+          'A payment was already received on the chosen network and token.',
+        );
       case 'selected': {
         const s = r.session;
         const decimals = r.token.decimals;

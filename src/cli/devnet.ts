@@ -1,7 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
 import { paymentReference } from '../../chains/solana/solana-pay.js';
@@ -77,7 +81,12 @@ export async function devnetCli(args: string[], env: Record<string, string | und
 
   const sel = await postJson(`${state.baseUrl}/checkout/sessions/${encodeURIComponent(sessionId)}/select`, { network, token });
   if (sel.code !== 200) throw new Error(`selection refused: ${JSON.stringify(sel.body)}`);
-  const selection = sel.body as { deposit_address: string; amount_remaining_base: string; amount_remaining: string; token_decimals: number };
+  const selection = sel.body as {
+    deposit_address: string;
+    amount_remaining_base: string;
+    amount_remaining: string;
+    token_decimals: number;
+  };
 
   let amount = BigInt(selection.amount_remaining_base);
   if (o.values.amount !== undefined) {
@@ -86,7 +95,15 @@ export async function devnetCli(args: string[], env: Record<string, string | und
   if (amount <= 0n) throw new UsageError('nothing left to pay (use --amount to send anyway)');
   if (network === 'solana') {
     const r = await paySolana(chain.rpcUrl, tokenState, selection.deposit_address, amount);
-    print({ session_id: sessionId, network, token, to: selection.deposit_address, amount_base: amount, from: r.from, tx_hash: r.signature });
+    print({
+      session_id: sessionId,
+      network,
+      token,
+      to: selection.deposit_address,
+      amount_base: amount,
+      from: r.from,
+      tx_hash: r.signature,
+    });
     return;
   }
   const evm = state.evm[network]!;
@@ -98,7 +115,15 @@ export async function devnetCli(args: string[], env: Record<string, string | und
     const contract = new Contract(tokenState.address, ['function transfer(address to, uint256 value)'], payer);
     const tx = (await contract.getFunction('transfer')(selection.deposit_address, amount)) as { hash: string; wait(): Promise<unknown> };
     await tx.wait();
-    print({ session_id: sessionId, network, token, to: selection.deposit_address, amount_base: amount, from: payer.address, tx_hash: tx.hash });
+    print({
+      session_id: sessionId,
+      network,
+      token,
+      to: selection.deposit_address,
+      amount_base: amount,
+      from: payer.address,
+      tx_hash: tx.hash,
+    });
   } finally {
     provider.destroy();
   }
@@ -108,7 +133,12 @@ export async function devnetCli(args: string[], env: Record<string, string | und
  * A Solana Pay-style transfer: the deposit owner's associated token account (created if missing), transfer_checked,
  * and the session's reference key as a read-only account, as a wallet paying the page's link would send it.
  */
-async function paySolana(rpcUrl: string, token: DevnetTokenState, depositOwner: string, amount: bigint): Promise<{ from: string; signature: string }> {
+async function paySolana(
+  rpcUrl: string,
+  token: DevnetTokenState,
+  depositOwner: string,
+  amount: bigint,
+): Promise<{ from: string; signature: string }> {
   const connection = new Connection(rpcUrl, 'confirmed');
   const payer = devnetSolanaPayer();
   const mint = new PublicKey(token.address);
@@ -127,7 +157,8 @@ async function paySolana(rpcUrl: string, token: DevnetTokenState, depositOwner: 
   for (let i = 0; i < 100; i++) {
     const st = (await connection.getSignatureStatuses([signature])).value[0];
     if (st?.err) throw new Error(`solana transfer failed: ${JSON.stringify(st.err)}`);
-    if (st?.confirmationStatus === 'confirmed' || st?.confirmationStatus === 'finalized') return { from: payer.publicKey.toBase58(), signature };
+    if (st?.confirmationStatus === 'confirmed' || st?.confirmationStatus === 'finalized')
+      return { from: payer.publicKey.toBase58(), signature };
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`solana transfer ${signature} not confirmed`);

@@ -33,7 +33,9 @@ const USAGE = `usage: npm run cli -- <command>
   webhooks rotate-secret --merchant <id> [--overlap-hours N]
   webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules
   devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\`
-${PAYOUTS_USAGE.split('\n').map((l) => `  ${l}`).join('\n')}`;
+${PAYOUTS_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;

@@ -1,7 +1,15 @@
 import type { Db } from '../db/database.js';
 import {
-  SESSION_LIFETIME_RANGE, UNDERPAYMENT_TOLERANCE_BPS_RANGE, createApiKey, createMerchant, listApiKeys, listMerchantSettings, revokeApiKey,
-  updateMerchantSettings, type MerchantSettings, type MerchantSettingsUpdate,
+  SESSION_LIFETIME_RANGE,
+  UNDERPAYMENT_TOLERANCE_BPS_RANGE,
+  createApiKey,
+  createMerchant,
+  listApiKeys,
+  listMerchantSettings,
+  revokeApiKey,
+  updateMerchantSettings,
+  type MerchantSettings,
+  type MerchantSettingsUpdate,
 } from '../ledger/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { TargetPolicy } from '../webhooks/url-policy.js';
@@ -25,7 +33,10 @@ merchant update <merchant_id> [--session-lifetime-seconds N|default] [--underpay
  * `defaultSessionLifetimeSeconds`: the deployment's SESSION_LIFETIME_SECONDS, shown as the effective lifetime of
  * merchants without their own.
  */
-export async function merchantCli(args: string[], ctx: CliContext & { webhookPolicy: TargetPolicy; defaultSessionLifetimeSeconds: number }): Promise<void> {
+export async function merchantCli(
+  args: string[],
+  ctx: CliContext & { webhookPolicy: TargetPolicy; defaultSessionLifetimeSeconds: number },
+): Promise<void> {
   const effective = (m: MerchantSettings) => ({
     merchant_id: m.merchant_id,
     name: m.name,
@@ -67,16 +78,23 @@ export async function merchantCli(args: string[], ctx: CliContext & { webhookPol
       return;
     }
     case 'update': {
-      const { values, positionals } = options(rest, { 'session-lifetime-seconds': { type: 'string' }, 'underpayment-tolerance-bps': { type: 'string' } });
-      if (positionals.length !== 1) throw new UsageError('merchant update <merchant_id> [--session-lifetime-seconds N|default] [--underpayment-tolerance-bps N]');
+      const { values, positionals } = options(rest, {
+        'session-lifetime-seconds': { type: 'string' },
+        'underpayment-tolerance-bps': { type: 'string' },
+      });
+      if (positionals.length !== 1)
+        throw new UsageError('merchant update <merchant_id> [--session-lifetime-seconds N|default] [--underpayment-tolerance-bps N]');
       const update: MerchantSettingsUpdate = {};
       const lifetime = values['session-lifetime-seconds'];
       if (lifetime !== undefined) {
-        update.sessionLifetimeSeconds = lifetime === 'default' ? null : integerIn(lifetime, '--session-lifetime-seconds', SESSION_LIFETIME_RANGE, ' or default');
+        update.sessionLifetimeSeconds =
+          lifetime === 'default' ? null : integerIn(lifetime, '--session-lifetime-seconds', SESSION_LIFETIME_RANGE, ' or default');
       }
       const bps = values['underpayment-tolerance-bps'];
-      if (bps !== undefined) update.underpaymentToleranceBps = integerIn(bps, '--underpayment-tolerance-bps', UNDERPAYMENT_TOLERANCE_BPS_RANGE);
-      if (Object.keys(update).length === 0) throw new UsageError('merchant update needs --session-lifetime-seconds or --underpayment-tolerance-bps');
+      if (bps !== undefined)
+        update.underpaymentToleranceBps = integerIn(bps, '--underpayment-tolerance-bps', UNDERPAYMENT_TOLERANCE_BPS_RANGE);
+      if (Object.keys(update).length === 0)
+        throw new UsageError('merchant update needs --session-lifetime-seconds or --underpayment-tolerance-bps');
       const m = await updateMerchantSettings(ctx.db, positionals[0]!, update);
       if (!m) throw new UsageError(`no merchant ${positionals[0]}`);
       print(effective(m));
@@ -90,7 +108,8 @@ export async function merchantCli(args: string[], ctx: CliContext & { webhookPol
 /** A decimal integer within the range, else a usage error naming the option. */
 function integerIn(text: string, option: string, range: { min: number; max: number }, alternative = ''): number {
   const n = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(n >= range.min && n <= range.max)) throw new UsageError(`${option} must be an integer ${range.min}..${range.max}${alternative}, not ${text}`);
+  if (!(n >= range.min && n <= range.max))
+    throw new UsageError(`${option} must be an integer ${range.min}..${range.max}${alternative}, not ${text}`);
   return n;
 }
 

@@ -30,7 +30,10 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
     case 'wallets': {
       const { values } = options(rest, { merchant: { type: 'string' } });
       if (!ctx.keys) throw new UsageError('wallets needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the hot-wallet addresses');
-      let q = ctx.db.selectFrom('merchant_hd_accounts as a').innerJoin('merchants as m', 'm.id', 'a.merchant_id').select(['a.merchant_id', 'a.mode', 'a.account_index', 'm.name']);
+      let q = ctx.db
+        .selectFrom('merchant_hd_accounts as a')
+        .innerJoin('merchants as m', 'm.id', 'a.merchant_id')
+        .select(['a.merchant_id', 'a.mode', 'a.account_index', 'm.name']);
       if (values.merchant) q = q.where('a.merchant_id', '=', values.merchant);
       const accounts = await q.orderBy('a.merchant_id').orderBy('a.mode').execute();
       const adapters = await ctx.adapters();
@@ -40,7 +43,9 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
           if (adapter.mode !== acc.mode) continue;
           const wallet = await adapter.deriveHotWallet(ctx.keys, acc.account_index, HOT_WALLET_SLOT.refunds);
           const balances = await adapter.getBalances(wallet.address).catch((e: Error) => ({ error: e.message }));
-          const resources = adapter.describeFeeResources ? await adapter.describeFeeResources(wallet.address).catch((e: Error) => ({ error: e.message })) : undefined;
+          const resources = adapter.describeFeeResources
+            ? await adapter.describeFeeResources(wallet.address).catch((e: Error) => ({ error: e.message }))
+            : undefined;
           rows.push({
             merchant_id: acc.merchant_id,
             merchant: acc.name,
@@ -51,7 +56,9 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
               ? { error: balances.error }
               : {
                   native_base_units: balances.native.toString(),
-                  tokens: Object.fromEntries(adapter.tokens.map((t) => [t.symbol, formatBaseUnits(balances.tokens[t.symbol] ?? 0n, t.decimals)])),
+                  tokens: Object.fromEntries(
+                    adapter.tokens.map((t) => [t.symbol, formatBaseUnits(balances.tokens[t.symbol] ?? 0n, t.decimals)]),
+                  ),
                 }),
             ...(resources ? { fee_resources: resources } : {}),
           });
@@ -66,13 +73,32 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       if (values.merchant) q = q.where('merchant_id', '=', values.merchant);
       const refunds = await q.orderBy('created_at').limit(500).execute();
       const attempts = refunds.length
-        ? await ctx.db.selectFrom('payout_attempts').select(['refund_id', 'tx_hash', 'nonce', 'state', 'fee_bump_percent', 'created_at']).where('refund_id', 'in', refunds.map((r) => r.id)).orderBy('id').execute()
+        ? await ctx.db
+            .selectFrom('payout_attempts')
+            .select(['refund_id', 'tx_hash', 'nonce', 'state', 'fee_bump_percent', 'created_at'])
+            .where(
+              'refund_id',
+              'in',
+              refunds.map((r) => r.id),
+            )
+            .orderBy('id')
+            .execute()
         : [];
-      out(refunds.map((r) => ({
-        id: r.id, refund_id: r.refund_id, merchant_id: r.merchant_id, mode: r.mode, network: r.network, token: r.token,
-        amount: r.amount_minor.toString(), status: r.status, created_at: r.created_at, signed_at: r.signed_at,
-        attempts: attempts.filter((a) => a.refund_id === r.id).map((a) => ({ ...a, nonce: a.nonce?.toString() ?? null })),
-      })));
+      out(
+        refunds.map((r) => ({
+          id: r.id,
+          refund_id: r.refund_id,
+          merchant_id: r.merchant_id,
+          mode: r.mode,
+          network: r.network,
+          token: r.token,
+          amount: r.amount_minor.toString(),
+          status: r.status,
+          created_at: r.created_at,
+          signed_at: r.signed_at,
+          attempts: attempts.filter((a) => a.refund_id === r.id).map((a) => ({ ...a, nonce: a.nonce?.toString() ?? null })),
+        })),
+      );
       return;
     }
     case 'retry': {
@@ -80,17 +106,33 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       const refundId = positionals[0];
       if (!refundId) throw new UsageError('payouts retry <refund_id> --merchant <id>');
       const merchantId = required(values.merchant, 'merchant');
-      const old = await ctx.db.selectFrom('refunds').selectAll().where('merchant_id', '=', merchantId)
-        .where((eb) => eb.or([eb('refund_id', '=', refundId), eb('id', '=', refundId)])).executeTakeFirst();
+      const old = await ctx.db
+        .selectFrom('refunds')
+        .selectAll()
+        .where('merchant_id', '=', merchantId)
+        .where((eb) => eb.or([eb('refund_id', '=', refundId), eb('id', '=', refundId)]))
+        .executeTakeFirst();
       if (!old) throw new UsageError(`no refund ${refundId} of merchant ${merchantId}`);
       if (old.status !== 'failed') throw new UsageError(`refund ${refundId} is ${old.status}; only failed refunds can be retried`);
-      const tries = await ctx.db.selectFrom('refunds').select('refund_id').where('merchant_id', '=', merchantId).where('mode', '=', old.mode)
-        .where('refund_id', 'like', `${old.refund_id.replaceAll('%', '\\%').replaceAll('_', '\\_')}-retry-%`).execute();
+      const tries = await ctx.db
+        .selectFrom('refunds')
+        .select('refund_id')
+        .where('merchant_id', '=', merchantId)
+        .where('mode', '=', old.mode)
+        .where('refund_id', 'like', `${old.refund_id.replaceAll('%', '\\%').replaceAll('_', '\\_')}-retry-%`)
+        .execute();
       const adapters = await ctx.adapters();
       const created = await createRefund(ctx.db, adapters, {
-        merchantId, mode: old.mode as Mode, refundId: `${old.refund_id}-retry-${tries.length + 1}`, sessionId: old.session_id,
-        amountMinor: old.amount_minor, currency: old.currency, reason: old.reason, description: old.description,
-        metadata: { ...old.metadata, retry_of: old.refund_id }, destinationAddress: old.destination_address,
+        merchantId,
+        mode: old.mode as Mode,
+        refundId: `${old.refund_id}-retry-${tries.length + 1}`,
+        sessionId: old.session_id,
+        amountMinor: old.amount_minor,
+        currency: old.currency,
+        reason: old.reason,
+        description: old.description,
+        metadata: { ...old.metadata, retry_of: old.refund_id },
+        destinationAddress: old.destination_address,
         fingerprint: `retry:${old.id}:${tries.length + 1}`,
       });
       await ctx.enqueue(created.refund.id);

@@ -124,7 +124,11 @@ export async function webhooksCli(args: string[], ctx: WebhooksCliContext): Prom
       if (!Number.isFinite(overlap) || overlap < 0 || overlap > 24 * 30) throw new UsageError('--overlap-hours must be 0..720');
       const r = await rotateWebhookSecret(db, ctx.box, merchantId, overlap);
       if (!r) throw new Error(`no merchant ${merchantId}`);
-      out({ merchant_id: merchantId, webhook_secret: r.webhookSecret, previous_secret_valid_until: r.previousValidUntil?.toISOString() ?? null });
+      out({
+        merchant_id: merchantId,
+        webhook_secret: r.webhookSecret,
+        previous_secret_valid_until: r.previousValidUntil?.toISOString() ?? null,
+      });
       return;
     }
     case 'set-url': {

@@ -248,7 +248,11 @@ export interface InvoicesTable {
   amount_due_minor: ColumnType<bigint, bigint, bigint>;
   amount_paid_minor: ColumnType<bigint, bigint | undefined, bigint>;
   currency: string;
-  status: ColumnType<'draft' | 'open' | 'paid' | 'void' | 'uncollectible', 'draft' | 'open' | 'paid' | 'void' | 'uncollectible' | undefined, 'draft' | 'open' | 'paid' | 'void' | 'uncollectible'>;
+  status: ColumnType<
+    'draft' | 'open' | 'paid' | 'void' | 'uncollectible',
+    'draft' | 'open' | 'paid' | 'void' | 'uncollectible' | undefined,
+    'draft' | 'open' | 'paid' | 'void' | 'uncollectible'
+  >;
   payment_status: ColumnType<'unpaid' | 'paid' | 'failed', 'unpaid' | 'paid' | 'failed' | undefined, 'unpaid' | 'paid' | 'failed'>;
   billing_reason: string;
   period_start: Timestamp;

@@ -12,7 +12,6 @@ const EXPONENT_2 =
   'MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD ' +
   'SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG';
 
-
 /** The settlement stablecoins: the vocabulary's TokenSymbol under its currency name. */
 export type Stablecoin = TokenSymbol;
 export const STABLECOINS: readonly Stablecoin[] = TOKEN_SYMBOLS;

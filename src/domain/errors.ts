@@ -27,8 +27,7 @@ export const invalidRequest = (code: string, message: string, param?: string, st
 export const parameterMissing = (param: string): ApiError =>
   invalidRequest('parameter_missing', `Missing required parameter: ${param}.`, param);
 
-export const parameterInvalid = (param: string, message: string): ApiError =>
-  invalidRequest('parameter_invalid', message, param);
+export const parameterInvalid = (param: string, message: string): ApiError => invalidRequest('parameter_invalid', message, param);
 
 export const parameterUnknown = (param: string): ApiError =>
   invalidRequest('parameter_unknown', `Received unknown parameter: ${param}.`, param);

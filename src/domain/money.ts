@@ -7,7 +7,10 @@ import { STABLECOIN_EXPONENT } from './vocabulary.js';
 export const MAX_MINOR = 9_223_372_036_854_775_807n;
 
 export class InvalidAmountError extends Error {
-  constructor(readonly input: unknown, readonly reason: string) {
+  constructor(
+    readonly input: unknown,
+    readonly reason: string,
+  ) {
     super(reason);
   }
 }

@@ -27,7 +27,8 @@ export const REFUND_FAILURE_MESSAGES = {
   reverted: 'The transfer transaction reverted on chain.',
   out_of_energy: 'The transfer ran out of energy (TRON fee_limit too low).',
   no_transfer_event: 'The transaction was mined but moved no tokens.',
-  wrong_recipient: 'The transaction was mined but its tokens went to another address than the destination; check the transaction before paying again.',
+  wrong_recipient:
+    'The transaction was mined but its tokens went to another address than the destination; check the transaction before paying again.',
   expired: 'The signed transaction expired before it could land.',
   dropped: 'The transaction was dropped by the network.',
   invalid: 'The transfer could not be built.',

@@ -9,7 +9,7 @@ export const JOBS = {
     payload: z.strictObject({ sessionId: z.string().min(1) }),
     options: { attempts: 8, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 5000 },
   },
-  'payouts': {
+  payouts: {
     payload: z.strictObject({ refundId: z.string().min(1) }),
     // Attempts guard against a crashing handler; the engine itself never throws for chain outcomes.
     options: { attempts: 20, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 1000, removeOnFail: 5000 },

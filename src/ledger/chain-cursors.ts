@@ -14,7 +14,11 @@ export interface StoredCursor {
 export class CursorFencedError extends Error {}
 
 export async function loadCursor(db: Kysely<Database>, chainKey: string): Promise<StoredCursor | null> {
-  const r = await db.selectFrom('chain_cursors').select(['cursor', 'version', 'tip_height']).where('chain_key', '=', chainKey).executeTakeFirst();
+  const r = await db
+    .selectFrom('chain_cursors')
+    .select(['cursor', 'version', 'tip_height'])
+    .where('chain_key', '=', chainKey)
+    .executeTakeFirst();
   return r ? { cursor: r.cursor, version: r.version, tipHeight: r.tip_height } : null;
 }
 

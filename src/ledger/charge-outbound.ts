@@ -2,8 +2,17 @@ import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
 import { advanceNonce, lockNextNonce } from './payouts.js';
 import {
-  dropChargeAttempt, liveChargeAttempts, loadCharge, lockChargeForReplacement, lockPendingCharge, markChargeBroadcast, recordReplacementAttempt,
-  recordSignedCharge, reopenCharge, type ChargeAttempt, type ChargeRow,
+  dropChargeAttempt,
+  liveChargeAttempts,
+  loadCharge,
+  lockChargeForReplacement,
+  lockPendingCharge,
+  markChargeBroadcast,
+  recordReplacementAttempt,
+  recordSignedCharge,
+  reopenCharge,
+  type ChargeAttempt,
+  type ChargeRow,
 } from './subscriptions-charges.js';
 
 // Subscription charges as an outbound job: the charge row (pending → signed → broadcast while in flight; back to
@@ -18,18 +27,28 @@ export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
       return { kind: 'job', job: charge };
     },
     // A pending charge has no live attempt (it leaves pending with its first, and returns only when none is live).
-    liveAttempts: async (charge) => (charge.state === 'pending' ? [] : (await liveChargeAttempts(db, charge.id)).map((a) => toAttempt(charge, a))),
+    liveAttempts: async (charge) =>
+      charge.state === 'pending' ? [] : (await liveChargeAttempts(db, charge.id)).map((a) => toAttempt(charge, a)),
     async sign(charge, replacing, fn) {
       return db.transaction().execute(async (trx) => {
         // A row lock taken by whoever signs: another scheduler signed or replaced it, or it was settled meanwhile.
-        if (replacing ? !(await lockChargeForReplacement(trx, charge.id, replacing.id)) : !(await lockPendingCharge(trx, charge.id))) return 'raced' as const;
+        if (replacing ? !(await lockChargeForReplacement(trx, charge.id, replacing.id)) : !(await lockPendingCharge(trx, charge.id)))
+          return 'raced' as const;
         return fn({
           lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce),
           advanceNonce: (ref, used) => advanceNonce(trx, ref, used),
           async record(a) {
             const input = { nonce: a.nonce, txHash: a.txHash, signed: a.signed, feeBumpPercent: a.feeBumpPercent };
             const id = replacing ? await recordReplacementAttempt(trx, charge.id, input) : await recordSignedCharge(trx, charge.id, input);
-            return { id, txHash: a.txHash, nonce: a.nonce, signed: a.signed, feeBumpPercent: a.feeBumpPercent, createdAt: new Date(), broadcast: false };
+            return {
+              id,
+              txHash: a.txHash,
+              nonce: a.nonce,
+              signed: a.signed,
+              feeBumpPercent: a.feeBumpPercent,
+              createdAt: new Date(),
+              broadcast: false,
+            };
           },
         });
       });
@@ -44,5 +63,13 @@ export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
 }
 
 function toAttempt(charge: ChargeRow, a: ChargeAttempt): OutboundAttempt {
-  return { id: a.id, txHash: a.tx_hash, nonce: a.nonce, signed: a.signed, feeBumpPercent: a.fee_bump_percent, createdAt: a.created_at, broadcast: charge.state === 'broadcast' };
+  return {
+    id: a.id,
+    txHash: a.tx_hash,
+    nonce: a.nonce,
+    signed: a.signed,
+    feeBumpPercent: a.fee_bump_percent,
+    createdAt: a.created_at,
+    broadcast: charge.state === 'broadcast',
+  };
 }

@@ -48,12 +48,20 @@ export interface RecordedDeposit {
 }
 
 /** Inserts provisional deposits (one statement), linking each to the session owning its address. Returns rows new or revived. */
-export async function recordObservedDeposits(trx: Transaction<Database>, chain: ChainRef, items: readonly ObservedDeposit[]): Promise<number> {
+export async function recordObservedDeposits(
+  trx: Transaction<Database>,
+  chain: ChainRef,
+  items: readonly ObservedDeposit[],
+): Promise<number> {
   return (await recordObservedDepositRows(trx, chain, items)).length;
 }
 
 /** recordObservedDeposits, answering the rows new or revived. */
-export async function recordObservedDepositRows(trx: Transaction<Database>, chain: ChainRef, items: readonly ObservedDeposit[]): Promise<RecordedDeposit[]> {
+export async function recordObservedDepositRows(
+  trx: Transaction<Database>,
+  chain: ChainRef,
+  items: readonly ObservedDeposit[],
+): Promise<RecordedDeposit[]> {
   if (items.length === 0) return [];
   const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
   const result = await sql<RecordedDeposit>`
@@ -72,7 +80,9 @@ export async function recordObservedDepositRows(trx: Transaction<Database>, chai
       set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
           block_time = excluded.block_time, orphaned_at = null
       where deposits.status = 'orphaned'
-    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token, deposits.amount_base`.execute(trx);
+    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token, deposits.amount_base`.execute(
+    trx,
+  );
   return result.rows;
 }
 
@@ -94,7 +104,14 @@ export interface ConfirmResult {
   credited: number;
   paidSessionIds: string[];
   /** Each deposit confirmed, in chain order (for log lines). */
-  decisions: Array<{ depositId: string; sessionId: string | null; txHash: string; disposition: 'credited' | 'unmatched'; reason: UnmatchedReason | null; paidSession: boolean }>;
+  decisions: Array<{
+    depositId: string;
+    sessionId: string | null;
+    txHash: string;
+    disposition: 'credited' | 'unmatched';
+    reason: UnmatchedReason | null;
+    paidSession: boolean;
+  }>;
 }
 
 /**
@@ -129,7 +146,9 @@ export async function confirmFinalDeposits(
   const merchantIds = [...new Set(sessions.map((x) => x.merchant_id))];
   const toleranceBps = new Map(
     merchantIds.length
-      ? (await trx.selectFrom('merchants').select(['id', 'underpayment_tolerance_bps']).where('id', 'in', merchantIds).execute()).map((m) => [m.id, m.underpayment_tolerance_bps])
+      ? (await trx.selectFrom('merchants').select(['id', 'underpayment_tolerance_bps']).where('id', 'in', merchantIds).execute()).map(
+          (m) => [m.id, m.underpayment_tolerance_bps],
+        )
       : [],
   );
   const failedTransfers: Array<{ session: (typeof sessions)[number]; token: string; amount: bigint }> = [];
@@ -235,7 +254,14 @@ export async function confirmFinalDeposits(
     paidSessionIds,
     decisions: decisions.map((x) => {
       const d = byDeposit.get(x.id)!;
-      return { depositId: x.id, sessionId: d.session_id, txHash: d.tx_hash, disposition: x.disposition, reason: x.reason, paidSession: paidBy.has(x.id) };
+      return {
+        depositId: x.id,
+        sessionId: d.session_id,
+        txHash: d.tx_hash,
+        disposition: x.disposition,
+        reason: x.reason,
+        paidSession: paidBy.has(x.id),
+      };
     }),
   };
 }
@@ -282,7 +308,10 @@ export async function listUnmatchedDeposits(
   let q = db.selectFrom('deposits').selectAll().where('disposition', '=', 'unmatched');
   if (opts.mode) q = q.where('mode', '=', opts.mode);
   if (opts.network) q = q.where('network', '=', opts.network);
-  const rows = await q.orderBy('confirmed_at', 'desc').limit(opts.limit ?? 100).execute();
+  const rows = await q
+    .orderBy('confirmed_at', 'desc')
+    .limit(opts.limit ?? 100)
+    .execute();
   return rows.map((r) => ({
     id: r.id,
     network: r.network,

@@ -36,7 +36,13 @@ export async function insertInvoiceEvent(trx: Transaction<Database>, i: InvoiceR
 }
 
 export async function findInvoice(db: Db, merchantId: string, mode: Mode, id: string): Promise<InvoiceRow | undefined> {
-  return db.selectFrom('invoices').selectAll().where('id', '=', id).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+  return db
+    .selectFrom('invoices')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .executeTakeFirst();
 }
 
 /** Same ordering and cursor rules as listSubscriptions: newest first by (created_at, id). */
@@ -44,12 +50,25 @@ export async function listInvoices(
   db: Db,
   merchantId: string,
   mode: Mode,
-  o: { limit: number; startingAfter?: string; endingBefore?: string; subscriptionId?: string; customer?: string; status?: InvoiceStatusValue },
+  o: {
+    limit: number;
+    startingAfter?: string;
+    endingBefore?: string;
+    subscriptionId?: string;
+    customer?: string;
+    status?: InvoiceStatusValue;
+  },
 ): Promise<CursorListResult<InvoiceRow>> {
   const cursorId = o.startingAfter ?? o.endingBefore;
   let cursor: { created_at: Date; id: string } | undefined;
   if (cursorId !== undefined) {
-    cursor = await db.selectFrom('invoices').select(['created_at', 'id']).where('id', '=', cursorId).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+    cursor = await db
+      .selectFrom('invoices')
+      .select(['created_at', 'id'])
+      .where('id', '=', cursorId)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst();
     if (!cursor) return { kind: 'bad_cursor', param: o.startingAfter !== undefined ? 'starting_after' : 'ending_before' };
   }
   let q = db.selectFrom('invoices').selectAll().where('merchant_id', '=', merchantId).where('mode', '=', mode);
@@ -63,7 +82,11 @@ export async function listInvoices(
     q = q.where(backwards ? sql<boolean>`(created_at, id) > ${at}` : sql<boolean>`(created_at, id) < ${at}`);
   }
   const dir = backwards ? 'asc' : 'desc';
-  const rows = await q.orderBy('created_at', dir).orderBy('id', dir).limit(o.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', dir)
+    .orderBy('id', dir)
+    .limit(o.limit + 1)
+    .execute();
   const page = rows.slice(0, o.limit);
   if (backwards) page.reverse();
   return { kind: 'page', page: { rows: page, hasMore: rows.length > o.limit } };

@@ -15,7 +15,10 @@ export interface LockedQuote {
   exchangeRate: string | null;
 }
 
-type QuoteColumns = Pick<SessionRow, 'quote_usdt_minor' | 'quote_usdt_rate' | 'quote_usdc_minor' | 'quote_usdc_rate' | 'target_amount_minor' | 'exchange_rate'>;
+type QuoteColumns = Pick<
+  SessionRow,
+  'quote_usdt_minor' | 'quote_usdt_rate' | 'quote_usdc_minor' | 'quote_usdc_rate' | 'target_amount_minor' | 'exchange_rate'
+>;
 
 export function lockedQuote(s: QuoteColumns, coin: Coin): LockedQuote | undefined {
   if (s.quote_usdt_minor === null && s.quote_usdc_minor === null) {

@@ -35,7 +35,10 @@ export async function createMerchant(
       .execute();
     await trx
       .insertInto('merchant_hd_accounts')
-      .values([{ merchant_id: merchantId, mode: 'test' }, { merchant_id: merchantId, mode: 'live' }])
+      .values([
+        { merchant_id: merchantId, mode: 'test' },
+        { merchant_id: merchantId, mode: 'live' },
+      ])
       .execute();
     return insertKey(trx, box, merchantId, 'test');
   });
@@ -134,20 +137,41 @@ export async function updateMerchantSettings(db: Db, merchantId: string, u: Merc
     throw new RangeError(`session lifetime must be ${SESSION_LIFETIME_RANGE.min}..${SESSION_LIFETIME_RANGE.max} seconds`);
   }
   if (u.underpaymentToleranceBps !== undefined && !inRange(u.underpaymentToleranceBps, UNDERPAYMENT_TOLERANCE_BPS_RANGE)) {
-    throw new RangeError(`underpayment tolerance must be ${UNDERPAYMENT_TOLERANCE_BPS_RANGE.min}..${UNDERPAYMENT_TOLERANCE_BPS_RANGE.max} basis points`);
+    throw new RangeError(
+      `underpayment tolerance must be ${UNDERPAYMENT_TOLERANCE_BPS_RANGE.min}..${UNDERPAYMENT_TOLERANCE_BPS_RANGE.max} basis points`,
+    );
   }
   const set = {
     ...(u.sessionLifetimeSeconds !== undefined ? { session_lifetime_seconds: u.sessionLifetimeSeconds } : {}),
     ...(u.underpaymentToleranceBps !== undefined ? { underpayment_tolerance_bps: u.underpaymentToleranceBps } : {}),
   };
   if (Object.keys(set).length === 0) return (await listMerchantSettings(db, merchantId))[0];
-  const row = await db.updateTable('merchants').set(set).where('id', '=', merchantId).returning(MERCHANT_SETTINGS_COLUMNS).executeTakeFirst();
+  const row = await db
+    .updateTable('merchants')
+    .set(set)
+    .where('id', '=', merchantId)
+    .returning(MERCHANT_SETTINGS_COLUMNS)
+    .executeTakeFirst();
   return row ? toSettings(row) : undefined;
 }
 
-const MERCHANT_SETTINGS_COLUMNS = ['id', 'name', 'webhook_url', 'created_at', 'session_lifetime_seconds', 'underpayment_tolerance_bps'] as const;
+const MERCHANT_SETTINGS_COLUMNS = [
+  'id',
+  'name',
+  'webhook_url',
+  'created_at',
+  'session_lifetime_seconds',
+  'underpayment_tolerance_bps',
+] as const;
 
-function toSettings(r: { id: string; name: string; webhook_url: string | null; created_at: Date; session_lifetime_seconds: number | null; underpayment_tolerance_bps: number }): MerchantSettings {
+function toSettings(r: {
+  id: string;
+  name: string;
+  webhook_url: string | null;
+  created_at: Date;
+  session_lifetime_seconds: number | null;
+  underpayment_tolerance_bps: number;
+}): MerchantSettings {
   return {
     merchant_id: r.id,
     name: r.name,

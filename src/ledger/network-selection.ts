@@ -38,7 +38,9 @@ export async function selectSessionNetwork(
     const anyDeposit = await t.selectFrom('deposits').select('id').where('session_id', '=', sessionId).limit(1).executeTakeFirst();
     if (anyDeposit || session.received_base > 0n) return { kind: 'locked', session };
     // Shared lock until commit: the watch set's exclusive read cannot pass this row's id while it is uncommitted.
-    await sql`select pg_advisory_xact_lock_shared(hashtextextended(${depositAddressLockKey({ network: choice.network, mode: session.mode })}, 0))`.execute(trx);
+    await sql`select pg_advisory_xact_lock_shared(hashtextextended(${depositAddressLockKey({ network: choice.network, mode: session.mode })}, 0))`.execute(
+      trx,
+    );
     await t
       .insertInto('deposit_addresses')
       .values({ network: choice.network, mode: session.mode, address: choice.address, session_id: sessionId })

@@ -36,7 +36,13 @@ export interface SigningTransaction {
   /** Records `used` as handed out: the stored next nonce becomes used + 1. */
   advanceNonce(ref: NonceRef, used: bigint): Promise<void>;
   /** Stores the signed bytes as a new live attempt (and whatever the kind notes on its business row). */
-  record(a: { signed: Record<string, string | null>; txHash: string; sender: string; nonce: bigint | null; feeBumpPercent: number }): Promise<OutboundAttempt>;
+  record(a: {
+    signed: Record<string, string | null>;
+    txHash: string;
+    sender: string;
+    nonce: bigint | null;
+    feeBumpPercent: number;
+  }): Promise<OutboundAttempt>;
 }
 
 export type ClaimResult<J> = { kind: 'job'; job: J } | { kind: 'done'; status: string };

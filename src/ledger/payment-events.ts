@@ -22,7 +22,10 @@ export const PAYMENT_EVENT_TYPE: Record<PaymentOutcome, string> = {
 export function paymentEventObject(
   s: SessionRow,
   outcome: PaymentOutcome,
-  amount: { text: string; currency: string } = { text: formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT), currency: s.target_currency },
+  amount: { text: string; currency: string } = {
+    text: formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT),
+    currency: s.target_currency,
+  },
 ): Record<string, unknown> {
   return {
     amount: amount.text,

@@ -8,7 +8,13 @@ import type { Mode, PaymentMethodsTable } from '../db/schema.js';
 export type PaymentMethodRow = Selectable<PaymentMethodsTable>;
 
 export async function findPaymentMethod(db: Db, merchantId: string, mode: Mode, id: string): Promise<PaymentMethodRow | undefined> {
-  return db.selectFrom('payment_methods').selectAll().where('id', '=', id).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+  return db
+    .selectFrom('payment_methods')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .executeTakeFirst();
 }
 
 /** 0x1234…abcd: enough to recognise a wallet, not to copy it. */

@@ -31,14 +31,24 @@ export async function payoutAttempts(db: Db, refundId: string): Promise<PayoutAt
 
 /** Under the refund row's lock: the attempts that block a new signature (signed, broadcast or confirmed), newest first. */
 export async function blockingAttemptIds(trx: Transaction<Database>, refundId: string): Promise<bigint[]> {
-  const rows = await trx.selectFrom('payout_attempts').select('id').where('refund_id', '=', refundId)
-    .where('state', 'in', ['signed', 'broadcast', 'confirmed']).orderBy('id', 'desc').execute();
+  const rows = await trx
+    .selectFrom('payout_attempts')
+    .select('id')
+    .where('refund_id', '=', refundId)
+    .where('state', 'in', ['signed', 'broadcast', 'confirmed'])
+    .orderBy('id', 'desc')
+    .execute();
   return rows.map((r) => r.id);
 }
 
 /** The BIP44 account index of a merchant in a mode: which hot wallets are theirs. */
 export async function merchantAccountIndex(db: Db, merchantId: string, mode: RefundRow['mode']): Promise<number> {
-  const row = await db.selectFrom('merchant_hd_accounts').select('account_index').where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('merchant_hd_accounts')
+    .select('account_index')
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .executeTakeFirstOrThrow();
   return row.account_index;
 }
 
@@ -51,7 +61,11 @@ export async function lockProcessingRefund(trx: Transaction<Database>, refundId:
  * Locks a hot wallet's nonce row, creating it from the chain's pending count the first time. Every assignment
  * happens under this lock in the transaction that stores the signed bytes, so nonces are gapless and unique.
  */
-export async function lockNextNonce(trx: Transaction<Database>, wallet: { network: NetworkId; mode: Mode; address: string }, chainNonce: () => Promise<bigint>): Promise<bigint> {
+export async function lockNextNonce(
+  trx: Transaction<Database>,
+  wallet: { network: NetworkId; mode: Mode; address: string },
+  chainNonce: () => Promise<bigint>,
+): Promise<bigint> {
   const existing = await lockNonceRow(trx, wallet);
   if (existing !== undefined) return existing;
   await trx
@@ -62,7 +76,10 @@ export async function lockNextNonce(trx: Transaction<Database>, wallet: { networ
   return (await lockNonceRow(trx, wallet))!;
 }
 
-async function lockNonceRow(trx: Transaction<Database>, w: { network: NetworkId; mode: Mode; address: string }): Promise<bigint | undefined> {
+async function lockNonceRow(
+  trx: Transaction<Database>,
+  w: { network: NetworkId; mode: Mode; address: string },
+): Promise<bigint | undefined> {
   const row = await trx
     .selectFrom('hot_wallet_nonces')
     .select('next_nonce')
@@ -74,7 +91,11 @@ async function lockNonceRow(trx: Transaction<Database>, w: { network: NetworkId;
   return row?.next_nonce;
 }
 
-export async function advanceNonce(trx: Transaction<Database>, w: { network: NetworkId; mode: Mode; address: string }, used: bigint): Promise<void> {
+export async function advanceNonce(
+  trx: Transaction<Database>,
+  w: { network: NetworkId; mode: Mode; address: string },
+  used: bigint,
+): Promise<void> {
   await trx
     .updateTable('hot_wallet_nonces')
     .set({ next_nonce: (used + 1n).toString() })
@@ -88,7 +109,11 @@ export async function advanceNonce(trx: Transaction<Database>, w: { network: Net
  * Gives back the nonce of an attempt that never reached the chain, when it is the last one handed out (no gap can
  * open), and marks the attempt dropped. Answers whether it did.
  */
-export async function releaseNonceIfLast(db: Db, w: { network: NetworkId; mode: Mode; address: string }, attempt: Pick<PayoutAttempt, 'id' | 'nonce'>): Promise<boolean> {
+export async function releaseNonceIfLast(
+  db: Db,
+  w: { network: NetworkId; mode: Mode; address: string },
+  attempt: Pick<PayoutAttempt, 'id' | 'nonce'>,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const next = await lockNonceRow(trx, w);
     if (next === undefined || attempt.nonce === null || next !== attempt.nonce + 1n) return false;
@@ -128,7 +153,12 @@ export async function recordSignedAttempt(
   return attempt;
 }
 
-export async function setAttemptState(db: Db | Transaction<Database>, attemptId: bigint, state: PayoutAttemptState, detail?: string): Promise<void> {
+export async function setAttemptState(
+  db: Db | Transaction<Database>,
+  attemptId: bigint,
+  state: PayoutAttemptState,
+  detail?: string,
+): Promise<void> {
   await db
     .updateTable('payout_attempts')
     .set({
@@ -146,7 +176,12 @@ export async function setAttemptState(db: Db | Transaction<Database>, attemptId:
  * (`deliveredBase`, from the landed transaction; below amount_base when the token took a fee), and `refund.succeeded`,
  * in one transaction.
  */
-export async function completeRefund(db: Db, refundId: string, attempt: Pick<PayoutAttempt, 'id' | 'tx_hash'>, deliveredBase: bigint): Promise<RefundRow | undefined> {
+export async function completeRefund(
+  db: Db,
+  refundId: string,
+  attempt: Pick<PayoutAttempt, 'id' | 'tx_hash'>,
+  deliveredBase: bigint,
+): Promise<RefundRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const refund = await lockProcessingRefund(trx, refundId);
     if (!refund) return undefined;
@@ -161,7 +196,14 @@ export async function completeRefund(db: Db, refundId: string, attempt: Pick<Pay
     const receipt = await nextReceiptNumber(trx, refund.merchant_id);
     const done = await trx
       .updateTable('refunds')
-      .set({ status: 'completed', transaction_hash: attempt.tx_hash, receipt_number: receipt, processed_at: sql`now()`, failure_reason: null, delivered_base: deliveredBase })
+      .set({
+        status: 'completed',
+        transaction_hash: attempt.tx_hash,
+        receipt_number: receipt,
+        processed_at: sql`now()`,
+        failure_reason: null,
+        delivered_base: deliveredBase,
+      })
       .where('id', '=', refundId)
       .where('status', 'in', REFUND_TRANSITIONS.complete)
       .returningAll()
@@ -213,7 +255,9 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
       amountMinor: r.amount_minor,
       currency: r.currency,
       ...(r.delivered_base !== null ? { deliveredMinor: deliveredMinor({ ...r, delivered_base: r.delivered_base }) } : {}),
-      ...(subscriptionFlow ? { subscription: { externalRefundId: r.refund_id, ...(billed ? { originalCurrency: billed.currency.toUpperCase() } : {}) } } : {}),
+      ...(subscriptionFlow
+        ? { subscription: { externalRefundId: r.refund_id, ...(billed ? { originalCurrency: billed.currency.toUpperCase() } : {}) } }
+        : {}),
     }),
     aggregateId: r.id,
   });

@@ -1,8 +1,16 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
 import {
-  advanceNonce, blockingAttemptIds, claimRefundForProcessing, lockNextNonce, lockProcessingRefund, payoutAttempts, recordSignedAttempt,
-  releaseNonceIfLast, setAttemptState, type PayoutAttempt,
+  advanceNonce,
+  blockingAttemptIds,
+  claimRefundForProcessing,
+  lockNextNonce,
+  lockProcessingRefund,
+  payoutAttempts,
+  recordSignedAttempt,
+  releaseNonceIfLast,
+  setAttemptState,
+  type PayoutAttempt,
 } from './payouts.js';
 import type { RefundRow } from './refunds.js';
 
@@ -31,7 +39,16 @@ export function refundOutboundStore(db: Db): OutboundStore<RefundRow> {
         return fn({
           lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce),
           advanceNonce: (ref, used) => advanceNonce(trx, ref, used),
-          record: async (a) => toAttempt(await recordSignedAttempt(trx, locked, { sender: a.sender, nonce: a.nonce, txHash: a.txHash, signed: a.signed, feeBumpPercent: a.feeBumpPercent })),
+          record: async (a) =>
+            toAttempt(
+              await recordSignedAttempt(trx, locked, {
+                sender: a.sender,
+                nonce: a.nonce,
+                txHash: a.txHash,
+                signed: a.signed,
+                feeBumpPercent: a.feeBumpPercent,
+              }),
+            ),
         });
       });
     },
@@ -44,5 +61,13 @@ export function refundOutboundStore(db: Db): OutboundStore<RefundRow> {
 }
 
 function toAttempt(a: PayoutAttempt): OutboundAttempt {
-  return { id: a.id, txHash: a.tx_hash, nonce: a.nonce, signed: a.signed, feeBumpPercent: a.fee_bump_percent, createdAt: a.created_at, broadcast: a.state !== 'signed' };
+  return {
+    id: a.id,
+    txHash: a.tx_hash,
+    nonce: a.nonce,
+    signed: a.signed,
+    feeBumpPercent: a.fee_bump_percent,
+    createdAt: a.created_at,
+    broadcast: a.state !== 'signed',
+  };
 }

@@ -48,16 +48,29 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     const existing = await findByMerchantRefundId(trx, input.merchantId, input.mode, input.refundId);
     if (existing) {
       if (existing.request_fingerprint !== input.fingerprint || existing.session_id !== input.sessionId) {
-        throw err(409, 'idempotency_error', 'idempotency_key_reused', 'This refund_id was already used with a different request.', 'refund_id');
+        throw err(
+          409,
+          'idempotency_error',
+          'idempotency_key_reused',
+          'This refund_id was already used with a different request.',
+          'refund_id',
+        );
       }
       return { kind: 'replayed', refund: existing };
     }
 
     if (!session) throw err(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment session.', 'session_id');
     if (session.merchant_id !== input.merchantId || session.mode !== input.mode) {
-      throw err(403, 'permission_error', 'session_access_denied', 'This payment session is not accessible with this API key.', 'session_id');
+      throw err(
+        403,
+        'permission_error',
+        'session_access_denied',
+        'This payment session is not accessible with this API key.',
+        'session_id',
+      );
     }
-    if (session.status !== 'paid') throw invalidRequest('INVALID_SESSION_STATUS', 'Only paid payment sessions can be refunded.', 'session_id');
+    if (session.status !== 'paid')
+      throw invalidRequest('INVALID_SESSION_STATUS', 'Only paid payment sessions can be refunded.', 'session_id');
 
     const settlement = await trx
       .selectFrom('session_settlements as s')
@@ -68,11 +81,19 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     if (!settlement) throw invalidRequest('INVALID_SESSION_STATUS', 'The payment of this session is not settled yet.', 'session_id');
 
     if (input.currency !== settlement.token) {
-      throw invalidRequest('INVALID_CURRENCY', `This session was paid in ${settlement.token}; refund it in ${settlement.token}.`, 'currency');
+      throw invalidRequest(
+        'INVALID_CURRENCY',
+        `This session was paid in ${settlement.token}; refund it in ${settlement.token}.`,
+        'currency',
+      );
     }
     const decimals = chains.tokenDecimals(settlement.network, input.mode, settlement.token);
     if (decimals === undefined) {
-      throw invalidRequest('INVALID_SESSION_STATUS', `Refunds on ${settlement.network} are not available on this deployment.`, 'session_id');
+      throw invalidRequest(
+        'INVALID_SESSION_STATUS',
+        `Refunds on ${settlement.network} are not available on this deployment.`,
+        'session_id',
+      );
     }
 
     const merchant = await trx.selectFrom('merchants').selectAll().where('id', '=', input.merchantId).forUpdate().executeTakeFirstOrThrow();
@@ -86,7 +107,11 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     if (input.destinationAddress !== null) {
       destination = chains.normalizeAddress(settlement.network, input.mode, input.destinationAddress);
       if (destination === null) {
-        throw invalidRequest('parameter_invalid', `destination_address is not a valid ${settlement.network} address.`, 'destination_address');
+        throw invalidRequest(
+          'parameter_invalid',
+          `destination_address is not a valid ${settlement.network} address.`,
+          'destination_address',
+        );
       }
     }
     if (!destination) throw invalidRequest('parameter_missing', 'The payer is unknown; give destination_address.', 'destination_address');
@@ -100,7 +125,10 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
       .where('status', 'in', LIVE_REFUND_STATUSES)
       .where('created_at', '>=', sql<Date>`date_trunc('day', now() at time zone 'utc') at time zone 'utc'`)
       .executeTakeFirstOrThrow();
-    if (BigInt(today.n) + 1n > BigInt(merchant.daily_refund_count_limit) || BigInt(today.total) + input.amountMinor > merchant.daily_refund_amount_limit_minor) {
+    if (
+      BigInt(today.n) + 1n > BigInt(merchant.daily_refund_count_limit) ||
+      BigInt(today.total) + input.amountMinor > merchant.daily_refund_amount_limit_minor
+    ) {
       throw err(429, 'rate_limit_error', 'DAILY_REFUND_LIMIT_EXCEEDED', 'The daily refund limit of this merchant is reached.');
     }
 
@@ -166,7 +194,13 @@ export type RefundLookup = { kind: 'found'; refund: RefundRow } | { kind: 'forbi
 export async function lookupRefund(db: Db, merchantId: string, mode: Mode, refundId: string): Promise<RefundLookup> {
   const own =
     (await findByMerchantRefundId(db, merchantId, mode, refundId)) ??
-    (await db.selectFrom('refunds').selectAll().where('id', '=', refundId).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst());
+    (await db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('id', '=', refundId)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst());
   if (own) return { kind: 'found', refund: own };
   const elsewhere = await db
     .selectFrom('refunds')
@@ -201,16 +235,30 @@ export async function cancelRefund(db: Db, refund: RefundRow): Promise<CancelRef
  * One page, newest first; `position` counts the matching rows before it. With `after` (a refund's service-side id of
  * this merchant and mode), the rows strictly after that one in (created_at, id) order; null when there is no such refund.
  */
-export async function listRefunds(db: Db, merchantId: string, mode: Mode, opts: { offset: number; limit: number; status?: string; sessionId?: string; after?: string }) {
+export async function listRefunds(
+  db: Db,
+  merchantId: string,
+  mode: Mode,
+  opts: { offset: number; limit: number; status?: string; sessionId?: string; after?: string },
+) {
   let base = db.selectFrom('refunds').where('merchant_id', '=', merchantId).where('mode', '=', mode);
   if (opts.status) base = base.where('status', '=', opts.status as RefundRow['status']);
   if (opts.sessionId) base = base.where('session_id', '=', opts.sessionId);
   const after = opts.after;
   if (after !== undefined) {
-    const own = await db.selectFrom('refunds').select('id').where('id', '=', after).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+    const own = await db
+      .selectFrom('refunds')
+      .select('id')
+      .where('id', '=', after)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst();
     if (!own) return null;
   }
-  const page = after === undefined ? base : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from refunds c where c.id = ${after})`);
+  const page =
+    after === undefined
+      ? base
+      : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from refunds c where c.id = ${after})`);
   const [rows, count, rest] = await Promise.all([
     page.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
     base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),

@@ -221,10 +221,19 @@ export async function listSessions(
   if (opts.orderId) base = base.where('order_id', '=', opts.orderId);
   const after = opts.after;
   if (after !== undefined) {
-    const own = await db.selectFrom('payment_sessions').select('id').where('id', '=', after).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+    const own = await db
+      .selectFrom('payment_sessions')
+      .select('id')
+      .where('id', '=', after)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst();
     if (!own) return null;
   }
-  const page = after === undefined ? base : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from payment_sessions c where c.id = ${after})`);
+  const page =
+    after === undefined
+      ? base
+      : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from payment_sessions c where c.id = ${after})`);
   const [rows, count, rest] = await Promise.all([
     page.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
     base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),

@@ -21,7 +21,13 @@ export async function loadCharge(db: Db, id: bigint): Promise<ChargeRow | undefi
 
 /** Locks a charge that is still pending (nothing signed yet); undefined when another worker got there first. */
 export async function lockPendingCharge(trx: Transaction<Database>, id: bigint): Promise<ChargeRow | undefined> {
-  return trx.selectFrom('subscription_charges').selectAll().where('id', '=', id).where('state', '=', 'pending').forUpdate().executeTakeFirst();
+  return trx
+    .selectFrom('subscription_charges')
+    .selectAll()
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export interface ChargeAttemptInput {
@@ -49,7 +55,13 @@ export async function recordSignedCharge(trx: Transaction<Database>, id: bigint,
 async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<bigint> {
   const row = await trx
     .insertInto('subscription_charge_attempts')
-    .values({ charge_id: chargeId, nonce: s.nonce === null ? null : s.nonce.toString(), tx_hash: s.txHash, signed: JSON.stringify(s.signed), fee_bump_percent: s.feeBumpPercent ?? 0 })
+    .values({
+      charge_id: chargeId,
+      nonce: s.nonce === null ? null : s.nonce.toString(),
+      tx_hash: s.txHash,
+      signed: JSON.stringify(s.signed),
+      fee_bump_percent: s.feeBumpPercent ?? 0,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -59,12 +71,23 @@ export type ChargeAttempt = Selectable<Database['subscription_charge_attempts']>
 
 /** The attempts of a charge that may still land, oldest first. */
 export async function liveChargeAttempts(db: Kysely<Database>, chargeId: bigint): Promise<ChargeAttempt[]> {
-  return db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', chargeId).where('state', '=', 'live').orderBy('id').execute();
+  return db
+    .selectFrom('subscription_charge_attempts')
+    .selectAll()
+    .where('charge_id', '=', chargeId)
+    .where('state', '=', 'live')
+    .orderBy('id')
+    .execute();
 }
 
 /** An attempt proven unable to land (expired, or its nonce taken by another transaction). */
 export async function dropChargeAttempt(db: Db, attemptId: bigint, reason: string): Promise<void> {
-  await db.updateTable('subscription_charge_attempts').set({ state: 'dropped', dropped_reason: reason.slice(0, 500) }).where('id', '=', attemptId).where('state', '=', 'live').execute();
+  await db
+    .updateTable('subscription_charge_attempts')
+    .set({ state: 'dropped', dropped_reason: reason.slice(0, 500) })
+    .where('id', '=', attemptId)
+    .where('state', '=', 'live')
+    .execute();
 }
 
 /**
@@ -72,15 +95,31 @@ export async function dropChargeAttempt(db: Db, attemptId: bigint, reason: strin
  * attempt (so two workers never both replace). Returns false when raced.
  */
 export async function lockChargeForReplacement(trx: Transaction<Database>, chargeId: bigint, replacingId: bigint): Promise<boolean> {
-  const charge = await trx.selectFrom('subscription_charges').select('id').where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
+  const charge = await trx
+    .selectFrom('subscription_charges')
+    .select('id')
+    .where('id', '=', chargeId)
+    .where('state', 'in', ['signed', 'broadcast'])
+    .forUpdate()
+    .executeTakeFirst();
   if (!charge) return false;
-  const newest = await trx.selectFrom('subscription_charge_attempts').select('id').where('charge_id', '=', chargeId).where('state', '=', 'live').orderBy('id', 'desc').executeTakeFirst();
+  const newest = await trx
+    .selectFrom('subscription_charge_attempts')
+    .select('id')
+    .where('charge_id', '=', chargeId)
+    .where('state', '=', 'live')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
   return newest !== undefined && BigInt(newest.id) === BigInt(replacingId);
 }
 
 /** A replacement at the same nonce, after lockChargeForReplacement: the charge now names its bytes. Answers the attempt's id. */
 export async function recordReplacementAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<bigint> {
-  await trx.updateTable('subscription_charges').set({ tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` }).where('id', '=', chargeId).execute();
+  await trx
+    .updateTable('subscription_charges')
+    .set({ tx_hash: s.txHash, signed: JSON.stringify(s.signed), signed_at: sql`now()` })
+    .where('id', '=', chargeId)
+    .execute();
   return insertAttempt(trx, chargeId, s);
 }
 
@@ -90,9 +129,20 @@ export async function recordReplacementAttempt(trx: Transaction<Database>, charg
  */
 export async function reopenCharge(db: Db, chargeId: bigint): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const charge = await trx.selectFrom('subscription_charges').select('id').where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
+    const charge = await trx
+      .selectFrom('subscription_charges')
+      .select('id')
+      .where('id', '=', chargeId)
+      .where('state', 'in', ['signed', 'broadcast'])
+      .forUpdate()
+      .executeTakeFirst();
     if (!charge) return false;
-    const live = await trx.selectFrom('subscription_charge_attempts').select('id').where('charge_id', '=', chargeId).where('state', '=', 'live').executeTakeFirst();
+    const live = await trx
+      .selectFrom('subscription_charge_attempts')
+      .select('id')
+      .where('charge_id', '=', chargeId)
+      .where('state', '=', 'live')
+      .executeTakeFirst();
     if (live) return false;
     await trx.updateTable('subscription_charges').set({ state: 'pending' }).where('id', '=', chargeId).execute();
     return true;
@@ -104,7 +154,13 @@ export async function markChargeBroadcast(db: Db, id: bigint): Promise<void> {
 }
 
 export async function openChargeIds(db: Db, limit: number): Promise<bigint[]> {
-  const rows = await db.selectFrom('subscription_charges').select('id').where('state', 'in', ['pending', 'signed', 'broadcast']).orderBy('id').limit(limit).execute();
+  const rows = await db
+    .selectFrom('subscription_charges')
+    .select('id')
+    .where('state', 'in', ['pending', 'signed', 'broadcast'])
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map((r) => BigInt(r.id));
 }
 
@@ -123,10 +179,21 @@ export interface SettledTransfer {
  */
 export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: SettledTransfer): Promise<string | undefined> {
   return deps.db.transaction().execute(async (trx) => {
-    const charge = await trx.selectFrom('subscription_charges').selectAll().where('id', '=', chargeId).where('state', 'in', ['signed', 'broadcast']).forUpdate().executeTakeFirst();
+    const charge = await trx
+      .selectFrom('subscription_charges')
+      .selectAll()
+      .where('id', '=', chargeId)
+      .where('state', 'in', ['signed', 'broadcast'])
+      .forUpdate()
+      .executeTakeFirst();
     if (!charge) return undefined;
     const now = deps.clock.now();
-    const sub = await trx.selectFrom('subscriptions').selectAll().where('id', '=', charge.subscription_id).forUpdate().executeTakeFirstOrThrow();
+    const sub = await trx
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('id', '=', charge.subscription_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const invoice = await trx.selectFrom('invoices').selectAll().where('id', '=', charge.invoice_id).forUpdate().executeTakeFirstOrThrow();
     const paymentId = newId('pay');
 
@@ -141,7 +208,14 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
         currency: invoice.currency,
         description: sub.description,
         line_items: JSON.stringify([
-          { price_data: { currency: sub.currency, unit_amount_minor: sub.unit_amount_minor.toString(), product_data: { name: sub.product } }, quantity: sub.quantity },
+          {
+            price_data: {
+              currency: sub.currency,
+              unit_amount_minor: sub.unit_amount_minor.toString(),
+              product_data: { name: sub.product },
+            },
+            quantity: sub.quantity,
+          },
         ]),
         metadata: JSON.stringify({ subscription_id: sub.id, invoice_id: invoice.id }),
         target_currency: charge.token,
@@ -202,7 +276,14 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
       .execute();
     const paid = await trx
       .updateTable('invoices')
-      .set({ status: 'paid', payment_status: 'paid', amount_paid_minor: invoice.amount_due_minor, payment_id: paymentId, paid_at: now, attempt_count: sql`attempt_count + 1` })
+      .set({
+        status: 'paid',
+        payment_status: 'paid',
+        amount_paid_minor: invoice.amount_due_minor,
+        payment_id: paymentId,
+        paid_at: now,
+        attempt_count: sql`attempt_count + 1`,
+      })
       .where('id', '=', invoice.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -240,11 +321,24 @@ export async function chargeFailed(deps: LifecycleDeps, chargeId: bigint, reason
       .executeTakeFirst();
     if (!charge) return false;
     const now = deps.clock.now();
-    await trx.updateTable('subscription_charges').set({ state: 'failed', failure_reason: reason.slice(0, 500), settled_at: sql`now()` }).where('id', '=', charge.id).execute();
-    const sub = await trx.selectFrom('subscriptions').selectAll().where('id', '=', charge.subscription_id).forUpdate().executeTakeFirstOrThrow();
+    await trx
+      .updateTable('subscription_charges')
+      .set({ state: 'failed', failure_reason: reason.slice(0, 500), settled_at: sql`now()` })
+      .where('id', '=', charge.id)
+      .execute();
+    const sub = await trx
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('id', '=', charge.subscription_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const invoice = await trx
       .updateTable('invoices')
-      .set({ payment_status: 'failed', attempt_count: sql`attempt_count + 1`, first_failed_at: sql`coalesce(first_failed_at, ${now}::timestamptz)` })
+      .set({
+        payment_status: 'failed',
+        attempt_count: sql`attempt_count + 1`,
+        first_failed_at: sql`coalesce(first_failed_at, ${now}::timestamptz)`,
+      })
       .where('id', '=', charge.invoice_id)
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -10,7 +10,11 @@ import { nextBoundaryAfter } from '../domain/subscription-periods.js';
 import type { SubscriptionSettings } from '../domain/subscription-settings.js';
 import { insertInvoiceEvent } from './invoices.js';
 import {
-  SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent, type CancellationReason, type SubscriptionRow,
+  SUBSCRIPTION_TRANSITIONS,
+  cancelNow,
+  insertSubscriptionEvent,
+  type CancellationReason,
+  type SubscriptionRow,
 } from './subscriptions.js';
 
 // Life-cycle transitions of subscriptions: authorization, and the scheduler's due actions (expire, renew, retry,
@@ -35,7 +39,14 @@ export async function recordAuthorizationChoice(
 ): Promise<SubscriptionRow | undefined> {
   return db
     .updateTable('subscriptions')
-    .set({ auth_network: c.network, auth_token: c.token, auth_owner: c.owner, auth_allowance_base: c.allowanceBase, auth_requested_at: c.at, updated_at: c.at })
+    .set({
+      auth_network: c.network,
+      auth_token: c.token,
+      auth_owner: c.owner,
+      auth_allowance_base: c.allowanceBase,
+      auth_requested_at: c.at,
+      updated_at: c.at,
+    })
     .where('id', '=', subscriptionId)
     .where('status', 'in', SUBSCRIPTION_TRANSITIONS.authorize)
     .returningAll()
@@ -118,7 +129,13 @@ export async function applyApproval(deps: LifecycleDeps, subscriptionId: string,
         auth_requested_at: null,
         updated_at: now,
         ...(trial
-          ? { status: 'trialing' as const, current_period_start: now, current_period_end: sub.trial_end, next_action: 'renew' as const, next_action_at: sub.trial_end }
+          ? {
+              status: 'trialing' as const,
+              current_period_start: now,
+              current_period_end: sub.trial_end,
+              next_action: 'renew' as const,
+              next_action_at: sub.trial_end,
+            }
           : { next_action: 'renew' as const, next_action_at: now }),
       })
       .where('id', '=', sub.id)
@@ -159,8 +176,16 @@ export async function applyAllowanceChange(deps: LifecycleDeps, c: AllowanceChan
     if (changed.length === 0) return 0;
     await trx
       .updateTable('payment_methods')
-      .set(revoke ? { status: 'revoked', revoked_at: now, allowance_base: 0n, updated_at: now } : { status: 'active', revoked_at: null, allowance_base: c.value, updated_at: now })
-      .where('id', 'in', changed.map((p) => p.id))
+      .set(
+        revoke
+          ? { status: 'revoked', revoked_at: now, allowance_base: 0n, updated_at: now }
+          : { status: 'active', revoked_at: null, allowance_base: c.value, updated_at: now },
+      )
+      .where(
+        'id',
+        'in',
+        changed.map((p) => p.id),
+      )
       .execute();
     // Subscriptions hear of a change of status (revoked, or active again) by subscription.updated; a past_due one
     // retries its open invoice now when the allowance grew (the customer approved again after it ran out).
@@ -169,7 +194,11 @@ export async function applyAllowanceChange(deps: LifecycleDeps, c: AllowanceChan
     const subs = await trx
       .selectFrom('subscriptions')
       .selectAll()
-      .where('payment_method_id', 'in', changed.map((p) => p.id))
+      .where(
+        'payment_method_id',
+        'in',
+        changed.map((p) => p.id),
+      )
       .where('status', 'in', ['trialing', 'active', 'past_due'])
       .forUpdate()
       .execute();
@@ -224,7 +253,12 @@ export async function processOneDue(deps: LifecycleDeps): Promise<DueOutcome> {
         return { kind: 'processed', subscriptionId: sub.id, action };
       }
       case 'cancel':
-        await cancelNow(trx, sub, { reason: sub.cancellation_reason as CancellationReason | null, comment: null, at: sub.cancel_at ?? sub.current_period_end ?? now, checkoutBaseUrl: deps.checkoutBaseUrl });
+        await cancelNow(trx, sub, {
+          reason: sub.cancellation_reason as CancellationReason | null,
+          comment: null,
+          at: sub.cancel_at ?? sub.current_period_end ?? now,
+          checkoutBaseUrl: deps.checkoutBaseUrl,
+        });
         return { kind: 'processed', subscriptionId: sub.id, action };
       case 'renew':
         return { kind: 'processed', subscriptionId: sub.id, action, ...(await renew(deps, trx, sub, now)) };
@@ -248,9 +282,17 @@ async function clearAction(trx: Transaction<Database>, id: string): Promise<void
 /** The period after the current one: invoice it (invoice.created) and queue its charge. */
 async function renew(deps: LifecycleDeps, trx: Transaction<Database>, sub: SubscriptionRow, now: Date): Promise<{ chargeId?: bigint }> {
   const start = sub.current_period_end ?? now;
-  const ends = sub.cancel_at_period_end || (sub.iterations !== null && sub.paid_periods >= sub.iterations) || (sub.cancel_at !== null && sub.cancel_at.getTime() <= start.getTime());
+  const ends =
+    sub.cancel_at_period_end ||
+    (sub.iterations !== null && sub.paid_periods >= sub.iterations) ||
+    (sub.cancel_at !== null && sub.cancel_at.getTime() <= start.getTime());
   if (ends && sub.status !== 'incomplete') {
-    await cancelNow(trx, sub, { reason: sub.cancellation_reason as CancellationReason | null, comment: null, at: sub.cancel_at ?? start, checkoutBaseUrl: deps.checkoutBaseUrl });
+    await cancelNow(trx, sub, {
+      reason: sub.cancellation_reason as CancellationReason | null,
+      comment: null,
+      at: sub.cancel_at ?? start,
+      checkoutBaseUrl: deps.checkoutBaseUrl,
+    });
     return {};
   }
   const anchor = sub.billing_cycle_anchor ?? start;
@@ -301,12 +343,23 @@ async function retry(deps: LifecycleDeps, trx: Transaction<Database>, sub: Subsc
   await clearAction(trx, sub.id);
   if (!invoice) return {};
   // A charge of this invoice still in flight (a retry brought forward by a re-authorization): it settles the invoice.
-  const live = await trx.selectFrom('subscription_charges').select('id').where('invoice_id', '=', invoice.id).where('state', '<>', 'failed').executeTakeFirst();
+  const live = await trx
+    .selectFrom('subscription_charges')
+    .select('id')
+    .where('invoice_id', '=', invoice.id)
+    .where('state', '<>', 'failed')
+    .executeTakeFirst();
   if (live) return {};
   return { chargeId: await insertCharge(deps, trx, sub, invoice.id, invoice.amount_due_minor) };
 }
 
-async function insertCharge(deps: LifecycleDeps, trx: Transaction<Database>, sub: SubscriptionRow, invoiceId: string, amountMinor: bigint): Promise<bigint> {
+async function insertCharge(
+  deps: LifecycleDeps,
+  trx: Transaction<Database>,
+  sub: SubscriptionRow,
+  invoiceId: string,
+  amountMinor: bigint,
+): Promise<bigint> {
   const pm = await trx.selectFrom('payment_methods').selectAll().where('id', '=', sub.payment_method_id!).executeTakeFirstOrThrow();
   const decimals = deps.tokenDecimals(pm.network, pm.mode, pm.token);
   if (decimals === undefined) throw new Error(`${pm.network} ${pm.token} is not configured; cannot charge ${sub.id}`);
@@ -335,7 +388,7 @@ async function insertCharge(deps: LifecycleDeps, trx: Transaction<Database>, sub
 export function nextAfterPaid(sub: SubscriptionRow, paidPeriods: number): { next_action: 'renew' | 'cancel'; next_action_at: Date } {
   const end = sub.current_period_end!;
   if (sub.cancel_at !== null && sub.cancel_at.getTime() <= end.getTime()) return { next_action: 'cancel', next_action_at: sub.cancel_at };
-  if (sub.cancel_at_period_end || (sub.iterations !== null && paidPeriods >= sub.iterations)) return { next_action: 'cancel', next_action_at: end };
+  if (sub.cancel_at_period_end || (sub.iterations !== null && paidPeriods >= sub.iterations))
+    return { next_action: 'cancel', next_action_at: end };
   return { next_action: 'renew', next_action_at: end };
 }
-

@@ -23,7 +23,14 @@ export const SUBSCRIPTION_TRANSITIONS = {
   expireIncomplete: ['incomplete'],
 } as const satisfies Record<string, readonly SubscriptionStatusValue[]>;
 
-export const SUBSCRIPTION_STATUSES: readonly SubscriptionStatusValue[] = ['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'canceled'];
+export const SUBSCRIPTION_STATUSES: readonly SubscriptionStatusValue[] = [
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+];
 export const CANCELLATION_REASONS = ['customer_request', 'payment_failed', 'fraud', 'other'] as const;
 export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
 
@@ -137,11 +144,17 @@ export async function insertSubscriptionEvent(
 
 /** The event of entering `status`, or subscription.updated when the status did not change. */
 export function statusEventType(before: SubscriptionStatusValue, after: SubscriptionStatusValue): SubscriptionEventType {
-  return before === after ? 'subscription.updated' : SUBSCRIPTION_STATUS_EVENT[after] ?? 'subscription.updated';
+  return before === after ? 'subscription.updated' : (SUBSCRIPTION_STATUS_EVENT[after] ?? 'subscription.updated');
 }
 
 export async function findSubscription(db: Db, merchantId: string, mode: Mode, id: string): Promise<SubscriptionRow | undefined> {
-  return db.selectFrom('subscriptions').selectAll().where('id', '=', id).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .executeTakeFirst();
 }
 
 export interface CursorPage<T> {
@@ -165,7 +178,13 @@ export async function listSubscriptions(
   const cursorId = o.startingAfter ?? o.endingBefore;
   let cursor: { created_at: Date; id: string } | undefined;
   if (cursorId !== undefined) {
-    cursor = await db.selectFrom('subscriptions').select(['created_at', 'id']).where('id', '=', cursorId).where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
+    cursor = await db
+      .selectFrom('subscriptions')
+      .select(['created_at', 'id'])
+      .where('id', '=', cursorId)
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst();
     if (!cursor) return { kind: 'bad_cursor', param: o.startingAfter !== undefined ? 'starting_after' : 'ending_before' };
   }
   let q = db.selectFrom('subscriptions').selectAll().where('merchant_id', '=', merchantId).where('mode', '=', mode);
@@ -178,7 +197,11 @@ export async function listSubscriptions(
     q = q.where(backwards ? sql<boolean>`(created_at, id) > ${at}` : sql<boolean>`(created_at, id) < ${at}`);
   }
   const dir = backwards ? 'asc' : 'desc';
-  const rows = await q.orderBy('created_at', dir).orderBy('id', dir).limit(o.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', dir)
+    .orderBy('id', dir)
+    .limit(o.limit + 1)
+    .execute();
   const hasMore = rows.length > o.limit;
   const page = rows.slice(0, o.limit);
   if (backwards) page.reverse();
@@ -202,7 +225,8 @@ export async function cancelSubscription(
 ): Promise<CancelSubscriptionResult> {
   return db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom('subscriptions').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-    if (!(SUBSCRIPTION_TRANSITIONS.cancel as readonly string[]).includes(current.status)) return { kind: 'not_cancelable', subscription: current };
+    if (!(SUBSCRIPTION_TRANSITIONS.cancel as readonly string[]).includes(current.status))
+      return { kind: 'not_cancelable', subscription: current };
     const now = o.clock.now();
     if (o.atPeriodEnd) {
       if (!current.current_period_end) return { kind: 'no_period', subscription: current };
@@ -258,7 +282,14 @@ export async function cancelNow(
     .where('subscription_id', '=', current.id)
     .where('status', '=', 'open')
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('subscription_charges').select('id').whereRef('subscription_charges.invoice_id', '=', 'invoices.id').where('state', 'in', ['pending', 'signed', 'broadcast']))),
+      not(
+        exists(
+          selectFrom('subscription_charges')
+            .select('id')
+            .whereRef('subscription_charges.invoice_id', '=', 'invoices.id')
+            .where('state', 'in', ['pending', 'signed', 'broadcast']),
+        ),
+      ),
     )
     .execute();
   await insertSubscriptionEvent(trx, canceled, 'subscription.canceled', o.checkoutBaseUrl, o.at);

@@ -18,11 +18,35 @@ type L = 'network' | 'mode' | 'slot' | 'asset';
 const LABELS = ['network', 'mode', 'slot', 'asset'] as const;
 const VALUES = { mode: ['test', 'live'], slot: SLOTS, asset: ['native', 'USDT', 'USDC', 'energy', 'bandwidth'] } as const;
 
-const minBalance = metrics.gauge<L>({ name: 'stablepay_hot_wallet_min_balance', help: 'Lowest balance among the hot wallets in use (whole units; energy and bandwidth in TRON units).', labels: LABELS, values: VALUES });
-const totalBalance = metrics.gauge<L>({ name: 'stablepay_hot_wallet_total_balance', help: 'Sum of the balances of the hot wallets in use (whole units).', labels: LABELS, values: VALUES });
-const walletsRead = metrics.gauge<'network' | 'mode' | 'slot'>({ name: 'stablepay_hot_wallets_read', help: 'Hot wallets whose balances the last read covered.', labels: ['network', 'mode', 'slot'], values: { mode: ['test', 'live'], slot: SLOTS } });
-const readErrors = metrics.counter<'network' | 'mode'>({ name: 'stablepay_hot_wallet_read_errors_total', help: 'Hot-wallet balance reads that failed.', labels: ['network', 'mode'], values: { mode: ['test', 'live'] } });
-const lastRead = metrics.gauge<never>({ name: 'stablepay_hot_wallet_last_read_timestamp_seconds', help: 'Unix time the last balance read finished.', labels: [] });
+const minBalance = metrics.gauge<L>({
+  name: 'stablepay_hot_wallet_min_balance',
+  help: 'Lowest balance among the hot wallets in use (whole units; energy and bandwidth in TRON units).',
+  labels: LABELS,
+  values: VALUES,
+});
+const totalBalance = metrics.gauge<L>({
+  name: 'stablepay_hot_wallet_total_balance',
+  help: 'Sum of the balances of the hot wallets in use (whole units).',
+  labels: LABELS,
+  values: VALUES,
+});
+const walletsRead = metrics.gauge<'network' | 'mode' | 'slot'>({
+  name: 'stablepay_hot_wallets_read',
+  help: 'Hot wallets whose balances the last read covered.',
+  labels: ['network', 'mode', 'slot'],
+  values: { mode: ['test', 'live'], slot: SLOTS },
+});
+const readErrors = metrics.counter<'network' | 'mode'>({
+  name: 'stablepay_hot_wallet_read_errors_total',
+  help: 'Hot-wallet balance reads that failed.',
+  labels: ['network', 'mode'],
+  values: { mode: ['test', 'live'] },
+});
+const lastRead = metrics.gauge<never>({
+  name: 'stablepay_hot_wallet_last_read_timestamp_seconds',
+  help: 'Unix time the last balance read finished.',
+  labels: [],
+});
 
 /** Whole units of `v` base units (a float, for monitoring only). */
 const whole = (v: bigint, decimals: number): number => Number(v) / 10 ** decimals;
@@ -46,7 +70,13 @@ export async function readHotWalletBalances(deps: { db: Db; adapters: ChainRegis
   const accounts = await accountsInUse(deps.db);
   for (const adapter of deps.adapters) {
     for (const slot of SLOTS) {
-      const mine = [...new Set(accounts.filter((a) => a.mode === adapter.mode && a.slot === slot && (a.network === null || a.network === adapter.network)).map((a) => a.account))];
+      const mine = [
+        ...new Set(
+          accounts
+            .filter((a) => a.mode === adapter.mode && a.slot === slot && (a.network === null || a.network === adapter.network))
+            .map((a) => a.account),
+        ),
+      ];
       const sums = new Map<string, { min: number; total: number }>();
       const add = (asset: string, v: number) => {
         const s = sums.get(asset);
@@ -83,10 +113,16 @@ export async function readHotWalletBalances(deps: { db: Db; adapters: ChainRegis
 }
 
 /** Reads now and then every `intervalMs`; a read still running when the next is due is not doubled. */
-export function startHotWalletReader(deps: Parameters<typeof readHotWalletBalances>[0] & { intervalMs: number; onError?: (err: unknown) => void }): { stop(): Promise<void> } {
+export function startHotWalletReader(
+  deps: Parameters<typeof readHotWalletBalances>[0] & { intervalMs: number; onError?: (err: unknown) => void },
+): { stop(): Promise<void> } {
   let current: Promise<void> | null = null;
   const tick = () => {
-    current ??= readHotWalletBalances(deps).catch((e: unknown) => deps.onError?.(e)).finally(() => { current = null; });
+    current ??= readHotWalletBalances(deps)
+      .catch((e: unknown) => deps.onError?.(e))
+      .finally(() => {
+        current = null;
+      });
   };
   tick();
   const timer = setInterval(tick, deps.intervalMs);

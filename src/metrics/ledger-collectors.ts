@@ -6,17 +6,58 @@ import { metrics } from './registry.js';
 // unrelayed rows, pending deliveries, open refunds and charges, provisional deposits), so its cost follows the
 // backlog, never the size of the history. Terminal states are counted by their events, not here.
 
-const outboxBacklog = metrics.gauge<never>({ name: 'stablepay_outbox_backlog', help: 'Outbox events not yet relayed to the delivery queue.', labels: [] });
-const outboxOldest = metrics.gauge<never>({ name: 'stablepay_outbox_oldest_age_seconds', help: 'Age of the oldest outbox event not yet relayed (0 when none).', labels: [] });
-const pendingDeliveries = metrics.gauge<never>({ name: 'stablepay_webhook_pending_deliveries', help: 'Webhook deliveries not yet delivered nor given up (first attempt or retrying).', labels: [] });
-const oldestUndelivered = metrics.gauge<never>({ name: 'stablepay_webhook_oldest_undelivered_age_seconds', help: 'Age of the oldest event whose delivery is still pending (0 when none).', labels: [] });
+const outboxBacklog = metrics.gauge<never>({
+  name: 'stablepay_outbox_backlog',
+  help: 'Outbox events not yet relayed to the delivery queue.',
+  labels: [],
+});
+const outboxOldest = metrics.gauge<never>({
+  name: 'stablepay_outbox_oldest_age_seconds',
+  help: 'Age of the oldest outbox event not yet relayed (0 when none).',
+  labels: [],
+});
+const pendingDeliveries = metrics.gauge<never>({
+  name: 'stablepay_webhook_pending_deliveries',
+  help: 'Webhook deliveries not yet delivered nor given up (first attempt or retrying).',
+  labels: [],
+});
+const oldestUndelivered = metrics.gauge<never>({
+  name: 'stablepay_webhook_oldest_undelivered_age_seconds',
+  help: 'Age of the oldest event whose delivery is still pending (0 when none).',
+  labels: [],
+});
 const REFUND_OPEN = ['pending', 'processing'] as const;
-const refunds = metrics.gauge<'state'>({ name: 'stablepay_refunds_in_flight', help: 'Refunds not yet completed, failed or canceled, by state.', labels: ['state'], values: { state: REFUND_OPEN } });
-const refundOldest = metrics.gauge<'state'>({ name: 'stablepay_refunds_oldest_in_flight_age_seconds', help: 'Age of the oldest refund in each in-flight state (0 when none).', labels: ['state'], values: { state: REFUND_OPEN } });
+const refunds = metrics.gauge<'state'>({
+  name: 'stablepay_refunds_in_flight',
+  help: 'Refunds not yet completed, failed or canceled, by state.',
+  labels: ['state'],
+  values: { state: REFUND_OPEN },
+});
+const refundOldest = metrics.gauge<'state'>({
+  name: 'stablepay_refunds_oldest_in_flight_age_seconds',
+  help: 'Age of the oldest refund in each in-flight state (0 when none).',
+  labels: ['state'],
+  values: { state: REFUND_OPEN },
+});
 const CHARGE_OPEN = ['pending', 'signed', 'broadcast'] as const;
-const charges = metrics.gauge<'state'>({ name: 'stablepay_charges_in_flight', help: 'Subscription charges not yet succeeded or failed, by state.', labels: ['state'], values: { state: CHARGE_OPEN } });
-const chargeOldest = metrics.gauge<'state'>({ name: 'stablepay_charges_oldest_in_flight_age_seconds', help: 'Age of the oldest subscription charge in each in-flight state (0 when none).', labels: ['state'], values: { state: CHARGE_OPEN } });
-const provisional = metrics.gauge<'network' | 'mode'>({ name: 'stablepay_deposits_provisional', help: 'Deposits seen on chain and not yet final.', labels: ['network', 'mode'], values: { mode: ['test', 'live'] } });
+const charges = metrics.gauge<'state'>({
+  name: 'stablepay_charges_in_flight',
+  help: 'Subscription charges not yet succeeded or failed, by state.',
+  labels: ['state'],
+  values: { state: CHARGE_OPEN },
+});
+const chargeOldest = metrics.gauge<'state'>({
+  name: 'stablepay_charges_oldest_in_flight_age_seconds',
+  help: 'Age of the oldest subscription charge in each in-flight state (0 when none).',
+  labels: ['state'],
+  values: { state: CHARGE_OPEN },
+});
+const provisional = metrics.gauge<'network' | 'mode'>({
+  name: 'stablepay_deposits_provisional',
+  help: 'Deposits seen on chain and not yet final.',
+  labels: ['network', 'mode'],
+  values: { mode: ['test', 'live'] },
+});
 /** Declared for the reconciliation job (not built yet): ledger minus on-chain balance, in whole tokens. */
 export const reconciliationDifference = metrics.gauge<'network' | 'mode' | 'token'>({
   name: 'stablepay_reconciliation_difference',

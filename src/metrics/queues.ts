@@ -23,10 +23,12 @@ export function registerQueueCollector(redis: Redis, prefix: string): () => Prom
     new Queue(DELIVERY_QUEUE, { connection, prefix }),
   ];
   const off = metrics.onScrape('queues', async () => {
-    await Promise.all(queues.map(async (q) => {
-      const counts = await q.getJobCounts(...STATES);
-      for (const state of STATES) depth.set({ queue: q.name, state }, counts[state] ?? 0);
-    }));
+    await Promise.all(
+      queues.map(async (q) => {
+        const counts = await q.getJobCounts(...STATES);
+        for (const state of STATES) depth.set({ queue: q.name, state }, counts[state] ?? 0);
+      }),
+    );
   });
   return async () => {
     off();

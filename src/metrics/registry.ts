@@ -91,7 +91,13 @@ export class MetricsRegistry {
 
   histogram<K extends string>(d: MetricDefinition<K> & { buckets?: readonly number[] }): HistogramHandle<K> {
     return this.#declare(d, 'histogram', () => {
-      const h = new Histogram<string>({ name: d.name, help: d.help, labelNames: [...d.labels], buckets: [...(d.buckets ?? LATENCY_BUCKETS)], registers: [this.prom] });
+      const h = new Histogram<string>({
+        name: d.name,
+        help: d.help,
+        labelNames: [...d.labels],
+        buckets: [...(d.buckets ?? LATENCY_BUCKETS)],
+        registers: [this.prom],
+      });
       const bound = bounder(d);
       return {
         observe: (l: LabelValues<K>, s: number) => h.observe(bound(l), s),
@@ -129,7 +135,12 @@ export class MetricsRegistry {
       [...this.#collectors].map(async ([name, collect]) => {
         let timer: NodeJS.Timeout | undefined;
         try {
-          await Promise.race([collect(), new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), timeoutMs); })]);
+          await Promise.race([
+            collect(),
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+            }),
+          ]);
         } catch {
           this.#collectorErrors.inc({ collector: name });
         } finally {
@@ -181,7 +192,11 @@ function bounder<K extends string>(d: MetricDefinition<K>): ((l: LabelValues<K>)
     seen.add(key);
     return out;
   };
-  return Object.assign(f, { forget: () => { seen = new Set(); } });
+  return Object.assign(f, {
+    forget: () => {
+      seen = new Set();
+    },
+  });
 }
 
 /** The process's registry. */

@@ -82,7 +82,15 @@ export const rpcFailovers = metrics.counter<'network' | 'mode' | 'from' | 'to'>(
 export const rpcMetricsObserver: RpcObserver = {
   onCall(e) {
     const l = { network: e.network, mode: e.mode, endpoint: endpointLabel(e.endpoint), method: e.method };
-    const outcome: RpcOutcome = e.ok ? 'ok' : e.fault === null ? 'request_error' : /timeout|timed out/i.test(e.fault) ? 'timeout' : /429/.test(e.fault) ? 'rate_limited' : 'error';
+    const outcome: RpcOutcome = e.ok
+      ? 'ok'
+      : e.fault === null
+        ? 'request_error'
+        : /timeout|timed out/i.test(e.fault)
+          ? 'timeout'
+          : /429/.test(e.fault)
+            ? 'rate_limited'
+            : 'error';
     rpcRequests.inc({ ...l, outcome });
     rpcDuration.observe(l, e.ms / 1000);
   },

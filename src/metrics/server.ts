@@ -13,7 +13,9 @@ export async function startMetricsServer(o: { host: string; port: number; regist
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
-      res.writeHead(path === '/metrics' ? 405 : 404, { 'content-type': 'text/plain' }).end(path === '/metrics' ? 'method not allowed\n' : 'not found: GET /metrics\n');
+      res
+        .writeHead(path === '/metrics' ? 405 : 404, { 'content-type': 'text/plain' })
+        .end(path === '/metrics' ? 'method not allowed\n' : 'not found: GET /metrics\n');
       return;
     }
     registry.render().then(
@@ -29,9 +31,10 @@ export async function startMetricsServer(o: { host: string; port: number; regist
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : o.port,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

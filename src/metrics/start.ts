@@ -41,7 +41,10 @@ export async function startProcessMetrics(o: ProcessMetricsOptions): Promise<Pro
     server = await startMetricsServer({ host: o.host, port: o.port });
   } catch (err) {
     // Monitoring never stops payments: the process runs on, and Prometheus sees this target down.
-    o.log.error({ err: (err as Error).message, host: o.host, port: o.port }, 'metrics listener could not start (METRICS_PORT); this process exports no metrics');
+    o.log.error(
+      { err: (err as Error).message, host: o.host, port: o.port },
+      'metrics listener could not start (METRICS_PORT); this process exports no metrics',
+    );
     return { stop: async () => {} };
   }
   metrics.enableProcessMetrics();
@@ -54,7 +57,10 @@ export async function startProcessMetrics(o: ProcessMetricsOptions): Promise<Pro
     stops.push(registerLedgerCollectors(o.db), registerQueueCollector(o.redis, o.redisPrefix));
     if (o.keys && o.adapters.size > 0) {
       const reader = startHotWalletReader({
-        db: o.db, adapters: o.adapters, keys: o.keys, intervalMs: o.balanceIntervalMs,
+        db: o.db,
+        adapters: o.adapters,
+        keys: o.keys,
+        intervalMs: o.balanceIntervalMs,
         onError: (err) => o.log.warn({ err: (err as Error).message }, 'hot-wallet balance read failed'),
       });
       stops.push(() => reader.stop());

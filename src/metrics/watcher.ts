@@ -11,16 +11,66 @@ type Chain = 'network' | 'mode';
 const LABELS = ['network', 'mode'] as const;
 const MODES = { mode: ['test', 'live'] } as const;
 
-const lastCommit = metrics.gauge<Chain>({ name: 'stablepay_watcher_last_commit_timestamp_seconds', help: 'Unix time of the last committed watcher step (it commits every poll, new blocks or not).', labels: LABELS, values: MODES });
-const processed = metrics.gauge<Chain>({ name: 'stablepay_watcher_processed_height', help: 'Highest block whose transfers the watcher has recorded.', labels: LABELS, values: MODES });
-const lastBlockTime = metrics.gauge<Chain>({ name: 'stablepay_watcher_last_block_timestamp_seconds', help: "Timestamp of the last processed block (the chain's clock).", labels: LABELS, values: MODES });
-const blockAge = metrics.gauge<Chain>({ name: 'stablepay_watcher_block_age_seconds', help: "Seconds since the last processed block's timestamp, at scrape time.", labels: LABELS, values: MODES });
-const finalHeight = metrics.gauge<Chain>({ name: 'stablepay_watcher_final_height', help: 'Height at or below which the watcher treats transfers as final.', labels: LABELS, values: MODES });
-const head = metrics.gauge<Chain>({ name: 'stablepay_chain_head_height', help: "The chain's latest height as its RPC reports it (sampled every METRICS_HEAD_INTERVAL_MS).", labels: LABELS, values: MODES });
-const lag = metrics.gauge<Chain>({ name: 'stablepay_watcher_lag_blocks', help: 'Blocks between the chain head and the last processed block.', labels: LABELS, values: MODES });
-const stepErrors = metrics.counter<Chain>({ name: 'stablepay_watcher_step_errors_total', help: 'Watcher steps that failed and were retried (RPC or database errors).', labels: LABELS, values: MODES });
-const credited = metrics.counter<Chain>({ name: 'stablepay_deposits_credited_total', help: 'Final deposits credited to a payment session.', labels: LABELS, values: MODES });
-const unmatched = metrics.counter<Chain>({ name: 'stablepay_deposits_unmatched_total', help: 'Final deposits that matched no payable session (late, to a paid session, unknown address, ...).', labels: LABELS, values: MODES });
+const lastCommit = metrics.gauge<Chain>({
+  name: 'stablepay_watcher_last_commit_timestamp_seconds',
+  help: 'Unix time of the last committed watcher step (it commits every poll, new blocks or not).',
+  labels: LABELS,
+  values: MODES,
+});
+const processed = metrics.gauge<Chain>({
+  name: 'stablepay_watcher_processed_height',
+  help: 'Highest block whose transfers the watcher has recorded.',
+  labels: LABELS,
+  values: MODES,
+});
+const lastBlockTime = metrics.gauge<Chain>({
+  name: 'stablepay_watcher_last_block_timestamp_seconds',
+  help: "Timestamp of the last processed block (the chain's clock).",
+  labels: LABELS,
+  values: MODES,
+});
+const blockAge = metrics.gauge<Chain>({
+  name: 'stablepay_watcher_block_age_seconds',
+  help: "Seconds since the last processed block's timestamp, at scrape time.",
+  labels: LABELS,
+  values: MODES,
+});
+const finalHeight = metrics.gauge<Chain>({
+  name: 'stablepay_watcher_final_height',
+  help: 'Height at or below which the watcher treats transfers as final.',
+  labels: LABELS,
+  values: MODES,
+});
+const head = metrics.gauge<Chain>({
+  name: 'stablepay_chain_head_height',
+  help: "The chain's latest height as its RPC reports it (sampled every METRICS_HEAD_INTERVAL_MS).",
+  labels: LABELS,
+  values: MODES,
+});
+const lag = metrics.gauge<Chain>({
+  name: 'stablepay_watcher_lag_blocks',
+  help: 'Blocks between the chain head and the last processed block.',
+  labels: LABELS,
+  values: MODES,
+});
+const stepErrors = metrics.counter<Chain>({
+  name: 'stablepay_watcher_step_errors_total',
+  help: 'Watcher steps that failed and were retried (RPC or database errors).',
+  labels: LABELS,
+  values: MODES,
+});
+const credited = metrics.counter<Chain>({
+  name: 'stablepay_deposits_credited_total',
+  help: 'Final deposits credited to a payment session.',
+  labels: LABELS,
+  values: MODES,
+});
+const unmatched = metrics.counter<Chain>({
+  name: 'stablepay_deposits_unmatched_total',
+  help: 'Final deposits that matched no payable session (late, to a paid session, unknown address, ...).',
+  labels: LABELS,
+  values: MODES,
+});
 
 interface ChainState {
   processed?: bigint;
@@ -80,18 +130,22 @@ metrics.onScrape('watcher-block-age', async () => {
 export function startHeadSampler(adapters: ChainRegistry, intervalMs: number): { stop(): Promise<void> } {
   let current: Promise<unknown> | null = null;
   const sample = () => {
-    current ??= Promise.all([...adapters].map(async (a) => {
-      const l = { network: a.network, mode: a.mode };
-      try {
-        const h = await a.getHead();
-        const s = stateOf(l);
-        s.head = h.latest;
-        head.set(l, Number(h.latest));
-        setLag(l, s);
-      } catch {
-        // RPC trouble shows as watcher step errors and RPC error metrics; the head gauge keeps its last value.
-      }
-    })).finally(() => { current = null; });
+    current ??= Promise.all(
+      [...adapters].map(async (a) => {
+        const l = { network: a.network, mode: a.mode };
+        try {
+          const h = await a.getHead();
+          const s = stateOf(l);
+          s.head = h.latest;
+          head.set(l, Number(h.latest));
+          setLag(l, s);
+        } catch {
+          // RPC trouble shows as watcher step errors and RPC error metrics; the head gauge keeps its last value.
+        }
+      }),
+    ).finally(() => {
+      current = null;
+    });
   };
   sample();
   const timer = setInterval(sample, intervalMs);

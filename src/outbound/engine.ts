@@ -12,7 +12,11 @@ import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
 // - nonces are assigned under the wallet's nonce row lock in the transaction that stores the signed bytes, as
 //   `stored > chainNonce ? stored : chainNonce` (gapless, never one the chain has already counted).
 
-export async function advanceOutbound<J, A extends ChainAdapter>(kind: OutboundKind<J, A>, deps: OutboundDeps, id: string): Promise<StepResult> {
+export async function advanceOutbound<J, A extends ChainAdapter>(
+  kind: OutboundKind<J, A>,
+  deps: OutboundDeps,
+  id: string,
+): Promise<StepResult> {
   const claimed = await kind.store.claim(id);
   if (claimed.kind === 'done') return claimed;
   const job = claimed.job;
@@ -25,7 +29,8 @@ export async function advanceOutbound<J, A extends ChainAdapter>(kind: OutboundK
   }
   const adapter = found.adapter;
   // Nothing in flight: sign a first attempt (or a fresh one, when a step died between dropping the last and reopening).
-  if (live.length === 0) return (await kind.store.reopen(job)) ? signAndSend(kind, deps, adapter, job, null) : { kind: 'wait', ms: deps.pollMs };
+  if (live.length === 0)
+    return (await kind.store.reopen(job)) ? signAndSend(kind, deps, adapter, job, null) : { kind: 'wait', ms: deps.pollMs };
 
   // Outcomes first: one of the attempts may already have landed (a crash after broadcast, or a replacement race).
   const stillLive: OutboundAttempt[] = [];
@@ -46,7 +51,13 @@ export async function advanceOutbound<J, A extends ChainAdapter>(kind: OutboundK
       case 'failed':
         if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
         // Reverted: nothing moved, and its nonce was consumed on chain, so no other attempt can land.
-        return kind.fail(job, { cause: 'reverted', reason: outcome.reason, detail: outcome.detail, txHash: a.txHash, ...(outcome.refusal ? { refusal: outcome.refusal } : {}) });
+        return kind.fail(job, {
+          cause: 'reverted',
+          reason: outcome.reason,
+          detail: outcome.detail,
+          txHash: a.txHash,
+          ...(outcome.refusal ? { refusal: outcome.refusal } : {}),
+        });
       case 'pending':
         anyPending = true;
         stillLive.push(a);
@@ -82,7 +93,11 @@ export async function advanceOutbound<J, A extends ChainAdapter>(kind: OutboundK
 
 /** Re-broadcasts an attempt the chain does not know; drops it when it provably can never land. */
 async function rebroadcastOrDrop<J, A extends ChainAdapter>(
-  kind: OutboundKind<J, A>, deps: OutboundDeps, adapter: A, job: J, a: OutboundAttempt,
+  kind: OutboundKind<J, A>,
+  deps: OutboundDeps,
+  adapter: A,
+  job: J,
+  a: OutboundAttempt,
 ): Promise<'offered' | 'dropped' | 'refused'> {
   const signed = bytes(a);
   if (await adapter.isExpired(signed)) {
@@ -109,7 +124,9 @@ async function rebroadcastOrDrop<J, A extends ChainAdapter>(
   // may hold them) until proven expired; they are offered again until then, and isExpired drops them above.
   deps.log?.error(
     { ...kind.describe(job), tx_hash: a.txHash, reason: result.reason, detail: result.detail },
-    a.nonce === null ? 'broadcast refused; the same bytes are offered again until they land or are proven expired' : 'broadcast refused; later transfers of the wallet wait behind this nonce',
+    a.nonce === null
+      ? 'broadcast refused; the same bytes are offered again until they land or are proven expired'
+      : 'broadcast refused; later transfers of the wallet wait behind this nonce',
   );
   return 'refused';
 }
@@ -119,7 +136,11 @@ async function rebroadcastOrDrop<J, A extends ChainAdapter>(
  * runs in one transaction holding the job's row (a cancel cannot slip in) and the nonce row.
  */
 async function signAndSend<J, A extends ChainAdapter>(
-  kind: OutboundKind<J, A>, deps: OutboundDeps, adapter: A, job: J, replacing: OutboundAttempt | null,
+  kind: OutboundKind<J, A>,
+  deps: OutboundDeps,
+  adapter: A,
+  job: J,
+  replacing: OutboundAttempt | null,
 ): Promise<StepResult> {
   const prepared = await kind.prepare(adapter, job, replacing);
   if (prepared.kind !== 'ready') return prepared;
@@ -139,7 +160,13 @@ async function signAndSend<J, A extends ChainAdapter>(
         nonce = stored > chainNonce ? stored : chainNonce;
       }
       const signed = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), deps.signer!);
-      const stored = await trx.record({ signed: { ...signed }, txHash: signed.hash, sender: signed.sender, nonce, feeBumpPercent: feeBump });
+      const stored = await trx.record({
+        signed: { ...signed },
+        txHash: signed.hash,
+        sender: signed.sender,
+        nonce,
+        feeBumpPercent: feeBump,
+      });
       if (!replacing && nonce !== null) await trx.advanceNonce(ref, nonce);
       return stored;
     });
@@ -164,7 +191,8 @@ async function signAndSend<J, A extends ChainAdapter>(
     return { kind: 'wait', ms: deps.pollMs };
   }
   await kind.store.markBroadcast(job, attempt);
-  if (replacing) deps.log?.info({ ...kind.describe(job), tx_hash: attempt.txHash, replaces: replacing.txHash, feeBump }, 'stuck transfer replaced');
+  if (replacing)
+    deps.log?.info({ ...kind.describe(job), tx_hash: attempt.txHash, replaces: replacing.txHash, feeBump }, 'stuck transfer replaced');
   return { kind: 'wait', ms: deps.pollMs };
 }
 

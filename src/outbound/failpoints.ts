@@ -10,7 +10,12 @@ export const FAILPOINTS = ['outbound:after_sign', 'outbound:after_broadcast', 'o
  */
 export type Failpoint = (typeof FAILPOINTS)[number];
 
-const enabled = new Set((process.env.SP_FAILPOINTS ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const enabled = new Set(
+  (process.env.SP_FAILPOINTS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 /** What a failpoint does when reached; the default kills the process where SP_FAILPOINTS names the point. */
 export type FailpointAction = (name: Failpoint) => void;

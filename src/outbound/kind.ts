@@ -1,5 +1,12 @@
 import type {
-  ChainAdapter, KeyPath, SendFailureReason, TokenRefusal, TxFailureReason, TxOutcome, TxSigner, UnsignedTransfer,
+  ChainAdapter,
+  KeyPath,
+  SendFailureReason,
+  TokenRefusal,
+  TxFailureReason,
+  TxOutcome,
+  TxSigner,
+  UnsignedTransfer,
 } from '../../chains/types.js';
 import type { Mode, NetworkId } from '../domain/vocabulary.js';
 import type { OutboundAttempt, OutboundStore } from '../ledger/outbound-store.js';

@@ -51,11 +51,16 @@ export function startDepositSetupWorker(
   ctx: QueueContext,
   deps: { db: Db; adapters: ChainRegistry; signer: TxSigner; log?: Pick<Logger, 'info' | 'warn'> },
 ): { stop(): Promise<void> } {
-  const worker = createWorker('deposit-setup', ctx, async ({ sessionId }) => {
-    const r = await prepareDepositAddress(deps, sessionId);
-    if (r === 'prepared') deps.log?.info({ session_id: sessionId }, 'deposit address prepared');
-    return r;
-  }, 2);
+  const worker = createWorker(
+    'deposit-setup',
+    ctx,
+    async ({ sessionId }) => {
+      const r = await prepareDepositAddress(deps, sessionId);
+      if (r === 'prepared') deps.log?.info({ session_id: sessionId }, 'deposit address prepared');
+      return r;
+    },
+    2,
+  );
   worker.on('failed', (job, err) => deps.log?.warn({ err, job: job?.id }, 'deposit setup failed; BullMQ retries it'));
   return { stop: () => worker.close() };
 }

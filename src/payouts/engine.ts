@@ -1,5 +1,9 @@
 import {
-  TransferRejectedError, type ChainAdapter, type SendFailureReason, type TokenRefusal, type TxFailureReason,
+  TransferRejectedError,
+  type ChainAdapter,
+  type SendFailureReason,
+  type TokenRefusal,
+  type TxFailureReason,
 } from '../../chains/types.js';
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import type { ChainRegistry } from '../../chains/registry.js';
@@ -53,8 +57,16 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
         async settle() {
           await completeRefund(deps.db, refund.id, { id: a.id, tx_hash: a.txHash }, d.delivered);
           if (d.delivered < refund.amount_base) {
-            deps.log?.warn({ refund_id: refund.id, tx_hash: a.txHash, amount_base: String(refund.amount_base), delivered_base: String(d.delivered), elsewhere_base: String(d.elsewhere) },
-              'refund completed short: the destination received less than the refund amount (a fee taken by the token)');
+            deps.log?.warn(
+              {
+                refund_id: refund.id,
+                tx_hash: a.txHash,
+                amount_base: String(refund.amount_base),
+                delivered_base: String(d.delivered),
+                elsewhere_base: String(d.elsewhere),
+              },
+              'refund completed short: the destination received less than the refund amount (a fee taken by the token)',
+            );
           } else deps.log?.info({ refund_id: refund.id, tx_hash: a.txHash }, 'refund completed');
           return { kind: 'done', status: 'completed' };
         },
@@ -80,22 +92,32 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
         const balances = await adapter.getBalances(wallet.address);
         if ((balances.tokens[token] ?? 0n) < gross) {
           const fee = gross > refund.amount_base ? ` (${refund.amount_base} plus the token's transfer fee)` : '';
-          return failed(deps, refund.id, 'insufficient_token_balance', `hot wallet ${adapter.displayAddress(wallet.address)} holds ${balances.tokens[token] ?? 0n} base units, needs ${gross}${fee}`);
+          return failed(
+            deps,
+            refund.id,
+            'insufficient_token_balance',
+            `hot wallet ${adapter.displayAddress(wallet.address)} holds ${balances.tokens[token] ?? 0n} base units, needs ${gross}${fee}`,
+          );
         }
       }
       return {
         kind: 'ready',
         from: wallet,
-        build: (nonce, feeBumpPercent) => adapter.buildTokenTransfer({
-          from: wallet,
-          to: refund.destination_address,
-          token,
-          amount: gross,
-          ...(nonce !== null ? { nonce } : {}),
-          ...(feeBumpPercent > 0 ? { feeBumpPercent } : {}),
-        }),
+        build: (nonce, feeBumpPercent) =>
+          adapter.buildTokenTransfer({
+            from: wallet,
+            to: refund.destination_address,
+            token,
+            amount: gross,
+            ...(nonce !== null ? { nonce } : {}),
+            ...(feeBumpPercent > 0 ? { feeBumpPercent } : {}),
+          }),
         signed() {
-          if (gross > refund.amount_base) deps.log?.info({ refund_id: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) }, 'refund grossed up for the token fee');
+          if (gross > refund.amount_base)
+            deps.log?.info(
+              { refund_id: refund.id, amount_base: String(refund.amount_base), gross_base: String(gross) },
+              'refund grossed up for the token fee',
+            );
         },
       };
     },
@@ -116,7 +138,8 @@ function failure(f: OutboundFailure): [RefundFailureCode, string?] {
       return [f.refusal ? refusalCode(f.refusal) : txFailureCode(f.reason), `${f.detail}; transaction ${f.txHash}`];
     case 'undelivered': {
       // Mined, yet nothing reached the destination: not completed. If tokens left for another address, say so.
-      const detail = f.elsewhere > 0n ? `${f.elsewhere} base units went from the hot wallet to other addresses` : 'no Transfer to the destination';
+      const detail =
+        f.elsewhere > 0n ? `${f.elsewhere} base units went from the hot wallet to other addresses` : 'no Transfer to the destination';
       return [f.elsewhere > 0n ? 'wrong_recipient' : 'no_transfer_event', `${detail}; transaction ${f.txHash}`];
     }
     default: {

@@ -61,9 +61,14 @@ export async function startPayoutWorker(ctx: QueueContext, opts: PayoutWorkerOpt
   const scheduler = createPayoutScheduler(ctx);
   const maintenance = createQueue('payout-sweep', ctx);
   await maintenance.upsertJobScheduler('payout-sweep', { every: opts.sweepIntervalMs }, { name: 'sweep', data: {} });
-  const sweeper = createWorker('payout-sweep', ctx, async () => {
-    for (const id of await openRefundIds(opts.db as Db, opts.sweepIntervalMs, 1000)) await scheduler.enqueue(id);
-  }, 1);
+  const sweeper = createWorker(
+    'payout-sweep',
+    ctx,
+    async () => {
+      for (const id of await openRefundIds(opts.db as Db, opts.sweepIntervalMs, 1000)) await scheduler.enqueue(id);
+    },
+    1,
+  );
 
   return {
     async stop() {

@@ -54,4 +54,3 @@ export class MnemonicSigner implements TxSigner {
     return '[MnemonicSigner]';
   }
 }
-

@@ -86,14 +86,26 @@ async function checkAuthorizationsInUse(deps: ApprovalPollerDeps, adapter: Chain
     if (!ours && p.status === 'revoked') continue;
     if (ours && p.status === 'active' && st.value === p.allowance_base) continue;
     const changed = await applyAllowanceChange(deps, {
-      network: adapter.network, mode: adapter.mode, token: p.token, owner: p.owner_address, spender: p.spender_address,
-      value: ours ? st.value : 0n, txHash: `state:${adapter.network}:${p.owner_address}`,
+      network: adapter.network,
+      mode: adapter.mode,
+      token: p.token,
+      owner: p.owner_address,
+      spender: p.spender_address,
+      value: ours ? st.value : 0n,
+      txHash: `state:${adapter.network}:${p.owner_address}`,
     });
-    if (changed > 0 && !ours) deps.log?.info({ owner: p.owner_address, token: p.token, delegate: st.spender }, 'authorization replaced by the customer');
+    if (changed > 0 && !ours)
+      deps.log?.info({ owner: p.owner_address, token: p.token, delegate: st.spender }, 'authorization replaced by the customer');
   }
 }
 
-async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAdapter & AllowanceCharger, final: bigint, waiting: Waiting[]): Promise<number> {
+async function scanLogs(
+  deps: ApprovalPollerDeps,
+  key: string,
+  adapter: ChainAdapter & AllowanceCharger,
+  final: bigint,
+  waiting: Waiting[],
+): Promise<number> {
   let authorized = 0;
   const inUse = await deps.db
     .selectFrom('payment_methods as pm')
@@ -125,8 +137,20 @@ async function scanLogs(deps: ApprovalPollerDeps, key: string, adapter: ChainAda
         }
       }
       if (!matched) {
-        const changed = await applyAllowanceChange(deps, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash });
-        if (changed > 0) deps.log?.info({ owner: a.owner, token: a.token, value: a.value.toString() }, a.value === 0n ? 'allowance revoked by the customer' : 'allowance changed by the customer');
+        const changed = await applyAllowanceChange(deps, {
+          network: adapter.network,
+          mode: adapter.mode,
+          token: a.token,
+          owner: a.owner,
+          spender: a.spender,
+          value: a.value,
+          txHash: a.txHash,
+        });
+        if (changed > 0)
+          deps.log?.info(
+            { owner: a.owner, token: a.token, value: a.value.toString() },
+            a.value === 0n ? 'allowance revoked by the customer' : 'allowance changed by the customer',
+          );
       }
     }
     last = to;
@@ -151,7 +175,20 @@ async function readApprovalStates(deps: ApprovalPollerDeps, adapter: ChainAdapte
 }
 
 async function apply(deps: ApprovalPollerDeps, adapter: ChainAdapter, subscriptionId: string, a: ObservedApproval) {
-  const r = await applyApproval(deps, subscriptionId, { network: adapter.network, mode: adapter.mode, token: a.token, owner: a.owner, spender: a.spender, value: a.value, txHash: a.txHash, logIndex: a.logIndex });
-  if (r === 'too_small') deps.log?.info({ subscription_id: subscriptionId, value: a.value.toString() }, 'authorization smaller than the requested allowance; waiting for another');
+  const r = await applyApproval(deps, subscriptionId, {
+    network: adapter.network,
+    mode: adapter.mode,
+    token: a.token,
+    owner: a.owner,
+    spender: a.spender,
+    value: a.value,
+    txHash: a.txHash,
+    logIndex: a.logIndex,
+  });
+  if (r === 'too_small')
+    deps.log?.info(
+      { subscription_id: subscriptionId, value: a.value.toString() },
+      'authorization smaller than the requested allowance; waiting for another',
+    );
   return r;
 }

@@ -1,4 +1,11 @@
-import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type TokenRefusal, type TokenSymbol, type TxSigner } from '../../chains/types.js';
+import {
+  isAllowanceCharger,
+  type AllowanceCharger,
+  type ChainAdapter,
+  type TokenRefusal,
+  type TokenSymbol,
+  type TxSigner,
+} from '../../chains/types.js';
 import type { ChainRegistry } from '../../chains/registry.js';
 import { chargeOutboundStore } from '../ledger/charge-outbound.js';
 import { chargeFailed, chargeSucceeded, type ChargeRow } from '../ledger/subscriptions-charges.js';
@@ -64,8 +71,15 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
           await chargeSucceeded(deps, charge.id, { txHash: a.txHash, ...t });
           if (t.amount < charge.amount_base) {
             // The token took a fee on transferFrom: the customer paid the invoice amount, the merchant received less.
-            deps.log?.warn({ charge_id: String(charge.id), tx_hash: a.txHash, amount_base: String(charge.amount_base), delivered_base: String(t.amount) },
-              'charge delivered less than its amount to the settlement address (a fee taken by the token)');
+            deps.log?.warn(
+              {
+                charge_id: String(charge.id),
+                tx_hash: a.txHash,
+                amount_base: String(charge.amount_base),
+                delivered_base: String(t.amount),
+              },
+              'charge delivered less than its amount to the settlement address (a fee taken by the token)',
+            );
           }
           return { kind: 'done', status: 'succeeded' };
         },
@@ -86,16 +100,27 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
       return {
         kind: 'ready',
         from: w.chargerKey,
-        build: (nonce, feeBumpPercent) => adapter.buildTokenTransferFrom(
-          { from: w.chargerKey, to: charge.destination_address, token, amount: charge.amount_base, nonce: nonce ?? 0n, ...(feeBumpPercent > 0 ? { feeBumpPercent } : {}) },
-          charge.owner_address,
-        ),
+        build: (nonce, feeBumpPercent) =>
+          adapter.buildTokenTransferFrom(
+            {
+              from: w.chargerKey,
+              to: charge.destination_address,
+              token,
+              amount: charge.amount_base,
+              nonce: nonce ?? 0n,
+              ...(feeBumpPercent > 0 ? { feeBumpPercent } : {}),
+            },
+            charge.owner_address,
+          ),
       };
     },
     async fail(charge, f) {
       if (f.cause === 'rejected') return failNow(deps, charge, failureText(charge, f));
       if (f.cause === 'undelivered' && f.elsewhere > 0n) {
-        deps.log?.error({ charge_id: String(charge.id), tx_hash: f.txHash, elsewhere_base: String(f.elsewhere) }, 'charge moved the customer\'s tokens to another address than the settlement address');
+        deps.log?.error(
+          { charge_id: String(charge.id), tx_hash: f.txHash, elsewhere_base: String(f.elsewhere) },
+          "charge moved the customer's tokens to another address than the settlement address",
+        );
       }
       await chargeFailed(deps, charge.id, failureText(charge, f));
       return { kind: 'done', status: 'failed' };
@@ -103,8 +128,12 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
   };
   // The scheduler ticks instead of sleeping between steps: a wait carries no delay of its own.
   const engine: OutboundDeps = {
-    signer: deps.signer, stuckAfterMs: deps.stuckAfterMs, feeBumpPercent: deps.feeBumpPercent, pollMs: 0,
-    ...(deps.log ? { log: deps.log } : {}), ...(deps.failpoint ? { failpoint: deps.failpoint } : {}),
+    signer: deps.signer,
+    stuckAfterMs: deps.stuckAfterMs,
+    feeBumpPercent: deps.feeBumpPercent,
+    pollMs: 0,
+    ...(deps.log ? { log: deps.log } : {}),
+    ...(deps.failpoint ? { failpoint: deps.failpoint } : {}),
   };
   const entry = { kind, engine };
   kinds.set(deps, entry);

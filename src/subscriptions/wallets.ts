@@ -9,7 +9,10 @@ import type { Database, Mode } from '../db/schema.js';
 // - the settlement address: the refunds hot wallet (HOT_WALLET_SLOT.refunds) of the same account, so that what
 //   subscriptions collect funds the refunds of subscription payments (docs/subscriptions.md, "Where charges go").
 export function createWalletResolver(db: Db, adapters: ChainRegistry, keys: KeyDeriver) {
-  const cache = new Map<string, { charger: string; settlement: string; chargerKey: Awaited<ReturnType<ChainAdapter['deriveHotWallet']>> }>();
+  const cache = new Map<
+    string,
+    { charger: string; settlement: string; chargerKey: Awaited<ReturnType<ChainAdapter['deriveHotWallet']>> }
+  >();
   // `via`: the caller's transaction, so that a lookup inside a transaction never waits for a second pool connection.
   async function resolve(merchantId: string, mode: Mode, network: string, via: Kysely<Database> = db) {
     const k = `${merchantId}:${mode}:${network}`;

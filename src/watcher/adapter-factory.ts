@@ -13,7 +13,11 @@ export interface RpcHooks {
 
 // Builds the adapter of a configured chain, by its family; the watcher itself never branches on the network.
 // TRON and Solana read their family-only settings (full host, fee payer, scanning limits) from `env`.
-export function createChainAdapter(settings: ChainSettings, env: Record<string, string | undefined>, hooks: Partial<RpcHooks> = {}): ChainAdapter {
+export function createChainAdapter(
+  settings: ChainSettings,
+  env: Record<string, string | undefined>,
+  hooks: Partial<RpcHooks> = {},
+): ChainAdapter {
   const s = { ...settings, rpcObserver: hooks.rpcObserver ?? noopRpcObserver, rpcLog: hooks.rpcLog ?? silentRpcLogger };
   switch (s.family) {
     case 'evm':

@@ -65,7 +65,10 @@ function chainEnvPrefix(network: NetworkId, mode: Mode): string {
 export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): ChainSettings | null {
   const p = chainEnvPrefix(network, mode);
   const single = env[`${p}RPC_URL`]?.trim();
-  const listed = (env[`${p}RPC_URLS`] ?? '').split(',').map((u) => u.trim()).filter((u) => u !== '');
+  const listed = (env[`${p}RPC_URLS`] ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
   if (single && !/^https?:\/\//.test(single)) throw new Error(`${p}RPC_URL must be an http(s) URL`);
   if (listed.some((u) => !/^https?:\/\//.test(u))) throw new Error(`${p}RPC_URLS must be comma-separated http(s) URLs`);
   const rpcUrls = [...new Set([...(single ? [single] : []), ...listed])];

@@ -82,7 +82,10 @@ export class NetworkWatcher {
     const outcome = await db.transaction().execute(async (trx) => {
       if (poll.rollbackAbove !== null) {
         const n = await orphanProvisionalDepositsAbove(trx, this.chain, poll.rollbackAbove);
-        this.#log.warn({ chain: this.key, network: this.chain.network, mode: this.chain.mode, above: poll.rollbackAbove.toString(), orphaned: n }, 'reorg: provisional deposits rolled back');
+        this.#log.warn(
+          { chain: this.key, network: this.chain.network, mode: this.chain.mode, above: poll.rollbackAbove.toString(), orphaned: n },
+          'reorg: provisional deposits rolled back',
+        );
       }
       const recorded = await recordObservedDepositRows(
         trx,
@@ -101,19 +104,39 @@ export class NetworkWatcher {
         })),
       );
       const confirmed = await confirmFinalDeposits(trx, this.chain, poll.finalHeight, decimals);
-      const version = await saveCursor(trx, this.key, expected, { cursor: poll.cursor, tip: poll.processedTip, finalHeight: poll.finalHeight });
+      const version = await saveCursor(trx, this.key, expected, {
+        cursor: poll.cursor,
+        tip: poll.processedTip,
+        finalHeight: poll.finalHeight,
+      });
       return { ...confirmed, recorded, version };
     });
     // Logged after the commit: a line says what the ledger holds. Ids as in docs/operations.md ("Logs").
     const ids = { network: this.chain.network, mode: this.chain.mode };
     for (const d of outcome.recorded) {
       this.#log.info(
-        { ...ids, session_id: d.session_id ?? undefined, deposit_id: d.id, tx_hash: d.tx_hash, log_index: d.log_index, block: d.block_number.toString(), token: d.token, amount_base: d.amount_base.toString() },
+        {
+          ...ids,
+          session_id: d.session_id ?? undefined,
+          deposit_id: d.id,
+          tx_hash: d.tx_hash,
+          log_index: d.log_index,
+          block: d.block_number.toString(),
+          token: d.token,
+          amount_base: d.amount_base.toString(),
+        },
         d.session_id ? 'deposit seen' : 'deposit seen to an address of no session',
       );
     }
     for (const d of outcome.decisions) {
-      const line = { ...ids, session_id: d.sessionId ?? undefined, deposit_id: d.depositId, tx_hash: d.txHash, disposition: d.disposition, reason: d.reason ?? undefined };
+      const line = {
+        ...ids,
+        session_id: d.sessionId ?? undefined,
+        deposit_id: d.depositId,
+        tx_hash: d.txHash,
+        disposition: d.disposition,
+        reason: d.reason ?? undefined,
+      };
       if (d.disposition === 'credited') this.#log.info(line, 'deposit credited');
       else this.#log.warn(line, 'deposit confirmed unmatched');
       if (d.paidSession) this.#log.info({ ...ids, session_id: d.sessionId ?? undefined, tx_hash: d.txHash }, 'session paid');

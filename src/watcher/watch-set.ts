@@ -49,7 +49,11 @@ export class AddressWatchSet implements WatchSet {
         ? q.where((eb) =>
             eb.or([
               eb('s.status', '=', 'open'),
-              eb(sql`coalesce(s.paid_at, s.expired_at, s.canceled_at, s.expires_at)`, '>', sql`now() - make_interval(days => ${this.retentionDays})`),
+              eb(
+                sql`coalesce(s.paid_at, s.expired_at, s.canceled_at, s.expires_at)`,
+                '>',
+                sql`now() - make_interval(days => ${this.retentionDays})`,
+              ),
             ]),
           )
         : q.where('da.id', '>', this.#lastId);
@@ -61,7 +65,10 @@ export class AddressWatchSet implements WatchSet {
         if (r.id > maxId) maxId = r.id;
       }
       if (full) {
-        const m = await trx.selectFrom('deposit_addresses').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
+        const m = await trx
+          .selectFrom('deposit_addresses')
+          .select((eb) => eb.fn.max('id').as('m'))
+          .executeTakeFirst();
         if (m?.m !== null && m?.m !== undefined) maxId = BigInt(m.m);
         this.#addresses = target;
         this.#lastFullLoad = Date.now();

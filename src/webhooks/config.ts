@@ -19,7 +19,11 @@ export const webhookEnvSchema = z.object({
   WEBHOOK_PER_MERCHANT_CONCURRENCY: int(1, 1000).default(10),
   WEBHOOK_MERCHANT_DEFER_MS: int(10, 60_000).default(250),
   WEBHOOK_ALLOW_PRIVATE_TARGETS_IN_TEST: bool.default(true),
-  WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
+  WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 30)
+    .default(24),
   WEBHOOK_RELAY_BATCH_SIZE: int(1, 5000).default(500),
   WEBHOOK_RELAY_POLL_MS: int(10, 60_000).default(1000),
   WEBHOOK_RECONCILE_INTERVAL_MS: int(100, 3_600_000).default(30_000),
@@ -68,9 +72,7 @@ export function toWebhookSettings(e: WebhookEnv): WebhookSettings {
 
 /** Reads WEBHOOK_* from an environment record; unset or empty variables take their defaults. */
 export function loadWebhookConfig(env: Record<string, string | undefined> = process.env): WebhookSettings {
-  const cleaned = Object.fromEntries(
-    Object.entries(env).filter(([k, v]) => k.startsWith('WEBHOOK_') && v !== undefined && v !== ''),
-  );
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('WEBHOOK_') && v !== undefined && v !== ''));
   const parsed = webhookEnvSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${String(i.path[0] ?? '?')}: ${i.message}`);
@@ -81,12 +83,8 @@ export function loadWebhookConfig(env: Record<string, string | undefined> = proc
 
 /** Accepts the service's parsed Config (with WEBHOOK_* keys, possibly absent) and fills defaults. */
 export function webhookSettingsFrom(config: Partial<Record<string, unknown>>): WebhookSettings {
-  const picked = Object.fromEntries(
-    Object.entries(config).filter(([k, v]) => k.startsWith('WEBHOOK_') && v !== undefined && v !== ''),
-  );
+  const picked = Object.fromEntries(Object.entries(config).filter(([k, v]) => k.startsWith('WEBHOOK_') && v !== undefined && v !== ''));
   // Values already parsed by the service's schema arrive typed; re-render them as the environment would.
-  const asEnv = Object.fromEntries(
-    Object.entries(picked).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)]),
-  );
+  const asEnv = Object.fromEntries(Object.entries(picked).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)]));
   return loadWebhookConfig(asEnv);
 }

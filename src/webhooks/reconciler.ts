@@ -9,12 +9,7 @@ import type { WebhookDb } from './schema.js';
 // than the grace period, with no live job, gets its job back: after Redis lost its data (it keeps nothing on disk
 // here), after BullMQ gave up on a job that stalled too often, or after any crash between two writes.
 
-export async function reconcileDeliveries(
-  db: WebhookDb,
-  queue: Queue<DeliveryJobData>,
-  graceMs: number,
-  limit = 1000,
-): Promise<number> {
+export async function reconcileDeliveries(db: WebhookDb, queue: Queue<DeliveryJobData>, graceMs: number, limit = 1000): Promise<number> {
   const { rows } = await sql<{ event_id: string; generation: number }>`
     select event_id, generation from webhook_deliveries
     where status = 'pending' and next_attempt_at < now() - ${graceMs} * interval '1 millisecond'

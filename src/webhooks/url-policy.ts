@@ -21,9 +21,7 @@ export const systemResolver: Resolver = async (hostname) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-export type TargetCheck =
-  | { ok: true; url: URL; addresses: ResolvedAddress[] }
-  | { ok: false; reason: string };
+export type TargetCheck = { ok: true; url: URL; addresses: ResolvedAddress[] } | { ok: false; reason: string };
 
 const refusedV4 = new BlockList();
 for (const [net, bits] of [
@@ -42,7 +40,8 @@ for (const [net, bits] of [
   ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
-] as const) refusedV4.addSubnet(net, bits, 'ipv4');
+] as const)
+  refusedV4.addSubnet(net, bits, 'ipv4');
 
 const refusedV6 = new BlockList();
 for (const [net, bits] of [
@@ -58,7 +57,8 @@ for (const [net, bits] of [
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
-] as const) refusedV6.addSubnet(net, bits, 'ipv6');
+] as const)
+  refusedV6.addSubnet(net, bits, 'ipv6');
 
 /**
  * IPv4 address embedded in an IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), NAT64 well-known

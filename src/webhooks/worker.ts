@@ -2,7 +2,13 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { ensureDeliveryRow, hasEarlierUndeliveredForAggregate, loadDeliveryTarget, recordAttempt, type DeliveryTarget } from './deliveries.js';
+import {
+  ensureDeliveryRow,
+  hasEarlierUndeliveredForAggregate,
+  loadDeliveryTarget,
+  recordAttempt,
+  type DeliveryTarget,
+} from './deliveries.js';
 import { createPostAgents, postWebhook } from './http-post.js';
 import { errorText, silentLogger, type WebhookLogger } from './logger.js';
 import { idField } from '../log-fields.js';
@@ -64,7 +70,12 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   const attempt = async (t: DeliveryTarget): Promise<AttemptResult> => {
     const check = await checkWebhookTarget(t.webhook_url!, t.mode as TargetMode, policy);
     if (!check.ok) return { kind: 'refused', reason: check.reason };
-    const headers = buildDeliveryHeaders({ secrets: signingSecrets(o.box, t), eventId: t.event_id, eventType: t.event_type, rawBody: t.body });
+    const headers = buildDeliveryHeaders({
+      secrets: signingSecrets(o.box, t),
+      eventId: t.event_id,
+      eventType: t.event_type,
+      rawBody: t.body,
+    });
     return postWebhook({ url: check.url, addresses: check.addresses, headers: { ...headers }, body: t.body, timeoutMs, agents });
   };
 
@@ -172,11 +183,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   };
 }
 
-function base(
-  t: DeliveryTarget,
-  url: string | null,
-  x: { outcome: AttemptOutcome; attempted: boolean; error: string | null },
-) {
+function base(t: DeliveryTarget, url: string | null, x: { outcome: AttemptOutcome; attempted: boolean; error: string | null }) {
   return {
     eventId: t.event_id,
     merchantId: t.merchant_id,

@@ -48,7 +48,11 @@ describe('npm run dev', () => {
     child = spawn('npm', ['run', 'dev'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => (out += String(d)));
     child.stderr!.on('data', (d) => (out += String(d)));
-    await until(async () => (out.includes('Press Ctrl-C') ? true : child!.exitCode !== null ? Promise.reject(new Error(out)) : undefined), 120_000, 'npm run dev to start');
+    await until(
+      async () => (out.includes('Press Ctrl-C') ? true : child!.exitCode !== null ? Promise.reject(new Error(out)) : undefined),
+      120_000,
+      'npm run dev to start',
+    );
 
     expect(out).toMatch(/API key:\s+sk_test_[A-Za-z0-9]+/);
     expect(out).toMatch(/API secret:\s+\S+/);
@@ -68,7 +72,11 @@ describe('npm run dev', () => {
     expect(html).toContain('value="bsc:USDC"');
 
     // The printed signed curl creates a session.
-    const snippet = out.slice(out.indexOf('Create a session with a signed request:'), out.indexOf('Demo session id:')).split('\n').slice(1).join('\n');
+    const snippet = out
+      .slice(out.indexOf('Create a session with a signed request:'), out.indexOf('Demo session id:'))
+      .split('\n')
+      .slice(1)
+      .join('\n');
     const curl = spawnSync('bash', ['-c', snippet], { encoding: 'utf8', timeout: 20_000 });
     expect(curl.status).toBe(0);
     const created = JSON.parse(curl.stdout) as { id: string; url: string; payment_status: string };
@@ -76,25 +84,46 @@ describe('npm run dev', () => {
     expect(created.url).toBe(`http://localhost:${port}/pay/${created.id}`);
 
     // devnet pay: the demo session on BSC (18 decimals), through the public selection endpoint, to paid and the webhook.
-    const pay = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', sessionId, '--network', 'bsc', '--token', 'USDC'], { env, encoding: 'utf8', timeout: 60_000 });
+    const pay = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', sessionId, '--network', 'bsc', '--token', 'USDC'], {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(pay.stderr.replace(/npm warn.*\n/g, '')).toBe('');
     expect(pay.status).toBe(0);
-    expect(JSON.parse(pay.stdout)).toMatchObject({ session_id: sessionId, network: 'bsc', token: 'USDC', amount_base: '12340000000000000000' });
-    await until(async () => {
-      const s = (await (await fetch(`${pageUrl}/status`)).json()) as { state: string };
-      return s.state === 'paid' ? true : undefined;
-    }, 30_000, 'the demo session to be paid');
+    expect(JSON.parse(pay.stdout)).toMatchObject({
+      session_id: sessionId,
+      network: 'bsc',
+      token: 'USDC',
+      amount_base: '12340000000000000000',
+    });
+    await until(
+      async () => {
+        const s = (await (await fetch(`${pageUrl}/status`)).json()) as { state: string };
+        return s.state === 'paid' ? true : undefined;
+      },
+      30_000,
+      'the demo session to be paid',
+    );
     await until(async () => (/webhook payment\.completed \(signature valid\)/.test(out) ? true : undefined), 30_000, 'the webhook');
     expect(out).toContain(`"session_id": "${sessionId}"`);
 
     // And the session the curl created, on the LiteSVM Solana endpoint (Solana Pay-style transfer with its reference).
-    const paySol = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', created.id, '--network', 'solana', '--token', 'USDT'], { env, encoding: 'utf8', timeout: 60_000 });
+    const paySol = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', created.id, '--network', 'solana', '--token', 'USDT'], {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(paySol.status, paySol.stderr).toBe(0);
     expect(JSON.parse(paySol.stdout)).toMatchObject({ session_id: created.id, network: 'solana', token: 'USDT', amount_base: '25000000' });
-    await until(async () => {
-      const s = (await (await fetch(`${created.url}/status`)).json()) as { state: string };
-      return s.state === 'paid' ? true : undefined;
-    }, 30_000, 'the curl session to be paid on Solana');
+    await until(
+      async () => {
+        const s = (await (await fetch(`${created.url}/status`)).json()) as { state: string };
+        return s.state === 'paid' ? true : undefined;
+      },
+      30_000,
+      'the curl session to be paid on Solana',
+    );
 
     // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it.
     process.kill(-child.pid!, 'SIGINT');

@@ -77,7 +77,16 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
   await fund(usdt, payer.address, 1_000_000_000n);
   await fund(usdc, payer.address, 1_000_000_000n);
   return {
-    t, node, usdt, usdc, service, base, shop, merchantId: m.merchantId, site: { url: site.url, hits: site.hits }, payer,
+    t,
+    node,
+    usdt,
+    usdc,
+    service,
+    base,
+    shop,
+    merchantId: m.merchantId,
+    site: { url: site.url, hits: site.hits },
+    payer,
     async stop() {
       await service.stop().catch(() => {});
       await node.stop();
@@ -96,7 +105,9 @@ async function startMerchantSite(): Promise<{ server: Server; url: string; hits:
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(req.url ?? '');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>Merchant</title><h1>Merchant page ${req.url}</h1>`);
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><title>Merchant</title><h1>Merchant page ${req.url}</h1>`);
   });
   const port = await freePort();
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
@@ -104,8 +115,13 @@ async function startMerchantSite(): Promise<{ server: Server; url: string; hits:
 }
 
 export const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** Headless Chromium with a fresh profile (its own --user-data-dir), removed on close. */

@@ -16,7 +16,12 @@ afterAll(async () => {
 
 let seq = 0;
 async function createSession(body: Record<string, unknown> = {}) {
-  const r = await stack.shop.post('/api/v1/checkout/sessions/create', { amount: '7.50', currency: 'USD', order_id: `order-private-${Date.now()}-${seq++}`, ...body });
+  const r = await stack.shop.post('/api/v1/checkout/sessions/create', {
+    amount: '7.50',
+    currency: 'USD',
+    order_id: `order-private-${Date.now()}-${seq++}`,
+    ...body,
+  });
   expect(r.status).toBe(200);
   return r.json as { id: string; url: string; metadata: { order_id: string } };
 }
@@ -101,9 +106,32 @@ describe('hosted payment page over HTTP', () => {
       expect(text).not.toContain('private-return');
     }
     expect(Object.keys(status).sort()).toEqual(
-      ['confirmations', 'due', 'expires_at', 'network', 'pending', 'received', 'redirect', 'remaining', 'remaining_base', 'shortfall', 'shortfall_base', 'state', 'token'].sort(),
+      [
+        'confirmations',
+        'due',
+        'expires_at',
+        'network',
+        'pending',
+        'received',
+        'redirect',
+        'remaining',
+        'remaining_base',
+        'shortfall',
+        'shortfall_base',
+        'state',
+        'token',
+      ].sort(),
     );
-    expect(status).toMatchObject({ state: 'waiting', network: 'ethereum', token: 'USDC', due: '7.50', remaining: '7.50', remaining_base: '7500000', shortfall: null, redirect: null });
+    expect(status).toMatchObject({
+      state: 'waiting',
+      network: 'ethereum',
+      token: 'USDC',
+      due: '7.50',
+      remaining: '7.50',
+      remaining_base: '7500000',
+      shortfall: null,
+      redirect: null,
+    });
     // The success URL is reached only through the page's own redirect, and only once paid.
     const ret = await get(`${s.url}/return`);
     expect(ret.status).toBe(303);
@@ -153,7 +181,11 @@ describe('hosted payment page over HTTP', () => {
     expect(unavailable.headers.get('location')).toBe(`/pay/${s.id}?lang=zh&error=unavailable`);
 
     // Expired: the form says so instead of binding an address.
-    await stack.t.db.updateTable('payment_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', s.id).execute();
+    await stack.t.db
+      .updateTable('payment_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', s.id)
+      .execute();
     const late = await selectByForm(s.id, 'ethereum:USDT');
     expect(late.headers.get('location')).toBe(`/pay/${s.id}?lang=en&error=session_expired`);
     const row = await stack.t.db.selectFrom('payment_sessions').select('deposit_address').where('id', '=', s.id).executeTakeFirstOrThrow();

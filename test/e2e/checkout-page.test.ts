@@ -21,7 +21,12 @@ afterAll(async () => {
 
 let seq = 0;
 async function createSession(body: Record<string, unknown> = {}) {
-  const r = await stack.shop.post('/api/v1/checkout/sessions/create', { amount: '12.34', currency: 'USD', order_id: `co-${Date.now()}-${seq++}`, ...body });
+  const r = await stack.shop.post('/api/v1/checkout/sessions/create', {
+    amount: '12.34',
+    currency: 'USD',
+    order_id: `co-${Date.now()}-${seq++}`,
+    ...body,
+  });
   expect(r.status).toBe(200);
   return r.json as { id: string; url: string };
 }
@@ -51,7 +56,12 @@ describe('hosted payment page in Chromium', () => {
   it('takes a payer from the picker to paid: Ethereum + USDT, address, amount, QR = deep link, pay on Anvil, redirect', async () => {
     const session = await createSession({
       success_url: `${stack.site.url}/thanks?order=1`,
-      line_items: [{ price_data: { currency: 'USD', unit_amount: '5.67', product_data: { name: 'Tea <b>Oolong</b>', description: '100 g' } }, quantity: 2 }],
+      line_items: [
+        {
+          price_data: { currency: 'USD', unit_amount: '5.67', product_data: { name: 'Tea <b>Oolong</b>', description: '100 g' } },
+          quantity: 2,
+        },
+      ],
       tax_amount: '0.50',
       shipping_amount: '0.50',
       metadata: { internal_note: 'never-show-this-note' },
@@ -80,7 +90,11 @@ describe('hosted payment page in Chromium', () => {
     expect(address).toBe(getAddress(address)); // EIP-55 display form
     expect(amount).toBe('12.34 USDT');
     expect(await page.locator('#sp-warning').innerText()).toBe('Send only USDT on Ethereum (ERC-20).');
-    const row = await stack.t.db.selectFrom('payment_sessions').select(['deposit_address', 'network', 'token']).where('id', '=', session.id).executeTakeFirstOrThrow();
+    const row = await stack.t.db
+      .selectFrom('payment_sessions')
+      .select(['deposit_address', 'network', 'token'])
+      .where('id', '=', session.id)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ deposit_address: address.toLowerCase(), network: 'ethereum', token: 'USDT' });
 
     // The deep link is EIP-681 with base units, and the QR code in the rendered page encodes exactly it.
@@ -164,7 +178,11 @@ describe('hosted payment page in Chromium', () => {
         status: 429,
         headers: { 'retry-after': '10' },
         contentType: 'application/json',
-        body: JSON.stringify({ error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Too many live streams.', param: null, doc_url: '' }, request_id: 'req_x', timestamp: 0 }),
+        body: JSON.stringify({
+          error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Too many live streams.', param: null, doc_url: '' },
+          request_id: 'req_x',
+          timestamp: 0,
+        }),
       });
     });
     await page.goto(session.url);
@@ -183,7 +201,11 @@ describe('hosted payment page in Chromium', () => {
     const page = await openPage(session.url);
     await pickAndContinue(page, /USDT · Ethereum/);
     // Pull the expiry close: the page's countdown and the worker's expiry both follow expires_at.
-    await stack.t.db.updateTable('payment_sessions').set({ expires_at: new Date(Date.now() + 3000) }).where('id', '=', session.id).execute();
+    await stack.t.db
+      .updateTable('payment_sessions')
+      .set({ expires_at: new Date(Date.now() + 3000) })
+      .where('id', '=', session.id)
+      .execute();
     await page.reload();
     expect(await state(page)).toBe('waiting');
     await waitForState(page, 'expired', 20_000);
@@ -191,11 +213,15 @@ describe('hosted payment page in Chromium', () => {
     expect(await page.locator('#sp-pay').isHidden()).toBe(true);
     await page.screenshot({ path: artifact('6-expired.png'), fullPage: true });
     // The ledger expires it once the watcher has seen a block timestamped after expires_at (nothing is in flight then).
-    await until(async () => {
-      await stack.node.mine(1);
-      const r = await stack.t.db.selectFrom('payment_sessions').select('status').where('id', '=', session.id).executeTakeFirstOrThrow();
-      return r.status === 'expired' ? true : undefined;
-    }, 20_000, 'the ledger to expire the session');
+    await until(
+      async () => {
+        await stack.node.mine(1);
+        const r = await stack.t.db.selectFrom('payment_sessions').select('status').where('id', '=', session.id).executeTakeFirstOrThrow();
+        return r.status === 'expired' ? true : undefined;
+      },
+      20_000,
+      'the ledger to expire the session',
+    );
     await page.reload();
     expect(await state(page)).toBe('expired');
     expect(await page.locator('#sp-address').count()).toBe(0);

@@ -29,7 +29,8 @@ export async function injectEip1193(page: Page, wallet: Wallet, node: AnvilNode,
     const bridge = w.__eip1193;
     w.ethereum = {
       isMetaMask: false,
-      request: async ({ method, params }: { method: string; params?: unknown[] }) => JSON.parse(await bridge(method, JSON.stringify(params ?? []))),
+      request: async ({ method, params }: { method: string; params?: unknown[] }) =>
+        JSON.parse(await bridge(method, JSON.stringify(params ?? []))),
     };
   });
   return sent;

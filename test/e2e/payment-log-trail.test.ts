@@ -29,7 +29,8 @@ describe('log trail of one payment', () => {
     const trail = lines.filter((l) => l.includes(id)).map((l) => JSON.parse(l) as Record<string, unknown>);
     const msgs = trail.map((l) => l.msg);
     const at = (msg: string) => msgs.indexOf(msg);
-    for (const msg of ['deposit seen', 'deposit credited', 'session paid', 'webhook: delivered']) expect(at(msg), msg).toBeGreaterThanOrEqual(0);
+    for (const msg of ['deposit seen', 'deposit credited', 'session paid', 'webhook: delivered'])
+      expect(at(msg), msg).toBeGreaterThanOrEqual(0);
     expect(at('deposit seen')).toBeLessThan(at('deposit credited'));
     expect(at('deposit credited')).toBeLessThanOrEqual(at('session paid'));
     expect(at('session paid')).toBeLessThan(at('webhook: delivered'));
@@ -39,7 +40,12 @@ describe('log trail of one payment', () => {
     const seen = trail[at('deposit seen')]!;
     expect(seen).toMatchObject({ network: 'ethereum', mode: 'test', token: 'USDC', amount_base: '3210000' });
     expect(seen.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(trail[at('deposit credited')]).toMatchObject({ network: 'ethereum', mode: 'test', tx_hash: seen.tx_hash, deposit_id: seen.deposit_id });
+    expect(trail[at('deposit credited')]).toMatchObject({
+      network: 'ethereum',
+      mode: 'test',
+      tx_hash: seen.tx_hash,
+      deposit_id: seen.deposit_id,
+    });
     expect(trail[at('session paid')]).toMatchObject({ network: 'ethereum', mode: 'test', tx_hash: seen.tx_hash });
     const delivered = trail[at('webhook: delivered')]!;
     expect(delivered).toMatchObject({ event_type: 'payment.completed', mode: 'test', outcome: 'delivered' });

@@ -26,7 +26,9 @@ afterAll(async () => {
 async function openSession(amount: string, token: 'USDT' | 'USDC') {
   const created = await m.client.post('/api/v1/checkout/sessions/create', { amount, currency: 'USD', order_id: `out-${n++}` });
   const sel = await fetch(`${h.base}/checkout/sessions/${created.json.id}/select`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ network: 'ethereum', token }),
   });
   return { id: created.json.id as string, address: ((await sel.json()) as { deposit_address: string }).deposit_address };
 }
@@ -48,7 +50,13 @@ describe('payment outcomes through the whole service', () => {
     const failed = await h.until(async () => receiver.received.find((r) => r.eventType === 'payment.failed' && r.body.includes(s.id)));
     expect(failed.problems).toEqual([]);
     expect(JSON.parse(failed.body).data.object).toEqual({
-      amount: '4.00', status: 'failed', currency: 'USDC', exchange_rate: '1', order_id: expect.any(String), session_id: s.id, source: 'api',
+      amount: '4.00',
+      status: 'failed',
+      currency: 'USDC',
+      exchange_rate: '1',
+      order_id: expect.any(String),
+      session_id: s.id,
+      source: 'api',
     });
     expect(await get(s.id)).toMatchObject({ payment_status: 'unpaid', status: 'open' });
     await send('USDT', s.address, 4_000_000n);

@@ -40,18 +40,30 @@ describe('refund of a subscription payment', () => {
     await fund(h.tokens.USDT, customer.address, 50_000_000n);
 
     const created = await m.client.post('/api/v1/subscriptions/create', {
-      items: [{ price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } }, quantity: 1 }],
+      items: [
+        {
+          price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } },
+          quantity: 1,
+        },
+      ],
       customer: 'cus_refund',
     });
     expect(created.status).toBe(200);
     const subId = created.json.id as string;
     const sel = await fetch(`${h.base}/subscribe/${subId}/select`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
     });
     const info = (await sel.json()) as { spender: string; allowance_base: string };
     expect(sel.status).toBe(200);
     const usdt = new Contract(h.tokens.USDT.address, ['function approve(address spender, uint256 value)'], customer);
-    await (await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(info.spender, BigInt(info.allowance_base))).wait();
+    await (
+      await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(
+        info.spender,
+        BigInt(info.allowance_base),
+      )
+    ).wait();
     const invoice = await h.until(async () => {
       const s = (await m.client.get(`/api/v1/subscriptions/${subId}?expand=latest_invoice`)).json;
       return s.status === 'active' ? (await m.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json : undefined;
@@ -59,7 +71,13 @@ describe('refund of a subscription payment', () => {
     const paymentId = invoice.payment_id as string;
     expect(paymentId).toMatch(/^pay_/);
 
-    const refund = await m.client.post('/api/v1/refunds/create', { payment_id: paymentId, refund_id: 'sub-rf-1', amount: 500, currency: 'USDT', reason: 'requested_by_customer' });
+    const refund = await m.client.post('/api/v1/refunds/create', {
+      payment_id: paymentId,
+      refund_id: 'sub-rf-1',
+      amount: 500,
+      currency: 'USDT',
+      reason: 'requested_by_customer',
+    });
     expect(refund.status).toBe(201);
     const refs = { payment_id: paymentId, invoice_id: invoice.id, subscription_id: subId, refund_id: 'sub-rf-1', amount: 500 };
     expect(refund.json).toMatchObject({ ...refs, status: 'pending' });
@@ -101,13 +119,23 @@ describe('refund of a subscription payment', () => {
   it('keeps the payment-session flow as it was: session_id, and refund_id is the merchant refund_id', async () => {
     await h.node.rpc('anvil_setBalance', [m.hotWallet, '0xde0b6b3a7640000']);
     const paid = await h.paidSession(m, { amount: '4.00' });
-    const refund = await m.client.post('/api/v1/refunds/create', { session_id: paid.id, refund_id: 'cs-rf-1', amount: 100, currency: 'USDT' });
+    const refund = await m.client.post('/api/v1/refunds/create', {
+      session_id: paid.id,
+      refund_id: 'cs-rf-1',
+      amount: 100,
+      currency: 'USDT',
+    });
     expect(refund.status).toBe(201);
     expect(refund.json).toMatchObject({ session_id: paid.id, refund_id: 'cs-rf-1' });
     expect(refund.json).not.toHaveProperty('payment_id');
     expect(refund.json).not.toHaveProperty('invoice_id');
-    await receiver.waitFor(() => receiver.received.some((r) => r.eventType === 'refund.succeeded' && JSON.parse(r.body).data.object.refund_id === 'cs-rf-1'), 60_000);
-    const event = receiver.received.find((r) => r.eventType === 'refund.succeeded' && JSON.parse(r.body).data.object.refund_id === 'cs-rf-1')!;
+    await receiver.waitFor(
+      () => receiver.received.some((r) => r.eventType === 'refund.succeeded' && JSON.parse(r.body).data.object.refund_id === 'cs-rf-1'),
+      60_000,
+    );
+    const event = receiver.received.find(
+      (r) => r.eventType === 'refund.succeeded' && JSON.parse(r.body).data.object.refund_id === 'cs-rf-1',
+    )!;
     const object = JSON.parse(event.body).data.object;
     expect(object).toMatchObject({ session_id: paid.id, refund_id: 'cs-rf-1', refund_amount: 100 });
     expect(object).not.toHaveProperty('external_refund_id');

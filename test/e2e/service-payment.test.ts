@@ -55,7 +55,12 @@ describe('the service, end to end on a local chain', () => {
     expect(paid).toMatchObject({ id: session.id, status: 'paid', amount_total: '12.34' });
     const events = await h.t.db.selectFrom('outbox_events').select(['type', 'payload']).where('aggregate_id', '=', session.id).execute();
     expect(events.map((e) => e.type)).toEqual(['payment.completed']);
-    expect((events[0]!.payload as any).data.object).toMatchObject({ status: 'completed', currency: 'USDT', session_id: session.id, order_id: 'e2e-1' });
+    expect((events[0]!.payload as any).data.object).toMatchObject({
+      status: 'completed',
+      currency: 'USDT',
+      session_id: session.id,
+      order_id: 'e2e-1',
+    });
 
     // The merchant hears about it: signed, with the outbox's event id and body.
     const delivered = await h.until(async () => receiver.received.find((r) => r.eventType === 'payment.completed'));

@@ -34,7 +34,15 @@ function background(settle: () => Promise<void>): () => Promise<void> {
   };
 }
 
-const plan = { items: [{ price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } }, quantity: 1 }], iterations: 3 };
+const plan = {
+  items: [
+    {
+      price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } },
+      quantity: 1,
+    },
+  ],
+  iterations: 3,
+};
 
 describe('authorization page with TronLink', () => {
   let f: TronSubsFixture;
@@ -92,9 +100,12 @@ describe('authorization page with TronLink', () => {
       expect(res?.status()).toBe(200);
       expect(await page.locator('#choice').inputValue()).toBe('tron:USDT');
       await page.click('#authorize');
-      await page.locator('#app[data-authorized="true"]').waitFor({ timeout: 60_000 }).catch(async (e) => {
-        throw new Error(`${e}; page says: ${await page.locator('#msg').innerText()}; calls: ${calls.join(',')}`);
-      });
+      await page
+        .locator('#app[data-authorized="true"]')
+        .waitFor({ timeout: 60_000 })
+        .catch(async (e) => {
+          throw new Error(`${e}; page says: ${await page.locator('#msg').innerText()}; calls: ${calls.join(',')}`);
+        });
     } finally {
       await stop();
       await page.close();
@@ -134,9 +145,18 @@ describe('authorization page with a Solana Wallet Standard wallet', () => {
     });
     await page.addInitScript((addr: string) => {
       const g = globalThis as any;
-      const account = { address: addr, publicKey: new Uint8Array(32), chains: ['solana:devnet'], features: ['solana:signAndSendTransaction'] };
+      const account = {
+        address: addr,
+        publicKey: new Uint8Array(32),
+        chains: ['solana:devnet'],
+        features: ['solana:signAndSendTransaction'],
+      };
       const wallet = {
-        version: '1.0.0', name: 'Test Wallet', icon: 'data:image/svg+xml;base64,PHN2Zy8+', chains: ['solana:devnet'], accounts: [account],
+        version: '1.0.0',
+        name: 'Test Wallet',
+        icon: 'data:image/svg+xml;base64,PHN2Zy8+',
+        chains: ['solana:devnet'],
+        accounts: [account],
         features: {
           'standard:connect': { version: '1.0.0', connect: async () => ({ accounts: [account] }) },
           'solana:signAndSendTransaction': {

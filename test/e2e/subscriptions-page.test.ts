@@ -48,11 +48,22 @@ describe('authorization page', () => {
     await h.node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
     await fund(h.tokens.USDT, customer.address, 50_000_000n);
     // An allowance already set: Tether refuses a change from non-zero to non-zero, so the page must reset it first.
-    const usdt = new Contract(h.tokens.USDT.address, ['function approve(address spender, uint256 value)', 'function allowance(address,address) view returns (uint256)'], customer);
-    await (await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(charger.address, 7n)).wait();
+    const usdt = new Contract(
+      h.tokens.USDT.address,
+      ['function approve(address spender, uint256 value)', 'function allowance(address,address) view returns (uint256)'],
+      customer,
+    );
+    await (
+      await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(charger.address, 7n)
+    ).wait();
 
     const created = await m.client.post('/api/v1/subscriptions/create', {
-      items: [{ price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } }, quantity: 1 }],
+      items: [
+        {
+          price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } },
+          quantity: 1,
+        },
+      ],
       customer: 'cus_page',
       iterations: 3,
     });
@@ -81,14 +92,27 @@ describe('authorization page', () => {
 
     // Every event written in life-cycle order (outbox seq) and delivered signed (arrival order: the whole-life test).
     const outbox = await h.t.db.selectFrom('outbox_events').select(['id', 'type']).where('aggregate_id', '=', id).orderBy('seq').execute();
-    expect(outbox.map((e) => e.type)).toEqual(['subscription.created', 'subscription.updated', 'invoice.created', 'invoice.paid', 'subscription.active']);
+    expect(outbox.map((e) => e.type)).toEqual([
+      'subscription.created',
+      'subscription.updated',
+      'invoice.created',
+      'invoice.paid',
+      'subscription.active',
+    ]);
     const mine = () => receiver.received.filter((r) => (JSON.parse(r.body) as any).data.object.subscription_id === id);
     await receiver.waitFor(() => mine().length >= 5, 30_000);
     const got = mine();
     expect(got.every((r) => r.problems.length === 0 && r.matchedSecret === 0)).toBe(true);
     expect(new Set(got.map((r) => r.eventId))).toEqual(new Set(outbox.map((e) => e.id)));
     const paid = got.find((r) => r.eventType === 'invoice.paid')!;
-    expect(JSON.parse(paid.body).data.object).toMatchObject({ subscription_id: id, customer_id: 'cus_page', status: 'paid', payment_status: 'paid', amount_paid: 1500, amount_remaining: 0 });
+    expect(JSON.parse(paid.body).data.object).toMatchObject({
+      subscription_id: id,
+      customer_id: 'cus_page',
+      status: 'paid',
+      payment_status: 'paid',
+      amount_paid: 1500,
+      amount_remaining: 0,
+    });
   }, 90_000);
 });
 
@@ -103,10 +127,19 @@ describe('a subscription from authorization to cancellation for non-payment', ()
     const customer = walletAt(71, h.node.provider);
     await h.node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
     await fund(h.tokens.USDT, customer.address, 45_000_000n); // four periods and a half
-    const usdt = new Contract(h.tokens.USDT.address, ['function transfer(address to, uint256 value)', 'function balanceOf(address) view returns (uint256)'], customer);
+    const usdt = new Contract(
+      h.tokens.USDT.address,
+      ['function transfer(address to, uint256 value)', 'function balanceOf(address) view returns (uint256)'],
+      customer,
+    );
 
     const created = await m.client.post('/api/v1/subscriptions/create', {
-      items: [{ price_data: { price_id: 'p', currency: 'USD', product: 'Monthly', unit_amount: 1000, recurring: { interval: 'month' } }, quantity: 1 }],
+      items: [
+        {
+          price_data: { price_id: 'p', currency: 'USD', product: 'Monthly', unit_amount: 1000, recurring: { interval: 'month' } },
+          quantity: 1,
+        },
+      ],
       customer: 'cus_whole_life',
     });
     expect(created.status).toBe(200);
@@ -135,7 +168,12 @@ describe('a subscription from authorization to cancellation for non-payment', ()
     expect(await (usdt.getFunction('balanceOf') as (a: string) => Promise<bigint>)(customer.address)).toBe(5_000_000n);
 
     // The customer empties the wallet; the next renewal fails before any gas is spent.
-    await (await (usdt.getFunction('transfer') as (a: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(walletAt(72, h.node.provider).address, 5_000_000n)).wait();
+    await (
+      await (usdt.getFunction('transfer') as (a: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(
+        walletAt(72, h.node.provider).address,
+        5_000_000n,
+      )
+    ).wait();
     const chargerNonce = await h.node.provider.getTransactionCount(charger.address);
     const last = await get();
     clock.set(new Date(last.current_period_end * 1000 + 1000));
@@ -143,10 +181,15 @@ describe('a subscription from authorization to cancellation for non-payment', ()
     const invoiceId = pastDue.latest_invoice as string;
     const invoice = async () => (await m.client.get(`/api/v1/invoices/${invoiceId}`)).json;
     expect(await invoice()).toMatchObject({ status: 'open', payment_status: 'failed', attempt_count: 1 });
-    const firstFailure = (await h.t.db.selectFrom('invoices').select('first_failed_at').where('id', '=', invoiceId).executeTakeFirstOrThrow()).first_failed_at!;
+    const firstFailure = (
+      await h.t.db.selectFrom('invoices').select('first_failed_at').where('id', '=', invoiceId).executeTakeFirstOrThrow()
+    ).first_failed_at!;
 
     // Retries on day 1 and 3 fail (still past_due); the one on day 5 fails too: canceled, invoice uncollectible.
-    for (const [day, attempts] of [[1, 2], [3, 3]] as const) {
+    for (const [day, attempts] of [
+      [1, 2],
+      [3, 3],
+    ] as const) {
       clock.set(new Date(firstFailure.getTime() + day * DAY_MS + 1000));
       await h.until(async () => ((await invoice()).attempt_count === attempts ? true : undefined));
       expect((await get()).status).toBe('past_due');
@@ -164,17 +207,26 @@ describe('a subscription from authorization to cancellation for non-payment', ()
     const outbox = await h.t.db.selectFrom('outbox_events').select(['id', 'type']).where('aggregate_id', '=', id).orderBy('seq').execute();
     const paidPeriod = ['invoice.created', 'invoice.paid', 'subscription.active'];
     expect(outbox.map((e) => e.type)).toEqual([
-      'subscription.created', 'subscription.updated',
-      ...paidPeriod, ...paidPeriod, ...paidPeriod, ...paidPeriod,
-      'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
-      'invoice.payment_failed', 'invoice.payment_failed',
-      'invoice.payment_failed', 'subscription.canceled',
+      'subscription.created',
+      'subscription.updated',
+      ...paidPeriod,
+      ...paidPeriod,
+      ...paidPeriod,
+      ...paidPeriod,
+      'invoice.created',
+      'invoice.payment_failed',
+      'subscription.past_due',
+      'invoice.payment_failed',
+      'invoice.payment_failed',
+      'invoice.payment_failed',
+      'subscription.canceled',
     ]);
     // Delivered: every event once, signed, and in the order written (one ordered stream per subscription).
-    const mine = () => receiver.received.filter((r) => {
-      const o = (JSON.parse(r.body) as { data: { object: { id: string; subscription_id?: string } } }).data.object;
-      return o.id === id || o.subscription_id === id;
-    });
+    const mine = () =>
+      receiver.received.filter((r) => {
+        const o = (JSON.parse(r.body) as { data: { object: { id: string; subscription_id?: string } } }).data.object;
+        return o.id === id || o.subscription_id === id;
+      });
     await receiver.waitFor(() => new Set(mine().map((r) => r.eventId)).size >= outbox.length, 30_000);
     const got = mine();
     expect(got.every((r) => r.problems.length === 0 && r.matchedSecret === receiver.secrets.indexOf(m.webhookSecret))).toBe(true);

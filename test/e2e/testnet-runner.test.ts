@@ -54,7 +54,11 @@ beforeAll(async () => {
   dev = spawn('npm', ['run', 'dev'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   dev.stdout!.on('data', (d) => (devOut += String(d)));
   dev.stderr!.on('data', (d) => (devOut += String(d)));
-  await until(async () => (devOut.includes('Press Ctrl-C') ? true : dev!.exitCode !== null ? Promise.reject(new Error(devOut)) : undefined), 120_000, 'npm run dev to start');
+  await until(
+    async () => (devOut.includes('Press Ctrl-C') ? true : dev!.exitCode !== null ? Promise.reject(new Error(devOut)) : undefined),
+    120_000,
+    'npm run dev to start',
+  );
   state = JSON.parse(readFileSync(stateFile, 'utf8')) as LocalState;
 }, 150_000);
 
@@ -88,17 +92,32 @@ describe('npm run testnet -- --local', () => {
       expect(r.result).toBe('pass');
       expect(r.failure).toBeNull();
       expect(r.steps.map((s) => [s.step, s.status])).toEqual([
-        ['preflight', 'passed'], ['merchant', 'passed'], ['session', 'passed'], ['pay', 'passed'], ['paid', 'passed'],
-        ['fund hot wallet', 'passed'], ['refund', 'passed'], ['subscription', 'passed'], ['sweep', 'skipped'], ['reconcile', 'skipped'],
+        ['preflight', 'passed'],
+        ['merchant', 'passed'],
+        ['session', 'passed'],
+        ['pay', 'passed'],
+        ['paid', 'passed'],
+        ['fund hot wallet', 'passed'],
+        ['refund', 'passed'],
+        ['subscription', 'passed'],
+        ['sweep', 'skipped'],
+        ['reconcile', 'skipped'],
       ]);
-      expect(r.steps.filter((s) => s.status === 'skipped').map((s) => s.detail)).toEqual(['not available in this version', 'not available in this version']);
+      expect(r.steps.filter((s) => s.status === 'skipped').map((s) => s.detail)).toEqual([
+        'not available in this version',
+        'not available in this version',
+      ]);
       const step = (name: string) => r.steps.find((s) => s.step === name)!;
       expect(step('paid').data['webhook_payment.completed']).toMatch(/^evt_/);
       expect(step('refund').data['webhook_refund.succeeded']).toMatch(/^evt_/);
       expect(step('subscription').data['webhook_invoice.paid']).toMatch(/^evt_/);
       expect(step('pay').txs.map((t) => t.what)).toEqual(['payment']);
       expect(step('refund').txs.map((t) => t.what)).toEqual(['refund']);
-      expect(step('subscription').txs.map((t) => t.what).at(-1)).toBe('first charge');
+      expect(
+        step('subscription')
+          .txs.map((t) => t.what)
+          .at(-1),
+      ).toBe('first charge');
     }
 
     // The EVM report's hashes are the chain's: the payment, the refund and the first charge mined and successful.
@@ -117,7 +136,9 @@ describe('npm run testnet -- --local', () => {
     expect(b.steps.find((s) => s.step === 'refund')!.data.received_base).toBe('500000000000000000'); // 0.50 at 18 decimals
     // Solana links open the local validator in the explorer.
     const s = report(solReport);
-    expect(s.steps.find((x) => x.step === 'refund')!.txs[0]!.explorer).toContain(`cluster=custom&customUrl=${encodeURIComponent(state.solana!.rpcUrl)}`);
+    expect(s.steps.find((x) => x.step === 'refund')!.txs[0]!.explorer).toContain(
+      `cluster=custom&customUrl=${encodeURIComponent(state.solana!.rpcUrl)}`,
+    );
     expect(s.steps.find((x) => x.step === 'refund')!.data.received_base).toBe('500000');
     // The demo's operator settings are readable by their owner only; nothing secret reaches the output.
     expect(statSync(stateFile).mode & 0o077).toBe(0);
@@ -137,24 +158,57 @@ describe('npm run testnet -- --local', () => {
     const local = { ...sepolia, SEPOLIA_CHAIN_ID: '31337', SEPOLIA_USDC: eth.tokens.USDC!.address };
     const closedPort = await freePort();
     const cases: Array<{ args: string[]; env: Record<string, string>; line: RegExp }> = [
-      { args: ['--network', 'sepolia'], env: sepolia, line: /^FAIL sepolia at preflight: RPC http:\/\/127\.0\.0\.1:\d+ is chain 31337 \(eth_chainId\), not Ethereum Sepolia \(11155111\); set SEPOLIA_RPC_URL; report / },
-      { args: ['--network', 'sepolia'], env: { ...sepolia, SEPOLIA_RPC_URL: `http://127.0.0.1:${closedPort}` }, line: /^FAIL sepolia at preflight: RPC http:\/\/127\.0\.0\.1:\d+ unreachable: / },
-      { args: ['--network', 'sepolia'], env: { ...local, SEPOLIA_USDC: '0x000000000000000000000000000000000000dEaD' }, line: /^FAIL sepolia at preflight: no USDC contract at 0x000000000000000000000000000000000000dEaD on Ethereum Sepolia; set SEPOLIA_USDC; / },
-      { args: ['--network', 'sepolia'], env: { ...local, SEPOLIA_USDC_DECIMALS: '18' }, line: /^FAIL sepolia at preflight: USDC at 0x[0-9a-fA-F]{40} has 6 decimals, configured 18; set SEPOLIA_USDC_DECIMALS; / },
       {
-        args: ['--network', 'sepolia'], env: { ...local, SEPOLIA_PAYER_KEY: `0x${'11'.repeat(32)}` },
+        args: ['--network', 'sepolia'],
+        env: sepolia,
+        line: /^FAIL sepolia at preflight: RPC http:\/\/127\.0\.0\.1:\d+ is chain 31337 \(eth_chainId\), not Ethereum Sepolia \(11155111\); set SEPOLIA_RPC_URL; report /,
+      },
+      {
+        args: ['--network', 'sepolia'],
+        env: { ...sepolia, SEPOLIA_RPC_URL: `http://127.0.0.1:${closedPort}` },
+        line: /^FAIL sepolia at preflight: RPC http:\/\/127\.0\.0\.1:\d+ unreachable: /,
+      },
+      {
+        args: ['--network', 'sepolia'],
+        env: { ...local, SEPOLIA_USDC: '0x000000000000000000000000000000000000dEaD' },
+        line: /^FAIL sepolia at preflight: no USDC contract at 0x000000000000000000000000000000000000dEaD on Ethereum Sepolia; set SEPOLIA_USDC; /,
+      },
+      {
+        args: ['--network', 'sepolia'],
+        env: { ...local, SEPOLIA_USDC_DECIMALS: '18' },
+        line: /^FAIL sepolia at preflight: USDC at 0x[0-9a-fA-F]{40} has 6 decimals, configured 18; set SEPOLIA_USDC_DECIMALS; /,
+      },
+      {
+        args: ['--network', 'sepolia'],
+        env: { ...local, SEPOLIA_PAYER_KEY: `0x${'11'.repeat(32)}` },
         line: /^FAIL sepolia at preflight: payer 0x[0-9a-fA-F]{40} holds 0\.0 ETH, needs 0\.03 ETH: get some at https:\/\/cloud\.google\.com\/application\/web3\/faucet\/ethereum\/sepolia; /,
       },
-      { args: ['--network', 'sepolia', '--local'], env: { TESTNET_AMOUNT: '5000000.00' }, line: /^FAIL sepolia \(local\) at preflight: payer 0x[0-9a-fA-F]{40} holds [\d.]+ USDC, needs 7500001\.0 USDC: get some at funded by npm run dev; / },
-      { args: ['--network', 'sepolia'], env: { ...local, SERVICE_URL: `http://127.0.0.1:${closedPort}` }, line: /^FAIL sepolia at preflight: service http:\/\/127\.0\.0\.1:\d+ unreachable \(fetch failed\); start it \(npm start\) or set SERVICE_URL; / },
-      { args: ['--network', 'sepolia'], env: { SEPOLIA_PAYER_KEY: payer.privateKey, DATABASE_URL: '', MASTER_KEY: '' }, line: /^FAIL sepolia: DATABASE_URL is not set: run from the service's checkout/ },
+      {
+        args: ['--network', 'sepolia', '--local'],
+        env: { TESTNET_AMOUNT: '5000000.00' },
+        line: /^FAIL sepolia \(local\) at preflight: payer 0x[0-9a-fA-F]{40} holds [\d.]+ USDC, needs 7500001\.0 USDC: get some at funded by npm run dev; /,
+      },
+      {
+        args: ['--network', 'sepolia'],
+        env: { ...local, SERVICE_URL: `http://127.0.0.1:${closedPort}` },
+        line: /^FAIL sepolia at preflight: service http:\/\/127\.0\.0\.1:\d+ unreachable \(fetch failed\); start it \(npm start\) or set SERVICE_URL; /,
+      },
+      {
+        args: ['--network', 'sepolia'],
+        env: { SEPOLIA_PAYER_KEY: payer.privateKey, DATABASE_URL: '', MASTER_KEY: '' },
+        line: /^FAIL sepolia: DATABASE_URL is not set: run from the service's checkout/,
+      },
       { args: ['--network', 'nile', '--local'], env: {}, line: /^FAIL nile \(local\): TRON is not part of the local demo \(npm run dev\)/ },
     ];
     // In-process (the same main() as `npm run testnet`), one after the other: the machine stays free for the demo.
     const runs: Run[] = [];
     for (const c of cases) {
       let out = '';
-      const code = await main([...c.args, '--report', join(dir, `pf-${randomBytes(4).toString('hex')}.json`)], { DEVNET_STATE_FILE: stateFile, ...c.env }, (l) => (out += `${l}\n`));
+      const code = await main(
+        [...c.args, '--report', join(dir, `pf-${randomBytes(4).toString('hex')}.json`)],
+        { DEVNET_STATE_FILE: stateFile, ...c.env },
+        (l) => (out += `${l}\n`),
+      );
       runs.push({ code, out });
     }
     runs.forEach((r, n) => {

@@ -3,7 +3,15 @@ import { parseUnits } from 'ethers';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import {
-  createBoundSession, createMerchant, deployTokens, eventsFor, fund, makeAdapter, payFrom, sessionRow, walletAt,
+  createBoundSession,
+  createMerchant,
+  deployTokens,
+  eventsFor,
+  fund,
+  makeAdapter,
+  payFrom,
+  sessionRow,
+  walletAt,
   type DeployedToken,
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
@@ -32,10 +40,10 @@ async function drain() {
 
 beforeAll(async () => {
   [tdb, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 1 })]);
-  [usdt, usdc] = await deployTokens(node, [
+  [usdt, usdc] = (await deployTokens(node, [
     { symbol: 'USDT', shape: 'tether', decimals: 6 },
     { symbol: 'USDC', shape: 'fiat', decimals: 6 },
-  ]) as [DeployedToken, DeployedToken];
+  ])) as [DeployedToken, DeployedToken];
   const payer = walletAt(1, node.provider);
   await fund(usdt, payer.address, u6('1000000'));
   await fund(usdc, payer.address, u6('1000000'));
@@ -53,7 +61,9 @@ afterAll(async () => {
 
 describe('EVM deposits on Anvil (ethereum, 3 confirmations)', () => {
   it('a Tether fee emits a second Transfer to the owner: only the net amount reaches the address and counts', async () => {
-    await (usdt.contract.getFunction('setParams') as (a: bigint, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(10n, u6('1')).then((t) => t.wait());
+    await (usdt.contract.getFunction('setParams') as (a: bigint, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(10n, u6('1')).then(
+      (t) => t.wait(),
+    );
     try {
       const s = await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 10000n, token: 'USDT' });
       await payFrom(walletAt(1, node.provider), usdt, s.address, u6('100'));
@@ -63,12 +73,17 @@ describe('EVM deposits on Anvil (ethereum, 3 confirmations)', () => {
       expect(row.received_base).toBe(u6('99.9'));
       expect(row.status).toBe('open');
     } finally {
-      await (usdt.contract.getFunction('setParams') as (a: bigint, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(0n, 0n).then((t) => t.wait());
+      await (usdt.contract.getFunction('setParams') as (a: bigint, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(0n, 0n).then((t) =>
+        t.wait(),
+      );
     }
   });
 
   it('underpaid then expired: payment.expired with the amount received; expiry waits for provisional deposits', async () => {
-    const expiry: ExpiryDeps = { tokenDecimals: new ChainRegistry([adapter]).tokenDecimals, mayStillBePaid: (trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at) };
+    const expiry: ExpiryDeps = {
+      tokenDecimals: new ChainRegistry([adapter]).tokenDecimals,
+      mayStillBePaid: (trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at),
+    };
     const s = await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 2000n, token: 'USDC', expiresInSec: 4 });
     await payFrom(walletAt(1, node.provider), usdc, s.address, u6('5'));
     await drain();
@@ -81,7 +96,10 @@ describe('EVM deposits on Anvil (ethereum, 3 confirmations)', () => {
     expect(await expireSession(tdb.db, s.id, expiry)).toBe('expired');
     const events = await eventsFor(tdb.db, s.id);
     expect(events.map((e) => e.type)).toEqual(['payment.expired']);
-    expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({ amount: '5.00', currency: 'USDC' });
+    expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({
+      amount: '5.00',
+      currency: 'USDC',
+    });
   });
 });
 

@@ -63,7 +63,8 @@ class MiniLedger {
     for (const t of r.transfers) {
       const key = `${t.txHash}:${t.logIndex}`;
       const prev = this.credits.get(key);
-      if (prev) expect(prev.t.amount).toBe(t.amount); // a repeat must be identical
+      if (prev)
+        expect(prev.t.amount).toBe(t.amount); // a repeat must be identical
       else this.credits.set(key, { t, final: false });
     }
     for (const c of this.credits.values()) if (c.t.block.height <= r.finalHeight) c.final = true;
@@ -96,7 +97,13 @@ function fundPayer(mint: string, amount: bigint): Keypair {
 
 /** A Solana Pay style transfer: the wallet creates the recipient ATA if missing and adds the reference as a
  * read-only key of the transfer instruction. */
-function payIxs(from: Keypair, mint: string, owner: string, amount: bigint, opts: { reference?: boolean; destination?: string } = {}): TransactionInstruction[] {
+function payIxs(
+  from: Keypair,
+  mint: string,
+  owner: string,
+  amount: bigint,
+  opts: { reference?: boolean; destination?: string } = {},
+): TransactionInstruction[] {
   const m = new PublicKey(mint);
   const dest = opts.destination ? new PublicKey(opts.destination) : getAssociatedTokenAddressSync(m, new PublicKey(owner), true);
   const ixs: TransactionInstruction[] = [];
@@ -158,7 +165,14 @@ describe('Solana deposits', () => {
     rpc.validator.advanceSlots(1); // confirmed
     const r = await pollInto(adapter, ledger, watch);
     const [t] = ledger.of(owner);
-    expect(t).toMatchObject({ txHash: sig, token: 'USDC', tokenContract: USDC, to: owner, from: alice.publicKey.toBase58(), amount: 12_345_678n });
+    expect(t).toMatchObject({
+      txHash: sig,
+      token: 'USDC',
+      tokenContract: USDC,
+      to: owner,
+      from: alice.publicKey.toBase58(),
+      amount: 12_345_678n,
+    });
     expect(typeof t!.amount).toBe('bigint');
     const landed = await conn.getTransaction(sig, { maxSupportedTransactionVersion: 0 });
     const keys = landed!.transaction.message.getAccountKeys().staticAccountKeys.map((k) => k.toBase58());

@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 describe('TRON deposits over the Ethereum-compatible JSON-RPC (Anvil), 3 blocks deep', () => {
-  it('the hosted page\'s network selection answers base58 addresses', async () => {
+  it("the hosted page's network selection answers base58 addresses", async () => {
     const app = Fastify();
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
@@ -53,10 +53,27 @@ describe('TRON deposits over the Ethereum-compatible JSON-RPC (Anvil), 3 blocks 
     registerCheckoutSelectRoute(app, { db: tdb.db, adapters: new ChainRegistry([adapter]), keys: signer });
     const row = await tdb.db
       .insertInto('payment_sessions')
-      .values({ id: 'cs_tronselect1', merchant_id: merchant.id, mode: 'test', order_id: 'tron-sel-1', amount_minor: 1999n, currency: 'USD', metadata: JSON.stringify({}), target_currency: 'USDT', target_amount_minor: 1999n, hd_account: merchant.account, expires_at: new Date(Date.now() + 600_000) })
+      .values({
+        id: 'cs_tronselect1',
+        merchant_id: merchant.id,
+        mode: 'test',
+        order_id: 'tron-sel-1',
+        amount_minor: 1999n,
+        currency: 'USD',
+        metadata: JSON.stringify({}),
+        target_currency: 'USDT',
+        target_amount_minor: 1999n,
+        hd_account: merchant.account,
+        expires_at: new Date(Date.now() + 600_000),
+      })
       .returning('address_index')
       .executeTakeFirstOrThrow();
-    const res = await app.inject({ method: 'POST', url: '/checkout/sessions/cs_tronselect1/select', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ network: 'tron', token: 'USDT' }) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/checkout/sessions/cs_tronselect1/select',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ network: 'tron', token: 'USDT' }),
+    });
     expect(res.statusCode).toBe(200);
     const canonical = await adapter.deriveDepositAddress(signer, merchant.account, row.address_index);
     expect(res.json()).toMatchObject({
@@ -72,7 +89,13 @@ describe('TRON deposits over the Ethereum-compatible JSON-RPC (Anvil), 3 blocks 
   });
 
   it('refuses to start on a wrong chain id', async () => {
-    const wrongChain = new TronChainAdapter({ mode: 'test', jsonRpcUrl: node.url, chainId: 0x2b6653dcn, tokens: adapter.tokens, confirmation: { kind: 'finalized' } });
+    const wrongChain = new TronChainAdapter({
+      mode: 'test',
+      jsonRpcUrl: node.url,
+      chainId: 0x2b6653dcn,
+      tokens: adapter.tokens,
+      confirmation: { kind: 'finalized' },
+    });
     await expect(wrongChain.verifyTokens()).rejects.toThrow(/chain id 0xcd8690dc, expected 0x2b6653dc/);
   });
 });

@@ -28,7 +28,14 @@ function expectAuthError(r: { status: number; json: any }, code: string, param?:
 }
 
 const sessionCount = async () =>
-  Number((await h.t.db.selectFrom('payment_sessions').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await h.t.db
+        .selectFrom('payment_sessions')
+        .select((eb) => eb.fn.countAll<bigint>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('request authentication', () => {
   it('accepts a correctly signed request, with or without a matching X-Merchant-Id', async () => {
@@ -89,7 +96,11 @@ describe('request authentication', () => {
   });
 
   it('refuses a wrong signature, a signature by another secret, and a signature over other bytes', async () => {
-    expectAuthError(await shop.post(CREATE, body(), { headers: { 'x-service-signature': 'ab'.repeat(32) } }), 'invalid_signature', 'X-Service-Signature');
+    expectAuthError(
+      await shop.post(CREATE, body(), { headers: { 'x-service-signature': 'ab'.repeat(32) } }),
+      'invalid_signature',
+      'X-Service-Signature',
+    );
     expectAuthError(await shop.post(CREATE, body(), { headers: { 'x-service-signature': 'not-hex' } }), 'invalid_signature');
     expectAuthError(await shop.post(CREATE, body(), { signWith: 'another-secret' }), 'invalid_signature');
     // Signed over a re-serialisation instead of the bytes sent.

@@ -31,18 +31,35 @@ afterAll(async () => h.close());
 function expectRefusal(r: TestResponse, status: number, code: string, param: string) {
   expect(r.status, r.text).toBe(status);
   expect(r.json).toEqual({
-    error: { type: 'invalid_request_error', code, message: expect.any(String), param, doc_url: expect.stringMatching(/^https:\/\/docs\.test\/errors#/) },
+    error: {
+      type: 'invalid_request_error',
+      code,
+      message: expect.any(String),
+      param,
+      doc_url: expect.stringMatching(/^https:\/\/docs\.test\/errors#/),
+    },
     request_id: expect.stringMatching(/^req_/),
     timestamp: expect.any(Number),
   });
 }
 
-const sessionCount = async () => Number((await h.t.db.selectFrom('payment_sessions').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow()).n);
+const sessionCount = async () =>
+  Number(
+    (
+      await h.t.db
+        .selectFrom('payment_sessions')
+        .select((eb) => eb.fn.countAll<bigint>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('deep nesting (item 1)', () => {
   it('refuses 2,600 nested arrays in description with 400 INVALID_JSON naming the limit', async () => {
     const before = await sessionCount();
-    const r = await shop.post(CREATE, `{"amount":"1","currency":"USD","order_id":"${order()}","description":${'['.repeat(2600)}${']'.repeat(2600)}}`);
+    const r = await shop.post(
+      CREATE,
+      `{"amount":"1","currency":"USD","order_id":"${order()}","description":${'['.repeat(2600)}${']'.repeat(2600)}}`,
+    );
     expectRefusal(r, 400, 'INVALID_JSON', '');
     expect(r.json.error.message).toContain('nested deeper than 32 levels');
     expect(await sessionCount()).toBe(before);
@@ -70,8 +87,16 @@ describe('deep nesting (item 1)', () => {
 
 describe('ill-formed strings and invalid UTF-8 (item 2)', () => {
   it.each([
-    ['a lone surrogate in metadata (jsonb)', '{"amount":"1","currency":"USD","order_id":"ORDER","metadata":{"k":"\\ud800"}}', 'metadata[k]'],
-    ['a lone surrogate in description (text)', '{"amount":"1","currency":"USD","order_id":"ORDER","description":"a\\udc00b"}', 'description'],
+    [
+      'a lone surrogate in metadata (jsonb)',
+      '{"amount":"1","currency":"USD","order_id":"ORDER","metadata":{"k":"\\ud800"}}',
+      'metadata[k]',
+    ],
+    [
+      'a lone surrogate in description (text)',
+      '{"amount":"1","currency":"USD","order_id":"ORDER","description":"a\\udc00b"}',
+      'description',
+    ],
     ['a lone surrogate in order_id', '{"amount":"1","currency":"USD","order_id":"ORDER\\ud83d"}', 'order_id'],
   ])('refuses %s with 400 parameter_invalid and stores nothing', async (_n, text, param) => {
     const orderId = order();
@@ -82,7 +107,11 @@ describe('ill-formed strings and invalid UTF-8 (item 2)', () => {
 
   it('refuses invalid UTF-8 bytes, naming the field that holds them, and stores nothing', async () => {
     const orderId = order();
-    const raw = Buffer.concat([Buffer.from(`{"amount":"1","currency":"USD","order_id":"${orderId}","description":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const raw = Buffer.concat([
+      Buffer.from(`{"amount":"1","currency":"USD","order_id":"${orderId}","description":"caf`),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ]);
     const r = await shop.post(CREATE, raw);
     expectRefusal(r, 400, 'parameter_invalid', 'description');
     expect(r.json.error.message).toContain('UTF-8');
@@ -102,8 +131,12 @@ function rawExchange(payload: string): Promise<{ text: string; endedCleanly: boo
     const chunks: Buffer[] = [];
     let error: string | undefined;
     socket.on('data', (c) => chunks.push(c));
-    socket.on('error', (e: NodeJS.ErrnoException) => { error = e.code ?? e.message; });
-    socket.on('close', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), endedCleanly: error === undefined, ...(error ? { error } : {}) }));
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      error = e.code ?? e.message;
+    });
+    socket.on('close', () =>
+      resolve({ text: Buffer.concat(chunks).toString('utf8'), endedCleanly: error === undefined, ...(error ? { error } : {}) }),
+    );
     socket.on('end', () => socket.end());
     socket.write(payload);
   });
@@ -129,7 +162,13 @@ describe('oversized headers and malformed requests (item 3)', () => {
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(r.text.split('\r\n\r\n')[1]!));
     expect(res.json).toEqual({
-      error: { type: 'invalid_request_error', code: 'request_header_too_large', message: expect.any(String), param: '', doc_url: 'https://docs.test/errors#request_header_too_large' },
+      error: {
+        type: 'invalid_request_error',
+        code: 'request_header_too_large',
+        message: expect.any(String),
+        param: '',
+        doc_url: 'https://docs.test/errors#request_header_too_large',
+      },
       request_id: expect.stringMatching(/^req_/),
       timestamp: expect.any(Number),
     });
@@ -152,7 +191,9 @@ describe('oversized headers and malformed requests (item 3)', () => {
         const req = httpRequest(`${h.baseUrl}${path}`, { agent }, (res) => {
           let body = '';
           res.setEncoding('utf8');
-          res.on('data', (c: string) => { body += c; });
+          res.on('data', (c: string) => {
+            body += c;
+          });
           res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
         });
         req.on('error', reject);
@@ -186,7 +227,12 @@ describe('__proto__ keys (item 6)', () => {
   });
 
   it('keeps constructor, prototype and toString as ordinary metadata keys', async () => {
-    const r = await shop.post(CREATE, { amount: '1', currency: 'USD', order_id: order(), metadata: { constructor: 'c', prototype: 'p', toString: 't' } });
+    const r = await shop.post(CREATE, {
+      amount: '1',
+      currency: 'USD',
+      order_id: order(),
+      metadata: { constructor: 'c', prototype: 'p', toString: 't' },
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.json.metadata).toMatchObject({ constructor: 'c', prototype: 'p', toString: 't' });
     const again = await shop.get(`/api/v1/checkout/sessions/${r.json.id}`);
@@ -194,7 +240,10 @@ describe('__proto__ keys (item 6)', () => {
   });
 
   it('refuses __proto__ in a refund body too', async () => {
-    const r = await shop.post('/api/v1/refunds/create', '{"session_id":"cs_x","refund_id":"r","amount":1,"currency":"USDT","metadata":{"__proto__":"x"}}');
+    const r = await shop.post(
+      '/api/v1/refunds/create',
+      '{"session_id":"cs_x","refund_id":"r","amount":1,"currency":"USDT","metadata":{"__proto__":"x"}}',
+    );
     expectRefusal(r, 400, 'parameter_invalid', 'metadata[__proto__]');
   });
 });
@@ -208,7 +257,14 @@ describe('page-style lists continue from a cursor (item 10)', () => {
     const first = await m.get('/api/v1/checkout/sessions?page_size=2');
     expect(first.status).toBe(200);
     expect(first.json.data.map((s: { id: string }) => s.id)).toEqual(newest.slice(0, 2));
-    expect(first.json.pagination).toMatchObject({ page: 1, page_size: 2, total: 5, total_pages: 3, has_more: true, next_cursor: expect.any(String) });
+    expect(first.json.pagination).toMatchObject({
+      page: 1,
+      page_size: 2,
+      total: 5,
+      total_pages: 3,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
     // A session created between two pages shifts page 2 by one; the cursor does not.
     const late = (await m.post(CREATE, { amount: '1', currency: 'USD', order_id: 'c-late' })).json.id;
     const second = await m.get(`/api/v1/checkout/sessions?page_size=2&cursor=${first.json.pagination.next_cursor}`);
@@ -247,7 +303,15 @@ describe('page-style lists continue from a cursor (item 10)', () => {
     const cursorOf = (id: string) => Buffer.from(JSON.stringify({ after: id })).toString('base64url');
     expect((await shop.get(`/api/v1/checkout/sessions?cursor=${cursorOf(mine)}`)).status).toBe(200);
     expectRefusal(await shop.get(`/api/v1/checkout/sessions?page=2&cursor=${cursorOf(mine)}`), 400, 'parameter_invalid', 'cursor');
-    for (const bad of ['!!', 'bm90IGpzb24', cursorOf('cs_short'), cursorOf(`cs_${'A'.repeat(24)}`), cursorOf(theirs), Buffer.from('{"after":1}').toString('base64url'), 'x'.repeat(201)]) {
+    for (const bad of [
+      '!!',
+      'bm90IGpzb24',
+      cursorOf('cs_short'),
+      cursorOf(`cs_${'A'.repeat(24)}`),
+      cursorOf(theirs),
+      Buffer.from('{"after":1}').toString('base64url'),
+      'x'.repeat(201),
+    ]) {
       expectRefusal(await shop.get(`/api/v1/checkout/sessions?cursor=${bad}`), 400, 'parameter_invalid', 'cursor');
       expectRefusal(await shop.get(`/api/v1/refunds?cursor=${bad}`), 400, 'parameter_invalid', 'cursor');
     }
@@ -258,7 +322,9 @@ describe('cancel bodies take no field (item 11)', () => {
   it('refuses any field in a session cancel with 400 parameter_unknown, and cancels with {} or no body', async () => {
     const a = (await shop.post(CREATE, { amount: '1', currency: 'USD', order_id: order() })).json.id;
     expectRefusal(await shop.post(`/api/v1/checkout/sessions/${a}/cancel`, { reason: 'x' }), 400, 'parameter_unknown', 'reason');
-    expect((await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', a).executeTakeFirstOrThrow()).status).toBe('open');
+    expect((await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', a).executeTakeFirstOrThrow()).status).toBe(
+      'open',
+    );
     expect((await shop.post(`/api/v1/checkout/sessions/${a}/cancel`, {})).status).toBe(200);
     const b = (await shop.post(CREATE, { amount: '1', currency: 'USD', order_id: order() })).json.id;
     const empty = await shop.post(`/api/v1/checkout/sessions/${b}/cancel`, '', { headers: { 'content-type': undefined } });
@@ -269,16 +335,25 @@ describe('cancel bodies take no field (item 11)', () => {
     const s = (await shop.post(CREATE, { amount: '5', currency: 'USD', order_id: order() })).json.id;
     await markSessionPaid(h.t.db, s, { receivedBase: 5_000_000n, from: `0x${'22'.repeat(20)}` });
     const refundId = `cancel-${order()}`;
-    expect((await shop.post('/api/v1/refunds/create', { session_id: s, refund_id: refundId, amount: 100, currency: 'USDT' })).status).toBe(201);
+    expect((await shop.post('/api/v1/refunds/create', { session_id: s, refund_id: refundId, amount: 100, currency: 'USDT' })).status).toBe(
+      201,
+    );
     expectRefusal(await shop.post(`/api/v1/refunds/${refundId}/cancel`, { force: true }), 400, 'parameter_unknown', 'force');
-    expect((await h.t.db.selectFrom('refunds').select('status').where('refund_id', '=', refundId).executeTakeFirstOrThrow()).status).toBe('pending');
+    expect((await h.t.db.selectFrom('refunds').select('status').where('refund_id', '=', refundId).executeTakeFirstOrThrow()).status).toBe(
+      'pending',
+    );
     const ok = await shop.post(`/api/v1/refunds/${refundId}/cancel`, {});
     expect(ok.status, ok.text).toBe(200);
     expect(ok.json.status).toBe('canceled');
   });
 
   it('still validates the subscription cancel fields', async () => {
-    expectRefusal(await shop.post('/api/v1/subscriptions/sub_000000000000000000000000/cancel', { bogus: 1 }), 400, 'parameter_unknown', 'bogus');
+    expectRefusal(
+      await shop.post('/api/v1/subscriptions/sub_000000000000000000000000/cancel', { bogus: 1 }),
+      400,
+      'parameter_unknown',
+      'bogus',
+    );
   });
 });
 
@@ -286,7 +361,12 @@ describe('error.param is always a string (item 15)', () => {
   it('is "" when no single parameter is at fault: bad JSON, unknown route, 413, unknown id', async () => {
     expectRefusal(await shop.post(CREATE, '{'), 400, 'INVALID_JSON', '');
     expectRefusal(await shop.get('/api/v1/nope'), 404, 'resource_not_found', '');
-    expectRefusal(await shop.post(CREATE, { amount: '1', currency: 'USD', order_id: 'x', description: 'x'.repeat(70_000) }), 413, 'request_too_large', '');
+    expectRefusal(
+      await shop.post(CREATE, { amount: '1', currency: 'USD', order_id: 'x', description: 'x'.repeat(70_000) }),
+      413,
+      'request_too_large',
+      '',
+    );
     expectRefusal(await shop.post(CREATE, '[]'), 400, 'INVALID_JSON', '');
     const unsigned = await fetch(`${h.baseUrl}${CREATE}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     const body = (await unsigned.json()) as { error: { param: unknown } };

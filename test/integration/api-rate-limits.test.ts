@@ -95,9 +95,18 @@ describe('per-key limit (1 per second)', () => {
 
   it('holds across two API processes on one Redis prefix', async () => {
     const second: FastifyInstance = await buildServer({
-      db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-      checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-      maxBodyBytes: 65_536, sessionLifetimeSeconds: 1800, logLevel: 'silent', trustProxy: true,
+      db: h.t.db,
+      redis: h.redis,
+      box: h.box,
+      rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
+      checkoutBaseUrl: CHECKOUT_BASE,
+      docsUrl: 'https://docs.test/errors',
+      redisPrefix: h.redisPrefix,
+      authWindowSeconds: 300,
+      maxBodyBytes: 65_536,
+      sessionLifetimeSeconds: 1800,
+      logLevel: 'silent',
+      trustProxy: true,
       rateLimits: { perKeyPerSecond: 1, perIpPerSecond: 0, authFailuresPerIpPerMinute: 0 },
     });
     try {
@@ -116,7 +125,8 @@ describe('per-key limit (1 per second)', () => {
   it('touches last_used_at only after a request is authenticated', async () => {
     const m = await h.merchant('D');
     const lastUsed = async () =>
-      (await h.t.db.selectFrom('api_keys').select('last_used_at').where('merchant_id', '=', m.merchantId).executeTakeFirstOrThrow()).last_used_at;
+      (await h.t.db.selectFrom('api_keys').select('last_used_at').where('merchant_id', '=', m.merchantId).executeTakeFirstOrThrow())
+        .last_used_at;
     const wrong = await m.test.get(LIST, { signWith: 'not-the-secret' });
     expect(wrong.status).toBe(401);
     expect(wrong.json.error.code).toBe('invalid_signature');
@@ -147,9 +157,17 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
   afterAll(async () => h.close());
 
   it('throttles a flood of unauthenticated requests from one IP before authentication; other IPs are served', async () => {
-    const [flood, ms] = await timed(() => Promise.all(
-      Array.from({ length: 30 }, (_, i) => fetch(`${h.baseUrl}${i % 2 ? CREATE : LIST}`, { method: i % 2 ? 'POST' : 'GET', headers: { 'x-forwarded-for': '198.51.100.7' }, body: i % 2 ? '{}' : undefined })),
-    ));
+    const [flood, ms] = await timed(() =>
+      Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          fetch(`${h.baseUrl}${i % 2 ? CREATE : LIST}`, {
+            method: i % 2 ? 'POST' : 'GET',
+            headers: { 'x-forwarded-for': '198.51.100.7' },
+            body: i % 2 ? '{}' : undefined,
+          }),
+        ),
+      ),
+    );
     const statuses = flood.map((r) => r.status);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(Math.min(29, mostAdmitted(5, ms)));
@@ -160,9 +178,9 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
   });
 
   it('throttles the public page routes per IP', async () => {
-    const [answers, ms] = await timed(() => Promise.all(
-      Array.from({ length: 20 }, () => shop.get(`/pay/${sessionId}/status`, from('198.51.100.20'))),
-    ));
+    const [answers, ms] = await timed(() =>
+      Promise.all(Array.from({ length: 20 }, () => shop.get(`/pay/${sessionId}/status`, from('198.51.100.20')))),
+    );
     expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(19, mostAdmitted(5, ms)));
     expect429(answers.find((r) => r.status === 429)!, /Too many requests from this address\./);
     const page = await fetch(`${h.baseUrl}/pay/${sessionId}`, { headers: { 'x-forwarded-for': '198.51.100.20' } });
@@ -171,9 +189,11 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
   });
 
   it('counts an IPv6 /64 as one client', async () => {
-    const [answers, ms] = await timed(() => Promise.all(
-      Array.from({ length: 12 }, (_, i) => shop.get(`/pay/${sessionId}/status`, from(`2001:db8:7:1::${(i + 1).toString(16)}`))),
-    ));
+    const [answers, ms] = await timed(() =>
+      Promise.all(
+        Array.from({ length: 12 }, (_, i) => shop.get(`/pay/${sessionId}/status`, from(`2001:db8:7:1::${(i + 1).toString(16)}`))),
+      ),
+    );
     expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(Math.min(11, mostAdmitted(5, ms)));
     expect((await shop.get(`/pay/${sessionId}/status`, from('2001:db8:7:2::1'))).status).toBe(200);
   });

@@ -21,15 +21,33 @@ afterAll(async () => h?.close());
 describe('conversion at a locked rate', () => {
   it('rounds the target up to the cent and keeps the rate of creation for the session life', async () => {
     rate = parseRate('1.0857');
-    const created = await shop.post('/api/v1/checkout/sessions/create', { amount: '10.01', currency: 'EUR', order_id: `eur-${randomBytes(4).toString('hex')}` });
+    const created = await shop.post('/api/v1/checkout/sessions/create', {
+      amount: '10.01',
+      currency: 'EUR',
+      order_id: `eur-${randomBytes(4).toString('hex')}`,
+    });
     expect(created.status).toBe(200);
     // 10.01 × 1.0857 = 10.867857: up to 10.87, never down to 10.86.
-    expect(created.json).toMatchObject({ amount_total: '10.01', currency: 'eur', exchange_rate: '1.0857', target_currency: 'USDT', target_amount_total: '10.87' });
+    expect(created.json).toMatchObject({
+      amount_total: '10.01',
+      currency: 'eur',
+      exchange_rate: '1.0857',
+      target_currency: 'USDT',
+      target_amount_total: '10.87',
+    });
 
     rate = parseRate('2');
     const later = await shop.get(`/api/v1/checkout/sessions/${created.json.id}`);
-    expect(later.json).toMatchObject({ exchange_rate: '1.0857', target_amount_total: '10.87', rate_locked_at: created.json.rate_locked_at });
-    const fresh = await shop.post('/api/v1/checkout/sessions/create', { amount: '10.01', currency: 'EUR', order_id: `eur-${randomBytes(4).toString('hex')}` });
+    expect(later.json).toMatchObject({
+      exchange_rate: '1.0857',
+      target_amount_total: '10.87',
+      rate_locked_at: created.json.rate_locked_at,
+    });
+    const fresh = await shop.post('/api/v1/checkout/sessions/create', {
+      amount: '10.01',
+      currency: 'EUR',
+      order_id: `eur-${randomBytes(4).toString('hex')}`,
+    });
     expect(fresh.json).toMatchObject({ exchange_rate: '2', target_amount_total: '20.02' });
   });
 });

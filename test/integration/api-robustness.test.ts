@@ -24,23 +24,47 @@ afterAll(async () => h.close());
 // A seeded generator keeps a failure reproducible.
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function randomValue(r: () => number, depth = 0): unknown {
   const pick = Math.floor(r() * (depth > 2 ? 6 : 8));
   switch (pick) {
-    case 0: return null;
-    case 1: return r() < 0.5;
-    case 2: return Math.floor(r() * 2e9) - 1e9;
-    case 3: return r() * 1e30;
-    case 4: return ['', '1', '1.00', '-5', '1e400', '０', '\u0000', 'x'.repeat(300), 'USD', 'usdt'][Math.floor(r() * 10)];
-    case 5: return String.fromCharCode(...Array.from({ length: 8 }, () => Math.floor(r() * 0xffff)));
-    case 6: return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return Math.floor(r() * 2e9) - 1e9;
+    case 3:
+      return r() * 1e30;
+    case 4:
+      return ['', '1', '1.00', '-5', '1e400', '０', '\u0000', 'x'.repeat(300), 'USD', 'usdt'][Math.floor(r() * 10)];
+    case 5:
+      return String.fromCharCode(...Array.from({ length: 8 }, () => Math.floor(r() * 0xffff)));
+    case 6:
+      return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
     default: {
-      const keys = ['amount', 'currency', 'order_id', 'line_items', 'price_data', 'unit_amount', 'product_data', 'name',
-        'quantity', 'metadata', 'tax_amount', 'success_url', '__proto__', 'constructor', 'network'];
-      return Object.fromEntries(Array.from({ length: Math.floor(r() * 5) }, () => [keys[Math.floor(r() * keys.length)]!, randomValue(r, depth + 1)]));
+      const keys = [
+        'amount',
+        'currency',
+        'order_id',
+        'line_items',
+        'price_data',
+        'unit_amount',
+        'product_data',
+        'name',
+        'quantity',
+        'metadata',
+        'tax_amount',
+        'success_url',
+        '__proto__',
+        'constructor',
+        'network',
+      ];
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(r() * 5) }, () => [keys[Math.floor(r() * keys.length)]!, randomValue(r, depth + 1)]),
+      );
     }
   }
 }
@@ -66,15 +90,26 @@ describe('no input yields a 500', () => {
       const res = await shop.post('/api/v1/checkout/sessions/create', randomBytes(Math.floor(r() * 200)).toString('latin1'));
       expect(res.status).toBeLessThan(500);
     }
-    for (const path of ['/api/v1/checkout/sessions/%00', '/api/v1/checkout/sessions/' + 'a'.repeat(400), '/api/v1/checkout/sessions/..%2f..%2f',
-      '/api/v1/checkout/sessions/%E0%A4%A', '/api/v1/checkout/sessions?page=1e3', '/api/v1/checkout/sessions?page=0x10', '/api/v1/checkout/sessions?page_size=-1&page_size=2']) {
+    for (const path of [
+      '/api/v1/checkout/sessions/%00',
+      '/api/v1/checkout/sessions/' + 'a'.repeat(400),
+      '/api/v1/checkout/sessions/..%2f..%2f',
+      '/api/v1/checkout/sessions/%E0%A4%A',
+      '/api/v1/checkout/sessions?page=1e3',
+      '/api/v1/checkout/sessions?page=0x10',
+      '/api/v1/checkout/sessions?page_size=-1&page_size=2',
+    ]) {
       const res = await shop.get(path);
       expect(res.status, path).toBeLessThan(500);
       expect(res.json?.error?.code, path).toEqual(expect.any(String));
     }
-    const odd = await shop.post('/api/v1/checkout/sessions/create', { amount: '1', currency: 'USD', order_id: 'odd' }, {
-      headers: { 'content-type': 'application/json; charset=utf-8', 'idempotency-key': 'k'.repeat(300) },
-    });
+    const odd = await shop.post(
+      '/api/v1/checkout/sessions/create',
+      { amount: '1', currency: 'USD', order_id: 'odd' },
+      {
+        headers: { 'content-type': 'application/json; charset=utf-8', 'idempotency-key': 'k'.repeat(300) },
+      },
+    );
     expect(odd.status).toBe(400);
     expect(odd.json.error.param).toBe('Idempotency-Key');
   });

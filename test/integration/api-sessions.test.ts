@@ -74,7 +74,10 @@ describe('create payment session', () => {
 
   it('converts USDT to a pinned USDC and accepts a pinned network', async () => {
     const r = await shop.post(`${BASE}/create`, {
-      amount: '10', currency: 'usdt', order_id: order(), metadata: { network: 'bsc', target_currency: 'USDC' },
+      amount: '10',
+      currency: 'usdt',
+      order_id: order(),
+      metadata: { network: 'bsc', target_currency: 'USDC' },
     });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ target_currency: 'USDC', target_amount_total: '10.00', exchange_rate: '1' });
@@ -149,12 +152,62 @@ describe('bad input changes nothing and is answered in the spec shape', () => {
     ['unknown currency', { amount: '1', currency: 'XYZ', order_id: 'x' }, 400, 'INVALID_CURRENCY', 'currency'],
     ['unknown field', { amount: '1', currency: 'USD', order_id: 'x', amout: '2' }, 400, 'parameter_unknown', 'amout'],
     ['wrong type', { amount: '1', currency: 'USD', order_id: 42 }, 400, 'parameter_invalid', 'order_id'],
-    ['bad line item amount', { amount: '1', currency: 'USD', order_id: 'x', line_items: [{ price_data: { currency: 'usd', unit_amount: 'ten', product_data: { name: 'a' } } }] }, 400, 'INVALID_AMOUNT', 'line_items[0][price_data][unit_amount]'],
-    ['line item without name', { amount: '1', currency: 'USD', order_id: 'x', line_items: [{ price_data: { currency: 'usd', unit_amount: '1', product_data: {} } }] }, 400, 'parameter_missing', 'line_items[0][price_data][product_data][name]'],
-    ['line item currency differs', { amount: '1', currency: 'USD', order_id: 'x', line_items: [{ price_data: { currency: 'eur', unit_amount: '1', product_data: { name: 'a' } } }] }, 400, 'parameter_invalid', 'line_items[0][price_data][currency]'],
-    ['zero quantity', { amount: '1', currency: 'USD', order_id: 'x', line_items: [{ price_data: { currency: 'usd', unit_amount: '1', product_data: { name: 'a' } }, quantity: 0 }] }, 400, 'parameter_invalid', 'line_items[0][quantity]'],
+    [
+      'bad line item amount',
+      {
+        amount: '1',
+        currency: 'USD',
+        order_id: 'x',
+        line_items: [{ price_data: { currency: 'usd', unit_amount: 'ten', product_data: { name: 'a' } } }],
+      },
+      400,
+      'INVALID_AMOUNT',
+      'line_items[0][price_data][unit_amount]',
+    ],
+    [
+      'line item without name',
+      {
+        amount: '1',
+        currency: 'USD',
+        order_id: 'x',
+        line_items: [{ price_data: { currency: 'usd', unit_amount: '1', product_data: {} } }],
+      },
+      400,
+      'parameter_missing',
+      'line_items[0][price_data][product_data][name]',
+    ],
+    [
+      'line item currency differs',
+      {
+        amount: '1',
+        currency: 'USD',
+        order_id: 'x',
+        line_items: [{ price_data: { currency: 'eur', unit_amount: '1', product_data: { name: 'a' } } }],
+      },
+      400,
+      'parameter_invalid',
+      'line_items[0][price_data][currency]',
+    ],
+    [
+      'zero quantity',
+      {
+        amount: '1',
+        currency: 'USD',
+        order_id: 'x',
+        line_items: [{ price_data: { currency: 'usd', unit_amount: '1', product_data: { name: 'a' } }, quantity: 0 }],
+      },
+      400,
+      'parameter_invalid',
+      'line_items[0][quantity]',
+    ],
     ['non-string metadata', { amount: '1', currency: 'USD', order_id: 'x', metadata: { a: 1 } }, 400, 'parameter_invalid', 'metadata[a]'],
-    ['bad pinned network', { amount: '1', currency: 'USD', order_id: 'x', metadata: { network: 'dogechain' } }, 400, 'parameter_invalid', 'metadata[network]'],
+    [
+      'bad pinned network',
+      { amount: '1', currency: 'USD', order_id: 'x', metadata: { network: 'dogechain' } },
+      400,
+      'parameter_invalid',
+      'metadata[network]',
+    ],
     ['relative success_url', { amount: '1', currency: 'USD', order_id: 'x', success_url: '/ok' }, 400, 'parameter_invalid', 'success_url'],
     ['bad tax amount', { amount: '1', currency: 'USD', order_id: 'x', tax_amount: '1,5' }, 400, 'INVALID_AMOUNT', 'tax_amount'],
   ];
@@ -237,10 +290,14 @@ describe('get payment session', () => {
 
 describe('cancel payment session', () => {
   it('cancels an open session, shows unpaid without line items, and writes payment.cancelled', async () => {
-    const c = (await shop.post(`${BASE}/create`, {
-      amount: '9.99', currency: 'USD', order_id: order(),
-      line_items: [{ price_data: { currency: 'usd', unit_amount: '9.99', product_data: { name: 'Mug' } } }],
-    })).json;
+    const c = (
+      await shop.post(`${BASE}/create`, {
+        amount: '9.99',
+        currency: 'USD',
+        order_id: order(),
+        line_items: [{ price_data: { currency: 'usd', unit_amount: '9.99', product_data: { name: 'Mug' } } }],
+      })
+    ).json;
     const r = await shop.post(`${BASE}/${c.id}/cancel`, {});
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ id: c.id, payment_status: 'unpaid', status: 'canceled', amount_total: '9.99' });
@@ -255,8 +312,13 @@ describe('cancel payment session', () => {
       created_at: expect.any(Number),
       data: {
         object: {
-          amount: '9.99', status: 'canceled', currency: 'USDT', exchange_rate: '1',
-          order_id: c.metadata.order_id, session_id: c.id, source: 'api',
+          amount: '9.99',
+          status: 'canceled',
+          currency: 'USDT',
+          exchange_rate: '1',
+          order_id: c.metadata.order_id,
+          session_id: c.id,
+          source: 'api',
         },
       },
     });
@@ -272,7 +334,11 @@ describe('cancel payment session', () => {
     expect(await outbox(c.id)).toHaveLength(1);
 
     const d = (await shop.post(`${BASE}/${'create'}`, { amount: '1', currency: 'USD', order_id: order() })).json;
-    await h.t.db.updateTable('payment_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', d.id).execute();
+    await h.t.db
+      .updateTable('payment_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', d.id)
+      .execute();
     const late = await shop.post(`${BASE}/${d.id}/cancel`);
     expect(late.status).toBe(400);
     expect(late.json.error.code).toBe('session_expired');
@@ -299,10 +365,18 @@ describe('operator list', () => {
   it('pages sessions newest first with page and page_size', async () => {
     const m = await h.merchant('Lister');
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await m.test.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: `l-${i}` })).json.id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await m.test.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: `l-${i}` })).json.id);
     const p1 = await m.test.get(`${BASE}?page=1&page_size=2`);
     expect(p1.status).toBe(200);
-    expect(p1.json.pagination).toEqual({ page: 1, page_size: 2, total: 5, total_pages: 3, has_more: true, next_cursor: expect.any(String) });
+    expect(p1.json.pagination).toEqual({
+      page: 1,
+      page_size: 2,
+      total: 5,
+      total_pages: 3,
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
     const p3 = await m.test.get(`/v1/checkout/sessions?page=3&page_size=2`);
     expect(p3.json.pagination.has_more).toBe(false);
     const all = [...p1.json.data, ...(await m.test.get(`${BASE}?page=2&page_size=2`)).json.data, ...p3.json.data].map((s: any) => s.id);

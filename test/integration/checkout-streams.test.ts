@@ -30,8 +30,13 @@ beforeAll(async () => {
     plugins: [
       (app) =>
         registerCheckout(app, {
-          db: t.db, adapters: new ChainRegistry(), keys: null, checkoutBaseUrl: CHECKOUT_BASE,
-          statusIntervalMs: INTERVAL_MS, streamsPerSession: 6, streamsPerIp: 3,
+          db: t.db,
+          adapters: new ChainRegistry(),
+          keys: null,
+          checkoutBaseUrl: CHECKOUT_BASE,
+          statusIntervalMs: INTERVAL_MS,
+          streamsPerSession: 6,
+          streamsPerIp: 3,
           onStatusRead: (id) => reads.set(id, readsOf(id) + 1),
         }),
     ],

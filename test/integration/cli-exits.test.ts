@@ -51,10 +51,20 @@ beforeAll(async () => {
 
   // A failed refund to retry: the merchant's hot wallet has no gas, so its payout fails.
   const paid = await h.paidSession(m, { amount: '3.00' });
-  const refund = await m.client.post('/api/v1/refunds/create', { session_id: paid.id, refund_id: 'exit-rf-1', amount: 100, currency: 'USDT' });
+  const refund = await m.client.post('/api/v1/refunds/create', {
+    session_id: paid.id,
+    refund_id: 'exit-rf-1',
+    amount: 100,
+    currency: 'USDT',
+  });
   expect(refund.status).toBe(201);
   await h.until(async () => ((await m.client.get('/api/v1/refunds/exit-rf-1')).json.status === 'failed' ? true : undefined), 60_000);
-  const event = await h.t.db.selectFrom('outbox_events').select('id').where('merchant_id', '=', m.id).orderBy('seq').executeTakeFirstOrThrow();
+  const event = await h.t.db
+    .selectFrom('outbox_events')
+    .select('id')
+    .where('merchant_id', '=', m.id)
+    .orderBy('seq')
+    .executeTakeFirstOrThrow();
   ids.event = event.id;
   ids.keyPrefix = (await createApiKey(h.t.db, new SecretBox(TEST_MASTER_KEY), m.id, 'live')).key_prefix;
 
@@ -65,8 +75,16 @@ beforeAll(async () => {
   const payer = HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).address;
   await fund(h.tokens.USDT, payer, 10_000_000n);
   const state: DevnetState = {
-    baseUrl: h.base, checkoutBaseUrl: `${h.base}/pay`, pid: process.pid,
-    evm: { ethereum: { rpcUrl: h.node.url, chainId: 31337, tokens: { USDT: { address: h.tokens.USDT.address, decimals: 6 }, USDC: { address: h.tokens.USDC.address, decimals: 6 } } } },
+    baseUrl: h.base,
+    checkoutBaseUrl: `${h.base}/pay`,
+    pid: process.pid,
+    evm: {
+      ethereum: {
+        rpcUrl: h.node.url,
+        chainId: 31337,
+        tokens: { USDT: { address: h.tokens.USDT.address, decimals: 6 }, USDC: { address: h.tokens.USDC.address, decimals: 6 } },
+      },
+    },
   };
   const dir = mkdtempSync(join(tmpdir(), 'sp-cli-exits-'));
   ids.stateFile = join(dir, 'state.json');
@@ -80,7 +98,14 @@ function listedCommands(help: string): string[] {
   const names = help
     .split('\n')
     .filter((l) => /^ {2}\S/.test(l))
-    .map((l) => l.trim().split(/\s{2,}/)[0]!.split(' ').filter((w, i, all) => all.slice(0, i + 1).every((x) => /^[a-z][a-z-]*$/.test(x))).join(' '));
+    .map((l) =>
+      l
+        .trim()
+        .split(/\s{2,}/)[0]!
+        .split(' ')
+        .filter((w, i, all) => all.slice(0, i + 1).every((x) => /^[a-z][a-z-]*$/.test(x)))
+        .join(' '),
+    );
   return [...new Set(names)];
 }
 
@@ -95,7 +120,11 @@ interface Case {
 const CASES: Record<string, Case[]> = {
   migrate: [{ args: () => ['migrate'], code: 0, shows: /"applied": \[\]/ }],
   'merchant create': [
-    { args: () => ['merchant', 'create', '--name', 'Cron shop', '--webhook-url', 'http://127.0.0.1:9/hook', '--test-only'], code: 0, shows: /"merchant_id": "mch_/ },
+    {
+      args: () => ['merchant', 'create', '--name', 'Cron shop', '--webhook-url', 'http://127.0.0.1:9/hook', '--test-only'],
+      code: 0,
+      shows: /"merchant_id": "mch_/,
+    },
     { args: () => ['merchant', 'create'], code: 2, shows: /--name is required/ },
   ],
   'merchant list': [
@@ -108,7 +137,11 @@ const CASES: Record<string, Case[]> = {
   ],
   'merchant update': [
     { args: () => ['merchant', 'update', m.id, '--underpayment-tolerance-bps', '0'], code: 0, shows: /"underpayment_tolerance_bps": 0/ },
-    { args: () => ['merchant', 'update', m.id, '--session-lifetime-seconds', '59'], code: 2, shows: /--session-lifetime-seconds must be an integer 60\.\.604800 or default, not 59/ },
+    {
+      args: () => ['merchant', 'update', m.id, '--session-lifetime-seconds', '59'],
+      code: 2,
+      shows: /--session-lifetime-seconds must be an integer 60\.\.604800 or default, not 59/,
+    },
   ],
   'key create': [
     { args: () => ['key', 'create', '--merchant', m.id, '--mode', 'test'], code: 0, shows: /"key": "sk_test_/ },
@@ -139,15 +172,33 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['webhooks', 'rotate-secret', '--merchant', 'mch_nope'], code: 1, shows: /no merchant mch_nope/ },
   ],
   'webhooks set-url': [
-    { args: () => ['webhooks', 'set-url', '--merchant', m.id, '--url', 'http://127.0.0.1:9/hook', '--test-only'], code: 0, shows: /"live_deliverable": false/ },
+    {
+      args: () => ['webhooks', 'set-url', '--merchant', m.id, '--url', 'http://127.0.0.1:9/hook', '--test-only'],
+      code: 0,
+      shows: /"live_deliverable": false/,
+    },
     { args: () => ['webhooks', 'set-url', '--merchant', m.id], code: 2, shows: /--url is required/ },
   ],
   'devnet pay': [
-    { args: () => ['devnet', 'pay', ids.openSession!, '--network', 'ethereum', '--token', 'USDT'], env: () => ({ DEVNET_STATE_FILE: ids.stateFile }), code: 0, shows: /"tx_hash": "0x/ },
-    { args: () => ['devnet', 'pay', 'cs_x'], env: () => ({ DEVNET_STATE_FILE: ids.missingStateFile }), code: 2, shows: /no local devnet found/ },
+    {
+      args: () => ['devnet', 'pay', ids.openSession!, '--network', 'ethereum', '--token', 'USDT'],
+      env: () => ({ DEVNET_STATE_FILE: ids.stateFile }),
+      code: 0,
+      shows: /"tx_hash": "0x/,
+    },
+    {
+      args: () => ['devnet', 'pay', 'cs_x'],
+      env: () => ({ DEVNET_STATE_FILE: ids.missingStateFile }),
+      code: 2,
+      shows: /no local devnet found/,
+    },
   ],
   'payouts wallets': [
-    { args: () => ['payouts', 'wallets', '--merchant', m.id], code: 0, shows: /"address": "0x[0-9a-fA-F]{40}",\s+"native_base_units": "\d+"/ },
+    {
+      args: () => ['payouts', 'wallets', '--merchant', m.id],
+      code: 0,
+      shows: /"address": "0x[0-9a-fA-F]{40}",\s+"native_base_units": "\d+"/,
+    },
     { args: () => ['payouts', 'wallets'], env: () => ({ HD_MNEMONIC: undefined }), code: 2, shows: /wallets needs HD_MNEMONIC/ },
   ],
   'payouts pending': [
@@ -177,11 +228,24 @@ describe('every CLI command exits on its own', () => {
   it('runs each command on its success and its error path and sees it exit with the expected status', async () => {
     const limit = pLimit(3);
     const cases = Object.entries(CASES).flatMap(([name, cs]) => cs.map((c) => ({ name, c })));
-    const results = await Promise.all(cases.map(({ name, c }) => limit(async () => {
-      const started = Date.now();
-      const r = await cli(c.args(), c.env?.() ?? {});
-      return { name, args: c.args().join(' '), killed: r.killed, code: r.code, ms: Date.now() - started, shown: c.shows.test(c.code === 0 ? r.out : r.err), out: r.out, err: r.err };
-    })));
+    const results = await Promise.all(
+      cases.map(({ name, c }) =>
+        limit(async () => {
+          const started = Date.now();
+          const r = await cli(c.args(), c.env?.() ?? {});
+          return {
+            name,
+            args: c.args().join(' '),
+            killed: r.killed,
+            code: r.code,
+            ms: Date.now() - started,
+            shown: c.shows.test(c.code === 0 ? r.out : r.err),
+            out: r.out,
+            err: r.err,
+          };
+        }),
+      ),
+    );
     for (const r of results) {
       // One readable line per failure: which command, how it ended, what it printed.
       const summary = `${r.args}: killed=${r.killed} code=${r.code} after ${r.ms} ms\n${r.out}\n${r.err}`;
@@ -190,9 +254,15 @@ describe('every CLI command exits on its own', () => {
       expect(r.shown, summary).toBe(true);
     }
     // The retry really queued a new refund and the devnet payment really paid the session.
-    const retried = await h.t.db.selectFrom('refunds').select(['status', 'metadata']).where('refund_id', '=', 'exit-rf-1-retry-1').executeTakeFirstOrThrow();
+    const retried = await h.t.db
+      .selectFrom('refunds')
+      .select(['status', 'metadata'])
+      .where('refund_id', '=', 'exit-rf-1-retry-1')
+      .executeTakeFirstOrThrow();
     expect(retried.metadata).toMatchObject({ retry_of: 'exit-rf-1' });
     await h.node.mine(2);
-    await h.until(async () => ((await m.client.get(`/api/v1/checkout/sessions/${ids.openSession}`)).json.payment_status === 'paid' ? true : undefined));
+    await h.until(async () =>
+      (await m.client.get(`/api/v1/checkout/sessions/${ids.openSession}`)).json.payment_status === 'paid' ? true : undefined,
+    );
   }, 300_000);
 });

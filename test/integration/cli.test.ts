@@ -78,7 +78,9 @@ describe('operator CLI (a real child process)', () => {
 
   it('refuses to start without a valid MASTER_KEY, naming the variable', async () => {
     try {
-      await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'key', 'list'], { env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: 'nope' } });
+      await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'key', 'list'], {
+        env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: 'nope' },
+      });
       expect.unreachable();
     } catch (e) {
       expect((e as { stderr: string }).stderr).toContain('MASTER_KEY: must be 64 hex characters');

@@ -191,53 +191,116 @@ describe('query plans of the API on a large database', () => {
 
     // Sessions: create, get, list, cancel; the public page's status.
     const created = await traced('POST /checkout/sessions/create', () =>
-      shop.post('/api/v1/checkout/sessions/create', { amount: '10.00', currency: 'USD', order_id: `plan-${Date.now()}` }));
+      shop.post('/api/v1/checkout/sessions/create', { amount: '10.00', currency: 'USD', order_id: `plan-${Date.now()}` }),
+    );
     ok(created, 200, 'create session');
     const sessionId = created.json.id as string;
     ok(await traced('GET /checkout/sessions/:id', () => shop.get(`/api/v1/checkout/sessions/${sessionId}`)), 200, 'get session');
     ok(await traced('GET /checkout/sessions', () => shop.get('/api/v1/checkout/sessions?page=1&page_size=20')), 200, 'list sessions');
-    ok(await traced('GET /checkout/sessions?status', () => shop.get('/api/v1/checkout/sessions?status=open')), 200, 'list sessions by status');
-    ok(await traced('GET /checkout/sessions?order_id', () => shop.get(`/api/v1/checkout/sessions?order_id=${created.json.order_id}`)), 200, 'list by order');
-    ok(await traced('GET {page}/:id', () => fetch(`${pageBase}/pay/${sessionId}`).then(async (r) => ({ status: r.status, text: await r.text() }))), 200, 'page');
-    ok(await traced('GET {page}/:id/status', () => fetch(`${pageBase}/pay/${sessionId}/status`).then(async (r) => ({ status: r.status, text: await r.text() }))), 200, 'page status');
-    ok(await traced('POST /checkout/sessions/:id/cancel', () => shop.post(`/api/v1/checkout/sessions/${sessionId}/cancel`, {})), 200, 'cancel session');
-    ok(await traced('GET /checkout/sessions/:id (another merchant\'s)', () => shop.get('/api/v1/checkout/sessions/cs_seed1')), 404, 'foreign session');
+    ok(
+      await traced('GET /checkout/sessions?status', () => shop.get('/api/v1/checkout/sessions?status=open')),
+      200,
+      'list sessions by status',
+    );
+    ok(
+      await traced('GET /checkout/sessions?order_id', () => shop.get(`/api/v1/checkout/sessions?order_id=${created.json.order_id}`)),
+      200,
+      'list by order',
+    );
+    ok(
+      await traced('GET {page}/:id', () =>
+        fetch(`${pageBase}/pay/${sessionId}`).then(async (r) => ({ status: r.status, text: await r.text() })),
+      ),
+      200,
+      'page',
+    );
+    ok(
+      await traced('GET {page}/:id/status', () =>
+        fetch(`${pageBase}/pay/${sessionId}/status`).then(async (r) => ({ status: r.status, text: await r.text() })),
+      ),
+      200,
+      'page status',
+    );
+    ok(
+      await traced('POST /checkout/sessions/:id/cancel', () => shop.post(`/api/v1/checkout/sessions/${sessionId}/cancel`, {})),
+      200,
+      'cancel session',
+    );
+    ok(
+      await traced("GET /checkout/sessions/:id (another merchant's)", () => shop.get('/api/v1/checkout/sessions/cs_seed1')),
+      404,
+      'foreign session',
+    );
 
     // Refunds: create on a paid session and on a subscription payment, get by refund_id and by id, list, cancel; and
     // the cross-merchant lookup that tells 403 from 404.
-    const paid = (await shop.post('/api/v1/checkout/sessions/create', { amount: '10.00', currency: 'USD', order_id: `plan-paid-${Date.now()}` })).json.id as string;
+    const paid = (
+      await shop.post('/api/v1/checkout/sessions/create', { amount: '10.00', currency: 'USD', order_id: `plan-paid-${Date.now()}` })
+    ).json.id as string;
     await markSessionPaid(h.t.db, paid, { receivedBase: 10_000_000n, from: `0x${'22'.repeat(20)}` });
     const refundId = `plan-r-${Date.now()}`;
     const refund = await traced('POST /refunds/create (session)', () =>
-      shop.post('/api/v1/refunds/create', { session_id: paid, refund_id: refundId, amount: 100, currency: 'USDT' }));
+      shop.post('/api/v1/refunds/create', { session_id: paid, refund_id: refundId, amount: 100, currency: 'USDT' }),
+    );
     ok(refund, 201, 'create refund');
-    ok(await traced('POST /refunds/create (payment)', () =>
-      shop.post('/api/v1/refunds/create', { payment_id: own.payment, refund_id: `${refundId}-p`, amount: 100, currency: 'USDT' })), 201, 'refund payment');
+    ok(
+      await traced('POST /refunds/create (payment)', () =>
+        shop.post('/api/v1/refunds/create', { payment_id: own.payment, refund_id: `${refundId}-p`, amount: 100, currency: 'USDT' }),
+      ),
+      201,
+      'refund payment',
+    );
     ok(await traced('GET /refunds/:refund_id', () => shop.get(`/api/v1/refunds/${refundId}`)), 200, 'get refund');
     ok(await traced('GET /refunds/:id', () => shop.get(`/api/v1/refunds/${refund.json.id}`)), 200, 'get refund by id');
-    ok(await traced('GET /refunds/:refund_id (another merchant\'s)', () => shop.get('/api/v1/refunds/r17')), 403, 'foreign refund');
-    ok(await traced('GET /refunds/:refund_id (nobody\'s)', () => shop.get('/api/v1/refunds/no-such-refund')), 404, 'missing refund');
+    ok(await traced("GET /refunds/:refund_id (another merchant's)", () => shop.get('/api/v1/refunds/r17')), 403, 'foreign refund');
+    ok(await traced("GET /refunds/:refund_id (nobody's)", () => shop.get('/api/v1/refunds/no-such-refund')), 404, 'missing refund');
     ok(await traced('GET /refunds', () => shop.get('/api/v1/refunds?page=1&page_size=20')), 200, 'list refunds');
     ok(await traced('GET /refunds?session_id', () => shop.get(`/api/v1/refunds?session_id=${paid}`)), 200, 'list refunds of a session');
     ok(await traced('POST /refunds/:refund_id/cancel', () => shop.post(`/api/v1/refunds/${refundId}/cancel`, {})), 200, 'cancel refund');
 
     // Subscriptions, invoices, payments, payment methods.
-    const item = { price_data: { price_id: 'price_plan', currency: 'USD', product: 'Plan', unit_amount: 999, recurring: { interval: 'month' } }, quantity: 1 };
-    ok(await traced('POST /subscriptions/create', () => shop.post('/api/v1/subscriptions/create', { items: [item], customer: 'cus_new' })), 200, 'create subscription');
-    ok(await traced('GET /subscriptions/:id', () => shop.get(`/api/v1/subscriptions/${own.sub}?expand[]=latest_invoice&expand[]=payment_method`)), 200, 'get subscription');
+    const item = {
+      price_data: { price_id: 'price_plan', currency: 'USD', product: 'Plan', unit_amount: 999, recurring: { interval: 'month' } },
+      quantity: 1,
+    };
+    ok(
+      await traced('POST /subscriptions/create', () => shop.post('/api/v1/subscriptions/create', { items: [item], customer: 'cus_new' })),
+      200,
+      'create subscription',
+    );
+    ok(
+      await traced('GET /subscriptions/:id', () =>
+        shop.get(`/api/v1/subscriptions/${own.sub}?expand[]=latest_invoice&expand[]=payment_method`),
+      ),
+      200,
+      'get subscription',
+    );
     ok(await traced('GET /subscriptions', () => shop.get('/api/v1/subscriptions?limit=10')), 200, 'list subscriptions');
-    ok(await traced('GET /subscriptions?customer', () => shop.get('/api/v1/subscriptions?customer=cus_own')), 200, 'list subscriptions by customer');
+    ok(
+      await traced('GET /subscriptions?customer', () => shop.get('/api/v1/subscriptions?customer=cus_own')),
+      200,
+      'list subscriptions by customer',
+    );
     ok(await traced('GET /invoices/:id', () => shop.get(`/api/v1/invoices/${own.invoice}`)), 200, 'get invoice');
     ok(await traced('GET /invoices', () => shop.get('/api/v1/invoices?limit=10')), 200, 'list invoices');
-    ok(await traced('GET /invoices?subscription_id', () => shop.get(`/api/v1/invoices?subscription_id=${own.sub}`)), 200, 'list invoices of a subscription');
+    ok(
+      await traced('GET /invoices?subscription_id', () => shop.get(`/api/v1/invoices?subscription_id=${own.sub}`)),
+      200,
+      'list invoices of a subscription',
+    );
     ok(await traced('GET /payment/:id', () => shop.get(`/api/v1/payment/${own.payment}`)), 200, 'get payment');
     ok(await traced('GET /payment_method/:id', () => shop.get(`/api/v1/payment_method/${own.pm}`)), 200, 'get payment method');
-    ok(await traced('POST /subscriptions/:id/cancel', () => shop.post(`/api/v1/subscriptions/${own.sub}/cancel`, {})), 200, 'cancel subscription');
+    ok(
+      await traced('POST /subscriptions/:id/cancel', () => shop.post(`/api/v1/subscriptions/${own.sub}/cancel`, {})),
+      200,
+      'cancel subscription',
+    );
 
     const { rows: big } = await sql<{ relname: string }>`select relname from pg_class
       where relkind = 'r' and relnamespace = 'public'::regnamespace and reltuples > ${LARGE_TABLE_ROWS}`.execute(h.t.db);
     const large = new Set(big.map((r) => r.relname));
-    for (const t of ['payment_sessions', 'refunds', 'deposits', 'outbox_events', 'subscriptions', 'subscription_charges', 'invoices']) expect(large).toContain(t);
+    for (const t of ['payment_sessions', 'refunds', 'deposits', 'outbox_events', 'subscriptions', 'subscription_charges', 'invoices'])
+      expect(large).toContain(t);
 
     const explainable = [...captured.values()].filter((c) => /^\s*(select|insert|update|delete|with)\b/i.test(c.text));
     expect(explainable.length).toBeGreaterThan(30);
@@ -248,7 +311,8 @@ describe('query plans of the API on a large database', () => {
       for (const c of explainable) {
         const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${c.text}`, c.values);
         const scans = seqScans(rows[0]!['QUERY PLAN'], large);
-        if (scans.length > 0) offenders.push(`${c.route}: Seq Scan on ${[...new Set(scans)].join(', ')}\n    ${c.text.replace(/\s+/g, ' ')}`);
+        if (scans.length > 0)
+          offenders.push(`${c.route}: Seq Scan on ${[...new Set(scans)].join(', ')}\n    ${c.text.replace(/\s+/g, ' ')}`);
       }
     } finally {
       await client.end();

@@ -5,7 +5,16 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { startFaultProxy } from '../support/rpc-fault-proxy.js';
 import {
-  createBoundSession, createMerchant, deployTokens, eventsFor, fund, makeAdapter, payFrom, sessionRow, signer, walletAt,
+  createBoundSession,
+  createMerchant,
+  deployTokens,
+  eventsFor,
+  fund,
+  makeAdapter,
+  payFrom,
+  sessionRow,
+  signer,
+  walletAt,
   type DeployedToken,
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
@@ -69,19 +78,35 @@ describe('BSC-style 18-decimal token', () => {
     await bsc.mine(3);
     await drain(w);
     expect((await sessionRow(tdb.db, short.id)).status).toBe('open');
-    expect((await sessionRow(tdb.db, exact.id))).toMatchObject({ status: 'paid', received_base: parseUnits('12.5', 18), shortfall_base: 0n });
-    expect((await sessionRow(tdb.db, dust.id))).toMatchObject({ status: 'paid', shortfall_base: 1n });
+    expect(await sessionRow(tdb.db, exact.id)).toMatchObject({ status: 'paid', received_base: parseUnits('12.5', 18), shortfall_base: 0n });
+    expect(await sessionRow(tdb.db, dust.id)).toMatchObject({ status: 'paid', shortfall_base: 1n });
   });
 });
 
 describe('RPC faults', () => {
   it('errors, hangs, 429s, 5xx and range-too-large answers: no deposit missed, each paid once', async () => {
-    const proxy = await startFaultProxy({ upstream: eth.url, seed: 7, errorRate: 0.08, timeoutRate: 0.04, http429Rate: 0.08, http5xxRate: 0.08, maxLogsRange: 4, hangMs: 1500 });
+    const proxy = await startFaultProxy({
+      upstream: eth.url,
+      seed: 7,
+      errorRate: 0.08,
+      timeoutRate: 0.04,
+      http429Rate: 0.08,
+      http5xxRate: 0.08,
+      maxLogsRange: 4,
+      hangMs: 1500,
+    });
     const faulty = makeAdapter(eth, [usdc, usdt], { url: proxy.url, timeoutMs: 400, maxBlockRange: 64 });
     // the watcher starts behind: the sessions are paid over ~15 blocks before it runs
     const sessions = [];
-    for (let i = 0; i < 12; i++) sessions.push(await createBoundSession(tdb.db, faulty, merchant, { amountMinor: 100n + BigInt(i), token: i % 2 ? 'USDT' : 'USDC' }));
-    const w = new NetworkWatcher({ db: tdb.db, adapter: faulty, pollIntervalMs: 30, backoff: new Backoff(10, 200, 5), startHeight: BigInt(await eth.provider.getBlockNumber()) });
+    for (let i = 0; i < 12; i++)
+      sessions.push(await createBoundSession(tdb.db, faulty, merchant, { amountMinor: 100n + BigInt(i), token: i % 2 ? 'USDT' : 'USDC' }));
+    const w = new NetworkWatcher({
+      db: tdb.db,
+      adapter: faulty,
+      pollIntervalMs: 30,
+      backoff: new Backoff(10, 200, 5),
+      startHeight: BigInt(await eth.provider.getBlockNumber()),
+    });
     const payer = walletAt(1, eth.provider);
     for (const [i, s] of sessions.entries()) {
       await payFrom(payer, i % 2 ? usdt : usdc, s.address, u6('1') + BigInt(i) * 10_000n);
@@ -93,7 +118,15 @@ describe('RPC faults', () => {
     const deadline = Date.now() + 60_000;
     let paid = 0;
     while (Date.now() < deadline) {
-      const rows = await tdb.db.selectFrom('payment_sessions').select('status').where('id', 'in', sessions.map((s) => s.id)).execute();
+      const rows = await tdb.db
+        .selectFrom('payment_sessions')
+        .select('status')
+        .where(
+          'id',
+          'in',
+          sessions.map((s) => s.id),
+        )
+        .execute();
       paid = rows.filter((r) => r.status === 'paid').length;
       if (paid === sessions.length) break;
       await new Promise((r) => setTimeout(r, 200));
@@ -120,18 +153,43 @@ describe('network selection endpoint', () => {
     registerCheckoutSelectRoute(app, { db: tdb.db, adapters: new ChainRegistry([adapter, bscAdapter]), keys: signer });
     const row = await tdb.db
       .insertInto('payment_sessions')
-      .values({ id: 'cs_selecttest1', merchant_id: merchant.id, mode: 'test', order_id: 'sel-1', amount_minor: 1999n, currency: 'USD', metadata: JSON.stringify({ network: 'bsc' }), target_currency: 'USDT', target_amount_minor: 1999n, hd_account: merchant.account, expires_at: new Date(Date.now() + 600_000) })
+      .values({
+        id: 'cs_selecttest1',
+        merchant_id: merchant.id,
+        mode: 'test',
+        order_id: 'sel-1',
+        amount_minor: 1999n,
+        currency: 'USD',
+        metadata: JSON.stringify({ network: 'bsc' }),
+        target_currency: 'USDT',
+        target_amount_minor: 1999n,
+        hd_account: merchant.account,
+        expires_at: new Date(Date.now() + 600_000),
+      })
       .returning('address_index')
       .executeTakeFirstOrThrow();
-    const post = (id: string, body: unknown) => app.inject({ method: 'POST', url: `/checkout/sessions/${id}/select`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const post = (id: string, body: unknown) =>
+      app.inject({
+        method: 'POST',
+        url: `/checkout/sessions/${id}/select`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
     const pinned = await post('cs_selecttest1', { network: 'ethereum', token: 'USDT' });
     expect(pinned.statusCode).toBe(400);
     expect(pinned.json().error.code).toBe('parameter_invalid');
     const ok = await post('cs_selecttest1', { network: 'bsc', token: 'USDT' });
     expect(ok.statusCode).toBe(200);
     const expected = await bscAdapter.deriveDepositAddress(signer, merchant.account, row.address_index);
-    expect(ok.json()).toMatchObject({ network: 'bsc', token: 'USDT', deposit_address: bscAdapter.displayAddress(expected), amount_due: '19.99', amount_due_base: (1999n * 10n ** 16n).toString(), token_decimals: 18 });
-    expect((await sessionRow(tdb.db, 'cs_selecttest1'))).toMatchObject({ network: 'bsc', token: 'USDT', deposit_address: expected });
+    expect(ok.json()).toMatchObject({
+      network: 'bsc',
+      token: 'USDT',
+      deposit_address: bscAdapter.displayAddress(expected),
+      amount_due: '19.99',
+      amount_due_base: (1999n * 10n ** 16n).toString(),
+      token_decimals: 18,
+    });
+    expect(await sessionRow(tdb.db, 'cs_selecttest1')).toMatchObject({ network: 'bsc', token: 'USDT', deposit_address: expected });
     expect((await post('cs_nosuchsession', { network: 'bsc', token: 'USDT' })).statusCode).toBe(404);
     expect((await post('cs_selecttest1', { network: 'bsc', token: 'USDT', extra: 1 })).json().error.code).toBe('parameter_unknown');
     expect((await post('cs_selecttest1', { network: 'tron', token: 'USDT' })).statusCode).toBe(400);

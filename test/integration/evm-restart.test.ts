@@ -5,7 +5,15 @@ import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { deployBatcher } from '../support/evm-tokens/deploy.js';
-import { createBoundSession, createMerchant, deployTokens, fund, makeAdapter, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
+import {
+  createBoundSession,
+  createMerchant,
+  deployTokens,
+  fund,
+  makeAdapter,
+  walletAt,
+  type DeployedToken,
+} from '../support/evm-tokens/scenario.js';
 
 // Real watcher processes (src/watcher/start.ts) killed with SIGKILL at seeded random moments while 200 sessions are
 // paid; and a standby taking over the advisory lock when the active watcher dies.
@@ -29,7 +37,10 @@ function childEnv(): NodeJS.ProcessEnv {
 }
 
 function spawnWatcher(): { child: ChildProcess; lines: string[]; waitFor(text: string, ms: number): Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/evm-tokens/watcher-child.ts'], { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/evm-tokens/watcher-child.ts'], {
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.on('exit', () => children.delete(child));
   const lines: string[] = [];
@@ -88,12 +99,18 @@ describe('watcher processes', () => {
     const adapter = makeAdapter(node, [usdt]);
     const merchant = await createMerchant(tdb.db);
     const sessions = [];
-    for (let i = 0; i < 200; i++) sessions.push(await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 100n + BigInt(i), token: 'USDT' }));
+    for (let i = 0; i < 200; i++)
+      sessions.push(await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 100n + BigInt(i), token: 'USDT' }));
     const payer = walletAt(2, node.provider);
     await fund(usdt, payer.address, parseUnits('100000', 6));
     const batcher = await deployBatcher(walletAt(0, node.provider));
     const approve = new Contract(usdt.address, ['function approve(address,uint256)'], payer);
-    await (await (approve.getFunction('approve') as (a: string, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(await batcher.getAddress(), parseUnits('100000', 6))).wait();
+    await (
+      await (approve.getFunction('approve') as (a: string, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(
+        await batcher.getAddress(),
+        parseUnits('100000', 6),
+      )
+    ).wait();
     const pay = batcher.connect(payer) as Contract;
 
     let current = spawnWatcher();
@@ -102,9 +119,13 @@ describe('watcher processes', () => {
     const payments = (async () => {
       for (let i = 0; i < 200; i += 10) {
         const group = sessions.slice(i, i + 10);
-        await (await (pay.getFunction('pay') as (t: string, a: string[], b: bigint[]) => Promise<{ wait(): Promise<unknown> }>)(
-          usdt.address, group.map((s) => s.address), group.map((_, j) => (100n + BigInt(i + j)) * 10_000n),
-        )).wait();
+        await (
+          await (pay.getFunction('pay') as (t: string, a: string[], b: bigint[]) => Promise<{ wait(): Promise<unknown> }>)(
+            usdt.address,
+            group.map((s) => s.address),
+            group.map((_, j) => (100n + BigInt(i + j)) * 10_000n),
+          )
+        ).wait();
         await node.mine(1 + Math.floor(rand() * 2));
         await new Promise((r) => setTimeout(r, 50 + rand() * 200));
       }
@@ -116,7 +137,9 @@ describe('watcher processes', () => {
     void payments.then(() => (paymentsDone = true));
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 300 + rand() * 1500));
-      const r = await sql<{ n: bigint }>`select count(*)::bigint as n from payment_sessions where merchant_id = ${merchant.id} and status = 'paid'`.execute(tdb.db);
+      const r = await sql<{
+        n: bigint;
+      }>`select count(*)::bigint as n from payment_sessions where merchant_id = ${merchant.id} and status = 'paid'`.execute(tdb.db);
       paid = Number(r.rows[0]!.n);
       if (paid === 200 && paymentsDone) break;
       if (kills < 8) {
@@ -135,10 +158,16 @@ describe('watcher processes', () => {
     expect(kills).toBeGreaterThan(3);
     expect(paid).toBe(200);
     const events = await sql<{ aggregate_id: string; n: bigint }>`
-      select aggregate_id, count(*)::bigint as n from outbox_events where merchant_id = ${merchant.id} and type = 'payment.completed' group by aggregate_id`.execute(tdb.db);
+      select aggregate_id, count(*)::bigint as n from outbox_events where merchant_id = ${merchant.id} and type = 'payment.completed' group by aggregate_id`.execute(
+      tdb.db,
+    );
     expect(events.rows).toHaveLength(200);
     expect(events.rows.every((e) => e.n === 1n)).toBe(true);
-    const deposits = await sql<{ n: bigint }>`select count(*)::bigint as n from deposits d join payment_sessions s on s.id = d.session_id where s.merchant_id = ${merchant.id} and d.disposition = 'credited'`.execute(tdb.db);
+    const deposits = await sql<{
+      n: bigint;
+    }>`select count(*)::bigint as n from deposits d join payment_sessions s on s.id = d.session_id where s.merchant_id = ${merchant.id} and d.disposition = 'credited'`.execute(
+      tdb.db,
+    );
     expect(deposits.rows[0]!.n).toBe(200n);
   }, 180_000);
 });

@@ -27,7 +27,9 @@ const create = (body: Record<string, unknown>) => m.client.post('/api/v1/checkou
 const get = async (id: string) => (await m.client.get(`/api/v1/checkout/sessions/${id}`)).json as Record<string, unknown>;
 const select = async (id: string, token: string) => {
   const r = await fetch(`${h.base}/checkout/sessions/${id}/select`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ network: 'ethereum', token }),
   });
   return { status: r.status, json: (await r.json()) as Record<string, any> };
 };
@@ -50,7 +52,12 @@ describe('the rate of the coin chosen (item 14)', () => {
     expect(sel.status).toBe(200);
     expect(sel.json).toMatchObject({ token: 'USDC', amount_due: '15.00', amount_due_base: '15000000' });
     expect(await get(id)).toMatchObject({
-      currency: 'eur', amount_total: '12.50', target_currency: 'USDC', target_amount_total: '15.00', exchange_rate: '1.2', rate_locked_at: lockedAt,
+      currency: 'eur',
+      amount_total: '12.50',
+      target_currency: 'USDC',
+      target_amount_total: '15.00',
+      exchange_rate: '1.2',
+      rate_locked_at: lockedAt,
     });
     const shown = await page(id);
     expect(shown).toContain('15.00 USDC');
@@ -59,7 +66,12 @@ describe('the rate of the coin chosen (item 14)', () => {
 
     const back = await select(id, 'USDT');
     expect(back.json).toMatchObject({ token: 'USDT', amount_due: '13.56' });
-    expect(await get(id)).toMatchObject({ target_currency: 'USDT', target_amount_total: '13.56', exchange_rate: '1.0841', rate_locked_at: lockedAt });
+    expect(await get(id)).toMatchObject({
+      target_currency: 'USDT',
+      target_amount_total: '13.56',
+      exchange_rate: '1.0841',
+      rate_locked_at: lockedAt,
+    });
     ticker.options = { coinbaseRates: structuredClone(RATES) };
   });
 
@@ -75,7 +87,11 @@ describe('the rate of the coin chosen (item 14)', () => {
     await h.until(async () => ((await get(id)).payment_status === 'paid' ? true : undefined));
     const events = await h.t.db.selectFrom('outbox_events').select(['type', 'payload']).where('aggregate_id', '=', id).execute();
     expect(events.map((e) => e.type)).toEqual(['payment.completed']);
-    expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({ amount: '15.00', currency: 'USDC', exchange_rate: '1.2' });
+    expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({
+      amount: '15.00',
+      currency: 'USDC',
+      exchange_rate: '1.2',
+    });
   });
 
   it('a coin that could not be quoted at creation is not offered: the page leaves it out, /select refuses it with 400', async () => {
@@ -88,7 +104,10 @@ describe('the rate of the coin chosen (item 14)', () => {
     expect(refused.json.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'token' });
     expect(refused.json.error.message).toMatch(/USDT is not offered/);
     const form = await fetch(`${h.base}/pay/${id}/select`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'choice=ethereum%3AUSDT&lang=en',
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'choice=ethereum%3AUSDT&lang=en',
     });
     expect(form.status).toBe(303);
     expect(form.headers.get('location')).toContain('error=unavailable');

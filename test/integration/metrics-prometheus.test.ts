@@ -17,36 +17,58 @@ let prometheus: ChildProcess | undefined;
 let promUrl = '';
 let dir = '';
 
-interface PromAlert { labels: Record<string, string>; state: 'pending' | 'firing' }
-const alerts = async (): Promise<PromAlert[]> => ((await (await fetch(`${promUrl}/api/v1/alerts`)).json()) as { data: { alerts: PromAlert[] } }).data.alerts;
+interface PromAlert {
+  labels: Record<string, string>;
+  state: 'pending' | 'firing';
+}
+const alerts = async (): Promise<PromAlert[]> =>
+  ((await (await fetch(`${promUrl}/api/v1/alerts`)).json()) as { data: { alerts: PromAlert[] } }).data.alerts;
 const query = async (q: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> =>
-  ((await (await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } }).data.result;
+  (
+    (await (await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as {
+      data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    }
+  ).data.result;
 const stalled = async () => (await alerts()).filter((a) => a.labels.alertname === 'WatcherStalled');
 
 beforeAll(async () => {
   const metricsPort = await freePort();
   // The watcher runs beside the service (same process, same registry) so that it can be stopped on its own.
   h = await startServiceHarness({ extraEnv: { ROLES: 'api,worker', METRICS_PORT: String(metricsPort) } });
-  watchers = await startChainWatchers({ db: h.t.db, settings: loadWatcherSettings(h.env), log: { info() {}, warn() {}, error() {} }, adapters: h.service.adapters });
+  watchers = await startChainWatchers({
+    db: h.t.db,
+    settings: loadWatcherSettings(h.env),
+    log: { info() {}, warn() {}, error() {} },
+    adapters: h.service.adapters,
+  });
 
   dir = mkdtempSync(join(tmpdir(), 'sp-prometheus-'));
   const rules = readFileSync('deploy/prometheus/alerts.yml', 'utf8');
   const shipped = 'stablepay_watcher_last_commit_timestamp_seconds) > 120\n        for: 1m';
   if (!rules.includes(shipped)) throw new Error('WatcherStalled no longer reads as the test expects: update the test');
   writeFileSync(join(dir, 'alerts.yml'), rules.replace(shipped, 'stablepay_watcher_last_commit_timestamp_seconds) > 4\n        for: 2s'));
-  writeFileSync(join(dir, 'prometheus.yml'), [
-    'global: { scrape_interval: 1s, evaluation_interval: 1s }',
-    'rule_files: [alerts.yml]',
-    'scrape_configs:',
-    `  - { job_name: stablepay, scrape_timeout: 1s, static_configs: [{ targets: ['127.0.0.1:${metricsPort}'] }] }`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+      'rule_files: [alerts.yml]',
+      'scrape_configs:',
+      `  - { job_name: stablepay, scrape_timeout: 1s, static_configs: [{ targets: ['127.0.0.1:${metricsPort}'] }] }`,
+      '',
+    ].join('\n'),
+  );
   const promPort = await freePort();
   promUrl = `http://127.0.0.1:${promPort}`;
-  prometheus = spawn('prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${promPort}`, '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'inherit'] });
+  prometheus = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${promPort}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   await h.until(async () => ((await fetch(`${promUrl}/-/ready`).catch(() => null))?.status === 200 ? true : undefined), 30_000);
 }, 90_000);
 
@@ -62,7 +84,13 @@ describe('a real Prometheus with the shipped rules', () => {
   it('sees the watcher healthy, then fires WatcherStalled for its chain once the watcher is stopped', async () => {
     // Scraped, and the watcher commits: the series is fresh and the alert stays quiet across several evaluations.
     await h.until(async () => ((await query('up{job="stablepay"}'))[0]?.value[1] === '1' ? true : undefined), 20_000);
-    await h.until(async () => ((await query('time() - stablepay_watcher_last_commit_timestamp_seconds{network="ethereum",mode="test"} < 3')).length === 1 ? true : undefined), 20_000);
+    await h.until(
+      async () =>
+        (await query('time() - stablepay_watcher_last_commit_timestamp_seconds{network="ethereum",mode="test"} < 3')).length === 1
+          ? true
+          : undefined,
+      20_000,
+    );
     await new Promise((r) => setTimeout(r, 4000));
     expect(await stalled()).toEqual([]);
 

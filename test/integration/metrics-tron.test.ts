@@ -33,10 +33,19 @@ describe('hot-wallet metrics on TRON', () => {
     const wallet = await adapter.deriveHotWallet(testSigner, shop.account, HOT_WALLET_SLOT.refunds);
     const l = { network: 'tron', mode: 'test', slot: 'refunds' };
     const seen = await h.until(async () => {
-      const r = (await adapter.describeFeeResources!(wallet.address)) as { trx_balance_sun: bigint; energy: { available: bigint }; bandwidth: { available: bigint } };
+      const r = (await adapter.describeFeeResources!(wallet.address)) as {
+        trx_balance_sun: bigint;
+        energy: { available: bigint };
+        bandwidth: { available: bigint };
+      };
       const b = await adapter.getBalances(wallet.address);
       const m = await scrape(port);
-      const want = { native: Number(r.trx_balance_sun) / 1e6, USDT: Number(b.tokens.USDT) / 1e6, energy: Number(r.energy.available), bandwidth: Number(r.bandwidth.available) };
+      const want = {
+        native: Number(r.trx_balance_sun) / 1e6,
+        USDT: Number(b.tokens.USDT) / 1e6,
+        energy: Number(r.energy.available),
+        bandwidth: Number(r.bandwidth.available),
+      };
       const got = Object.fromEntries(Object.keys(want).map((asset) => [asset, m.get('stablepay_hot_wallet_min_balance', { ...l, asset })]));
       return JSON.stringify(got) === JSON.stringify(want) ? { got, m } : undefined;
     }, 30_000);

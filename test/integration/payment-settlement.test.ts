@@ -4,7 +4,17 @@ import { parseUnits } from 'ethers';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import {
-  createBoundSession, createMerchant, deployTokens, depositsFor, eventsFor, fund, makeAdapter, payFrom, sessionRow, signer, walletAt,
+  createBoundSession,
+  createMerchant,
+  deployTokens,
+  depositsFor,
+  eventsFor,
+  fund,
+  makeAdapter,
+  payFrom,
+  sessionRow,
+  signer,
+  walletAt,
   type DeployedToken,
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
@@ -49,7 +59,9 @@ async function confirm() {
 }
 
 const setFee = async (bps: bigint, maxFee: bigint) =>
-  (usdt.contract.getFunction('setParams') as (a: bigint, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(bps, maxFee).then((t) => t.wait());
+  (usdt.contract.getFunction('setParams') as (a: bigint, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(bps, maxFee).then((t) =>
+    t.wait(),
+  );
 
 /** What the hosted page asks the payer to send now (its own computation, src/checkout/live-status.ts). */
 async function pageAsks(id: string, decimals: number): Promise<bigint> {
@@ -72,7 +84,12 @@ beforeAll(async () => {
     { symbol: 'USDT', shape: 'fiat', decimals: 18 },
     { symbol: 'USDC', shape: 'fiat', decimals: 18 },
   ])) as [DeployedToken, DeployedToken, DeployedToken, DeployedToken];
-  for (const [tok, amount] of [[usdt, u6('1000000')], [usdc, u6('1000000')], [bscUsdt, u18('1000000')], [bscUsdc, u18('1000000')]] as const) {
+  for (const [tok, amount] of [
+    [usdt, u6('1000000')],
+    [usdc, u6('1000000')],
+    [bscUsdt, u18('1000000')],
+    [bscUsdc, u18('1000000')],
+  ] as const) {
     await fund(tok, payer().address, amount);
   }
   eth = makeAdapter(node, [usdt, usdc]);
@@ -106,10 +123,19 @@ describe('sub-unit dust (item 19)', () => {
       await confirm();
       const row = await sessionRow(tdb.db, s.id);
       expect(row).toMatchObject({ status: 'paid', received_base: u6('99.9999'), shortfall_base: 100n });
-      expect(await settlement(s.id)).toMatchObject({ due_base: u6('100'), received_base: u6('99.9999'), overpaid_base: 0n, shortfall_base: 100n });
+      expect(await settlement(s.id)).toMatchObject({
+        due_base: u6('100'),
+        received_base: u6('99.9999'),
+        overpaid_base: 0n,
+        shortfall_base: 100n,
+      });
       const live = computeLiveStatus(row, [], { decimals: 6, tipHeight: null, requiredConfirmations: null }, { returnPath: '' });
       expect(live).toMatchObject({ state: 'paid', shortfall: '0.0001', shortfall_base: '100' });
-      expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).toMatchObject({ payment_status: 'paid', shortfall: '0.0001', shortfall_base: '100' });
+      expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).toMatchObject({
+        payment_status: 'paid',
+        shortfall: '0.0001',
+        shortfall_base: '100',
+      });
       const events = await eventsFor(tdb.db, s.id);
       expect(events.map((e) => e.type)).toEqual(['payment.completed']);
     } finally {
@@ -125,7 +151,10 @@ describe('sub-unit dust (item 19)', () => {
     await confirm();
     const shortRow = await sessionRow(tdb.db, short.id);
     expect(shortRow).toMatchObject({ status: 'paid', shortfall_base: 10n ** 16n - 1n });
-    expect(serializeSession(shortRow, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).toMatchObject({ shortfall: '0.009999999999999999', shortfall_base: '9999999999999999' });
+    expect(serializeSession(shortRow, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).toMatchObject({
+      shortfall: '0.009999999999999999',
+      shortfall_base: '9999999999999999',
+    });
     expect(await settlement(short.id)).toMatchObject({ shortfall_base: 10n ** 16n - 1n, overpaid_base: 0n });
     expect(await sessionRow(tdb.db, oneMinor.id)).toMatchObject({ status: 'open', received_base: u18('9.99'), shortfall_base: null });
     expect(await pageAsks(oneMinor.id, 18)).toBe(u18('0.01'));
@@ -137,7 +166,9 @@ describe('sub-unit dust (item 19)', () => {
     await confirm();
     const row = await sessionRow(tdb.db, s.id);
     expect(row).toMatchObject({ status: 'paid', shortfall_base: 0n });
-    expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).not.toHaveProperty('shortfall_base');
+    expect(serializeSession(row, { checkoutBaseUrl: 'http://x/pay', tokenDecimals: chains.tokenDecimals })).not.toHaveProperty(
+      'shortfall_base',
+    );
     expect(await settlement(s.id)).toMatchObject({ overpaid_base: 1n, shortfall_base: 0n });
   });
 });
@@ -174,12 +205,20 @@ describe('payment.failed (item 13)', () => {
     await payFrom(payer(), usdc, s.address, u6('7'));
     await confirm();
     expect(await sessionRow(tdb.db, s.id)).toMatchObject({ status: 'open', received_base: 0n });
-    expect(await depositsFor(tdb.db, s.id)).toMatchObject([{ status: 'confirmed', disposition: 'unmatched', unmatched_reason: 'not_selected' }]);
+    expect(await depositsFor(tdb.db, s.id)).toMatchObject([
+      { status: 'confirmed', disposition: 'unmatched', unmatched_reason: 'not_selected' },
+    ]);
     let events = await eventsFor(tdb.db, s.id);
     expect(events.map((e) => e.type)).toEqual(['payment.failed']);
     expect(validateEventEnvelope(events[0]!.payload)).toEqual([]);
     expect((events[0]!.payload as { data: { object: EventObject } }).data.object).toEqual({
-      amount: '7.00', status: 'failed', currency: 'USDC', exchange_rate: '1', order_id: expect.any(String), session_id: s.id, source: 'api',
+      amount: '7.00',
+      status: 'failed',
+      currency: 'USDC',
+      exchange_rate: '1',
+      order_id: expect.any(String),
+      session_id: s.id,
+      source: 'api',
     });
     await node.mine(5);
     await drain();

@@ -28,7 +28,17 @@ describe('deploy/prometheus and deploy/grafana', () => {
     const rules = readFileSync('deploy/prometheus/alerts.yml', 'utf8');
     const runbook = readFileSync('docs/operations.md', 'utf8').toLowerCase();
     const names = [...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]!);
-    expect(names).toEqual(expect.arrayContaining(['WatcherStalled', 'WatcherLagging', 'RpcErrorRate', 'OutboxStuck', 'PayoutsStuck', 'HotWalletLow', 'ReconciliationDrift']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'WatcherStalled',
+        'WatcherLagging',
+        'RpcErrorRate',
+        'OutboxStuck',
+        'PayoutsStuck',
+        'HotWalletLow',
+        'ReconciliationDrift',
+      ]),
+    );
     for (const n of names) expect(runbook, n).toContain(`### ${n.toLowerCase()}`);
   });
 

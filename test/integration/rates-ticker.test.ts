@@ -72,7 +72,9 @@ describe('Coinbase source against the fake ticker', () => {
   });
 
   it('an unknown base (HTTP 400) falls through to RateUnavailableError', async () => {
-    const e = (await service(['peg', 'coinbase']).quote('CHF', 'USDT').catch((x: unknown) => x)) as RateUnavailableError;
+    const e = (await service(['peg', 'coinbase'])
+      .quote('CHF', 'USDT')
+      .catch((x: unknown) => x)) as RateUnavailableError;
     expect(e).toBeInstanceOf(RateUnavailableError);
     expect(e.attempts.map((a) => a.outcome)).toEqual(['not_quotable', 'failed']);
     expect(e.attempts[1]?.message).toMatch(/HTTP 400.*Invalid currency/);
@@ -80,7 +82,9 @@ describe('Coinbase source against the fake ticker', () => {
 
   it('rejects an answer for another base currency', async () => {
     coinbase.options = { coinbaseAnswerBase: 'USD' };
-    const e = (await service(['coinbase']).quote('EUR', 'USDT').catch((x: unknown) => x)) as RateUnavailableError;
+    const e = (await service(['coinbase'])
+      .quote('EUR', 'USDT')
+      .catch((x: unknown) => x)) as RateUnavailableError;
     expect(e).toBeInstanceOf(RateUnavailableError);
     expect(e.attempts[0]?.message).toMatch(/asked for EUR, answer is for USD/);
   });
@@ -101,7 +105,9 @@ describe('Binance source against the fake ticker', () => {
 
   it('a non-decimal price is a failure, not a rate', async () => {
     binance.options = { binancePrices: { EURUSDT: '1,0841' } };
-    const e = (await service(['binance']).quote('EUR', 'USDT').catch((x: unknown) => x)) as RateUnavailableError;
+    const e = (await service(['binance'])
+      .quote('EUR', 'USDT')
+      .catch((x: unknown) => x)) as RateUnavailableError;
     expect(e).toBeInstanceOf(RateUnavailableError);
     expect(e.attempts[0]?.message).toMatch(/bad price/);
   });
@@ -157,7 +163,9 @@ describe('fallback on failure', () => {
     ['malformed', /malformed JSON/],
   ] as const)('%s on the only source → RateUnavailableError naming the failure', async (mode, re) => {
     coinbase.mode = mode;
-    const e = (await service(['peg', 'coinbase']).quote('EUR', 'USDT').catch((x: unknown) => x)) as RateUnavailableError;
+    const e = (await service(['peg', 'coinbase'])
+      .quote('EUR', 'USDT')
+      .catch((x: unknown) => x)) as RateUnavailableError;
     expect(e).toBeInstanceOf(RateUnavailableError);
     expect(e.attempts[1]).toMatchObject({ source: 'coinbase', outcome: 'failed' });
     expect(e.attempts[1]?.message).toMatch(re);

@@ -37,13 +37,34 @@ describe('create refund', () => {
   it('creates a pending refund with every field, to the payer, and replays it for the same refund_id and body', async () => {
     const sessionId = await paidSession();
     const refundId = rid();
-    const body = { session_id: sessionId, refund_id: refundId, amount: 400, currency: 'USDT', reason: 'requested_by_customer', description: 'broken', metadata: { ticket: 'T-1' } };
+    const body = {
+      session_id: sessionId,
+      refund_id: refundId,
+      amount: 400,
+      currency: 'USDT',
+      reason: 'requested_by_customer',
+      description: 'broken',
+      metadata: { ticket: 'T-1' },
+    };
     const r = await refund(body);
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({
-      object: 'refund', refund_id: refundId, session_id: sessionId, amount: 400, currency: 'USDT', status: 'pending',
-      reason: 'requested_by_customer', description: 'broken', failure_reason: null, transaction_hash: null, receipt_number: null,
-      processed_at: null, canceled_at: null, metadata: { ticket: 'T-1' }, network: 'ethereum', destination_address: `0x${'22'.repeat(20)}`,
+      object: 'refund',
+      refund_id: refundId,
+      session_id: sessionId,
+      amount: 400,
+      currency: 'USDT',
+      status: 'pending',
+      reason: 'requested_by_customer',
+      description: 'broken',
+      failure_reason: null,
+      transaction_hash: null,
+      receipt_number: null,
+      processed_at: null,
+      canceled_at: null,
+      metadata: { ticket: 'T-1' },
+      network: 'ethereum',
+      destination_address: `0x${'22'.repeat(20)}`,
     });
     expect(r.json.id).toMatch(/^re_[0-9A-Za-z]{24}$/);
     expect(r.json.order_id).toMatch(/^o-/);
@@ -62,16 +83,29 @@ describe('create refund', () => {
 
   it('refunds to destination_address when given, validated for the network', async () => {
     const sessionId = await paidSession();
-    const ok = await refund({ session_id: sessionId, refund_id: rid(), amount: 100, currency: 'USDT', destination_address: `0x${'AB'.repeat(20)}` });
+    const ok = await refund({
+      session_id: sessionId,
+      refund_id: rid(),
+      amount: 100,
+      currency: 'USDT',
+      destination_address: `0x${'AB'.repeat(20)}`,
+    });
     expect(ok.json.destination_address).toBe(`0x${'ab'.repeat(20)}`);
-    const bad = await refund({ session_id: sessionId, refund_id: rid(), amount: 100, currency: 'USDT', destination_address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
+    const bad = await refund({
+      session_id: sessionId,
+      refund_id: rid(),
+      amount: 100,
+      currency: 'USDT',
+      destination_address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.error).toMatchObject({ code: 'parameter_invalid', param: 'destination_address' });
   });
 
   it('adds partial refunds up to the amount paid and refuses one more', async () => {
     const sessionId = await paidSession();
-    for (const amount of [300, 300, 400]) expect((await refund({ session_id: sessionId, refund_id: rid(), amount, currency: 'USDT' })).status).toBe(201);
+    for (const amount of [300, 300, 400])
+      expect((await refund({ session_id: sessionId, refund_id: rid(), amount, currency: 'USDT' })).status).toBe(201);
     const over = await refund({ session_id: sessionId, refund_id: rid(), amount: 1, currency: 'USDT' });
     expect(over.status).toBe(400);
     expect(over.json.error).toMatchObject({ code: 'REFUND_AMOUNT_EXCEEDED', param: 'amount' });
@@ -81,18 +115,26 @@ describe('create refund', () => {
     const sessionId = await paidSession(shop, '10.00', 12_345_678n); // 12.345678 paid: 12.34 refundable
     const a = await refund({ session_id: sessionId, refund_id: rid(), amount: 1234, currency: 'USDT' });
     expect(a.status).toBe(201);
-    expect((await refund({ session_id: sessionId, refund_id: rid(), amount: 1, currency: 'USDT' })).json.error.code).toBe('REFUND_AMOUNT_EXCEEDED');
+    expect((await refund({ session_id: sessionId, refund_id: rid(), amount: 1, currency: 'USDT' })).json.error.code).toBe(
+      'REFUND_AMOUNT_EXCEEDED',
+    );
     expect((await shop.post(`/api/v1/refunds/${a.json.refund_id}/cancel`)).status).toBe(200);
     expect((await refund({ session_id: sessionId, refund_id: rid(), amount: 1234, currency: 'USDT' })).status).toBe(201);
   });
 
   it('never lets 20 concurrent refunds sum above the amount paid', async () => {
     const sessionId = await paidSession(); // 1000 paid
-    const results = await Promise.all(Array.from({ length: 20 }, () => refund({ session_id: sessionId, refund_id: rid(), amount: 150, currency: 'USDT' })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => refund({ session_id: sessionId, refund_id: rid(), amount: 150, currency: 'USDT' })),
+    );
     const accepted = results.filter((r) => r.status === 201);
     expect(accepted).toHaveLength(6); // 6 × 150 = 900 ≤ 1000 < 7 × 150
     expect(results.filter((r) => r.status === 400 && r.json.error.code === 'REFUND_AMOUNT_EXCEEDED')).toHaveLength(14);
-    const { total } = await h.t.db.selectFrom('refunds').select((eb) => eb.fn.sum<bigint>('amount_minor').as('total')).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+    const { total } = await h.t.db
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.sum<bigint>('amount_minor').as('total'))
+      .where('session_id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     expect(BigInt(total)).toBe(900n);
   });
 
@@ -106,9 +148,21 @@ describe('create refund', () => {
     ['a huge amount', { session_id: 'cs_x', refund_id: 'x', amount: 2 ** 60, currency: 'USDT' }, 400, 'INVALID_AMOUNT', 'amount'],
     ['no amount', { session_id: 'cs_x', refund_id: 'x', currency: 'USDT' }, 400, 'parameter_missing', 'amount'],
     ['a fiat currency', { session_id: 'cs_x', refund_id: 'x', amount: 1, currency: 'USD' }, 400, 'INVALID_CURRENCY', 'currency'],
-    ['an unknown reason', { session_id: 'cs_x', refund_id: 'x', amount: 1, currency: 'USDT', reason: 'bored' }, 400, 'parameter_invalid', 'reason'],
+    [
+      'an unknown reason',
+      { session_id: 'cs_x', refund_id: 'x', amount: 1, currency: 'USDT', reason: 'bored' },
+      400,
+      'parameter_invalid',
+      'reason',
+    ],
     ['an unknown field', { session_id: 'cs_x', refund_id: 'x', amount: 1, currency: 'USDT', amout: 1 }, 400, 'parameter_unknown', 'amout'],
-    ['an unknown session', { session_id: 'cs_doesnotexist', refund_id: 'x', amount: 1, currency: 'USDT' }, 404, 'SESSION_NOT_FOUND', 'session_id'],
+    [
+      'an unknown session',
+      { session_id: 'cs_doesnotexist', refund_id: 'x', amount: 1, currency: 'USDT' },
+      404,
+      'SESSION_NOT_FOUND',
+      'session_id',
+    ],
   ])('refuses %s', async (_n, body, status, code, param) => {
     const r = await refund(body);
     expect(r.status).toBe(status);
@@ -146,7 +200,11 @@ describe('create refund', () => {
 
   it('refuses after the refund window with REFUND_TIME_EXPIRED', async () => {
     const sessionId = await paidSession();
-    await h.t.db.updateTable('payment_sessions').set({ paid_at: new Date(Date.now() - 181 * 86_400_000) }).where('id', '=', sessionId).execute();
+    await h.t.db
+      .updateTable('payment_sessions')
+      .set({ paid_at: new Date(Date.now() - 181 * 86_400_000) })
+      .where('id', '=', sessionId)
+      .execute();
     const r = await refund({ session_id: sessionId, refund_id: rid(), amount: 1, currency: 'USDT' });
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('REFUND_TIME_EXPIRED');
@@ -154,7 +212,11 @@ describe('create refund', () => {
 
   it('answers 429 DAILY_REFUND_LIMIT_EXCEEDED by count and by amount', async () => {
     const m = await h.merchant('Limited');
-    await h.t.db.updateTable('merchants').set({ daily_refund_count_limit: 2, daily_refund_amount_limit_minor: 500n }).where('id', '=', m.merchantId).execute();
+    await h.t.db
+      .updateTable('merchants')
+      .set({ daily_refund_count_limit: 2, daily_refund_amount_limit_minor: 500n })
+      .where('id', '=', m.merchantId)
+      .execute();
     const s1 = await paidSession(m.test);
     expect((await refund({ session_id: s1, refund_id: rid(), amount: 100, currency: 'USDT' }, m.test)).status).toBe(201);
     const byAmount = await refund({ session_id: s1, refund_id: rid(), amount: 401, currency: 'USDT' }, m.test);
@@ -164,7 +226,11 @@ describe('create refund', () => {
     const byCount = await refund({ session_id: s1, refund_id: rid(), amount: 1, currency: 'USDT' }, m.test);
     expect(byCount.status).toBe(429);
     // Yesterday's refunds do not count.
-    await h.t.db.updateTable('refunds').set({ created_at: sql`now() - interval '1 day'` }).where('merchant_id', '=', m.merchantId).execute();
+    await h.t.db
+      .updateTable('refunds')
+      .set({ created_at: sql`now() - interval '1 day'` })
+      .where('merchant_id', '=', m.merchantId)
+      .execute();
     expect((await refund({ session_id: s1, refund_id: rid(), amount: 1, currency: 'USDT' }, m.test)).status).toBe(201);
   });
 });

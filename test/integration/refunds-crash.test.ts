@@ -38,16 +38,29 @@ function runWorker(failpoint?: string): { exited: Promise<{ code: number | null;
 describe.each(['outbound:after_sign', 'outbound:after_broadcast', 'outbound:after_receipt'])('a worker killed at %s', (failpoint) => {
   it('leaves exactly one transfer on chain and the refund completed', async () => {
     const s = await h.paidSession(shop, { amount: '4.00' });
-    const created = await shop.client.post('/api/v1/refunds/create', { session_id: s.id, refund_id: `crash-${failpoint}`, amount: 400, currency: 'USDT' });
+    const created = await shop.client.post('/api/v1/refunds/create', {
+      session_id: s.id,
+      refund_id: `crash-${failpoint}`,
+      amount: 400,
+      currency: 'USDT',
+    });
     expect(created.status).toBe(201);
 
     const doomed = runWorker(failpoint);
     const death = await doomed.exited;
     expect(death.signal).toBe('SIGKILL');
-    const mid = await h.t.db.selectFrom('refunds').select(['status', 'signed_at']).where('id', '=', created.json.id).executeTakeFirstOrThrow();
+    const mid = await h.t.db
+      .selectFrom('refunds')
+      .select(['status', 'signed_at'])
+      .where('id', '=', created.json.id)
+      .executeTakeFirstOrThrow();
     expect(mid.status).toBe('processing');
     expect(mid.signed_at).not.toBeNull();
-    const attemptsAtDeath = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', created.json.id).execute();
+    const attemptsAtDeath = await h.t.db
+      .selectFrom('payout_attempts')
+      .select(['state', 'tx_hash'])
+      .where('refund_id', '=', created.json.id)
+      .execute();
     expect(attemptsAtDeath).toHaveLength(1);
     if (failpoint === 'outbound:after_sign') {
       expect(attemptsAtDeath[0]!.state).toBe('signed');
@@ -79,7 +92,12 @@ describe('two runs of one payout at once (a duplicated job)', () => {
     const { advanceRefund } = await import('../../src/payouts/engine.js');
     const { signer } = await import('../support/evm-tokens/scenario.js');
     const s = await h.paidSession(shop, { amount: '3.00' });
-    const created = await shop.client.post('/api/v1/refunds/create', { session_id: s.id, refund_id: 'twin-runs', amount: 300, currency: 'USDT' });
+    const created = await shop.client.post('/api/v1/refunds/create', {
+      session_id: s.id,
+      refund_id: 'twin-runs',
+      amount: 300,
+      currency: 'USDT',
+    });
     expect(created.status).toBe(201);
     const deps = { db: h.t.db, adapters: h.service.adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
     await Promise.all([advanceRefund(deps, created.json.id), advanceRefund(deps, created.json.id), advanceRefund(deps, created.json.id)]);
@@ -93,4 +111,3 @@ describe('two runs of one payout at once (a duplicated job)', () => {
     expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toHaveLength(1);
   });
 });
-

@@ -46,7 +46,11 @@ describe('refund payouts on chain', () => {
     const created = await createRefund(shop, { session_id: s.id, amount: 1000, currency: 'USDT' });
     expect(created.status).toBe(201);
     const done = await settled(shop, created.json.refund_id);
-    expect(done).toMatchObject({ status: 'completed', failure_reason: null, destination_address: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+    expect(done).toMatchObject({
+      status: 'completed',
+      failure_reason: null,
+      destination_address: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),
+    });
     expect(done.transaction_hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(done.receipt_number).toMatch(/^RCPT-\d{8}-\d{6}$/);
     expect(done.processed_at).toBeGreaterThanOrEqual(done.created_at);
@@ -55,19 +59,32 @@ describe('refund payouts on chain', () => {
     const events = await refundEvents(done.id);
     expect(events.map((e) => e.type)).toEqual(['refund.succeeded']);
     expect((events[0]!.payload as any).data.object).toEqual({
-      session_id: s.id, order_id: done.order_id, refund_id: done.refund_id, refund_amount: 1000, refund_currency: 'USDT', status: 'completed', source: 'api', amount_delivered: 1000,
+      session_id: s.id,
+      order_id: done.order_id,
+      refund_id: done.refund_id,
+      refund_amount: 1000,
+      refund_currency: 'USDT',
+      status: 'completed',
+      source: 'api',
+      amount_delivered: 1000,
     });
   });
 
   it('pays several partial refunds up to the amount paid, each once, on consecutive nonces', async () => {
     const s = await h.paidSession(shop, { amount: '9.00', token: 'USDC' });
     const ids = [];
-    for (const amount of [200, 300, 400]) ids.push((await createRefund(shop, { session_id: s.id, amount, currency: 'USDC' })).json.refund_id);
+    for (const amount of [200, 300, 400])
+      ids.push((await createRefund(shop, { session_id: s.id, amount, currency: 'USDC' })).json.refund_id);
     expect((await createRefund(shop, { session_id: s.id, amount: 1, currency: 'USDC' })).json.error.code).toBe('REFUND_AMOUNT_EXCEEDED');
     for (const id of ids) expect((await settled(shop, id)).status).toBe('completed');
     const moved = await transfersFrom(h.node, h.tokens.USDC.address, shop.hotWallet, s.payer);
     expect(moved.map((m) => m.amount).sort()).toEqual([2_000_000n, 3_000_000n, 4_000_000n]);
-    const nonces = await h.t.db.selectFrom('payout_attempts').select('nonce').where('sender', '=', shop.hotWallet.toLowerCase()).where('state', '=', 'confirmed').execute();
+    const nonces = await h.t.db
+      .selectFrom('payout_attempts')
+      .select('nonce')
+      .where('sender', '=', shop.hotWallet.toLowerCase())
+      .where('state', '=', 'confirmed')
+      .execute();
     const sorted = nonces.map((r) => r.nonce!).sort((a, b) => (a < b ? -1 : 1));
     for (let i = 1; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 1]!).toBe(1n); // no gaps
   });
@@ -111,7 +128,12 @@ describe('refund payouts on chain', () => {
     try {
       const created = await createRefund(shop, { session_id: s.id, amount: 500, currency: 'USDT' });
       const attempts = await h.until(async () => {
-        const rows = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', created.json.id).orderBy('id').execute();
+        const rows = await h.t.db
+          .selectFrom('payout_attempts')
+          .selectAll()
+          .where('refund_id', '=', created.json.id)
+          .orderBy('id')
+          .execute();
         return rows.length >= 2 ? rows : undefined;
       }, 20_000);
       expect(attempts[0]!.nonce).toBe(attempts[1]!.nonce);
@@ -143,7 +165,13 @@ describe('operator commands for payouts', () => {
     const redis = new Redis(h.env.REDIS_URL!);
     const scheduler = createPayoutScheduler({ connection: redis, prefix: h.env.REDIS_KEY_PREFIX! });
     const outputs: unknown[] = [];
-    const ctx = { db: h.t.db, adapters: async () => h.service.adapters, keys: signer, enqueue: (id: string) => scheduler.enqueue(id), out: (v: unknown) => outputs.push(v) };
+    const ctx = {
+      db: h.t.db,
+      adapters: async () => h.service.adapters,
+      keys: signer,
+      enqueue: (id: string) => scheduler.enqueue(id),
+      out: (v: unknown) => outputs.push(v),
+    };
     try {
       const m = await h.newMerchant('Operator view');
       await fundHotWallet(m, { eth: 10n ** 18n, usdt: 0n, usdc: 5_000_000n });
@@ -155,7 +183,10 @@ describe('operator commands for payouts', () => {
       expect(testWallet.tokens).toEqual({ USDT: '0.00', USDC: '5.00' });
 
       const s = await h.paidSession(m, { amount: '2.00', token: 'USDT' });
-      const failedRefund = await settled(m, (await createRefund(m, { session_id: s.id, amount: 200, currency: 'USDT', refund_id: 'op-1' })).json.refund_id);
+      const failedRefund = await settled(
+        m,
+        (await createRefund(m, { session_id: s.id, amount: 200, currency: 'USDT', refund_id: 'op-1' })).json.refund_id,
+      );
       expect(failedRefund.status).toBe('failed');
       await fund(h.tokens.USDT, m.hotWallet, 2_000_000n);
       await payoutsCli(['retry', 'op-1', '--merchant', m.id], ctx);
@@ -169,7 +200,13 @@ describe('operator commands for payouts', () => {
       expect(outputs.pop()).toEqual([]);
       // A payment to a canceled session becomes an unmatched deposit on the operator's list.
       const c = (await m.client.post('/api/v1/checkout/sessions/create', { amount: '1.00', currency: 'USD', order_id: 'late-1' })).json;
-      const sel = (await (await fetch(`${h.base}/checkout/sessions/${c.id}/select`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT' }) })).json()) as { deposit_address: string };
+      const sel = (await (
+        await fetch(`${h.base}/checkout/sessions/${c.id}/select`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ network: 'ethereum', token: 'USDT' }),
+        })
+      ).json()) as { deposit_address: string };
       expect((await m.client.post(`/api/v1/checkout/sessions/${c.id}/cancel`)).status).toBe(200);
       const payer = walletAt(3, h.node.provider);
       await fund(h.tokens.USDT, payer.address, 1_000_000n);

@@ -64,7 +64,13 @@ describe('Solana refunds, service in one process', () => {
     expect(status?.confirmationStatus).toBe('finalized');
     const events = await h.refundEvents(done.id);
     expect(events.map((e) => e.type)).toEqual(['refund.succeeded']);
-    expect((events[0]!.payload as any).data.object).toMatchObject({ session_id: s.id, refund_id: done.refund_id, refund_amount: 1000, refund_currency: 'USDC', status: 'completed' });
+    expect((events[0]!.payload as any).data.object).toMatchObject({
+      session_id: s.id,
+      refund_id: done.refund_id,
+      refund_amount: 1000,
+      refund_currency: 'USDC',
+      status: 'completed',
+    });
     const attempts = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', done.id).execute();
     expect(attempts.map((a) => [a.state, a.nonce, a.sender])).toEqual([['confirmed', null, shop.hotWallet]]);
     // Listing answers base58 too.
@@ -79,7 +85,9 @@ describe('Solana refunds, service in one process', () => {
     expect(created.status).toBe(201);
     const done = await h.settled(shop, created.json.refund_id);
     expect(done).toMatchObject({ status: 'completed', destination_address: other });
-    expect(await h.transfersFrom(h.mints.USDT, shop.hotWallet, other)).toEqual([{ to: other, amount: 1_200_000n, tx: done.transaction_hash }]);
+    expect(await h.transfersFrom(h.mints.USDT, shop.hotWallet, other)).toEqual([
+      { to: other, amount: 1_200_000n, tx: done.transaction_hash },
+    ]);
     expect(await h.transfersFrom(h.mints.USDT, shop.hotWallet, s.payer)).toEqual([]);
   });
 
@@ -96,7 +104,11 @@ describe('Solana refunds, service in one process', () => {
       const sendsAtFirst = h.rpc.calls.get('sendTransaction') ?? 0;
       await h.until(async () => ((h.rpc.calls.get('sendTransaction') ?? 0) >= sendsAtFirst + 3 ? true : undefined), 10_000);
       // Re-sent several times, never re-signed: the bytes can still land.
-      const meanwhile = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', created.json.id).execute();
+      const meanwhile = await h.t.db
+        .selectFrom('payout_attempts')
+        .select(['state', 'tx_hash'])
+        .where('refund_id', '=', created.json.id)
+        .execute();
       expect(meanwhile).toEqual([{ state: 'broadcast', tx_hash: first.tx_hash }]);
       expect(await h.adapter.isExpired(first.signed as never)).toBe(false);
       // One synchronous step of the fake: the leader is back, and every blockhash handed out so far is dead.
@@ -105,11 +117,18 @@ describe('Solana refunds, service in one process', () => {
       resumed = true;
       const done = await h.settled(shop, created.json.refund_id);
       expect(done.status).toBe('completed');
-      const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'detail']).where('refund_id', '=', created.json.id).orderBy('id').execute();
+      const attempts = await h.t.db
+        .selectFrom('payout_attempts')
+        .select(['state', 'tx_hash', 'detail'])
+        .where('refund_id', '=', created.json.id)
+        .orderBy('id')
+        .execute();
       expect(attempts.map((a) => a.state)).toEqual(['dropped', 'confirmed']);
       expect(attempts[0]!.detail).toMatch(/expired/);
       expect(attempts[1]!.tx_hash).toBe(done.transaction_hash);
-      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([{ to: s.payer, amount: 6_000_000n, tx: done.transaction_hash }]);
+      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([
+        { to: s.payer, amount: 6_000_000n, tx: done.transaction_hash },
+      ]);
       expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.succeeded']);
     } finally {
       if (!resumed) h.rpc.validator.resumeLanding();
@@ -160,7 +179,11 @@ describe('Solana refunds, worker crashes in a child process', () => {
     const mid = await h.t.db.selectFrom('refunds').select(['status', 'signed_at']).where('id', '=', internalId).executeTakeFirstOrThrow();
     expect(mid.status).toBe('processing');
     expect(mid.signed_at).not.toBeNull();
-    const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'signed']).where('refund_id', '=', internalId).execute();
+    const attempts = await h.t.db
+      .selectFrom('payout_attempts')
+      .select(['state', 'tx_hash', 'signed'])
+      .where('refund_id', '=', internalId)
+      .execute();
     expect(attempts).toHaveLength(1);
     expect(attempts[0]!.state).toBe('signed');
     void refundId;
@@ -178,7 +201,9 @@ describe('Solana refunds, worker crashes in a child process', () => {
       const done = await h.settled(shop, created.json.refund_id);
       expect(done.status).toBe('completed');
       expect(done.transaction_hash).toBe(first.tx_hash); // the stored bytes, never re-signed
-      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([{ to: s.payer, amount: 4_000_000n, tx: done.transaction_hash }]);
+      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([
+        { to: s.payer, amount: 4_000_000n, tx: done.transaction_hash },
+      ]);
       expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.succeeded']);
     } finally {
       survivor.kill();
@@ -201,13 +226,20 @@ describe('Solana refunds, worker crashes in a child process', () => {
       const done = await h.settled(shop, created.json.refund_id);
       expect(done.status).toBe('completed');
       expect(done.transaction_hash).not.toBe(first.tx_hash);
-      const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'detail']).where('refund_id', '=', created.json.id).orderBy('id').execute();
+      const attempts = await h.t.db
+        .selectFrom('payout_attempts')
+        .select(['state', 'tx_hash', 'detail'])
+        .where('refund_id', '=', created.json.id)
+        .orderBy('id')
+        .execute();
       expect(attempts.map((a) => a.state)).toEqual(['dropped', 'confirmed']);
       expect(attempts[0]!.tx_hash).toBe(first.tx_hash);
       expect(attempts[0]!.detail).toMatch(/expired/);
       expect(attempts[1]!.tx_hash).toBe(done.transaction_hash);
       expect((await h.conn.getSignatureStatuses([first.tx_hash], { searchTransactionHistory: true })).value[0]).toBeNull();
-      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([{ to: s.payer, amount: 3_000_000n, tx: done.transaction_hash }]);
+      expect(await h.transfersFrom(h.mints.USDC, shop.hotWallet, s.payer)).toEqual([
+        { to: s.payer, amount: 3_000_000n, tx: done.transaction_hash },
+      ]);
       expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.succeeded']);
     } finally {
       survivor.kill();

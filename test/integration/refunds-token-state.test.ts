@@ -44,7 +44,10 @@ async function issuerActsBeforeThePayoutLands(refundInternalId: string, token: D
     return a.some((x) => x.state === 'broadcast') ? true : undefined;
   }, 20_000);
   const c = new Contract(token.address, [`function ${signature}`], walletAt(0, h.node.provider));
-  await (c.getFunction(signature.slice(0, signature.indexOf('('))) as Send)(...args, { maxPriorityFeePerGas: 50n * GWEI, maxFeePerGas: 500n * GWEI });
+  await (c.getFunction(signature.slice(0, signature.indexOf('('))) as Send)(...args, {
+    maxPriorityFeePerGas: 50n * GWEI,
+    maxFeePerGas: 500n * GWEI,
+  });
   await h.node.rpc('evm_mine', []);
 }
 
@@ -83,7 +86,9 @@ describe('fee on transfer (Tether setParams)', () => {
       const created = await createRefund(shop, { session_id: s.id, amount: 500, currency: 'USDT' });
       const done = await settled(shop, created.json.refund_id);
       // The customer's Transfer is the refund amount to the base unit; the issuer's fee is a second Transfer.
-      expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toEqual([{ to: s.payer, amount: 5_000_000n, tx: done.transaction_hash }]);
+      expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toEqual([
+        { to: s.payer, amount: 5_000_000n, tx: done.transaction_hash },
+      ]);
       expect(done).toMatchObject({ status: 'completed', failure_reason: null, amount: 500, amount_delivered: 500 });
       const all = await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet);
       expect(all.filter((t) => t.tx === done.transaction_hash).map((t) => t.amount)).toEqual([5005n, 5_000_000n]); // fee first, as Tether emits it
@@ -101,7 +106,13 @@ describe('fee on transfer (Tether setParams)', () => {
     try {
       const created = await holdMining(async () => {
         const c = await createRefund(shop, { session_id: s.id, amount: 500, currency: 'USDT' });
-        await issuerActsBeforeThePayoutLands(c.json.id, h.tokens.USDT, 'setParams(uint256 newBasisPoints, uint256 newMaxFee)', 10n, 1_000_000n);
+        await issuerActsBeforeThePayoutLands(
+          c.json.id,
+          h.tokens.USDT,
+          'setParams(uint256 newBasisPoints, uint256 newMaxFee)',
+          10n,
+          1_000_000n,
+        );
         return c;
       });
       const done = await settled(shop, created.json.refund_id);
@@ -193,7 +204,11 @@ describe('paused token vs blacklisted address', () => {
       const done = await settled(shop, created.json.refund_id);
       expect(done.status).toBe('failed');
       expect(done.failure_reason).toMatch(/token is paused by its issuer.*receipt status 0/);
-      const attempt = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', created.json.id).executeTakeFirstOrThrow();
+      const attempt = await h.t.db
+        .selectFrom('payout_attempts')
+        .selectAll()
+        .where('refund_id', '=', created.json.id)
+        .executeTakeFirstOrThrow();
       const receipt = await h.node.rpc<{ status: string }>('eth_getTransactionReceipt', [attempt.tx_hash]);
       expect(BigInt(receipt.status)).toBe(0n); // it was mined and reverted: the pre-flight had passed
       expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toEqual([]);

@@ -60,7 +60,13 @@ describe('TRON refunds, service in one process', () => {
     expect(moved.map((m) => m.amount)).toEqual([10_000_000n]);
     const events = await h.refundEvents(done.id);
     expect(events.map((e) => e.type)).toEqual(['refund.succeeded']);
-    expect((events[0]!.payload as any).data.object).toMatchObject({ session_id: s.id, refund_id: done.refund_id, refund_amount: 1000, refund_currency: 'USDT', status: 'completed' });
+    expect((events[0]!.payload as any).data.object).toMatchObject({
+      session_id: s.id,
+      refund_id: done.refund_id,
+      refund_amount: 1000,
+      refund_currency: 'USDT',
+      status: 'completed',
+    });
     const attempts = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', done.id).execute();
     expect(attempts.map((a) => [a.state, a.nonce, a.tx_hash])).toEqual([['confirmed', null, done.transaction_hash]]);
     const listed = await shop.client.get(`/api/v1/refunds?session_id=${s.id}`);
@@ -84,7 +90,11 @@ describe('TRON refunds, service in one process', () => {
     const { testSigner } = await import('../support/chain-service-harness.js');
     const out: unknown[] = [];
     await payoutsCli(['wallets', '--merchant', shop.id], {
-      db: h.t.db, adapters: async () => h.service.adapters, keys: testSigner, enqueue: async () => {}, out: (v) => out.push(v),
+      db: h.t.db,
+      adapters: async () => h.service.adapters,
+      keys: testSigner,
+      enqueue: async () => {},
+      out: (v) => out.push(v),
     });
     const row = (out[0] as any[]).find((w) => w.network === 'tron' && w.mode === 'test');
     expect(row.address).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
@@ -118,7 +128,10 @@ describe('TRON refunds, service in one process', () => {
     expect(paused.failure_reason).toMatch(/token is paused by its issuer/);
     const s2 = await h.paidSession(shop, { amount: '1.00', token: 'USDC' });
     await asIssuer(h.tokens.USDC, 'blacklist(address who)', tronEvm(s2.payer));
-    const blacklisted = await h.settled(shop, (await h.createRefund(shop, { session_id: s2.id, amount: 100, currency: 'USDC' })).json.refund_id);
+    const blacklisted = await h.settled(
+      shop,
+      (await h.createRefund(shop, { session_id: s2.id, amount: 100, currency: 'USDC' })).json.refund_id,
+    );
     expect(blacklisted.status).toBe('failed');
     expect(blacklisted.failure_reason).toMatch(/destination address is blacklisted by the token issuer/);
     expect(await h.transfers('USDT', shop.hotWallet, s1.payer)).toEqual([]);
@@ -175,10 +188,18 @@ describe('TRON refunds, worker crashes in a child process', () => {
     expect(created.status).toBe(201);
     const doomed = h.runWorker('outbound:after_sign');
     expect((await doomed.exited).signal).toBe('SIGKILL');
-    const mid = await h.t.db.selectFrom('refunds').select(['status', 'signed_at']).where('id', '=', created.json.id).executeTakeFirstOrThrow();
+    const mid = await h.t.db
+      .selectFrom('refunds')
+      .select(['status', 'signed_at'])
+      .where('id', '=', created.json.id)
+      .executeTakeFirstOrThrow();
     expect(mid.status).toBe('processing');
     expect(mid.signed_at).not.toBeNull();
-    const atDeath = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', created.json.id).execute();
+    const atDeath = await h.t.db
+      .selectFrom('payout_attempts')
+      .select(['state', 'tx_hash'])
+      .where('refund_id', '=', created.json.id)
+      .execute();
     expect(atDeath).toHaveLength(1);
     expect(atDeath[0]!.state).toBe('signed');
     expect(h.fake.chain.txs.has(atDeath[0]!.tx_hash)).toBe(false); // never broadcast
@@ -202,7 +223,11 @@ describe('TRON refunds, worker crashes in a child process', () => {
     const created = await h.createRefund(shop, { session_id: s.id, refund_id: 'tron-crash-expired', amount: 300, currency: 'USDT' });
     const doomed = h.runWorker('outbound:after_sign');
     expect((await doomed.exited).signal).toBe('SIGKILL');
-    const [first] = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'signed']).where('refund_id', '=', created.json.id).execute();
+    const [first] = await h.t.db
+      .selectFrom('payout_attempts')
+      .select(['state', 'tx_hash', 'signed'])
+      .where('refund_id', '=', created.json.id)
+      .execute();
     expect(first!.state).toBe('signed');
     const signed = first!.signed as unknown as { validUntilTimeMs: string };
     expect(await h.adapter.isExpired(first!.signed as never)).toBe(false); // still able to land
@@ -217,10 +242,17 @@ describe('TRON refunds, worker crashes in a child process', () => {
       const done = await h.settled(shop, created.json.refund_id);
       expect(done.status).toBe('completed');
       expect(done.transaction_hash).not.toBe(first!.tx_hash);
-      const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash', 'detail', 'signed']).where('refund_id', '=', created.json.id).orderBy('id').execute();
+      const attempts = await h.t.db
+        .selectFrom('payout_attempts')
+        .select(['state', 'tx_hash', 'detail', 'signed'])
+        .where('refund_id', '=', created.json.id)
+        .orderBy('id')
+        .execute();
       expect(attempts.map((a) => a.state)).toEqual(['dropped', 'confirmed']);
       expect(attempts[0]!.detail).toMatch(/expired/);
-      expect(BigInt((attempts[1]!.signed as unknown as { validUntilTimeMs: string }).validUntilTimeMs)).toBeGreaterThan(BigInt(signed.validUntilTimeMs));
+      expect(BigInt((attempts[1]!.signed as unknown as { validUntilTimeMs: string }).validUntilTimeMs)).toBeGreaterThan(
+        BigInt(signed.validUntilTimeMs),
+      );
       expect(h.fake.chain.txs.has(first!.tx_hash)).toBe(false); // the expired bytes never reached the chain
       expect((await h.transfers('USDT', shop.hotWallet, s.payer)).map((m) => m.amount)).toEqual([3_000_000n]);
       expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.succeeded']);

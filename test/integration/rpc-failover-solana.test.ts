@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
@@ -47,14 +51,32 @@ describe('Solana RPC failover', () => {
     const a: FaultProxy = await startFaultProxy({ upstream: rpc.url, seed: 5, hangMs: 500 });
     const seen = new Recorder();
     const lines: string[] = [];
-    const log = { info: (o: object, m: string) => void lines.push(JSON.stringify({ ...o, msg: m })), warn: (o: object, m: string) => void lines.push(JSON.stringify({ ...o, msg: m })) };
-    const adapter = new SolanaChainAdapter({ mode: 'live', rpcUrl: a.url, rpcUrls: [rpc.url], tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }], rpcConcurrency: 4, rpcObserver: seen, rpcLog: log });
+    const log = {
+      info: (o: object, m: string) => void lines.push(JSON.stringify({ ...o, msg: m })),
+      warn: (o: object, m: string) => void lines.push(JSON.stringify({ ...o, msg: m })),
+    };
+    const adapter = new SolanaChainAdapter({
+      mode: 'live',
+      rpcUrl: a.url,
+      rpcUrls: [rpc.url],
+      tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }],
+      rpcConcurrency: 4,
+      rpcObserver: seen,
+      rpcLog: log,
+    });
     const [labelA, labelB] = adapter.endpoints.pool.endpoints.map((e) => e.label) as [string, string];
     const delivered = new Map<string, ObservedTransfer>();
     let cursor: CursorState = await adapter.initialCursor();
     let final = 0n;
     const owners: string[] = [];
-    const watch: WatchSet = { sync: async () => {}, has: (x) => owners.includes(x), addresses: () => owners.values(), get size() { return owners.length; } };
+    const watch: WatchSet = {
+      sync: async () => {},
+      has: (x) => owners.includes(x),
+      addresses: () => owners.values(),
+      get size() {
+        return owners.length;
+      },
+    };
     let seq = 0n;
 
     const poll = async () => {
@@ -99,7 +121,8 @@ describe('Solana RPC failover', () => {
       rpc.validator.advanceSlots(1);
       return owner;
     };
-    const sumTo = (owner: string, finalOnly: boolean) => [...delivered.values()].filter((t) => t.to === owner && (!finalOnly || t.block.height <= final)).reduce((s, t) => s + t.amount, 0n);
+    const sumTo = (owner: string, finalOnly: boolean) =>
+      [...delivered.values()].filter((t) => t.to === owner && (!finalOnly || t.block.height <= final)).reduce((s, t) => s + t.amount, 0n);
 
     try {
       const o1 = await pay(1_000_000n);
@@ -123,7 +146,9 @@ describe('Solana RPC failover', () => {
       const bListsBefore = seen.calls.filter((c) => c.endpoint === labelB && c.method === 'getSignaturesForAddress').length;
       await poll();
       expect(sumTo(o3, false)).toBe(3_000_000n);
-      expect(seen.calls.filter((c) => c.endpoint === labelB && c.method === 'getSignaturesForAddress').length).toBeGreaterThan(bListsBefore);
+      expect(seen.calls.filter((c) => c.endpoint === labelB && c.method === 'getSignaturesForAddress').length).toBeGreaterThan(
+        bListsBefore,
+      );
 
       // A honest again: after probation it serves again.
       a.setFaults({ headLag: 0 });
@@ -136,7 +161,12 @@ describe('Solana RPC failover', () => {
 
       rpc.validator.advanceSlots(40);
       await poll();
-      for (const [o, amount] of [[o1, 1_000_000n], [o2, 2_000_000n], [o3, 3_000_000n]] as const) expect(sumTo(o, true)).toBe(amount);
+      for (const [o, amount] of [
+        [o1, 1_000_000n],
+        [o2, 2_000_000n],
+        [o3, 3_000_000n],
+      ] as const)
+        expect(sumTo(o, true)).toBe(amount);
       expect(delivered.size).toBe(3);
       expect(lines.some((l) => l.includes('rpc failover'))).toBe(true);
       expect(lines.some((l) => l.includes('cooling down') && l.includes(labelA))).toBe(true);
@@ -165,9 +195,20 @@ describe('Solana RPC failover', () => {
     await conn.sendRawTransaction(tx.serialize());
     rpc.validator.advanceSlots(1);
   }
-  const watchOf = (owner: string): WatchSet => ({ sync: async () => {}, has: (x) => x === owner, addresses: () => [owner].values(), size: 1 });
+  const watchOf = (owner: string): WatchSet => ({
+    sync: async () => {},
+    has: (x) => x === owner,
+    addresses: () => [owner].values(),
+    size: 1,
+  });
   const adapterOf = (url: string, finalityQuorum = 1) =>
-    new SolanaChainAdapter({ mode: 'live', rpcUrl: url, rpcUrls: [rpc.url], tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }], finalityQuorum });
+    new SolanaChainAdapter({
+      mode: 'live',
+      rpcUrl: url,
+      rpcUrls: [rpc.url],
+      tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }],
+      finalityQuorum,
+    });
   async function pollOk(adapter: SolanaChainAdapter, cursor: CursorState, watch: WatchSet) {
     for (let i = 0; ; i++) {
       try {
@@ -233,7 +274,9 @@ describe('Solana RPC failover', () => {
       a.setFaults({ http5xxRate: 0 });
       await new Promise((r) => setTimeout(r, 1100));
       const faultsBefore = adapter.endpoints.pool.endpoints[0]!.faults;
-      await expect(solanaRpcCall('ignored', 'sendTransaction', ['AAAA', { encoding: 'base64' }], undefined, adapter.endpoints.fetch)).rejects.toBeInstanceOf(SolanaRpcError);
+      await expect(
+        solanaRpcCall('ignored', 'sendTransaction', ['AAAA', { encoding: 'base64' }], undefined, adapter.endpoints.fetch),
+      ).rejects.toBeInstanceOf(SolanaRpcError);
       expect(adapter.endpoints.pool.endpoints.map((e) => e.faults)).toEqual([faultsBefore, 0]);
     } finally {
       await a.close();

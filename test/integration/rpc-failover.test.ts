@@ -3,7 +3,18 @@ import { parseUnits } from 'ethers';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
-import { createBoundSession, createMerchant, deployTokens, depositsFor, eventsFor, fund, payFrom, sessionRow, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
+import {
+  createBoundSession,
+  createMerchant,
+  deployTokens,
+  depositsFor,
+  eventsFor,
+  fund,
+  payFrom,
+  sessionRow,
+  walletAt,
+  type DeployedToken,
+} from '../support/evm-tokens/scenario.js';
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import type { RpcCallEvent, RpcFailoverEvent, RpcHealthEvent, RpcObserver } from '../../chains/rpc/observer.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
@@ -76,7 +87,15 @@ describe('RPC failover over two endpoints of one chain', () => {
     }
     await eth.mine(4);
     await until(`${label}: ${n} sessions paid`, async () => {
-      const rows = await tdb.db.selectFrom('payment_sessions').select('status').where('id', 'in', batch.map((s) => s.id)).execute();
+      const rows = await tdb.db
+        .selectFrom('payment_sessions')
+        .select('status')
+        .where(
+          'id',
+          'in',
+          batch.map((s) => s.id),
+        )
+        .execute();
       return rows.every((r) => r.status === 'paid');
     });
   }
@@ -101,7 +120,14 @@ describe('RPC failover over two endpoints of one chain', () => {
     const labelA = adapter.rpc.pool.endpoints[0]!.label;
     const labelB = adapter.rpc.pool.endpoints[1]!.label;
     expect(labelA).not.toContain(KEY);
-    const w = new NetworkWatcher({ db: tdb.db, adapter, pollIntervalMs: 40, backoff: new Backoff(10, 150, 5), startHeight: BigInt(await eth.provider.getBlockNumber()), log });
+    const w = new NetworkWatcher({
+      db: tdb.db,
+      adapter,
+      pollIntervalMs: 40,
+      backoff: new Backoff(10, 150, 5),
+      startHeight: BigInt(await eth.provider.getBlockNumber()),
+      log,
+    });
     const stop = new AbortController();
     const running = w.run(stop.signal);
     try {
@@ -120,7 +146,9 @@ describe('RPC failover over two endpoints of one chain', () => {
       // 2. A answers again but 50 blocks behind: out of rotation as lagging, never read for logs above its head.
       a.setFaults({ errorRate: 0, http5xxRate: 0, http429Rate: 0, timeoutRate: 0, headLag: 50 });
       await eth.mine(60);
-      await until('A seen lagging', () => seen.health.some((h) => h.endpoint === labelA && h.state === 'lagging' && h.lag !== null && h.lag >= 50n));
+      await until('A seen lagging', () =>
+        seen.health.some((h) => h.endpoint === labelA && h.state === 'lagging' && h.lag !== null && h.lag >= 50n),
+      );
       await payAndWait(3, 'A lagging');
 
       // 3a. A claims a head 200 blocks ahead, without the blocks: the first poll pinned to it finds blocks missing
@@ -164,7 +192,9 @@ describe('RPC failover over two endpoints of one chain', () => {
     expect(text).not.toContain(KEY);
     const failovers = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'rpc failover');
     expect(failovers.some((l) => l.from === labelA && l.to === labelB && typeof l.reason === 'string')).toBe(true);
-    const failures = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'rpc endpoint failed; cooling down');
+    const failures = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'rpc endpoint failed; cooling down');
     expect(failures.some((l) => l.endpoint === labelA && /timeout|HTTP 5|429|internal error/.test(String(l.reason)))).toBe(true);
     expect(failures.some((l) => l.endpoint === labelA && /not found|OutOfRange/.test(String(l.reason)))).toBe(true);
     expect(failures.some((l) => l.endpoint === labelA && /contradicts/.test(String(l.reason)))).toBe(true);

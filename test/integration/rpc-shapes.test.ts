@@ -64,8 +64,15 @@ describe('LiteSVM Solana endpoint (scripts/devnet/solana-rpc) against the Solana
   let rpc: FakeSolanaRpc;
   const vars: Record<string, unknown> = {};
 
-  const raw = async (method: string, params: unknown[]): Promise<{ result?: unknown; error?: { code: number; message: string; data?: unknown } }> => {
-    const res = await fetch(rpc.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const raw = async (
+    method: string,
+    params: unknown[],
+  ): Promise<{ result?: unknown; error?: { code: number; message: string; data?: unknown } }> => {
+    const res = await fetch(rpc.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     return (await res.json()) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
   };
   const fill = (v: unknown) => fillWith(vars, v);
@@ -76,7 +83,8 @@ describe('LiteSVM Solana endpoint (scripts/devnet/solana-rpc) against the Solana
     rpc.validator.airdrop(payer.publicKey.toBase58(), 10_000_000_000n);
     const mint = rpc.validator.createMint({ decimals: 6 });
     const ata = rpc.validator.setTokenAccount({ mint, owner: payer.publicKey.toBase58(), amount: 1_234_500n });
-    const { blockhash } = ((await raw('getLatestBlockhash', [{ commitment: 'confirmed' }])).result as { value: { blockhash: string } }).value;
+    const { blockhash } = ((await raw('getLatestBlockhash', [{ commitment: 'confirmed' }])).result as { value: { blockhash: string } })
+      .value;
     const transfer = (lamports: bigint) => {
       const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
         SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
@@ -134,7 +142,11 @@ describe('LiteSVM Solana endpoint (scripts/devnet/solana-rpc) against the Solana
 
   it('answers an unknown method with -32601 and a malformed request with -32600, as JSON-RPC 2.0 says', async () => {
     expect((await raw('getNoSuchThing', [])).error?.code).toBe(-32601);
-    const res = await fetch(rpc.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 1, method: 'getSlot' }) });
+    const res = await fetch(rpc.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 1, method: 'getSlot' }),
+    });
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
 });
@@ -144,7 +156,11 @@ describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTT
   let fake: FakeJavaTron;
   const vars: Record<string, unknown> = {};
   const post = async (path: string, body: unknown): Promise<{ status: number; json: unknown }> => {
-    const res = await fetch(`${fake.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${fake.url}/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, json: await res.json() };
   };
 
@@ -158,10 +174,22 @@ describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTT
     fake.chain.setTrx(owner, 1_000_000_000n);
     await fund(usdt!, ownerEvm, 10_000_000n);
     const abi = AbiCoder.defaultAbiCoder();
-    const param = (amount: number) => abi.encode(['address', 'uint256'], [computeAddress(new SigningKey(hexlify(randomBytes(32))).publicKey), amount]).slice(2);
-    Object.assign(vars, { $owner: owner, $contract: evmHexToTron(usdt!.address), $unknown: evmHexToTron(computeAddress(new SigningKey(hexlify(randomBytes(32))).publicKey)), $param: param(1000), $balanceParam: abi.encode(['address'], [ownerEvm]).slice(2) });
+    const param = (amount: number) =>
+      abi.encode(['address', 'uint256'], [computeAddress(new SigningKey(hexlify(randomBytes(32))).publicKey), amount]).slice(2);
+    Object.assign(vars, {
+      $owner: owner,
+      $contract: evmHexToTron(usdt!.address),
+      $unknown: evmHexToTron(computeAddress(new SigningKey(hexlify(randomBytes(32))).publicKey)),
+      $param: param(1000),
+      $balanceParam: abi.encode(['address'], [ownerEvm]).slice(2),
+    });
     const signed = async (amount: number) => {
-      const built = (await post('wallet/triggersmartcontract', fillWith(vars, { ...(tron.endpoints['wallet/triggersmartcontract']!.body as object), parameter: param(amount) }))).json as { transaction: { txID: string; raw_data_hex: string } };
+      const built = (
+        await post(
+          'wallet/triggersmartcontract',
+          fillWith(vars, { ...(tron.endpoints['wallet/triggersmartcontract']!.body as object), parameter: param(amount) }),
+        )
+      ).json as { transaction: { txID: string; raw_data_hex: string } };
       const sig = key.sign(`0x${built.transaction.txID}`);
       return { ...built.transaction, signature: [`${sig.r.slice(2)}${sig.s.slice(2)}${sig.v.toString(16)}`] };
     };

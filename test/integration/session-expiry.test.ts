@@ -62,7 +62,13 @@ describe('session expiry', () => {
       expect(evs).toHaveLength(1);
       expect(evs[0]!.type).toBe('payment.expired');
       expect((evs[0]!.payload as any).data.object).toEqual({
-        amount: '', status: 'expired', currency: '', exchange_rate: '1', order_id: c.metadata.order_id, session_id: c.id, source: 'api',
+        amount: '',
+        status: 'expired',
+        currency: '',
+        exchange_rate: '1',
+        order_id: c.metadata.order_id,
+        session_id: c.id,
+        source: 'api',
       });
       const got = await shop.get(`/api/v1/checkout/sessions/${c.id}`);
       expect(got.json).toMatchObject({ payment_status: 'unpaid', status: 'expired' });
@@ -75,7 +81,11 @@ describe('session expiry', () => {
   it('sweeps overdue sessions whose job was lost, and is idempotent', async () => {
     const c = (await shop.post('/api/v1/checkout/sessions/create', { amount: '1', currency: 'USD', order_id: `e-${n++}` })).json;
     await redis.del(...(await redis.keys(`${prefix}:*`))); // Redis lost everything
-    await h.t.db.updateTable('payment_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', c.id).execute();
+    await h.t.db
+      .updateTable('payment_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', c.id)
+      .execute();
     const [a, b] = await Promise.all([sweepOverdue(h.t.db, noChains), sweepOverdue(h.t.db, noChains)]);
     expect(a + b).toBeGreaterThanOrEqual(1);
     expect((await events(c.id)).filter((e) => e.type === 'payment.expired')).toHaveLength(1);
@@ -83,7 +93,11 @@ describe('session expiry', () => {
 
   it('defers expiry while the chain side says money may still arrive', async () => {
     const c = (await shop.post('/api/v1/checkout/sessions/create', { amount: '1', currency: 'USD', order_id: `e-${n++}` })).json;
-    await h.t.db.updateTable('payment_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', c.id).execute();
+    await h.t.db
+      .updateTable('payment_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', c.id)
+      .execute();
     await sweepOverdue(h.t.db, { ...noChains, mayStillBePaid: async (_trx, s) => s.id === c.id });
     expect((await shop.get(`/api/v1/checkout/sessions/${c.id}`)).json.status).toBe('open');
     await sweepOverdue(h.t.db, { ...noChains, mayStillBePaid: async () => false });

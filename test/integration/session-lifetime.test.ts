@@ -26,8 +26,15 @@ let merchantId: string;
 beforeAll(async () => {
   t = await createTestDatabase();
   env = {
-    MASTER_KEY: TEST_MASTER_KEY, DATABASE_URL: t.url, REDIS_URL, REDIS_KEY_PREFIX: `sp_life_${randomBytes(4).toString('hex')}`,
-    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ROLES: 'api', SESSION_LIFETIME_SECONDS: '120',
+    MASTER_KEY: TEST_MASTER_KEY,
+    DATABASE_URL: t.url,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `sp_life_${randomBytes(4).toString('hex')}`,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ROLES: 'api',
+    SESSION_LIFETIME_SECONDS: '120',
   };
   const config = loadConfig(env);
   service = await start(config, env, createLogger(config.LOG_LEVEL));
@@ -45,9 +52,17 @@ afterAll(async () => {
 });
 
 async function lifetimeOfNewSession(): Promise<number> {
-  const r = await client.post('/api/v1/checkout/sessions/create', { amount: '5.00', currency: 'USD', order_id: `life-${randomBytes(4).toString('hex')}` });
+  const r = await client.post('/api/v1/checkout/sessions/create', {
+    amount: '5.00',
+    currency: 'USD',
+    order_id: `life-${randomBytes(4).toString('hex')}`,
+  });
   expect(r.status).toBe(200);
-  const row = await t.db.selectFrom('payment_sessions').select(['created_at', 'expires_at']).where('id', '=', r.json.id).executeTakeFirstOrThrow();
+  const row = await t.db
+    .selectFrom('payment_sessions')
+    .select(['created_at', 'expires_at'])
+    .where('id', '=', r.json.id)
+    .executeTakeFirstOrThrow();
   expect(r.json.expires_at - r.json.created).toBe((row.expires_at.getTime() - row.created_at.getTime()) / 1000);
   return (row.expires_at.getTime() - row.created_at.getTime()) / 1000;
 }
@@ -63,26 +78,48 @@ describe('session lifetime', () => {
     expect(await cli('merchant', 'show', merchantId)).toMatchObject({ session_lifetime_seconds: 120, session_lifetime_source: 'default' });
 
     const updated = await cli('merchant', 'update', merchantId, '--session-lifetime-seconds', '300');
-    expect(updated).toMatchObject({ merchant_id: merchantId, session_lifetime_seconds: 300, session_lifetime_source: 'merchant', underpayment_tolerance_bps: 0 });
+    expect(updated).toMatchObject({
+      merchant_id: merchantId,
+      session_lifetime_seconds: 300,
+      session_lifetime_source: 'merchant',
+      underpayment_tolerance_bps: 0,
+    });
     expect(await lifetimeOfNewSession()).toBe(300);
     const listed = (await cli('merchant', 'list')) as Array<{ merchant_id: string }>;
-    expect(listed.find((x) => x.merchant_id === merchantId)).toMatchObject({ session_lifetime_seconds: 300, session_lifetime_source: 'merchant' });
+    expect(listed.find((x) => x.merchant_id === merchantId)).toMatchObject({
+      session_lifetime_seconds: 300,
+      session_lifetime_source: 'merchant',
+    });
 
-    expect(await cli('merchant', 'update', merchantId, '--session-lifetime-seconds', 'default', '--underpayment-tolerance-bps', '50'))
-      .toMatchObject({ session_lifetime_seconds: 120, session_lifetime_source: 'default', underpayment_tolerance_bps: 50 });
+    expect(
+      await cli('merchant', 'update', merchantId, '--session-lifetime-seconds', 'default', '--underpayment-tolerance-bps', '50'),
+    ).toMatchObject({ session_lifetime_seconds: 120, session_lifetime_source: 'default', underpayment_tolerance_bps: 50 });
     expect(await lifetimeOfNewSession()).toBe(120);
-    const row = await t.db.selectFrom('merchants').select(['session_lifetime_seconds', 'underpayment_tolerance_bps']).where('id', '=', merchantId).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('merchants')
+      .select(['session_lifetime_seconds', 'underpayment_tolerance_bps'])
+      .where('id', '=', merchantId)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ session_lifetime_seconds: null, underpayment_tolerance_bps: 50 });
   }, 120_000);
 
   it('refuses settings out of range and changes nothing', async () => {
     const before = await t.db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirstOrThrow();
     for (const args of [
-      ['--session-lifetime-seconds', '59'], ['--session-lifetime-seconds', '604801'], ['--session-lifetime-seconds', '1.5'],
-      ['--underpayment-tolerance-bps', '10001'], ['--underpayment-tolerance-bps', '-1'], [],
+      ['--session-lifetime-seconds', '59'],
+      ['--session-lifetime-seconds', '604801'],
+      ['--session-lifetime-seconds', '1.5'],
+      ['--underpayment-tolerance-bps', '10001'],
+      ['--underpayment-tolerance-bps', '-1'],
+      [],
     ]) {
-      const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'merchant', 'update', merchantId, ...args], { env: { ...process.env, ...env }, timeout: 45_000 })
-        .then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+      const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'merchant', 'update', merchantId, ...args], {
+        env: { ...process.env, ...env },
+        timeout: 45_000,
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => e,
+      );
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/must be an integer|needs --session-lifetime-seconds|ambiguous|-1/);
     }

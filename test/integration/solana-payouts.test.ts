@@ -4,7 +4,15 @@
 // A short balance, success, a failed landing and expiry through the adapter alone are the shared scenarios
 // (adapter-conformance-solana.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ComputeBudgetInstruction, ComputeBudgetProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, VersionedTransaction } from '@solana/web3.js';
+import {
+  ComputeBudgetInstruction,
+  ComputeBudgetProgram,
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  VersionedTransaction,
+} from '@solana/web3.js';
 import { getAccount, getAssociatedTokenAddressSync, TokenAccountNotFoundError } from '@solana/spl-token';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
@@ -69,7 +77,14 @@ describe('Solana payouts', () => {
     expect(await conn.getAccountInfo(ata(customer))).toBeNull();
     const store = new MemoryStore();
     const hotBefore = await usdcOf(hot.address);
-    const { signed, outcome, signatures } = await payUntilSettled({ adapter, signer, request: refund(customer, 2_500_000n), store, pollMs: 5, onRound: finalizeSlots });
+    const { signed, outcome, signatures } = await payUntilSettled({
+      adapter,
+      signer,
+      request: refund(customer, 2_500_000n),
+      store,
+      pollMs: 5,
+      onRound: finalizeSlots,
+    });
     expect(signatures).toBe(1);
     expect(outcome).toMatchObject({ status: 'succeeded', final: true });
     expect(outcome.status === 'succeeded' && outcome.fee).toBeGreaterThan(5_000n); // base fee plus priority fee
@@ -128,7 +143,8 @@ describe('Solana payouts', () => {
       store,
       pollMs: 5,
       onRound: () => {
-        if (++rounds === 3) rpc.validator.resumeLanding(); // three sends of identical bytes were held
+        if (++rounds === 3)
+          rpc.validator.resumeLanding(); // three sends of identical bytes were held
         else finalizeSlots();
       },
     });
@@ -145,7 +161,14 @@ describe('Solana payouts', () => {
       await store.save(signed);
       if (crashAfterBroadcast) expect(await adapter.broadcast(signed)).toEqual({ status: 'accepted' });
       // --- process restarts here ---
-      const resumed = await payUntilSettled({ adapter, signer, request: refund(customer, 333_000n), store, pollMs: 5, onRound: finalizeSlots });
+      const resumed = await payUntilSettled({
+        adapter,
+        signer,
+        request: refund(customer, 333_000n),
+        store,
+        pollMs: 5,
+        onRound: finalizeSlots,
+      });
       expect(resumed.signatures).toBe(0);
       expect(resumed.signed.hash).toBe(signed.hash);
       expect(await usdcOf(customer)).toBe(333_000n);

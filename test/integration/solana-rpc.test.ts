@@ -199,7 +199,9 @@ describe('fake Solana RPC over LiteSVM', () => {
     rpc.validator.setPriorityFeeFloor(10);
     const ata = getAssociatedTokenAddressSync(USDC, alice.publicKey);
     const sig = await conn.sendRawTransaction(
-      (await buildTx([payer, alice], [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 5_000 }), ...transferToBob(1n)])).serialize(),
+      (
+        await buildTx([payer, alice], [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 5_000 }), ...transferToBob(1n)])
+      ).serialize(),
     );
     const fees = await conn.getRecentPrioritizationFees({ lockedWritableAccounts: [ata] });
     expect(fees.length).toBeLessThanOrEqual(150);
@@ -209,7 +211,11 @@ describe('fake Solana RPC over LiteSVM', () => {
 
     const { blockhash } = await conn.getLatestBlockhash();
     const unsigned = new VersionedTransaction(
-      new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: transferToBob(1n) }).compileToV0Message(),
+      new TransactionMessage({
+        payerKey: payer.publicKey,
+        recentBlockhash: blockhash,
+        instructions: transferToBob(1n),
+      }).compileToV0Message(),
     );
     const sim = await conn.simulateTransaction(unsigned, { sigVerify: false });
     expect(sim.value.err).toBeNull();

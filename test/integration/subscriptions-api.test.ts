@@ -10,7 +10,14 @@ let client: SignedClient;
 let other: SignedClient;
 
 const item = (over: Record<string, unknown> = {}) => ({
-  price_data: { price_id: 'price_basic', currency: 'USD', product: 'Basic plan', unit_amount: 999, recurring: { interval: 'month' }, ...over },
+  price_data: {
+    price_id: 'price_basic',
+    currency: 'USD',
+    product: 'Basic plan',
+    unit_amount: 999,
+    recurring: { interval: 'month' },
+    ...over,
+  },
   quantity: 2,
 });
 const body = (over: Record<string, unknown> = {}) => ({ items: [item()], customer: 'cus_1', ...over });
@@ -25,21 +32,55 @@ afterAll(async () => h?.close());
 
 describe('create', () => {
   it('creates an incomplete subscription with every field and a checkout_url', async () => {
-    const r = await client.post('/api/v1/subscriptions/create', body({
-      customer_email: 'a@example.com', customer_name: 'Ann', customer_phone: '+100', description: 'd', metadata: { k: 'v' },
-      success_url: 'https://shop.example/ok', cancel_url: 'https://shop.example/no', iterations: 3,
-    }));
+    const r = await client.post(
+      '/api/v1/subscriptions/create',
+      body({
+        customer_email: 'a@example.com',
+        customer_name: 'Ann',
+        customer_phone: '+100',
+        description: 'd',
+        metadata: { k: 'v' },
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+        iterations: 3,
+      }),
+    );
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({
-      object: 'subscription', customer: 'cus_1', currency: 'USD', status: 'incomplete', iterations: 3, cancel_at: null, canceled_at: null,
-      payment_method_id: null, latest_invoice: null, metadata: { k: 'v' },
-      items: [{ price_data: { price_id: 'price_basic', currency: 'USD', product: 'Basic plan', unit_amount: 999, recurring: { interval: 'month' } }, quantity: 2 }],
+      object: 'subscription',
+      customer: 'cus_1',
+      currency: 'USD',
+      status: 'incomplete',
+      iterations: 3,
+      cancel_at: null,
+      canceled_at: null,
+      payment_method_id: null,
+      latest_invoice: null,
+      metadata: { k: 'v' },
+      items: [
+        {
+          price_data: {
+            price_id: 'price_basic',
+            currency: 'USD',
+            product: 'Basic plan',
+            unit_amount: 999,
+            recurring: { interval: 'month' },
+          },
+          quantity: 2,
+        },
+      ],
     });
     expect(r.json.id).toMatch(/^sub_[0-9A-Za-z]{24}$/);
     expect(r.json.checkout_url).toBe(`http://checkout.test/subscribe/${r.json.id}`);
     const events = await h.t.db.selectFrom('outbox_events').select(['type', 'payload']).where('aggregate_id', '=', r.json.id).execute();
     expect(events.map((e) => e.type)).toEqual(['subscription.created']);
-    expect((events[0]!.payload as any).data.object).toMatchObject({ subscription_id: r.json.id, customer_id: 'cus_1', status: 'incomplete', checkout_url: r.json.checkout_url, items: [{ price_id: 'price_basic', quantity: 2, amount: 999, interval: 'month', interval_count: 1 }] });
+    expect((events[0]!.payload as any).data.object).toMatchObject({
+      subscription_id: r.json.id,
+      customer_id: 'cus_1',
+      status: 'incomplete',
+      checkout_url: r.json.checkout_url,
+      items: [{ price_id: 'price_basic', quantity: 2, amount: 999, interval: 'month', interval_count: 1 }],
+    });
   });
 
   it('refuses bad input with the spec codes, never a 500', async () => {
@@ -82,7 +123,11 @@ describe('create', () => {
     expect(c.status).toBe(409);
     expect(c.json.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
     // Concurrent twins with one key create one subscription.
-    const twins = await Promise.all([1, 2, 3].map(() => client.post('/api/v1/subscriptions/create', body({ customer: 'cus_twin' }), { headers: { 'Idempotency-Key': 'idem-twin' } })));
+    const twins = await Promise.all(
+      [1, 2, 3].map(() =>
+        client.post('/api/v1/subscriptions/create', body({ customer: 'cus_twin' }), { headers: { 'Idempotency-Key': 'idem-twin' } }),
+      ),
+    );
     expect(twins.map((t) => t.status)).toEqual([200, 200, 200]);
     expect(new Set(twins.map((t) => t.json.id)).size).toBe(1);
   });
@@ -95,7 +140,11 @@ describe('get, expand, cancel', () => {
     expect(plain.status).toBe(200);
     expect(plain.json.latest_invoice_object).toBeUndefined();
     const e1 = await client.get(`/api/v1/subscriptions/${s.id}?expand=latest_invoice&expand=payment_method&expand=customer`);
-    expect(e1.json).toMatchObject({ latest_invoice_object: null, payment_method_object: null, customer_object: { id: 'cus_x', email: 'x@example.com' } });
+    expect(e1.json).toMatchObject({
+      latest_invoice_object: null,
+      payment_method_object: null,
+      customer_object: { id: 'cus_x', email: 'x@example.com' },
+    });
     const e2 = await client.get(`/api/v1/subscriptions/${s.id}?expand[]=customer`);
     expect(e2.json.customer_object.id).toBe('cus_x');
     const e3 = await client.get(`/v1/subscriptions/${s.id}?expand=latest_invoice,customer`);
@@ -114,19 +163,35 @@ describe('get, expand, cancel', () => {
     const noPeriod = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancel_at_period_end: true });
     expect(noPeriod.status).toBe(400);
     expect(noPeriod.json.error.param).toBe('cancel_at_period_end');
-    expect((await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancellation_reason: 'bored' })).json.error).toMatchObject({ code: 'parameter_invalid', param: 'cancellation_reason' });
+    expect((await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancellation_reason: 'bored' })).json.error).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'cancellation_reason',
+    });
     expect((await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { nope: 1 })).json.error.code).toBe('parameter_unknown');
-    const r = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancellation_reason: 'customer_request', cancellation_comment: 'too expensive' });
+    const r = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, {
+      cancellation_reason: 'customer_request',
+      cancellation_comment: 'too expensive',
+    });
     expect(r.status).toBe(200);
-    expect(Object.keys(r.json)).toEqual(expect.arrayContaining(['id', 'object', 'status', 'cancel_at', 'canceled_at', 'current_period_end', 'updated']));
-    expect(r.json).toMatchObject({ id: s.id, object: 'subscription', status: 'canceled', cancel_at: null, cancellation_details: { reason: 'customer_request', comment: 'too expensive' } });
+    expect(Object.keys(r.json)).toEqual(
+      expect.arrayContaining(['id', 'object', 'status', 'cancel_at', 'canceled_at', 'current_period_end', 'updated']),
+    );
+    expect(r.json).toMatchObject({
+      id: s.id,
+      object: 'subscription',
+      status: 'canceled',
+      cancel_at: null,
+      cancellation_details: { reason: 'customer_request', comment: 'too expensive' },
+    });
     expect(r.json.canceled_at).toBeGreaterThan(0);
     const again = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, {});
     expect(again.status).toBe(400);
     expect(again.json.error.code).toBe('subscription_not_cancelable');
     expect((await client.post('/api/v1/subscriptions/sub_000000000000000000000000/cancel', {})).status).toBe(404);
     expect((await other.post(`/api/v1/subscriptions/${s.id}/cancel`, {})).status).toBe(404);
-    const types = (await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', s.id).orderBy('seq').execute()).map((e) => e.type);
+    const types = (await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', s.id).orderBy('seq').execute()).map(
+      (e) => e.type,
+    );
     expect(types).toEqual(['subscription.created', 'subscription.canceled']);
   });
 });
@@ -136,19 +201,33 @@ describe('invoices, payments, payment methods', () => {
     const inv = await client.get('/api/v1/invoices/in_000000000000000000000000');
     expect(inv.status).toBe(404);
     expect(inv.json.error).toMatchObject({ type: 'invalid_request_error', code: 'resource_not_found', param: 'invoice_id' });
-    expect((await client.get('/api/v1/payment/pay_000000000000000000000000')).json.error).toMatchObject({ code: 'resource_not_found', param: 'payment_id' });
+    expect((await client.get('/api/v1/payment/pay_000000000000000000000000')).json.error).toMatchObject({
+      code: 'resource_not_found',
+      param: 'payment_id',
+    });
     expect((await client.get('/api/v1/payment/cs_whatever')).status).toBe(404);
-    expect((await client.get('/api/v1/payment_method/pm_000000000000000000000000')).json.error).toMatchObject({ code: 'resource_not_found', param: 'payment_method_id' });
+    expect((await client.get('/api/v1/payment_method/pm_000000000000000000000000')).json.error).toMatchObject({
+      code: 'resource_not_found',
+      param: 'payment_method_id',
+    });
     const list = await client.get('/api/v1/invoices?status=paid&limit=5&customer=cus_1');
     expect(list.status).toBe(200);
     expect(list.json).toEqual({ object: 'list', data: [], has_more: false, url: '/api/v1/invoices?status=paid&limit=5&customer=cus_1' });
     expect((await client.get('/api/v1/invoices?status=weird')).json.error.code).toBe('parameter_invalid');
     expect((await client.get('/api/v1/invoices?limit=101')).json.error).toMatchObject({ code: 'parameter_invalid', param: 'limit' });
-    expect((await client.get('/api/v1/invoices?starting_after=in_nope')).json.error).toMatchObject({ code: 'parameter_invalid', param: 'starting_after' });
+    expect((await client.get('/api/v1/invoices?starting_after=in_nope')).json.error).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'starting_after',
+    });
   });
 
   it('refund by an unknown payment_id is SESSION_NOT_FOUND', async () => {
-    const r = await client.post('/api/v1/refunds/create', { payment_id: 'pay_000000000000000000000000', refund_id: 'r1', amount: 100, currency: 'USDT' });
+    const r = await client.post('/api/v1/refunds/create', {
+      payment_id: 'pay_000000000000000000000000',
+      refund_id: 'r1',
+      amount: 100,
+      currency: 'USDT',
+    });
     expect(r.status).toBe(404);
     expect(r.json.error).toMatchObject({ code: 'SESSION_NOT_FOUND', param: 'payment_id' });
   });
@@ -156,7 +235,15 @@ describe('invoices, payments, payment methods', () => {
 
 describe('list', () => {
   it('validates its query', async () => {
-    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'status=gone', 'colour=1', 'starting_after=sub_x&ending_before=sub_y', 'starting_after=sub_000000000000000000000000']) {
+    for (const q of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'status=gone',
+      'colour=1',
+      'starting_after=sub_x&ending_before=sub_y',
+      'starting_after=sub_000000000000000000000000',
+    ]) {
       const r = await client.get(`/api/v1/subscriptions?${q}`);
       expect({ q, status: r.status }).toEqual({ q, status: 400 });
       expect(r.json.error.code).toMatch(/^parameter_(invalid|unknown)$/);
@@ -172,7 +259,9 @@ describe('list', () => {
     const c = m.test;
     const created: string[] = [];
     for (let i = 0; i < 250; i += 25) {
-      const batch = await Promise.all(Array.from({ length: 25 }, (_, j) => c.post('/api/v1/subscriptions/create', body({ customer: `cus_${(i + j) % 7}` }))));
+      const batch = await Promise.all(
+        Array.from({ length: 25 }, (_, j) => c.post('/api/v1/subscriptions/create', body({ customer: `cus_${(i + j) % 7}` }))),
+      );
       for (const b of batch) {
         expect(b.status).toBe(200);
         created.push(b.json.id);

@@ -17,7 +17,12 @@ afterAll(async () => f?.close());
 
 async function transfersFrom(owner: string): Promise<string[]> {
   const logs = await f.node.rpc<Array<{ transactionHash: string }>>('eth_getLogs', [
-    { fromBlock: '0x0', toBlock: 'latest', address: f.tokens.USDT.address, topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)] },
+    {
+      fromBlock: '0x0',
+      toBlock: 'latest',
+      address: f.tokens.USDT.address,
+      topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)],
+    },
   ]);
   return logs.map((l) => l.transactionHash);
 }
@@ -32,7 +37,12 @@ async function activeDailySub(index: number): Promise<{ id: string; customer: Wa
 }
 
 async function openCharge(subId: string) {
-  return f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', subId).where('state', 'in', ['pending', 'signed', 'broadcast']).executeTakeFirstOrThrow();
+  return f.h.t.db
+    .selectFrom('subscription_charges')
+    .selectAll()
+    .where('subscription_id', '=', subId)
+    .where('state', 'in', ['pending', 'signed', 'broadcast'])
+    .executeTakeFirstOrThrow();
 }
 
 describe('charges that do not land', () => {
@@ -47,12 +57,19 @@ describe('charges that do not land', () => {
       const charge = await openCharge(id);
       expect(charge.state).toBe('broadcast');
       await runSchedulerTick(deps); // pending and older than stuckAfterMs: replaced
-      const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', charge.id).orderBy('id').execute();
+      const attempts = await f.h.t.db
+        .selectFrom('subscription_charge_attempts')
+        .selectAll()
+        .where('charge_id', '=', charge.id)
+        .orderBy('id')
+        .execute();
       expect(attempts.length).toBe(2);
       expect(attempts[1]!.nonce).toBe(attempts[0]!.nonce);
       expect(attempts[1]!.tx_hash).not.toBe(attempts[0]!.tx_hash);
       expect(attempts[1]!.fee_bump_percent).toBe(25);
-      const [a0, a1] = await Promise.all(attempts.map((a) => f.node.rpc<{ maxFeePerGas: string } | null>('eth_getTransactionByHash', [a.tx_hash])));
+      const [a0, a1] = await Promise.all(
+        attempts.map((a) => f.node.rpc<{ maxFeePerGas: string } | null>('eth_getTransactionByHash', [a.tx_hash])),
+      );
       expect(a1).not.toBeNull();
       if (a0) expect(BigInt(a1!.maxFeePerGas)).toBeGreaterThan(BigInt(a0.maxFeePerGas));
       await f.node.rpc('evm_mine', []);
@@ -60,11 +77,21 @@ describe('charges that do not land', () => {
       await f.node.rpc('evm_setAutomine', [true]);
     }
     await f.settle();
-    const paid = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', id).where('state', '=', 'succeeded').orderBy('id').execute();
+    const paid = await f.h.t.db
+      .selectFrom('subscription_charges')
+      .selectAll()
+      .where('subscription_id', '=', id)
+      .where('state', '=', 'succeeded')
+      .orderBy('id')
+      .execute();
     expect(paid.length).toBe(2);
     const onChain = await transfersFrom(customer.address);
     expect(onChain.length).toBe(2); // one per period: the original and its replacement never both landed
-    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').select('tx_hash').where('charge_id', '=', paid[1]!.id).execute();
+    const attempts = await f.h.t.db
+      .selectFrom('subscription_charge_attempts')
+      .select('tx_hash')
+      .where('charge_id', '=', paid[1]!.id)
+      .execute();
     expect(attempts.map((a) => a.tx_hash)).toContain(onChain[1]);
     expect((await f.client.get(`/api/v1/subscriptions/${id}`)).json.status).toBe('active');
     // Out of the way of the next test's renewal (its charger nonces are counted there).
@@ -85,7 +112,9 @@ describe('charges that do not land', () => {
       // The operator (or anything holding the charger key) spends the same nonce: the charge's bytes can never land.
       await f.node.rpc('anvil_dropTransaction', [lost]);
       await f.node.rpc('anvil_impersonateAccount', [w.charger]);
-      await f.node.rpc('eth_sendTransaction', [{ from: w.charger, to: w.charger, value: '0x0', nonce: `0x${BigInt(charge.nonce!).toString(16)}` }]);
+      await f.node.rpc('eth_sendTransaction', [
+        { from: w.charger, to: w.charger, value: '0x0', nonce: `0x${BigInt(charge.nonce!).toString(16)}` },
+      ]);
       await f.node.rpc('anvil_stopImpersonatingAccount', [w.charger]);
       await f.node.rpc('evm_mine', []);
     } finally {
@@ -94,7 +123,12 @@ describe('charges that do not land', () => {
     await f.settle();
     const charges = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', id).orderBy('id').execute();
     expect(charges.map((c) => c.state)).toEqual(['succeeded', 'succeeded']);
-    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', charges[1]!.id).orderBy('id').execute();
+    const attempts = await f.h.t.db
+      .selectFrom('subscription_charge_attempts')
+      .selectAll()
+      .where('charge_id', '=', charges[1]!.id)
+      .orderBy('id')
+      .execute();
     expect(attempts.length).toBe(2);
     expect(attempts[0]!.tx_hash).toBe(lost);
     expect(attempts[0]!.state).toBe('dropped');

@@ -17,7 +17,12 @@ afterAll(async () => f?.close());
 
 async function transfersFrom(owner: string): Promise<string[]> {
   const logs = await f.node.rpc<Array<{ transactionHash: string }>>('eth_getLogs', [
-    { fromBlock: '0x0', toBlock: 'latest', address: f.tokens.USDT.address, topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)] },
+    {
+      fromBlock: '0x0',
+      toBlock: 'latest',
+      address: f.tokens.USDT.address,
+      topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)],
+    },
   ]);
   return logs.map((l) => l.transactionHash);
 }
@@ -25,16 +30,23 @@ async function transfersFrom(owner: string): Promise<string[]> {
 function runTickChild(now: Date, failpoint: string): Promise<{ code: number | null; signal: string | null }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/integration/subscriptions-tick-child.ts'], {
     env: {
-      ...process.env, SUBS_DB_URL: f.h.t.url, SUBS_RPC_URL: f.node.url, SUBS_USDT: f.tokens.USDT.address, SUBS_USDC: f.tokens.USDC.address,
-      SUBS_NOW: String(now.getTime()), SP_FAILPOINTS: failpoint,
+      ...process.env,
+      SUBS_DB_URL: f.h.t.url,
+      SUBS_RPC_URL: f.node.url,
+      SUBS_USDT: f.tokens.USDT.address,
+      SUBS_USDC: f.tokens.USDC.address,
+      SUBS_NOW: String(now.getTime()),
+      SP_FAILPOINTS: failpoint,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const watchdog = setTimeout(() => child.kill('SIGTERM'), 60_000); // a hung child fails the SIGKILL assertion
-  return new Promise((resolve) => child.on('exit', (code, signal) => {
-    clearTimeout(watchdog);
-    resolve({ code, signal });
-  }));
+  return new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      clearTimeout(watchdog);
+      resolve({ code, signal });
+    }),
+  );
 }
 
 describe.each([
@@ -54,10 +66,15 @@ describe.each([
     const renewal = new Date(f.clock.now().getTime() + DAY + 60_000);
     const death = await runTickChild(renewal, failpoint);
     expect(death.signal).toBe('SIGKILL');
-    const charges = () => f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).orderBy('id').execute();
+    const charges = () =>
+      f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).orderBy('id').execute();
     const atDeath = (await charges())[1]!;
     expect(atDeath.state).toBe(stateAtDeath);
-    const attemptsAtDeath = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', atDeath.id).execute();
+    const attemptsAtDeath = await f.h.t.db
+      .selectFrom('subscription_charge_attempts')
+      .selectAll()
+      .where('charge_id', '=', atDeath.id)
+      .execute();
     expect(attemptsAtDeath).toHaveLength(1);
     expect(await transfersFrom(customer.address)).toHaveLength(minedAtDeath ? 2 : 1);
 
@@ -67,7 +84,11 @@ describe.each([
     const after = await charges();
     expect(after.map((c) => c.state)).toEqual(['succeeded', 'succeeded']);
     expect(after[1]!.tx_hash).toBe(attemptsAtDeath[0]!.tx_hash); // the same signed bytes: never signed again
-    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').select('tx_hash').where('charge_id', '=', atDeath.id).execute();
+    const attempts = await f.h.t.db
+      .selectFrom('subscription_charge_attempts')
+      .select('tx_hash')
+      .where('charge_id', '=', atDeath.id)
+      .execute();
     expect(attempts).toHaveLength(1);
     const onChain = await transfersFrom(customer.address);
     expect(onChain).toHaveLength(2); // one per period, counted on chain

@@ -34,7 +34,19 @@ export interface SubsFixture {
 }
 
 export const plan = (over: Record<string, unknown> = {}, quantity = 1) => ({
-  items: [{ price_data: { price_id: 'price_m', currency: 'USD', product: 'Monthly', unit_amount: 1000, recurring: { interval: 'month' }, ...over }, quantity }],
+  items: [
+    {
+      price_data: {
+        price_id: 'price_m',
+        currency: 'USD',
+        product: 'Monthly',
+        unit_amount: 1000,
+        recurring: { interval: 'month' },
+        ...over,
+      },
+      quantity,
+    },
+  ],
   customer: 'cus_life',
 });
 
@@ -62,7 +74,15 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
     throw new Error('scheduler did not settle');
   };
   return {
-    node, h, tokens: { USDT, USDC }, adapter, clock, deps, client, merchantId: m.merchantId, settle,
+    node,
+    h,
+    tokens: { USDT, USDC },
+    adapter,
+    clock,
+    deps,
+    client,
+    merchantId: m.merchantId,
+    settle,
     async customer(index, usdt = 0n) {
       const wallet = walletAt(index, node.provider);
       await node.rpc('anvil_setBalance', [wallet.address, '0xde0b6b3a7640000']);
@@ -72,7 +92,9 @@ export async function startSubsFixture(o: { settings?: Partial<SubscriptionSetti
     create: api.create,
     async authorize(subId, wallet, token = 'USDT') {
       const sel = await fetch(`${base}/subscribe/${subId}/select`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token, address: wallet.address }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network: 'ethereum', token, address: wallet.address }),
       });
       const info = (await sel.json()) as any;
       if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);

@@ -38,7 +38,13 @@ describe('whole life', () => {
 
     const pm = await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`);
     expect(pm.status).toBe(200);
-    expect(pm.json).toMatchObject({ customer_id: 'cus_life', merchant_id: f.merchantId, type: 'crypto_wallet', status: 'active', metadata: { network: 'ethereum', token: 'USDT' } });
+    expect(pm.json).toMatchObject({
+      customer_id: 'cus_life',
+      merchant_id: f.merchantId,
+      type: 'crypto_wallet',
+      status: 'active',
+      metadata: { network: 'ethereum', token: 'USDT' },
+    });
     expect(pm.json.address).toBe(`${customer.address.slice(0, 6)}…${customer.address.slice(-4)}`);
 
     // Three renewals; month ends from one anchor (Jan 31 → Feb 28 → Mar 31 → Apr 30 → May 31).
@@ -58,7 +64,9 @@ describe('whole life', () => {
     // The customer empties the wallet: the renewal fails before any gas is spent, then dunning 1, 3, 5 days.
     const sink = '0x000000000000000000000000000000000000dEaD';
     const usdt = new Contract(f.tokens.USDT.address, ['function transfer(address to, uint256 value)'], customer);
-    await (await (usdt.getFunction('transfer') as (a: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(sink, 60_000_000n)).wait();
+    await (
+      await (usdt.getFunction('transfer') as (a: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(sink, 60_000_000n)
+    ).wait();
     const chargerNonce = await f.node.provider.getTransactionCount(w.charger);
     const failedAt = s.current_period_end * 1000 + 1000;
     f.clock.set(new Date(failedAt));
@@ -67,9 +75,19 @@ describe('whole life', () => {
     expect(s.status).toBe('past_due');
     expect(s.latest_invoice_object.status).toBe('open');
     const inv = (await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json;
-    expect(inv).toMatchObject({ status: 'open', payment_status: 'failed', amount_remaining: 1000, attempt_count: 1, billing_reason: 'subscription_cycle' });
+    expect(inv).toMatchObject({
+      status: 'open',
+      payment_status: 'failed',
+      amount_remaining: 1000,
+      attempt_count: 1,
+      billing_reason: 'subscription_cycle',
+    });
 
-    for (const [day, status] of [[1, 'past_due'], [3, 'past_due'], [5, 'canceled']] as const) {
+    for (const [day, status] of [
+      [1, 'past_due'],
+      [3, 'past_due'],
+      [5, 'canceled'],
+    ] as const) {
       f.clock.set(new Date(failedAt + day * DAY_MS - 1000));
       await f.settle();
       expect((await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json.status).toBe('past_due'); // not yet due
@@ -79,16 +97,27 @@ describe('whole life', () => {
     }
     expect(await f.node.provider.getTransactionCount(w.charger)).toBe(chargerNonce); // no gas wasted
     s = (await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json;
-    expect(s).toMatchObject({ status: 'canceled', cancellation_details: { reason: 'payment_failed' }, canceled_at: (failedAt + 5 * DAY_MS) / 1000 });
+    expect(s).toMatchObject({
+      status: 'canceled',
+      cancellation_details: { reason: 'payment_failed' },
+      canceled_at: (failedAt + 5 * DAY_MS) / 1000,
+    });
     expect((await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json).toMatchObject({ status: 'uncollectible', attempt_count: 4 });
 
     expect(await f.events(sub.id)).toEqual([
       'subscription.created',
       'subscription.updated', // authorized: payment method attached
-      ...PERIOD_EVENTS, ...PERIOD_EVENTS, ...PERIOD_EVENTS, ...PERIOD_EVENTS,
-      'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
-      'invoice.payment_failed', 'invoice.payment_failed',
-      'invoice.payment_failed', 'subscription.canceled',
+      ...PERIOD_EVENTS,
+      ...PERIOD_EVENTS,
+      ...PERIOD_EVENTS,
+      ...PERIOD_EVENTS,
+      'invoice.created',
+      'invoice.payment_failed',
+      'subscription.past_due',
+      'invoice.payment_failed',
+      'invoice.payment_failed',
+      'invoice.payment_failed',
+      'subscription.canceled',
     ]);
 
     // Invoices list by subscription, newest first, 5 of them; paid filter.
@@ -106,15 +135,38 @@ describe('whole life', () => {
     const pay = await f.client.get(`/api/v1/payment/${first.payment_id}`);
     expect(pay.status).toBe(200);
     expect(pay.json).toMatchObject({
-      id: first.payment_id, amount_total: 1000, currency: 'USD', payment_status: 'paid', subscription_id: sub.id, invoice_id: first.id,
-      target_currency: 'USDT', target_amount_total: 1000,
+      id: first.payment_id,
+      amount_total: 1000,
+      currency: 'USD',
+      payment_status: 'paid',
+      subscription_id: sub.id,
+      invoice_id: first.id,
+      target_currency: 'USDT',
+      target_amount_total: 1000,
       line_items: [{ price_data: { currency: 'USD', unit_amount: 1000, product_data: { name: 'Monthly' } }, quantity: 1 }],
     });
-    const refund = await f.client.post('/api/v1/refunds/create', { payment_id: first.payment_id, refund_id: 'rf-sub-1', amount: 400, currency: 'USDT', reason: 'requested_by_customer' });
+    const refund = await f.client.post('/api/v1/refunds/create', {
+      payment_id: first.payment_id,
+      refund_id: 'rf-sub-1',
+      amount: 400,
+      currency: 'USDT',
+      reason: 'requested_by_customer',
+    });
     expect(refund.status).toBe(201);
-    expect(refund.json).toMatchObject({ payment_id: first.payment_id, invoice_id: first.id, subscription_id: sub.id, amount: 400, status: 'pending' });
+    expect(refund.json).toMatchObject({
+      payment_id: first.payment_id,
+      invoice_id: first.id,
+      subscription_id: sub.id,
+      amount: 400,
+      status: 'pending',
+    });
     expect(refund.json.session_id).toBeUndefined();
-    const tooMuch = await f.client.post('/api/v1/refunds/create', { payment_id: first.payment_id, refund_id: 'rf-sub-2', amount: 601, currency: 'USDT' });
+    const tooMuch = await f.client.post('/api/v1/refunds/create', {
+      payment_id: first.payment_id,
+      refund_id: 'rf-sub-2',
+      amount: 601,
+      currency: 'USDT',
+    });
     expect(tooMuch.json.error.code).toBe('REFUND_AMOUNT_EXCEEDED');
     const engine = { db: f.h.t.db, adapters: f.deps.adapters, signer, stuckAfterMs: 60_000, feeBumpPercent: 25, pollMs: 50 };
     for (let i = 0; i < 50; i++) {

@@ -47,7 +47,12 @@ describe('revocation and re-authorization', () => {
     expect(sub.status).toBe('past_due');
     expect((await f.client.get(`/api/v1/invoices/${sub.latest_invoice}`)).json).toMatchObject({ status: 'open', payment_status: 'failed' });
     expect(await f.node.provider.getTransactionCount(w.charger)).toBe(nonceBefore); // no gas spent on it
-    const failure = await f.h.t.db.selectFrom('subscription_charges').select('failure_reason').where('subscription_id', '=', id).where('state', '=', 'failed').executeTakeFirstOrThrow();
+    const failure = await f.h.t.db
+      .selectFrom('subscription_charges')
+      .select('failure_reason')
+      .where('subscription_id', '=', id)
+      .where('state', '=', 'failed')
+      .executeTakeFirstOrThrow();
     expect(failure.failure_reason).toMatch(/^insufficient_allowance/);
 
     // The page takes a new authorization while past_due; the retry runs now, not on day +1 of the schedule.
@@ -64,9 +69,12 @@ describe('revocation and re-authorization', () => {
     const evs = await f.events(id);
     expect(evs.slice(-7)).toEqual([
       'subscription.updated', // revoked
-      'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
+      'invoice.created',
+      'invoice.payment_failed',
+      'subscription.past_due',
       'subscription.updated', // new payment method
-      'invoice.paid', 'subscription.active',
+      'invoice.paid',
+      'subscription.active',
     ]);
   }, 120_000);
 
@@ -78,7 +86,11 @@ describe('revocation and re-authorization', () => {
     await approve(customer, spender, 50_000_000n);
     await f.settle();
     expect((await f.client.get(`/api/v1/payment_method/${pm}`)).json.status).toBe('active');
-    const row = await f.h.t.db.selectFrom('payment_methods').select(['allowance_base', 'revoked_at']).where('id', '=', pm).executeTakeFirstOrThrow();
+    const row = await f.h.t.db
+      .selectFrom('payment_methods')
+      .select(['allowance_base', 'revoked_at'])
+      .where('id', '=', pm)
+      .executeTakeFirstOrThrow();
     expect(row.allowance_base).toBe(50_000_000n);
     expect(row.revoked_at).toBeNull();
   }, 120_000);
@@ -87,7 +99,9 @@ describe('revocation and re-authorization', () => {
     const { id, customer } = await activeDaily(402);
     expect((await f.client.post(`/api/v1/subscriptions/${id}/cancel`, {})).status).toBe(200);
     const r = await fetch(`${f.h.baseUrl}/subscribe/${id}/select`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
     });
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('not_awaiting_authorization');
@@ -96,13 +110,20 @@ describe('revocation and re-authorization', () => {
   it('while paid up, the page takes a new authorization only from the same wallet', async () => {
     const { id, customer } = await activeDaily(403);
     const stranger = await f.customer(404, 0n);
-    const select = (address: string) => fetch(`${f.h.baseUrl}/subscribe/${id}/select`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address }),
-    });
+    const select = (address: string) =>
+      fetch(`${f.h.baseUrl}/subscribe/${id}/select`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network: 'ethereum', token: 'USDT', address }),
+      });
     const refused = await select(stranger.address);
     expect(refused.status).toBe(409);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('wallet_change_not_allowed');
-    const row = await f.h.t.db.selectFrom('subscriptions').select(['auth_owner', 'auth_requested_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await f.h.t.db
+      .selectFrom('subscriptions')
+      .select(['auth_owner', 'auth_requested_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.auth_owner).toBe(customer.address.toLowerCase()); // nothing recorded for the stranger
     expect(row.auth_requested_at).toBeNull();
     expect((await select(customer.address)).status).toBe(200);

@@ -24,7 +24,12 @@ afterAll(async () => f?.close());
 
 async function transfersTo(address: string): Promise<Array<{ tx: string; from: string }>> {
   const logs = await f.node.rpc<Array<{ transactionHash: string; topics: string[] }>>('eth_getLogs', [
-    { fromBlock: '0x0', toBlock: 'latest', address: f.tokens.USDT.address, topics: [keccak('Transfer(address,address,uint256)'), null, zeroPadValue(address, 32)] },
+    {
+      fromBlock: '0x0',
+      toBlock: 'latest',
+      address: f.tokens.USDT.address,
+      topics: [keccak('Transfer(address,address,uint256)'), null, zeroPadValue(address, 32)],
+    },
   ]);
   return logs.map((l) => ({ tx: l.transactionHash, from: `0x${l.topics[1]!.slice(-40)}` }));
 }
@@ -51,7 +56,15 @@ describe('scheduler', () => {
 
     const dbA = createDb(f.h.t.url, 6);
     const dbB = createDb(f.h.t.url, 6);
-    const mk = (db: typeof dbA) => subscriptionEngineDeps({ db, adapters: f.deps.adapters, signer, settings: f.deps.settings, checkoutBaseUrl: CHECKOUT_BASE, clock: f.clock });
+    const mk = (db: typeof dbA) =>
+      subscriptionEngineDeps({
+        db,
+        adapters: f.deps.adapters,
+        signer,
+        settings: f.deps.settings,
+        checkoutBaseUrl: CHECKOUT_BASE,
+        clock: f.clock,
+      });
     const [a, b] = [mk(dbA), mk(dbB)];
     for (let round = 0; round < 30; round++) {
       const [ra, rb] = await Promise.all([runSchedulerTick(a, { chargeConcurrency: 4 }), runSchedulerTick(b, { chargeConcurrency: 4 })]);
@@ -71,11 +84,21 @@ describe('scheduler', () => {
   it('a scheduler killed after signing a charge: the survivor re-broadcasts the same bytes; each period charged once', async () => {
     const next = new Date(T0.getTime() + 86_400_000);
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/integration/subscriptions-tick-child.ts'], {
-      env: { ...process.env, SUBS_DB_URL: f.h.t.url, SUBS_RPC_URL: f.node.url, SUBS_USDT: f.tokens.USDT.address, SUBS_USDC: f.tokens.USDC.address, SUBS_NOW: String(next.getTime()), SP_FAILPOINTS: 'outbound:after_sign' },
+      env: {
+        ...process.env,
+        SUBS_DB_URL: f.h.t.url,
+        SUBS_RPC_URL: f.node.url,
+        SUBS_USDT: f.tokens.USDT.address,
+        SUBS_USDC: f.tokens.USDC.address,
+        SUBS_NOW: String(next.getTime()),
+        SP_FAILPOINTS: 'outbound:after_sign',
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const watchdog = setTimeout(() => child.kill('SIGTERM'), 60_000); // a hung child fails the SIGKILL assertion below
-    const death = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const death = await new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     clearTimeout(watchdog);
     expect(death.signal).toBe('SIGKILL');
 

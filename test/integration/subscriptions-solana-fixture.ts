@@ -38,13 +38,20 @@ export interface SolanaSubsFixture {
   create(body: Record<string, unknown>): Promise<any>;
   select(subId: string, owner: string, token?: 'USDT' | 'USDC'): Promise<any>;
   /** Signs the adapter's prepared approval with the customer's key, as a wallet would, and sends it. */
-  approve(customer: Keypair, spender: string, amount: bigint, token?: 'USDT' | 'USDC'): Promise<{ signature: string; unsigned: Transaction }>;
+  approve(
+    customer: Keypair,
+    spender: string,
+    amount: bigint,
+    token?: 'USDT' | 'USDC',
+  ): Promise<{ signature: string; unsigned: Transaction }>;
   tokenBalance(mint: string, owner: string): Promise<bigint>;
   events(subId: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
-export async function startSolanaSubsFixture(o: { settings?: Partial<SubscriptionSettings>; start?: Date } = {}): Promise<SolanaSubsFixture> {
+export async function startSolanaSubsFixture(
+  o: { settings?: Partial<SubscriptionSettings>; start?: Date } = {},
+): Promise<SolanaSubsFixture> {
   const rpc = await startFakeSolanaRpc();
   const conn = new Connection(rpc.url, 'confirmed');
   const mints = { USDT: Keypair.generate().publicKey.toBase58(), USDC: Keypair.generate().publicKey.toBase58() };
@@ -77,7 +84,17 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
     throw new Error('scheduler did not settle');
   };
   return {
-    rpc, conn, mints, h, adapter, clock, deps, client, merchantId: m.merchantId, baseUrl: base, settle,
+    rpc,
+    conn,
+    mints,
+    h,
+    adapter,
+    clock,
+    deps,
+    client,
+    merchantId: m.merchantId,
+    baseUrl: base,
+    settle,
     customer(usdt) {
       const k = Keypair.generate();
       rpc.validator.airdrop(k.publicKey.toBase58(), BigInt(LAMPORTS_PER_SOL));
@@ -87,7 +104,9 @@ export async function startSolanaSubsFixture(o: { settings?: Partial<Subscriptio
     create: api.create,
     async select(subId, owner, token = 'USDT') {
       const sel = await fetch(`${base}/subscribe/${subId}/select`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'solana', token, address: owner }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network: 'solana', token, address: owner }),
       });
       const info = (await sel.json()) as any;
       if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);

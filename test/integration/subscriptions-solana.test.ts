@@ -25,7 +25,15 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     expect(sub.status).toBe('incomplete');
 
     const info = await f.select(sub.id, owner);
-    expect(info).toMatchObject({ network: 'solana', token: 'USDT', token_contract: f.mints.USDT, spender: w.charger, allowance_base: '120000000', current_allowance_base: '0', authorized: false });
+    expect(info).toMatchObject({
+      network: 'solana',
+      token: 'USDT',
+      token_contract: f.mints.USDT,
+      spender: w.charger,
+      allowance_base: '120000000',
+      current_allowance_base: '0',
+      authorized: false,
+    });
 
     // The wallet transaction: legacy, fee payer the customer, one ApproveChecked, no signature yet.
     const { signature: approveSig, unsigned } = await f.approve(customer, info.spender, BigInt(info.allowance_base));
@@ -43,7 +51,15 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     expect(await f.adapter.getAllowance('USDT', owner, w.charger)).toBe(120_000_000n);
     expect(await f.adapter.readApproval('USDT', owner, w.charger)).toBeNull();
     f.rpc.validator.advanceSlots(33);
-    expect(await f.adapter.readApproval('USDT', owner, w.charger)).toMatchObject({ txHash: approveSig, logIndex: 0, token: 'USDT', tokenContract: f.mints.USDT, owner, spender: w.charger, value: 120_000_000n });
+    expect(await f.adapter.readApproval('USDT', owner, w.charger)).toMatchObject({
+      txHash: approveSig,
+      logIndex: 0,
+      token: 'USDT',
+      tokenContract: f.mints.USDT,
+      owner,
+      spender: w.charger,
+      value: 120_000_000n,
+    });
     expect(await f.adapter.readApproval('USDT', owner, Keypair.generate().publicKey.toBase58())).toBeNull();
 
     await f.settle();
@@ -53,25 +69,54 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     expect(s.current_period_end).toBe(Date.parse('2027-02-28T10:00:00Z') / 1000);
     const pm = await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`);
     expect(pm.status).toBe(200);
-    expect(pm.json).toMatchObject({ customer_id: 'cus_life', merchant_id: f.merchantId, type: 'crypto_wallet', status: 'active', metadata: { network: 'solana', token: 'USDT' } });
-    const pmRow = await f.h.t.db.selectFrom('payment_methods').select(['approval_tx_hash', 'owner_address', 'spender_address']).where('id', '=', s.payment_method_id).executeTakeFirstOrThrow();
+    expect(pm.json).toMatchObject({
+      customer_id: 'cus_life',
+      merchant_id: f.merchantId,
+      type: 'crypto_wallet',
+      status: 'active',
+      metadata: { network: 'solana', token: 'USDT' },
+    });
+    const pmRow = await f.h.t.db
+      .selectFrom('payment_methods')
+      .select(['approval_tx_hash', 'owner_address', 'spender_address'])
+      .where('id', '=', s.payment_method_id)
+      .executeTakeFirstOrThrow();
     expect(pmRow).toEqual({ approval_tx_hash: approveSig, owner_address: owner, spender_address: w.charger });
 
     // On chain: 10 USDT from the customer's ATA to the settlement wallet's ATA (created by the charger).
     expect(await f.tokenBalance(f.mints.USDT, owner)).toBe(100_000_000n - PERIOD);
     expect(await f.tokenBalance(f.mints.USDT, w.settlement)).toBe(PERIOD);
-    const charges = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).orderBy('id').execute();
+    const charges = await f.h.t.db
+      .selectFrom('subscription_charges')
+      .selectAll()
+      .where('subscription_id', '=', sub.id)
+      .orderBy('id')
+      .execute();
     expect(charges.map((c) => [c.state, c.charger_address, c.destination_address])).toEqual([['succeeded', w.charger, w.settlement]]);
     const first = await f.conn.getTransaction(charges[0]!.tx_hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     expect(first?.transaction.message.staticAccountKeys[0]!.toBase58()).toBe(w.charger); // fee payer: the charger
     expect(first?.meta?.err).toBeNull();
     // The credited transfer: the TransferChecked instruction's index, the amount, the mint, the slot and its blockhash.
     const keys = first!.transaction.message.staticAccountKeys.map((k) => k.toBase58());
-    const transferIndex = first!.transaction.message.compiledInstructions.findIndex((i) => keys[i.programIdIndex] === TOKEN_PROGRAM_ID.toBase58() && i.data[0] === 12);
+    const transferIndex = first!.transaction.message.compiledInstructions.findIndex(
+      (i) => keys[i.programIdIndex] === TOKEN_PROGRAM_ID.toBase58() && i.data[0] === 12,
+    );
     expect(transferIndex).toBeGreaterThan(0);
-    const block = await f.conn.getBlock(first!.slot, { commitment: 'confirmed', transactionDetails: 'none', rewards: false, maxSupportedTransactionVersion: 0 });
+    const block = await f.conn.getBlock(first!.slot, {
+      commitment: 'confirmed',
+      transactionDetails: 'none',
+      rewards: false,
+      maxSupportedTransactionVersion: 0,
+    });
     const deposit = await f.h.t.db.selectFrom('deposits').selectAll().where('tx_hash', '=', charges[0]!.tx_hash!).executeTakeFirstOrThrow();
-    expect(deposit).toMatchObject({ log_index: transferIndex, token_contract: f.mints.USDT, from_address: owner, to_address: w.settlement, block_number: BigInt(first!.slot), block_hash: block!.blockhash });
+    expect(deposit).toMatchObject({
+      log_index: transferIndex,
+      token_contract: f.mints.USDT,
+      from_address: owner,
+      to_address: w.settlement,
+      block_number: BigInt(first!.slot),
+      block_hash: block!.blockhash,
+    });
     expect(BigInt(deposit.amount_base)).toBe(PERIOD);
 
     // Renewal: the clock passes the period end.
@@ -106,7 +151,12 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     // The replaced delegation was noticed from the token account: the payment method is revoked.
     expect((await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`)).json.status).toBe('revoked');
     expect(s.latest_invoice_object).toMatchObject({ status: 'open', amount_paid: 0 });
-    const failed = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).orderBy('id').execute();
+    const failed = await f.h.t.db
+      .selectFrom('subscription_charges')
+      .selectAll()
+      .where('subscription_id', '=', sub.id)
+      .orderBy('id')
+      .execute();
     expect(failed.map((c) => c.state)).toEqual(['succeeded', 'succeeded', 'failed']);
     expect(failed[2]!.tx_hash).toBeNull();
     expect(failed[2]!.failure_reason).toMatch(/^insufficient_allowance/);
@@ -119,14 +169,19 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     expect(await f.adapter.findChargeTransfer(approveSig, owner, w.settlement)).toBeNull();
     expect(await f.adapter.getTransferFromOutcome(charges[0]!.tx_hash!, owner)).toMatchObject({ status: 'succeeded', final: true });
     expect(await f.adapter.findChargeTransfer(charges[0]!.tx_hash!, owner, other)).toBeNull();
-    await expect(f.adapter.buildTokenTransferFrom({ from: w.chargerKey, to: w.settlement, token: 'USDT', amount: PERIOD }, owner)).rejects.toMatchObject({ reason: 'simulation_reverted' });
+    await expect(
+      f.adapter.buildTokenTransferFrom({ from: w.chargerKey, to: w.settlement, token: 'USDT', amount: PERIOD }, owner),
+    ).rejects.toMatchObject({ reason: 'simulation_reverted' });
 
     expect(await f.events(sub.id)).toEqual([
       'subscription.created',
       'subscription.updated', // authorized: payment method attached
-      ...PERIOD_EVENTS, ...PERIOD_EVENTS,
+      ...PERIOD_EVENTS,
+      ...PERIOD_EVENTS,
       'subscription.updated', // payment method revoked: another delegate named
-      'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
+      'invoice.created',
+      'invoice.payment_failed',
+      'subscription.past_due',
     ]);
 
     // The customer names our charger again from the wallet: the payment method is restored and the open invoice is
@@ -152,15 +207,29 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     const { pollApprovals } = await import('../../src/subscriptions/approval-poller.js');
     const { runSchedulerTick } = await import('../../src/subscriptions/scheduler.js');
     await pollApprovals(f.deps);
-    await runSchedulerTick({ ...f.deps, failpoint: (at) => { if (at === 'outbound:after_sign') throw new Error('crash after sign'); } });
-    const signed = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', sub.id).executeTakeFirstOrThrow();
+    await runSchedulerTick({
+      ...f.deps,
+      failpoint: (at) => {
+        if (at === 'outbound:after_sign') throw new Error('crash after sign');
+      },
+    });
+    const signed = await f.h.t.db
+      .selectFrom('subscription_charges')
+      .selectAll()
+      .where('subscription_id', '=', sub.id)
+      .executeTakeFirstOrThrow();
     expect(signed.state).toBe('signed');
     expect(await f.tokenBalance(f.mints.USDT, owner)).toBe(50_000_000n);
 
     // The blockhash dies before anyone re-sends the bytes: only now, proven unable to land, may the charge be signed again.
     f.rpc.validator.expireBlockhashes();
     await f.settle();
-    const attempts = await f.h.t.db.selectFrom('subscription_charge_attempts').selectAll().where('charge_id', '=', signed.id).orderBy('id').execute();
+    const attempts = await f.h.t.db
+      .selectFrom('subscription_charge_attempts')
+      .selectAll()
+      .where('charge_id', '=', signed.id)
+      .orderBy('id')
+      .execute();
     expect(attempts.map((a) => a.state)).toEqual(['dropped', 'live']);
     expect(attempts[0]!.tx_hash).toBe(signed.tx_hash);
     expect(attempts[0]!.dropped_reason).toMatch(/expired/);

@@ -12,12 +12,22 @@ import { ChainRegistry } from '../../chains/registry.js';
 const env = process.env as Record<string, string>;
 const db = createDb(env.SUBS_DB_URL!, 4);
 const adapter = new EvmChainAdapter({
-  network: 'ethereum', mode: 'test', rpcUrl: env.SUBS_RPC_URL!, confirmation: { kind: 'depth', confirmations: 1 },
-  tokens: [{ symbol: 'USDT', address: env.SUBS_USDT!, decimals: 6 }, { symbol: 'USDC', address: env.SUBS_USDC!, decimals: 6 }],
+  network: 'ethereum',
+  mode: 'test',
+  rpcUrl: env.SUBS_RPC_URL!,
+  confirmation: { kind: 'depth', confirmations: 1 },
+  tokens: [
+    { symbol: 'USDT', address: env.SUBS_USDT!, decimals: 6 },
+    { symbol: 'USDC', address: env.SUBS_USDC!, decimals: 6 },
+  ],
 });
 const deps = subscriptionEngineDeps({
-  db, adapters: new ChainRegistry([adapter]), signer, settings: DEFAULT_SUBSCRIPTION_SETTINGS,
-  checkoutBaseUrl: 'http://checkout.test/pay', clock: new ManualClock(new Date(Number(env.SUBS_NOW))),
+  db,
+  adapters: new ChainRegistry([adapter]),
+  signer,
+  settings: DEFAULT_SUBSCRIPTION_SETTINGS,
+  checkoutBaseUrl: 'http://checkout.test/pay',
+  clock: new ManualClock(new Date(Number(env.SUBS_NOW))),
 });
 for (let tick = 0; tick < 20; tick++) {
   await runSchedulerTick(deps, { chargeConcurrency: 1 });

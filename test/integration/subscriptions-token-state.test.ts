@@ -32,7 +32,8 @@ async function activeDailySub(index: number, token: 'USDT' | 'USDC' = 'USDT'): P
   return { id: s.id, customer };
 }
 
-const charges = (subId: string) => f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', subId).orderBy('id').execute();
+const charges = (subId: string) =>
+  f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', subId).orderBy('id').execute();
 
 const nextDay = async () => {
   f.clock.set(new Date(f.clock.now().getTime() + DAY + 60_000));
@@ -55,9 +56,17 @@ describe('charges and token behaviours', () => {
     const onChain = await transfersFrom(f.node, f.tokens.USDT.address, customer.address, settlement);
     expect(onChain.map((t) => t.amount)).toEqual([10_000_000n, 9_990_000n]);
     expect(c.map((x) => x.delivered_base)).toEqual([10_000_000n, 9_990_000n]);
-    const payment = await f.h.t.db.selectFrom('payment_sessions').select(['received_base', 'amount_minor']).where('id', '=', c[1]!.payment_id!).executeTakeFirstOrThrow();
+    const payment = await f.h.t.db
+      .selectFrom('payment_sessions')
+      .select(['received_base', 'amount_minor'])
+      .where('id', '=', c[1]!.payment_id!)
+      .executeTakeFirstOrThrow();
     expect(payment.received_base).toBe(9_990_000n);
-    const deposit = await f.h.t.db.selectFrom('deposits').select('amount_base').where('session_id', '=', c[1]!.payment_id!).executeTakeFirstOrThrow();
+    const deposit = await f.h.t.db
+      .selectFrom('deposits')
+      .select('amount_base')
+      .where('session_id', '=', c[1]!.payment_id!)
+      .executeTakeFirstOrThrow();
     expect(deposit.amount_base).toBe(9_990_000n);
     const invoice = (await f.client.get(`/api/v1/invoices/${c[1]!.invoice_id}`)).json;
     expect(invoice).toMatchObject({ status: 'paid', amount_due: 1000, amount_paid: 1000, amount_remaining: 0 });

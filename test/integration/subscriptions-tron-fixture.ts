@@ -97,7 +97,15 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
   };
 
   return {
-    node, fake, h, tokens: { USDT, USDC }, adapter, clock, deps, client, merchantId: m.merchantId,
+    node,
+    fake,
+    h,
+    tokens: { USDT, USDC },
+    adapter,
+    clock,
+    deps,
+    client,
+    merchantId: m.merchantId,
     wallets: { charger: charger.charger, settlement: charger.settlement },
     settle,
     async customer(index, c = {}) {
@@ -111,7 +119,9 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
     async authorize(subId, c, token = 'USDT') {
       const select = async () => {
         const sel = await fetch(`${base}/subscribe/${subId}/select`, {
-          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'tron', token, address: c.base58 }),
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ network: 'tron', token, address: c.base58 }),
         });
         const info = (await sel.json()) as any;
         if (sel.status !== 200) throw new Error(`select: ${JSON.stringify(info)}`);

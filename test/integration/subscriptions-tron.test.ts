@@ -13,10 +13,18 @@ import { PERIOD_EVENTS, TRX, startTronSubsFixture, type TronCustomer, type TronS
 // charger, final from the solidified receipt; then a renewal refused before anything is broadcast.
 
 const TXID = /^[0-9a-f]{64}$/;
-const ERC20 = new Interface(['function approve(address spender, uint256 value)', 'function transferFrom(address from, address to, uint256 value)']);
+const ERC20 = new Interface([
+  'function approve(address spender, uint256 value)',
+  'function transferFrom(address from, address to, uint256 value)',
+]);
 const USD10 = 10_000_000n;
 const plan = (customer: string) => ({
-  items: [{ price_data: { price_id: 'price_m', currency: 'USD', product: 'Monthly', unit_amount: 1000, recurring: { interval: 'month' } }, quantity: 1 }],
+  items: [
+    {
+      price_data: { price_id: 'price_m', currency: 'USD', product: 'Monthly', unit_amount: 1000, recurring: { interval: 'month' } },
+      quantity: 1,
+    },
+  ],
   customer,
 });
 
@@ -33,7 +41,12 @@ const balanceOf = async (who: string) => {
 /** USDT Transfer logs from one TRON address to another, read on the node. */
 const transfers = async (from: string, to: string) => {
   const logs = await f.node.rpc<Array<{ data: string }>>('eth_getLogs', [
-    { fromBlock: '0x0', toBlock: 'latest', address: f.tokens.USDT.address, topics: [TRANSFER_TOPIC, zeroPadValue(tronToEvmHex(from), 32), zeroPadValue(tronToEvmHex(to), 32)] },
+    {
+      fromBlock: '0x0',
+      toBlock: 'latest',
+      address: f.tokens.USDT.address,
+      topics: [TRANSFER_TOPIC, zeroPadValue(tronToEvmHex(from), 32), zeroPadValue(tronToEvmHex(to), 32)],
+    },
   ]);
   return logs.map((l) => BigInt(l.data));
 };
@@ -55,15 +68,22 @@ describe('subscriptions on TRON', () => {
 
     const { info, approvals, broadcasts } = await f.authorize(sub.id, customer);
     expect(info).toMatchObject({
-      network: 'tron', token: 'USDT', spender: tronBase58(f.wallets.charger), allowance_base: '120000000', current_allowance_base: '0',
-      reset_first: false, authorized: false, token_contract: tronBase58(f.adapter.tokens[0]!.address),
+      network: 'tron',
+      token: 'USDT',
+      spender: tronBase58(f.wallets.charger),
+      allowance_base: '120000000',
+      current_allowance_base: '0',
+      reset_first: false,
+      authorized: false,
+      token_contract: tronBase58(f.adapter.tokens[0]!.address),
     });
     expect(info.chain_id).toBeUndefined();
     // The page prepares the same approve for TronLink (adapter.buildApprovalForWallet behind /select).
     expect(info.wallet_transactions).toHaveLength(1);
     expect(info.wallet_transactions[0].kind).toBe('tron');
     expect(decodeTriggerRawData(info.wallet_transactions[0].transaction.raw_data_hex)).toMatchObject({
-      owner: customer.address, contract: f.adapter.tokens[0]!.address,
+      owner: customer.address,
+      contract: f.adapter.tokens[0]!.address,
       data: ERC20.encodeFunctionData('approve', [tronToEvmHex(f.wallets.charger), 120_000_000n]).slice(2),
     });
 
@@ -88,7 +108,13 @@ describe('subscriptions on TRON', () => {
     const head = await f.adapter.getHead();
     const seen = await f.adapter.scanApprovals(0n, head.latest, [f.wallets.charger]);
     expect(seen).toEqual([
-      expect.objectContaining({ token: 'USDT', tokenContract: f.adapter.tokens[0]!.address, owner: customer.address, spender: f.wallets.charger, value: 120_000_000n }),
+      expect.objectContaining({
+        token: 'USDT',
+        tokenContract: f.adapter.tokens[0]!.address,
+        owner: customer.address,
+        spender: f.wallets.charger,
+        value: 120_000_000n,
+      }),
     ]);
     expect(seen[0]!.txHash).toMatch(TXID);
     expect(await f.adapter.scanApprovals(0n, head.latest, [customer.address])).toEqual([]);
@@ -102,7 +128,13 @@ describe('subscriptions on TRON', () => {
     expect(s.current_period_end).toBe(Date.parse('2027-02-28T10:00:00Z') / 1000);
     const pm = await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`);
     expect(pm.status).toBe(200);
-    expect(pm.json).toMatchObject({ customer_id: 'cus_tron', merchant_id: f.merchantId, type: 'crypto_wallet', status: 'active', metadata: { network: 'tron', token: 'USDT' } });
+    expect(pm.json).toMatchObject({
+      customer_id: 'cus_tron',
+      merchant_id: f.merchantId,
+      type: 'crypto_wallet',
+      status: 'active',
+      metadata: { network: 'tron', token: 'USDT' },
+    });
 
     // On chain: 10 USDT from the customer to the settlement wallet, by the charger's transferFrom, energy paid by it.
     expect(await transfers(customer.address, f.wallets.settlement)).toEqual([USD10]);
@@ -114,16 +146,27 @@ describe('subscriptions on TRON', () => {
     const charge = charges[0]!;
     expect(charge.contractRet).toBe('SUCCESS');
     expect(charge.raw.contract).toBe(f.adapter.tokens[0]!.address);
-    expect(charge.raw.data).toBe(ERC20.encodeFunctionData('transferFrom', [customer.evm, tronToEvmHex(f.wallets.settlement), USD10]).slice(2));
+    expect(charge.raw.data).toBe(
+      ERC20.encodeFunctionData('transferFrom', [customer.evm, tronToEvmHex(f.wallets.settlement), USD10]).slice(2),
+    );
     expect(charge.raw.feeLimit).toBeGreaterThan(0n);
     expect(f.fake.chain.account(f.wallets.charger)!.balanceSun).toBeLessThan(chargerTrx);
     const dep = await f.h.t.db.selectFrom('deposits').selectAll().where('tx_hash', '=', charge.txId).executeTakeFirstOrThrow();
-    expect(dep).toMatchObject({ network: 'tron', from_address: customer.address, to_address: f.wallets.settlement, token_contract: f.adapter.tokens[0]!.address, amount_base: USD10 });
+    expect(dep).toMatchObject({
+      network: 'tron',
+      from_address: customer.address,
+      to_address: f.wallets.settlement,
+      token_contract: f.adapter.tokens[0]!.address,
+      amount_base: USD10,
+    });
 
     // The adapter's view of that charge.
     const outcome = await f.adapter.getTransferFromOutcome(charge.txId, customer.base58);
     expect(outcome).toMatchObject({ status: 'succeeded', final: true });
-    expect(await f.adapter.getTransferFromOutcome(charge.txId, f.wallets.charger)).toMatchObject({ status: 'failed', reason: 'no_transfer_event' });
+    expect(await f.adapter.getTransferFromOutcome(charge.txId, f.wallets.charger)).toMatchObject({
+      status: 'failed',
+      reason: 'no_transfer_event',
+    });
     const found = await f.adapter.findChargeTransfer(charge.txId, customer.address, f.wallets.settlement);
     expect(found).toMatchObject({ amount: USD10, tokenContract: f.adapter.tokens[0]!.address, block: { height: charge.blockNumber } });
     expect(await f.adapter.findChargeTransfer(charge.txId, customer.address, f.wallets.charger)).toBeNull();
@@ -135,7 +178,11 @@ describe('subscriptions on TRON', () => {
     s = (await f.client.get(`/api/v1/subscriptions/${sub.id}?expand=latest_invoice`)).json;
     expect(s.status).toBe('active');
     expect(s.latest_invoice_object).toMatchObject({ status: 'paid', amount_paid: 1000 });
-    expect((await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json).toMatchObject({ status: 'paid', billing_reason: 'subscription_cycle', amount_paid: 1000 });
+    expect((await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json).toMatchObject({
+      status: 'paid',
+      billing_reason: 'subscription_cycle',
+      amount_paid: 1000,
+    });
     expect(s.current_period_end).toBe(Date.parse('2027-03-31T10:00:00Z') / 1000);
     expect(await transfers(customer.address, f.wallets.settlement)).toEqual([USD10, USD10]);
     expect(await balanceOf(customer.address)).toBe(80_000_000n);
@@ -187,7 +234,13 @@ describe('subscriptions on TRON', () => {
     expect(s.status).toBe('past_due');
     expect(s.latest_invoice_object).toMatchObject({ status: 'open' });
     const inv = (await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json;
-    expect(inv).toMatchObject({ status: 'open', payment_status: 'failed', amount_remaining: 1000, attempt_count: 1, billing_reason: 'subscription_cycle' });
+    expect(inv).toMatchObject({
+      status: 'open',
+      payment_status: 'failed',
+      amount_remaining: 1000,
+      attempt_count: 1,
+      billing_reason: 'subscription_cycle',
+    });
     // No transaction reached the node: nothing signed by the charger, no TRX burned, no broadcast at all.
     expect(txsOf(f.wallets.charger).length).toBe(chargerTxs);
     expect(f.fake.chain.account(f.wallets.charger)!.balanceSun).toBe(chargerTrx);
@@ -195,8 +248,12 @@ describe('subscriptions on TRON', () => {
     expect(await transfers(customer.address, f.wallets.settlement)).toEqual([USD10]);
     expect(await balanceOf(customer.address)).toBe(5_000_000n);
     expect(await f.events(sub.id)).toEqual([
-      'subscription.created', 'subscription.updated', ...PERIOD_EVENTS,
-      'invoice.created', 'invoice.payment_failed', 'subscription.past_due',
+      'subscription.created',
+      'subscription.updated',
+      ...PERIOD_EVENTS,
+      'invoice.created',
+      'invoice.payment_failed',
+      'subscription.past_due',
     ]);
   }, 120_000);
 
@@ -213,7 +270,9 @@ describe('subscriptions on TRON', () => {
 
     const sub = await f.create(plan('cus_tron_recent'));
     const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'tron', token: 'USDT', address: customer.base58 }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'tron', token: 'USDT', address: customer.base58 }),
     });
     const info = (await sel.json()) as any;
     expect(info).toMatchObject({ authorized: false, reset_first: false, current_allowance_base: '500000000', allowance_base: '120000000' });
@@ -223,7 +282,11 @@ describe('subscriptions on TRON', () => {
     await f.settle(); // final now: the Approval log authorizes, the first invoice is charged
     const s = (await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json;
     expect(s.status).toBe('active');
-    const pm = await f.h.t.db.selectFrom('payment_methods').select('approval_tx_hash').where('id', '=', s.payment_method_id).executeTakeFirstOrThrow();
+    const pm = await f.h.t.db
+      .selectFrom('payment_methods')
+      .select('approval_tx_hash')
+      .where('id', '=', s.payment_method_id)
+      .executeTakeFirstOrThrow();
     expect(pm.approval_tx_hash.startsWith('allowance:')).toBe(false); // from the log, not from an allowance read
   }, 120_000);
 });

@@ -35,7 +35,10 @@ describe('variants', () => {
     await at(trialEnd * 1000);
     s = await get(sub.id);
     expect(s).toMatchObject({ status: 'active', current_period_start: trialEnd, current_period_end: trialEnd + 7 * 86400 });
-    expect((await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json).toMatchObject({ status: 'paid', billing_reason: 'subscription_cycle' });
+    expect((await f.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json).toMatchObject({
+      status: 'paid',
+      billing_reason: 'subscription_cycle',
+    });
     expect(await f.events(sub.id)).toEqual(['subscription.created', 'subscription.trialing', ...PERIOD_EVENTS]);
   });
 
@@ -52,8 +55,17 @@ describe('variants', () => {
     const s = await get(sub.id);
     expect(s).toMatchObject({ status: 'canceled', canceled_at: sec(T0) + 2 * 86400 });
     const invoices = await f.client.get(`/api/v1/invoices?subscription_id=${sub.id}`);
-    expect(invoices.json.data.map((i: { status: string; amount_paid: number }) => [i.status, i.amount_paid])).toEqual([['paid', 3000], ['paid', 3000]]);
-    expect(await f.events(sub.id)).toEqual(['subscription.created', 'subscription.updated', ...PERIOD_EVENTS, ...PERIOD_EVENTS, 'subscription.canceled']);
+    expect(invoices.json.data.map((i: { status: string; amount_paid: number }) => [i.status, i.amount_paid])).toEqual([
+      ['paid', 3000],
+      ['paid', 3000],
+    ]);
+    expect(await f.events(sub.id)).toEqual([
+      'subscription.created',
+      'subscription.updated',
+      ...PERIOD_EVENTS,
+      ...PERIOD_EVENTS,
+      'subscription.canceled',
+    ]);
   });
 
   it('cancel_at_period_end keeps it active until the period ends, then cancels without charging', async () => {
@@ -64,13 +76,28 @@ describe('variants', () => {
     await f.settle();
     const end = (await get(sub.id)).current_period_end;
     f.clock.set(new Date(T0.getTime() + DAY_MS));
-    const r = await f.client.post(`/api/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true, cancellation_reason: 'customer_request' });
+    const r = await f.client.post(`/api/v1/subscriptions/${sub.id}/cancel`, {
+      cancel_at_period_end: true,
+      cancellation_reason: 'customer_request',
+    });
     expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ status: 'active', cancel_at: end, canceled_at: null, current_period_end: end, cancel_at_period_end: true });
+    expect(r.json).toMatchObject({
+      status: 'active',
+      cancel_at: end,
+      canceled_at: null,
+      current_period_end: end,
+      cancel_at_period_end: true,
+    });
     await at(end * 1000);
     expect(await get(sub.id)).toMatchObject({ status: 'canceled', canceled_at: end, cancellation_details: { reason: 'customer_request' } });
     expect((await f.client.get(`/api/v1/invoices?subscription_id=${sub.id}`)).json.data.length).toBe(1);
-    expect(await f.events(sub.id)).toEqual(['subscription.created', 'subscription.updated', ...PERIOD_EVENTS, 'subscription.updated', 'subscription.canceled']);
+    expect(await f.events(sub.id)).toEqual([
+      'subscription.created',
+      'subscription.updated',
+      ...PERIOD_EVENTS,
+      'subscription.updated',
+      'subscription.canceled',
+    ]);
   });
 
   it('immediate cancel of an active subscription stops every later charge', async () => {
@@ -109,11 +136,15 @@ describe('variants', () => {
     await at(T0.getTime() + 23 * 3600_000);
     expect((await get(sub.id)).status).toBe('incomplete_expired');
     expect(await f.events(sub.id)).toEqual(['subscription.created', 'subscription.incomplete_expired']);
-    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: '0x000000000000000000000000000000000000dEaD' }) });
+    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: '0x000000000000000000000000000000000000dEaD' }),
+    });
     expect(sel.status).toBe(409);
   });
 
-  it("Tether-style approve: an existing non-zero allowance is reset to 0 first; a too small approval does not authorize", async () => {
+  it('Tether-style approve: an existing non-zero allowance is reset to 0 first; a too small approval does not authorize', async () => {
     f.clock.set(T0);
     const customer = await f.customer(36, 50_000_000n);
     const sub = await f.create(plan());
@@ -121,7 +152,11 @@ describe('variants', () => {
     const usdt = new Contract(f.tokens.USDT.address, ['function approve(address spender, uint256 value)'], customer);
     const approve = usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>;
     // A small allowance already there (say, from an earlier plan), and seen by the poller: too small, no authorization.
-    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }) });
+    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
+    });
     expect(sel.status).toBe(200);
     await (await approve(w.charger, 5n)).wait();
     await f.settle();
@@ -141,17 +176,30 @@ describe('existing allowance', () => {
     f.clock.set(T0);
     const customer = await f.customer(37, 50_000_000n);
     const w = await f.deps.walletResolver.wallets(f.merchantId, 'test', 'ethereum');
-    const usdc = new Contract(f.tokens.USDC.address, ['function approve(address spender, uint256 value) returns (bool)', 'function mint(address,uint256)'], customer);
-    await (await (usdc.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(w.charger, 10n ** 12n)).wait();
+    const usdc = new Contract(
+      f.tokens.USDC.address,
+      ['function approve(address spender, uint256 value) returns (bool)', 'function mint(address,uint256)'],
+      customer,
+    );
+    await (
+      await (usdc.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(w.charger, 10n ** 12n)
+    ).wait();
     const { fund } = await import('../support/evm-tokens/scenario.js');
     await fund(f.tokens.USDC, customer.address, 50_000_000n);
     const sub = await f.create(plan());
-    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token: 'USDC', address: customer.address }) });
+    const sel = await fetch(`${f.h.baseUrl}/subscribe/${sub.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDC', address: customer.address }),
+    });
     const info = (await sel.json()) as any;
     expect(info).toMatchObject({ authorized: true, reset_first: false, current_allowance_base: String(10n ** 12n) });
     await f.settle();
     const s = (await f.client.get(`/api/v1/subscriptions/${sub.id}?expand=payment_method`)).json;
     expect(s).toMatchObject({ status: 'active', payment_method_object: { type: 'crypto_wallet', status: 'active' } });
-    expect((await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`)).json.metadata).toEqual({ network: 'ethereum', token: 'USDC' });
+    expect((await f.client.get(`/api/v1/payment_method/${s.payment_method_id}`)).json.metadata).toEqual({
+      network: 'ethereum',
+      token: 'USDC',
+    });
   });
 });

@@ -30,5 +30,10 @@ const persist = async (signed: object) => {
   closeSync(fd);
   if (env.CRASH_AT === 'after-sign') process.kill(process.pid, 'SIGKILL');
 };
-await sendTokenTransfer(adapter, signer, { from: { key, address: tronBase58(hot) }, to: env.TO!, token: 'USDT', amount: parseUnits('4', 6) }, persist);
+await sendTokenTransfer(
+  adapter,
+  signer,
+  { from: { key, address: tronBase58(hot) }, to: env.TO!, token: 'USDT', amount: parseUnits('4', 6) },
+  persist,
+);
 process.kill(process.pid, 'SIGKILL');

@@ -58,11 +58,23 @@ async function tokenBalance(token: DeployedToken, tronAddress: string): Promise<
 }
 
 async function transferLogsTo(token: DeployedToken, tronAddress: string): Promise<number> {
-  const logs = await node.rpc<unknown[]>('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest', address: token.address, topics: [TRANSFER_TOPIC, null, zeroPadValue(tronToEvmHex(tronAddress), 32)] }]);
+  const logs = await node.rpc<unknown[]>('eth_getLogs', [
+    {
+      fromBlock: '0x0',
+      toBlock: 'latest',
+      address: token.address,
+      topics: [TRANSFER_TOPIC, null, zeroPadValue(tronToEvmHex(tronAddress), 32)],
+    },
+  ]);
   return logs.length;
 }
 
-const request = (to: string, amount: bigint, token: 'USDT' | 'USDC' = 'USDT'): TokenTransferRequest => ({ from: { key: hotKey(), address: tronBase58(hot) }, to: tronBase58(to), token, amount });
+const request = (to: string, amount: bigint, token: 'USDT' | 'USDC' = 'USDT'): TokenTransferRequest => ({
+  from: { key: hotKey(), address: tronBase58(hot) },
+  to: tronBase58(to),
+  token,
+  amount,
+});
 
 beforeAll(async () => {
   node = await startAnvil({ chainId: 0x2b6653dc });
@@ -138,7 +150,10 @@ describe('TRON payouts against the fake java-tron wallet API', () => {
     const hw = await adapter.deriveHotWallet(signer, ACCOUNT, 0);
     expect(hw).toEqual({ key: { curve: 'secp256k1', path: "m/44'/195'/7'/1/0" }, address: hot });
     fake.chain.setTrx(hot, 42n * TRX + 1n);
-    expect(await adapter.getBalances(tronBase58(hot))).toEqual({ native: 42n * TRX + 1n, tokens: { USDT: await tokenBalance(usdt, hot), USDC: await tokenBalance(usdc, hot) } });
+    expect(await adapter.getBalances(tronBase58(hot))).toEqual({
+      native: 42n * TRX + 1n,
+      tokens: { USDT: await tokenBalance(usdt, hot), USDC: await tokenBalance(usdc, hot) },
+    });
     expect(await adapter.getAccountNonce()).toBeNull();
   });
 
@@ -184,14 +199,19 @@ describe('TRON payouts against the fake java-tron wallet API', () => {
     await expect(adapter.buildTokenTransfer(request(to, u6('1'), 'USDC'))).rejects.toMatchObject({ reason: 'simulation_reverted' });
     const stingy = makeAdapter({ feeLimitCeilingSun: 1_000n });
     await expect(stingy.buildTokenTransfer(request(newDestination(), u6('1')))).rejects.toThrow(/exceeds the configured ceiling 1000 sun/);
-    await expect(adapter.buildTokenTransfer({ ...request(to, 1n), to: '0x0000000000000000000000000000000000000001' })).rejects.toMatchObject({ reason: 'invalid' });
+    await expect(
+      adapter.buildTokenTransfer({ ...request(to, 1n), to: '0x0000000000000000000000000000000000000001' }),
+    ).rejects.toMatchObject({ reason: 'invalid' });
   });
 
   it('never signs a transaction that differs from the payout request', async () => {
     const unsigned = await adapter.buildTokenTransfer(request(newDestination(), u6('1')));
     const tampered = { ...unsigned, request: { ...unsigned.request, to: tronBase58(newDestination()) } };
     await expect(adapter.signTransfer(tampered, signer)).rejects.toThrow(/does not match the payout request/);
-    const wrongKey = { ...unsigned, request: { ...unsigned.request, from: { ...unsigned.request.from, key: tronHotWalletKeyPath(ACCOUNT, 1) } } };
+    const wrongKey = {
+      ...unsigned,
+      request: { ...unsigned.request, from: { ...unsigned.request.from, key: tronHotWalletKeyPath(ACCOUNT, 1) } },
+    };
     await expect(adapter.signTransfer(wrongKey, signer)).rejects.toThrow(/signer key does not match/);
     // the node checks the signature over sha256(raw_data): a corrupted signature is refused, nothing moves
     const signed = await adapter.signTransfer(unsigned, signer);
@@ -221,7 +241,17 @@ describe('TRON payouts against the fake java-tron wallet API', () => {
       const dir = mkdtempSync(join(tmpdir(), 'tron-crash-'));
       const file = join(dir, 'signed.json');
       const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'tron-payout-child.ts')], {
-        env: { ...process.env, RPC: node.url, FULL_HOST: fake.url, USDT: usdt.address, USDC: usdc.address, TO: tronBase58(to), ACCOUNT: String(ACCOUNT), OUT: file, CRASH_AT: crashAt },
+        env: {
+          ...process.env,
+          RPC: node.url,
+          FULL_HOST: fake.url,
+          USDT: usdt.address,
+          USDC: usdc.address,
+          TO: tronBase58(to),
+          ACCOUNT: String(ACCOUNT),
+          OUT: file,
+          CRASH_AT: crashAt,
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let stderr = '';

@@ -14,7 +14,11 @@ let r: WebhookReceiver;
 const stops: Array<{ stop(): Promise<void> }> = [];
 
 const fakeDns: Resolver = async (host) => {
-  const table: Record<string, string[]> = { 'internal.example.com': ['10.0.0.1'], 'hooks.example.com': ['93.184.216.34'], 'mixed.example.com': ['93.184.216.34', '192.168.1.10'] };
+  const table: Record<string, string[]> = {
+    'internal.example.com': ['10.0.0.1'],
+    'hooks.example.com': ['93.184.216.34'],
+    'mixed.example.com': ['93.184.216.34', '192.168.1.10'],
+  };
   const a = table[host];
   if (!a) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
   return a.map((address) => ({ address, family: 4 as const }));
@@ -22,13 +26,24 @@ const fakeDns: Resolver = async (host) => {
 
 async function cli(...args: string[]): Promise<any> {
   let printed: unknown;
-  await webhooksCli(args, { db: h.db, redis: h.redis, box: h.box, config: { REDIS_KEY_PREFIX: h.prefix }, resolve: fakeDns, out: (v) => (printed = v) });
+  await webhooksCli(args, {
+    db: h.db,
+    redis: h.redis,
+    box: h.box,
+    config: { REDIS_KEY_PREFIX: h.prefix },
+    resolve: fakeDns,
+    out: (v) => (printed = v),
+  });
   return JSON.parse(JSON.stringify(printed));
 }
 
 const status = (id: string) =>
   h.db.selectFrom('webhook_deliveries').select(['status', 'generation', 'attempts']).where('event_id', '=', id).executeTakeFirst();
-const settled = (id: string) => eventually(() => status(id), (s) => s !== undefined && s.status !== 'pending');
+const settled = (id: string) =>
+  eventually(
+    () => status(id),
+    (s) => s !== undefined && s.status !== 'pending',
+  );
 
 beforeAll(async () => {
   h = await startWebhookHarness();
@@ -36,8 +51,15 @@ beforeAll(async () => {
   stops.push(startOutboxRelay({ db: h.db, redis: h.redis, prefix: h.prefix, databaseUrl: h.t.url, pollIntervalMs: 200 }));
   stops.push(
     startDeliveryWorker({
-      db: h.db, redis: h.redis, box: h.box, prefix: h.prefix, retrySchedule: [50, 50, 50, 50, 50], timeoutMs: 500,
-      concurrency: 8, perMerchantConcurrency: 8, allowPrivateTargetsInTest: true,
+      db: h.db,
+      redis: h.redis,
+      box: h.box,
+      prefix: h.prefix,
+      retrySchedule: [50, 50, 50, 50, 50],
+      timeoutMs: 500,
+      concurrency: 8,
+      perMerchantConcurrency: 8,
+      allowPrivateTargetsInTest: true,
     }),
   );
 });
@@ -98,12 +120,18 @@ describe('webhooks CLI', () => {
 
     // Live rules at configuration time.
     await expect(cli('set-url', '--merchant', m.id, '--url', r.url)).rejects.toThrow(/live mode requires https/);
-    await expect(cli('set-url', '--merchant', m.id, '--url', 'https://127.0.0.1/hooks')).rejects.toThrow(/non-public address \(127\.0\.0\.1\)/);
-    await expect(cli('set-url', '--merchant', m.id, '--url', 'https://internal.example.com/hooks')).rejects.toThrow(/non-public address \(10\.0\.0\.1\)/);
+    await expect(cli('set-url', '--merchant', m.id, '--url', 'https://127.0.0.1/hooks')).rejects.toThrow(
+      /non-public address \(127\.0\.0\.1\)/,
+    );
+    await expect(cli('set-url', '--merchant', m.id, '--url', 'https://internal.example.com/hooks')).rejects.toThrow(
+      /non-public address \(10\.0\.0\.1\)/,
+    );
     await expect(cli('set-url', '--merchant', m.id, '--url', 'https://mixed.example.com/hooks')).rejects.toThrow(/192\.168\.1\.10/);
     await expect(cli('set-url', '--merchant', m.id, '--url', 'https://nowhere.example.com/')).rejects.toThrow(/does not resolve/);
     expect(await cli('set-url', '--merchant', m.id, '--url', 'https://hooks.example.com/h')).toEqual({
-      merchant_id: m.id, webhook_url: 'https://hooks.example.com/h', live_deliverable: true,
+      merchant_id: m.id,
+      webhook_url: 'https://hooks.example.com/h',
+      live_deliverable: true,
     });
     // A loopback http URL is accepted only for test-mode events, and says so.
     const testOnly = await cli('set-url', '--merchant', m.id, '--url', r.url, '--test-only');

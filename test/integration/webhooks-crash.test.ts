@@ -61,7 +61,8 @@ async function kill(c: Child): Promise<void> {
 
 async function assertAllDeliveredOnce(h: WebhookHarness, r: WebhookReceiver, ids: string[]): Promise<void> {
   await eventually(
-    async () => (await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status = 'delivered'`.execute(h.db)).rows[0]!.n,
+    async () =>
+      (await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status = 'delivered'`.execute(h.db)).rows[0]!.n,
     (n) => n === N,
     90_000,
   );
@@ -111,15 +112,25 @@ describe('SIGKILL with 500 events pending', () => {
     const ids = await h.emit(m.id, N);
     stops.push(
       startDeliveryWorker({
-        db: h.db, redis: h.redis, box: h.box, prefix: h.prefix, retrySchedule: [100, 200, 300, 400, 500],
-        timeoutMs: 2000, concurrency: 20, perMerchantConcurrency: 20, allowPrivateTargetsInTest: true,
+        db: h.db,
+        redis: h.redis,
+        box: h.box,
+        prefix: h.prefix,
+        retrySchedule: [100, 200, 300, 400, 500],
+        timeoutMs: 2000,
+        concurrency: 20,
+        perMerchantConcurrency: 20,
+        allowPrivateTargetsInTest: true,
       }),
     );
     const relay = spawnChild(h, 'relay', { WH_BATCH_SIZE: '25', WH_AFTER_ENQUEUE_DELAY_MS: '150' });
     children.push(relay);
     // Let a few batches through, then kill while a batch sits enqueued but uncommitted.
     await relay.waitForLine((l) => l.startsWith('enqueued'));
-    await eventually(async () => relay.output.filter((l) => l.startsWith('enqueued')).length, (n) => n >= 4);
+    await eventually(
+      async () => relay.output.filter((l) => l.startsWith('enqueued')).length,
+      (n) => n >= 4,
+    );
     await new Promise((res) => setTimeout(res, 40));
     await kill(relay);
     const { rows } = await sql<{ relayed: number; unrelayed: number }>`

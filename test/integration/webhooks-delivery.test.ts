@@ -37,7 +37,11 @@ const delivery = (id: string) => h.db.selectFrom('webhook_deliveries').selectAll
 const attempts = (id: string) =>
   h.db.selectFrom('webhook_delivery_attempts').selectAll().where('event_id', '=', id).orderBy('id').execute();
 const finalState = async (id: string, timeoutMs = 20_000) =>
-  (await eventually(() => delivery(id), (d) => d !== undefined && d.status !== 'pending', timeoutMs))!;
+  (await eventually(
+    () => delivery(id),
+    (d) => d !== undefined && d.status !== 'pending',
+    timeoutMs,
+  ))!;
 
 beforeAll(async () => {
   h = await startWebhookHarness();
@@ -69,10 +73,27 @@ describe('webhook delivery', () => {
     const sessionId = `cs_${randomBytes(12).toString('hex')}`;
     await h.t.db.transaction().execute((trx) =>
       insertSession(trx, {
-        id: sessionId, merchantId: m.id, mode: 'test', orderId: 'order-77', amountMinor: 1250n, currency: 'USD',
-        description: null, merchantDomainId: null, lineItems: null, taxMinor: null, shippingMinor: null, successUrl: null,
-        cancelUrl: null, metadata: {}, targetCurrency: 'USDT', targetAmountMinor: 1250n, exchangeRate: null,
-        rateLockedAt: null, network: null, token: null, defaultLifetimeSeconds: 1800,
+        id: sessionId,
+        merchantId: m.id,
+        mode: 'test',
+        orderId: 'order-77',
+        amountMinor: 1250n,
+        currency: 'USD',
+        description: null,
+        merchantDomainId: null,
+        lineItems: null,
+        taxMinor: null,
+        shippingMinor: null,
+        successUrl: null,
+        cancelUrl: null,
+        metadata: {},
+        targetCurrency: 'USDT',
+        targetAmountMinor: 1250n,
+        exchangeRate: null,
+        rateLockedAt: null,
+        network: null,
+        token: null,
+        defaultLifetimeSeconds: 1800,
       }),
     );
     expect((await cancelSession(h.t.db, m.id, 'test', sessionId)).kind).toBe('canceled');
@@ -86,7 +107,13 @@ describe('webhook delivery', () => {
     const body = JSON.parse(got.body);
     expect(validateEventEnvelope(body)).toEqual([]);
     expect(body.data.object).toEqual({
-      amount: '12.50', status: 'canceled', currency: 'USDT', exchange_rate: '1', order_id: 'order-77', session_id: sessionId, source: 'api',
+      amount: '12.50',
+      status: 'canceled',
+      currency: 'USDT',
+      exchange_rate: '1',
+      order_id: 'order-77',
+      session_id: sessionId,
+      source: 'api',
     });
     const { rows } = await sql<{ text: string }>`select payload::text as text from outbox_events where id = ${body.id}`.execute(h.db);
     expect(got.body).toBe(rows[0]!.text);
@@ -130,7 +157,15 @@ describe('webhook delivery', () => {
     const ids = await h.t.db.transaction().execute(async (trx) => {
       const out: string[] = [];
       for (const type of types) {
-        out.push(await insertOutboxEvent(trx, { merchantId: m.id, mode: 'test', type, aggregateId, object: { subscription_id: aggregateId, status: type.split('.')[1] } }));
+        out.push(
+          await insertOutboxEvent(trx, {
+            merchantId: m.id,
+            mode: 'test',
+            type,
+            aggregateId,
+            object: { subscription_id: aggregateId, status: type.split('.')[1] },
+          }),
+        );
       }
       return out;
     });
@@ -206,7 +241,12 @@ describe('webhook delivery', () => {
     });
     const log = await attempts(id!);
     expect(log.map((a) => [a.attempt, a.status_code, a.outcome])).toEqual([
-      [1, 500, 'retrying'], [2, 502, 'retrying'], [3, 503, 'retrying'], [4, 504, 'retrying'], [5, 429, 'retrying'], [6, 500, 'failed'],
+      [1, 500, 'retrying'],
+      [2, 502, 'retrying'],
+      [3, 503, 'retrying'],
+      [4, 504, 'retrying'],
+      [5, 429, 'retrying'],
+      [6, 500, 'failed'],
     ]);
   });
 
@@ -222,7 +262,11 @@ describe('webhook delivery', () => {
       expect(d.last_status_code).toBe(statusOf.get(id));
     }
     await new Promise((res) => setTimeout(res, SCHEDULE[0]! * 4));
-    for (const id of ids) expect(r.forEvent(id).map((s) => s.answeredWith), `${statusOf.get(id)}`).toEqual([statusOf.get(id)]);
+    for (const id of ids)
+      expect(
+        r.forEvent(id).map((s) => s.answeredWith),
+        `${statusOf.get(id)}`,
+      ).toEqual([statusOf.get(id)]);
   });
 
   it('connection reset counts as a network error and is retried', async () => {
@@ -243,7 +287,9 @@ describe('webhook delivery', () => {
     expect(d.last_error).toBe('no_webhook_url');
     const log = await attempts(id!);
     expect(log.map((a) => [a.attempt, a.outcome, a.error])).toEqual([[null, 'skipped', 'no_webhook_url']]);
-    const { rows } = await sql<{ relayed: boolean }>`select relayed_at is not null as relayed from outbox_events where id = ${id!}`.execute(h.db);
+    const { rows } = await sql<{ relayed: boolean }>`select relayed_at is not null as relayed from outbox_events where id = ${id!}`.execute(
+      h.db,
+    );
     expect(rows[0]!.relayed).toBe(true);
   });
 
@@ -326,8 +372,16 @@ describe('per-merchant concurrency', () => {
     stops = [
       startOutboxRelay({ db: h2.db, redis: h2.redis, prefix: h2.prefix, databaseUrl: h2.t.url, pollIntervalMs: 200 }),
       startDeliveryWorker({
-        db: h2.db, redis: h2.redis, box: h2.box, prefix: h2.prefix, retrySchedule: [60_000], timeoutMs: 2000,
-        concurrency: 4, perMerchantConcurrency: 2, merchantDeferMs: 50, allowPrivateTargetsInTest: true,
+        db: h2.db,
+        redis: h2.redis,
+        box: h2.box,
+        prefix: h2.prefix,
+        retrySchedule: [60_000],
+        timeoutMs: 2000,
+        concurrency: 4,
+        perMerchantConcurrency: 2,
+        merchantDeferMs: 50,
+        allowPrivateTargetsInTest: true,
       }),
     ];
     const slowIds = await h2.emit(ms.id, 12);

@@ -20,7 +20,11 @@ export interface WebhookHarness {
   box: SecretBox;
   prefix: string;
   merchant(webhookUrl: string | null, name?: string): Promise<{ id: string; secret: string }>;
-  emit(merchantId: string, n?: number, opts?: { mode?: Mode; type?: string; object?: (i: number) => Record<string, unknown> }): Promise<string[]>;
+  emit(
+    merchantId: string,
+    n?: number,
+    opts?: { mode?: Mode; type?: string; object?: (i: number) => Record<string, unknown> },
+  ): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -81,7 +85,10 @@ export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean,
   for (;;) {
     const v = await fn();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms; last value: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `condition not met in ${timeoutMs} ms; last value: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))}`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }

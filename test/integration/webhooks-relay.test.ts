@@ -105,7 +105,9 @@ describe('outbox relay', () => {
     await dq.queue.obliterate({ force: true });
     expect(await jobCount()).toBe(0);
     expect(await reconcileDeliveries(h.db, dq.queue, 60_000)).toBe(0); // not overdue yet
-    await sql`update webhook_deliveries set next_attempt_at = now() - interval '10 minutes' where event_id = any(${ids.slice(0, 4)})`.execute(h.db);
+    await sql`update webhook_deliveries set next_attempt_at = now() - interval '10 minutes' where event_id = any(${ids.slice(0, 4)})`.execute(
+      h.db,
+    );
     await sql`update webhook_deliveries set status = 'delivered' where event_id = ${ids[0]!}`.execute(h.db);
     expect(await reconcileDeliveries(h.db, dq.queue, 60_000)).toBe(3);
     expect(await jobCount()).toBe(3);

@@ -54,7 +54,11 @@ async function startAnvilOnce(options: { chainId?: number; blockTime?: number; e
   child.stderr?.on('data', (d) => (stderr += String(d)));
   const url = `http://127.0.0.1:${port}`;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     const body = (await res.json()) as { result?: T; error?: { message: string } };
     if (body.error) throw new Error(`${method}: ${body.error.message}`);
     return body.result as T;
@@ -74,7 +78,11 @@ async function startAnvilOnce(options: { chainId?: number; blockTime?: number; e
     child.stdout?.on('data', onData);
     child.once('exit', () => {
       clearTimeout(timer);
-      reject(/address already in use|Address already in use|os error 98/i.test(stderr) ? new PortTakenError(stderr) : new Error(`anvil exited: ${stderr}`));
+      reject(
+        /address already in use|Address already in use|os error 98/i.test(stderr)
+          ? new PortTakenError(stderr)
+          : new Error(`anvil exited: ${stderr}`),
+      );
     });
   });
   await rpc('eth_chainId');

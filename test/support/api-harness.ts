@@ -26,7 +26,9 @@ export interface ApiHarness {
 }
 
 /** `overrides` may be a function of the fresh database (plugins that need it, such as the checkout page). */
-export async function startApiHarness(overrides: Partial<ServerDeps> | ((t: TestDatabase) => Partial<ServerDeps>) = {}): Promise<ApiHarness> {
+export async function startApiHarness(
+  overrides: Partial<ServerDeps> | ((t: TestDatabase) => Partial<ServerDeps>) = {},
+): Promise<ApiHarness> {
   const t = await createTestDatabase();
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   const box = new SecretBox(TEST_MASTER_KEY);

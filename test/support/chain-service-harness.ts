@@ -35,7 +35,10 @@ export interface ChainServiceHarness {
   env: Record<string, string>;
   newMerchant(name?: string): Promise<ChainHarnessMerchant>;
   /** Creates a session and selects `network` + token on the public checkout endpoint. */
-  selectSession(m: ChainHarnessMerchant, o: { amount: string; token: 'USDT' | 'USDC' }): Promise<{ id: string; deposit_address: string; amount_due_base: string; raw: Record<string, unknown> }>;
+  selectSession(
+    m: ChainHarnessMerchant,
+    o: { amount: string; token: 'USDT' | 'USDC' },
+  ): Promise<{ id: string; deposit_address: string; amount_due_base: string; raw: Record<string, unknown> }>;
   waitPaid(m: ChainHarnessMerchant, sessionId: string, ms?: number): Promise<Record<string, any>>;
   createRefund(m: ChainHarnessMerchant, body: Record<string, unknown>): Promise<{ status: number; json: any }>;
   settled(m: ChainHarnessMerchant, refundId: string, ms?: number): Promise<Record<string, any>>;
@@ -46,7 +49,11 @@ export interface ChainServiceHarness {
   close(): Promise<void>;
 }
 
-export async function startChainServiceHarness(o: { network: 'solana' | 'tron'; chainEnv: Record<string, string>; extraEnv?: Record<string, string> }): Promise<ChainServiceHarness> {
+export async function startChainServiceHarness(o: {
+  network: 'solana' | 'tron';
+  chainEnv: Record<string, string>;
+  extraEnv?: Record<string, string>;
+}): Promise<ChainServiceHarness> {
   const t = await createTestDatabase();
   const prefix = `sp_svc_${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
@@ -91,23 +98,48 @@ export async function startChainServiceHarness(o: { network: 'solana' | 'tron'; 
   let n = 0;
 
   const h: ChainServiceHarness = {
-    t, service, adapter, base, env, until,
+    t,
+    service,
+    adapter,
+    base,
+    env,
+    until,
     async newMerchant(name = 'Shop') {
       const m = await createMerchant(t.db, box, { name, webhookUrl: null });
-      const { account_index: account } = await t.db.selectFrom('merchant_hd_accounts').select('account_index')
-        .where('merchant_id', '=', m.merchantId).where('mode', '=', 'test').executeTakeFirstOrThrow();
+      const { account_index: account } = await t.db
+        .selectFrom('merchant_hd_accounts')
+        .select('account_index')
+        .where('merchant_id', '=', m.merchantId)
+        .where('mode', '=', 'test')
+        .executeTakeFirstOrThrow();
       const hot = await adapter.deriveHotWallet(testSigner, account, HOT_WALLET_SLOT.refunds);
-      return { id: m.merchantId, client: new SignedClient(base, { key: m.testKey.key, secret: m.testKey.secret }), account, hotWallet: hot.address };
+      return {
+        id: m.merchantId,
+        client: new SignedClient(base, { key: m.testKey.key, secret: m.testKey.secret }),
+        account,
+        hotWallet: hot.address,
+      };
     },
     async selectSession(m, s) {
-      const created = await m.client.post('/api/v1/checkout/sessions/create', { amount: s.amount, currency: 'USD', order_id: `o-${randomBytes(6).toString('hex')}` });
+      const created = await m.client.post('/api/v1/checkout/sessions/create', {
+        amount: s.amount,
+        currency: 'USD',
+        order_id: `o-${randomBytes(6).toString('hex')}`,
+      });
       if (created.status !== 200) throw new Error(`create failed: ${created.text}`);
       const sel = await fetch(`${base}/checkout/sessions/${created.json.id}/select`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: o.network, token: s.token }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network: o.network, token: s.token }),
       });
       const raw = (await sel.json()) as Record<string, unknown>;
       if (sel.status !== 200) throw new Error(`select failed: ${sel.status} ${JSON.stringify(raw)}`);
-      return { id: created.json.id as string, deposit_address: raw.deposit_address as string, amount_due_base: raw.amount_due_base as string, raw };
+      return {
+        id: created.json.id as string,
+        deposit_address: raw.deposit_address as string,
+        amount_due_base: raw.amount_due_base as string,
+        raw,
+      };
     },
     async waitPaid(m, sessionId, ms = 30_000) {
       return until(async () => {
@@ -129,7 +161,9 @@ export async function startChainServiceHarness(o: { network: 'solana' | 'tron'; 
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       const handle = {
-        exited: new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+        exited: new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+          child.on('exit', (code, signal) => resolve({ code, signal })),
+        ),
         kill: () => void child.kill('SIGTERM'),
       };
       children.add(handle);

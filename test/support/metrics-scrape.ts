@@ -9,7 +9,10 @@ export interface Scrape {
 }
 
 const keyOf = (name: string, labels: Record<string, string>) =>
-  `${name}{${Object.keys(labels).sort().map((k) => `${k}=${JSON.stringify(labels[k])}`).join(',')}}`;
+  `${name}{${Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(labels[k])}`)
+    .join(',')}}`;
 
 export async function scrape(port: number): Promise<Scrape> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -29,6 +32,8 @@ export async function scrape(port: number): Promise<Scrape> {
     text,
     get: (name, labels = {}) => byKey.get(keyOf(name, labels)),
     sum: (name, labels = {}) =>
-      samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0),
+      samples
+        .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+        .reduce((a, s) => a + s.value, 0),
   };
 }

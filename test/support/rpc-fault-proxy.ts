@@ -112,7 +112,8 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
     try {
       const upstream = await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       let text = await upstream.text();
-      if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes || o.finalAhead) && msg.method) text = await rewrite(msg.method, msg.params ?? [], text);
+      if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes || o.finalAhead) && msg.method)
+        text = await rewrite(msg.method, msg.params ?? [], text);
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(text);
     } catch {
@@ -122,10 +123,15 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
   };
 
   const upstreamCall = async <T>(method: string, params: unknown[]): Promise<T> => {
-    const r = await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const r = await fetch(o.upstream, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     return ((await r.json()) as { result: T }).result;
   };
-  const forgeBlock = (b: { hash?: string; parentHash?: string } | null) => b && { ...b, hash: b.hash && forgedHash(b.hash), parentHash: b.parentHash && forgedHash(b.parentHash) };
+  const forgeBlock = (b: { hash?: string; parentHash?: string } | null) =>
+    b && { ...b, hash: b.hash && forgedHash(b.hash), parentHash: b.parentHash && forgedHash(b.parentHash) };
 
   // The answer of a lagging, over-claiming or forking node, built from the real one.
   const rewrite = async (method: string, params: unknown[], text: string): Promise<string> => {
@@ -148,7 +154,9 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
       if (o.forgeHashes) result = forgeBlock(result as { hash?: string } | null);
     } else if (method === 'eth_getLogs' && Array.isArray(result)) {
       const logs = result as Array<{ blockNumber: string; blockHash: string }>;
-      result = logs.filter((l) => BigInt(l.blockNumber) <= visible).map((l) => (o.forgeHashes ? { ...l, blockHash: forgedHash(l.blockHash) } : l));
+      result = logs
+        .filter((l) => BigInt(l.blockNumber) <= visible)
+        .map((l) => (o.forgeHashes ? { ...l, blockHash: forgedHash(l.blockHash) } : l));
     } else {
       return text;
     }

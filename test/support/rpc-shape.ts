@@ -8,7 +8,12 @@
 // { "pattern": regex } (a string matching it).
 
 export type Shape =
-  | 'string' | 'integer' | 'number' | 'boolean' | 'null' | 'any'
+  | 'string'
+  | 'integer'
+  | 'number'
+  | 'boolean'
+  | 'null'
+  | 'any'
   | { nullable: Shape }
   | { oneOf: Shape[] }
   | { enum: Array<string | number | boolean | null> }
@@ -28,7 +33,9 @@ export function shapeDiffs(value: unknown, shape: Shape, path = '$', defs: Recor
       case 'any':
         return [];
       case 'integer':
-        return typeof value === 'number' && Number.isInteger(value) ? [] : [`${path}: expected integer, got ${kind(value)} ${JSON.stringify(value)}`];
+        return typeof value === 'number' && Number.isInteger(value)
+          ? []
+          : [`${path}: expected integer, got ${kind(value)} ${JSON.stringify(value)}`];
       case 'null':
         return value === null ? [] : [`${path}: expected null, got ${kind(value)}`];
       default:
@@ -40,19 +47,26 @@ export function shapeDiffs(value: unknown, shape: Shape, path = '$', defs: Recor
     if (!def) throw new Error(`no definition ${shape.ref}`);
     return sub(value, def, path);
   }
-  if ('pattern' in shape) return typeof value === 'string' && new RegExp(shape.pattern).test(value) ? [] : [`${path}: ${JSON.stringify(value)} does not match /${shape.pattern}/`];
+  if ('pattern' in shape)
+    return typeof value === 'string' && new RegExp(shape.pattern).test(value)
+      ? []
+      : [`${path}: ${JSON.stringify(value)} does not match /${shape.pattern}/`];
   if ('nullable' in shape) return value === null ? [] : sub(value, shape.nullable, path);
   if ('oneOf' in shape) {
     const each = shape.oneOf.map((s) => sub(value, s, path));
-    return each.some((d) => d.length === 0) ? [] : [`${path}: matches none of ${shape.oneOf.length} documented forms (${each.map((d) => d[0]).join(' | ')})`];
+    return each.some((d) => d.length === 0)
+      ? []
+      : [`${path}: matches none of ${shape.oneOf.length} documented forms (${each.map((d) => d[0]).join(' | ')})`];
   }
-  if ('enum' in shape) return shape.enum.includes(value as string) ? [] : [`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(shape.enum)}`];
+  if ('enum' in shape)
+    return shape.enum.includes(value as string) ? [] : [`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(shape.enum)}`];
   if ('array' in shape) {
     if (!Array.isArray(value)) return [`${path}: expected array, got ${kind(value)}`];
     return value.flatMap((v, i) => sub(v, shape.array, `${path}[${i}]`));
   }
   if ('tuple' in shape) {
-    if (!Array.isArray(value) || value.length !== shape.tuple.length) return [`${path}: expected a ${shape.tuple.length}-element array, got ${JSON.stringify(value)}`];
+    if (!Array.isArray(value) || value.length !== shape.tuple.length)
+      return [`${path}: expected a ${shape.tuple.length}-element array, got ${JSON.stringify(value)}`];
     return shape.tuple.flatMap((s, i) => sub(value[i], s, `${path}[${i}]`));
   }
   if ('map' in shape) {

@@ -26,7 +26,10 @@ export interface ServiceHarness {
   env: Record<string, string>;
   newMerchant(name?: string, webhookUrl?: string): Promise<HarnessMerchant>;
   /** Creates a session for `amount` (USD), selects ethereum + token, pays `paid` base units from a fresh payer, waits for paid. */
-  paidSession(m: HarnessMerchant, o: { amount: string; token?: 'USDT' | 'USDC'; paid?: bigint; payerIndex?: number }): Promise<{ id: string; payer: string }>;
+  paidSession(
+    m: HarnessMerchant,
+    o: { amount: string; token?: 'USDT' | 'USDC'; paid?: bigint; payerIndex?: number },
+  ): Promise<{ id: string; payer: string }>;
   until<T>(f: () => Promise<T | undefined>, ms?: number): Promise<T>;
   close(): Promise<void>;
 }
@@ -40,7 +43,12 @@ export interface HarnessMerchant {
 }
 
 export async function startServiceHarness(
-  o: { extraEnv?: Record<string, string>; shapes?: { USDT?: TokenShape; USDC?: TokenShape }; clock?: Clock; /** Receives every log line (JSON) instead of stdout. */ logOut?: (line: string) => void } = {},
+  o: {
+    extraEnv?: Record<string, string>;
+    shapes?: { USDT?: TokenShape; USDC?: TokenShape };
+    clock?: Clock /** Receives every log line (JSON) instead of stdout. */;
+    logOut?: (line: string) => void;
+  } = {},
 ): Promise<ServiceHarness> {
   const [t, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 31337 })]);
   const [USDT, USDC] = (await deployTokens(node, [
@@ -89,20 +97,42 @@ export async function startServiceHarness(
   };
 
   return {
-    t, node, tokens: { USDT, USDC }, service, base, env, until,
+    t,
+    node,
+    tokens: { USDT, USDC },
+    service,
+    base,
+    env,
+    until,
     async newMerchant(name = 'Shop', webhookUrl) {
       const m = await createMerchant(t.db, box, { name, webhookUrl: webhookUrl ?? null });
-      const { account_index: account } = await t.db.selectFrom('merchant_hd_accounts').select('account_index')
-        .where('merchant_id', '=', m.merchantId).where('mode', '=', 'test').executeTakeFirstOrThrow();
+      const { account_index: account } = await t.db
+        .selectFrom('merchant_hd_accounts')
+        .select('account_index')
+        .where('merchant_id', '=', m.merchantId)
+        .where('mode', '=', 'test')
+        .executeTakeFirstOrThrow();
       const hot = await adapter.deriveHotWallet(signer, account, HOT_WALLET_SLOT.refunds);
-      return { id: m.merchantId, client: new SignedClient(base, { key: m.testKey.key, secret: m.testKey.secret }), webhookSecret: m.webhookSecret, account, hotWallet: hot.address };
+      return {
+        id: m.merchantId,
+        client: new SignedClient(base, { key: m.testKey.key, secret: m.testKey.secret }),
+        webhookSecret: m.webhookSecret,
+        account,
+        hotWallet: hot.address,
+      };
     },
     async paidSession(m, p) {
       const token = p.token ?? 'USDT';
-      const created = await m.client.post('/api/v1/checkout/sessions/create', { amount: p.amount, currency: 'USD', order_id: `o-${randomBytes(6).toString('hex')}` });
+      const created = await m.client.post('/api/v1/checkout/sessions/create', {
+        amount: p.amount,
+        currency: 'USD',
+        order_id: `o-${randomBytes(6).toString('hex')}`,
+      });
       if (created.status !== 200) throw new Error(`create failed: ${created.text}`);
       const sel = await fetch(`${base}/checkout/sessions/${created.json.id}/select`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ network: 'ethereum', token }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network: 'ethereum', token }),
       });
       const selection = (await sel.json()) as { deposit_address: string; amount_due_base: string };
       const payer = walletAt(p.payerIndex ?? payerIndex++, node.provider);
@@ -111,7 +141,9 @@ export async function startServiceHarness(
       await fund(token === 'USDT' ? USDT : USDC, payer.address, amount);
       await payFrom(payer, token === 'USDT' ? USDT : USDC, selection.deposit_address, amount);
       await node.mine(2);
-      await until(async () => ((await m.client.get(`/api/v1/checkout/sessions/${created.json.id}`)).json.payment_status === 'paid' ? true : undefined));
+      await until(async () =>
+        (await m.client.get(`/api/v1/checkout/sessions/${created.json.id}`)).json.payment_status === 'paid' ? true : undefined,
+      );
       return { id: created.json.id as string, payer: payer.address.toLowerCase() };
     },
     async close() {

@@ -32,10 +32,20 @@ export function sign(secret: string, timestamp: string, nonce: string, body: str
 }
 
 export class SignedClient {
-  constructor(readonly baseUrl: string, readonly creds: Credentials) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly creds: Credentials,
+  ) {}
 
   async request(method: 'GET' | 'POST', path: string, opts: SignedRequestOptions = {}): Promise<TestResponse> {
-    const body = opts.body === undefined ? (method === 'GET' ? '' : '{}') : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
+    const body =
+      opts.body === undefined
+        ? method === 'GET'
+          ? ''
+          : '{}'
+        : typeof opts.body === 'string' || Buffer.isBuffer(opts.body)
+          ? opts.body
+          : JSON.stringify(opts.body);
     const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
     const nonce = opts.nonce ?? randomUUID();
     const headers: Record<string, string> = {
@@ -46,7 +56,12 @@ export class SignedClient {
     };
     if (method !== 'GET') headers['content-type'] = 'application/json';
     if (this.creds.merchantId) headers['x-merchant-id'] = this.creds.merchantId;
-    const names = { authorization: 'authorization', timestamp: 'x-service-timestamp', nonce: 'x-service-nonce', signature: 'x-service-signature' };
+    const names = {
+      authorization: 'authorization',
+      timestamp: 'x-service-timestamp',
+      nonce: 'x-service-nonce',
+      signature: 'x-service-signature',
+    };
     for (const o of opts.omit ?? []) delete headers[names[o]];
     for (const [k, v] of Object.entries(opts.headers ?? {})) {
       if (v === undefined) delete headers[k.toLowerCase()];

@@ -1,4 +1,10 @@
-import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest, type TxOutcome, type TxSigner } from '../../chains/types.js';
+import {
+  TransferRejectedError,
+  type SignedTransfer,
+  type TokenTransferRequest,
+  type TxOutcome,
+  type TxSigner,
+} from '../../chains/types.js';
 import type { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 
 // For tests: the Solana payout loop, as the payout engine (src/payouts/engine.ts) runs it for this network:

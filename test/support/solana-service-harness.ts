@@ -1,4 +1,8 @@
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { startChainServiceHarness, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
@@ -12,13 +16,18 @@ export interface SolanaServiceHarness extends ChainServiceHarness {
   mints: { USDT: string; USDC: string };
   fundHotWallet(m: ChainHarnessMerchant, o?: { lamports?: bigint; usdt?: bigint; usdc?: bigint }): void;
   /** A session paid on Solana by a fresh payer (exact amount unless `paid`), seen `paid` through the API. */
-  paidSession(m: ChainHarnessMerchant, o: { amount: string; token?: 'USDT' | 'USDC'; paid?: bigint }): Promise<{ id: string; payer: string; depositOwner: string; paymentTx: string }>;
+  paidSession(
+    m: ChainHarnessMerchant,
+    o: { amount: string; token?: 'USDT' | 'USDC'; paid?: bigint },
+  ): Promise<{ id: string; payer: string; depositOwner: string; paymentTx: string }>;
   /** Landed token transfers whose fee payer is `from` and that credited `toOwner`'s account of `mint`. */
   transfersFrom(mint: string, from: string, toOwner: string): Promise<Array<{ to: string; amount: bigint; tx: string }>>;
   tokenBalance(mint: string, owner: string): Promise<bigint>;
 }
 
-export async function startSolanaServiceHarness(o: { extraEnv?: Record<string, string>; slotIntervalMs?: number; blockhashValidity?: number } = {}): Promise<SolanaServiceHarness> {
+export async function startSolanaServiceHarness(
+  o: { extraEnv?: Record<string, string>; slotIntervalMs?: number; blockhashValidity?: number } = {},
+): Promise<SolanaServiceHarness> {
   const rpc = await startFakeSolanaRpc({ slotIntervalMs: o.slotIntervalMs ?? 25, blockhashValidity: o.blockhashValidity ?? 2_000 });
   const mints = { USDT: Keypair.generate().publicKey.toBase58(), USDC: Keypair.generate().publicKey.toBase58() };
   rpc.validator.createMint({ address: mints.USDT, decimals: 6 });
@@ -51,7 +60,10 @@ export async function startSolanaServiceHarness(o: { extraEnv?: Record<string, s
 
   return {
     ...h,
-    rpc, conn, mints, tokenBalance,
+    rpc,
+    conn,
+    mints,
+    tokenBalance,
     fundHotWallet(m, f = {}) {
       const lamports = f.lamports ?? 10n * BigInt(LAMPORTS_PER_SOL);
       if (lamports > 0n) rpc.validator.airdrop(m.hotWallet, lamports);
@@ -91,7 +103,8 @@ export async function startSolanaServiceHarness(o: { extraEnv?: Record<string, s
         const tx = await conn.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
         if (!tx || tx.meta?.err) continue;
         if (tx.transaction.message.staticAccountKeys[0]!.toBase58() !== from) continue;
-        const pick = (bs: Array<{ mint: string; owner?: string; uiTokenAmount: { amount: string } }> | null | undefined) => BigInt(bs?.find((b) => b.mint === mint && b.owner === toOwner)?.uiTokenAmount.amount ?? '0');
+        const pick = (bs: Array<{ mint: string; owner?: string; uiTokenAmount: { amount: string } }> | null | undefined) =>
+          BigInt(bs?.find((b) => b.mint === mint && b.owner === toOwner)?.uiTokenAmount.amount ?? '0');
         const delta = pick(tx.meta!.postTokenBalances) - pick(tx.meta!.preTokenBalances);
         if (delta > 0n) out.push({ to: toOwner, amount: delta, tx: s.signature });
       }

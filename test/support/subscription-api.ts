@@ -43,14 +43,30 @@ export async function serveSubscriptionApi(o: {
   const { buildServer } = await import('../../src/api/server.js');
   const { createRateService } = await import('../../src/rates/index.js');
   const app: FastifyInstance = await buildServer({
-    db: h.t.db, redis: h.redis, box: h.box, rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-    checkoutBaseUrl: CHECKOUT_BASE, docsUrl: 'https://docs.test/errors', redisPrefix: h.redisPrefix, authWindowSeconds: 300,
-    maxBodyBytes: 65_536, sessionLifetimeSeconds: 1800, logLevel: 'silent', keyCacheMs: 500, chains: adapters,
+    db: h.t.db,
+    redis: h.redis,
+    box: h.box,
+    rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
+    checkoutBaseUrl: CHECKOUT_BASE,
+    docsUrl: 'https://docs.test/errors',
+    redisPrefix: h.redisPrefix,
+    authWindowSeconds: 300,
+    maxBodyBytes: 65_536,
+    sessionLifetimeSeconds: 1800,
+    logLevel: 'silent',
+    keyCacheMs: 500,
+    chains: adapters,
     subscriptions: { clock, settings },
     plugins: [
-      (a) => registerAuthorizePage(a, {
-        db: h.t.db, adapters, walletResolver: deps.walletResolver, settings, clock, checkoutBaseUrl: CHECKOUT_BASE,
-      }),
+      (a) =>
+        registerAuthorizePage(a, {
+          db: h.t.db,
+          adapters,
+          walletResolver: deps.walletResolver,
+          settings,
+          clock,
+          checkoutBaseUrl: CHECKOUT_BASE,
+        }),
     ],
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -58,7 +74,13 @@ export async function serveSubscriptionApi(o: {
   const m = await h.merchant(o.merchantName);
   const client = new SignedClient(base, m.test.creds);
   return {
-    h, clock, settings, deps, base, client, merchantId: m.merchantId,
+    h,
+    clock,
+    settings,
+    deps,
+    base,
+    client,
+    merchantId: m.merchantId,
     async create(body) {
       const r = await client.post('/api/v1/subscriptions/create', body);
       if (r.status !== 200) throw new Error(`create: ${r.text}`);

@@ -22,13 +22,18 @@ export interface TronServiceHarness extends ChainServiceHarness {
   /** TRX (activates the account) and tokens for the merchant's hot wallet. */
   fundHotWallet(m: ChainHarnessMerchant, o?: { trxSun?: bigint; usdt?: bigint; usdc?: bigint; energy?: bigint }): Promise<void>;
   /** A session paid on TRON by a fresh payer through the selection endpoint, seen `paid` through the API. */
-  paidSession(m: ChainHarnessMerchant, o: { amount: string; token?: 'USDT' | 'USDC'; paid?: bigint }): Promise<{ id: string; payer: string; payerBase58: string; depositAddress: string }>;
+  paidSession(
+    m: ChainHarnessMerchant,
+    o: { amount: string; token?: 'USDT' | 'USDC'; paid?: bigint },
+  ): Promise<{ id: string; payer: string; payerBase58: string; depositAddress: string }>;
   /** Transfer logs of `token` from one TRON address to another (any TRON form), read from the node. */
   transfers(token: 'USDT' | 'USDC', from: string, to: string): Promise<Array<{ amount: bigint; evmTx: string }>>;
   stopMiner(): void;
 }
 
-export async function startTronServiceHarness(o: { extraEnv?: Record<string, string>; solidifyDepth?: number; minerMs?: number } = {}): Promise<TronServiceHarness> {
+export async function startTronServiceHarness(
+  o: { extraEnv?: Record<string, string>; solidifyDepth?: number; minerMs?: number } = {},
+): Promise<TronServiceHarness> {
   const node = await startAnvil({ chainId: 0x2b6653dc });
   const [USDT, USDC] = (await deployTokens(node, [
     { symbol: 'USDT', shape: 'tether', decimals: 6 },
@@ -64,7 +69,9 @@ export async function startTronServiceHarness(o: { extraEnv?: Record<string, str
 
   return {
     ...h,
-    node, fake, tokens,
+    node,
+    fake,
+    tokens,
     stopMiner: () => miner.stop(),
     async fundHotWallet(m, f = {}) {
       fake.chain.setTrx(m.hotWallet, f.trxSun ?? 100_000_000n);

@@ -77,11 +77,14 @@ export function verifyRequest(
   if (h('x-service-event-type') !== body.type) problems.push('event type header differs from body type');
   if (typeof body.created_at !== 'number') problems.push('created_at');
   if (typeof body.data?.object !== 'object' || body.data.object === null) problems.push('data.object');
-  const headersToTry: SignatureHeader[] = opts.acceptPrevious ? ['x-service-signature', 'x-service-signature-previous'] : ['x-service-signature'];
+  const headersToTry: SignatureHeader[] = opts.acceptPrevious
+    ? ['x-service-signature', 'x-service-signature-previous']
+    : ['x-service-signature'];
   const spec = h('x-service-signature') ?? '';
   if (!/^[0-9a-f]{64}$/.test(spec)) problems.push(`signature header is not one hex HMAC: ${spec}`);
   const previous = h('x-service-signature-previous');
-  if (previous !== undefined && !/^[0-9a-f]{64}$/.test(previous)) problems.push(`previous signature header is not one hex HMAC: ${previous}`);
+  if (previous !== undefined && !/^[0-9a-f]{64}$/.test(previous))
+    problems.push(`previous signature header is not one hex HMAC: ${previous}`);
   let matched = -1;
   let matchedHeader: SignatureHeader | null = null;
   for (const [i, secret] of secrets.entries()) {

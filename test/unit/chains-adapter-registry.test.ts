@@ -90,7 +90,12 @@ describe('ChainRegistry', () => {
 });
 
 describe('adapter payment links (the hosted page\'s "open in wallet" and QR)', () => {
-  const request = (token: TokenContract, depositAddress: string) => ({ token, depositAddress, amountBase: 12_340_000n, label: 'Café & Co' });
+  const request = (token: TokenContract, depositAddress: string) => ({
+    token,
+    depositAddress,
+    amountBase: 12_340_000n,
+    label: 'Café & Co',
+  });
 
   it('EVM: EIP-681 with the configured chain id, checksummed addresses and base units', async () => {
     const a = evm('ethereum', 'test', { chainId: 31337n });
@@ -100,7 +105,9 @@ describe('adapter payment links (the hosted page\'s "open in wallet" and QR)', (
   });
 
   it('EVM: the mainnet chain id in live mode when none is configured', async () => {
-    expect((await evm('ethereum', 'live').paymentLink(request(evm('ethereum', 'live').tokens[0]!, DEPOSIT))).href).toMatch(/@1\/transfer\?/);
+    expect((await evm('ethereum', 'live').paymentLink(request(evm('ethereum', 'live').tokens[0]!, DEPOSIT))).href).toMatch(
+      /@1\/transfer\?/,
+    );
     const bsc = evm('bsc', 'live');
     expect((await bsc.paymentLink(request(bsc.tokens[0]!, DEPOSIT))).href).toMatch(new RegExp(`^ethereum:${BSC_USDT}@56/transfer\\?`));
   });
@@ -117,7 +124,10 @@ describe('adapter payment links (the hosted page\'s "open in wallet" and QR)', (
           calls++;
           const { id, method } = JSON.parse(body) as { id: number; method: string };
           // The first answer is an error: a failed read must not be cached.
-          const reply = calls === 1 ? { jsonrpc: '2.0', id, error: { code: -32000, message: 'busy' } } : { jsonrpc: '2.0', id, result: method === 'eth_chainId' ? '0x7a69' : null };
+          const reply =
+            calls === 1
+              ? { jsonrpc: '2.0', id, error: { code: -32000, message: 'busy' } }
+              : { jsonrpc: '2.0', id, result: method === 'eth_chainId' ? '0x7a69' : null };
           res.setHeader('content-type', 'application/json');
           res.end(JSON.stringify(reply));
         });
@@ -139,14 +149,24 @@ describe('adapter payment links (the hosted page\'s "open in wallet" and QR)', (
   });
 
   it('Solana: a Solana Pay transfer request to the deposit owner with its reference', async () => {
-    const a = new SolanaChainAdapter({ mode: 'live', rpcUrl: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: SOL_USDC, decimals: 6 }] });
+    const a = new SolanaChainAdapter({
+      mode: 'live',
+      rpcUrl: 'http://127.0.0.1:1',
+      tokens: [{ symbol: 'USDC', address: SOL_USDC, decimals: 6 }],
+    });
     const link = await a.paymentLink(request(a.tokens[0]!, SOL_OWNER));
-    expect(link.href).toBe(`solana:${SOL_OWNER}?amount=12.34&spl-token=${SOL_USDC}&reference=${paymentReference(SOL_OWNER)}&label=Caf%C3%A9%20%26%20Co`);
+    expect(link.href).toBe(
+      `solana:${SOL_OWNER}?amount=12.34&spl-token=${SOL_USDC}&reference=${paymentReference(SOL_OWNER)}&label=Caf%C3%A9%20%26%20Co`,
+    );
     expect(link.qr).toBe(link.href);
   });
 
   it('TRON: the QR is the bare base58 address, the link tron:<address> without an amount', async () => {
-    const a = new TronChainAdapter({ mode: 'live', jsonRpcUrl: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDT', address: TRON_USDT, decimals: 6 }] });
+    const a = new TronChainAdapter({
+      mode: 'live',
+      jsonRpcUrl: 'http://127.0.0.1:1',
+      tokens: [{ symbol: 'USDT', address: TRON_USDT, decimals: 6 }],
+    });
     const deposit = normalizeTronAddress(TRON_USDT)!;
     const link = await a.paymentLink(request(a.tokens[0]!, deposit));
     expect(link).toEqual({ href: `tron:${TRON_USDT}`, qr: TRON_USDT });

@@ -11,7 +11,13 @@ import { deriveEd25519Seed, ed25519PrivateKey, ed25519PublicKey } from '../../sr
 const TEST_JUNK = 'test test test test test test test test test test test junk';
 const ABANDON = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 
-const adapter = new EvmChainAdapter({ network: 'ethereum', mode: 'test', rpcUrl: 'http://127.0.0.1:1', tokens: [], confirmation: { kind: 'depth', confirmations: 1 } });
+const adapter = new EvmChainAdapter({
+  network: 'ethereum',
+  mode: 'test',
+  rpcUrl: 'http://127.0.0.1:1',
+  tokens: [],
+  confirmation: { kind: 'depth', confirmations: 1 },
+});
 
 describe('BIP39 / BIP44 derivation vectors', () => {
   it('BIP39 seed of "abandon ... about" (empty and TREZOR passphrase)', () => {
@@ -23,7 +29,7 @@ describe('BIP39 / BIP44 derivation vectors', () => {
     );
   });
 
-  it('m/44\'/60\'/0\'/0/i of the standard test mnemonic are the Hardhat/Anvil accounts', async () => {
+  it("m/44'/60'/0'/0/i of the standard test mnemonic are the Hardhat/Anvil accounts", async () => {
     const signer = new MnemonicSigner(TEST_JUNK);
     const expected = [
       '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
@@ -36,7 +42,7 @@ describe('BIP39 / BIP44 derivation vectors', () => {
     }
   });
 
-  it('m/44\'/60\'/0\'/0/0 of "abandon ... about"', async () => {
+  it("m/44'/60'/0'/0/0 of \"abandon ... about\"", async () => {
     const canonical = await adapter.deriveDepositAddress(new MnemonicSigner(ABANDON), 0, 0n);
     expect(checksumEvmAddress(canonical)).toBe('0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
   });
@@ -97,7 +103,7 @@ describe('BIP39 / BIP44 derivation vectors', () => {
 
 describe('SLIP-0010 ed25519 (test vector 1)', () => {
   const seed = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
-  it('m and m/0\'', () => {
+  it("m and m/0'", () => {
     expect(deriveEd25519Seed(seed, 'm').toString('hex')).toBe('2b4be7f19ee27bbf30c667b642d5f4aa69fd169872f8fc3059c08ebae2eb19e7');
     expect(Buffer.from(ed25519PublicKey(ed25519PrivateKey(deriveEd25519Seed(seed, 'm')))).toString('hex')).toBe(
       'a4b2856bfec510abab89753fac1ac0e1112364e7d250545963f135f2a33188ed',

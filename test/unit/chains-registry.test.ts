@@ -49,7 +49,13 @@ describe('EVM primitives', () => {
       transactionHash: `0x${'cd'.repeat(32)}`,
       logIndex: '0x3',
     };
-    expect(decodeTransferLog(log)).toMatchObject({ to, amount: 10n ** 18n, logIndex: 3, blockNumber: 16n, token: log.address.toLowerCase() });
+    expect(decodeTransferLog(log)).toMatchObject({
+      to,
+      amount: 10n ** 18n,
+      logIndex: 3,
+      blockNumber: 16n,
+      token: log.address.toLowerCase(),
+    });
     expect(decodeTransferLog({ ...log, removed: true })).toBeNull();
     expect(decodeTransferLog({ ...log, topics: log.topics.slice(0, 1) })).toBeNull();
     expect(decodeTransferLog({ ...log, data: '0x' })).toBeNull();

@@ -48,26 +48,36 @@ describe('chain lookups go through chains/registry.ts', () => {
     expect(offenders(everything, /adapters\.get\(`|adapters\.get\('[a-z]+:(test|live)'\)/)).toEqual([]);
   });
 
-  it('src/ never scans an adapter\'s token list itself', () => {
+  it("src/ never scans an adapter's token list itself", () => {
     expect(offenders(sources('src'), /\.tokens\.(find|some|filter)\(/)).toEqual([]);
   });
 
   it('the hosted page asks the adapter for its payment link: no family switch or instanceof outside chains/', () => {
-    expect(offenders(sources('src'), /instanceof (Evm|Tron|Solana)ChainAdapter|case '(evm|tron|solana)':/, ['src/watcher/adapter-factory.ts'])).toEqual([]);
+    expect(
+      offenders(sources('src'), /instanceof (Evm|Tron|Solana)ChainAdapter|case '(evm|tron|solana)':/, ['src/watcher/adapter-factory.ts']),
+    ).toEqual([]);
   });
 });
 
 describe('no module-level mutable installers', () => {
   it('no top-level let or var in src/ or chains/, and none of the old installers', () => {
     expect(offenders(production, /^(export )?(let|var) /)).toEqual([]);
-    expect(offenders(everything, /\b(setTokenDecimalsResolver|setExpiryGuard|registerAdapterFamily|tokenDecimalsResolver)\b/, ['test/unit/chains-vocabulary.test.ts'])).toEqual([]);
+    expect(
+      offenders(everything, /\b(setTokenDecimalsResolver|setExpiryGuard|registerAdapterFamily|tokenDecimalsResolver)\b/, [
+        'test/unit/chains-vocabulary.test.ts',
+      ]),
+    ).toEqual([]);
   });
 });
 
 describe('one vocabulary', () => {
   it('Mode, NetworkId and TokenSymbol are declared once, in src/domain/vocabulary.ts', () => {
     const declared = offenders(production, /^export type (Mode|NetworkId|TokenSymbol) =/);
-    expect(declared.map((d) => d.split(':')[0])).toEqual(['src/domain/vocabulary.ts', 'src/domain/vocabulary.ts', 'src/domain/vocabulary.ts']);
+    expect(declared.map((d) => d.split(':')[0])).toEqual([
+      'src/domain/vocabulary.ts',
+      'src/domain/vocabulary.ts',
+      'src/domain/vocabulary.ts',
+    ]);
     expect(offenders(production, /'ethereum', 'bsc', 'tron', 'solana'\]/, ['src/domain/vocabulary.ts'])).toEqual([]);
   });
 
@@ -82,7 +92,12 @@ describe('one vocabulary', () => {
   });
 
   it('the stablecoin exponent is named, not the literal 2, where minor units meet token units', () => {
-    expect(offenders(production, /formatMinor\([^)]*target_amount_minor, 2\)|scaleUp\(minor, 2,|scaleDown\([^)]*, 2, '(down|up)'\)|tokenDecimals - 2/)).toEqual([]);
+    expect(
+      offenders(
+        production,
+        /formatMinor\([^)]*target_amount_minor, 2\)|scaleUp\(minor, 2,|scaleDown\([^)]*, 2, '(down|up)'\)|tokenDecimals - 2/,
+      ),
+    ).toEqual([]);
   });
 
   it('UnsignedTransfer bodies need no casts', () => {

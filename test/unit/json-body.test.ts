@@ -32,7 +32,7 @@ describe('nesting depth', () => {
     expect(parseJsonText(bytes(deepInString))).toMatchObject({ description: expect.stringMatching(/^\[+"\{+$/) });
   });
 
-  it('refuses the issue\'s 2,600 nested arrays in description, and 8,000 nested objects, quickly', () => {
+  it("refuses the issue's 2,600 nested arrays in description, and 8,000 nested objects, quickly", () => {
     const arrays = `{"amount":"1","currency":"USD","order_id":"x","description":${nested(2600)}}`;
     const objects = `{"a":${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}}`;
     const start = performance.now();
@@ -61,7 +61,11 @@ describe('strings', () => {
     ['a lone low surrogate in a text field', '{"description":"x\\udfffy"}', 'description'],
     ['a reversed pair', '{"order_id":"\\udc00\\ud800"}', 'order_id'],
     ['a lone surrogate in a key', '{"metadata":{"\\ud800":"v"}}', 'metadata[\ufffd]'],
-    ['a lone surrogate in an array', '{"line_items":[{"price_data":{"product_data":{"name":"\\ud83d"}}}]}', 'line_items[0][price_data][product_data][name]'],
+    [
+      'a lone surrogate in an array',
+      '{"line_items":[{"price_data":{"product_data":{"name":"\\ud83d"}}}]}',
+      'line_items[0][price_data][product_data][name]',
+    ],
     ['a NUL character', '{"metadata":{"k":"a\\u0000"}}', 'metadata[k]'],
   ])('refuses %s with parameter_invalid naming it', (_n, text, param) => {
     const e = refusal(() => parseJsonText(bytes(text)));
@@ -91,11 +95,19 @@ describe('UTF-8', () => {
 
   it('refuses invalid bytes, naming the string or key that holds them', () => {
     const within = Buffer.concat([bytes('{"metadata":{"note":"ab'), Buffer.from([0xff, 0xfe]), bytes('cd"}}')]);
-    expect(refusal(() => parseJsonText(within))).toMatchObject({ code: 'parameter_invalid', param: 'metadata[note]', message: expect.stringContaining('UTF-8') });
+    expect(refusal(() => parseJsonText(within))).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'metadata[note]',
+      message: expect.stringContaining('UTF-8'),
+    });
     const inKey = Buffer.concat([bytes('{"metadata":{"k'), Buffer.from([0xc0, 0xaf]), bytes('":"v"}}')]);
     expect(refusal(() => parseJsonText(inKey))).toMatchObject({ code: 'parameter_invalid', param: 'metadata[k\ufffd\ufffd]' });
     const between = Buffer.concat([bytes('{"a":"b"'), Buffer.from([0xff]), bytes('}')]);
-    expect(refusal(() => parseJsonText(between))).toMatchObject({ code: 'parameter_invalid', param: '', message: 'The request body is not valid UTF-8.' });
+    expect(refusal(() => parseJsonText(between))).toMatchObject({
+      code: 'parameter_invalid',
+      param: '',
+      message: 'The request body is not valid UTF-8.',
+    });
   });
 });
 
@@ -111,7 +123,13 @@ describe('__proto__ and other prototype keys', () => {
   });
 
   it('keeps constructor and prototype as data', () => {
-    const v = parseJsonText(bytes('{"metadata":{"constructor":"c","prototype":"p","toString":"t"}}')) as { metadata: Record<string, string> };
-    expect(Object.entries(v.metadata)).toEqual([['constructor', 'c'], ['prototype', 'p'], ['toString', 't']]);
+    const v = parseJsonText(bytes('{"metadata":{"constructor":"c","prototype":"p","toString":"t"}}')) as {
+      metadata: Record<string, string>;
+    };
+    expect(Object.entries(v.metadata)).toEqual([
+      ['constructor', 'c'],
+      ['prototype', 'p'],
+      ['toString', 't'],
+    ]);
   });
 });

@@ -119,7 +119,11 @@ describe('layer check', () => {
 
   it('names every wrong import added to a copy of the tree, and nothing else', async () => {
     const found = errors(await check(probed)).map(key);
-    for (const p of PROBES) expect(found.filter((k) => p.expect.test(k)), `${p.expect}`).toHaveLength(1);
+    for (const p of PROBES)
+      expect(
+        found.filter((k) => p.expect.test(k)),
+        `${p.expect}`,
+      ).toHaveLength(1);
     expect(found.filter((k) => !k.includes('zz-probe'))).toEqual([]);
   }, 180_000);
 });
@@ -148,7 +152,10 @@ async function sourceFiles(dir: string): Promise<string[]> {
 describe('the ledger is the only writer', () => {
   it('finds the writes it looks for', () => {
     expect(tableWrites("await db.updateTable('api_keys').set({})")).toEqual(['api_keys']);
-    expect(tableWrites('sql`INSERT INTO deposits (id) values (1)`; sql`update refunds\n  set status = 1`')).toEqual(['deposits', 'refunds']);
+    expect(tableWrites('sql`INSERT INTO deposits (id) values (1)`; sql`update refunds\n  set status = 1`')).toEqual([
+      'deposits',
+      'refunds',
+    ]);
     expect(tableWrites("db.selectFrom('merchants'); // we update nothing here")).toEqual([]);
   });
 

@@ -3,8 +3,19 @@ import { LiveHub, type Admission } from '../../src/checkout/live-hub.js';
 import type { LiveStatus } from '../../src/checkout/live-status.js';
 
 const status = (state: LiveStatus['state']): LiveStatus => ({
-  state, network: null, token: null, due: null, received: null, pending: null, remaining: null, remaining_base: null,
-  confirmations: null, expires_at: 0, redirect: null, shortfall: null, shortfall_base: null,
+  state,
+  network: null,
+  token: null,
+  due: null,
+  received: null,
+  pending: null,
+  remaining: null,
+  remaining_base: null,
+  confirmations: null,
+  expires_at: 0,
+  redirect: null,
+  shortfall: null,
+  shortfall_base: null,
 });
 
 let hub: LiveHub | undefined;
@@ -39,7 +50,11 @@ describe('live-status hub', () => {
 
   it('counts streams being admitted against the caps, and frees a slot on leave and on not found', async () => {
     const { hub } = makeHub({ perSession: 2, perIp: 3, known: new Set(['cs_a', 'cs_b', 'cs_c']) });
-    const [a, b, c] = await Promise.all([hub.join('cs_a', 'x', () => {}), hub.join('cs_a', 'y', () => {}), hub.join('cs_a', 'z', () => {})]);
+    const [a, b, c] = await Promise.all([
+      hub.join('cs_a', 'x', () => {}),
+      hub.join('cs_a', 'y', () => {}),
+      hub.join('cs_a', 'z', () => {}),
+    ]);
     expect([a!.kind, b!.kind, c!.kind]).toEqual(['joined', 'joined', 'full']);
     expect(c).toEqual({ kind: 'full', scope: 'session' });
 

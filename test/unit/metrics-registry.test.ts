@@ -9,7 +9,13 @@ import { startProcessMetrics, type ProcessMetricsOptions } from '../../src/metri
 describe('metrics registry', () => {
   it('folds label values outside a closed vocabulary and past the series cap into "other"', async () => {
     const r = new MetricsRegistry();
-    const c = r.counter({ name: 'stablepay_x_total', help: 'x', labels: ['route', 'outcome'], values: { outcome: ['ok', 'error'] }, maxSeries: 2 });
+    const c = r.counter({
+      name: 'stablepay_x_total',
+      help: 'x',
+      labels: ['route', 'outcome'],
+      values: { outcome: ['ok', 'error'] },
+      maxSeries: 2,
+    });
     c.inc({ route: '/a', outcome: 'ok' });
     c.inc({ route: '/b', outcome: 'weird' });
     c.inc({ route: '/c', outcome: 'ok' });
@@ -33,7 +39,9 @@ describe('metrics registry', () => {
     const g = r.gauge({ name: 'stablepay_backlog', help: 'b', labels: [] });
     let n = 0;
     r.onScrape('ok', async () => g.set({}, ++n));
-    r.onScrape('broken', async () => { throw new Error('db down'); });
+    r.onScrape('broken', async () => {
+      throw new Error('db down');
+    });
     r.onScrape('slow', () => new Promise(() => {}));
     const text = await r.render(50);
     expect(text).toContain('stablepay_backlog 1');
@@ -64,7 +72,14 @@ describe('metrics listener settings', () => {
     const port = (squatter.address() as AddressInfo).port;
     const errors: string[] = [];
     const o = {
-      host: '127.0.0.1', port, roles: ['api'], adapters: new Map(), keys: null, redisPrefix: 'x', headIntervalMs: 1000, balanceIntervalMs: 5000,
+      host: '127.0.0.1',
+      port,
+      roles: ['api'],
+      adapters: new Map(),
+      keys: null,
+      redisPrefix: 'x',
+      headIntervalMs: 1000,
+      balanceIntervalMs: 5000,
       log: { warn() {}, error: (_: Record<string, unknown>, msg: string) => void errors.push(msg) },
     } as unknown as ProcessMetricsOptions; // the api role touches neither the database nor Redis
     const pm = await startProcessMetrics(o);

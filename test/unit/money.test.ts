@@ -1,23 +1,57 @@
 import { describe, expect, it } from 'vitest';
 import {
-  InvalidAmountError, MAX_MINOR, formatBaseUnits, formatMinor, parseDecimalToMinor, scaleDown, scaleUp,
+  InvalidAmountError,
+  MAX_MINOR,
+  formatBaseUnits,
+  formatMinor,
+  parseDecimalToMinor,
+  scaleDown,
+  scaleUp,
   stablecoinMinorToBase,
 } from '../../src/domain/money.js';
 import { currencyExponent, isSupportedCurrency } from '../../src/domain/currency.js';
 
 describe('parseDecimalToMinor', () => {
   it.each([
-    ['12.50', 2, 1250n], ['12.5', 2, 1250n], ['12', 2, 1200n], ['0', 2, 0n], ['0.01', 2, 1n], ['0.1', 2, 10n],
-    ['1000000', 2, 100000000n], ['1500', 0, 1500n], ['1.234', 3, 1234n], ['1.2', 3, 1200n], ['0.000', 3, 0n],
+    ['12.50', 2, 1250n],
+    ['12.5', 2, 1250n],
+    ['12', 2, 1200n],
+    ['0', 2, 0n],
+    ['0.01', 2, 1n],
+    ['0.1', 2, 10n],
+    ['1000000', 2, 100000000n],
+    ['1500', 0, 1500n],
+    ['1.234', 3, 1234n],
+    ['1.2', 3, 1200n],
+    ['0.000', 3, 0n],
     ['92233720368547758.07', 2, MAX_MINOR],
   ])('parses %s at exponent %i', (text, exp, want) => {
     expect(parseDecimalToMinor(text, exp)).toBe(want);
   });
 
   it.each([
-    ['12.345', 2], ['1.5', 0], ['-1', 2], ['+1', 2], ['1e3', 2], ['1E3', 2], [' 1', 2], ['1 ', 2], ['1.', 2],
-    ['.5', 2], ['', 2], ['012', 2], ['00.5', 2], ['1,00', 2], ['1.2.3', 2], ['0x10', 2], ['Infinity', 2], ['NaN', 2],
-    ['١٢', 2], ['92233720368547758.08', 2], ['99999999999999999999999', 2], ['1.0000', 3],
+    ['12.345', 2],
+    ['1.5', 0],
+    ['-1', 2],
+    ['+1', 2],
+    ['1e3', 2],
+    ['1E3', 2],
+    [' 1', 2],
+    ['1 ', 2],
+    ['1.', 2],
+    ['.5', 2],
+    ['', 2],
+    ['012', 2],
+    ['00.5', 2],
+    ['1,00', 2],
+    ['1.2.3', 2],
+    ['0x10', 2],
+    ['Infinity', 2],
+    ['NaN', 2],
+    ['١٢', 2],
+    ['92233720368547758.08', 2],
+    ['99999999999999999999999', 2],
+    ['1.0000', 3],
   ])('refuses %j at exponent %i', (text, exp) => {
     expect(() => parseDecimalToMinor(text, exp)).toThrow(InvalidAmountError);
   });
@@ -29,8 +63,15 @@ describe('parseDecimalToMinor', () => {
 
 describe('formatMinor', () => {
   it.each([
-    [1250n, 2, '12.50'], [1n, 2, '0.01'], [0n, 2, '0.00'], [100n, 2, '1.00'], [7n, 0, '7'], [1234n, 3, '1.234'],
-    [5n, 3, '0.005'], [-150n, 2, '-1.50'], [MAX_MINOR, 2, '92233720368547758.07'],
+    [1250n, 2, '12.50'],
+    [1n, 2, '0.01'],
+    [0n, 2, '0.00'],
+    [100n, 2, '1.00'],
+    [7n, 0, '7'],
+    [1234n, 3, '1.234'],
+    [5n, 3, '0.005'],
+    [-150n, 2, '-1.50'],
+    [MAX_MINOR, 2, '92233720368547758.07'],
   ])('formats %s at exponent %i as %s', (minor, exp, want) => {
     expect(formatMinor(minor, exp)).toBe(want);
   });

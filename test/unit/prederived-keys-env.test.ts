@@ -14,7 +14,7 @@ const signer = new MnemonicSigner(MNEMONIC);
 const dir = mkdtempSync(join(tmpdir(), 'sp-prederived-'));
 
 describe('HD_ED25519_PREDERIVED_FILE', () => {
-  it('gives the signer\'s Solana addresses to a watch-only process, and refuses paths outside the batch', async () => {
+  it("gives the signer's Solana addresses to a watch-only process, and refuses paths outside the batch", async () => {
     const file = join(dir, 'batch.txt');
     writeFileSync(file, await exportPrederivedBatch(signer, 3, 10n, 5));
     const material = keyMaterialFromEnv({ HD_ED25519_PREDERIVED_FILE: file, HD_ACCOUNT_XPUBS: `60/3=${signer.accountXpub(60, 3)}` });
@@ -37,7 +37,9 @@ describe('HD_ED25519_PREDERIVED_FILE', () => {
   });
 
   it('refuses an unreadable or malformed file naming the variable, never echoing its content', () => {
-    expect(() => keyMaterialFromEnv({ HD_ED25519_PREDERIVED_FILE: join(dir, 'missing.txt') })).toThrow(/^HD_ED25519_PREDERIVED_FILE: cannot read .*ENOENT/);
+    expect(() => keyMaterialFromEnv({ HD_ED25519_PREDERIVED_FILE: join(dir, 'missing.txt') })).toThrow(
+      /^HD_ED25519_PREDERIVED_FILE: cannot read .*ENOENT/,
+    );
     const bad = join(dir, 'bad.txt');
     writeFileSync(bad, 'secret-looking garbage\n');
     expect(() => keyMaterialFromEnv({ HD_ED25519_PREDERIVED_FILE: bad })).toThrow(/^HD_ED25519_PREDERIVED_FILE: pre-derived key lines/);

@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  RateNotQuotableError,
-  RateSourceError,
-  RateUnavailableError,
-  UnsupportedCurrencyError,
-} from '../../src/rates/errors.js';
+import { RateNotQuotableError, RateSourceError, RateUnavailableError, UnsupportedCurrencyError } from '../../src/rates/errors.js';
 import { JsonNumber, MalformedJsonError, parseLosslessJson } from '../../src/rates/lossless-json.js';
 import { PegRateSource } from '../../src/rates/peg-source.js';
 import { parseRate, RATE_ONE, type Rate } from '../../src/rates/rate.js';
@@ -27,7 +22,10 @@ function stub(name: string, answer: (from: string, to: string, signal: AbortSign
 
 describe('lossless JSON parser', () => {
   it('keeps numbers as their raw text', () => {
-    const v = parseLosslessJson('{"a":1.084100000000000000000001,"b":[1e-7,-0,3],"c":"x\\u00e9\\n","d":true,"e":null}') as Record<string, unknown>;
+    const v = parseLosslessJson('{"a":1.084100000000000000000001,"b":[1e-7,-0,3],"c":"x\\u00e9\\n","d":true,"e":null}') as Record<
+      string,
+      unknown
+    >;
     expect(v['a']).toEqual(new JsonNumber('1.084100000000000000000001'));
     expect(v['b']).toEqual([new JsonNumber('1e-7'), new JsonNumber('-0'), new JsonNumber('3')]);
     expect(v['c']).toBe('xé\n');

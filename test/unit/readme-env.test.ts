@@ -67,8 +67,12 @@ function sourceText(): string {
 const SOURCE = sourceText();
 /** Whether the service (src/, chains/) uses a loaded field outside the files that load it. */
 const usedOutside = (field: string, loaders: string[]): boolean =>
-  SOURCE.split('\n//# ').some((chunk) => /^(src|chains)\//.test(chunk) && !loaders.some((l) => chunk.startsWith(`${l}\n`))
-    && new RegExp(`\\.${field}\\b`).test(chunk.slice(chunk.indexOf('\n'))));
+  SOURCE.split('\n//# ').some(
+    (chunk) =>
+      /^(src|chains)\//.test(chunk) &&
+      !loaders.some((l) => chunk.startsWith(`${l}\n`)) &&
+      new RegExp(`\\.${field}\\b`).test(chunk.slice(chunk.indexOf('\n'))),
+  );
 
 interface Probe {
   /** What the variable feeds, as a comparable value (or the error it causes). */
@@ -91,76 +95,170 @@ const attempt = (f: () => unknown): unknown => {
 const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
 
 const CONFIG_SAMPLES: Record<string, string> = {
-  HOST: '127.0.0.1', PORT: '3100', ROLES: 'api', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn',
-  DATABASE_URL: 'postgres://u@db:5432/x', DATABASE_POOL_SIZE: '3', REDIS_URL: 'redis://r:6379', REDIS_KEY_PREFIX: 'spx',
-  PUBLIC_BASE_URL: 'https://pay.example', CHECKOUT_BASE_URL: 'https://checkout.example/p', DOCS_URL: 'https://docs.example/e',
-  AUTH_TIMESTAMP_WINDOW_SECONDS: '120', MAX_BODY_BYTES: '4096', SESSION_LIFETIME_SECONDS: '120', EXPIRY_SWEEP_INTERVAL_MS: '1000',
-  RATE_SOURCES: 'peg,coinbase', RATE_TIMEOUT_MS: '500', RATE_CACHE_TTL_MS: '1000', RATE_COINBASE_BASE_URL: 'https://cb.example',
-  RATE_BINANCE_BASE_URL: 'https://bn.example', PAYOUT_CONCURRENCY: '2', PAYOUT_POLL_MS: '100', PAYOUT_STUCK_AFTER_MS: '5000',
-  PAYOUT_FEE_BUMP_PERCENT: '50', PAYOUT_JOB_BUDGET_MS: '5000', PAYOUT_SWEEP_INTERVAL_MS: '5000', PAYOUT_LOCK_MS: '5000',
-  TRUST_PROXY: '10.0.0.0/8', API_RATE_LIMIT_PER_KEY_PER_SECOND: '7', API_RATE_LIMIT_PER_IP_PER_SECOND: '9',
-  API_AUTH_FAILURES_PER_IP_PER_MINUTE: '3', CHECKOUT_STREAMS_PER_SESSION: '2', CHECKOUT_STREAMS_PER_IP: '4',
-  METRICS_HOST: '0.0.0.0', METRICS_PORT: 'off', METRICS_HEAD_INTERVAL_MS: '2000', METRICS_BALANCE_INTERVAL_MS: '60000',
+  HOST: '127.0.0.1',
+  PORT: '3100',
+  ROLES: 'api',
+  MIGRATE_ON_START: 'false',
+  LOG_LEVEL: 'warn',
+  DATABASE_URL: 'postgres://u@db:5432/x',
+  DATABASE_POOL_SIZE: '3',
+  REDIS_URL: 'redis://r:6379',
+  REDIS_KEY_PREFIX: 'spx',
+  PUBLIC_BASE_URL: 'https://pay.example',
+  CHECKOUT_BASE_URL: 'https://checkout.example/p',
+  DOCS_URL: 'https://docs.example/e',
+  AUTH_TIMESTAMP_WINDOW_SECONDS: '120',
+  MAX_BODY_BYTES: '4096',
+  SESSION_LIFETIME_SECONDS: '120',
+  EXPIRY_SWEEP_INTERVAL_MS: '1000',
+  RATE_SOURCES: 'peg,coinbase',
+  RATE_TIMEOUT_MS: '500',
+  RATE_CACHE_TTL_MS: '1000',
+  RATE_COINBASE_BASE_URL: 'https://cb.example',
+  RATE_BINANCE_BASE_URL: 'https://bn.example',
+  PAYOUT_CONCURRENCY: '2',
+  PAYOUT_POLL_MS: '100',
+  PAYOUT_STUCK_AFTER_MS: '5000',
+  PAYOUT_FEE_BUMP_PERCENT: '50',
+  PAYOUT_JOB_BUDGET_MS: '5000',
+  PAYOUT_SWEEP_INTERVAL_MS: '5000',
+  PAYOUT_LOCK_MS: '5000',
+  TRUST_PROXY: '10.0.0.0/8',
+  API_RATE_LIMIT_PER_KEY_PER_SECOND: '7',
+  API_RATE_LIMIT_PER_IP_PER_SECOND: '9',
+  API_AUTH_FAILURES_PER_IP_PER_MINUTE: '3',
+  CHECKOUT_STREAMS_PER_SESSION: '2',
+  CHECKOUT_STREAMS_PER_IP: '4',
+  METRICS_HOST: '0.0.0.0',
+  METRICS_PORT: 'off',
+  METRICS_HEAD_INTERVAL_MS: '2000',
+  METRICS_BALANCE_INTERVAL_MS: '60000',
 };
 const WEBHOOK_SAMPLES: Record<string, [string, string]> = {
-  WEBHOOK_RETRY_SCHEDULE_MS: ['100,200', 'retrySchedule'], WEBHOOK_RETRY_JITTER_RATIO: ['0.5', 'jitterRatio'],
-  WEBHOOK_TIMEOUT_MS: ['1000', 'timeoutMs'], WEBHOOK_CONCURRENCY: ['5', 'concurrency'],
-  WEBHOOK_PER_MERCHANT_CONCURRENCY: ['2', 'perMerchantConcurrency'], WEBHOOK_MERCHANT_DEFER_MS: ['50', 'merchantDeferMs'],
-  WEBHOOK_ALLOW_PRIVATE_TARGETS_IN_TEST: ['false', 'allowPrivateTargetsInTest'], WEBHOOK_SECRET_OVERLAP_HOURS: ['1', 'secretOverlapHours'],
-  WEBHOOK_RELAY_BATCH_SIZE: ['10', 'relayBatchSize'], WEBHOOK_RELAY_POLL_MS: ['50', 'relayPollMs'],
-  WEBHOOK_RECONCILE_INTERVAL_MS: ['500', 'reconcileIntervalMs'], WEBHOOK_RECONCILE_GRACE_MS: ['500', 'reconcileGraceMs'],
+  WEBHOOK_RETRY_SCHEDULE_MS: ['100,200', 'retrySchedule'],
+  WEBHOOK_RETRY_JITTER_RATIO: ['0.5', 'jitterRatio'],
+  WEBHOOK_TIMEOUT_MS: ['1000', 'timeoutMs'],
+  WEBHOOK_CONCURRENCY: ['5', 'concurrency'],
+  WEBHOOK_PER_MERCHANT_CONCURRENCY: ['2', 'perMerchantConcurrency'],
+  WEBHOOK_MERCHANT_DEFER_MS: ['50', 'merchantDeferMs'],
+  WEBHOOK_ALLOW_PRIVATE_TARGETS_IN_TEST: ['false', 'allowPrivateTargetsInTest'],
+  WEBHOOK_SECRET_OVERLAP_HOURS: ['1', 'secretOverlapHours'],
+  WEBHOOK_RELAY_BATCH_SIZE: ['10', 'relayBatchSize'],
+  WEBHOOK_RELAY_POLL_MS: ['50', 'relayPollMs'],
+  WEBHOOK_RECONCILE_INTERVAL_MS: ['500', 'reconcileIntervalMs'],
+  WEBHOOK_RECONCILE_GRACE_MS: ['500', 'reconcileGraceMs'],
   WEBHOOK_LOCK_DURATION_MS: ['5000', 'lockDurationMs'],
 };
 const SUBSCRIPTION_SAMPLES: Record<string, [string, string]> = {
-  SUBSCRIPTION_TICK_MS: ['100', 'tickMs'], SUBSCRIPTION_RETRY_DAYS: ['2,4', 'retryOffsetsMs'],
-  SUBSCRIPTION_ALLOWANCE_PERIODS: ['6', 'allowancePeriods'], SUBSCRIPTION_INCOMPLETE_EXPIRY_HOURS: ['2', 'incompleteExpiryMs'],
+  SUBSCRIPTION_TICK_MS: ['100', 'tickMs'],
+  SUBSCRIPTION_RETRY_DAYS: ['2,4', 'retryOffsetsMs'],
+  SUBSCRIPTION_ALLOWANCE_PERIODS: ['6', 'allowancePeriods'],
+  SUBSCRIPTION_INCOMPLETE_EXPIRY_HOURS: ['2', 'incompleteExpiryMs'],
 };
 const CHAIN_FIELDS: Record<string, [string, string]> = {
-  RPC_URL: ['http://127.0.0.1:8545', 'rpcUrl'], CHAIN_ID: ['5', 'chainId'], CONFIRMATIONS: ['3', 'confirmation'],
-  POLL_INTERVAL_MS: ['100', 'pollIntervalMs'], MAX_BLOCK_RANGE: ['50', 'maxBlockRange'], START_BLOCK: ['7', 'startBlock'],
-  RPC_TIMEOUT_MS: ['500', 'rpcTimeoutMs'], RPC_URLS: ['http://127.0.0.1:8546,http://127.0.0.1:8547', 'rpcUrls'],
-  RPC_QUORUM: ['2', 'rpcQuorum'], RPC_MAX_LAG_BLOCKS: ['25', 'rpcMaxLagBlocks'],
+  RPC_URL: ['http://127.0.0.1:8545', 'rpcUrl'],
+  CHAIN_ID: ['5', 'chainId'],
+  CONFIRMATIONS: ['3', 'confirmation'],
+  POLL_INTERVAL_MS: ['100', 'pollIntervalMs'],
+  MAX_BLOCK_RANGE: ['50', 'maxBlockRange'],
+  START_BLOCK: ['7', 'startBlock'],
+  RPC_TIMEOUT_MS: ['500', 'rpcTimeoutMs'],
+  RPC_URLS: ['http://127.0.0.1:8546,http://127.0.0.1:8547', 'rpcUrls'],
+  RPC_QUORUM: ['2', 'rpcQuorum'],
+  RPC_MAX_LAG_BLOCKS: ['25', 'rpcMaxLagBlocks'],
 };
 const TRON_FIELDS: Record<string, [string, string]> = {
-  FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'], SOLIDITY_HOST: ['http://127.0.0.1:9091', 'solidityHost'],
-  API_KEY: ['k', 'apiKey'], FEE_LIMIT_CEILING_SUN: ['1000000', 'feeLimitCeilingSun'], ENERGY_MARGIN_PERCENT: ['5', 'energyMarginPercent'],
+  FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'],
+  SOLIDITY_HOST: ['http://127.0.0.1:9091', 'solidityHost'],
+  API_KEY: ['k', 'apiKey'],
+  FEE_LIMIT_CEILING_SUN: ['1000000', 'feeLimitCeilingSun'],
+  ENERGY_MARGIN_PERCENT: ['5', 'energyMarginPercent'],
 };
 const SOLANA_FIELDS: Record<string, [string, string]> = {
-  RESCAN_SLOTS: ['10', 'rescanSlots'], REFERENCE_SCAN_EVERY_POLLS: ['0', 'referenceScanEveryPolls'], RPC_CONCURRENCY: ['2', 'rpcConcurrency'],
-  COMPUTE_UNIT_LIMIT: ['90000', 'computeUnitLimit'], MIN_CU_PRICE: ['5', 'minComputeUnitPrice'], MAX_CU_PRICE: ['10', 'maxComputeUnitPrice'],
+  RESCAN_SLOTS: ['10', 'rescanSlots'],
+  REFERENCE_SCAN_EVERY_POLLS: ['0', 'referenceScanEveryPolls'],
+  RPC_CONCURRENCY: ['2', 'rpcConcurrency'],
+  COMPUTE_UNIT_LIMIT: ['90000', 'computeUnitLimit'],
+  MIN_CU_PRICE: ['5', 'minComputeUnitPrice'],
+  MAX_CU_PRICE: ['10', 'maxComputeUnitPrice'],
 };
 /** A token address each chain family accepts. */
 const TOKEN_ADDRESS: Record<string, string> = {
-  ETHEREUM: '0x00000000000000000000000000000000000000aa', BSC: '0x00000000000000000000000000000000000000aa',
-  TRON: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', SOLANA: 'SysvarRent111111111111111111111111111111111',
+  ETHEREUM: '0x00000000000000000000000000000000000000aa',
+  BSC: '0x00000000000000000000000000000000000000aa',
+  TRON: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8',
+  SOLANA: 'SysvarRent111111111111111111111111111111111',
 };
 
 function probeOf(name: string): Probe | undefined {
   if (name in configSchema.shape && CONFIG_SAMPLES[name] !== undefined) {
     const derived = name === 'PUBLIC_BASE_URL' || name === 'CHECKOUT_BASE_URL';
     const field = derived ? 'checkoutBaseUrl' : name;
-    return { read: (env) => attempt(() => (loadConfig({ ...MASTER, ...env }) as Record<string, unknown>)[field]), sample: CONFIG_SAMPLES[name]!, field, loaders: ['src/config.ts'] };
+    return {
+      read: (env) => attempt(() => (loadConfig({ ...MASTER, ...env }) as Record<string, unknown>)[field]),
+      sample: CONFIG_SAMPLES[name]!,
+      field,
+      loaders: ['src/config.ts'],
+    };
   }
-  if (name === 'MASTER_KEY') return { read: (env) => attempt(() => loadConfig(env).MASTER_KEY.length), sample: MASTER.MASTER_KEY, field: 'MASTER_KEY', loaders: ['src/config.ts'] };
+  if (name === 'MASTER_KEY')
+    return {
+      read: (env) => attempt(() => loadConfig(env).MASTER_KEY.length),
+      sample: MASTER.MASTER_KEY,
+      field: 'MASTER_KEY',
+      loaders: ['src/config.ts'],
+    };
   if (WEBHOOK_SAMPLES[name]) {
     const [sample, field] = WEBHOOK_SAMPLES[name];
-    return { read: (env) => (webhookSettingsFrom(loadConfig({ ...MASTER, ...env })) as unknown as Record<string, unknown>)[field], sample, field, loaders: ['src/webhooks/config.ts'] };
+    return {
+      read: (env) => (webhookSettingsFrom(loadConfig({ ...MASTER, ...env })) as unknown as Record<string, unknown>)[field],
+      sample,
+      field,
+      loaders: ['src/webhooks/config.ts'],
+    };
   }
   if (SUBSCRIPTION_SAMPLES[name]) {
     const [sample, field] = SUBSCRIPTION_SAMPLES[name];
-    return { read: (env) => (subscriptionSettingsFromEnv(env) as unknown as Record<string, unknown>)[field], sample, field, loaders: ['src/domain/subscription-settings.ts'] };
+    return {
+      read: (env) => (subscriptionSettingsFromEnv(env) as unknown as Record<string, unknown>)[field],
+      sample,
+      field,
+      loaders: ['src/domain/subscription-settings.ts'],
+    };
   }
-  if (name === 'WATCHER_ADDRESS_RETENTION_DAYS') return { read: (env) => loadWatcherSettings(env).addressRetentionDays, sample: '3', field: 'addressRetentionDays', loaders: ['src/watcher/config.ts'] };
-  if (name === 'WATCHER_STANDBY_RETRY_MS') return { read: (env) => loadWatcherSettings(env).standbyRetryMs, sample: '50', field: 'standbyRetryMs', loaders: ['src/watcher/config.ts'] };
+  if (name === 'WATCHER_ADDRESS_RETENTION_DAYS')
+    return {
+      read: (env) => loadWatcherSettings(env).addressRetentionDays,
+      sample: '3',
+      field: 'addressRetentionDays',
+      loaders: ['src/watcher/config.ts'],
+    };
+  if (name === 'WATCHER_STANDBY_RETRY_MS')
+    return {
+      read: (env) => loadWatcherSettings(env).standbyRetryMs,
+      sample: '50',
+      field: 'standbyRetryMs',
+      loaders: ['src/watcher/config.ts'],
+    };
   if (name === 'HD_MNEMONIC') return { read: (env) => keyMaterialFromEnv(env).kind, sample: MNEMONIC };
   if (name === 'HD_PASSPHRASE') {
-    return { read: (env) => attempt(() => (() => {
-      const k = keyMaterialFromEnv(env);
-      return k.kind === 'signer' ? k.signer.accountXpub(60, 0) : k.kind;
-    })()), sample: 'extra words', base: { HD_MNEMONIC: MNEMONIC } };
+    return {
+      read: (env) =>
+        attempt(() =>
+          (() => {
+            const k = keyMaterialFromEnv(env);
+            return k.kind === 'signer' ? k.signer.accountXpub(60, 0) : k.kind;
+          })(),
+        ),
+      sample: 'extra words',
+      base: { HD_MNEMONIC: MNEMONIC },
+    };
   }
   if (name === 'HD_ACCOUNT_XPUBS') {
-    return { read: (env) => keyDeriverOf(keyMaterialFromEnv(env)) !== null, sample: `60/0=${new MnemonicSigner(MNEMONIC).accountXpub(60, 0)}` };
+    return {
+      read: (env) => keyDeriverOf(keyMaterialFromEnv(env)) !== null,
+      sample: `60/0=${new MnemonicSigner(MNEMONIC).accountXpub(60, 0)}`,
+    };
   }
   if (name === 'HD_ED25519_PREDERIVED_FILE') {
     const file = join(mkdtempSync(join(tmpdir(), 'sp-readme-env-')), 'batch.txt');
@@ -174,27 +272,63 @@ function probeOf(name: string): Probe | undefined {
     const [, net, mode, suffix] = chain as unknown as [string, string, 'LIVE' | 'TEST', string];
     const p = `CHAIN_${net}_${mode}_`;
     const rpc = { [`${p}RPC_URL`]: 'http://127.0.0.1:8545' };
-    const settings = (env: Env) => loadWatcherSettings(env).chains.find((c) => c.network === net.toLowerCase() && c.mode === mode.toLowerCase());
+    const settings = (env: Env) =>
+      loadWatcherSettings(env).chains.find((c) => c.network === net.toLowerCase() && c.mode === mode.toLowerCase());
     const token = /^(USDT|USDC)_(CONTRACT|DECIMALS)$/.exec(suffix);
     if (token) {
       const [, symbol, part] = token;
       const tokens = (env: Env) => attempt(() => settings(env)?.tokens.find((t) => t.symbol === symbol) ?? null);
       return part === 'CONTRACT'
-        ? { read: tokens, sample: TOKEN_ADDRESS[net]!, base: { ...rpc, [`${p}${symbol}_DECIMALS`]: '6' }, field: 'tokens', loaders: ['src/watcher/config.ts'] }
-        : { read: tokens, sample: '18', base: { ...rpc, [`${p}${symbol}_CONTRACT`]: TOKEN_ADDRESS[net] }, field: 'tokens', loaders: ['src/watcher/config.ts'] };
+        ? {
+            read: tokens,
+            sample: TOKEN_ADDRESS[net]!,
+            base: { ...rpc, [`${p}${symbol}_DECIMALS`]: '6' },
+            field: 'tokens',
+            loaders: ['src/watcher/config.ts'],
+          }
+        : {
+            read: tokens,
+            sample: '18',
+            base: { ...rpc, [`${p}${symbol}_CONTRACT`]: TOKEN_ADDRESS[net] },
+            field: 'tokens',
+            loaders: ['src/watcher/config.ts'],
+          };
     }
     if (CHAIN_FIELDS[suffix]) {
       const [sample, field] = CHAIN_FIELDS[suffix];
-      const base = suffix === 'RPC_URL' || suffix === 'RPC_URLS' ? {} : suffix === 'RPC_QUORUM' ? { ...rpc, [`${p}RPC_URLS`]: 'http://127.0.0.1:8546' } : rpc;
-      return { read: (env) => attempt(() => json((settings(env) as unknown as Record<string, unknown> | undefined)?.[field] ?? null)), sample, base, field, loaders: ['src/watcher/config.ts'] };
+      const base =
+        suffix === 'RPC_URL' || suffix === 'RPC_URLS'
+          ? {}
+          : suffix === 'RPC_QUORUM'
+            ? { ...rpc, [`${p}RPC_URLS`]: 'http://127.0.0.1:8546' }
+            : rpc;
+      return {
+        read: (env) => attempt(() => json((settings(env) as unknown as Record<string, unknown> | undefined)?.[field] ?? null)),
+        sample,
+        base,
+        field,
+        loaders: ['src/watcher/config.ts'],
+      };
     }
     if (net === 'TRON' && TRON_FIELDS[suffix]) {
       const [sample, field] = TRON_FIELDS[suffix];
-      return { read: (env) => json((loadTronExtraSettings(env, mode.toLowerCase() as 'live' | 'test') as unknown as Record<string, unknown>)[field]), sample, field, loaders: ['chains/tron/config.ts'] };
+      return {
+        read: (env) =>
+          json((loadTronExtraSettings(env, mode.toLowerCase() as 'live' | 'test') as unknown as Record<string, unknown>)[field]),
+        sample,
+        field,
+        loaders: ['chains/tron/config.ts'],
+      };
     }
     if (net === 'SOLANA' && SOLANA_FIELDS[suffix]) {
       const [sample, field] = SOLANA_FIELDS[suffix];
-      return { read: (env) => json((loadSolanaExtraSettings(env, mode.toLowerCase() as 'live' | 'test') as Record<string, unknown>)[field] ?? null), sample, field, loaders: ['chains/solana/config.ts'] };
+      return {
+        read: (env) =>
+          json((loadSolanaExtraSettings(env, mode.toLowerCase() as 'live' | 'test') as Record<string, unknown>)[field] ?? null),
+        sample,
+        field,
+        loaders: ['chains/solana/config.ts'],
+      };
     }
   }
   return undefined;
@@ -212,7 +346,8 @@ const PROVEN_ELSEWHERE: Record<string, string> = {
   SOLANA_FAKE_MINTS: 'scripts/devnet/solana-rpc/main.ts: whether it mints at the mainnet addresses',
   TEST_PG_ADMIN_URL: 'test/support/env.ts: every test database is made through it',
   TEST_REDIS_URL: 'test/support/env.ts: every test Redis connection',
-  SP_FAILPOINTS: 'src/outbound/failpoints.ts: test/integration/refunds-crash.test.ts and subscriptions-crash.test.ts kill a worker through it',
+  SP_FAILPOINTS:
+    'src/outbound/failpoints.ts: test/integration/refunds-crash.test.ts and subscriptions-crash.test.ts kill a worker through it',
 };
 
 describe("README's configuration table", () => {
@@ -251,7 +386,8 @@ describe("README's configuration table", () => {
       const withIt = json(probe.read({ ...probe.base, [name]: probe.sample }));
       if (without === withIt) failures.push(`${name}: ${withIt} with or without it`);
       if (/"error"/.test(withIt)) failures.push(`${name}=${probe.sample} refused: ${withIt}`);
-      if (probe.field && !usedOutside(probe.field, probe.loaders ?? [])) failures.push(`${name}: ${probe.field} is loaded but used nowhere else`);
+      if (probe.field && !usedOutside(probe.field, probe.loaders ?? []))
+        failures.push(`${name}: ${probe.field} is loaded but used nowhere else`);
     }
     expect(failures).toEqual([]);
   });
@@ -261,14 +397,18 @@ describe("README's configuration table", () => {
 function runnerVariables(): string[] {
   const readme = readFileSync('README.md', 'utf8');
   const start = readme.indexOf('| **testnet runner only**');
-  const rows = readme.slice(start, readme.indexOf('\n| **', start + 1)).split('\n').slice(1);
+  const rows = readme
+    .slice(start, readme.indexOf('\n| **', start + 1))
+    .split('\n')
+    .slice(1);
   const prefixes = ['SEPOLIA', 'BSC_TESTNET', 'SOLANA_DEVNET', 'TRON_NILE'];
   const names = new Set<string>();
   for (const row of rows) {
     for (const m of row.split(' | ')[0]!.matchAll(/`([A-Z0-9_<>]+)`/g)) {
       const n = m[1]!;
       for (const p of n.includes('<P>') ? prefixes : [undefined]) {
-        for (const t of n.includes('<TOKEN>') ? ['USDT', 'USDC'] : [undefined]) names.add(n.replace('<P>', p ?? '').replace('<TOKEN>', t ?? ''));
+        for (const t of n.includes('<TOKEN>') ? ['USDT', 'USDC'] : [undefined])
+          names.add(n.replace('<P>', p ?? '').replace('<TOKEN>', t ?? ''));
       }
     }
   }
@@ -276,8 +416,15 @@ function runnerVariables(): string[] {
 }
 
 describe("README's testnet runner variables", () => {
-  const RUNNER = readdirSync('scripts/testnet').map((f) => readFileSync(join('scripts/testnet', f), 'utf8')).join('\n');
-  const PREFIX: Record<string, (typeof NETWORKS)[number]> = { SEPOLIA: 'sepolia', BSC_TESTNET: 'bsc-testnet', SOLANA_DEVNET: 'solana-devnet', TRON_NILE: 'nile' };
+  const RUNNER = readdirSync('scripts/testnet')
+    .map((f) => readFileSync(join('scripts/testnet', f), 'utf8'))
+    .join('\n');
+  const PREFIX: Record<string, (typeof NETWORKS)[number]> = {
+    SEPOLIA: 'sepolia',
+    BSC_TESTNET: 'bsc-testnet',
+    SOLANA_DEVNET: 'solana-devnet',
+    TRON_NILE: 'nile',
+  };
   // Combinations the README's row names as not applying: Nile's RPC is its FULL_HOST, Solana has a genesis hash and
   // no chain id, Nile has no USDC.
   const NOT_APPLICABLE = new Set(['TRON_NILE_RPC_URL', 'SOLANA_DEVNET_CHAIN_ID', 'TRON_NILE_USDC', 'TRON_NILE_USDC_DECIMALS']);
@@ -303,8 +450,12 @@ describe("README's testnet runner variables", () => {
 
   it('that override a network profile change that profile', () => {
     const samples: Array<[RegExp, string]> = [
-      [/_RPC_URL$|_FULL_HOST$/, 'http://127.0.0.1:1'], [/_CHAIN_ID$/, '12345'], [/_GENESIS_HASH$/, '11111111111111111111111111111111'],
-      [/_DECIMALS$/, '9'], [/_(USDT|USDC)$/, '0x00000000000000000000000000000000000000a1'], [/_FUND_GAS$|_FEE_RESERVE$/, '0.5'],
+      [/_RPC_URL$|_FULL_HOST$/, 'http://127.0.0.1:1'],
+      [/_CHAIN_ID$/, '12345'],
+      [/_GENESIS_HASH$/, '11111111111111111111111111111111'],
+      [/_DECIMALS$/, '9'],
+      [/_(USDT|USDC)$/, '0x00000000000000000000000000000000000000a1'],
+      [/_FUND_GAS$|_FEE_RESERVE$/, '0.5'],
     ];
     const unchanged: string[] = [];
     for (const name of names) {

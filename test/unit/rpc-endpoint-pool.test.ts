@@ -24,7 +24,13 @@ describe('RPC endpoint labels', () => {
 
 describe('endpoint pool', () => {
   const make = (now: { t: number }) =>
-    new EndpointPool({ network: 'ethereum', mode: 'live', urls: ['http://a.example', 'http://b.example'], maxLagBlocks: 10n, now: () => now.t });
+    new EndpointPool({
+      network: 'ethereum',
+      mode: 'live',
+      urls: ['http://a.example', 'http://b.example'],
+      maxLagBlocks: 10n,
+      now: () => now.t,
+    });
 
   it('orders healthy endpoints first, cools a faulty one with a doubling cool-down, then probation before rotation', () => {
     const now = { t: 1_000_000 };

@@ -41,7 +41,9 @@ describe('Solana addresses from the mnemonic', () => {
   const signer = new MnemonicSigner(ABANDON);
 
   it("matches Phantom / Solana CLI for m/44'/501'/0'/0'", async () => {
-    expect(await solanaAddressAt(signer, { curve: 'ed25519', path: "m/44'/501'/0'/0'" })).toBe('HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk');
+    expect(await solanaAddressAt(signer, { curve: 'ed25519', path: "m/44'/501'/0'/0'" })).toBe(
+      'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk',
+    );
   });
 
   it('gives each merchant-and-mode account its own hardened branch, deposits and hot wallets apart', async () => {
@@ -53,7 +55,10 @@ describe('Solana addresses from the mnemonic', () => {
     const a0i1 = await adapter.deriveDepositAddress(signer, 0, 1n);
     const hot0 = await solanaAddressAt(signer, solanaHotWalletKeyPath(0));
     expect(new Set([a0, a1, a0i1, hot0, 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk']).size).toBe(5);
-    const seed = deriveEd25519Seed(Buffer.from((await import('ethers')).Mnemonic.fromPhrase(ABANDON).computeSeed().slice(2), 'hex'), "m/44'/501'/0'/0'/0'");
+    const seed = deriveEd25519Seed(
+      Buffer.from((await import('ethers')).Mnemonic.fromPhrase(ABANDON).computeSeed().slice(2), 'hex'),
+      "m/44'/501'/0'/0'/0'",
+    );
     expect(Keypair.fromSeed(seed).publicKey.toBase58()).toBe(a0);
     await expect(adapter.deriveDepositAddress(signer, 0, 2n ** 31n)).rejects.toThrow(RangeError);
     expect(() => solanaDepositKeyPath(-1, 0n)).toThrow(RangeError);

@@ -45,7 +45,11 @@ describe('Solana Pay', () => {
   });
 
   it('is offered by the adapter with the registry mint and decimals', () => {
-    const adapter = new SolanaChainAdapter({ mode: 'live', rpcUrl: 'http://127.0.0.1:1', tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }] });
+    const adapter = new SolanaChainAdapter({
+      mode: 'live',
+      rpcUrl: 'http://127.0.0.1:1',
+      tokens: [{ symbol: 'USDC', address: USDC, decimals: 6 }],
+    });
     const url = adapter.transferRequestUrl({ depositOwner: OWNER, token: 'USDC', amount: 1_000_000n, label: 'Shop' });
     expect(url).toBe(`solana:${OWNER}?amount=1&spl-token=${USDC}&reference=${paymentReference(OWNER)}&label=Shop`);
     expect(() => adapter.transferRequestUrl({ depositOwner: OWNER, token: 'USDT', amount: 1n })).toThrow(/no USDT/);

@@ -6,17 +6,42 @@ import { verifyRequest } from '../support/webhook-receiver.js';
 describe('webhook signature', () => {
   it('matches a known answer computed with openssl', () => {
     // printf '%s' '1700000000.0b6f...9a11.{"id":"evt_1","type":"payment.completed"}' | openssl dgst -sha256 -hmac whsec_test
-    const sig = signWebhook('whsec_test', '1700000000', '0b6f6c1e-4a43-4c9a-9d3f-6f1b2f0c9a11', '{"id":"evt_1","type":"payment.completed"}');
+    const sig = signWebhook(
+      'whsec_test',
+      '1700000000',
+      '0b6f6c1e-4a43-4c9a-9d3f-6f1b2f0c9a11',
+      '{"id":"evt_1","type":"payment.completed"}',
+    );
     expect(sig).toBe('b3fc9602a413ff5699a2fdedc2abd137ccab4afc4d22bd68f6282c9cdffb9eed');
   });
 
   it('builds exactly the spec headers with a fresh UUID v4 nonce each time', () => {
     const body = '{"id":"evt_1700000000000000001","type":"payment.completed","created_at":1700000000,"data":{"object":{}}}';
     const now = new Date(1_700_000_000_500);
-    const a = buildDeliveryHeaders({ secrets: ['s1'], eventId: 'evt_1700000000000000001', eventType: 'payment.completed', rawBody: body, now });
-    const b = buildDeliveryHeaders({ secrets: ['s1'], eventId: 'evt_1700000000000000001', eventType: 'payment.completed', rawBody: body, now });
+    const a = buildDeliveryHeaders({
+      secrets: ['s1'],
+      eventId: 'evt_1700000000000000001',
+      eventType: 'payment.completed',
+      rawBody: body,
+      now,
+    });
+    const b = buildDeliveryHeaders({
+      secrets: ['s1'],
+      eventId: 'evt_1700000000000000001',
+      eventType: 'payment.completed',
+      rawBody: body,
+      now,
+    });
     expect(Object.keys(a).sort()).toEqual(
-      ['Content-Type', 'User-Agent', 'X-Service-Event-ID', 'X-Service-Event-Type', 'X-Service-Nonce', 'X-Service-Signature', 'X-Service-Timestamp'].sort(),
+      [
+        'Content-Type',
+        'User-Agent',
+        'X-Service-Event-ID',
+        'X-Service-Event-Type',
+        'X-Service-Nonce',
+        'X-Service-Signature',
+        'X-Service-Timestamp',
+      ].sort(),
     );
     expect(a['Content-Type']).toBe('application/json');
     expect(a['User-Agent']).toBe('Service-Webhook/1.0');
@@ -38,12 +63,17 @@ describe('webhook signature', () => {
     expect(verifyRequest(lower, body, ['new'])).toMatchObject({ problems: [], matchedHeader: 'x-service-signature' });
     // ... and, still holding the old secret, refuses unless it was built to accept the previous-secret header.
     expect(verifyRequest(lower, body, ['old']).problems).toEqual(['signature']);
-    expect(verifyRequest(lower, body, ['old'], undefined, { acceptPrevious: true })).toMatchObject({ problems: [], matchedHeader: 'x-service-signature-previous' });
+    expect(verifyRequest(lower, body, ['old'], undefined, { acceptPrevious: true })).toMatchObject({
+      problems: [],
+      matchedHeader: 'x-service-signature-previous',
+    });
     expect(verifyRequest(lower, body, ['other'], undefined, { acceptPrevious: true }).problems).toEqual(['signature']);
     expect(verifyRequest(lower, body.replace('"a":1', '"a":2'), ['new']).problems).toEqual(['signature']);
     expect(verifyRequest(lower, body, ['new'], Number(h['X-Service-Timestamp']) + 301).problems).toEqual(['timestamp stale']);
     // Outside an overlap there is no extension header at all.
-    expect(Object.keys(buildDeliveryHeaders({ secrets: ['new'], eventId: 'evt_5', eventType: 'refund.failed', rawBody: body }))).not.toContain('X-Service-Signature-Previous');
+    expect(
+      Object.keys(buildDeliveryHeaders({ secrets: ['new'], eventId: 'evt_5', eventType: 'refund.failed', rawBody: body })),
+    ).not.toContain('X-Service-Signature-Previous');
   });
 
   it('the test receiver refuses a spec header carrying more than one signature', () => {
@@ -51,7 +81,10 @@ describe('webhook signature', () => {
     const h = buildDeliveryHeaders({ secrets: ['s'], eventId: 'evt_6', eventType: 'refund.failed', rawBody: body });
     const lower = Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
     const two = { ...lower, 'x-service-signature': `${lower['x-service-signature']},${'ab'.repeat(32)}` };
-    expect(verifyRequest(two, body, ['s']).problems).toEqual([`signature header is not one hex HMAC: ${two['x-service-signature']}`, 'signature']);
+    expect(verifyRequest(two, body, ['s']).problems).toEqual([
+      `signature header is not one hex HMAC: ${two['x-service-signature']}`,
+      'signature',
+    ]);
   });
 
   it('refuses to sign without a secret', () => {

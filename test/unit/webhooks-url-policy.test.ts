@@ -14,7 +14,7 @@ const dns: Resolver = async (host) => {
     'teredo.example': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'],
     'compat.example': ['::10.0.0.1'],
     'translated-public.example': ['::ffff:0:8.8.8.8'],
-    'localhost': ['127.0.0.1', '::1'],
+    localhost: ['127.0.0.1', '::1'],
   };
   const a = table[host];
   if (!a) throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
@@ -28,7 +28,15 @@ describe('live-mode endpoint rules', () => {
     expect(await live('http://public.example/hook')).toEqual({ ok: false, reason: 'live mode requires https' });
   });
   it('refuses https://127.0.0.1 and other literal non-public addresses', async () => {
-    for (const u of ['https://127.0.0.1/h', 'https://[::1]/h', 'https://10.1.2.3/', 'https://169.254.169.254/latest', 'https://0.0.0.0/', 'https://2130706433/', 'https://[::ffff:10.0.0.1]/']) {
+    for (const u of [
+      'https://127.0.0.1/h',
+      'https://[::1]/h',
+      'https://10.1.2.3/',
+      'https://169.254.169.254/latest',
+      'https://0.0.0.0/',
+      'https://2130706433/',
+      'https://[::ffff:10.0.0.1]/',
+    ]) {
       const r = await live(u);
       expect(r.ok, u).toBe(false);
       expect(r.ok ? '' : r.reason, u).toMatch(/non-public address/);
@@ -36,7 +44,10 @@ describe('live-mode endpoint rules', () => {
   });
   it('refuses a host resolving to 10.0.0.1, or to any non-public address among public ones', async () => {
     expect(await live('https://internal.example/h')).toEqual({ ok: false, reason: 'host resolves to a non-public address (10.0.0.1)' });
-    expect(await live('https://sneaky.example/h')).toEqual({ ok: false, reason: 'host resolves to a non-public address (169.254.169.254)' });
+    expect(await live('https://sneaky.example/h')).toEqual({
+      ok: false,
+      reason: 'host resolves to a non-public address (169.254.169.254)',
+    });
     expect(await live('https://mapped.example/h')).toMatchObject({ ok: false });
     expect(await live('https://localhost/h')).toMatchObject({ ok: false });
   });
@@ -69,11 +80,40 @@ describe('test-mode endpoint rules', () => {
 
 describe('address classification', () => {
   it('classifies private, loopback, link-local and reserved ranges as non-public', () => {
-    for (const a of ['10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '127.0.0.1', '169.254.1.1', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:192.168.1.1', '64:ff9b::a00:1', '2002:0a00:0001::1', 'not-an-ip'])
+    for (const a of [
+      '10.0.0.1',
+      '172.16.5.4',
+      '172.31.255.255',
+      '192.168.0.1',
+      '127.0.0.1',
+      '169.254.1.1',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:192.168.1.1',
+      '64:ff9b::a00:1',
+      '2002:0a00:0001::1',
+      'not-an-ip',
+    ])
       expect(isNonPublicAddress(a), a).toBe(true);
   });
   it('classifies public addresses as public', () => {
-    for (const a of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1'])
+    for (const a of [
+      '93.184.216.34',
+      '8.8.8.8',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+      '2002:0808:0808::1',
+    ])
       expect(isNonPublicAddress(a), a).toBe(false);
   });
 });
@@ -83,8 +123,16 @@ describe('address classification', () => {
 describe('IPv6 forms embedding an IPv4 address', () => {
   const judged: Array<[string, string[], string[]]> = [
     ['IPv4-mapped ::ffff:0:0/96', ['::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '::ffff:127.0.0.1'], ['::ffff:8.8.8.8', '::ffff:5db8:d822']],
-    ['IPv4-translated ::ffff:0:0:0/96', ['::ffff:0:10.0.0.1', '::ffff:0:a9fe:a9fe', '::ffff:0:7f00:1', '0:0:0:0:ffff:0:c0a8:101'], ['::ffff:0:8.8.8.8', '::ffff:0:5db8:d822']],
-    ['NAT64 well-known 64:ff9b::/96', ['64:ff9b::10.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b::7f00:1'], ['64:ff9b::8.8.8.8', '64:ff9b::5db8:d822']],
+    [
+      'IPv4-translated ::ffff:0:0:0/96',
+      ['::ffff:0:10.0.0.1', '::ffff:0:a9fe:a9fe', '::ffff:0:7f00:1', '0:0:0:0:ffff:0:c0a8:101'],
+      ['::ffff:0:8.8.8.8', '::ffff:0:5db8:d822'],
+    ],
+    [
+      'NAT64 well-known 64:ff9b::/96',
+      ['64:ff9b::10.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b::7f00:1'],
+      ['64:ff9b::8.8.8.8', '64:ff9b::5db8:d822'],
+    ],
     ['6to4 2002::/16', ['2002:0a00:0001::1', '2002:a9fe:a9fe::1', '2002:7f00:0001:1::1'], ['2002:0808:0808::1', '2002:5db8:d822::1']],
   ];
   for (const [range, refused, accepted] of judged) {
@@ -94,7 +142,10 @@ describe('IPv6 forms embedding an IPv4 address', () => {
     });
   }
   const refusedOutright: Array<[string, string[]]> = [
-    ['NAT64 local-use 64:ff9b:1::/48', ['64:ff9b:1::808:808', '64:ff9b:1:808:800::1', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff', '64:ff9b:1::a00:1']],
+    [
+      'NAT64 local-use 64:ff9b:1::/48',
+      ['64:ff9b:1::808:808', '64:ff9b:1:808:800::1', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff', '64:ff9b:1::a00:1'],
+    ],
     ['the rest of 64:ff9b::/32', ['64:ff9b:0:1::808:808', '64:ff9b:ffff::1']],
     ['Teredo 2001::/32', ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::808:808', '2001:0:808:808::1']],
     ['IPv4-compatible ::/96', ['::8.8.8.8', '::10.0.0.1', '::808:808']],

@@ -17,13 +17,7 @@
 // their fee (LiteSVM commits nothing for them), airdrops have a status but no `getTransaction` body.
 import { randomBytes } from 'node:crypto';
 import { Clock, LiteSVM, type FailedTransactionMetadata, type TransactionMetadata } from 'litesvm';
-import {
-  AddressLookupTableAccount,
-  ComputeBudgetProgram,
-  PublicKey,
-  VersionedTransaction,
-  type MessageAccountKeys,
-} from '@solana/web3.js';
+import { AddressLookupTableAccount, ComputeBudgetProgram, PublicKey, VersionedTransaction, type MessageAccountKeys } from '@solana/web3.js';
 import bs58 from './base58.js';
 import { getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { decodeMint, decodeTokenAccount, encodeMint, encodeTokenAccount, uiTokenAmount } from './token-layouts.js';
@@ -198,11 +192,24 @@ export class FakeSolanaValidator {
   }
 
   /** A produced block (one per slot here) visible at `commitment`, as getBlock describes it; null when unknown. */
-  block(slot: number, commitment: Commitment): { blockhash: string; previousBlockhash: string; parentSlot: number; blockHeight: number; blockTime: number; signatures: string[] } | null {
+  block(
+    slot: number,
+    commitment: Commitment,
+  ): {
+    blockhash: string;
+    previousBlockhash: string;
+    parentSlot: number;
+    blockHeight: number;
+    blockTime: number;
+    signatures: string[];
+  } | null {
     const info = this.blocks.get(slot);
     if (!info || !this.isVisible(slot, commitment)) return null;
     const parent = this.blocks.get(slot - 1);
-    const signatures = [...this.bySignature.values()].filter((r) => r.slot === slot).sort((a, b) => a.seq - b.seq).map((r) => r.signature);
+    const signatures = [...this.bySignature.values()]
+      .filter((r) => r.slot === slot)
+      .sort((a, b) => a.seq - b.seq)
+      .map((r) => r.signature);
     return {
       blockhash: info.blockhash,
       // The parent fell out of the kept history (or is before the first slot): the default hash, as for genesis.
@@ -516,8 +523,7 @@ export class FakeSolanaValidator {
     const wanted = new Set(addresses);
     for (const rec of this.bySignature.values()) {
       if (rec.slot < from) continue;
-      const touches =
-        wanted.size === 0 || rec.accountKeys.some((k, i) => wanted.has(k) && rec.tx.message.isAccountWritable(i));
+      const touches = wanted.size === 0 || rec.accountKeys.some((k, i) => wanted.has(k) && rec.tx.message.isAccountWritable(i));
       if (!touches) continue;
       const prev = perSlot.get(rec.slot);
       if (prev === undefined || rec.computeUnitPrice < prev) perSlot.set(rec.slot, rec.computeUnitPrice);
@@ -568,7 +574,12 @@ export class FakeSolanaValidator {
   }): string {
     const address = m.address ?? new PublicKey(randomBytes(32)).toBase58();
     const data = encodeMint(m);
-    this.setAccount({ address, lamports: this.svm.minimumBalanceForRentExemption(BigInt(data.length)), data, owner: m.programId ?? TOKEN_PROGRAM_ID.toBase58() });
+    this.setAccount({
+      address,
+      lamports: this.svm.minimumBalanceForRentExemption(BigInt(data.length)),
+      data,
+      owner: m.programId ?? TOKEN_PROGRAM_ID.toBase58(),
+    });
     return address;
   }
 
@@ -576,8 +587,7 @@ export class FakeSolanaValidator {
   setTokenAccount(t: { mint: string; owner: string; amount: bigint; address?: string; programId?: string }): string {
     const programId = t.programId ?? TOKEN_PROGRAM_ID.toBase58();
     const address =
-      t.address ??
-      getAssociatedTokenAddressSync(new PublicKey(t.mint), new PublicKey(t.owner), true, new PublicKey(programId)).toBase58();
+      t.address ?? getAssociatedTokenAddressSync(new PublicKey(t.mint), new PublicKey(t.owner), true, new PublicKey(programId)).toBase58();
     const data = encodeTokenAccount(t);
     this.setAccount({ address, lamports: this.svm.minimumBalanceForRentExemption(BigInt(data.length)), data, owner: programId });
     return address;

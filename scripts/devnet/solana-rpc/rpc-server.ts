@@ -80,7 +80,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, handlers: Map<st
   }
   if (Array.isArray(body)) {
     if (body.length === 0) return reply(res, { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid request' }, id: null });
-    return reply(res, body.map((r) => call(r, handlers, calls)));
+    return reply(
+      res,
+      body.map((r) => call(r, handlers, calls)),
+    );
   }
   reply(res, call(body, handlers, calls));
 }

@@ -65,7 +65,12 @@ export function decodeMint(programOwner: string, data: Uint8Array): MintState | 
   };
 }
 
-export function encodeMint(m: { decimals: number; supply?: bigint; mintAuthority?: string | null; freezeAuthority?: string | null }): Buffer {
+export function encodeMint(m: {
+  decimals: number;
+  supply?: bigint;
+  mintAuthority?: string | null;
+  freezeAuthority?: string | null;
+}): Buffer {
   const data = Buffer.alloc(MINT_SIZE);
   MintLayout.encode(
     {
@@ -82,7 +87,13 @@ export function encodeMint(m: { decimals: number; supply?: bigint; mintAuthority
   return data;
 }
 
-export function encodeTokenAccount(a: { mint: string; owner: string; amount: bigint; delegate?: string | null; delegatedAmount?: bigint }): Buffer {
+export function encodeTokenAccount(a: {
+  mint: string;
+  owner: string;
+  amount: bigint;
+  delegate?: string | null;
+  delegatedAmount?: bigint;
+}): Buffer {
   const data = Buffer.alloc(ACCOUNT_SIZE);
   AccountLayout.encode(
     {

@@ -14,7 +14,8 @@ export function cursorListQuery<T extends z.ZodRawShape>(filters: T) {
 }
 
 export function refuseBothCursors(q: { starting_after?: string | undefined; ending_before?: string | undefined }): void {
-  if (q.starting_after !== undefined && q.ending_before !== undefined) throw parameterInvalid('ending_before', 'Give starting_after or ending_before, not both.');
+  if (q.starting_after !== undefined && q.ending_before !== undefined)
+    throw parameterInvalid('ending_before', 'Give starting_after or ending_before, not both.');
 }
 
 export function listEnvelope(req: FastifyRequest, data: unknown[], hasMore: boolean) {

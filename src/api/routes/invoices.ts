@@ -12,7 +12,8 @@ const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void', 'uncollectible'] as c
 export function registerInvoiceRoutes(app: FastifyInstance, deps: { db: Db }): void {
   app.get('/invoices/:invoice_id', async (req) => {
     const auth = req.auth!;
-    if (Object.keys((req.query ?? {}) as object).length > 0) throw parameterInvalid(Object.keys(req.query as object)[0]!, 'This endpoint takes no query parameters.');
+    if (Object.keys((req.query ?? {}) as object).length > 0)
+      throw parameterInvalid(Object.keys(req.query as object)[0]!, 'This endpoint takes no query parameters.');
     const id = (req.params as { invoice_id?: string }).invoice_id ?? '';
     const i = /^[A-Za-z0-9_]{1,255}$/.test(id) ? await findInvoice(deps.db, auth.merchantId, auth.mode, id) : undefined;
     if (!i) throw resourceNotFound('invoice_id', 'invoice');

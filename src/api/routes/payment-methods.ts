@@ -6,7 +6,10 @@ import { hasIdShape } from '../../domain/ids.js';
 import { findPaymentMethod } from '../../ledger/payment-methods.js';
 import { serializePaymentMethod } from '../serializers/payment-method.js';
 
-export function registerPaymentMethodRoutes(app: FastifyInstance, deps: { db: Db; displayAddress?: (network: string, mode: Mode, canonical: string) => string }): void {
+export function registerPaymentMethodRoutes(
+  app: FastifyInstance,
+  deps: { db: Db; displayAddress?: (network: string, mode: Mode, canonical: string) => string },
+): void {
   app.get('/payment_method/:payment_method_id', async (req) => {
     const auth = req.auth!;
     const id = (req.params as { payment_method_id?: string }).payment_method_id ?? '';

@@ -34,7 +34,10 @@ export interface PageRequest {
 }
 
 /** The window a page-style query asks for; refuses `page` with `cursor`, and a cursor we did not issue. */
-export function pageRequest(q: { page?: number | undefined; page_size: number; cursor?: string | undefined }, idPrefix: IdPrefix): PageRequest {
+export function pageRequest(
+  q: { page?: number | undefined; page_size: number; cursor?: string | undefined },
+  idPrefix: IdPrefix,
+): PageRequest {
   if (q.cursor === undefined) return { page_size: q.page_size, offset: ((q.page ?? 1) - 1) * q.page_size };
   if (q.page !== undefined) throw parameterInvalid('cursor', 'Give page or cursor, not both.');
   return { page_size: q.page_size, offset: 0, after: decodePageCursor(q.cursor, idPrefix) };

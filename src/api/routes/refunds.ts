@@ -19,8 +19,20 @@ export interface RefundRouteDeps {
   onRefundCreated?: (r: RefundRow) => Promise<void>;
 }
 
-const BODY_FIELDS = new Set(['session_id', 'payment_id', 'refund_id', 'amount', 'currency', 'reason', 'description', 'metadata', 'destination_address']);
-const metadataSchema = z.record(z.string().min(1).max(40), z.string().max(500)).refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
+const BODY_FIELDS = new Set([
+  'session_id',
+  'payment_id',
+  'refund_id',
+  'amount',
+  'currency',
+  'reason',
+  'description',
+  'metadata',
+  'destination_address',
+]);
+const metadataSchema = z
+  .record(z.string().min(1).max(40), z.string().max(500))
+  .refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
 
 /** Refund API (spec: Refunds; decisions.md: Refunds). Codes keep the spec's spelling. */
 export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps): void {
@@ -55,7 +67,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
       throw parameterInvalid('reason', `reason must be one of ${REFUND_REASONS.join(', ')}.`);
     }
     const description = optionalString(body, 'description');
-    if (description !== undefined && description.length > 1000) throw parameterInvalid('description', 'description must be at most 1000 characters.');
+    if (description !== undefined && description.length > 1000)
+      throw parameterInvalid('description', 'description must be at most 1000 characters.');
     const metadata = body.metadata === undefined ? {} : validateMetadata(body.metadata);
     const destination = optionalString(body, 'destination_address');
 
@@ -75,7 +88,9 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
       fingerprint: requestFingerprint(body),
     });
     if (result.kind === 'created' && deps.onRefundCreated) {
-      deps.onRefundCreated(result.refund).catch((err: unknown) => req.log.warn({ err, refund: result.refund.id }, 'payout enqueue failed; the sweep will pick it up'));
+      deps
+        .onRefundCreated(result.refund)
+        .catch((err: unknown) => req.log.warn({ err, refund: result.refund.id }, 'payout enqueue failed; the sweep will pick it up'));
     }
     if (result.kind === 'replayed') reply.header('Idempotent-Replayed', 'true');
     return reply.code(201).send(subscriptionRefs ? render(result.refund, subscriptionRefs) : (await renderAll([result.refund]))[0]);
@@ -88,7 +103,11 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     const refund = await ownRefund(req);
     const r = await cancelRefund(deps.db, refund);
     if (r.kind === 'not_cancelable') {
-      throw invalidRequest('CANNOT_CANCEL_REFUND', `A refund in status ${r.refund.status}${r.refund.signed_at ? ' whose payout was signed' : ''} cannot be canceled.`, 'refund_id');
+      throw invalidRequest(
+        'CANNOT_CANCEL_REFUND',
+        `A refund in status ${r.refund.status}${r.refund.signed_at ? ' whose payout was signed' : ''} cannot be canceled.`,
+        'refund_id',
+      );
     }
     return { refund_id: r.refund.refund_id, status: r.refund.status, canceled_at: Math.floor(r.refund.canceled_at!.getTime() / 1000) };
   });
@@ -102,7 +121,13 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     refuseBadStrings(req.query);
     const q = validate(listQuery, req.query);
     const p = pageRequest(q, 're');
-    const page = await listRefunds(deps.db, auth.merchantId, auth.mode, { offset: p.offset, limit: p.page_size, after: p.after, status: q.status, sessionId: q.session_id });
+    const page = await listRefunds(deps.db, auth.merchantId, auth.mode, {
+      offset: p.offset,
+      limit: p.page_size,
+      after: p.after,
+      status: q.status,
+      sessionId: q.session_id,
+    });
     if (!page) throw unknownPageCursor();
     return pageEnvelope(p, await renderAll(page.rows), page.total, page.position, page.rows.at(-1)?.id);
   });
@@ -110,7 +135,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
   async function ownRefund(req: FastifyRequest): Promise<RefundRow> {
     const auth = req.auth!;
     const id = (req.params as { refund_id?: string }).refund_id ?? '';
-    if (id.length === 0 || id.length > 255 || id.includes('\u0000')) throw new ApiError(404, 'invalid_request_error', 'REFUND_NOT_FOUND', 'No such refund.', 'refund_id');
+    if (id.length === 0 || id.length > 255 || id.includes('\u0000'))
+      throw new ApiError(404, 'invalid_request_error', 'REFUND_NOT_FOUND', 'No such refund.', 'refund_id');
     const r = await lookupRefund(deps.db, auth.merchantId, auth.mode, id);
     switch (r.kind) {
       case 'found':
@@ -137,8 +163,11 @@ function validateMetadata(v: unknown): Record<string, string> {
 /** The invoice and subscription behind each of these subscription payments (pay_ ids), in one query. */
 async function subscriptionRefsOf(db: Db, paymentIds: string[]): Promise<Map<string, RefundSubscriptionRefs>> {
   if (paymentIds.length === 0) return new Map();
-  const rows = await db.selectFrom('subscription_charges').select(['payment_id', 'invoice_id', 'subscription_id'])
-    .where('payment_id', 'in', [...new Set(paymentIds)]).execute();
+  const rows = await db
+    .selectFrom('subscription_charges')
+    .select(['payment_id', 'invoice_id', 'subscription_id'])
+    .where('payment_id', 'in', [...new Set(paymentIds)])
+    .execute();
   return new Map(rows.map((r) => [r.payment_id!, { invoice_id: r.invoice_id, subscription_id: r.subscription_id }]));
 }
 
@@ -146,7 +175,11 @@ async function subscriptionRefsOf(db: Db, paymentIds: string[]): Promise<Map<str
 async function paymentRefs(db: Db, paymentId: string): Promise<{ invoice_id: string; subscription_id: string }> {
   const notFound = () => new ApiError(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment.', 'payment_id');
   if (!hasIdShape(paymentId, 'pay')) throw notFound();
-  const row = await db.selectFrom('subscription_charges').select(['invoice_id', 'subscription_id']).where('payment_id', '=', paymentId).executeTakeFirst();
+  const row = await db
+    .selectFrom('subscription_charges')
+    .select(['invoice_id', 'subscription_id'])
+    .where('payment_id', '=', paymentId)
+    .executeTakeFirst();
   if (!row) throw notFound();
   return row;
 }

@@ -13,9 +13,7 @@ const httpUrl = z
   .max(2048)
   .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), 'must be an absolute http(s) URL');
 
-const metadata = z
-  .record(z.string().min(1).max(40), z.string().max(500))
-  .refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
+const metadata = z.record(z.string().min(1).max(40), z.string().max(500)).refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
 
 const lineItem = z.strictObject({
   price_data: z.strictObject({

@@ -6,10 +6,14 @@ import { currencyExponent } from '../../domain/currency.js';
 import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { findStoredResponse, isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import {
-  isOrderIdTaken, cancelSession, findSession, insertSession, listSessions, type SessionRow,
-} from '../../ledger/sessions.js';
+  findStoredResponse,
+  isIdempotencyKeyTaken,
+  requestFingerprint,
+  storeResponse,
+  type IdempotencyScope,
+} from '../../ledger/idempotency.js';
+import { isOrderIdTaken, cancelSession, findSession, insertSession, listSessions, type SessionRow } from '../../ledger/sessions.js';
 import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
 import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
@@ -34,7 +38,11 @@ const IDEMPOTENCY_SCOPE = 'checkout.sessions.create';
 
 export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const render = (s: SessionRow, includeLineItems = true) =>
-    serializeSession(s, { checkoutBaseUrl: deps.checkoutBaseUrl, includeLineItems, tokenDecimals: (deps.chains ?? NO_CHAINS).tokenDecimals });
+    serializeSession(s, {
+      checkoutBaseUrl: deps.checkoutBaseUrl,
+      includeLineItems,
+      tokenDecimals: (deps.chains ?? NO_CHAINS).tokenDecimals,
+    });
 
   app.post('/checkout/sessions/create', async (req, reply) => {
     const auth = req.auth!;
@@ -85,7 +93,9 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
         return { session, payload };
       });
       if (deps.onSessionCreated) {
-        deps.onSessionCreated(session).catch((err: unknown) => req.log.warn({ err, session: session.id }, 'expiry scheduling failed; the sweeper will expire it'));
+        deps
+          .onSessionCreated(session)
+          .catch((err: unknown) => req.log.warn({ err, session: session.id }, 'expiry scheduling failed; the sweeper will expire it'));
       }
       return reply.code(200).type('application/json').send(payload);
     } catch (err) {
@@ -133,9 +143,21 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     refuseBadStrings(req.query);
     const q = validate(listQuery, req.query);
     const p = pageRequest(q, 'cs');
-    const page = await listSessions(deps.db, auth.merchantId, auth.mode, { offset: p.offset, limit: p.page_size, after: p.after, status: q.status, orderId: q.order_id });
+    const page = await listSessions(deps.db, auth.merchantId, auth.mode, {
+      offset: p.offset,
+      limit: p.page_size,
+      after: p.after,
+      status: q.status,
+      orderId: q.order_id,
+    });
     if (!page) throw unknownPageCursor();
-    return pageEnvelope(p, page.rows.map((r) => render(r)), page.total, page.position, page.rows.at(-1)?.id);
+    return pageEnvelope(
+      p,
+      page.rows.map((r) => render(r)),
+      page.total,
+      page.position,
+      page.rows.at(-1)?.id,
+    );
   });
 
   async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {
@@ -171,7 +193,10 @@ async function quoteCoin(rates: RateService, currency: string, coin: Coin, amoun
   if (currency === coin) return { amountMinor, exchangeRate: null };
   try {
     const q = await rates.quote(currency, coin);
-    return { amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, STABLECOIN_EXPONENT), exchangeRate: formatRate(q.rate) };
+    return {
+      amountMinor: convertMinor(amountMinor, currencyExponent(currency)!, q.rate, STABLECOIN_EXPONENT),
+      exchangeRate: formatRate(q.rate),
+    };
   } catch (err) {
     if (err instanceof RateUnavailableError) return undefined;
     throw err;
@@ -190,5 +215,3 @@ function sessionIdParam(req: FastifyRequest): string {
   if (!/^[A-Za-z0-9_]{1,255}$/.test(id)) throw resourceNotFound('session_id', 'payment session');
   return id;
 }
-
-

@@ -4,11 +4,23 @@ import type { Db } from '../../db/database.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
 import { idempotencyKeyReused, invalidAmount, invalidRequest, parameterInvalid, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { findStoredResponse, isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
+import {
+  findStoredResponse,
+  isIdempotencyKeyTaken,
+  requestFingerprint,
+  storeResponse,
+  type IdempotencyScope,
+} from '../../ledger/idempotency.js';
 import { findInvoice } from '../../ledger/invoices.js';
 import { findPaymentMethod } from '../../ledger/payment-methods.js';
 import {
-  CANCELLATION_REASONS, SUBSCRIPTION_STATUSES, cancelSubscription, findSubscription, insertSubscription, listSubscriptions, type SubscriptionRow,
+  CANCELLATION_REASONS,
+  SUBSCRIPTION_STATUSES,
+  cancelSubscription,
+  findSubscription,
+  insertSubscription,
+  listSubscriptions,
+  type SubscriptionRow,
 } from '../../ledger/subscriptions.js';
 import { systemClock, type Clock } from '../../domain/clock.js';
 import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../domain/subscription-settings.js';
@@ -78,7 +90,9 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
     const auth = req.auth!;
     const body = jsonObjectBody(req);
     const key = idempotencyKeyOf(req);
-    const scope: IdempotencyScope | undefined = key ? { merchantId: auth.merchantId, mode: auth.mode, scope: IDEMPOTENCY_SCOPE, key } : undefined;
+    const scope: IdempotencyScope | undefined = key
+      ? { merchantId: auth.merchantId, mode: auth.mode, scope: IDEMPOTENCY_SCOPE, key }
+      : undefined;
     const fingerprint = requestFingerprint(body);
     if (scope) {
       const replay = await replayStored(scope, fingerprint, reply);
@@ -99,7 +113,8 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
     const item = input.items[0]!;
     const unitAmount = BigInt(item.price_data.unit_amount);
     const quantity = item.quantity ?? 1;
-    if (unitAmount * BigInt(quantity) > 100_000_000_000n) throw invalidAmount('items[0][price_data][unit_amount]', 'price × quantity is above 1,000,000,000.00 per period');
+    if (unitAmount * BigInt(quantity) > 100_000_000_000n)
+      throw invalidAmount('items[0][price_data][unit_amount]', 'price × quantity is above 1,000,000,000.00 per period');
     const at = (v: number | undefined) => (v === undefined ? null : new Date(v * 1000));
     try {
       const payload = await deps.db.transaction().execute(async (trx) => {
@@ -149,8 +164,16 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
     const auth = req.auth!;
     const s = await subscriptionOr404(req);
     const expand = parseExpand(req.query);
-    const latestInvoice = expand.has('latest_invoice') ? (s.latest_invoice_id ? (await findInvoice(deps.db, auth.merchantId, auth.mode, s.latest_invoice_id)) ?? null : null) : undefined;
-    const paymentMethod = expand.has('payment_method') ? (s.payment_method_id ? (await findPaymentMethod(deps.db, auth.merchantId, auth.mode, s.payment_method_id)) ?? null : null) : undefined;
+    const latestInvoice = expand.has('latest_invoice')
+      ? s.latest_invoice_id
+        ? ((await findInvoice(deps.db, auth.merchantId, auth.mode, s.latest_invoice_id)) ?? null)
+        : null
+      : undefined;
+    const paymentMethod = expand.has('payment_method')
+      ? s.payment_method_id
+        ? ((await findPaymentMethod(deps.db, auth.merchantId, auth.mode, s.payment_method_id)) ?? null)
+        : null
+      : undefined;
     return serializeSubscription(s, deps.checkoutBaseUrl, {
       ...(latestInvoice !== undefined ? { latestInvoice } : {}),
       ...(paymentMethod !== undefined ? { paymentMethod } : {}),
@@ -193,7 +216,11 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
       case 'scheduled':
         return serializeCancellation(r.subscription);
       case 'not_cancelable':
-        throw invalidRequest('subscription_not_cancelable', `A subscription in status ${r.subscription.status} cannot be canceled.`, 'subscription_id');
+        throw invalidRequest(
+          'subscription_not_cancelable',
+          `A subscription in status ${r.subscription.status} cannot be canceled.`,
+          'subscription_id',
+        );
       case 'no_period':
         throw parameterInvalid('cancel_at_period_end', 'This subscription has no current period yet; cancel it now instead.');
     }
@@ -219,17 +246,19 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
 /** `expand` as a string, a comma list, repeated keys or `expand[]`; each value must be expandable. */
 function parseExpand(query: unknown): Set<string> {
   const q = (query ?? {}) as Record<string, unknown>;
-  for (const k of Object.keys(q)) if (k !== 'expand' && k !== 'expand[]') throw invalidRequest('parameter_unknown', `Received unknown parameter: ${k}.`, k);
+  for (const k of Object.keys(q))
+    if (k !== 'expand' && k !== 'expand[]') throw invalidRequest('parameter_unknown', `Received unknown parameter: ${k}.`, k);
   const raw = [q.expand, q['expand[]']].flat().filter((v) => v !== undefined);
   const out = new Set<string>();
   for (const v of raw) {
     if (typeof v !== 'string') throw parameterInvalid('expand', 'expand must be a string or an array of strings.');
-    for (const part of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const part of v
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       if (!EXPANDABLE.has(part)) throw parameterInvalid('expand', `expand values: ${[...EXPANDABLE].join(', ')}.`);
       out.add(part);
     }
   }
   return out;
 }
-
-

@@ -3,7 +3,10 @@ import type { Mode } from '../../domain/vocabulary.js';
 import { unix } from './session.js';
 
 // PaymentMethod (interface.md): masked address, network and token in metadata.
-export function serializePaymentMethod(p: PaymentMethodRow, display: (network: string, mode: Mode, canonical: string) => string): Record<string, unknown> {
+export function serializePaymentMethod(
+  p: PaymentMethodRow,
+  display: (network: string, mode: Mode, canonical: string) => string,
+): Record<string, unknown> {
   return {
     id: p.id,
     object: 'payment_method',

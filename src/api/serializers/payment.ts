@@ -4,7 +4,10 @@ import { unix } from './session.js';
 
 // A subscription payment (pay_) as GET /api/v1/payment/{id} shows it: the PaymentSession shape with integer minor
 // units and uppercase currency codes, plus subscription_id and invoice_id (interface.md, decisions.md).
-export function serializePayment(p: SessionRow, refs: { subscriptionId: string; invoiceId: string; transactionHash: string | null }): Record<string, unknown> {
+export function serializePayment(
+  p: SessionRow,
+  refs: { subscriptionId: string; invoiceId: string; transactionHash: string | null },
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: p.id,
     object: 'payment',

@@ -27,7 +27,8 @@ export function serializeRefund(
     ...(isSubscriptionPayment(r.session_id) ? { payment_id: r.session_id } : { session_id: r.session_id }),
     order_id: r.order_id,
     amount: jsonInt(r.amount_minor, 'amount'),
-    amount_delivered: r.delivered_base === null ? null : jsonInt(deliveredMinor({ ...r, delivered_base: r.delivered_base }), 'amount_delivered'),
+    amount_delivered:
+      r.delivered_base === null ? null : jsonInt(deliveredMinor({ ...r, delivered_base: r.delivered_base }), 'amount_delivered'),
     currency: r.currency,
     status: r.status,
     reason: r.reason,

@@ -13,7 +13,11 @@ export interface SubscriptionExpansions {
 
 const ts = (d: Date | null): number | null => (d ? unix(d) : null);
 
-export function serializeSubscription(s: SubscriptionRow, checkoutBaseUrl: string, x: SubscriptionExpansions = {}): Record<string, unknown> {
+export function serializeSubscription(
+  s: SubscriptionRow,
+  checkoutBaseUrl: string,
+  x: SubscriptionExpansions = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: s.id,
     object: 'subscription',
@@ -56,7 +60,13 @@ export function serializeSubscription(s: SubscriptionRow, checkoutBaseUrl: strin
   if (x.latestInvoice !== undefined) {
     const i = x.latestInvoice;
     out.latest_invoice_object = i
-      ? { id: i.id, status: i.status, amount_due: jsonInt(i.amount_due_minor, 'amount_due'), amount_paid: jsonInt(i.amount_paid_minor, 'amount_paid'), currency: i.currency }
+      ? {
+          id: i.id,
+          status: i.status,
+          amount_due: jsonInt(i.amount_due_minor, 'amount_due'),
+          amount_paid: jsonInt(i.amount_paid_minor, 'amount_paid'),
+          currency: i.currency,
+        }
       : null;
   }
   if (x.paymentMethod !== undefined) {

@@ -13,11 +13,17 @@
   var pollTimer = null;
   var errors = 0;
 
-  function $(id) { return document.getElementById(id); }
-  function fmt(key, vars) {
-    return String(msgs[key] || '').replace(/\{(\w+)\}/g, function (m, k) { return vars && k in vars ? vars[k] : m; });
+  function $(id) {
+    return document.getElementById(id);
   }
-  function pad(n) { return n < 10 ? '0' + n : String(n); }
+  function fmt(key, vars) {
+    return String(msgs[key] || '').replace(/\{(\w+)\}/g, function (m, k) {
+      return vars && k in vars ? vars[k] : m;
+    });
+  }
+  function pad(n) {
+    return n < 10 ? '0' + n : String(n);
+  }
 
   // Countdown to expires_at on the server's clock.
   var countdown = $('sp-countdown');
@@ -37,10 +43,15 @@
     var done = function () {
       var label = button.textContent;
       button.textContent = msgs['pay.copied'];
-      setTimeout(function () { button.textContent = label; }, 1500);
+      setTimeout(function () {
+        button.textContent = label;
+      }, 1500);
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
+      navigator.clipboard.writeText(text).then(done, function () {
+        fallbackCopy(text);
+        done();
+      });
     } else {
       fallbackCopy(text);
       done();
@@ -54,25 +65,40 @@
     area.style.opacity = '0';
     document.body.appendChild(area);
     area.select();
-    try { document.execCommand('copy'); } catch (e) { /* nothing else to try */ }
+    try {
+      document.execCommand('copy');
+    } catch (e) {
+      /* nothing else to try */
+    }
     document.body.removeChild(area);
   }
   var buttons = document.querySelectorAll('button[data-copy]');
   for (var i = 0; i < buttons.length; i++) {
-    buttons[i].addEventListener('click', function (ev) { copy(ev.currentTarget); });
+    buttons[i].addEventListener('click', function (ev) {
+      copy(ev.currentTarget);
+    });
   }
 
   function statusText(s) {
     switch (s.state) {
-      case 'select': return fmt('status.select');
-      case 'waiting': return fmt('status.waiting');
-      case 'confirming': return fmt('status.confirming');
-      case 'partial': return fmt('status.partial', { remaining: s.remaining, token: s.token });
-      case 'paid': return fmt('status.paid');
+      case 'select':
+        return fmt('status.select');
+      case 'waiting':
+        return fmt('status.waiting');
+      case 'confirming':
+        return fmt('status.confirming');
+      case 'partial':
+        return fmt('status.partial', { remaining: s.remaining, token: s.token });
+      case 'paid':
+        return fmt('status.paid');
       case 'expired':
-        return s.received && s.received !== '0.00' ? fmt('status.expired_received', { received: s.received, token: s.token }) : fmt('status.expired');
-      case 'canceled': return fmt('status.canceled');
-      default: return '';
+        return s.received && s.received !== '0.00'
+          ? fmt('status.expired_received', { received: s.received, token: s.token })
+          : fmt('status.expired');
+      case 'canceled':
+        return fmt('status.canceled');
+      default:
+        return '';
     }
   }
 
@@ -82,7 +108,13 @@
     if (offline) offline.hidden = true;
     // The amount to send (and its QR code) is rendered by the server: reload when it changed.
     var payable = s.state === 'waiting' || s.state === 'partial' || s.state === 'confirming';
-    if (payable && data.remainingBase !== null && s.remaining_base !== null && s.remaining_base !== '0' && s.remaining_base !== data.remainingBase) {
+    if (
+      payable &&
+      data.remainingBase !== null &&
+      s.remaining_base !== null &&
+      s.remaining_base !== '0' &&
+      s.remaining_base !== data.remainingBase
+    ) {
       stop();
       location.reload();
       return;
@@ -109,10 +141,15 @@
       hideTimer();
       if (s.redirect) {
         var ret = $('sp-return');
-        if (ret) { ret.hidden = false; ret.setAttribute('href', s.redirect); }
+        if (ret) {
+          ret.hidden = false;
+          ret.setAttribute('href', s.redirect);
+        }
         var red = $('sp-redirecting');
         if (red) red.hidden = false;
-        setTimeout(function () { location.assign(s.redirect); }, 1500);
+        setTimeout(function () {
+          location.assign(s.redirect);
+        }, 1500);
       }
     }
     if (s.state === 'expired' || s.state === 'canceled') hideTimer();
@@ -130,7 +167,11 @@
     req.setRequestHeader('Accept', 'application/json');
     req.onload = function () {
       if (req.status === 200) {
-        try { apply(JSON.parse(req.responseText)); } catch (e) { /* ignore a malformed answer */ }
+        try {
+          apply(JSON.parse(req.responseText));
+        } catch (e) {
+          /* ignore a malformed answer */
+        }
       } else onError();
     };
     req.onerror = onError;
@@ -150,23 +191,45 @@
   }
 
   function stop() {
-    if (source) { source.close(); source = null; }
-    if (pollTimer) { clearInterval(pollTimer); pollTimer = null; }
+    if (source) {
+      source.close();
+      source = null;
+    }
+    if (pollTimer) {
+      clearInterval(pollTimer);
+      pollTimer = null;
+    }
   }
 
   function connect() {
     if (terminal[state]) return;
-    if (!window.EventSource) { startPolling(); return; }
+    if (!window.EventSource) {
+      startPolling();
+      return;
+    }
     source = new EventSource(data.eventsUrl);
     source.onmessage = function (ev) {
-      try { apply(JSON.parse(ev.data)); } catch (e) { /* ignore */ }
+      try {
+        apply(JSON.parse(ev.data));
+      } catch (e) {
+        /* ignore */
+      }
     };
     source.onerror = function () {
       // A stream the server refused (429 over a cap, 404) is CLOSED and never retried by the browser: poll at once.
-      if (source && source.readyState === 2) { source.close(); source = null; startPolling(); return; }
+      if (source && source.readyState === 2) {
+        source.close();
+        source = null;
+        startPolling();
+        return;
+      }
       // EventSource reconnects by itself after a network drop; after repeated failures fall back to polling.
       onError();
-      if (errors >= 2 && source) { source.close(); source = null; startPolling(); }
+      if (errors >= 2 && source) {
+        source.close();
+        source = null;
+        startPolling();
+      }
     };
   }
 
@@ -174,5 +237,7 @@
   setInterval(tick, 1000);
   connect();
   // A page restored from the back/forward cache has a stale state: ask again.
-  window.addEventListener('pageshow', function (ev) { if (ev.persisted) refresh(); });
+  window.addEventListener('pageshow', function (ev) {
+    if (ev.persisted) refresh();
+  });
 })();

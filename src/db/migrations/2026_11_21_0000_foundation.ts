@@ -64,13 +64,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('network', 'text')
     .addColumn('token', 'text')
     .addColumn('hd_account', 'integer', (c) => c.notNull())
-    .addColumn('address_index', 'bigint', (c) =>
-      c.notNull().unique().defaultTo(sql`nextval('session_address_index_seq')`),
-    )
+    .addColumn('address_index', 'bigint', (c) => c.notNull().unique().defaultTo(sql`nextval('session_address_index_seq')`))
     .addColumn('deposit_address', 'text')
-    .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('open').check(sql`status in ('open','paid','expired','canceled')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().defaultTo('open').check(sql`status in ('open','paid','expired','canceled')`))
     .addColumn('received_base', sql`numeric(78,0)`, (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())

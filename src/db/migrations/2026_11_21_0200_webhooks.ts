@@ -19,9 +19,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('mode', 'text', (c) => c.notNull())
     .addColumn('event_type', 'text', (c) => c.notNull())
     .addColumn('body', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('pending').check(sql`status in ('pending','delivered','failed','skipped')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending','delivered','failed','skipped')`))
     .addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('round_attempts', 'integer', (c) => c.notNull().defaultTo(0))
@@ -62,7 +60,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       perform pg_notify('outbox_events', '');
       return null;
     end $$`.execute(db);
-  await sql`create trigger outbox_events_notify after insert on outbox_events for each statement execute function outbox_events_notify()`.execute(db);
+  await sql`create trigger outbox_events_notify after insert on outbox_events for each statement execute function outbox_events_notify()`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

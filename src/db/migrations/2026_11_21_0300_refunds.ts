@@ -86,5 +86,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['receipt_counters', 'hot_wallet_nonces', 'payout_attempts', 'refunds']) await db.schema.dropTable(t).ifExists().execute();
+  for (const t of ['receipt_counters', 'hot_wallet_nonces', 'payout_attempts', 'refunds'])
+    await db.schema.dropTable(t).ifExists().execute();
 }

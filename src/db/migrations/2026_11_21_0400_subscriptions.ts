@@ -51,7 +51,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('paid_periods', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('period_number', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('incomplete').check(sql`status in ('incomplete','incomplete_expired','trialing','active','past_due','canceled')`),
+      c
+        .notNull()
+        .defaultTo('incomplete')
+        .check(sql`status in ('incomplete','incomplete_expired','trialing','active','past_due','canceled')`),
     )
     .addColumn('payment_method_id', 'text', (c) => c.references('payment_methods.id'))
     .addColumn('current_period_start', 'timestamptz')
@@ -75,7 +78,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('subscriptions_list_idx').on('subscriptions').columns(['merchant_id', 'mode', 'created_at', 'id']).execute();
   await sql`create index subscriptions_due_idx on subscriptions (next_action_at) where next_action_at is not null`.execute(db);
-  await sql`create index subscriptions_pending_auth_idx on subscriptions (auth_network, mode, auth_owner) where status = 'incomplete'`.execute(db);
+  await sql`create index subscriptions_pending_auth_idx on subscriptions (auth_network, mode, auth_owner) where status = 'incomplete'`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('invoices')
@@ -121,7 +126,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('charger_address', 'text', (c) => c.notNull())
     .addColumn('destination_address', 'text', (c) => c.notNull())
     .addColumn('amount_base', sql`numeric(78,0)`, (c) => c.notNull().check(sql`amount_base > 0`))
-    .addColumn('state', 'text', (c) => c.notNull().defaultTo('pending').check(sql`state in ('pending','signed','broadcast','succeeded','failed')`))
+    .addColumn('state', 'text', (c) =>
+      c.notNull().defaultTo('pending').check(sql`state in ('pending','signed','broadcast','succeeded','failed')`),
+    )
     .addColumn('failure_reason', 'text')
     .addColumn('nonce', sql`numeric(78,0)`)
     .addColumn('tx_hash', 'text')
@@ -134,7 +141,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // At most one charge of an invoice is in flight or succeeded: with the invoice's (subscription, period) key this
   // makes each period charged at most once.
   await sql`create unique index subscription_charges_one_live on subscription_charges (invoice_id) where state <> 'failed'`.execute(db);
-  await sql`create index subscription_charges_open_idx on subscription_charges (id) where state in ('pending','signed','broadcast')`.execute(db);
+  await sql`create index subscription_charges_open_idx on subscription_charges (id) where state in ('pending','signed','broadcast')`.execute(
+    db,
+  );
 
   // Approval log scan per chain: the last block (final) whose Approval logs were applied.
   await db.schema

@@ -6,7 +6,9 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('subscriptions').addColumn('auth_requested_at', 'timestamptz').execute();
   await sql`update subscriptions set auth_requested_at = updated_at where status = 'incomplete' and auth_owner is not null`.execute(db);
-  await sql`create index subscriptions_auth_requested_idx on subscriptions (auth_network, mode) where auth_requested_at is not null`.execute(db);
+  await sql`create index subscriptions_auth_requested_idx on subscriptions (auth_network, mode) where auth_requested_at is not null`.execute(
+    db,
+  );
   await db.schema.alterTable('payment_methods').addColumn('revoked_at', 'timestamptz').execute();
   await sql`create index payment_methods_owner_idx on payment_methods (network, mode, owner_address)`.execute(db);
 }

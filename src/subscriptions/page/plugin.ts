@@ -34,21 +34,31 @@ function allowanceMinor(s: SubscriptionRow, settings: SubscriptionSettings): big
   return s.unit_amount_minor * BigInt(s.quantity) * BigInt(s.iterations ?? settings.allowancePeriods);
 }
 
-const notAwaiting = (status: string) => invalidRequest('not_awaiting_authorization', `The subscription is ${status}; it does not take an authorization now.`, 'id', 409);
+const notAwaiting = (status: string) =>
+  invalidRequest('not_awaiting_authorization', `The subscription is ${status}; it does not take an authorization now.`, 'id', 409);
 
-const selectSchema = z.strictObject({ network: z.string().min(1).max(40), token: z.enum(['USDT', 'USDC']), address: z.string().min(1).max(100) });
+const selectSchema = z.strictObject({
+  network: z.string().min(1).max(40),
+  token: z.enum(['USDT', 'USDC']),
+  address: z.string().min(1).max(100),
+});
 
 export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageDeps): void {
   const clock = deps.clock ?? systemClock;
   const load = (id: string) =>
-    /^sub_[0-9A-Za-z]{24}$/.test(id) ? deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst() : Promise.resolve(undefined);
+    /^sub_[0-9A-Za-z]{24}$/.test(id)
+      ? deps.db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+      : Promise.resolve(undefined);
   const options = (s: SubscriptionRow) =>
     [...deps.adapters]
       .filter((a) => a.mode === s.mode && isAllowanceCharger(a))
       .flatMap((a) => a.tokens.map((t) => ({ network: a.network, token: t.symbol, family: a.family })));
   const secure = (reply: FastifyReply) =>
     reply
-      .header('Content-Security-Policy', "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+      .header(
+        'Content-Security-Policy',
+        "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+      )
       .header('X-Content-Type-Options', 'nosniff')
       .header('Referrer-Policy', 'no-referrer')
       .header('Cache-Control', 'no-store');
@@ -57,7 +67,11 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
 
   app.get<{ Params: { id: string } }>('/subscribe/:id', async (req, reply) => {
     const s = await load(req.params.id);
-    if (!s) return secure(reply).code(404).type('text/html; charset=utf-8').send('<!doctype html><title>Not found</title><p>This subscription link is not valid.</p>');
+    if (!s)
+      return secure(reply)
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .send('<!doctype html><title>Not found</title><p>This subscription link is not valid.</p>');
     return secure(reply)
       .type('text/html; charset=utf-8')
       .send(
@@ -92,21 +106,39 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     const body = validate(selectSchema, jsonObjectBody(req));
     const adapter = deps.adapters.get(body.network, s.mode);
     const token = deps.adapters.token(body.network, s.mode, body.token);
-    if (!adapter || !token || !isAllowanceCharger(adapter)) throw invalidRequest('network_unavailable', `${body.token} on ${body.network} is not available for subscriptions.`, 'network');
+    if (!adapter || !token || !isAllowanceCharger(adapter))
+      throw invalidRequest('network_unavailable', `${body.token} on ${body.network} is not available for subscriptions.`, 'network');
     const owner = adapter.normalizeAddress(body.address);
     if (!owner) throw invalidRequest('invalid_address', `address is not a ${adapter.network} address.`, 'address');
     if (s.status === 'trialing' || s.status === 'active') {
       // The checkout link is a bearer link: while the subscription is paid up, nobody holding it may move the charges
       // to another wallet (and then starve them); a customer who must change wallets does so once a payment failed.
-      const pm = s.payment_method_id ? await deps.db.selectFrom('payment_methods').select(['network', 'owner_address']).where('id', '=', s.payment_method_id).executeTakeFirst() : undefined;
+      const pm = s.payment_method_id
+        ? await deps.db
+            .selectFrom('payment_methods')
+            .select(['network', 'owner_address'])
+            .where('id', '=', s.payment_method_id)
+            .executeTakeFirst()
+        : undefined;
       if (pm && (pm.network !== adapter.network || pm.owner_address !== owner)) {
-        throw invalidRequest('wallet_change_not_allowed', 'While the subscription is paid up, only the wallet already charged can authorize again.', 'address', 409);
+        throw invalidRequest(
+          'wallet_change_not_allowed',
+          'While the subscription is paid up, only the wallet already charged can authorize again.',
+          'address',
+          409,
+        );
       }
     }
     const allowanceBase = stablecoinMinorToBase(allowanceMinor(s, deps.settings), token.decimals);
     const w = await deps.walletResolver.resolve(s.merchant_id, s.mode, adapter.network);
     const current = await adapter.getAllowance(body.token, owner, w.charger);
-    const updated = await recordAuthorizationChoice(deps.db, s.id, { network: adapter.network, token: body.token, owner, allowanceBase, at: clock.now() });
+    const updated = await recordAuthorizationChoice(deps.db, s.id, {
+      network: adapter.network,
+      token: body.token,
+      owner,
+      allowanceBase,
+      at: clock.now(),
+    });
     if (!updated) throw notAwaiting(s.status);
     // An allowance that already covers the request produces no new Approval log: authorize from the chain's state,
     // read at the final height like every authorization. One not final yet comes from a recent approve, whose log
@@ -115,13 +147,23 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     const final = current >= allowanceBase ? await adapter.getAllowance(body.token, owner, w.charger, 'final') : 0n;
     if (final >= allowanceBase) {
       const lifecycle: LifecycleDeps = {
-        db: deps.db, clock, settings: deps.settings, checkoutBaseUrl: deps.checkoutBaseUrl, wallets: deps.walletResolver.wallets,
+        db: deps.db,
+        clock,
+        settings: deps.settings,
+        checkoutBaseUrl: deps.checkoutBaseUrl,
+        wallets: deps.walletResolver.wallets,
         tokenDecimals: deps.adapters.tokenDecimals,
       };
       const r = await applyApproval(lifecycle, s.id, {
-        network: adapter.network, mode: s.mode, token: body.token, owner, spender: w.charger, value: final,
+        network: adapter.network,
+        mode: s.mode,
+        token: body.token,
+        owner,
+        spender: w.charger,
+        value: final,
         // No log to point at: the reference names the allowance read, unique per subscription and selection.
-        txHash: `allowance:${s.id}:${updated.auth_requested_at!.getTime()}`, logIndex: 0,
+        txHash: `allowance:${s.id}:${updated.auth_requested_at!.getTime()}`,
+        logIndex: 0,
       });
       authorized = r === 'authorized';
     }
@@ -131,9 +173,10 @@ export function registerAuthorizePage(app: FastifyInstance, deps: AuthorizePageD
     // Wallets that sign prepared transactions (TronLink, Solana Wallet Standard) get them built here. With a reset
     // first, only approve(0) is prepared: Tether's approve of the full allowance would revert until the reset lands,
     // so the page selects again afterwards and gets it then.
-    const walletTransactions = !authorized && adapter.buildApprovalForWallet && current < allowanceBase
-      ? [await adapter.buildApprovalForWallet(body.token, owner, w.charger, resetFirst ? 0n : allowanceBase)]
-      : undefined;
+    const walletTransactions =
+      !authorized && adapter.buildApprovalForWallet && current < allowanceBase
+        ? [await adapter.buildApprovalForWallet(body.token, owner, w.charger, resetFirst ? 0n : allowanceBase)]
+        : undefined;
     const chainId = deps.adapters.chainId(adapter.network, s.mode);
     return reply.header('Cache-Control', 'no-store').send({
       network: adapter.network,

@@ -15,7 +15,12 @@ export interface AuthorizePageModel {
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 export function renderAuthorizePage(m: AuthorizePageModel): string {
-  const opts = m.options.map((o) => `<option value="${esc(`${o.network}:${o.token}`)}" data-family="${esc(o.family)}">${esc(o.token)} on ${esc(o.network)}</option>`).join('');
+  const opts = m.options
+    .map(
+      (o) =>
+        `<option value="${esc(`${o.network}:${o.token}`)}" data-family="${esc(o.family)}">${esc(o.token)} on ${esc(o.network)}</option>`,
+    )
+    .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Authorize ${esc(m.product)}</title>
@@ -26,8 +31,12 @@ export function renderAuthorizePage(m: AuthorizePageModel): string {
 <p><strong>${esc(m.pricePerPeriod)} USD</strong> per ${esc(m.interval)}${m.trialEnd ? `, first charge after the trial (${esc(m.trialEnd.toISOString().slice(0, 10))})` : ''}.</p>
 <p id="sizing">You approve a spending allowance of <strong>${esc(m.allowance)}</strong> (${esc(m.pricePerPeriod)} × ${m.periods} periods) to this merchant's charging address.
 It can only take the price of each period when it is due; you can revoke the allowance at any time in your wallet.</p>
-${m.options.some((o) => o.family === 'solana') ? `<p id="solana-delegate">On Solana, a token account has a single delegate: approving this merchant <strong>replaces any other delegate</strong> of your token account (another subscription, an open order), and approving anyone else later ends this authorization.</p>
-` : ''}<label>Pay with <select id="choice">${opts}</select></label>
+${
+  m.options.some((o) => o.family === 'solana')
+    ? `<p id="solana-delegate">On Solana, a token account has a single delegate: approving this merchant <strong>replaces any other delegate</strong> of your token account (another subscription, an open order), and approving anyone else later ends this authorization.</p>
+`
+    : ''
+}<label>Pay with <select id="choice">${opts}</select></label>
 <p><button id="authorize" type="button">Connect wallet and authorize</button></p>
 <p id="msg" role="status">${m.status === 'incomplete' ? '' : m.status === 'past_due' ? 'A payment failed: authorize again to settle it.' : `This subscription is ${esc(m.status)}.`}</p>
 </main>

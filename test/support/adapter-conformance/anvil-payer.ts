@@ -34,7 +34,11 @@ export function anvilPayer(node: AnvilNode): AnvilPayer {
         approved.add(token.address);
       }
       const pay = batcher.connect(payer) as Contract;
-      const tx = await (pay.getFunction('pay') as Send)(token.address, transfers.map((t) => t.to), transfers.map((t) => t.amount));
+      const tx = await (pay.getFunction('pay') as Send)(
+        token.address,
+        transfers.map((t) => t.to),
+        transfers.map((t) => t.amount),
+      );
       await minedReceipt(node, tx.hash);
       return tx.hash;
     },
@@ -45,7 +49,9 @@ export function anvilPayer(node: AnvilNode): AnvilPayer {
     },
     async reorg(token, to, amount) {
       const c = new Contract(token.address, ['function transfer(address,uint256)'], payer);
-      const raw = await payer.signTransaction(await payer.populateTransaction({ to: token.address, data: c.interface.encodeFunctionData('transfer', [to, amount]) }));
+      const raw = await payer.signTransaction(
+        await payer.populateTransaction({ to: token.address, data: c.interface.encodeFunctionData('transfer', [to, amount]) }),
+      );
       const snapshot = await node.rpc<string>('evm_snapshot');
       // Automine may answer before the block is sealed: wait for the receipt, or the watcher can read an older head.
       const hash = await node.rpc<string>('eth_sendRawTransaction', [raw]);

@@ -19,7 +19,8 @@ export async function evmFixture(): Promise<ConformanceFixture> {
   const adapter = makeAdapter(node, [usdt, usdc]);
   const merchant = await createMerchant(tdb.db);
   const hotWallet = await adapter.deriveHotWallet(signer, merchant.account, HOT_WALLET_SLOT.refunds);
-  const setNativeBalance = (address: string, amount: bigint) => node.rpc('anvil_setBalance', [address, `0x${amount.toString(16)}`]).then(() => undefined);
+  const setNativeBalance = (address: string, amount: bigint) =>
+    node.rpc('anvil_setBalance', [address, `0x${amount.toString(16)}`]).then(() => undefined);
   await setNativeBalance(hotWallet.address, 10n ** 19n);
   await fund(usdt, hotWallet.address, 10n ** 9n);
   await fund(usdc, hotWallet.address, 10n ** 9n);
@@ -33,7 +34,11 @@ export async function evmFixture(): Promise<ConformanceFixture> {
     txHashPattern: /^0x[0-9a-f]{64}$/,
     payer: payer.address,
     stepsToFinal: 2,
-    adapterWith: (tokens) => makeAdapter(node, tokens.map((t) => ({ ...(t.symbol === 'USDT' ? usdt : usdc), decimals: t.decimals }))),
+    adapterWith: (tokens) =>
+      makeAdapter(
+        node,
+        tokens.map((t) => ({ ...(t.symbol === 'USDT' ? usdt : usdc), decimals: t.decimals })),
+      ),
     pay: (s, transfers) => payer.pay(token(s), transfers),
     payLookAlike: (to, amount) => payer.pay(lookAlike, [{ to, amount }]).then(() => undefined),
     payFailing: (s, to, amount) => payer.payFailing(token(s), to, amount),
@@ -52,7 +57,13 @@ export async function evmFixture(): Promise<ConformanceFixture> {
       }),
     outlive: async (signed) => {
       // Another transaction takes the nonce: the stale bytes can never be mined.
-      const other = await adapter.buildTokenTransfer({ from: hotWallet, to: Wallet.createRandom().address, token: 'USDT', amount: 1n, nonce: BigInt(signed.nonce!) });
+      const other = await adapter.buildTokenTransfer({
+        from: hotWallet,
+        to: Wallet.createRandom().address,
+        token: 'USDT',
+        amount: 1n,
+        nonce: BigInt(signed.nonce!),
+      });
       const taken = await adapter.signTransfer(other, signer);
       await adapter.broadcast(taken);
       await minedReceipt(node, taken.hash);

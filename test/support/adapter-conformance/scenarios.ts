@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { NetworkWatcher } from '../../../src/watcher/network-watcher.js';
 import { listUnmatchedDeposits } from '../../../src/ledger/deposits.js';
-import { TokenRegistryMismatchError, TransferRejectedError, type SignedTransfer, type TokenSymbol, type TokenTransferRequest } from '../../../chains/types.js';
+import {
+  TokenRegistryMismatchError,
+  TransferRejectedError,
+  type SignedTransfer,
+  type TokenSymbol,
+  type TokenTransferRequest,
+} from '../../../chains/types.js';
 import { createBoundSession, depositsFor, eventsFor, sessionRow, signer } from '../evm-tokens/scenario.js';
 import type { ConformanceFixture } from './fixture.js';
 
@@ -41,8 +47,10 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
     const session = (amountMinor: bigint, token: TokenSymbol, o: { expiresInSec?: number } = {}) =>
       createBoundSession(f.db, f.adapter, f.merchant, { amountMinor, token, ...o });
     const deposits = async (sessionId: string) =>
-      (await sql<Deposit>`select tx_hash, log_index, to_address, from_address, token, token_contract, amount_base, status, disposition, unmatched_reason
-        from deposits where session_id = ${sessionId} order by block_number, log_index`.execute(f.db)).rows;
+      (
+        await sql<Deposit>`select tx_hash, log_index, to_address, from_address, token, token_contract, amount_base, status, disposition, unmatched_reason
+        from deposits where session_id = ${sessionId} order by block_number, log_index`.execute(f.db)
+      ).rows;
 
     beforeAll(async () => {
       f = await setup();
@@ -79,10 +87,24 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         expect(await sessionRow(f.db, s.id)).toMatchObject({ status: 'paid', received_base: base('USDC', 1250n) });
         const [d, ...more] = await deposits(s.id);
         expect(more).toEqual([]);
-        expect(d).toMatchObject({ tx_hash: tx, to_address: s.address, from_address: f.payer, token: 'USDC', token_contract: contractOf('USDC'), amount_base: base('USDC', 1250n), status: 'confirmed', disposition: 'credited' });
+        expect(d).toMatchObject({
+          tx_hash: tx,
+          to_address: s.address,
+          from_address: f.payer,
+          token: 'USDC',
+          token_contract: contractOf('USDC'),
+          amount_base: base('USDC', 1250n),
+          status: 'confirmed',
+          disposition: 'credited',
+        });
         const events = await eventsFor(f.db, s.id);
         expect(events.map((e) => e.type)).toEqual(['payment.completed']);
-        expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({ amount: '12.50', currency: 'USDC', status: 'completed', session_id: s.id });
+        expect((events[0]!.payload as { data: { object: Record<string, string> } }).data.object).toMatchObject({
+          amount: '12.50',
+          currency: 'USDC',
+          status: 'completed',
+          session_id: s.id,
+        });
         await f.advance(5);
         await drain();
         expect(await eventsFor(f.db, s.id)).toHaveLength(1);
@@ -104,7 +126,9 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         await drain();
         expect(await sessionRow(f.db, a.id)).toMatchObject({ status: 'paid', received_base: base('USDT', 1000n) });
         expect(await sessionRow(f.db, b.id)).toMatchObject({ status: 'paid', received_base: base('USDT', 1000n) + 1n });
-        const st = await sql<{ overpaid_base: bigint }>`select overpaid_base from session_settlements where session_id = ${b.id}`.execute(f.db);
+        const st = await sql<{ overpaid_base: bigint }>`select overpaid_base from session_settlements where session_id = ${b.id}`.execute(
+          f.db,
+        );
         expect(st.rows[0]!.overpaid_base).toBe(1n);
         expect((await deposits(a.id)).map((d) => d.disposition)).toEqual(['credited', 'credited']);
       });
@@ -139,7 +163,9 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         await f.advance(f.stepsToFinal);
         await drain();
         // Only the registry USDC transfer is recorded, and as not selected: the look-alike and the failure are not.
-        expect(await deposits(s.id)).toMatchObject([{ token: 'USDC', status: 'confirmed', disposition: 'unmatched', unmatched_reason: 'not_selected' }]);
+        expect(await deposits(s.id)).toMatchObject([
+          { token: 'USDC', status: 'confirmed', disposition: 'unmatched', unmatched_reason: 'not_selected' },
+        ]);
         expect(await sessionRow(f.db, s.id)).toMatchObject({ status: 'open', received_base: 0n });
         expect((await eventsFor(f.db, s.id)).map((e) => e.type)).not.toContain('payment.completed');
       });
@@ -187,7 +213,9 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         await f.advance(f.stepsToFinal);
         await drain();
         expect(await sessionRow(f.db, s.id)).toMatchObject({ status: 'paid', received_base: amount });
-        expect((await deposits(s.id)).filter((d) => d.status === 'confirmed')).toMatchObject([{ disposition: 'credited', amount_base: amount }]);
+        expect((await deposits(s.id)).filter((d) => d.status === 'confirmed')).toMatchObject([
+          { disposition: 'credited', amount_base: amount },
+        ]);
         expect((await eventsFor(f.db, s.id)).map((e) => e.type)).toEqual(['payment.completed']);
       });
     });
@@ -204,7 +232,11 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         const r = await f.adapter.broadcast(signed);
         return r.status === 'rejected' && (r.reason === 'nonce_too_low' || r.reason === 'expired');
       }
-      const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+      const rejection = (p: Promise<unknown>) =>
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        );
 
       it('refuses before signing: a token balance too small, no native coin for the fee', async () => {
         const to = f.newDestination();
@@ -237,7 +269,10 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         expect(outcome).toMatchObject({ status: 'succeeded', final: true });
         expect(outcome.status === 'succeeded' && outcome.fee).toBeGreaterThan(0n);
         const from = f.adapter.normalizeAddress(f.hotWallet.address)!;
-        expect(await f.adapter.readDelivery(signed.hash, 'USDT', from, f.adapter.normalizeAddress(to)!)).toEqual({ delivered: 12_500_000n, elsewhere: 0n });
+        expect(await f.adapter.readDelivery(signed.hash, 'USDT', from, f.adapter.normalizeAddress(to)!)).toEqual({
+          delivered: 12_500_000n,
+          elsewhere: 0n,
+        });
         expect(await f.tokenBalance('USDT', to)).toBe(12_500_000n);
         expect(await f.tokenBalance('USDT', f.hotWallet.address)).toBe(before - 12_500_000n);
         expect(await f.adapter.broadcast(signed)).toEqual({ status: 'already_known' });
@@ -251,7 +286,14 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         await f.landFailing(signed, 'USDT');
         await f.advance(f.stepsToFinal + 1);
         expect(await f.adapter.getTransactionOutcome(signed.hash)).toMatchObject({ status: 'failed', reason: 'reverted', final: true });
-        expect(await f.adapter.readDelivery(signed.hash, 'USDT', f.adapter.normalizeAddress(f.hotWallet.address)!, f.adapter.normalizeAddress(to)!)).toBeNull();
+        expect(
+          await f.adapter.readDelivery(
+            signed.hash,
+            'USDT',
+            f.adapter.normalizeAddress(f.hotWallet.address)!,
+            f.adapter.normalizeAddress(to)!,
+          ),
+        ).toBeNull();
         expect(await f.tokenBalance('USDT', to)).toBe(0n);
       });
 

@@ -1,5 +1,20 @@
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAccount, getAssociatedTokenAddressSync, TokenAccountNotFoundError } from '@solana/spl-token';
+import {
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  TransactionMessage,
+  VersionedTransaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAccount,
+  getAssociatedTokenAddressSync,
+  TokenAccountNotFoundError,
+} from '@solana/spl-token';
 import { createTestDatabase } from '../db.js';
 import { createMerchant, signer } from '../evm-tokens/scenario.js';
 import { startFakeSolanaRpc } from '../../../scripts/devnet/solana-rpc/rpc-server.js';
@@ -20,8 +35,10 @@ export async function solanaFixture(): Promise<ConformanceFixture> {
   const lookAlike = rpc.validator.createMint({ decimals: 6 });
   const payer = Keypair.generate();
   rpc.validator.airdrop(payer.publicKey.toBase58(), 100n * BigInt(LAMPORTS_PER_SOL));
-  for (const mint of [mints.USDT, mints.USDC, lookAlike]) rpc.validator.setTokenAccount({ mint, owner: payer.publicKey.toBase58(), amount: 10n ** 12n });
-  const makeAdapter = (tokens: readonly TokenContract[]) => new SolanaChainAdapter({ mode: 'test', rpcUrl: rpc.url, tokens: [...tokens], rpcConcurrency: 4 });
+  for (const mint of [mints.USDT, mints.USDC, lookAlike])
+    rpc.validator.setTokenAccount({ mint, owner: payer.publicKey.toBase58(), amount: 10n ** 12n });
+  const makeAdapter = (tokens: readonly TokenContract[]) =>
+    new SolanaChainAdapter({ mode: 'test', rpcUrl: rpc.url, tokens: [...tokens], rpcConcurrency: 4 });
   const adapter = makeAdapter(MAINNET_TOKENS.solana);
   const merchant = await createMerchant(tdb.db);
   const hotWallet = await adapter.deriveHotWallet(signer, merchant.account, HOT_WALLET_SLOT.refunds);
@@ -41,11 +58,14 @@ export async function solanaFixture(): Promise<ConformanceFixture> {
   }
   async function signed(ixs: TransactionInstruction[]): Promise<Uint8Array> {
     const { blockhash } = await conn.getLatestBlockhash('confirmed');
-    const tx = new VersionedTransaction(new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: ixs }).compileToV0Message());
+    const tx = new VersionedTransaction(
+      new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: ixs }).compileToV0Message(),
+    );
     tx.sign([payer]);
     return tx.serialize();
   }
-  const send = async (ixs: TransactionInstruction[], skipPreflight = false) => conn.sendRawTransaction(await signed(ixs), { skipPreflight });
+  const send = async (ixs: TransactionInstruction[], skipPreflight = false) =>
+    conn.sendRawTransaction(await signed(ixs), { skipPreflight });
   async function tokenBalance(symbol: TokenSymbol, owner: string): Promise<bigint> {
     try {
       return (await getAccount(conn, getAssociatedTokenAddressSync(new PublicKey(mints[symbol]), new PublicKey(owner), true))).amount;
@@ -82,7 +102,8 @@ export async function solanaFixture(): Promise<ConformanceFixture> {
     hotWallet,
     newDestination: () => Keypair.generate().publicKey.toBase58(),
     tokenBalance,
-    setNativeBalance: async (address, lamports) => rpc.validator.setAccount({ address, lamports, data: new Uint8Array(0), owner: SystemProgram.programId.toBase58() }),
+    setNativeBalance: async (address, lamports) =>
+      rpc.validator.setAccount({ address, lamports, data: new Uint8Array(0), owner: SystemProgram.programId.toBase58() }),
     landFailing: async (tx, symbol) => {
       // The hot wallet's tokens vanish after signing and the bytes reach the leader without preflight (as a lagging
       // node forwards them): the transaction lands with an error.

@@ -29,7 +29,14 @@ export async function tronFixture(): Promise<ConformanceFixture> {
     { symbol: 'USDC', address: evmHexToTron(usdc.address), decimals: 6 },
   ];
   const makeAdapter = (tokens: readonly TokenContract[]) =>
-    new TronChainAdapter({ mode: 'test', jsonRpcUrl: node.url, fullHost: fake.url, chainId: CHAIN_ID, tokens, confirmation: { kind: 'depth', confirmations: 3 } });
+    new TronChainAdapter({
+      mode: 'test',
+      jsonRpcUrl: node.url,
+      fullHost: fake.url,
+      chainId: CHAIN_ID,
+      tokens,
+      confirmation: { kind: 'depth', confirmations: 3 },
+    });
   const adapter = makeAdapter(registry);
   const merchant = await createMerchant(tdb.db);
   const hotWallet = await adapter.deriveHotWallet(signer, merchant.account, HOT_WALLET_SLOT.refunds);
@@ -55,7 +62,13 @@ export async function tronFixture(): Promise<ConformanceFixture> {
     payer: evmHexToTron(payer.address),
     stepsToFinal: 2,
     adapterWith: (tokens) => makeAdapter(tokens),
-    pay: async (s, transfers) => tronTx(await payer.pay(token(s), transfers.map((t) => ({ to: hex(t.to), amount: t.amount })))),
+    pay: async (s, transfers) =>
+      tronTx(
+        await payer.pay(
+          token(s),
+          transfers.map((t) => ({ to: hex(t.to), amount: t.amount })),
+        ),
+      ),
     payLookAlike: (to, amount) => payer.pay(lookAlike, [{ to: hex(to), amount }]).then(() => undefined),
     payFailing: (s, to, amount) => payer.payFailing(token(s), hex(to), amount),
     land: async () => {},

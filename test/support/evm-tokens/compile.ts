@@ -16,7 +16,9 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE_DIR = join(HERE, '..', '..', '..', 'node_modules', '.cache', 'stablepay-evm-tokens');
 
 export function compileTestContracts(): Record<string, CompiledContract> {
-  const files = readdirSync(HERE).filter((f) => f.endsWith('.sol')).sort();
+  const files = readdirSync(HERE)
+    .filter((f) => f.endsWith('.sol'))
+    .sort();
   const sources: Record<string, { content: string }> = {};
   for (const f of files) sources[f] = { content: readFileSync(join(HERE, f), 'utf8') };
   const version = (solc as { version(): string }).version();

@@ -5,12 +5,7 @@ import { compileTestContracts } from './compile.js';
 
 export type TokenShape = 'tether' | 'fiat';
 
-export async function deployToken(
-  deployer: Signer,
-  shape: TokenShape,
-  symbol: string,
-  decimals: number,
-): Promise<Contract> {
+export async function deployToken(deployer: Signer, shape: TokenShape, symbol: string, decimals: number): Promise<Contract> {
   const compiled = compileTestContracts();
   const c = compiled[shape === 'tether' ? 'TetherStyleToken' : 'FiatTokenStyle']!;
   const factory = new ContractFactory(c.abi as never, c.bytecode, deployer);

@@ -58,9 +58,16 @@ export function makeAdapter(
 
 export const signer = new MnemonicSigner(TEST_MNEMONIC);
 
-export async function createMerchant(db: Db, id = `mch_${Math.random().toString(36).slice(2, 12)}`): Promise<{ id: string; account: number }> {
+export async function createMerchant(
+  db: Db,
+  id = `mch_${Math.random().toString(36).slice(2, 12)}`,
+): Promise<{ id: string; account: number }> {
   await db.insertInto('merchants').values({ id, name: id, webhook_url: null, webhook_secret_enc: 'x' }).execute();
-  const r = await db.insertInto('merchant_hd_accounts').values({ merchant_id: id, mode: 'test' }).returning('account_index').executeTakeFirstOrThrow();
+  const r = await db
+    .insertInto('merchant_hd_accounts')
+    .values({ merchant_id: id, mode: 'test' })
+    .returning('account_index')
+    .executeTakeFirstOrThrow();
   return { id, account: r.account_index + 100 };
 }
 
@@ -102,13 +109,24 @@ export async function sessionRow(db: Db, id: string) {
 }
 
 export async function eventsFor(db: Db, sessionId: string): Promise<Array<{ type: string; payload: unknown }>> {
-  const r = await sql<{ type: string; payload: unknown }>`select type, payload from outbox_events where aggregate_id = ${sessionId} order by seq`.execute(db);
+  const r = await sql<{
+    type: string;
+    payload: unknown;
+  }>`select type, payload from outbox_events where aggregate_id = ${sessionId} order by seq`.execute(db);
   return r.rows;
 }
 
 export async function depositsFor(db: Db, sessionId: string) {
-  const r = await sql<{ status: string; disposition: string | null; unmatched_reason: string | null; amount_base: bigint; log_index: number }>`
-    select status, disposition, unmatched_reason, amount_base, log_index from deposits where session_id = ${sessionId} order by block_number, log_index`.execute(db);
+  const r = await sql<{
+    status: string;
+    disposition: string | null;
+    unmatched_reason: string | null;
+    amount_base: bigint;
+    log_index: number;
+  }>`
+    select status, disposition, unmatched_reason, amount_base, log_index from deposits where session_id = ${sessionId} order by block_number, log_index`.execute(
+    db,
+  );
   return r.rows;
 }
 

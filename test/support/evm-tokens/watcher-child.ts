@@ -13,5 +13,8 @@ const log = {
 };
 const running = await startChainWatchers({ db, settings, log, env: process.env });
 process.on('SIGTERM', () => {
-  void running.stop().then(() => db.destroy()).then(() => process.exit(0));
+  void running
+    .stop()
+    .then(() => db.destroy())
+    .then(() => process.exit(0));
 });

@@ -56,7 +56,10 @@ export const TRANSFER_SELECTOR = id('transfer(address,uint256)').slice(2, 10);
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
 export class BroadcastRefusal extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -72,7 +75,10 @@ export class FakeTronChain {
   /** Transactions executed on Anvil (not counting refused or forced-failure ones). */
   executed = 0;
 
-  constructor(readonly rpc: Rpc, solidifyDepth: number) {
+  constructor(
+    readonly rpc: Rpc,
+    solidifyDepth: number,
+  ) {
     this.solidifyDepth = BigInt(solidifyDepth);
   }
 
@@ -82,7 +88,15 @@ export class FakeTronChain {
 
   /** Activates the account if needed and sets its TRX balance. */
   setTrx(address: string, sun: bigint): void {
-    const a = this.accounts.get(address) ?? { balanceSun: 0n, energyLimit: 0n, energyUsed: 0n, netLimit: 0n, netUsed: 0n, freeNetUsed: 0n, createTime: Date.now() };
+    const a = this.accounts.get(address) ?? {
+      balanceSun: 0n,
+      energyLimit: 0n,
+      energyUsed: 0n,
+      netLimit: 0n,
+      netUsed: 0n,
+      freeNetUsed: 0n,
+      createTime: Date.now(),
+    };
     a.balanceSun = sun;
     this.accounts.set(address, a);
   }
@@ -101,7 +115,12 @@ export class FakeTronChain {
     ]);
     if (!b) return null;
     const number = BigInt(b.number);
-    return { number, timeMs: BigInt(b.timestamp) * 1000n, blockId: blockIdOf(number, b.hash), parentId: number > 0n ? blockIdOf(number - 1n, b.parentHash) : '0'.repeat(64) };
+    return {
+      number,
+      timeMs: BigInt(b.timestamp) * 1000n,
+      blockId: blockIdOf(number, b.hash),
+      parentId: number > 0n ? blockIdOf(number - 1n, b.parentHash) : '0'.repeat(64),
+    };
   }
 
   async head(): Promise<HeadBlock> {
@@ -133,7 +152,12 @@ export class FakeTronChain {
 
   /** eth_call + estimate as triggerconstantcontract; `energy` is execution gas without the intrinsic 21000. */
   /** A constant call at the head, or at `atHeight` (the solidity API's view: solidified state only). */
-  async simulate(owner: string, contract: string, data: string, atHeight?: bigint): Promise<{ ok: boolean; result: string; energy: bigint }> {
+  async simulate(
+    owner: string,
+    contract: string,
+    data: string,
+    atHeight?: bigint,
+  ): Promise<{ ok: boolean; result: string; energy: bigint }> {
     const call = { from: tronToEvmHex(owner), to: tronToEvmHex(contract), data: `0x${data}` };
     try {
       const result = await this.rpc<string>('eth_call', [call, atHeight === undefined ? 'latest' : `0x${atHeight.toString(16)}`]);
@@ -167,25 +191,38 @@ export class FakeTronChain {
     } catch (e) {
       throw new BroadcastRefusal('OTHER_ERROR', `fake java-tron handles TriggerSmartContract only: ${(e as Error).message}`);
     }
-    if (signatures.length !== 1 || !/^[0-9a-f]{130}$/i.test(signatures[0]!)) throw new BroadcastRefusal('SIGERROR', 'Validate signature error: one 65-byte signature expected');
+    if (signatures.length !== 1 || !/^[0-9a-f]{130}$/i.test(signatures[0]!))
+      throw new BroadcastRefusal('SIGERROR', 'Validate signature error: one 65-byte signature expected');
     const sig = signatures[0]!;
     let v = parseInt(sig.slice(128, 130), 16);
     if (v >= 27) v -= 27;
     let signer: string;
     try {
-      signer = evmHexToTron(recoverAddress(getBytes(`0x${txId}`), Signature.from({ r: `0x${sig.slice(0, 64)}`, s: `0x${sig.slice(64, 128)}`, v: 27 + v })));
+      signer = evmHexToTron(
+        recoverAddress(getBytes(`0x${txId}`), Signature.from({ r: `0x${sig.slice(0, 64)}`, s: `0x${sig.slice(64, 128)}`, v: 27 + v })),
+      );
     } catch {
       throw new BroadcastRefusal('SIGERROR', 'Validate signature error: signature does not recover');
     }
-    if (signer !== raw.owner) throw new BroadcastRefusal('SIGERROR', `Validate signature error: ${txId} is signed by ${signer} but it is not contained of permission.`);
+    if (signer !== raw.owner)
+      throw new BroadcastRefusal(
+        'SIGERROR',
+        `Validate signature error: ${txId} is signed by ${signer} but it is not contained of permission.`,
+      );
 
     const head = await this.head();
-    if (raw.expiration <= head.timeMs) throw new BroadcastRefusal('TRANSACTION_EXPIRATION_ERROR', `Transaction expiration, transaction expiration time is ${raw.expiration}, but head block time is ${head.timeMs}`);
-    if (raw.expiration > head.timeMs + 86_400_000n) throw new BroadcastRefusal('TRANSACTION_EXPIRATION_ERROR', 'Transaction expiration time is too far in the future');
+    if (raw.expiration <= head.timeMs)
+      throw new BroadcastRefusal(
+        'TRANSACTION_EXPIRATION_ERROR',
+        `Transaction expiration, transaction expiration time is ${raw.expiration}, but head block time is ${head.timeMs}`,
+      );
+    if (raw.expiration > head.timeMs + 86_400_000n)
+      throw new BroadcastRefusal('TRANSACTION_EXPIRATION_ERROR', 'Transaction expiration time is too far in the future');
     const refLow = BigInt(parseInt(raw.refBlockBytes, 16));
     const refNumber = head.number - ((head.number - refLow) & 0xffffn);
     const ref = await this.block(refNumber);
-    if (!ref || ref.blockId.slice(16, 32) !== raw.refBlockHash) throw new BroadcastRefusal('TAPOS_ERROR', `Tapos check error: reference block ${refNumber} not in this chain`);
+    if (!ref || ref.blockId.slice(16, 32) !== raw.refBlockHash)
+      throw new BroadcastRefusal('TAPOS_ERROR', `Tapos check error: reference block ${refNumber} not in this chain`);
 
     const acct = this.accounts.get(raw.owner);
     if (!acct) throw new BroadcastRefusal('CONTRACT_VALIDATE_ERROR', 'Validate TriggerSmartContract error, no OwnerAccount.');
@@ -227,7 +264,9 @@ export class FakeTronChain {
       const from = tronToEvmHex(raw.owner);
       await this.rpc('anvil_impersonateAccount', [from]);
       await this.rpc('anvil_setBalance', [from, '0x56bc75e2d63100000']);
-      const hash = await this.rpc<string>('eth_sendTransaction', [{ from, to: tronToEvmHex(raw.contract), data: `0x${raw.data}`, gas: '0x7a120' }]);
+      const hash = await this.rpc<string>('eth_sendTransaction', [
+        { from, to: tronToEvmHex(raw.contract), data: `0x${raw.data}`, gas: '0x7a120' },
+      ]);
       await this.rpc('anvil_stopImpersonatingAccount', [from]);
       const receipt = await this.#receipt(hash);
       blockNumber = BigInt(receipt.blockNumber);
@@ -235,7 +274,11 @@ export class FakeTronChain {
       used = gas > 21000n ? gas - 21000n : 1n;
       if (BigInt(receipt.status) === 1n) {
         result = 'SUCCESS';
-        logs = receipt.logs.map((l) => ({ address: l.address.slice(2).toLowerCase(), topics: l.topics.map((t) => t.slice(2)), data: l.data.slice(2) }));
+        logs = receipt.logs.map((l) => ({
+          address: l.address.slice(2).toLowerCase(),
+          topics: l.topics.map((t) => t.slice(2)),
+          data: l.data.slice(2),
+        }));
         this.executed++;
       } else {
         result = 'REVERT';
@@ -273,9 +316,16 @@ export class FakeTronChain {
   }
 
   /** Anvil's automine can answer eth_sendTransaction before the block is sealed: wait for the receipt. */
-  async #receipt(hash: string): Promise<{ status: string; blockNumber: string; gasUsed: string; logs: Array<{ address: string; topics: string[]; data: string }> }> {
+  async #receipt(
+    hash: string,
+  ): Promise<{ status: string; blockNumber: string; gasUsed: string; logs: Array<{ address: string; topics: string[]; data: string }> }> {
     for (let i = 0; ; i++) {
-      const r = await this.rpc<{ status: string; blockNumber: string; gasUsed: string; logs: Array<{ address: string; topics: string[]; data: string }> } | null>('eth_getTransactionReceipt', [hash]);
+      const r = await this.rpc<{
+        status: string;
+        blockNumber: string;
+        gasUsed: string;
+        logs: Array<{ address: string; topics: string[]; data: string }>;
+      } | null>('eth_getTransactionReceipt', [hash]);
       if (r) return r;
       if (i > 400) throw new Error(`no receipt for ${hash}`);
       await new Promise((res) => setTimeout(res, 25));
@@ -288,7 +338,13 @@ export class FakeTronChain {
   }
 
   txJson(t: StoredTx) {
-    return { ret: [{ contractRet: t.contractRet }], signature: t.signatures, txID: t.txId, raw_data: rawJson(t.raw), raw_data_hex: t.rawDataHex };
+    return {
+      ret: [{ contractRet: t.contractRet }],
+      signature: t.signatures,
+      txID: t.txId,
+      raw_data: rawJson(t.raw),
+      raw_data_hex: t.rawDataHex,
+    };
   }
 }
 

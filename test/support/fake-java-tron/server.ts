@@ -24,7 +24,10 @@ export interface FakeJavaTron {
 
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
-export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { solidifyDepth?: number; port?: number } = {}): Promise<FakeJavaTron> {
+export async function startFakeJavaTron(
+  anvil: Pick<AnvilNode, 'rpc'>,
+  o: { solidifyDepth?: number; port?: number } = {},
+): Promise<FakeJavaTron> {
   const chain = new FakeTronChain(anvil.rpc, o.solidifyDepth ?? 19);
   const calls: string[] = [];
   const unhandled: string[] = [];
@@ -37,7 +40,8 @@ export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { soli
       const n = BigInt(Number(b.num));
       return n <= (await chain.solidHeight()) ? blockOrEmpty(await chain.block(n)) : {};
     },
-    'wallet/getblock': async (b) => (b.id_or_num === undefined ? blockJson(await chain.head()) : blockOrEmpty(await chain.block(BigInt(String(b.id_or_num))))),
+    'wallet/getblock': async (b) =>
+      b.id_or_num === undefined ? blockJson(await chain.head()) : blockOrEmpty(await chain.block(BigInt(String(b.id_or_num)))),
     'wallet/getchainparameters': async () => ({
       chainParameter: [
         { key: 'getMaintenanceTimeInterval', value: 21600000 },
@@ -53,7 +57,11 @@ export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { soli
     'wallet/getnodeinfo': async () => {
       const head = await chain.head();
       const solid = (await chain.block(await chain.solidHeight()))!;
-      return { configNodeInfo: { codeVersion: '4.8.0' }, block: `Num:${head.number},ID:${head.blockId}`, solidityBlock: `Num:${solid.number},ID:${solid.blockId}` };
+      return {
+        configNodeInfo: { codeVersion: '4.8.0' },
+        block: `Num:${head.number},ID:${head.blockId}`,
+        solidityBlock: `Num:${solid.number},ID:${solid.blockId}`,
+      };
     },
     'wallet/getaccount': async (b) => accountJson(chain, b),
     'walletsolidity/getaccount': async (b) => accountJson(chain, b),
@@ -62,28 +70,50 @@ export async function startFakeJavaTron(anvil: Pick<AnvilNode, 'rpc'>, o: { soli
       const p = triggerParams(b);
       if ('error' in p) return p.error;
       const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
-      if (code === '0x') return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
-      const transaction = await chain.buildTrigger({ ...p, feeLimit: BigInt(Number(b.fee_limit ?? 0)), callValue: BigInt(Number(b.call_value ?? 0)) });
+      if (code === '0x')
+        return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
+      const transaction = await chain.buildTrigger({
+        ...p,
+        feeLimit: BigInt(Number(b.fee_limit ?? 0)),
+        callValue: BigInt(Number(b.call_value ?? 0)),
+      });
       return { result: { result: true }, transaction };
     },
     'wallet/triggerconstantcontract': async (b) => {
       const p = triggerParams(b);
       if ('error' in p) return p.error;
       const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
-      if (code === '0x') return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
+      if (code === '0x')
+        return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
       const sim = await chain.simulate(p.owner, p.contract, p.data);
       const transaction = await chain.buildTrigger({ ...p, feeLimit: 0n, callValue: 0n });
       if (!sim.ok) {
-        return { result: { result: true, message: hexUtf8('REVERT opcode executed') }, energy_used: 2000, constant_result: [sim.result], transaction: { ret: [{ ret: 'FAILED' }], ...transaction } };
+        return {
+          result: { result: true, message: hexUtf8('REVERT opcode executed') },
+          energy_used: 2000,
+          constant_result: [sim.result],
+          transaction: { ret: [{ ret: 'FAILED' }], ...transaction },
+        };
       }
-      return { result: { result: true }, energy_used: Number(sim.energy), constant_result: [sim.result], transaction: { ret: [{}], ...transaction } };
+      return {
+        result: { result: true },
+        energy_used: Number(sim.energy),
+        constant_result: [sim.result],
+        transaction: { ret: [{}], ...transaction },
+      };
     },
     // The solidity node's constant call (java-tron 4.x): the same answer as the full node's, on solidified state.
     'walletsolidity/triggerconstantcontract': async (b) => {
       const p = triggerParams(b);
       if ('error' in p) return p.error;
       const sim = await chain.simulate(p.owner, p.contract, p.data, await chain.solidHeight());
-      if (!sim.ok) return { result: { result: true, message: hexUtf8('REVERT opcode executed') }, energy_used: 2000, constant_result: [sim.result], transaction: { ret: [{ ret: 'FAILED' }] } };
+      if (!sim.ok)
+        return {
+          result: { result: true, message: hexUtf8('REVERT opcode executed') },
+          energy_used: 2000,
+          constant_result: [sim.result],
+          transaction: { ret: [{ ret: 'FAILED' }] },
+        };
       return { result: { result: true }, energy_used: Number(sim.energy), constant_result: [sim.result], transaction: { ret: [{}] } };
     },
     'wallet/broadcasttransaction': async (b) => {
@@ -188,7 +218,14 @@ function blockJson(b: { number: bigint; timeMs: bigint; blockId: string; parentI
   return {
     blockID: b.blockId,
     block_header: {
-      raw_data: { number: Number(b.number), txTrieRoot: '0'.repeat(64), witness_address: '41' + '0'.repeat(40), parentHash: b.parentId, version: 31, timestamp: Number(b.timeMs) },
+      raw_data: {
+        number: Number(b.number),
+        txTrieRoot: '0'.repeat(64),
+        witness_address: '41' + '0'.repeat(40),
+        parentHash: b.parentId,
+        version: 31,
+        timestamp: Number(b.timeMs),
+      },
       witness_signature: '',
     },
   };
@@ -210,7 +247,11 @@ function resourceJson(chain: FakeTronChain, b: Record<string, unknown>) {
   const a = address ? chain.account(address) : undefined;
   // A missing or unknown address answers {}, as java-tron documents it.
   if (!a) return {};
-  const out: Record<string, number> = { freeNetLimit: Number(FREE_NET_LIMIT), TotalNetLimit: 43_200_000_000, TotalEnergyLimit: 180_000_000_000 };
+  const out: Record<string, number> = {
+    freeNetLimit: Number(FREE_NET_LIMIT),
+    TotalNetLimit: 43_200_000_000,
+    TotalEnergyLimit: 180_000_000_000,
+  };
   const put = (k: string, v: bigint) => {
     if (v > 0n) out[k] = Number(v);
   };
