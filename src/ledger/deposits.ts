@@ -7,7 +7,7 @@ import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
 import type { UnmatchedReason } from '../db/deposit-tables.js';
-import { type ChainRef } from './deposit-schema.js';
+import type { ChainRef } from './deposit-schema.js';
 import { settlesAsPaid } from './settlement-rule.js';
 
 // The ledger side of deposits. Rules (decisions.md):

@@ -6,6 +6,7 @@ import { newId } from '../domain/ids.js';
 import { scaleDown, stablecoinMinorToBase } from '../domain/money.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
 import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
+import { newestFirstPage } from './newest-first-page.js';
 import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
 
 export type RefundRow = Selectable<RefundsTable>;
@@ -244,26 +245,5 @@ export async function listRefunds(
   let base = db.selectFrom('refunds').where('merchant_id', '=', merchantId).where('mode', '=', mode);
   if (opts.status) base = base.where('status', '=', opts.status as RefundRow['status']);
   if (opts.sessionId) base = base.where('session_id', '=', opts.sessionId);
-  const after = opts.after;
-  if (after !== undefined) {
-    const own = await db
-      .selectFrom('refunds')
-      .select('id')
-      .where('id', '=', after)
-      .where('merchant_id', '=', merchantId)
-      .where('mode', '=', mode)
-      .executeTakeFirst();
-    if (!own) return null;
-  }
-  const page =
-    after === undefined
-      ? base
-      : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from refunds c where c.id = ${after})`);
-  const [rows, count, rest] = await Promise.all([
-    page.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
-    base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
-    after === undefined ? undefined : page.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  const total = Number(count.n);
-  return { rows, total, position: (rest === undefined ? 0 : total - Number(rest.n)) + opts.offset };
+  return newestFirstPage(db, 'refunds', base.selectAll(), { merchantId, mode }, opts);
 }

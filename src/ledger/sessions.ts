@@ -7,6 +7,7 @@ import { formatBaseUnits } from '../domain/money.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
 import type { NetworkId, TokenSymbol } from '../domain/vocabulary.js';
 import { hasProvisionalDepositsBefore } from './deposits.js';
+import { newestFirstPage, type NewestFirstPage } from './newest-first-page.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject, type SessionRow } from './payment-events.js';
 import { quoteColumns, type Coin, type LockedQuote } from './locked-quotes.js';
@@ -199,12 +200,7 @@ export async function overdueSessionIds(db: Db, limit: number): Promise<string[]
   return rows.map((r) => r.id);
 }
 
-export interface SessionPage {
-  rows: SessionRow[];
-  total: number;
-  /** Matching rows before the first row of this page (newest first). */
-  position: number;
-}
+export type SessionPage = NewestFirstPage<SessionRow>;
 
 /**
  * One page, newest first. With `after` (a session id of this merchant and mode), the rows strictly after that one in
@@ -219,26 +215,5 @@ export async function listSessions(
   let base = db.selectFrom('payment_sessions').where('merchant_id', '=', merchantId).where('mode', '=', mode);
   if (opts.status) base = base.where('status', '=', opts.status as SessionRow['status']);
   if (opts.orderId) base = base.where('order_id', '=', opts.orderId);
-  const after = opts.after;
-  if (after !== undefined) {
-    const own = await db
-      .selectFrom('payment_sessions')
-      .select('id')
-      .where('id', '=', after)
-      .where('merchant_id', '=', merchantId)
-      .where('mode', '=', mode)
-      .executeTakeFirst();
-    if (!own) return null;
-  }
-  const page =
-    after === undefined
-      ? base
-      : base.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from payment_sessions c where c.id = ${after})`);
-  const [rows, count, rest] = await Promise.all([
-    page.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(opts.offset).limit(opts.limit).execute(),
-    base.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
-    after === undefined ? undefined : page.select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  const total = Number(count.n);
-  return { rows, total, position: (rest === undefined ? 0 : total - Number(rest.n)) + opts.offset };
+  return newestFirstPage(db, 'payment_sessions', base.selectAll(), { merchantId, mode }, opts);
 }
