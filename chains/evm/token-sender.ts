@@ -1,4 +1,4 @@
-import { Signature, Transaction } from 'ethers';
+import { isAddress, Signature, Transaction } from 'ethers';
 import {
   TransferRejectedError,
   type BroadcastResult,
@@ -56,6 +56,7 @@ export class EvmTokenSender {
   async build(request: TokenTransferRequest): Promise<UnsignedTransfer<EvmTxBody>> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
+    refuseMalformedAddress(request.to);
     const data = ERC20.encodeFunctionData('transfer', [request.to, request.amount]);
     return this.buildCall(request, token.address, data, { sender: request.from.address, recipient: request.to });
   }
@@ -64,6 +65,8 @@ export class EvmTokenSender {
   async buildTransferFrom(request: TokenTransferRequest, owner: string): Promise<UnsignedTransfer<EvmTxBody>> {
     const token = this.tokens.find((t) => t.symbol === request.token);
     if (!token) throw new TransferRejectedError('invalid', `${request.token} is not configured on ${this.network}`);
+    refuseMalformedAddress(request.to);
+    refuseMalformedAddress(owner);
     const data = ERC20.encodeFunctionData('transferFrom', [owner, request.to, request.amount]);
     return this.buildCall(request, token.address, data, { sender: owner, recipient: request.to, spender: request.from.address });
   }
@@ -83,10 +86,15 @@ export class EvmTokenSender {
       gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: contract, data }, 'latest']));
     } catch (e) {
       if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
-      const reason = simulationReason(e.message);
+      let reason = simulationReason(e.message);
       // A refused simulation says only "execution reverted": the token's own state says which refusal it was.
       const refusal =
         reason === 'simulation_reverted' ? await readTokenRefusal(evmViewReader(this.rpc, contract, 'latest'), parties) : null;
+      // Tether-style tokens revert without a reason on a short balance: read the balance rather than guess.
+      const balance = reason === 'simulation_reverted' && !refusal ? await this.balanceOf(contract, parties.sender) : null;
+      if (balance !== null && balance < request.amount) {
+        reason = 'insufficient_token_balance';
+      }
       throw new TransferRejectedError(reason, e.message, refusal ?? undefined);
     }
     const chainId = await this.chainId();
@@ -113,6 +121,16 @@ export class EvmTokenSender {
     if (balance < maxCost)
       throw new TransferRejectedError('insufficient_gas', `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}`);
     return { network: this.network, request, body };
+  }
+
+  /** The owner's token balance at the latest block; null when the token does not answer (then nothing is inferred). */
+  private async balanceOf(contract: string, owner: string): Promise<bigint | null> {
+    try {
+      const data = ERC20.encodeFunctionData('balanceOf', [owner]);
+      return BigInt(await this.rpc.call<string>('eth_call', [{ to: contract, data }, 'latest']));
+    } catch {
+      return null;
+    }
   }
 
   /** The same unsigned transaction at another nonce (built before the nonce was assigned). */
@@ -263,6 +281,10 @@ export class EvmTokenSender {
       throw new TransferRejectedError('invalid', `${token} takes a fee of ${fee.basisPoints} basis points: no amount delivers ${net}`);
     return gross;
   }
+}
+
+function refuseMalformedAddress(address: string): void {
+  if (!isAddress(address)) throw new TransferRejectedError('invalid', `${address} is not an EVM address`);
 }
 
 function simulationReason(message: string): SendFailureReason {

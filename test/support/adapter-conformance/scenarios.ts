@@ -238,12 +238,17 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
           (e: unknown) => e,
         );
 
-      it('refuses before signing: a token balance too small, no native coin for the fee', async () => {
+      it('refuses before signing: a token balance too small, a malformed destination, no native coin for the fee', async () => {
         const to = f.newDestination();
-        // USDC: a token whose revert names the shortfall (see docs/chains.md on Tether-style tokens on EVM).
-        const short = await rejection(f.adapter.buildTokenTransfer(await request(to, 10n ** 15n, 'USDC')));
-        expect(short).toBeInstanceOf(TransferRejectedError);
-        expect(short).toMatchObject({ reason: 'insufficient_token_balance' });
+        // Both tokens: on EVM, USDT is Tether-style (a short balance reverts with no reason) and USDC names the shortfall.
+        for (const token of ['USDT', 'USDC'] as const) {
+          const short = await rejection(f.adapter.buildTokenTransfer(await request(to, 10n ** 15n, token)));
+          expect(short, token).toBeInstanceOf(TransferRejectedError);
+          expect(short, token).toMatchObject({ reason: 'insufficient_token_balance' });
+        }
+        const malformed = await rejection(f.adapter.buildTokenTransfer({ ...(await request(to, 1n)), to: 'not-an-address' }));
+        expect(malformed).toBeInstanceOf(TransferRejectedError);
+        expect(malformed).toMatchObject({ reason: 'invalid' });
         const { native } = await f.adapter.getBalances(f.hotWallet.address);
         await f.setNativeBalance(f.hotWallet.address, 0n);
         try {
