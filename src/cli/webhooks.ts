@@ -5,8 +5,8 @@ import type { SecretBox } from '../security/secret-box.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { ensureDeliveryRow, listFailedDeliveries, reopenDelivery } from '../webhooks/deliveries.js';
 import { createDeliveryQueue, deliveryJob, type DeliveryQueue } from '../webhooks/queue.js';
-import { type WebhookDb } from '../webhooks/schema.js';
-import { checkWebhookTarget, type Resolver, type TargetPolicy } from '../webhooks/url-policy.js';
+import type { WebhookDb } from '../webhooks/schema.js';
+import { checkWebhookTarget, checkWebhookTargetWithoutDns, type Resolver, type TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';
 
 // Operator commands for webhooks. Output is JSON. The only secret ever printed is a freshly rotated webhook secret,
@@ -159,16 +159,25 @@ export async function webhooksCli(args: string[], ctx: WebhooksCliContext): Prom
 
 /**
  * The endpoint rules at configuration time: a URL must pass the live-mode rules, or, when the operator says it is
- * for test-mode events only, the test-mode rules. Answers the live check so callers can report it.
+ * for test-mode events only, the test-mode rules, checked without DNS (a test host need not resolve yet; every
+ * attempt is checked again with DNS). Answers the live verdict so callers can report it; with `--test-only` a host
+ * name is not looked up, so its live verdict is "not checked".
  */
-export async function checkMerchantWebhookUrl(url: string, testOnly: boolean, policy: TargetPolicy) {
-  const live = await checkWebhookTarget(url, 'live', policy);
-  if (!live.ok && !testOnly) {
-    throw new UsageError(`refused for live mode: ${live.reason} (use --test-only for a URL that only test-mode events may use)`);
+export async function checkMerchantWebhookUrl(
+  url: string,
+  testOnly: boolean,
+  policy: TargetPolicy,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
+  if (!testOnly) {
+    const live = await checkWebhookTarget(url, 'live', policy);
+    if (!live.ok) {
+      throw new UsageError(`refused for live mode: ${live.reason} (use --test-only for a URL that only test-mode events may use)`);
+    }
+    return live;
   }
-  if (!live.ok) {
-    const test = await checkWebhookTarget(url, 'test', policy);
-    if (!test.ok) throw new UsageError(`refused: ${test.reason}`);
-  }
+  const test = checkWebhookTargetWithoutDns(url, 'test', policy);
+  if (!test.ok) throw new UsageError(`refused: ${test.reason}`);
+  const live = checkWebhookTargetWithoutDns(url, 'live', policy);
+  if (live.ok && !live.resolved) return { ok: false, reason: 'not checked: --test-only does not resolve the host' };
   return live;
 }

@@ -126,6 +126,24 @@ export function checkUrlSyntax(raw: string, mode: TargetMode): { ok: true; url: 
   return { ok: true, url };
 }
 
+/**
+ * The check without DNS: syntax, and the address rules when the host is an IP literal. A host name passes with no
+ * `addresses` (`resolved: false`); the check before each attempt resolves it then.
+ */
+export function checkWebhookTargetWithoutDns(
+  raw: string,
+  mode: TargetMode,
+  policy: TargetPolicy,
+): { ok: true; url: URL; resolved: boolean } | { ok: false; reason: string } {
+  const syntax = checkUrlSyntax(raw, mode);
+  if (!syntax.ok) return syntax;
+  const host = syntax.url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!isIP(host)) return { ok: true, url: syntax.url, resolved: false };
+  const privateAllowed = mode === 'test' && policy.allowPrivateTargetsInTest;
+  if (!privateAllowed && isNonPublicAddress(host)) return { ok: false, reason: `host resolves to a non-public address (${host})` };
+  return { ok: true, url: syntax.url, resolved: true };
+}
+
 /** Full check: syntax, then every resolved address. On success, `addresses` are the ones an attempt may use. */
 export async function checkWebhookTarget(raw: string, mode: TargetMode, policy: TargetPolicy): Promise<TargetCheck> {
   const syntax = checkUrlSyntax(raw, mode);

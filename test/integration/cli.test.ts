@@ -67,6 +67,17 @@ describe('operator CLI (a real child process)', () => {
     expect(JSON.parse(testOnly.out).webhook_url).toBe('http://127.0.0.1:9999/hook');
   });
 
+  it('--test-only checks the test rules without DNS: an unresolvable host is accepted with it, refused without it', async () => {
+    const url = 'https://no-such-host.invalid/hooks';
+    const refused = await cli('merchant', 'create', '--name', 'Offline', '--webhook-url', url);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('does not resolve');
+    expect(await t.db.selectFrom('merchants').select('id').where('name', '=', 'Offline').execute()).toHaveLength(0);
+    const testOnly = await cli('merchant', 'create', '--name', 'Offline', '--webhook-url', url, '--test-only');
+    expect(testOnly.code).toBe(0);
+    expect(JSON.parse(testOnly.out).webhook_url).toBe(url);
+  });
+
   it('answers bad usage with exit code 2 and a message naming the problem', async () => {
     const r = await cli('merchant', 'create');
     expect(r.code).toBe(2);

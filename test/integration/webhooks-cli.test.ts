@@ -136,6 +136,16 @@ describe('webhooks CLI', () => {
     // A loopback http URL is accepted only for test-mode events, and says so.
     const testOnly = await cli('set-url', '--merchant', m.id, '--url', r.url, '--test-only');
     expect(testOnly).toMatchObject({ webhook_url: r.url, live_deliverable: false, live_refusal: 'live mode requires https' });
+    // --test-only checks no DNS: a host that does not resolve is accepted for test events, refused without the flag.
+    await expect(cli('set-url', '--merchant', m.id, '--url', 'https://no-such-host.invalid/hooks')).rejects.toThrow(/does not resolve/);
+    expect(await cli('set-url', '--merchant', m.id, '--url', 'https://no-such-host.invalid/hooks', '--test-only')).toEqual({
+      merchant_id: m.id,
+      webhook_url: 'https://no-such-host.invalid/hooks',
+      live_deliverable: false,
+      live_refusal: 'not checked: --test-only does not resolve the host',
+    });
+    await expect(cli('set-url', '--merchant', m.id, '--url', 'ftp://no-such-host.invalid/hooks', '--test-only')).rejects.toThrow(/scheme/);
+    await cli('set-url', '--merchant', m.id, '--url', r.url, '--test-only');
 
     const resent = await cli('resend-failed', '--since', '2000-01-01T00:00:00Z', '--merchant', m.id, '--include-skipped');
     expect(resent.resent).toBe(3);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkWebhookTarget, isNonPublicAddress, redactUrl, type Resolver } from '../../src/webhooks/url-policy.js';
+import {
+  checkWebhookTarget,
+  checkWebhookTargetWithoutDns,
+  isNonPublicAddress,
+  redactUrl,
+  type Resolver,
+} from '../../src/webhooks/url-policy.js';
 
 const dns: Resolver = async (host) => {
   const table: Record<string, string[]> = {
@@ -170,6 +176,21 @@ describe('IPv6 forms embedding an IPv4 address', () => {
 });
 
 describe('redactUrl', () => {
+  it('checks without DNS: syntax and literal addresses only, a host name is left unresolved', () => {
+    const strict = { allowPrivateTargetsInTest: false, resolve: () => Promise.reject(new Error('no DNS here')) };
+    const lenient = { allowPrivateTargetsInTest: true, resolve: strict.resolve };
+    expect(checkWebhookTargetWithoutDns('https://no-such-host.invalid/h', 'test', strict)).toMatchObject({ ok: true, resolved: false });
+    expect(checkWebhookTargetWithoutDns('http://10.0.0.1/h', 'test', strict)).toEqual({
+      ok: false,
+      reason: 'host resolves to a non-public address (10.0.0.1)',
+    });
+    expect(checkWebhookTargetWithoutDns('http://[::1]/h', 'test', lenient)).toMatchObject({ ok: true, resolved: true });
+    expect(checkWebhookTargetWithoutDns('http://[::1]/h', 'live', lenient)).toEqual({ ok: false, reason: 'live mode requires https' });
+    expect(checkWebhookTargetWithoutDns('https://[::1]/h', 'live', lenient)).toMatchObject({ ok: false });
+    expect(checkWebhookTargetWithoutDns('https://93.184.216.34/h', 'live', strict)).toMatchObject({ ok: true, resolved: true });
+    expect(checkWebhookTargetWithoutDns('https://u:p@no-such-host.invalid/h', 'test', lenient)).toMatchObject({ ok: false });
+  });
+
   it('hides credentials and query values', () => {
     expect(redactUrl('https://u:p@h.example/x?token=abc&b=2#f')).toBe('https://h.example/x?token=***&b=***');
     expect(redactUrl('::')).toBe('(invalid url)');
