@@ -1,4 +1,4 @@
-import { Contract, HDNodeWallet, JsonRpcProvider, Network, Wallet } from 'ethers';
+import { Contract, HDNodeWallet, JsonRpcProvider, Network, NonceManager, Wallet } from 'ethers';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../src/cli/devnet.js';
 import type { ChainFactory, PayerChain } from './chain.js';
 import { payerSecretNames } from './chain.js';
@@ -20,9 +20,15 @@ export const createEvmChain: ChainFactory = async (profile, env) => {
   const network = Network.from(profile.chainId ?? 1n);
   const provider = new JsonRpcProvider(profile.rpcUrl, network, { staticNetwork: network, pollingInterval: profile.local ? 250 : 4000 });
   const wallet = new Wallet(payerKey(profile.local, payerSecretNames(profile), env), provider);
-  const contract = (t: TokenSpec) => new Contract(t.address, ABI, wallet);
+  // Nonces counted here, not asked of the node before each send: a node may report a transaction's receipt before its
+  // sender's pending count includes it (Anvil's automine does), and the next send would reuse the nonce.
+  const sender = new NonceManager(wallet);
+  const contract = (t: TokenSpec) => new Contract(t.address, ABI, sender);
   const send = async (p: Promise<unknown>): Promise<string> => {
-    const tx = (await p) as { hash: string; wait(confirms?: number): Promise<{ status: number | null } | null> };
+    const tx = (await p.catch((err: unknown) => {
+      sender.reset(); // a send the node refused used no nonce: count again from the node
+      throw err;
+    })) as { hash: string; wait(confirms?: number): Promise<{ status: number | null } | null> };
     const receipt = await tx.wait(1);
     if (receipt?.status !== 1) throw new Error(`transaction ${tx.hash} reverted`);
     return tx.hash;
@@ -40,7 +46,7 @@ export const createEvmChain: ChainFactory = async (profile, env) => {
     nativeBalance: (owner) => provider.getBalance(owner),
     pay: (t, to, amount) => send(contract(t).getFunction('transfer')(to, amount)),
     transferToken: (t, to, amount) => send(contract(t).getFunction('transfer')(to, amount)),
-    sendNative: (to, value) => send(wallet.sendTransaction({ to, value })),
+    sendNative: (to, value) => send(sender.sendTransaction({ to, value })),
     async authorize(t, spender, amount, o) {
       const hashes: string[] = [];
       if (o.resetFirst) hashes.push(await send(contract(t).getFunction('approve')(spender, 0n)));
