@@ -2,7 +2,9 @@
 // Starts two Anvil nodes standing in for Ethereum (chain id 31337, 6-decimal tokens) and BSC (chain id 97,
 // 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, a fresh demo database, the service with
 // all roles, a demo merchant (its key and secret printed), a webhook receiver that prints what it gets, and one
-// demo session. Ctrl-C stops everything it started. See docs/checkout.md ("The local demo").
+// demo session; the merchant's refund hot wallets are funded on every chain, and the operator settings go into the
+// state file the CLI reads. Ctrl-C stops everything it started and deletes the run's Redis keys. See docs/checkout.md
+// ("The local demo").
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
