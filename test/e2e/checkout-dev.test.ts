@@ -168,6 +168,20 @@ describe('npm run dev', () => {
       30_000,
       'the curl session to be paid on Solana',
     );
+    // A refund on Solana too, from the funded hot wallet (SOL for the fee, tokens to send).
+    const solRefund = await merchant.request('POST', '/api/v1/refunds/create', {
+      body: { session_id: created.id, refund_id: `sol-refund-${Date.now()}`, amount: 1000, currency: 'USDT' },
+    });
+    expect(solRefund.status, solRefund.text).toBe(201);
+    await until(
+      async () => {
+        const r = await merchant.request('GET', `/api/v1/refunds/${encodeURIComponent(solRefund.json.refund_id)}`);
+        if (r.json?.status === 'failed') throw new Error(`Solana refund failed: ${r.text}`);
+        return r.json?.status === 'completed' ? true : undefined;
+      },
+      60_000,
+      'the Solana refund to complete',
+    );
     // The happy path logs no warning or error (the service's JSON lines: level 40 and up), e.g. no deposit setup refused.
     expect(out).not.toMatch(/"level":\s*(40|50|60)\b/);
     expect(out).not.toContain('deposit setup refused');
