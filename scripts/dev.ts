@@ -2,7 +2,9 @@
 // Starts two Anvil nodes standing in for Ethereum (chain id 31337, 6-decimal tokens) and BSC (chain id 97,
 // 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, a fresh demo database, the service with
 // all roles, a demo merchant (its key and secret printed), a webhook receiver that prints what it gets, and one
-// demo session. Ctrl-C stops everything it started. See docs/checkout.md ("The local demo").
+// demo session; the merchant's refund hot wallets are funded on every chain, and the operator settings go into the
+// state file the CLI reads. Ctrl-C stops everything it started and deletes the run's Redis keys. See docs/checkout.md
+// ("The local demo").
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -17,6 +19,9 @@ import { start, type RunningService } from '../src/main.js';
 import { SecretBox } from '../src/security/secret-box.js';
 import { loadChainSettings } from '../src/watcher/config.js';
 import { createChainAdapter } from '../src/watcher/adapter-factory.js';
+import { keyDeriverOf, keyMaterialFromEnv } from '../src/signer/from-env.js';
+import { Redis } from 'ioredis';
+import { fundRefundWallets, type DevSolana } from './devnet/fund.js';
 import { freePort } from '../test/support/anvil.js';
 import { chainEnv, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
 
@@ -37,7 +42,7 @@ async function main(): Promise<void> {
   say('Starting local chains…');
   const [ethereum, bsc] = await Promise.all([startDevEvmChain('ethereum', 31337, 6), startDevEvmChain('bsc', 97, 18)]);
   for (const c of [ethereum, bsc]) stops.push({ name: `anvil ${c.network}`, stop: () => c.node.stop() });
-  const solanaEnv = await startSolana();
+  const { env: solanaEnv, rpc: solanaRpc } = await startSolana();
 
   // The chains are new on every run, so is the demo database: a cursor from an earlier run would not match them.
   await recreateDatabase(devDbUrl);
@@ -55,6 +60,8 @@ async function main(): Promise<void> {
     PUBLIC_BASE_URL: publicBase,
     CHECKOUT_BASE_URL: env.CHECKOUT_BASE_URL,
     LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
+    // A free port unless set: a second demo, or a service already on 9464, must not make the demo log an error.
+    METRICS_PORT: env.METRICS_PORT ?? String(await freePort()),
     EXPIRY_SWEEP_INTERVAL_MS: '2000',
     WEBHOOK_RELAY_POLL_MS: '250',
     ...chainEnv(ethereum),
@@ -62,13 +69,29 @@ async function main(): Promise<void> {
     ...solanaEnv,
   };
   const config = loadConfig(serviceEnv);
+  // Stopped after the service (stops run in reverse): every key of this run's random prefix goes, queues and nonces.
+  stops.push({ name: 'redis keys', stop: () => deleteRedisKeys(config.REDIS_URL, config.REDIS_KEY_PREFIX) });
   const service: RunningService = await start(config, serviceEnv, createLogger(config.LOG_LEVEL as LogLevel));
   stops.push({ name: 'service', stop: () => service.stop() });
   const baseUrl = `http://localhost:${service.port}`;
 
   const db = createDb(devDbUrl, 2);
   const merchant = await createMerchant(db, new SecretBox(serviceEnv.MASTER_KEY!), { name: 'Demo Shop', webhookUrl: webhooks.url });
+  const { account_index } = await db
+    .selectFrom('merchant_hd_accounts')
+    .select('account_index')
+    .where('merchant_id', '=', merchant.merchantId)
+    .where('mode', '=', 'test')
+    .executeTakeFirstOrThrow();
   await db.destroy();
+  // Refunds (and Solana deposit-account setup, which the refund wallet pays for) work out of the box: gas and tokens.
+  const funded = await fundRefundWallets({
+    env: serviceEnv,
+    keys: keyDeriverOf(keyMaterialFromEnv(serviceEnv))!,
+    account: account_index,
+    evm: [ethereum, bsc],
+    solana: solanaRpc,
+  });
   webhooks.secret = merchant.webhookSecret;
 
   const session = await createDemoSession(baseUrl, merchant.testKey.key, merchant.testKey.secret);
@@ -121,12 +144,25 @@ async function main(): Promise<void> {
   say();
   say(`Demo session id: ${session.id}`);
   say(`Demo session page: ${session.url}`);
-  say(`Pay it from a funded local wallet: npm run cli -- devnet pay ${session.id} --network ethereum --token USDT`);
+  say(`Pay it from a funded local wallet: npm run -s cli -- devnet pay ${session.id} --network ethereum --token USDT`);
+  say();
+  say(`Refund wallets funded (gas and tokens): ${funded.join(', ')}. Refund 5.00 USDT of the paid demo session:`);
+  say(
+    signedCurlSnippet(
+      baseUrl,
+      merchant.testKey.key,
+      merchant.testKey.secret,
+      '/api/v1/refunds/create',
+      `{"session_id":"${session.id}","refund_id":"demo-refund-'"$(date +%s)"'","amount":500,"currency":"USDT"}`,
+    ),
+  );
+  say();
+  say("Operator CLI (it uses this demo's settings while it runs): npm run -s cli -- payouts wallets");
   say();
   say('Press Ctrl-C to stop everything.');
 }
 
-async function startSolana(): Promise<Record<string, string>> {
+async function startSolana(): Promise<{ env: Record<string, string>; rpc?: DevSolana }> {
   try {
     const { startFakeSolanaRpc } = await import('./devnet/solana-rpc/rpc-server.js');
     const rpc = await startFakeSolanaRpc({ slotIntervalMs: 400 });
@@ -149,10 +185,10 @@ async function startSolana(): Promise<Record<string, string>> {
     // Only offered when this build's Solana adapter accepts the endpoint.
     const settings = loadChainSettings(env, 'solana', 'test');
     if (settings) await createChainAdapter(settings, env).verifyTokens();
-    return env;
+    return { env, rpc: { validator: rpc.validator, mints: [SOLANA_USDC, SOLANA_USDT] } };
   } catch (err) {
     say(`  (Solana endpoint not started: ${(err as Error).message})`);
-    return {};
+    return { env: {} };
   }
 }
 
@@ -233,14 +269,34 @@ async function createDemoSession(baseUrl: string, key: string, secret: string): 
   return json;
 }
 
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** A shell snippet that signs as interface.md says: hex(HMAC-SHA256(secret, "<timestamp>.<nonce>.<body>")). */
-function signedCurlSnippet(baseUrl: string, key: string, secret: string): string {
+function signedCurlSnippet(
+  baseUrl: string,
+  key: string,
+  secret: string,
+  path = '/api/v1/checkout/sessions/create',
+  body = '{"amount":"25.00","currency":"USD","order_id":"order-\'"$(date +%s)"\'","success_url":"https://example.com/thanks"}',
+): string {
   return [
     `  KEY='${key}' SECRET='${secret}'`,
-    `  BODY='{"amount":"25.00","currency":"USD","order_id":"order-'"$(date +%s)"'","success_url":"https://example.com/thanks"}'`,
+    `  BODY='${body}'`,
     `  TS=$(date +%s) NONCE=$(cat /proc/sys/kernel/random/uuid 2>/dev/null || uuidgen)`,
     `  SIG=$(printf '%s' "$TS.$NONCE.$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.*= //')`,
-    `  curl -s ${baseUrl}/api/v1/checkout/sessions/create -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\`,
+    `  curl -s ${baseUrl}${path} -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\`,
     `    -H "X-Service-Timestamp: $TS" -H "X-Service-Nonce: $NONCE" -H "X-Service-Signature: $SIG" -d "$BODY"`,
   ].join('\n');
 }

@@ -37,6 +37,8 @@ export interface DevnetState {
   pid: number;
   evm: Record<string, { rpcUrl: string; chainId: number; tokens: Record<string, DevnetTokenState> }>;
   solana?: { rpcUrl: string; tokens: Record<string, DevnetTokenState> };
+  /** The demo's operator settings (DATABASE_URL, MASTER_KEY, HD_MNEMONIC, REDIS_*, CHAIN_*): demo-only secrets. */
+  operatorEnv?: Record<string, string>;
 }
 
 export function devnetStateFile(env: Record<string, string | undefined> = process.env): string {
@@ -53,6 +55,24 @@ export function readDevnetState(env: Record<string, string | undefined> = proces
     throw new UsageError(`the devnet that wrote ${file} (pid ${state.pid}) is not running; start one with \`npm run dev\``);
   }
   return state;
+}
+
+/**
+ * The running demo's operator settings, or null when no demo runs (no state file, or its process is gone).
+ * They are a whole: a demo MASTER_KEY only opens the demo's database.
+ */
+export function runningDevnetSettings(
+  env: Record<string, string | undefined> = process.env,
+): { file: string; pid: number; env: Record<string, string> } | null {
+  const file = devnetStateFile(env);
+  if (!existsSync(file)) return null;
+  const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
+  try {
+    process.kill(state.pid, 0);
+  } catch {
+    return null;
+  }
+  return state.operatorEnv ? { file, pid: state.pid, env: state.operatorEnv } : null;
 }
 
 const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana] [--token USDT|USDC] [--amount <decimal>]';

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
 import { createDb } from '../db/database.js';
 import { ensureDatabase } from '../db/ensure-database.js';
@@ -5,7 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { SecretBox } from '../security/secret-box.js';
 import { UsageError, print } from './args.js';
 import { keyCli, merchantCli } from './merchants.js';
-import { devnetCli } from './devnet.js';
+import { devnetCli, runningDevnetSettings } from './devnet.js';
 import { webhooksCli } from './webhooks.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { PAYOUTS_USAGE, depositsCli, payoutsCli } from './payouts.js';
@@ -44,7 +45,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'devnet') return devnetCli(rest); // local devnet only: needs no database or master key
-  loadDotEnv();
+  useOperatorSettings();
   const config = loadConfig();
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, 2);
@@ -94,6 +95,23 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await db.destroy();
   }
+}
+
+/**
+ * Where the settings come from, said on stderr: the environment, then `.env` (which never overrides it); when neither
+ * gives MASTER_KEY and `npm run dev` is running, the demo's settings as a whole (its database, Redis prefix, key,
+ * mnemonic and chains), so that a demo key is never paired with another deployment's database.
+ */
+function useOperatorSettings(): void {
+  loadDotEnv();
+  if (process.env.MASTER_KEY?.trim()) {
+    process.stderr.write(`settings: the environment${existsSync('.env') ? ' and .env' : ''}\n`);
+    return;
+  }
+  const demo = runningDevnetSettings(process.env);
+  if (!demo) return; // loadConfig names what is missing
+  Object.assign(process.env, demo.env);
+  process.stderr.write(`settings: the running demo (npm run dev, pid ${demo.pid}, ${demo.file})\n`);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

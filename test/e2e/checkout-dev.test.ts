@@ -7,11 +7,14 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/anvil.js';
 import { REDIS_URL, databaseUrl, runPrefix } from '../support/env.js';
+import { SignedClient } from '../support/signed-client.js';
 import { until } from './checkout-harness.js';
 
 // `npm run dev` as a user runs it: a child process (its own process group, like a terminal's foreground job) that
 // starts local chains and the service, prints a key, a signed curl and a page URL; the printed curl works, `devnet
-// pay` pays the demo session (BSC) and the curl's (Solana), the webhook arrives, and Ctrl-C (SIGINT to the group) stops everything it started.
+// pay` pays the demo session (BSC) and the curl's (Solana), the webhook arrives, the printed refund completes from the
+// funded hot wallet, the operator CLI works on the demo's settings alone, no warning is logged, and Ctrl-C (SIGINT to
+// the group) stops everything it started and deletes the run's Redis keys.
 const dir = mkdtempSync(join(tmpdir(), 'sp-dev-'));
 const redisPrefix = `sp_devtest_${randomBytes(3).toString('hex')}`;
 let child: ChildProcess | undefined;
@@ -36,7 +39,7 @@ async function refused(url: string): Promise<boolean> {
 }
 
 describe('npm run dev', () => {
-  it('starts the local demo, serves a page, takes a payment from `devnet pay`, and stops cleanly on Ctrl-C', async () => {
+  it('starts the local demo, serves a page, takes a payment from `devnet pay`, refunds part of it, serves the operator CLI, and stops cleanly on Ctrl-C', async () => {
     const port = await freePort();
     const env = {
       ...process.env,
@@ -84,7 +87,7 @@ describe('npm run dev', () => {
     expect(created.url).toBe(`http://localhost:${port}/pay/${created.id}`);
 
     // devnet pay: the demo session on BSC (18 decimals), through the public selection endpoint, to paid and the webhook.
-    const pay = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', sessionId, '--network', 'bsc', '--token', 'USDC'], {
+    const pay = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', sessionId, '--network', 'bsc', '--token', 'USDT'], {
       env,
       encoding: 'utf8',
       timeout: 60_000,
@@ -94,7 +97,7 @@ describe('npm run dev', () => {
     expect(JSON.parse(pay.stdout)).toMatchObject({
       session_id: sessionId,
       network: 'bsc',
-      token: 'USDC',
+      token: 'USDT',
       amount_base: '12340000000000000000',
     });
     await until(
@@ -107,6 +110,47 @@ describe('npm run dev', () => {
     );
     await until(async () => (/webhook payment\.completed \(signature valid\)/.test(out) ? true : undefined), 30_000, 'the webhook');
     expect(out).toContain(`"session_id": "${sessionId}"`);
+
+    // The printed refund (5.00 of the 12.34 USDT paid) is paid from the merchant's funded hot wallet on BSC.
+    const refundSnippet = out
+      .slice(out.indexOf('Refund 5.00 USDT of the paid demo session:'), out.indexOf('Operator CLI'))
+      .split('\n')
+      .slice(1)
+      .join('\n');
+    const refundCurl = spawnSync('bash', ['-c', refundSnippet], { encoding: 'utf8', timeout: 20_000 });
+    expect(refundCurl.status).toBe(0);
+    const refund = JSON.parse(refundCurl.stdout) as { refund_id: string; status: string; amount: number };
+    expect(refund).toMatchObject({ session_id: sessionId, status: 'pending', amount: 500, currency: 'USDT' });
+    const merchant = new SignedClient(`http://localhost:${port}`, {
+      key: /API key:\s+(\S+)/.exec(out)![1]!,
+      secret: /API secret:\s+(\S+)/.exec(out)![1]!,
+    });
+    await until(
+      async () => {
+        const r = await merchant.request('GET', `/api/v1/refunds/${encodeURIComponent(refund.refund_id)}`);
+        if (r.json?.status === 'failed') throw new Error(`refund failed: ${r.text}`);
+        return r.json?.status === 'completed' ? true : undefined;
+      },
+      60_000,
+      'the demo refund to complete',
+    );
+
+    // The operator CLI on the demo's settings alone: no MASTER_KEY (nor DATABASE_URL) in its environment, no .env.
+    const cliEnv: Record<string, string | undefined> = { ...env };
+    delete cliEnv.MASTER_KEY;
+    delete cliEnv.DATABASE_URL;
+    for (const args of [
+      ['merchant', 'list'],
+      ['payouts', 'wallets'],
+      ['deposits', 'unmatched'],
+      ['webhooks', 'failed'],
+    ]) {
+      const cli = spawnSync('npx', ['tsx', 'src/cli/index.ts', ...args], { env: cliEnv, encoding: 'utf8', timeout: 60_000 });
+      expect(cli.status, `${args.join(' ')}: ${cli.stderr}`).toBe(0);
+      expect(cli.stderr).toContain('settings: the running demo (npm run dev');
+      expect(() => JSON.parse(cli.stdout), `${args.join(' ')} prints JSON`).not.toThrow();
+      if (args[0] === 'merchant') expect(JSON.stringify(JSON.parse(cli.stdout))).toContain('Demo Shop');
+    }
 
     // And the session the curl created, on the LiteSVM Solana endpoint (Solana Pay-style transfer with its reference).
     const paySol = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', created.id, '--network', 'solana', '--token', 'USDT'], {
@@ -124,6 +168,26 @@ describe('npm run dev', () => {
       30_000,
       'the curl session to be paid on Solana',
     );
+    // A refund on Solana too, from the funded hot wallet (SOL for the fee, tokens to send).
+    const solRefund = await merchant.request('POST', '/api/v1/refunds/create', {
+      body: { session_id: created.id, refund_id: `sol-refund-${Date.now()}`, amount: 1000, currency: 'USDT' },
+    });
+    expect(solRefund.status, solRefund.text).toBe(201);
+    await until(
+      async () => {
+        const r = await merchant.request('GET', `/api/v1/refunds/${encodeURIComponent(solRefund.json.refund_id)}`);
+        if (r.json?.status === 'failed') throw new Error(`Solana refund failed: ${r.text}`);
+        return r.json?.status === 'completed' ? true : undefined;
+      },
+      60_000,
+      'the Solana refund to complete',
+    );
+    // The happy path logs no warning or error (the service's JSON lines: level 40 and up), e.g. no deposit setup refused.
+    expect(out).not.toMatch(/"level":\s*(40|50|60)\b/);
+    expect(out).not.toContain('deposit setup refused');
+    const redis = new Redis(REDIS_URL);
+    const keysWhileRunning = await redis.keys(`${redisPrefix}:*`);
+    expect(keysWhileRunning.length).toBeGreaterThan(0);
 
     // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it.
     process.kill(-child.pid!, 'SIGINT');
@@ -137,6 +201,9 @@ describe('npm run dev', () => {
     expect(exit.code === 0 || exit.signal === 'SIGINT', JSON.stringify(exit)).toBe(true);
     for (const u of [...chainUrls, `http://127.0.0.1:${port}/healthz`]) expect(await refused(u), `${u} still answers`).toBe(true);
     expect(existsSync(env.DEVNET_STATE_FILE)).toBe(false);
+    // Its Redis keys (the run's random prefix) are gone.
+    expect(await redis.keys(`${redisPrefix}:*`)).toEqual([]);
+    redis.disconnect();
     // Nothing it started is left running.
     const ps = spawnSync('ps', ['-o', 'pid=', '-g', String(child.pid)], { encoding: 'utf8' });
     expect(ps.stdout.trim()).toBe('');

@@ -1,0 +1,58 @@
+import { Contract, HDNodeWallet, Wallet } from 'ethers';
+import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
+import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../src/cli/devnet.js';
+import { loadChainSettings } from '../../src/watcher/config.js';
+import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
+import type { DevEvmChain } from './evm.js';
+import type { FakeSolanaValidator } from './solana-rpc/fake-validator.js';
+
+// The demo merchant's refund hot wallets, funded with gas and both tokens on every local chain, so that a refund
+// (and, on Solana, the deposit-account setup the same wallet pays for) works without an operator step.
+
+export interface DevSolana {
+  validator: FakeSolanaValidator;
+  mints: string[];
+}
+
+/** 10 ETH/BNB of gas; 1,000 of each token: enough for many demo refunds. */
+const EVM_GAS_WEI = 10n * 10n ** 18n;
+const TOKEN_UNITS = 1_000n;
+/** 10 SOL: fees and the rent of the deposit token accounts the wallet creates. */
+const SOL_LAMPORTS = 10_000_000_000n;
+
+export async function fundRefundWallets(i: {
+  env: Record<string, string | undefined>;
+  keys: KeyDeriver;
+  account: number;
+  evm: DevEvmChain[];
+  solana?: DevSolana;
+}): Promise<string[]> {
+  const funded: string[] = [];
+  const hotWallet = async (network: 'ethereum' | 'bsc' | 'solana') => {
+    const settings = loadChainSettings(i.env, network, 'test');
+    if (!settings) throw new Error(`no test settings for ${network}`);
+    return (await createChainAdapter(settings, i.env).deriveHotWallet(i.keys, i.account, HOT_WALLET_SLOT.refunds)).address;
+  };
+  for (const chain of i.evm) {
+    const address = await hotWallet(chain.network);
+    await chain.node.provider.send('anvil_setBalance', [address, `0x${EVM_GAS_WEI.toString(16)}`]);
+    const payer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider);
+    let nonce = await chain.node.provider.getTransactionCount(payer.address, 'pending');
+    for (const token of Object.values(chain.tokens)) {
+      // One ABI for both token shapes: Tether-style transfer returns nothing, so no return value is decoded.
+      const contract = new Contract(token.address, ['function transfer(address to, uint256 value)'], payer);
+      const tx = (await contract.getFunction('transfer')(address, TOKEN_UNITS * 10n ** BigInt(token.decimals), { nonce: nonce++ })) as {
+        wait(): Promise<unknown>;
+      };
+      await tx.wait();
+    }
+    funded.push(chain.network);
+  }
+  if (i.solana) {
+    const address = await hotWallet('solana');
+    i.solana.validator.airdrop(address, SOL_LAMPORTS);
+    for (const mint of i.solana.mints) i.solana.validator.setTokenAccount({ mint, owner: address, amount: TOKEN_UNITS * 1_000_000n });
+    funded.push('solana');
+  }
+  return funded;
+}
