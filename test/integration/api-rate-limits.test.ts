@@ -6,8 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.js';
 import { registerCheckout } from '../../src/checkout/plugin.js';
-import { createRateService } from '../../src/rates/index.js';
-import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { CHECKOUT_BASE, startApiHarness, testServerDeps, type ApiHarness } from '../support/api-harness.js';
 import { SignedClient, type TestResponse } from '../support/signed-client.js';
 import { ChainRegistry } from '../../chains/registry.js';
 
@@ -95,17 +94,7 @@ describe('per-key limit (1 per second)', () => {
 
   it('holds across two API processes on one Redis prefix', async () => {
     const second: FastifyInstance = await buildServer({
-      db: h.t.db,
-      redis: h.redis,
-      box: h.box,
-      rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-      checkoutBaseUrl: CHECKOUT_BASE,
-      docsUrl: 'https://docs.test/errors',
-      redisPrefix: h.redisPrefix,
-      authWindowSeconds: 300,
-      maxBodyBytes: 65_536,
-      sessionLifetimeSeconds: 1800,
-      logLevel: 'silent',
+      ...testServerDeps({ db: h.t.db, redis: h.redis, box: h.box, redisPrefix: h.redisPrefix }),
       trustProxy: true,
       rateLimits: { perKeyPerSecond: 1, perIpPerSecond: 0, authFailuresPerIpPerMinute: 0 },
     });

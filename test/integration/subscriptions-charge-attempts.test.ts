@@ -1,7 +1,8 @@
-import { Wallet, id as keccak, zeroPadValue } from 'ethers';
+import type { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';
+import { transfersFrom } from '../support/chain-watch.js';
 
 // A charge in flight that does not land: replaced at the same nonce with a higher fee when stuck in the mempool, and
 // signed afresh (new nonce, pre-flight again) once its only attempt is proven dead because its nonce went to another
@@ -15,16 +16,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => f?.close());
 
-async function transfersFrom(owner: string): Promise<string[]> {
-  const logs = await f.node.rpc<Array<{ transactionHash: string }>>('eth_getLogs', [
-    {
-      fromBlock: '0x0',
-      toBlock: 'latest',
-      address: f.tokens.USDT.address,
-      topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)],
-    },
-  ]);
-  return logs.map((l) => l.transactionHash);
+/** Hashes of the transactions that moved USDT from `owner`, read straight from the node. */
+async function usdtTransfersFrom(owner: string): Promise<string[]> {
+  return (await transfersFrom(f.node, f.tokens.USDT.address, owner)).map((t) => t.tx);
 }
 
 async function activeDailySub(index: number): Promise<{ id: string; customer: Wallet }> {
@@ -48,7 +42,7 @@ async function openCharge(subId: string) {
 describe('charges that do not land', () => {
   it('a charge stuck in the mempool is replaced at the same nonce with a higher fee; one transfer lands', async () => {
     const { id, customer } = await activeDailySub(300);
-    expect((await transfersFrom(customer.address)).length).toBe(1);
+    expect((await usdtTransfersFrom(customer.address)).length).toBe(1);
     const deps = { ...f.deps, stuckAfterMs: 0 };
     await f.node.rpc('evm_setAutomine', [false]);
     try {
@@ -85,7 +79,7 @@ describe('charges that do not land', () => {
       .orderBy('id')
       .execute();
     expect(paid.length).toBe(2);
-    const onChain = await transfersFrom(customer.address);
+    const onChain = await usdtTransfersFrom(customer.address);
     expect(onChain.length).toBe(2); // one per period: the original and its replacement never both landed
     const attempts = await f.h.t.db
       .selectFrom('subscription_charge_attempts')
@@ -100,7 +94,7 @@ describe('charges that do not land', () => {
 
   it('a charge whose nonce went to another transaction is signed afresh at a new nonce after the pre-flight', async () => {
     const { id, customer } = await activeDailySub(301);
-    const before = (await transfersFrom(customer.address)).length;
+    const before = (await usdtTransfersFrom(customer.address)).length;
     const w = await f.deps.walletResolver.resolve(f.merchantId, 'test', 'ethereum');
     await f.node.rpc('evm_setAutomine', [false]);
     let lost: string;
@@ -133,7 +127,7 @@ describe('charges that do not land', () => {
     expect(attempts[0]!.tx_hash).toBe(lost);
     expect(attempts[0]!.state).toBe('dropped');
     expect(BigInt(attempts[1]!.nonce!)).toBe(BigInt(attempts[0]!.nonce!) + 1n);
-    const onChain = await transfersFrom(customer.address);
+    const onChain = await usdtTransfersFrom(customer.address);
     expect(onChain.length).toBe(before + 1);
     expect(onChain).toContain(attempts[1]!.tx_hash);
     expect(onChain).not.toContain(lost);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { id as keccak, zeroPadValue } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';
+import { transfersFrom } from '../support/chain-watch.js';
 
 // Crash injection for charges, at every failpoint of the outbound engine (src/outbound/failpoints.ts): a scheduler
 // process (subscriptions-tick-child.ts) SIGKILLs itself there during a renewal; two survivors then tick at once.
@@ -15,16 +15,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => f?.close());
 
-async function transfersFrom(owner: string): Promise<string[]> {
-  const logs = await f.node.rpc<Array<{ transactionHash: string }>>('eth_getLogs', [
-    {
-      fromBlock: '0x0',
-      toBlock: 'latest',
-      address: f.tokens.USDT.address,
-      topics: [keccak('Transfer(address,address,uint256)'), zeroPadValue(owner, 32)],
-    },
-  ]);
-  return logs.map((l) => l.transactionHash);
+/** Hashes of the transactions that moved USDT from `owner`, read straight from the node. */
+async function usdtTransfersFrom(owner: string): Promise<string[]> {
+  return (await transfersFrom(f.node, f.tokens.USDT.address, owner)).map((t) => t.tx);
 }
 
 function runTickChild(now: Date, failpoint: string): Promise<{ code: number | null; signal: string | null }> {
@@ -61,7 +54,7 @@ describe.each([
     await f.authorize(sub.id, customer);
     await f.settle();
     expect((await f.client.get(`/api/v1/subscriptions/${sub.id}`)).json.status).toBe('active');
-    expect(await transfersFrom(customer.address)).toHaveLength(1);
+    expect(await usdtTransfersFrom(customer.address)).toHaveLength(1);
 
     const renewal = new Date(f.clock.now().getTime() + DAY + 60_000);
     const death = await runTickChild(renewal, failpoint);
@@ -76,7 +69,7 @@ describe.each([
       .where('charge_id', '=', atDeath.id)
       .execute();
     expect(attemptsAtDeath).toHaveLength(1);
-    expect(await transfersFrom(customer.address)).toHaveLength(minedAtDeath ? 2 : 1);
+    expect(await usdtTransfersFrom(customer.address)).toHaveLength(minedAtDeath ? 2 : 1);
 
     // Two survivors at once, at the same moment.
     f.clock.set(renewal);
@@ -90,7 +83,7 @@ describe.each([
       .where('charge_id', '=', atDeath.id)
       .execute();
     expect(attempts).toHaveLength(1);
-    const onChain = await transfersFrom(customer.address);
+    const onChain = await usdtTransfersFrom(customer.address);
     expect(onChain).toHaveLength(2); // one per period, counted on chain
     expect(onChain[1]).toBe(attemptsAtDeath[0]!.tx_hash);
     const events = await f.events(sub.id);

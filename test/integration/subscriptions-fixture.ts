@@ -2,13 +2,13 @@ import { Contract, type Wallet } from 'ethers';
 import type { ChainAdapter } from '../../chains/types.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
-import { ManualClock } from '../../src/domain/clock.js';
+import type { ManualClock } from '../../src/domain/clock.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import type { SubscriptionSettings } from '../../src/domain/subscription-settings.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import type { ApiHarness } from '../support/api-harness.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
-import { SignedClient } from '../support/signed-client.js';
+import type { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
 import { ChainRegistry } from '../../chains/registry.js';
 

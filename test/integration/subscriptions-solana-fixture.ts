@@ -5,11 +5,11 @@ import { createSolanaAdapter, type SolanaChainAdapter } from '../../chains/solan
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import type { ChargeEngineDeps } from '../../src/subscriptions/charge-engine.js';
-import { ManualClock } from '../../src/domain/clock.js';
+import type { ManualClock } from '../../src/domain/clock.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import type { SubscriptionSettings } from '../../src/domain/subscription-settings.js';
 import type { ApiHarness } from '../support/api-harness.js';
-import { SignedClient } from '../support/signed-client.js';
+import type { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
 import { ChainRegistry } from '../../chains/registry.js';
 

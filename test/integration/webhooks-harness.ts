@@ -4,7 +4,7 @@ import type { Mode } from '../../src/db/schema.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
 import { insertOutboxEvent } from '../../src/ledger/outbox.js';
 import { SecretBox } from '../../src/security/secret-box.js';
-import { type WebhookDb } from '../../src/webhooks/schema.js';
+import type { WebhookDb } from '../../src/webhooks/schema.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { REDIS_URL } from '../support/env.js';
 

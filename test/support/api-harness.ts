@@ -25,6 +25,21 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
+/** The API server's settings in tests, on a given database, Redis and prefix (a second server shares them). */
+export function testServerDeps(on: Pick<ServerDeps, 'db' | 'redis' | 'box' | 'redisPrefix'>): ServerDeps {
+  return {
+    ...on,
+    rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
+    checkoutBaseUrl: CHECKOUT_BASE,
+    docsUrl: 'https://docs.test/errors',
+    authWindowSeconds: 300,
+    maxBodyBytes: 65_536,
+    sessionLifetimeSeconds: 1800,
+    logLevel: 'silent',
+    keyCacheMs: 500,
+  };
+}
+
 /** `overrides` may be a function of the fresh database (plugins that need it, such as the checkout page). */
 export async function startApiHarness(
   overrides: Partial<ServerDeps> | ((t: TestDatabase) => Partial<ServerDeps>) = {},
@@ -34,18 +49,7 @@ export async function startApiHarness(
   const box = new SecretBox(TEST_MASTER_KEY);
   const redisPrefix = `sp_test_${randomBytes(4).toString('hex')}`;
   const app = await buildServer({
-    db: t.db,
-    redis,
-    box,
-    rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-    checkoutBaseUrl: CHECKOUT_BASE,
-    docsUrl: 'https://docs.test/errors',
-    redisPrefix,
-    authWindowSeconds: 300,
-    maxBodyBytes: 65_536,
-    sessionLifetimeSeconds: 1800,
-    logLevel: 'silent',
-    keyCacheMs: 500,
+    ...testServerDeps({ db: t.db, redis, box, redisPrefix }),
     ...(typeof overrides === 'function' ? overrides(t) : overrides),
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -5,9 +5,9 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { registerAuthorizePage } from '../../src/subscriptions/page/plugin.js';
 import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../src/domain/subscription-settings.js';
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
-import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from './api-harness.js';
+import { CHECKOUT_BASE, startApiHarness, testServerDeps, type ApiHarness } from './api-harness.js';
 import { SignedClient } from './signed-client.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/registry.js';
 
 // The part every subscription fixture shares, whatever the chain: the API on a real server with the authorization
 // page and a manual clock, one merchant with a signed client, and the engine's dependencies for driving the
@@ -41,20 +41,8 @@ export async function serveSubscriptionApi(o: {
   // The harness server has no page or clock; serve both from a second server on the same database.
   await h.app.close();
   const { buildServer } = await import('../../src/api/server.js');
-  const { createRateService } = await import('../../src/rates/index.js');
   const app: FastifyInstance = await buildServer({
-    db: h.t.db,
-    redis: h.redis,
-    box: h.box,
-    rates: createRateService({ sources: ['peg'], timeoutMs: 1000, cacheTtlMs: 1000 }),
-    checkoutBaseUrl: CHECKOUT_BASE,
-    docsUrl: 'https://docs.test/errors',
-    redisPrefix: h.redisPrefix,
-    authWindowSeconds: 300,
-    maxBodyBytes: 65_536,
-    sessionLifetimeSeconds: 1800,
-    logLevel: 'silent',
-    keyCacheMs: 500,
+    ...testServerDeps({ db: h.t.db, redis: h.redis, box: h.box, redisPrefix: h.redisPrefix }),
     chains: adapters,
     subscriptions: { clock, settings },
     plugins: [

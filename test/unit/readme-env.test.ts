@@ -11,7 +11,7 @@ import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { subscriptionSettingsFromEnv } from '../../src/domain/subscription-settings.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { webhookSettingsFrom } from '../../src/webhooks/config.js';
-import { NETWORKS, publicProfile } from '../../scripts/testnet/profiles.js';
+import { type NETWORKS, publicProfile } from '../../scripts/testnet/profiles.js';
 
 // A documented variable that does nothing is a bug. For every variable of README.md's configuration table (with
 // <NET> and <MODE> expanded), this proves (1) the code reads it: its name, or for a per-chain variable its suffix next

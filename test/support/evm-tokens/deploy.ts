@@ -1,4 +1,4 @@
-import { Contract, ContractFactory, type Signer } from 'ethers';
+import { type Contract, ContractFactory, type Signer } from 'ethers';
 import { compileTestContracts } from './compile.js';
 
 // Deploys the token shapes of TESTING.md on a local node.
