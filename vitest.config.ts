@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests run against the real PostgreSQL and Redis of the machine (see ../shared/TESTING.md and docs/testing.md).
+// Tests run against the real PostgreSQL and Redis of the machine (docs/testing.md).
 // Each test file gets its own database cloned from a migrated template (test/support/global-setup.ts).
 export default defineConfig({
   test: {

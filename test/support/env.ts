@@ -1,4 +1,4 @@
-// Where tests find the machine's real services (../shared/TESTING.md). Overridable for other machines.
+// Where tests find the machine's real services (docs/testing.md). Overridable for other machines.
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
