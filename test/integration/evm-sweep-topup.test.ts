@@ -5,6 +5,9 @@ import { deployTokens, fund, makeAdapter, signer, type DeployedToken } from '../
 import { driveSweep, type DrivenStep } from '../support/sweep-driver.js';
 import { COIN_TYPE_EVM, CHANGE_DEPOSIT, CHANGE_HOT_WALLET, addressPath } from '../../chains/hd/bip44.js';
 import { BALANCE_BATCH_SIZE, type EvmChainAdapter } from '../../chains/evm/adapter.js';
+import { ERC20 } from '../../chains/evm/erc20-abi.js';
+import { FailoverJsonRpc } from '../../chains/evm/failover-rpc.js';
+import { startFaultProxy } from '../support/rpc-fault-proxy.js';
 import { NATIVE_TRANSFER_GAS } from '../../chains/evm/sweep-topup.js';
 import type { EvmTxBody } from '../../chains/evm/token-sender.js';
 import {
@@ -129,6 +132,40 @@ describe('EVM Sweeper plumbing', () => {
     await node.mine(2);
     expect(await eth.finalTokenBalances('USDC', [funded[1]!.address])).toEqual([parseUnits('7.5', 6)]);
     expect(await eth.finalTokenBalances('USDC', [])).toEqual([]);
+  });
+
+  it('a JSON-RPC batch refused by a failing endpoint (HTTP 503, a JSON-RPC error) moves whole to the next one', async () => {
+    const held = await deposit(eth, tokens.USDT, parseUnits('42', 6));
+    const other = Wallet.createRandom().address.toLowerCase();
+    const balanceOf = (a: string) => ({
+      method: 'eth_call',
+      params: [{ to: tokens.USDT.address, data: ERC20.encodeFunctionData('balanceOf', [a]) }, 'latest'],
+    });
+    const proxy = await startFaultProxy({ upstream: node.url, http5xxRate: 1 });
+    try {
+      for (const fault of [
+        { http5xxRate: 1, errorRate: 0 },
+        { http5xxRate: 0, errorRate: 1 },
+      ]) {
+        proxy.setFaults(fault);
+        const before = proxy.counts.http5xx + proxy.counts.error;
+        // A fresh pool: the failing endpoint is first in line, and this batch is the only request it sees.
+        const rpc = new FailoverJsonRpc({ network: 'ethereum', mode: 'test', urls: [proxy.url, node.url] });
+        const answers = await rpc.batch<string>([balanceOf(held.address), balanceOf(other)]);
+        expect(answers.map((a) => (a.ok ? BigInt(a.result) : a.error))).toEqual([parseUnits('42', 6), 0n]);
+        expect(proxy.counts.http5xx + proxy.counts.error).toBe(before + 1);
+      }
+      // A revert is the request's own answer, in its slot: no failover, the other items still answer.
+      const rpc = new FailoverJsonRpc({ network: 'ethereum', mode: 'test', urls: [node.url] });
+      const [bad, good] = await rpc.batch<string>([
+        { method: 'eth_call', params: [{ to: tokens.USDT.address, data: '0xdeadbeef' }, 'latest'] },
+        balanceOf(held.address),
+      ]);
+      expect(bad).toMatchObject({ ok: false, error: { kind: 'rpc_error' } });
+      expect(good).toEqual({ ok: true, result: expect.stringMatching(/^0x/) });
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
