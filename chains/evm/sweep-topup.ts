@@ -91,7 +91,8 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
     async plan(request: SweepRequest): Promise<SweepPlan> {
       const token = tokenOf(request);
       const quote = await ctx.feeQuote(true);
-      const cap = feeCap(await ctx.feeFields(0));
+      const transferFees = await ctx.feeFields(0);
+      const cap = feeCap(transferFees);
       const reclaimCap = feeCap(await reclaimFees(0));
       // What a transaction is expected to pay per gas (EIP-1559: base fee + tip, below the cap).
       const price = quote.baseFee === null ? quote.gasPrice : quote.baseFee + quote.tip;
@@ -167,7 +168,13 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
               to: request.destination,
               sources: [s.address],
               value: 0n,
-              params: { gasLimit: gasLimit.toString(), feeCap: cap.toString(), tip: tip.toString(), amount: s.amount.toString() },
+              params: {
+                gasLimit: gasLimit.toString(),
+                feeType: String(transferFees.type),
+                feeCap: cap.toString(),
+                tip: tip.toString(),
+                amount: s.amount.toString(),
+              },
               estimatedFee: transferFee,
             },
             {
@@ -210,16 +217,25 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
           const token = tokenOf(request);
           const gasLimit = BigInt(need(step, 'gasLimit'));
           const bump = BigInt(100 + feeBumpPercent);
-          // The fee cap the fund paid for, raised by a replacement's bump only as far as the address's gas allows.
-          const affordable = (await nativeBalance(source.address)) / gasLimit;
-          const wanted = (BigInt(need(step, 'feeCap')) * bump) / 100n;
-          const capNow = wanted < affordable ? wanted : affordable;
+          // The fee cap the top-up paid for; a replacement's bump only as far as the address's gas allows.
+          const planned = BigInt(need(step, 'feeCap'));
+          const held = await nativeBalance(source.address);
+          const affordable = held / gasLimit;
+          if (affordable < planned)
+            throw new TransferRejectedError(
+              'insufficient_gas',
+              `${source.address} holds ${held} wei, its transfer needs up to ${gasLimit * planned}`,
+            );
+          const cap = (planned * bump) / 100n;
+          // A replacement must outbid the original's cap and tip: with exactly the top-up on the address it cannot, and
+          // is refused before signing (the engine keeps the original in flight until the base fee falls under its cap).
+          if (cap > affordable)
+            throw new TransferRejectedError('underpriced', `${source.address} holds gas for a fee cap of ${affordable} wei, not ${cap}`);
           const tip = (BigInt(need(step, 'tip')) * bump) / 100n;
-          const quote = await ctx.feeQuote(false);
           const fees: EvmFeeFields =
-            quote.baseFee === null
-              ? { type: 0, gasPrice: capNow }
-              : { type: 2, maxFeePerGas: capNow, maxPriorityFeePerGas: tip < capNow ? tip : capNow };
+            need(step, 'feeType') === '0'
+              ? { type: 0, gasPrice: cap }
+              : { type: 2, maxFeePerGas: cap, maxPriorityFeePerGas: tip < cap ? tip : cap };
           const amount = BigInt(need(step, 'amount'));
           if (amount !== source.amount) throw new Error(`transfer step amount ${amount} differs from the request's ${source.amount}`);
           const data = ERC20.encodeFunctionData('transfer', [request.destination, amount]);

@@ -118,7 +118,7 @@ describe('EVM Sweeper plumbing', () => {
     const balances = await eth.finalTokenBalances('USDC', addresses);
     const after = eth.rpc.calls;
     expect(balances).toHaveLength(addresses.length);
-    for (const [i, a] of addresses.entries()) expect(balances[i]).toBe(await tokenBalance(tokens.USDC, a));
+    expect(balances).toEqual(await Promise.all(addresses.map((a) => tokenBalance(tokens.USDC, a))));
     expect(balances[0]).toBe(parseUnits('3', 6));
     expect(balances.at(-1)).toBe(parseUnits('0.5', 6));
     // 222 addresses: two batches, no eth_call one by one.
@@ -325,21 +325,32 @@ describe('evm-gas-topup on a pre-Prague chain', () => {
     expect(of(steps, 'transfer')[0]!.receipt!.swept).toEqual([{ source: src.address, amount: parseUnits('9', 6) }]);
   });
 
-  it('a transfer replacement raises its tip but never spends more than the top-up gave', async () => {
+  it('a transfer is sent at the planned cap; a replacement outbids it only when the address holds the gas for it', async () => {
     const src = await deposit(eth, tokens.USDC, parseUnits('3', 6));
     const req = request('USDC', [src]);
     const method = topUp(eth);
     const plan = await method.plan(req);
     const fundStep = plan.steps.find((s) => s.purpose === 'fund')!;
     const transferStep = plan.steps.find((s) => s.purpose === 'transfer')!;
-    await node.rpc('anvil_setBalance', [src.address, `0x${fundStep.value.toString(16)}`]);
-    const first = await method.build(req, transferStep, 0n, 0);
-    const bumped = await method.build(req, transferStep, 0n, 50);
     const maxCost = (b: EvmTxBody) => BigInt(b.gasLimit) * BigInt(b.maxFeePerGas!);
-    expect(maxCost(first!.body)).toBe(fundStep.value);
-    expect(maxCost(bumped!.body)).toBeLessThanOrEqual(fundStep.value);
-    expect(BigInt(bumped!.body.maxPriorityFeePerGas!)).toBeGreaterThan(BigInt(first!.body.maxPriorityFeePerGas!));
-    await node.rpc('anvil_setBalance', [src.address, '0x0']);
+    const setGas = (wei: bigint) => node.rpc('anvil_setBalance', [src.address, `0x${wei.toString(16)}`]);
+    try {
+      // No top-up yet: refused before signing.
+      await expect(method.build(req, transferStep, 0n, 0)).rejects.toMatchObject({ reason: 'insufficient_gas' });
+      await setGas(fundStep.value);
+      const first = await method.build(req, transferStep, 0n, 0);
+      expect(maxCost(first!.body)).toBe(fundStep.value); // exactly what the top-up gave
+      // Exactly the top-up on the address: no higher cap is affordable, the original stays in flight.
+      await expect(method.build(req, transferStep, 0n, 50)).rejects.toMatchObject({ reason: 'underpriced' });
+      await setGas(fundStep.value * 2n);
+      const bumped = await method.build(req, transferStep, 0n, 50);
+      expect(bumped!.body.nonce).toBe(first!.body.nonce);
+      expect(BigInt(bumped!.body.maxFeePerGas!)).toBe((BigInt(first!.body.maxFeePerGas!) * 150n) / 100n);
+      expect(BigInt(bumped!.body.maxPriorityFeePerGas!)).toBe((BigInt(first!.body.maxPriorityFeePerGas!) * 150n) / 100n);
+      expect(bumped!.body.data).toBe(first!.body.data);
+    } finally {
+      await setGas(0n);
+    }
   });
 });
 
