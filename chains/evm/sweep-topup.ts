@@ -22,9 +22,9 @@ import { evmViewReader } from './token-state.js';
 //   0 fund      gas station -> deposit: exactly the gas the transfer may burn (its gas limit x its fee cap);
 //   1 transfer  deposit -> destination: the planned token amount, signed by the deposit key, at that gas limit and cap;
 //   2 reclaim   deposit -> gas station: the native balance left minus the reclaim's own cost, when worth it.
-// The transfer's gas limit and fee cap are fixed at plan time (step params), so the fund and the transfer agree
-// whatever happens to fees between them; the deposit's own balance caps the transfer's fee, so a replacement of the
-// transfer can raise its tip but never spend more than the fund gave.
+// The transfer's gas limit, fee cap and tip are fixed at plan time (step params), so the fund and the transfer agree
+// whatever happens to fees between them; the transfer never spends more than the address holds, so a replacement that
+// the exact top-up cannot pay for is refused before signing (the original stays in flight).
 
 /** A plain value transfer to an account without code. */
 export const NATIVE_TRANSFER_GAS = 21_000n;
@@ -141,11 +141,11 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
             continue;
           }
           const gasLimit = (BigInt(estimate.result) * (100n + TRANSFER_GAS_MARGIN_PERCENT) + 99n) / 100n;
-          const need = gasLimit * cap;
+          const topUp = gasLimit * cap;
           const held = BigInt(balance.result);
-          const fundFee = held >= need ? 0n : NATIVE_TRANSFER_GAS * price;
+          const fundFee = held >= topUp ? 0n : NATIVE_TRANSFER_GAS * price;
           const transferFee = BigInt(estimate.result) * price;
-          const left = (held > need ? held : need) - transferFee;
+          const left = (held > topUp ? held : topUp) - transferFee;
           const reclaimMax = NATIVE_TRANSFER_GAS * reclaimCap;
           const reclaimWorth = left - reclaimMax >= RECLAIM_MIN_RETURN_PER_FEE * reclaimMax;
           const reclaimFee = NATIVE_TRANSFER_GAS * price;
@@ -157,7 +157,7 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
               from: request.gasStation,
               to: s.address,
               sources: [],
-              value: need,
+              value: topUp,
               params: { transferGasLimit: gasLimit.toString(), feeCap: cap.toString(), tip: tip.toString() },
               estimatedFee: fundFee,
             },
@@ -183,7 +183,7 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
               from,
               to: request.gasStation.address,
               sources: [],
-              value: need,
+              value: topUp,
               params: {},
               estimatedFee: reclaimWorth ? reclaimFee : 0n,
             },
@@ -215,10 +215,10 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
         }
         case 'transfer': {
           const token = tokenOf(request);
-          const gasLimit = BigInt(need(step, 'gasLimit'));
+          const gasLimit = BigInt(param(step, 'gasLimit'));
           const bump = BigInt(100 + feeBumpPercent);
           // The fee cap the top-up paid for; a replacement's bump only as far as the address's gas allows.
-          const planned = BigInt(need(step, 'feeCap'));
+          const planned = BigInt(param(step, 'feeCap'));
           const held = await nativeBalance(source.address);
           const affordable = held / gasLimit;
           if (affordable < planned)
@@ -231,12 +231,12 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
           // is refused before signing (the engine keeps the original in flight until the base fee falls under its cap).
           if (cap > affordable)
             throw new TransferRejectedError('underpriced', `${source.address} holds gas for a fee cap of ${affordable} wei, not ${cap}`);
-          const tip = (BigInt(need(step, 'tip')) * bump) / 100n;
+          const tip = (BigInt(param(step, 'tip')) * bump) / 100n;
           const fees: EvmFeeFields =
-            need(step, 'feeType') === '0'
+            param(step, 'feeType') === '0'
               ? { type: 0, gasPrice: cap }
               : { type: 2, maxFeePerGas: cap, maxPriorityFeePerGas: tip < cap ? tip : cap };
-          const amount = BigInt(need(step, 'amount'));
+          const amount = BigInt(param(step, 'amount'));
           if (amount !== source.amount) throw new Error(`transfer step amount ${amount} differs from the request's ${source.amount}`);
           const data = ERC20.encodeFunctionData('transfer', [request.destination, amount]);
           const what = { to: request.destination, amount };
@@ -284,7 +284,7 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
   };
 }
 
-function need(step: SweepStep, key: string): string {
+function param(step: SweepStep, key: string): string {
   const v = step.params[key];
   if (v === undefined || !/^\d+$/.test(v)) throw new Error(`sweep step ${step.purpose} lacks params.${key}`);
   return v;
