@@ -218,14 +218,18 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
       computeUnitPrice: price,
     });
     // Greedy packing in request order: a batch takes sources while the signed transaction still fits one packet.
+    const size = batchSizer(shape, eligible[0]!.source);
     const batches: Array<typeof eligible> = [];
     let current: typeof eligible = [];
+    let bytes = 0;
     for (const e of eligible) {
-      const next = [...current, e];
-      if (transactionSize(shape(next.map((x) => x.source))) <= MAX_TRANSACTION_BYTES) current = next;
-      else {
-        batches.push(current);
+      if (current.length > 0 && size.add(bytes, e.source) <= MAX_TRANSACTION_BYTES) {
+        current.push(e);
+        bytes = size.add(bytes, e.source);
+      } else {
+        if (current.length > 0) batches.push(current);
         current = [e];
+        bytes = size.first(e.source);
       }
     }
     batches.push(current);
@@ -417,6 +421,30 @@ function instructions(s: BatchShape): TransactionInstruction[] {
 
 function compileBatch(s: BatchShape, blockhash: string): MessageV0 {
   return new TransactionMessage({ payerKey: s.payer, recentBlockhash: blockhash, instructions: instructions(s) }).compileToV0Message();
+}
+
+/**
+ * Batch sizes without compiling every candidate (compiling is ~1 ms): with distinct keys and fewer than 128 keys,
+ * signatures and instructions (compact-u16 lengths of one byte, always true under 1232 bytes), the size is the size
+ * of a one-source batch plus a fixed number of bytes per further source: 152 with its close (64 signature, 32 owner,
+ * 32 token account, 17 TransferChecked, 7 CloseAccount), 145 without. Measured here from three real compilations.
+ */
+function batchSizer(shape: (sources: BatchSource[]) => BatchShape, sample: BatchSource) {
+  const fresh = (close: boolean): BatchSource => ({
+    owner: PublicKey.unique(),
+    account: PublicKey.unique(),
+    amount: sample.amount,
+    close,
+  });
+  const one = { closing: transactionSize(shape([fresh(true)])), plain: transactionSize(shape([fresh(false)])) };
+  const per = {
+    closing: transactionSize(shape([fresh(true), fresh(true)])) - one.closing,
+    plain: transactionSize(shape([fresh(true), fresh(false)])) - one.closing,
+  };
+  return {
+    first: (s: BatchSource) => (s.close ? one.closing : one.plain),
+    add: (bytes: number, s: BatchSource) => bytes + (s.close ? per.closing : per.plain),
+  };
 }
 
 /** Bytes of the signed transaction: compact-u16 signature count, 64 bytes per required signature, the message. */

@@ -56,6 +56,23 @@ async function sweep(req: SweepRequest, method: SweepMethodImpl = adapter.sweep)
   return res;
 }
 
+/** Serialized sizes of the landed transactions: every one within a packet. */
+async function landedSizes(steps: DrivenStep[]): Promise<number[]> {
+  const sizes: number[] = [];
+  for (const s of steps) {
+    const tx = await conn.getTransaction(s.hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    sizes.push(1 + 64 * tx!.transaction.signatures.length + tx!.transaction.message.serialize().length);
+  }
+  for (const size of sizes) expect(size).toBeLessThanOrEqual(MAX_TRANSACTION_BYTES);
+  return sizes;
+}
+
+/** As few transactions as fit: one more source (at least a signature, an owner key, a token account key and a
+ * 17-byte TransferChecked: 145 bytes) would not have fitted in any batch but the last. */
+function expectFullBatches(sizes: number[]): void {
+  for (const size of sizes.slice(0, -1)) expect(size + 145).toBeGreaterThan(MAX_TRANSACTION_BYTES);
+}
+
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
 const receipts = (steps: DrivenStep[]) => steps.map((s) => s.receipt!);
 
@@ -112,15 +129,26 @@ describe('Solana sweep (fee payer, rent back)', () => {
     expect(plan.steps.map((s) => s.sources.length)).toEqual([5, 5, 4]);
     expect(plan.steps.every((s) => s.group === 0 && s.purpose === 'batch' && s.params.createDestination === 'true')).toBe(true);
     expect(plan.estimatedCost).toBe(rent + sum(plan.steps.map((s) => s.estimatedFee)));
+    const sizes = await landedSizes(steps);
     for (const s of steps) {
       const tx = await conn.getTransaction(s.hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-      const size = 1 + 64 * tx!.transaction.signatures.length + tx!.transaction.message.serialize().length;
-      expect(size).toBeLessThanOrEqual(MAX_TRANSACTION_BYTES);
       expect(tx!.transaction.signatures.length).toBe(1 + s.step.sources.length); // fee payer + each deposit owner
       expect(tx!.transaction.message.staticAccountKeys[0]!.toBase58()).toBe(gasStation.address);
       expect(tx!.meta!.computeUnitsConsumed!).toBeLessThanOrEqual(Number(s.step.params.computeUnitLimit));
       expect(s.receipt!.fee).toBeLessThanOrEqual(s.step.estimatedFee);
     }
+
+    // The first batch (with the creation) is full; the driver builds a batch only once the previous one landed, so the
+    // later ones found the ATA and left the creation out (build re-reads the chain: fewer bytes, no rent).
+    expectFullBatches(sizes.slice(0, 2));
+    const ataProgram = ASSOCIATED_TOKEN_PROGRAM_ID.toBase58();
+    const programsOf = async (hash: string) =>
+      (await conn.getTransaction(hash, {
+        commitment: 'confirmed',
+        maxSupportedTransactionVersion: 0,
+      }))!.transaction.message.staticAccountKeys.map((k) => k.toBase58());
+    expect(await programsOf(steps[0]!.hash!)).toContain(ataProgram);
+    for (const s of steps.slice(1)) expect(await programsOf(s.hash!)).not.toContain(ataProgram);
 
     // Tokens: every deposit emptied into the treasury's new ATA; the receipts say exactly that.
     expect(await tokenBalance(mints.USDC, treasury)).toBe(sum(amounts));
@@ -162,6 +190,26 @@ describe('Solana sweep (fee payer, rent back)', () => {
     expect(r.fee).toBe(4n * 5_000n);
     expect(await tokenBalance(mints.USDC, hot)).toBe(5n + 24_000_000n);
     expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(3n * rent - r.fee);
+  });
+
+  it('packs partial sweeps (no closes) 6 to a transaction to an existing ATA, each account left open', async () => {
+    const hot = Keypair.generate().publicKey.toBase58();
+    rpc.validator.setTokenAccount({ mint: mints.USDC, owner: hot, amount: 0n });
+    const held = await deposits(Array.from({ length: 13 }, () => 2_000_000n));
+    const { plan, steps } = await sweep(
+      request(
+        held.map((s) => ({ ...s, amount: 1_500_000n })),
+        hot,
+      ),
+    );
+    expect(plan.steps.map((s) => s.sources.length)).toEqual([6, 6, 1]);
+    expect(plan.steps.every((s) => s.params.close === '')).toBe(true);
+    expectFullBatches(await landedSizes(steps));
+    expect(sum(receipts(steps).map((r) => r.nativeMoved))).toBe(0n);
+    expect(await adapter.finalTokenBalances('USDC', [...held.map((s) => s.address), hot])).toEqual([
+      ...held.map(() => 500_000n),
+      13n * 1_500_000n,
+    ]);
   });
 
   it('sweeps to a destination that is itself a token account of the mint', async () => {
