@@ -304,6 +304,8 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
           'insufficient_token_balance',
           `deposit ${s.address} holds ${balance} base units, planned ${s.amount}`,
         );
+      if (acc!.state === AccountState.Frozen)
+        throw new TransferRejectedError('simulation_reverted', `deposit ${s.address}: token account frozen by the mint`);
       // Close only what planning expected to empty, and only if nothing arrived since (a non-zero account cannot close).
       const close = planned.has(s.address) && balance === s.amount && this.#ownerMayClose(acc!, s.address);
       return { owner: new PublicKey(s.address), account, amount: s.amount, close };

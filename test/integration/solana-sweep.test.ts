@@ -3,7 +3,14 @@
 // emptied token account, rent back to the gas station; the destination's ATA is created idempotently when missing.
 // Every figure is read back from the chain (token accounts, lamports, landed transactions), never from the plan.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASSOCIATED_TOKEN_PROGRAM_ID, ACCOUNT_SIZE, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  ACCOUNT_SIZE,
+  ASSOCIATED_TOKEN_PROGRAM_ID,
+  AccountLayout,
+  AccountState,
+  TOKEN_PROGRAM_ID,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
@@ -44,6 +51,24 @@ async function deposits(amounts: bigint[], mint = mints.USDC): Promise<SweepSour
     out.push({ key, address, amount });
   }
   return out;
+}
+
+/** Rewrites a deposit's token account in place: frozen by the mint, or with a close authority other than its owner. */
+async function rewriteAccount(owner: string, change: { frozen?: boolean; closeAuthority?: string }): Promise<void> {
+  const address = ata(mints.USDC, owner);
+  const info = (await conn.getAccountInfo(address, 'confirmed'))!;
+  const acc = AccountLayout.decode(info.data);
+  const data = Buffer.alloc(ACCOUNT_SIZE);
+  AccountLayout.encode(
+    {
+      ...acc,
+      state: change.frozen ? AccountState.Frozen : acc.state,
+      closeAuthorityOption: change.closeAuthority ? 1 : acc.closeAuthorityOption,
+      closeAuthority: change.closeAuthority ? new PublicKey(change.closeAuthority) : acc.closeAuthority,
+    },
+    data,
+  );
+  rpc.validator.setAccount({ address: address.toBase58(), lamports: BigInt(info.lamports), data, owner: TOKEN_PROGRAM_ID.toBase58() });
 }
 
 function request(sources: SweepSource[], destination: string, token: 'USDC' | 'USDT' = 'USDC'): SweepRequest {
@@ -244,6 +269,17 @@ describe('Solana sweep (fee payer, rent back)', () => {
     expect(await tokenBalance(mints.USDC, hot)).toBe(5_000_000n);
   });
 
+  it('an account whose close authority is not its owner is emptied but not closed', async () => {
+    const hot = Keypair.generate().publicKey.toBase58();
+    rpc.validator.setTokenAccount({ mint: mints.USDC, owner: hot, amount: 0n });
+    const [held] = await deposits([1_000_000n]);
+    await rewriteAccount(held!.address, { closeAuthority: Keypair.generate().publicKey.toBase58() });
+    const { plan, steps } = await sweep(request([held!], hot));
+    expect(plan.steps[0]!.params.close).toBe('');
+    expect(await tokenBalance(mints.USDC, held!.address)).toBe(0n);
+    expect(steps[0]!.receipt!).toMatchObject({ swept: [{ source: held!.address, amount: 1_000_000n }], nativeMoved: 0n });
+  });
+
   it('a deposit landing after planning is not swept and keeps its account open; only the planned amount moves', async () => {
     const hot = Keypair.generate().publicKey.toBase58();
     rpc.validator.setTokenAccount({ mint: mints.USDC, owner: hot, amount: 0n });
@@ -274,7 +310,8 @@ describe('Solana sweep (fee payer, rent back)', () => {
 
   it('skips what it cannot sweep, with reasons, and plans nothing when nothing is left', async () => {
     const hot = Keypair.generate().publicKey.toBase58();
-    const [ok, short] = await deposits([1_000_000n, 500n]);
+    const [ok, short, frozen] = await deposits([1_000_000n, 500n, 700n]);
+    await rewriteAccount(frozen!.address, { frozen: true });
     const empty = await adapter.deriveDepositAddress(signer, MERCHANT_ACCOUNT, nextIndex++);
     const usdtOnly = (await deposits([9n], mints.USDT))[0]!;
     const plan = await adapter.sweep.plan(
@@ -286,6 +323,7 @@ describe('Solana sweep (fee payer, rent back)', () => {
           { ...usdtOnly, amount: 9n },
           { ...ok!, amount: 1n },
           { ...ok!, address: hot, amount: 0n },
+          frozen!,
         ],
         hot,
       ),
@@ -297,10 +335,25 @@ describe('Solana sweep (fee payer, rent back)', () => {
       { address: short!.address, reason: 'holds 500 base units, planned 501' },
       { address: empty, reason: 'no USDC token account' },
       { address: usdtOnly.address, reason: 'no USDC token account' },
+      { address: frozen!.address, reason: 'token account frozen by the mint' },
     ]);
     const none = await adapter.sweep.plan(request([{ ...short!, amount: 501n }], hot));
     expect(none).toMatchObject({ steps: [], estimatedCost: 0n });
     await expect(adapter.sweep.plan(request([ok!], 'not-an-address'))).rejects.toThrow(/not a Solana address/);
+  });
+
+  it('build refuses, before signing, a gas station without the lamports or a deposit emptied since planning', async () => {
+    const hot = Keypair.generate().publicKey.toBase58();
+    const [held] = await deposits([1_000_000n]);
+    const broke = await adapter.deriveOperatorWallet(signer, 7);
+    const poor = { ...request([held!], hot), gasStation: broke };
+    const plan = await adapter.sweep.plan(poor);
+    await expect(adapter.sweep.build(poor, plan.steps[0]!, null, 0)).rejects.toMatchObject({ reason: 'insufficient_gas' });
+    const req = request([held!], hot);
+    const planned = await adapter.sweep.plan(req);
+    rpc.validator.setTokenAccount({ mint: mints.USDC, owner: held!.address, amount: 999_999n });
+    await expect(adapter.sweep.build(req, planned.steps[0]!, null, 0)).rejects.toMatchObject({ reason: 'insufficient_token_balance' });
+    expect(await tokenBalance(mints.USDC, held!.address)).toBe(999_999n);
   });
 
   it('sweeps USDT to the same destination independently, and finalTokenBalances reads the finalized commitment', async () => {
