@@ -470,12 +470,15 @@ export interface SweepStepReceipt {
   swept: Array<{ source: string; amount: bigint }>;
   /** Token base units that left the sources for any other address (a token fee): journaled, never hidden. */
   elsewhere: bigint;
-  /** Native base units that reached `step.to` (fund, activate, reclaim). */
+  /** Native base units that reached `step.to` (fund, activate, reclaim); Solana 'batch': the rent lamports the closed
+   * deposit token accounts returned to the fee payer (`step.from`). */
   nativeMoved: bigint;
   /** Native base units the transaction burnt as fee (TRON: TRX burnt for energy/bandwidth not covered). */
   fee: bigint;
   /** TRON: energy delegated ('delegate') or released ('undelegate'), in energy units; 0 elsewhere. */
   energy: bigint;
+  /** Solana: lamports the fee payer locked as rent in an account the step created (the destination's token account). */
+  rentPaid?: bigint;
 }
 
 /** One sweep method of a family: planning (read-only), building a step's transaction, reading a landed step. */

@@ -1,6 +1,7 @@
 import { getAssociatedTokenAddressSync, getMint, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import { Connection, PublicKey, type Finality } from '@solana/web3.js';
+import { type Connection, PublicKey, type Finality } from '@solana/web3.js';
 import {
+  OPERATOR_ACCOUNT,
   TokenRegistryMismatchError,
   type AllowanceCharger,
   type ChainAdapter,
@@ -16,6 +17,8 @@ import {
   type NetworkId,
   type ObservedApproval,
   type PaymentLinkRequest,
+  type SweepMethodImpl,
+  type Sweeper,
   type PollResult,
   type SignedTransfer,
   type TokenContract,
@@ -26,6 +29,7 @@ import {
   type UnsignedTransfer,
   type WalletLink,
   type WalletTransaction,
+  type Wallet,
   type WatchSet,
 } from '../types.js';
 import { SolanaDelegation } from './delegation.js';
@@ -33,6 +37,7 @@ import { SolanaDepositScanner, accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
+import { SolanaFeePayerSweep } from './sweep.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
 import { SolanaEndpoints, type PinnedSolana } from './failover-connection.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
@@ -62,7 +67,9 @@ export interface SolanaAdapterOptions {
 
 /** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
  * delegation (see "Allowance charging" below and docs/solana.md). */
-export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody> {
+export class SolanaChainAdapter
+  implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody>, Sweeper<SolanaUnsignedBody>
+{
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
   readonly mode: Mode;
@@ -73,6 +80,8 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
   readonly scanner: SolanaDepositScanner;
   readonly sender: SolanaTokenSender;
   readonly delegation: SolanaDelegation;
+  /** Sweep method 'solana-fee-payer' (chains/solana/sweep.ts, docs/treasury-solana.md). */
+  readonly sweep: SolanaFeePayerSweep;
   readonly finality: Finality;
   readonly #tokenProgramId = TOKEN_PROGRAM_ID;
 
@@ -130,6 +139,12 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
       tokens: this.tokens,
       tokenProgramId: this.#tokenProgramId,
       finality: this.finality === 'finalized' ? 'finalized' : 'confirmed',
+    });
+    this.sweep = new SolanaFeePayerSweep({
+      connection: this.connection,
+      tokens: this.tokens,
+      tokenProgramId: this.#tokenProgramId,
+      computeUnitPrice: (writable, bump) => this.sender.computeUnitPrice(writable, bump),
     });
   }
 
@@ -340,6 +355,23 @@ export class SolanaChainAdapter implements ChainAdapter<SolanaUnsignedBody>, All
   /** logIndex: the index of the transfer instruction in the transaction. */
   findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
     return this.delegation.findChargeTransfer(hash, owner, to);
+  }
+
+  // Sweeping (treasury): the gas station pays the fee, each deposit owner signs its transfer and the close of its
+  // emptied account (rent back to the gas station); signTransfer signs with every signer the body lists.
+
+  sweepMethods(): ReadonlyArray<SweepMethodImpl<SolanaUnsignedBody>> {
+    return [this.sweep];
+  }
+
+  /** Each owner's ATA balance of `token` at `finalized`, 100 accounts per getMultipleAccounts (0 without an ATA). */
+  finalTokenBalances(token: TokenSymbol, addresses: readonly string[]): Promise<bigint[]> {
+    return this.sweep.balances(token, addresses, 'finalized');
+  }
+
+  /** The operator's wallet at `slot` (OPERATOR_SLOT): m/44'/501'/0'/1'/<slot>', a path no merchant account reaches. */
+  deriveOperatorWallet(keys: KeyDeriver, slot: number): Promise<Wallet> {
+    return this.deriveHotWallet(keys, OPERATOR_ACCOUNT, slot);
   }
 }
 
