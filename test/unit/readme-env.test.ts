@@ -193,7 +193,7 @@ const TOKEN_ADDRESS: Record<string, string> = {
 function probeOf(name: string): Probe | undefined {
   if (name in configSchema.shape && CONFIG_SAMPLES[name] !== undefined) {
     const derived = name === 'PUBLIC_BASE_URL' || name === 'CHECKOUT_BASE_URL';
-    const field = derived ? 'checkoutBaseUrl' : name;
+    const field = derived ? 'checkoutBaseUrl' : name === 'DOCS_URL' ? 'docsUrl' : name;
     return {
       read: (env) => attempt(() => (loadConfig({ ...MASTER, ...env }) as Record<string, unknown>)[field]),
       sample: CONFIG_SAMPLES[name]!,
