@@ -166,6 +166,7 @@ const CHAIN_FIELDS: Record<string, [string, string]> = {
   RPC_URLS: ['http://127.0.0.1:8546,http://127.0.0.1:8547', 'rpcUrls'],
   RPC_QUORUM: ['2', 'rpcQuorum'],
   RPC_MAX_LAG_BLOCKS: ['25', 'rpcMaxLagBlocks'],
+  EXPLORER_TX_URL: ['https://explorer.example/tx/{tx}', 'explorerTxUrl'],
 };
 const TRON_FIELDS: Record<string, [string, string]> = {
   FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'],
