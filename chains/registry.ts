@@ -1,3 +1,4 @@
+import { explorerTxLink } from './explorers.js';
 import type { ChainAdapter, Mode, NetworkId, TokenContract, TokenSymbol } from './types.js';
 
 // The configured chains of a deployment, one adapter per (network, mode): the only place that keys chains by name.
@@ -11,6 +12,8 @@ export interface RegisteredChain {
   confirmations?: number | null;
   /** The configured EIP-155 chain id (CHAIN_<NETWORK>_<MODE>_CHAIN_ID), when one is. */
   chainId?: bigint;
+  /** Explorer page template of a transaction, `{tx}` for the hash (chains/explorers.ts); absent or null: no link. */
+  explorerTxUrl?: string | null;
 }
 
 export class ChainNotConfiguredError extends Error {
@@ -82,6 +85,12 @@ export class ChainRegistry implements Iterable<ChainAdapter> {
 
   chainId(network: NetworkId | string, mode: Mode): bigint | undefined {
     return this.#chains.get(keyOf(network, mode))?.chainId;
+  }
+
+  /** The explorer page of a transaction on that chain, or null when none is configured. */
+  explorerTxUrl(network: NetworkId | string, mode: Mode, hash: string): string | null {
+    const template = this.#chains.get(keyOf(network, mode))?.explorerTxUrl;
+    return template ? explorerTxLink(template, network, hash) : null;
   }
 }
 

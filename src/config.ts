@@ -31,7 +31,8 @@ export const configSchema = z
     REDIS_KEY_PREFIX: z.string().default('sp'),
     PUBLIC_BASE_URL: url.default('http://localhost:3000'),
     CHECKOUT_BASE_URL: url.optional(),
-    DOCS_URL: url.default('https://github.com/stablepay/stablepay/blob/main/docs/errors.md'),
+    // Absent: PUBLIC_BASE_URL/docs/errors, the error reference this service serves itself (src/api/error-docs.ts).
+    DOCS_URL: url.optional(),
     MASTER_KEY: z
       .string({ error: 'is required: 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`' })
       .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`'),
@@ -86,7 +87,7 @@ export const configSchema = z
   })
   .extend(webhookEnvSchema.shape);
 
-export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string };
+export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string; docsUrl: string };
 
 export class ConfigError extends Error {}
 
@@ -99,7 +100,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
-  return { ...c, checkoutBaseUrl: (c.CHECKOUT_BASE_URL ?? `${c.PUBLIC_BASE_URL.replace(/\/$/, '')}/pay`).replace(/\/$/, '') };
+  const publicBase = c.PUBLIC_BASE_URL.replace(/\/$/, '');
+  return {
+    ...c,
+    checkoutBaseUrl: (c.CHECKOUT_BASE_URL ?? `${publicBase}/pay`).replace(/\/$/, ''),
+    docsUrl: c.DOCS_URL ?? `${publicBase}/docs/errors`,
+  };
 }
 
 /** Loads ./.env into process.env when present (values already in the environment win). */

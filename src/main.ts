@@ -180,7 +180,7 @@ export async function start(
         cacheTtlMs: config.RATE_CACHE_TTL_MS,
       }),
       checkoutBaseUrl: config.checkoutBaseUrl,
-      docsUrl: config.DOCS_URL,
+      docsUrl: config.docsUrl,
       redisPrefix: config.REDIS_KEY_PREFIX,
       authWindowSeconds: config.AUTH_TIMESTAMP_WINDOW_SECONDS,
       maxBodyBytes: config.MAX_BODY_BYTES,

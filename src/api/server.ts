@@ -17,6 +17,7 @@ import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js'
 import { NO_CHAINS, type ChainLookup } from '../domain/chain-lookup.js';
 import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subscription-api.js';
 import { instrumentHttp } from '../metrics/http.js';
+import { registerErrorDocs } from './error-docs.js';
 
 export interface ServerDeps {
   db: Db;
@@ -110,6 +111,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  registerErrorDocs(app);
   app.get('/readyz', async (_req, reply) => {
     const checks = await Promise.all([
       withTimeout(sql`select 1`.execute(deps.db), 2000).then(

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { Database } from '../db/schema.js';
+import { formatBaseUnits } from '../domain/money.js';
 import { chainKey } from '../ledger/deposit-schema.js';
 import type { SessionRow } from '../ledger/sessions.js';
 import { computeLiveStatus, type ChainProgress, type LiveStatus, type PendingDeposit } from './live-status.js';
@@ -64,6 +65,43 @@ export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { ret
     tip = cursor?.tip_height ?? null;
   }
   return computeLiveStatus(row, pending, chainProgressOf(deps, row, tip), paths);
+}
+
+/** One confirmed transfer credited to the session, as the paid page lists it. */
+export interface ArrivedTransfer {
+  network: string;
+  token: string;
+  /** Token units, decimal string. */
+  amount: string;
+  txHash: string;
+  /** The transaction's explorer page (CHAIN_<NET>_<MODE>_EXPLORER_TX_URL or its default), null when none. */
+  explorerUrl: string | null;
+}
+
+/** What arrived for a session: its confirmed, credited transfers in chain order. */
+export async function arrivedTransfers(deps: LiveDeps, row: SessionRow): Promise<ArrivedTransfer[]> {
+  const rows = await deps.db
+    .selectFrom('deposits')
+    .select(['network', 'token', 'amount_base', 'tx_hash'])
+    .where('session_id', '=', row.id)
+    .where('status', '=', 'confirmed')
+    .where('disposition', '=', 'credited')
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .execute();
+  return rows.flatMap((d) => {
+    const decimals = deps.adapters.tokenDecimals(d.network, row.mode, d.token);
+    if (decimals === undefined) return [];
+    return [
+      {
+        network: d.network,
+        token: d.token,
+        amount: formatBaseUnits(d.amount_base, decimals),
+        txHash: d.tx_hash,
+        explorerUrl: deps.adapters.explorerTxUrl(d.network, row.mode, d.tx_hash),
+      },
+    ];
+  });
 }
 
 export async function reloadSession(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {

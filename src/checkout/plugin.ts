@@ -16,7 +16,15 @@ import { LiveHub } from './live-hub.js';
 import { clientIpBucket } from '../api/client-ip.js';
 import { RateLimitedError } from '../api/rate-limit-http.js';
 import type { MessageKey } from './messages/en.js';
-import { liveStatusOf, loadPageSession, reloadSession, SESSION_ID, type LiveDeps, type PageSession } from './page-data.js';
+import {
+  arrivedTransfers,
+  liveStatusOf,
+  loadPageSession,
+  reloadSession,
+  SESSION_ID,
+  type LiveDeps,
+  type PageSession,
+} from './page-data.js';
 import { qrSvg } from './qr.js';
 import { renderMessagePage, renderPage, type PaymentInstructions, type PaymentOption } from './render-page.js';
 import { setPageHeaders } from './security-headers.js';
@@ -164,6 +172,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
       const showPicker = status.state === 'select' || (query.change === '1' && canChange);
       const payment = showPicker ? null : await instructionsFor(page, status);
       const errorKey = query.error && Object.hasOwn(FORM_ERRORS, query.error) ? FORM_ERRORS[query.error]! : null;
+      const arrived = status.state === 'paid' ? await arrivedTransfers(live, page.row) : [];
       const htmlText = renderPage({
         lang,
         basePath: base,
@@ -175,6 +184,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
         pinned: pins,
         canChange,
         payment,
+        arrived,
         error: errorKey,
         serverNow: Math.floor(Date.now() / 1000),
       });

@@ -6,7 +6,7 @@ import { html, jsonForScript, raw, type SafeHtml } from './html.js';
 import { catalog, HTML_LANG, LANGUAGES, translator, type Lang, type Translate } from './i18n.js';
 import type { LiveStatus } from './live-status.js';
 import type { MessageKey } from './messages/en.js';
-import type { PageSession } from './page-data.js';
+import type { ArrivedTransfer, PageSession } from './page-data.js';
 
 // Server-rendered HTML of the hosted payment page. All text comes from the catalogs; every value is escaped by
 // `html`; money is formatted from integers. The page works without its script (selection is a plain form post);
@@ -43,6 +43,8 @@ export interface PageModel {
   pinned: { network?: string; token?: string };
   canChange: boolean;
   payment: PaymentInstructions | null;
+  /** Once paid: the transfers credited to the session, each with its explorer link where one is configured. */
+  arrived: ArrivedTransfer[];
   error: MessageKey | null;
   serverNow: number;
 }
@@ -93,6 +95,9 @@ function statusText(t: Translate, live: LiveStatus): string {
     }
   }
 }
+
+/** `0x12345678…9abcdef0`: a hash short enough for a phone; the full one is in the link and its label. */
+const shortHash = (h: string): string => (h.length > 22 ? `${h.slice(0, 10)}…${h.slice(-8)}` : h);
 
 function countdownText(t: Translate, expiresAt: number, now: number): string {
   const left = Math.max(0, expiresAt - now);
@@ -160,6 +165,30 @@ ${
 }
 </section>`;
 
+  // The amount comes first, above the status and a picker of any length, so a phone shows it without scrolling.
+  const amountTop = html`<section id="sp-amount-top" class="card amount-top" aria-labelledby="amount-top-l">
+<span class="label" id="amount-top-l">${t('page.amount')}</span>
+<strong class="big" id="sp-top-amount">${money(s.amount_minor, s.currency)}</strong>
+${s.exchange_rate !== null ? html`<span class="muted" id="sp-top-converted">${t('page.converted')}: ${formatMinor(s.target_amount_minor, STABLECOIN_EXPONENT)} ${s.target_currency}</span>` : ''}
+</section>`;
+
+  const arrived =
+    live.state === 'paid' && m.arrived.length > 0
+      ? html`<section id="sp-arrived" class="card" aria-labelledby="arrived-h">
+<h2 id="arrived-h">${t('paid.heading')}</h2>
+<ul class="arrived">${m.arrived.map(
+          (
+            a,
+          ) => html`<li><strong class="arrived-amount">${a.amount} ${a.token}</strong> <span class="muted small">${t('paid.on_network', { network: t(networkKey(a.network)) })}</span><br>
+<span class="small">${t('paid.tx')}: ${
+            a.explorerUrl
+              ? html`<a class="mono tx" href="${a.explorerUrl}" target="_blank" rel="noopener noreferrer" aria-label="${t('paid.view_tx', { hash: a.txHash })}" data-tx="${a.txHash}">${shortHash(a.txHash)}</a>`
+              : html`<span class="mono tx" data-tx="${a.txHash}">${a.txHash}</span>`
+          }</span></li>`,
+        )}</ul>
+</section>`
+      : '';
+
   const status = html`<section id="sp-status" class="card status" data-state="${live.state}" aria-labelledby="status-h">
 <h2 id="status-h">${t('status.heading')}</h2>
 <p id="sp-status-text" role="status" aria-live="polite">${statusText(t, live)}</p>
@@ -226,8 +255,10 @@ ${m.canChange ? html`<p class="small"><a href="${pagePath}?change=1&amp;lang=${m
 ${languageSwitch(t, m.lang, '')}
 </header>
 ${s.mode === 'test' ? html`<p class="banner">${t('page.test_mode')}</p>` : ''}
+${amountTop}
 ${error}
 ${status}
+${arrived}
 ${picker}
 ${payment}
 ${summary}

@@ -1,4 +1,5 @@
 import { resolveTokens, type TokenSetting } from '../../chains/tokens/registry.js';
+import { defaultExplorerTxUrl, explorerTxUrlSetting } from '../../chains/explorers.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS, type ChainFamily, type Mode, type NetworkId } from '../../chains/types.js';
 
 // Typed loader of the chain and watcher settings from an environment record (names in docs/chains.md).
@@ -24,6 +25,8 @@ export interface ChainSettings {
   maxBlockRange: number;
   startBlock: bigint | undefined;
   tokens: TokenSetting[];
+  /** Explorer page template of a transaction (`{tx}`), shown on the paid page; null: no link (chains/explorers.ts). */
+  explorerTxUrl: string | null;
 }
 
 export interface WatcherSettings {
@@ -103,6 +106,11 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
     maxBlockRange: int(env, `${p}MAX_BLOCK_RANGE`, d.maxBlockRange),
     startBlock: big(env, `${p}START_BLOCK`),
     tokens: resolveTokens(network, mode, configured),
+    explorerTxUrl: explorerTxUrlSetting(
+      `${p}EXPLORER_TX_URL`,
+      env[`${p}EXPLORER_TX_URL`],
+      defaultExplorerTxUrl(network, mode, big(env, `${p}CHAIN_ID`)),
+    ),
   };
 }
 

@@ -33,6 +33,7 @@ export async function createVerifiedAdapters(
       // Solana's finality is a commitment level: the hosted page shows no "n of N" there.
       confirmations: s.confirmation.kind === 'depth' && s.family !== 'solana' ? s.confirmation.confirmations : null,
       ...(s.chainId !== undefined ? { chainId: s.chainId } : {}),
+      explorerTxUrl: s.explorerTxUrl,
     });
   }
   return new ChainRegistry(chains);

@@ -24,6 +24,7 @@ import { SignedClient } from '../support/signed-client.js';
 
 export const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'checkout');
 export const CONFIRMATIONS = 2;
+export const EXPLORER_TX_URL = 'https://sepolia.etherscan.io/tx/{tx}';
 
 export interface CheckoutStack {
   t: TestDatabase;
@@ -67,6 +68,8 @@ export async function startCheckoutStack(): Promise<CheckoutStack> {
     CHAIN_ETHEREUM_TEST_USDT_DECIMALS: '6',
     CHAIN_ETHEREUM_TEST_USDC_CONTRACT: usdc.address,
     CHAIN_ETHEREUM_TEST_USDC_DECIMALS: '6',
+    // Anvil has no explorer: the paid page's links take this template (chain id 31337 has no default).
+    CHAIN_ETHEREUM_TEST_EXPLORER_TX_URL: EXPLORER_TX_URL,
   };
   const service = await start(loadConfig(env), env, createLogger(env.LOG_LEVEL));
   const base = `http://127.0.0.1:${service.port}`;

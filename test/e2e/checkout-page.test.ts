@@ -1,8 +1,24 @@
+import { createServer } from 'node:http';
 import { getAddress } from 'ethers';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
+import { loadCheckoutAssets } from '../../src/checkout/assets.js';
+import { computeLiveStatus } from '../../src/checkout/live-status.js';
+import { loadPageSession } from '../../src/checkout/page-data.js';
+import { renderPage, type PaymentOption } from '../../src/checkout/render-page.js';
 import { payFrom } from '../support/evm-tokens/scenario.js';
-import { CONFIRMATIONS, artifact, decodeQr, launchBrowser, startCheckoutStack, until, type CheckoutStack } from './checkout-harness.js';
+import { freePort } from '../support/anvil.js';
+import {
+  CONFIRMATIONS,
+  EXPLORER_TX_URL,
+  artifact,
+  decodeQr,
+  launchBrowser,
+  startCheckoutStack,
+  until,
+  type CheckoutStack,
+} from './checkout-harness.js';
 
 // The hosted payment page in headless Chromium against the whole service (main.ts, all roles) on Anvil.
 let stack: CheckoutStack;
@@ -46,6 +62,19 @@ async function waitForState(page: Page, wanted: string, ms = 30_000) {
   await until(async () => ((await state(page)) === wanted ? true : undefined), ms, `page state ${wanted}`);
 }
 
+/** A phone's first screen (iPhone SE size, issue 17). */
+const PHONE = { width: 375, height: 667 };
+
+/** The element lies entirely on the first screen, without scrolling. */
+async function onFirstScreen(page: Page, selector: string): Promise<boolean> {
+  return page.locator(selector).evaluate((el, h) => {
+    const r = el.getBoundingClientRect();
+    return (globalThis as unknown as { scrollY: number }).scrollY === 0 && r.top >= 0 && r.bottom <= h && r.height > 0;
+  }, PHONE.height);
+}
+
+const scrollWidth = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth');
+
 async function pickAndContinue(page: Page, label: RegExp) {
   await page.getByLabel(label).check();
   await page.getByRole('button', { name: 'Continue' }).click();
@@ -74,6 +103,9 @@ describe('hosted payment page in Chromium', () => {
     expect(await page.locator('.items').innerText()).toContain('11.34 USD');
     expect(await page.locator('#sp-total').innerText()).toBe('12.34 USD');
     expect(await page.locator('#sp-converted').innerText()).toBe('12.34 USDT');
+    // The amount also leads the page, above the status and the picker.
+    expect(await page.locator('#sp-top-amount').innerText()).toBe('12.34 USD');
+    expect(await page.locator('#sp-top-converted').innerText()).toBe('You pay: 12.34 USDT');
     // The picker lists what the deployment enables: Ethereum USDT and USDC, nothing else.
     const options = await page.locator('input[name=choice]').evaluateAll((els) => els.map((e) => e.getAttribute('value')));
     expect(options).toEqual(['ethereum:USDT', 'ethereum:USDC']);
@@ -147,6 +179,121 @@ describe('hosted payment page in Chromium', () => {
     expect(await state(page)).toBe('partial');
     expect(await page.locator('#sp-amount').innerText()).toBe('6.00 USDC');
     await page.close();
+  });
+
+  it('on a 375 px phone: the amount on the first screen, and once paid what arrived with one explorer link per transfer', async () => {
+    const session = await createSession({ amount: '10.00' });
+    const page = await openPage(session.url);
+    await page.setViewportSize(PHONE);
+    expect(await page.locator('#sp-top-amount').innerText()).toBe('10.00 USD');
+    expect(await onFirstScreen(page, '#sp-top-amount')).toBe(true);
+    await pickAndContinue(page, /USDT · Ethereum/);
+    const address = await page.locator('#sp-address').innerText();
+    expect(await onFirstScreen(page, '#sp-top-amount')).toBe(true);
+    expect(await page.locator('#sp-arrived').count()).toBe(0);
+
+    // Two transfers: 4.00 then 6.00. No success_url, so the payer stays and the page turns into the receipt.
+    await payFrom(stack.payer, stack.usdt, address, 4_000_000n);
+    await stack.node.mine(CONFIRMATIONS);
+    await waitForState(page, 'partial');
+    await payFrom(stack.payer, stack.usdt, address, 6_000_000n);
+    await stack.node.mine(CONFIRMATIONS);
+    await page.locator('#sp-arrived').waitFor({ timeout: 30_000 });
+    expect(await state(page)).toBe('paid');
+    expect(await page.locator('#sp-status-text').innerText()).toBe('Paid. Thank you!');
+
+    const credited = await stack.t.db
+      .selectFrom('deposits')
+      .select(['tx_hash', 'amount_base'])
+      .where('session_id', '=', session.id)
+      .where('disposition', '=', 'credited')
+      .orderBy('block_number')
+      .orderBy('log_index')
+      .execute();
+    expect(credited.map((d) => d.amount_base)).toEqual([4_000_000n, 6_000_000n]);
+    expect(new Set(credited.map((d) => d.tx_hash)).size).toBe(2);
+    expect(await page.locator('#arrived-h').innerText()).toBe('What arrived');
+    expect(await page.locator('#sp-arrived .arrived-amount').allInnerTexts()).toEqual(['4.00 USDT', '6.00 USDT']);
+    const links = await page
+      .locator('#sp-arrived a.tx')
+      .evaluateAll((els) => els.map((e) => ({ href: e.getAttribute('href'), text: e.textContent, label: e.getAttribute('aria-label') })));
+    expect(links.map((l) => l.href)).toEqual(credited.map((d) => EXPLORER_TX_URL.replace('{tx}', d.tx_hash)));
+    for (const [i, l] of links.entries()) {
+      const hash = credited[i]!.tx_hash;
+      expect(l.text).toBe(`${hash.slice(0, 10)}…${hash.slice(-8)}`);
+      expect(l.label).toBe(`View transaction ${hash} on a block explorer`);
+    }
+    expect(await page.locator('#sp-arrived').innerText()).toContain('on Ethereum (ERC-20)');
+    // Amount first, then the receipt; nothing wider than the phone.
+    expect(await onFirstScreen(page, '#sp-top-amount')).toBe(true);
+    const [topY, arrivedY] = await Promise.all(
+      ['#sp-amount-top', '#sp-arrived'].map((sel) => page.locator(sel).evaluate((el) => el.getBoundingClientRect().top)),
+    );
+    expect(topY!).toBeLessThan(arrivedY!);
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+    await page.screenshot({ path: artifact('9-paid-arrived-375.png'), fullPage: true });
+
+    // A later visit shows the same receipt.
+    await page.reload();
+    expect(await page.locator('#sp-arrived a.tx').count()).toBe(2);
+    await page.close();
+  });
+
+  it('on a 375 px phone with more than six choices: the amount stays on the first screen and every choice shows its amount', async () => {
+    // Every network and token enabled (8 choices): the page as renderPage builds it from a real session row, with the
+    // real stylesheet. (The stack above runs Ethereum only; the layout does not depend on which chains answer.)
+    const session = await createSession({ amount: '12.34' });
+    const loaded = (await loadPageSession(stack.t.db, session.id))!;
+    const options: PaymentOption[] = NETWORK_IDS.flatMap((network) =>
+      TOKEN_SYMBOLS.map((token) => ({ network, token, checked: false, amount: `12.34 ${token}` })),
+    );
+    expect(options.length).toBeGreaterThan(6);
+    const assets = loadCheckoutAssets();
+    const pageHtml = renderPage({
+      lang: 'en',
+      basePath: '/pay',
+      assets,
+      session: loaded,
+      live: computeLiveStatus(loaded.row, [], null, { returnPath: `/pay/${session.id}/return` }),
+      options,
+      showPicker: true,
+      pinned: {},
+      canChange: false,
+      payment: null,
+      arrived: [],
+      error: null,
+      serverNow: Math.floor(Date.now() / 1000),
+    });
+    const server = createServer((req, res) => {
+      if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pageHtml);
+      if (req.url === `/pay/assets/${assets.style.name}`)
+        return res.writeHead(200, { 'content-type': assets.style.contentType }).end(assets.style.body);
+      res.writeHead(404).end();
+    });
+    const port = await freePort();
+    await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+    const page = await browser.newPage();
+    try {
+      await page.setViewportSize(PHONE);
+      await page.goto(`http://127.0.0.1:${port}/`);
+      expect(await page.locator('input[name=choice]').count()).toBe(8);
+      expect(await page.locator('#sp-top-amount').innerText()).toBe('12.34 USD');
+      expect(await onFirstScreen(page, '#sp-top-amount')).toBe(true);
+      // The stylesheet applied (the card layout), else the check above would prove nothing about the real page.
+      expect(
+        await page
+          .locator('#sp-amount-top')
+          .evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(el).display),
+      ).toBe('flex');
+      const amounts = page.locator('#sp-picker .option-amount');
+      expect(await amounts.allInnerTexts()).toEqual(options.map((o) => o.amount));
+      for (let i = 0; i < options.length; i++) expect(await amounts.nth(i).isVisible()).toBe(true);
+      expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+      await page.screenshot({ path: artifact('10-picker-8-options-375.png'), fullPage: true });
+    } finally {
+      await page.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('keeps the status live when the event stream is blocked: it falls back to polling', async () => {

@@ -166,6 +166,7 @@ const CHAIN_FIELDS: Record<string, [string, string]> = {
   RPC_URLS: ['http://127.0.0.1:8546,http://127.0.0.1:8547', 'rpcUrls'],
   RPC_QUORUM: ['2', 'rpcQuorum'],
   RPC_MAX_LAG_BLOCKS: ['25', 'rpcMaxLagBlocks'],
+  EXPLORER_TX_URL: ['https://explorer.example/tx/{tx}', 'explorerTxUrl'],
 };
 const TRON_FIELDS: Record<string, [string, string]> = {
   FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'],
@@ -193,7 +194,7 @@ const TOKEN_ADDRESS: Record<string, string> = {
 function probeOf(name: string): Probe | undefined {
   if (name in configSchema.shape && CONFIG_SAMPLES[name] !== undefined) {
     const derived = name === 'PUBLIC_BASE_URL' || name === 'CHECKOUT_BASE_URL';
-    const field = derived ? 'checkoutBaseUrl' : name;
+    const field = derived ? 'checkoutBaseUrl' : name === 'DOCS_URL' ? 'docsUrl' : name;
     return {
       read: (env) => attempt(() => (loadConfig({ ...MASTER, ...env }) as Record<string, unknown>)[field]),
       sample: CONFIG_SAMPLES[name]!,

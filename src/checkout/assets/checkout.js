@@ -119,6 +119,13 @@
       location.reload();
       return;
     }
+    // Paid while the payer watches, with no merchant page to return to: reload, so that the server renders what
+    // arrived with its explorer links.
+    if (s.state === 'paid' && state !== 'paid' && !s.redirect && !$('sp-arrived')) {
+      stop();
+      location.reload();
+      return;
+    }
     state = s.state;
     var box = $('sp-status');
     if (box) box.setAttribute('data-state', s.state);

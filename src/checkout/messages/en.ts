@@ -10,6 +10,7 @@ export const en = {
   'page.tax': 'Tax',
   'page.shipping': 'Shipping',
   'page.total': 'Total',
+  'page.amount': 'Amount',
   'page.converted': 'You pay',
   'page.rate': 'Rate locked at 1 {from} = {rate} {to}',
   'page.expires_in': 'Time left',
@@ -46,6 +47,10 @@ export const en = {
   'pay.open_wallet': 'Open in wallet',
   'pay.warning': 'Send only {token} on {network}.',
   'pay.received': 'Received so far',
+  'paid.heading': 'What arrived',
+  'paid.on_network': 'on {network}',
+  'paid.view_tx': 'View transaction {hash} on a block explorer',
+  'paid.tx': 'Transaction',
 
   'status.heading': 'Payment status',
   'status.select': 'Choose a network and token to see where to pay.',

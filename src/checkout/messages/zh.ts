@@ -11,6 +11,7 @@ export const zh: Messages = {
   'page.tax': '税费',
   'page.shipping': '运费',
   'page.total': '合计',
+  'page.amount': '金额',
   'page.converted': '您需支付',
   'page.rate': '汇率已锁定：1 {from} = {rate} {to}',
   'page.expires_in': '剩余时间',
@@ -47,6 +48,10 @@ export const zh: Messages = {
   'pay.open_wallet': '在钱包中打开',
   'pay.warning': '仅可通过 {network} 发送 {token}。',
   'pay.received': '已收到',
+  'paid.heading': '已到账',
+  'paid.on_network': '网络：{network}',
+  'paid.view_tx': '在区块浏览器中查看交易 {hash}',
+  'paid.tx': '交易',
 
   'status.heading': '支付状态',
   'status.select': '请选择网络和币种以查看收款地址。',
