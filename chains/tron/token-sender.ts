@@ -118,6 +118,11 @@ export class TronTokenSender {
     return this.#o.api;
   }
 
+  /** Head-room on energy estimates, in percent (CHAIN_TRON_<MODE>_ENERGY_MARGIN_PERCENT). */
+  get energyMarginPercent(): number {
+    return this.#o.energyMarginPercent;
+  }
+
   /** getEnergyFee and getTransactionFee (sun per energy / per bandwidth byte), cached one minute. */
   async prices(): Promise<ChainPrices> {
     if (this.#prices && Date.now() - this.#prices.at < 60_000) return this.#prices.value;
