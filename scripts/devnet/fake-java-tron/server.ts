@@ -151,7 +151,7 @@ export async function startFakeJavaTron(anvil: { rpc: Rpc }, o: { solidifyDepth?
       const max = a ? chain.resources.canDelegateMax(a, Number(b.type ?? 0) === 1 ? 'ENERGY' : 'BANDWIDTH') : 0n;
       return max > 0n ? { max_size: Number(max) } : {};
     },
-    // java-tron 4.7.x: energy a call needs (vm.estimateEnergy = true); errors in result, never {"Error"}.
+    // Energy a call needs (java-tron with vm.estimateEnergy = true); errors in result, never {"Error"}.
     'wallet/estimateenergy': async (b) => {
       if (!chain.estimateEnergyEnabled)
         return { result: { result: false, code: 'OTHER_ERROR', message: hexUtf8('this node does not support estimate energy') } };
