@@ -102,6 +102,8 @@ describe('TRON adapter as a Sweeper', () => {
     expect(adapter.sweepMethods().map((m) => m.method)).toEqual(['tron-energy-delegation', 'tron-trx-topup']);
     const a = await deposit(u6('3'));
     const b = await deposit(u6('4.5'));
+    // b's tokens arrived in the head block: not solidified yet, so not part of the final balance.
+    expect(await adapter.finalTokenBalances('USDT', [b.address])).toEqual([0n]);
     await node.mine(2);
     expect(await adapter.finalTokenBalances('USDT', [a.address, b.address, newDestination()])).toEqual([u6('3'), u6('4.5'), 0n]);
     expect(gasStation.key.path).toBe("m/44'/195'/0'/1/0");
@@ -226,6 +228,27 @@ describe('tron-energy-delegation', () => {
     await expect(adapter.signTransfer({ ...unsigned, request: { ...unsigned.request, amount: 1_000_000n } }, signer)).rejects.toThrow(
       /does not match the sweep step/,
     );
+  });
+});
+
+describe('energy estimates', () => {
+  it('come from estimateenergy where the node enables it, else from triggerconstantcontract: the same figure', async () => {
+    const method = methodOf('tron-trx-topup');
+    const src = await deposit(u6('5'));
+    const req = request([src], newDestination());
+    const calls = fake.calls.length;
+    const withEstimate = await method.plan(req);
+    expect(fake.calls.slice(calls)).toContain('wallet/estimateenergy');
+    expect(fake.calls.slice(calls)).not.toContain('wallet/triggerconstantcontract');
+    fake.chain.estimateEnergyEnabled = false;
+    try {
+      const fallback = await method.plan(req);
+      expect(fake.calls.slice(calls)).toContain('wallet/triggerconstantcontract');
+      expect(fallback.steps.map((s) => s.params.energy)).toEqual(withEstimate.steps.map((s) => s.params.energy));
+      expect(BigInt(fallback.steps[0]!.params.energy!)).toBeGreaterThan(10_000n);
+    } finally {
+      fake.chain.estimateEnergyEnabled = true;
+    }
   });
 });
 
