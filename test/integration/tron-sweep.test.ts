@@ -231,6 +231,40 @@ describe('tron-energy-delegation', () => {
   });
 });
 
+describe('fake java-tron: fee_limit bounds the whole call', () => {
+  it('a transfer whose fee_limit covers less energy than it needs ends OUT_OF_ENERGY even with staked energy to spare', async () => {
+    const src = await deposit(u6('3'));
+    fake.chain.setTrx(src.address, 0n);
+    fake.chain.setStaked(src.address, { energy: 1_000_000n });
+    const destination = newDestination();
+    const built = (await (
+      await fetch(`${fake.url}/wallet/triggersmartcontract`, {
+        method: 'POST',
+        body: JSON.stringify({
+          owner_address: src.address,
+          contract_address: evmHexToTron(usdt.address),
+          function_selector: 'transfer(address,uint256)',
+          parameter: `${tronToEvmHex(destination).slice(2).padStart(64, '0')}${src.amount.toString(16).padStart(64, '0')}`,
+          fee_limit: 1_000_000, // 10,000 energy at 100 sun: a token transfer needs several times that
+        }),
+      })
+    ).json()) as { transaction: { txID: string } };
+    const sig = await signer.signSecp256k1Digest(src.key, getBytes(`0x${built.transaction.txID}`));
+    const sent = (await (
+      await fetch(`${fake.url}/wallet/broadcasttransaction`, {
+        method: 'POST',
+        body: JSON.stringify({ ...built.transaction, signature: [`${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`] }),
+      })
+    ).json()) as { result?: boolean };
+    expect(sent.result).toBe(true);
+    await node.mine(2);
+    expect(await adapter.getTransactionOutcome(built.transaction.txID)).toMatchObject({ status: 'failed', reason: 'out_of_energy' });
+    expect(await tokenBalance(src.address)).toBe(src.amount);
+    expect(fake.chain.account(src.address)!.energyUsed).toBe(10_000n); // all the energy fee_limit allowed, from the stake
+    expect(fake.chain.account(src.address)!.balanceSun).toBe(0n);
+  });
+});
+
 describe('energy estimates', () => {
   it('come from estimateenergy where the node enables it, else from triggerconstantcontract: the same figure', async () => {
     const method = methodOf('tron-trx-topup');
