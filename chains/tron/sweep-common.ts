@@ -199,6 +199,8 @@ export async function buildSystemStep(
   const owner = normalizeTronAddress(step.from.address);
   const to = normalizeTronAddress(step.to);
   if (!owner || !to) throw new TransferRejectedError('invalid', 'sweep step names an address that is not TRON');
+  if (amount <= 0n || amount > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new TransferRejectedError('invalid', `sweep step amount out of range: ${amount}`);
   const path =
     contract === 'TransferContract'
       ? 'wallet/createtransaction'
