@@ -1,6 +1,11 @@
 import {
+  OPERATOR_ACCOUNT,
+  OPERATOR_SLOT,
   TransferRejectedError,
   type AllowanceCharger,
+  type Sweeper,
+  type SweepMethodImpl,
+  type Wallet,
   type ChainAdapter,
   type ChargeTransfer,
   type ObservedApproval,
@@ -35,6 +40,8 @@ import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.
 import { tronPaymentLinks } from './payment-uri.js';
 import { formatHotWalletResources, readHotWalletResources, type HotWalletResources } from './resources.js';
 import { TronTokenSender, type TronTxBody } from './token-sender.js';
+import { TronEnergyDelegationSweep } from './sweep-energy.js';
+import { TronTrxTopupSweep } from './sweep-topup.js';
 import { TronTransferSource } from './transfer-source.js';
 import { TronWalletApi } from './wallet-api.js';
 
@@ -68,7 +75,7 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody> {
+export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody> {
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -76,6 +83,9 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
   readonly rpc: FailoverJsonRpc;
   readonly source: TronTransferSource;
   readonly #sender: TronTokenSender | null;
+  #sweepMethods: ReadonlyArray<SweepMethodImpl<TronTxBody>> | null = null;
+  /** The operator's resources account (OPERATOR_SLOT.resources), remembered when derived: energy delegation checks its stake. */
+  #resourcesAddress: string | null = null;
   /** Subscriptions need the wallet API (reads, transferFrom); without FULL_HOST this adapter only detects deposits. */
   get chargesAvailable(): boolean {
     return this.#sender !== null;
@@ -314,6 +324,37 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
       decimals: request.token.decimals,
     });
     return { href: links.uri, qr: links.address };
+  }
+
+  // Sweeping (docs/treasury-tron.md): energy delegation from the operator's staked resources account, preferred;
+  // TRX top-up as the fallback. Both build through the wallet API and sign with signTransfer.
+
+  sweepMethods(): ReadonlyArray<SweepMethodImpl<TronTxBody>> {
+    if (!this.#sender) return [];
+    this.#sweepMethods ??= [new TronEnergyDelegationSweep(this.#sender, () => this.#resourcesAddress), new TronTrxTopupSweep(this.#sender)];
+    return this.#sweepMethods;
+  }
+
+  /**
+   * balanceOf at the solidified state (walletsolidity/triggerconstantcontract). The wallet API has no batch call: one
+   * request per address, a few at a time.
+   */
+  async finalTokenBalances(token: TokenSymbol, addresses: readonly string[]): Promise<bigint[]> {
+    const sender = this.#send();
+    const t = sender.token(token);
+    const out: bigint[] = [];
+    for (let i = 0; i < addresses.length; i += 8) {
+      const chunk = addresses.slice(i, i + 8).map((a) => this.#canonical(a));
+      out.push(...(await Promise.all(chunk.map((a) => sender.tokenBalance(t, a, 'final')))));
+    }
+    return out;
+  }
+
+  /** m/44'/195'/0'/1/slot: the deployment's gas station (TRX funder) and resources account (staked energy). */
+  async deriveOperatorWallet(keys: KeyDeriver, slot: number): Promise<Wallet> {
+    const w = await this.deriveHotWallet(keys, OPERATOR_ACCOUNT, slot);
+    if (slot === OPERATOR_SLOT.resources) this.#resourcesAddress = w.address;
+    return w;
   }
 
   #send(): TronTokenSender {

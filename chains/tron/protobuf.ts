@@ -27,9 +27,9 @@ export interface TriggerRawData {
   contractCount: number;
 }
 
-type Field = { no: number; wire: number; varint?: bigint; bytes?: Uint8Array };
+export type Field = { no: number; wire: number; varint?: bigint; bytes?: Uint8Array };
 
-function readFields(buf: Uint8Array): Field[] {
+export function readFields(buf: Uint8Array): Field[] {
   const out: Field[] = [];
   let i = 0;
   const varint = (): bigint => {
@@ -112,11 +112,11 @@ function varintBytes(v: bigint): number[] {
   return out;
 }
 
-function lenField(no: number, bytes: Uint8Array): number[] {
+export function lenField(no: number, bytes: Uint8Array): number[] {
   return [...varintBytes(BigInt((no << 3) | 2)), ...varintBytes(BigInt(bytes.length)), ...bytes];
 }
 
-function varintField(no: number, v: bigint): number[] {
+export function varintField(no: number, v: bigint): number[] {
   return v === 0n ? [] : [...varintBytes(BigInt(no << 3)), ...varintBytes(v)];
 }
 

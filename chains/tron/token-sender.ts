@@ -19,6 +19,7 @@ import { readTokenRefusal, readTransferFee, type ReadView } from '../tokens/toke
 import { grossForNet } from '../tokens/transfer-fee.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { decodeTriggerRawData, encodeSignedTransaction, txIdOf, TRIGGER_SMART_CONTRACT_TYPE } from './protobuf.js';
+import { contractTypeOf, decodeSystemRawData, type SystemContractName } from './system-contracts.js';
 import { classifyBroadcast, classifyContractResult, parseContractResult } from './receipt.js';
 import { readHotWalletResources, trxNeededFor, type ChainPrices } from './resources.js';
 import {
@@ -98,6 +99,11 @@ export interface TronTxBody {
   energyEstimate: string;
   feeLimit: string;
   trxBurnEstimateSun: string;
+  /**
+   * Set on a sweep's system transaction (sweep-*.ts): the contract the node was asked to build, which sign() checks
+   * against the request: `from` the owner, `to` the recipient / receiver, `amount` the TRX (sun) sent or delegated.
+   */
+  system?: { contract: Exclude<SystemContractName, 'FreezeBalanceV2Contract'> };
 }
 
 export class TronTokenSender {
@@ -110,6 +116,11 @@ export class TronTokenSender {
 
   get api(): TronWalletApi {
     return this.#o.api;
+  }
+
+  /** Head-room on energy estimates, in percent (CHAIN_TRON_<MODE>_ENERGY_MARGIN_PERCENT). */
+  get energyMarginPercent(): number {
+    return this.#o.energyMarginPercent;
   }
 
   /** getEnergyFee and getTransactionFee (sun per energy / per bandwidth byte), cached one minute. */
@@ -305,6 +316,7 @@ export class TronTokenSender {
     const rawHex = body.transaction.raw_data_hex.toLowerCase();
     const txId = txIdOf(rawHex);
     if (txId !== body.transaction.txID.toLowerCase()) throw new Error('txID is not sha256(raw_data_hex): refusing to sign');
+    if (body.system) return this.#signSystem(unsigned, signer, rawHex, txId);
     // Sign only what the request asked for: one TriggerSmartContract from the hot wallet to the token, transfer(to,
     // amount), or transferFrom(owner, to, amount) for a charge.
     const raw = decodeTriggerRawData(rawHex);
@@ -318,8 +330,36 @@ export class TronTokenSender {
     if (!this.#matches(raw, from, token, call, BigInt(body.feeLimit))) {
       throw new Error('built transaction does not match the payout request: refusing to sign');
     }
+    return this.#signDigest(txId, rawHex, raw.expiration, from, request.from.key, signer);
+  }
+
+  /** A sweep's TRX transfer or (un)delegation: exactly one contract of the kind asked, from, to and amount as requested. */
+  async #signSystem(unsigned: UnsignedTransfer<TronTxBody>, signer: TxSigner, rawHex: string, txId: string): Promise<SignedTransfer> {
+    const { request, body } = unsigned;
+    const raw = decodeSystemRawData(rawHex);
+    const from = normalizeTronAddress(request.from.address);
+    const to = normalizeTronAddress(request.to);
+    const ok =
+      raw.contractCount === 1 &&
+      raw.name === body.system!.contract &&
+      raw.owner === from &&
+      raw.to === to &&
+      raw.amount === request.amount &&
+      (raw.name === 'TransferContract' || (raw.resource === 'ENERGY' && !raw.lock));
+    if (!from || !ok) throw new Error('built transaction does not match the sweep step: refusing to sign');
+    return this.#signDigest(txId, rawHex, raw.expiration, from, request.from.key, signer);
+  }
+
+  async #signDigest(
+    txId: string,
+    rawHex: string,
+    expiration: bigint,
+    from: string,
+    key: TokenTransferRequest['from']['key'],
+    signer: TxSigner,
+  ): Promise<SignedTransfer> {
     const digest = getBytes(`0x${txId}`);
-    const sig = await signer.signSecp256k1Digest(request.from.key, digest);
+    const sig = await signer.signSecp256k1Digest(key, digest);
     const recovered = evmHexToTron(recoverAddress(digest, Signature.from(sig)));
     if (recovered !== from) throw new Error('signer key does not match the sending address');
     const signature = `${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`;
@@ -330,7 +370,7 @@ export class TronTokenSender {
       sender: from,
       nonce: null,
       validUntilHeight: null,
-      validUntilTimeMs: raw.expiration.toString(),
+      validUntilTimeMs: expiration.toString(),
     };
   }
 
@@ -375,6 +415,8 @@ export class TronTokenSender {
       return tx.txID ? { status: 'pending' } : { status: 'unknown' };
     }
     const height = int64(info.blockNumber);
+    const tx = transferFrom === undefined ? await this.#o.api.full<Partial<TransactionJson>>('wallet/gettransactionbyid', { value }) : null;
+    const system = tx?.raw_data_hex !== undefined && contractTypeOf(tx.raw_data_hex) !== TRIGGER_SMART_CONTRACT_TYPE;
     const [block, now] = await Promise.all([
       this.#o.api.full<BlockJson>('wallet/getblockbynum', { num: Number(height) }),
       this.#o.api.full<BlockJson>('wallet/getnowblock', {}),
@@ -382,6 +424,12 @@ export class TronTokenSender {
     const ref = { height, hash: block.blockID ?? '', time: new Date(Number(int64(info.blockTimeStamp))) };
     const latest = int64(now.block_header?.raw_data?.number);
     const confirmations = latest >= height ? latest - height + 1n : 1n;
+    // A system contract (a sweep's TRX transfer, delegation) has no VM receipt: it landed as its contractRet says.
+    if (system) {
+      const ret = tx?.ret?.[0]?.contractRet ?? 'SUCCESS';
+      if (ret === 'SUCCESS') return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };
+      return { status: 'failed', block: ref, confirmations, final, reason: 'reverted', detail: `${ret}: the system contract failed` };
+    }
     const failure = classifyContractResult(parseContractResult(info.receipt?.result));
     if (failure) {
       const node = decodeNodeMessage(info.resMessage);
@@ -397,7 +445,7 @@ export class TronTokenSender {
         ...(refusal ? { refusal } : {}),
       };
     }
-    const sender = transferFrom === undefined ? await this.#senderOf(value) : normalizeTronAddress(transferFrom);
+    const sender = transferFrom === undefined ? decodeTriggerRawData(tx!.raw_data_hex!).owner : normalizeTronAddress(transferFrom);
     if (!sender || this.#transfersFrom(info, sender).length === 0) {
       const whose = transferFrom === undefined ? 'the hot wallet' : 'the charged owner';
       return {
@@ -524,8 +572,9 @@ export class TronTokenSender {
   }
 
   /** balanceOf(owner) through triggerconstantcontract, in base units. */
-  async tokenBalance(token: TokenContract, owner: string): Promise<bigint> {
-    const r = await this.#constant(token, owner, ERC20.encodeFunctionData('balanceOf', [tronToEvmHex(owner)]));
+  /** `at: 'final'` reads solidified state (the solidity API): what a sweep plans from. */
+  async tokenBalance(token: TokenContract, owner: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
+    const r = await this.#constant(token, owner, ERC20.encodeFunctionData('balanceOf', [tronToEvmHex(owner)]), at);
     if (!r.ok) throw new TransferRejectedError('simulation_reverted', `balanceOf failed: ${r.message}`);
     return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
   }
@@ -568,11 +617,6 @@ export class TronTokenSender {
     const failed = r.result?.result !== true || r.transaction?.ret?.some((x) => x.ret === 'FAILED') === true || !!r.result?.message;
     const message = decodeNodeMessage(r.result?.message) || r.result?.code || 'FAILED';
     return { ok: !failed, result: r.constant_result?.[0] ?? '', energy: int64(r.energy_used), message };
-  }
-
-  async #senderOf(txId: string): Promise<string> {
-    const tx = await this.#o.api.full<TransactionJson>('wallet/gettransactionbyid', { value: txId });
-    return decodeTriggerRawData(tx.raw_data_hex).owner;
   }
 
   /** Transfer logs of registry tokens from `sender` in a receipt, with their index in the receipt's log list. */

@@ -90,6 +90,9 @@ export interface AccountResourceJson {
   NetLimit?: Int64;
   EnergyUsed?: Int64;
   EnergyLimit?: Int64;
+  /** Network totals (Stake 2.0): energy a day for everyone, and whole TRX staked for energy. */
+  TotalEnergyLimit?: Int64;
+  TotalEnergyWeight?: Int64;
 }
 
 export function int64(v: Int64 | undefined | null): bigint {

@@ -9,7 +9,7 @@ import { encodeSignedTransaction } from '../../chains/tron/protobuf.js';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { deployTokens, fund } from '../support/evm-tokens/scenario.js';
-import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
+import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import { shapeDiffs, type Shape } from '../support/rpc-shape.js';
 
 // Our fakes against the documented response shapes of the real nodes (test/fixtures/rpc-shapes): every method the
@@ -151,7 +151,7 @@ describe('LiteSVM Solana endpoint (scripts/devnet/solana-rpc) against the Solana
   });
 });
 
-describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTTP API documentation', () => {
+describe('fake java-tron (scripts/devnet/fake-java-tron) against the java-tron HTTP API documentation', () => {
   let node: AnvilNode;
   let fake: FakeJavaTron;
   const vars: Record<string, unknown> = {};
@@ -171,7 +171,7 @@ describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTT
     const key = new SigningKey(hexlify(randomBytes(32)));
     const ownerEvm = computeAddress(key.publicKey);
     const owner = evmHexToTron(ownerEvm);
-    fake.chain.setTrx(owner, 1_000_000_000n);
+    fake.chain.setTrx(owner, 100_000_000_000n);
     await fund(usdt!, ownerEvm, 10_000_000n);
     const abi = AbiCoder.defaultAbiCoder();
     const param = (amount: number) =>
@@ -193,6 +193,26 @@ describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTT
       const sig = key.sign(`0x${built.transaction.txID}`);
       return { ...built.transaction, signature: [`${sig.r.slice(2)}${sig.s.slice(2)}${sig.v.toString(16)}`] };
     };
+    // Stake 2.0 through the API itself: the owner freezes 50,000 TRX for energy and delegates 2 TRX of it to an activated
+    // receiver, so the builders' fixtures below name a real stake and delegation.
+    const receiver = evmHexToTron(computeAddress(new SigningKey(hexlify(randomBytes(32))).publicKey));
+    fake.chain.setTrx(receiver, 1_000_000n);
+    const sendSystem = async (path: string, body: Record<string, unknown>) => {
+      const tx = (await post(path, body)).json as { txID: string; raw_data_hex: string };
+      const sig = key.sign(`0x${tx.txID}`);
+      const r = (
+        await post('wallet/broadcasttransaction', { ...tx, signature: [`${sig.r.slice(2)}${sig.s.slice(2)}${sig.v.toString(16)}`] })
+      ).json as { result?: boolean };
+      if (r.result !== true) throw new Error(`${path} refused: ${JSON.stringify(r)}`);
+    };
+    await sendSystem('wallet/freezebalancev2', { owner_address: owner, frozen_balance: 50_000_000_000, resource: 'ENERGY' });
+    await sendSystem('wallet/delegateresource', {
+      owner_address: owner,
+      receiver_address: receiver,
+      balance: 2_000_000,
+      resource: 'ENERGY',
+    });
+    Object.assign(vars, { $receiver: receiver, $hugeParam: param(10_000_000_000) });
     const landed = await signed(7);
     const sent = (await post('wallet/broadcasttransaction', landed)).json as { result?: boolean };
     if (sent.result !== true) throw new Error(`broadcast refused: ${JSON.stringify(sent)}`);
@@ -213,9 +233,9 @@ describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTT
   });
 
   it('has a documented shape for every endpoint it serves', () => {
-    const source = readFileSync('test/support/fake-java-tron/server.ts', 'utf8');
+    const source = readFileSync('scripts/devnet/fake-java-tron/server.ts', 'utf8');
     const served = [...source.matchAll(/^ {4}'(wallet(?:solidity)?\/\w+)':/gm)].map((m) => m[1]!);
-    expect(served.length).toBeGreaterThan(15);
+    expect(served.length).toBeGreaterThan(21);
     expect([...served].sort()).toEqual(Object.keys(tron.endpoints).sort());
   });
 

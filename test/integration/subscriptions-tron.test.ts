@@ -51,7 +51,7 @@ const transfers = async (from: string, to: string) => {
   return logs.map((l) => BigInt(l.data));
 };
 /** Transactions the fake java-tron executed or refused-on-chain whose owner is `owner`. */
-const txsOf = (owner: string) => [...f.fake.chain.txs.values()].filter((t) => t.raw.owner === owner);
+const txsOf = (owner: string) => [...f.fake.chain.txs.values()].filter((t) => t.raw?.owner === owner);
 
 describe('subscriptions on TRON', () => {
   it('is an allowance charger, but only with the wallet API configured', async () => {
@@ -145,11 +145,11 @@ describe('subscriptions on TRON', () => {
     expect(charges).toHaveLength(1);
     const charge = charges[0]!;
     expect(charge.contractRet).toBe('SUCCESS');
-    expect(charge.raw.contract).toBe(f.adapter.tokens[0]!.address);
-    expect(charge.raw.data).toBe(
+    expect(charge.raw!.contract).toBe(f.adapter.tokens[0]!.address);
+    expect(charge.raw!.data).toBe(
       ERC20.encodeFunctionData('transferFrom', [customer.evm, tronToEvmHex(f.wallets.settlement), USD10]).slice(2),
     );
-    expect(charge.raw.feeLimit).toBeGreaterThan(0n);
+    expect(charge.raw!.feeLimit).toBeGreaterThan(0n);
     expect(f.fake.chain.account(f.wallets.charger)!.balanceSun).toBeLessThan(chargerTrx);
     const dep = await f.h.t.db.selectFrom('deposits').selectAll().where('tx_hash', '=', charge.txId).executeTakeFirstOrThrow();
     expect(dep).toMatchObject({

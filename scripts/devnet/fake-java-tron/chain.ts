@@ -1,38 +1,51 @@
 import { Signature, getBytes, id, recoverAddress } from 'ethers';
 import { evmHexToTron, tronToEvmHex } from '../../../chains/tron/address.js';
 import { decodeTriggerRawData, encodeTriggerRawData, txIdOf, type TriggerRawData } from '../../../chains/tron/protobuf.js';
+import { TRIGGER_SMART_CONTRACT_TYPE } from '../../../chains/tron/protobuf.js';
+import {
+  contractTypeOf,
+  decodeSystemRawData,
+  encodeSystemRawData,
+  systemValueJson,
+  type SystemContractValue,
+  type SystemRawData,
+} from '../../../chains/tron/system-contracts.js';
+import { FREE_NET_LIMIT, ResourceBook, newAccount, type FakeAccount } from './resources.js';
+import { executeSystemContract } from './system.js';
+
+export { FREE_NET_LIMIT, TRX, type FakeAccount } from './resources.js';
 
 // THIS IS A FAKE. State and rules behind the fake java-tron HTTP wallet API (server.ts): blocks are Anvil's blocks,
 // token contracts are Anvil contracts at the same 20 bytes, and an accepted TriggerSmartContract is executed on Anvil
 // by impersonating its owner, so balances and Transfer events are real. The owner is any activated account: hot
 // wallets sending transfer / transferFrom (subscription charges), customers' wallets sending approve (tronweb's
-// trx.sign, then /wallet/broadcasttransaction as TronLink does). What java-tron does and this models:
+// trx.sign, then /wallet/broadcasttransaction as TronLink does), deposit addresses sweeping. What java-tron does and
+// this models:
 //   - txID = sha256(raw_data); the one signature must recover to owner_address (else SIGERROR);
 //   - expiration must lie in (head block time, head block time + 24 h] (else TRANSACTION_EXPIRATION_ERROR);
 //   - ref_block_bytes / ref_block_hash must name a block of this chain (else TAPOS_ERROR);
 //   - a txID already seen answers DUP_TRANSACTION_ERROR;
-//   - bandwidth: the whole transaction from free (600/day) or staked bandwidth, else burned at 1000 sun/byte, else
-//     BANDWITH_ERROR; an account that never received TRX cannot send (CONTRACT_VALIDATE_ERROR);
-//   - energy: staked energy first, then TRX burned at getEnergyFee, capped by fee_limit; when that cannot cover the
-//     call the receipt is OUT_OF_ENERGY, fee_limit-bounded TRX is burned and nothing moves;
+//   - an account exists only once it received TRX; one that does not exist cannot send (CONTRACT_VALIDATE_ERROR);
+//     a TransferContract to a new account creates it and costs the sender getCreateNewAccountFeeInSystemContract
+//     (1 TRX) plus, unless its staked bandwidth covers the bytes, getCreateAccountFee (0.1 TRX) instead of bandwidth;
+//   - bandwidth: the whole transaction from staked (own + delegated) or free (600/day) bandwidth, else burned at
+//     getTransactionFee sun/byte, else BANDWITH_ERROR;
+//   - Stake 2.0 (resources.ts): freezebalancev2, delegateresource, undelegateresource; energy and bandwidth limits
+//     from stake; delegated energy usable by the receiver;
+//   - energy: the call may use min(staked energy left + balance / getEnergyFee, fee_limit / getEnergyFee) (java-tron's
+//     energy limit with fee_limit); staked energy first, then TRX burned at getEnergyFee; when that cannot cover the
+//     call the receipt is OUT_OF_ENERGY, all of it is consumed (fee_limit-bounded TRX burned) and nothing moves;
 //   - a reverting call gives a REVERT receipt. Tests can force the next receipt to OUT_OF_ENERGY or REVERT.
-// Not modelled: the pending pool (every accepted transaction is mined at once), resource recovery over 24 h,
-// dynamic energy penalties, multi-signature permissions. Energy is Anvil gas minus the 21000 intrinsic gas.
-
-export interface FakeAccount {
-  balanceSun: bigint;
-  energyLimit: bigint;
-  energyUsed: bigint;
-  netLimit: bigint;
-  netUsed: bigint;
-  freeNetUsed: bigint;
-  createTime: number;
-}
+// Not modelled: the pending pool (every accepted transaction is mined at once), resource recovery over 24 h
+// (`recoverAll()` stands for a day), dynamic energy penalties, multi-signature permissions, unfreezing. Energy is
+// Anvil gas minus the 21000 intrinsic gas.
 
 export interface StoredTx {
   txId: string;
   rawDataHex: string;
-  raw: TriggerRawData;
+  /** The TriggerSmartContract, or null for a system contract (then `system`). */
+  raw: TriggerRawData | null;
+  system: SystemRawData | null;
   signatures: string[];
   contractRet: string;
   blockNumber: bigint;
@@ -49,9 +62,8 @@ export interface HeadBlock {
   parentId: string;
 }
 
-type Rpc = <T>(method: string, params?: unknown[]) => Promise<T>;
+export type Rpc = <T>(method: string, params?: unknown[]) => Promise<T>;
 
-export const FREE_NET_LIMIT = 600n;
 export const TRANSFER_SELECTOR = id('transfer(address,uint256)').slice(2, 10);
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
@@ -68,8 +80,17 @@ export class FakeTronChain {
   readonly accounts = new Map<string, FakeAccount>();
   readonly txs = new Map<string, StoredTx>();
   readonly forced: ForcedResult[] = [];
+  readonly resources = new ResourceBook(this.accounts);
+  /** getEnergyFee: sun per energy unit. */
   energyPriceSun = 100n;
+  /** getTransactionFee: sun per bandwidth byte. */
   bandwidthPriceSun = 1000n;
+  /** getCreateAccountFee: burned instead of bandwidth by a transaction creating an account, without staked bandwidth. */
+  createAccountFeeSun = 100_000n;
+  /** getCreateNewAccountFeeInSystemContract: burned by a TransferContract creating its recipient. */
+  createNewAccountFeeSun = 1_000_000n;
+  /** Whether /wallet/estimateenergy is enabled (java-tron: vm.estimateEnergy = true). */
+  estimateEnergyEnabled = true;
   expirationMs = 60_000n;
   solidifyDepth: bigint;
   /** Transactions executed on Anvil (not counting refused or forced-failure ones). */
@@ -88,24 +109,51 @@ export class FakeTronChain {
 
   /** Activates the account if needed and sets its TRX balance. */
   setTrx(address: string, sun: bigint): void {
-    const a = this.accounts.get(address) ?? {
-      balanceSun: 0n,
-      energyLimit: 0n,
-      energyUsed: 0n,
-      netLimit: 0n,
-      netUsed: 0n,
-      freeNetUsed: 0n,
-      createTime: Date.now(),
-    };
+    const a = this.accounts.get(address) ?? newAccount();
     a.balanceSun = sun;
     this.accounts.set(address, a);
   }
 
+  /** Test knob: grants resources directly (as if staked or rented), replacing earlier grants. */
   setStaked(address: string, r: { energy?: bigint; bandwidth?: bigint }): void {
     const a = this.accounts.get(address);
     if (!a) throw new Error('activate the account first (setTrx)');
-    if (r.energy !== undefined) a.energyLimit = r.energy;
-    if (r.bandwidth !== undefined) a.netLimit = r.bandwidth;
+    if (r.energy !== undefined) a.extraEnergy = r.energy;
+    if (r.bandwidth !== undefined) a.extraNet = r.bandwidth;
+  }
+
+  /** A day passes for resources: every account's energy and bandwidth usage recovers (java-tron: over 24 h). */
+  recoverAll(): void {
+    for (const a of this.accounts.values()) {
+      a.energyUsed = 0n;
+      a.netUsed = 0n;
+      a.freeNetUsed = 0n;
+    }
+  }
+
+  /**
+   * Bandwidth of a transaction of `bytes` from `a`: staked first, then (unless it creates an account) free, else burned.
+   * Returns the TRX burned; throws BANDWITH_ERROR when the account cannot pay.
+   */
+  chargeBandwidth(a: FakeAccount, bytes: bigint, createsAccount: boolean): { netFee: bigint; netUsage: bigint } {
+    const staked = this.resources.netLimit(a) - a.netUsed;
+    if (staked >= bytes) {
+      a.netUsed += bytes;
+      return { netFee: 0n, netUsage: bytes };
+    }
+    if (createsAccount) {
+      if (a.balanceSun < this.createAccountFeeSun) throw new BroadcastRefusal('BANDWITH_ERROR', 'Account resource insufficient error.');
+      a.balanceSun -= this.createAccountFeeSun;
+      return { netFee: this.createAccountFeeSun, netUsage: 0n };
+    }
+    if (FREE_NET_LIMIT - a.freeNetUsed >= bytes) {
+      a.freeNetUsed += bytes;
+      return { netFee: 0n, netUsage: bytes };
+    }
+    const fee = bytes * this.bandwidthPriceSun;
+    if (a.balanceSun < fee) throw new BroadcastRefusal('BANDWITH_ERROR', 'Account resource insufficient error.');
+    a.balanceSun -= fee;
+    return { netFee: fee, netUsage: 0n };
   }
 
   async block(n: bigint | 'latest'): Promise<HeadBlock | null> {
@@ -150,6 +198,20 @@ export class FakeTronChain {
     return { txID: txIdOf(rawDataHex), raw_data: rawJson(raw), raw_data_hex: rawDataHex, visible: false };
   }
 
+  /** The unsigned transaction java-tron's createtransaction / delegateresource / ... returns (reference block = head). */
+  async buildSystem(v: SystemContractValue) {
+    const head = await this.head();
+    const raw = {
+      ...v,
+      refBlockBytes: (head.number & 0xffffn).toString(16).padStart(4, '0'),
+      refBlockHash: head.blockId.slice(16, 32),
+      expiration: head.timeMs + this.expirationMs,
+      timestamp: BigInt(Date.now()),
+    };
+    const rawDataHex = encodeSystemRawData(raw);
+    return { visible: false, txID: txIdOf(rawDataHex), raw_data: systemRawJson(raw), raw_data_hex: rawDataHex };
+  }
+
   /** eth_call + estimate as triggerconstantcontract; `energy` is execution gas without the intrinsic 21000. */
   /** A constant call at the head, or at `atHeight` (the solidity API's view: solidified state only). */
   async simulate(
@@ -185,12 +247,18 @@ export class FakeTronChain {
   async #apply(rawDataHex: string, signatures: string[], sizeBytes: number): Promise<StoredTx> {
     const txId = txIdOf(rawDataHex);
     if (this.txs.has(txId)) throw new BroadcastRefusal('DUP_TRANSACTION_ERROR', 'Dup transaction.');
-    let raw: TriggerRawData;
+    let raw: TriggerRawData | null = null;
+    let system: SystemRawData | null = null;
     try {
-      raw = decodeTriggerRawData(rawDataHex);
+      if (contractTypeOf(rawDataHex) === TRIGGER_SMART_CONTRACT_TYPE) raw = decodeTriggerRawData(rawDataHex);
+      else system = decodeSystemRawData(rawDataHex);
     } catch (e) {
-      throw new BroadcastRefusal('OTHER_ERROR', `fake java-tron handles TriggerSmartContract only: ${(e as Error).message}`);
+      throw new BroadcastRefusal(
+        'OTHER_ERROR',
+        `fake java-tron handles TriggerSmartContract, TransferContract, FreezeBalanceV2, (Un)DelegateResource only: ${(e as Error).message}`,
+      );
     }
+    const common = (raw ?? system)!;
     if (signatures.length !== 1 || !/^[0-9a-f]{130}$/i.test(signatures[0]!))
       throw new BroadcastRefusal('SIGERROR', 'Validate signature error: one 65-byte signature expected');
     const sig = signatures[0]!;
@@ -204,26 +272,54 @@ export class FakeTronChain {
     } catch {
       throw new BroadcastRefusal('SIGERROR', 'Validate signature error: signature does not recover');
     }
-    if (signer !== raw.owner)
+    if (signer !== common.owner)
       throw new BroadcastRefusal(
         'SIGERROR',
         `Validate signature error: ${txId} is signed by ${signer} but it is not contained of permission.`,
       );
 
     const head = await this.head();
-    if (raw.expiration <= head.timeMs)
+    if (common.expiration <= head.timeMs)
       throw new BroadcastRefusal(
         'TRANSACTION_EXPIRATION_ERROR',
-        `Transaction expiration, transaction expiration time is ${raw.expiration}, but head block time is ${head.timeMs}`,
+        `Transaction expiration, transaction expiration time is ${common.expiration}, but head block time is ${head.timeMs}`,
       );
-    if (raw.expiration > head.timeMs + 86_400_000n)
+    if (common.expiration > head.timeMs + 86_400_000n)
       throw new BroadcastRefusal('TRANSACTION_EXPIRATION_ERROR', 'Transaction expiration time is too far in the future');
-    const refLow = BigInt(parseInt(raw.refBlockBytes, 16));
+    const refLow = BigInt(parseInt(common.refBlockBytes, 16));
     const refNumber = head.number - ((head.number - refLow) & 0xffffn);
     const ref = await this.block(refNumber);
-    if (!ref || ref.blockId.slice(16, 32) !== raw.refBlockHash)
+    if (!ref || ref.blockId.slice(16, 32) !== common.refBlockHash)
       throw new BroadcastRefusal('TAPOS_ERROR', `Tapos check error: reference block ${refNumber} not in this chain`);
 
+    const bytes = BigInt(sizeBytes + 64);
+    if (system) {
+      const out = executeSystemContract(this, system, bytes);
+      const blockNumber = await this.#mineEmpty();
+      const block = (await this.block(blockNumber))!;
+      const info: Record<string, unknown> = {
+        id: txId,
+        blockNumber: Number(blockNumber),
+        blockTimeStamp: Number(block.timeMs),
+        contractResult: [''],
+        receipt: out.netFee > 0n ? { net_fee: Number(out.netFee) } : { net_usage: Number(out.netUsage) },
+      };
+      if (out.fee > 0n) info.fee = Number(out.fee);
+      const stored: StoredTx = {
+        txId,
+        rawDataHex,
+        raw: null,
+        system,
+        signatures,
+        contractRet: 'SUCCESS',
+        blockNumber,
+        blockTimeMs: block.timeMs,
+        info,
+      };
+      this.txs.set(txId, stored);
+      return stored;
+    }
+    if (!raw) throw new BroadcastRefusal('OTHER_ERROR', 'no contract');
     const acct = this.accounts.get(raw.owner);
     if (!acct) throw new BroadcastRefusal('CONTRACT_VALIDATE_ERROR', 'Validate TriggerSmartContract error, no OwnerAccount.');
     const code = await this.rpc<string>('eth_getCode', [tronToEvmHex(raw.contract), 'latest']);
@@ -231,18 +327,12 @@ export class FakeTronChain {
     if (raw.feeLimit > 15_000_000_000n) throw new BroadcastRefusal('CONTRACT_VALIDATE_ERROR', 'feeLimit must be >= 0 and <= 15000000000');
 
     // Bandwidth: the whole transaction from one source, or burned.
-    const bytes = BigInt(sizeBytes + 64);
-    let netFee = 0n;
-    if (acct.netLimit - acct.netUsed >= bytes) acct.netUsed += bytes;
-    else if (FREE_NET_LIMIT - acct.freeNetUsed >= bytes) acct.freeNetUsed += bytes;
-    else if (acct.balanceSun >= bytes * this.bandwidthPriceSun) netFee = bytes * this.bandwidthPriceSun;
-    else throw new BroadcastRefusal('BANDWITH_ERROR', 'Account resource insufficient error.');
-    acct.balanceSun -= netFee;
+    const { netFee } = this.chargeBandwidth(acct, bytes, false);
 
-    // Energy: staked first, then TRX burned, never more than fee_limit.
-    const stakedLeft = acct.energyLimit > acct.energyUsed ? acct.energyLimit - acct.energyUsed : 0n;
-    const burnable = minBig(acct.balanceSun, raw.feeLimit) / this.energyPriceSun;
-    const energyCap = stakedLeft + burnable;
+    // Energy: staked (own + delegated) first, then TRX burned; fee_limit bounds the whole call's energy.
+    const limit = this.resources.energyLimit(acct);
+    const stakedLeft = limit > acct.energyUsed ? limit - acct.energyUsed : 0n;
+    const energyCap = minBig(stakedLeft + acct.balanceSun / this.energyPriceSun, raw.feeLimit / this.energyPriceSun);
     const sim = await this.simulate(raw.owner, raw.contract, raw.data);
     const forced = this.forced.shift();
     let result: string;
@@ -310,7 +400,17 @@ export class FakeTronChain {
       info.result = 'FAILED';
       info.resMessage = hexUtf8(resMessage ?? result);
     }
-    const stored: StoredTx = { txId, rawDataHex, raw, signatures, contractRet: result, blockNumber, blockTimeMs: block.timeMs, info };
+    const stored: StoredTx = {
+      txId,
+      rawDataHex,
+      raw,
+      system: null,
+      signatures,
+      contractRet: result,
+      blockNumber,
+      blockTimeMs: block.timeMs,
+      info,
+    };
     this.txs.set(txId, stored);
     return stored;
   }
@@ -342,7 +442,7 @@ export class FakeTronChain {
       ret: [{ contractRet: t.contractRet }],
       signature: t.signatures,
       txID: t.txId,
-      raw_data: rawJson(t.raw),
+      raw_data: t.raw ? rawJson(t.raw) : systemRawJson(t.system!),
       raw_data_hex: t.rawDataHex,
     };
   }
@@ -361,6 +461,16 @@ function rawJson(r: Omit<TriggerRawData, 'contractType' | 'typeUrl' | 'contractC
     ref_block_hash: r.refBlockHash,
     expiration: Number(r.expiration),
     fee_limit: Number(r.feeLimit),
+    timestamp: Number(r.timestamp),
+  };
+}
+
+function systemRawJson(r: SystemContractValue & Pick<SystemRawData, 'refBlockBytes' | 'refBlockHash' | 'expiration' | 'timestamp'>) {
+  return {
+    contract: [{ parameter: { value: systemValueJson(r), type_url: `type.googleapis.com/protocol.${r.name}` }, type: r.name }],
+    ref_block_bytes: r.refBlockBytes,
+    ref_block_hash: r.refBlockHash,
+    expiration: Number(r.expiration),
     timestamp: Number(r.timestamp),
   };
 }

@@ -2,11 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { id } from 'ethers';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { decodeSignedTransaction } from '../../../chains/tron/protobuf.js';
-import type { AnvilNode } from '../anvil.js';
-import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult } from './chain.js';
+import type { SystemContractValue } from '../../../chains/tron/system-contracts.js';
+import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc } from './chain.js';
+import { validateSystemContract } from './system.js';
 
-// THIS IS A FAKE of java-tron's HTTP wallet API, for tests only: no TRON node can be installed here (TESTING.md).
-// It serves the endpoints tronweb and chains/tron call, with the JSON shapes of the TRON developer documentation
+// THIS IS A FAKE of java-tron's HTTP wallet API, for tests and the local demo only: no TRON node can be installed here (docs/testing.md).
+// It serves the endpoints tronweb and chains/tron call (payouts, charges, sweeps with Stake 2.0 energy delegation), with the JSON shapes of the TRON developer documentation
 // (protobuf JSON: zero fields omitted, hex addresses `41...` with visible=false, `message` fields hex-encoded), over
 // an Anvil node that holds the token contracts and mines the blocks. Rules and limits: chain.ts.
 // Endpoints outside the list answer 404 and are recorded in `unhandled`, so a test can assert none was needed.
@@ -24,10 +25,7 @@ export interface FakeJavaTron {
 
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
-export async function startFakeJavaTron(
-  anvil: Pick<AnvilNode, 'rpc'>,
-  o: { solidifyDepth?: number; port?: number } = {},
-): Promise<FakeJavaTron> {
+export async function startFakeJavaTron(anvil: { rpc: Rpc }, o: { solidifyDepth?: number; port?: number } = {}): Promise<FakeJavaTron> {
   const chain = new FakeTronChain(anvil.rpc, o.solidifyDepth ?? 19);
   const calls: string[] = [];
   const unhandled: string[] = [];
@@ -46,7 +44,8 @@ export async function startFakeJavaTron(
       chainParameter: [
         { key: 'getMaintenanceTimeInterval', value: 21600000 },
         { key: 'getAccountUpgradeCost', value: 9999000000 },
-        { key: 'getCreateAccountFee', value: 100000 },
+        { key: 'getCreateAccountFee', value: Number(chain.createAccountFeeSun) },
+        { key: 'getCreateNewAccountFeeInSystemContract', value: Number(chain.createNewAccountFeeSun) },
         { key: 'getTransactionFee', value: Number(chain.bandwidthPriceSun) },
         { key: 'getFreeNetLimit', value: Number(FREE_NET_LIMIT) },
         { key: 'getEnergyFee', value: Number(chain.energyPriceSun) },
@@ -115,6 +114,57 @@ export async function startFakeJavaTron(
           transaction: { ret: [{ ret: 'FAILED' }] },
         };
       return { result: { result: true }, energy_used: Number(sim.energy), constant_result: [sim.result], transaction: { ret: [{}] } };
+    },
+    // Builders of system contracts (Stake 2.0 and TRX transfers): the unsigned transaction, or java-tron's
+    // {"Error": "class ...ContractValidateException : ..."} when the actuator's validation refuses it.
+    'wallet/createtransaction': async (b) =>
+      buildSystem(chain, b, (owner) => ({ name: 'TransferContract', owner, to: tronAddr(b.to_address), amount: int(b.amount) })),
+    'wallet/freezebalancev2': async (b) =>
+      buildSystem(chain, b, (owner) => ({
+        name: 'FreezeBalanceV2Contract',
+        owner,
+        to: '',
+        amount: int(b.frozen_balance),
+        resource: res(b.resource),
+      })),
+    'wallet/delegateresource': async (b) =>
+      buildSystem(chain, b, (owner) => ({
+        name: 'DelegateResourceContract',
+        owner,
+        to: tronAddr(b.receiver_address),
+        amount: int(b.balance),
+        resource: res(b.resource),
+        lock: b.lock === true,
+        lockPeriod: int(b.lock_period),
+      })),
+    'wallet/undelegateresource': async (b) =>
+      buildSystem(chain, b, (owner) => ({
+        name: 'UnDelegateResourceContract',
+        owner,
+        to: tronAddr(b.receiver_address),
+        amount: int(b.balance),
+        resource: res(b.resource),
+      })),
+    // Stake 2.0: how much frozen TRX (sun) of one resource the account can still delegate; type 0 bandwidth, 1 energy.
+    'wallet/getcandelegatedmaxsize': async (b) => {
+      const a = chain.account(tronAddr(b.owner_address));
+      const max = a ? chain.resources.canDelegateMax(a, Number(b.type ?? 0) === 1 ? 'ENERGY' : 'BANDWIDTH') : 0n;
+      return max > 0n ? { max_size: Number(max) } : {};
+    },
+    // Energy a call needs (java-tron with vm.estimateEnergy = true); errors in result, never {"Error"}.
+    'wallet/estimateenergy': async (b) => {
+      if (!chain.estimateEnergyEnabled)
+        return { result: { result: false, code: 'OTHER_ERROR', message: hexUtf8('this node does not support estimate energy') } };
+      const p = triggerParams(b);
+      if ('error' in p) return p.error;
+      const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
+      if (code === '0x')
+        return {
+          result: { result: false, code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') },
+        };
+      const sim = await chain.simulate(p.owner, p.contract, p.data);
+      if (!sim.ok) return { result: { result: false, code: 'OTHER_ERROR', message: hexUtf8('REVERT opcode executed') } };
+      return { result: { result: true }, energy_required: Number(sim.energy) };
     },
     'wallet/broadcasttransaction': async (b) => {
       const raw = String(b.raw_data_hex ?? '');
@@ -235,11 +285,55 @@ function blockOrEmpty(b: Parameters<typeof blockJson>[0] | null) {
   return b ? blockJson(b) : {};
 }
 
+const tronAddr = (v: unknown): string => normalizeTronAddress(String(v ?? '')) ?? '';
+const int = (v: unknown): bigint => (typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v)) ? BigInt(v) : 0n);
+const res = (v: unknown): 'ENERGY' | 'BANDWIDTH' => (v === 'ENERGY' || v === 1 ? 'ENERGY' : 'BANDWIDTH');
+
+async function buildSystem(
+  chain: FakeTronChain,
+  b: Record<string, unknown>,
+  make: (owner: string) => Omit<SystemContractValue, 'resource' | 'lock' | 'lockPeriod'> & Partial<SystemContractValue>,
+) {
+  const owner = tronAddr(b.owner_address);
+  const m = make(owner);
+  const v: SystemContractValue = { resource: 'BANDWIDTH', lock: false, lockPeriod: 0n, ...m };
+  if (!owner || (v.name !== 'FreezeBalanceV2Contract' && !v.to))
+    return { Error: 'class java.lang.IllegalArgumentException : Invalid address' };
+  try {
+    validateSystemContract(chain, v);
+  } catch (e) {
+    if (e instanceof BroadcastRefusal) return { Error: `class org.tron.core.exception.ContractValidateException : ${e.message}` };
+    throw e;
+  }
+  return chain.buildSystem(v);
+}
+
+/** getaccount: protobuf JSON of the Account, Stake 2.0 fields included when non-zero. */
 function accountJson(chain: FakeTronChain, b: Record<string, unknown>) {
   const address = normalizeTronAddress(String(b.address ?? ''));
   const a = address ? chain.account(address) : undefined;
   if (!address || !a) return {};
-  return { address, ...(a.balanceSun > 0n ? { balance: Number(a.balanceSun) } : {}), create_time: a.createTime };
+  const out: Record<string, unknown> = {
+    address,
+    ...(a.balanceSun > 0n ? { balance: Number(a.balanceSun) } : {}),
+    create_time: a.createTime,
+  };
+  if (a.freeNetUsed > 0n) out.free_net_usage = Number(a.freeNetUsed);
+  if (a.netUsed > 0n) out.net_usage = Number(a.netUsed);
+  const frozen = [
+    { ...(a.frozenBandwidthSun > 0n ? { amount: Number(a.frozenBandwidthSun) } : {}) },
+    { type: 'ENERGY', ...(a.frozenEnergySun > 0n ? { amount: Number(a.frozenEnergySun) } : {}) },
+    { type: 'TRON_POWER' },
+  ];
+  if (a.frozenBandwidthSun + a.frozenEnergySun > 0n) out.frozenV2 = frozen;
+  if (a.delegatedBandwidthSun > 0n) out.delegated_frozenV2_balance_for_bandwidth = Number(a.delegatedBandwidthSun);
+  if (a.acquiredBandwidthSun > 0n) out.acquired_delegated_frozenV2_balance_for_bandwidth = Number(a.acquiredBandwidthSun);
+  const r: Record<string, number> = {};
+  if (a.energyUsed > 0n) r.energy_usage = Number(a.energyUsed);
+  if (a.delegatedEnergySun > 0n) r.delegated_frozenV2_balance_for_energy = Number(a.delegatedEnergySun);
+  if (a.acquiredEnergySun > 0n) r.acquired_delegated_frozenV2_balance_for_energy = Number(a.acquiredEnergySun);
+  if (Object.keys(r).length) out.account_resource = r;
+  return out;
 }
 
 function resourceJson(chain: FakeTronChain, b: Record<string, unknown>) {
@@ -247,18 +341,22 @@ function resourceJson(chain: FakeTronChain, b: Record<string, unknown>) {
   const a = address ? chain.account(address) : undefined;
   // A missing or unknown address answers {}, as java-tron documents it.
   if (!a) return {};
+  const book = chain.resources;
   const out: Record<string, number> = {
     freeNetLimit: Number(FREE_NET_LIMIT),
-    TotalNetLimit: 43_200_000_000,
-    TotalEnergyLimit: 180_000_000_000,
+    TotalNetLimit: Number(book.totalNetLimit),
+    TotalNetWeight: Number(book.netWeight()),
+    TotalEnergyLimit: Number(book.totalEnergyLimit),
+    TotalEnergyWeight: Number(book.energyWeight()),
   };
   const put = (k: string, v: bigint) => {
     if (v > 0n) out[k] = Number(v);
   };
   put('freeNetUsed', a.freeNetUsed);
   put('NetUsed', a.netUsed);
-  put('NetLimit', a.netLimit);
+  put('NetLimit', book.netLimit(a));
   put('EnergyUsed', a.energyUsed);
-  put('EnergyLimit', a.energyLimit);
+  put('EnergyLimit', book.energyLimit(a));
+  put('tronPowerLimit', (a.frozenBandwidthSun + a.frozenEnergySun) / 1_000_000n);
   return out;
 }

@@ -1,0 +1,188 @@
+import {
+  TransferRejectedError,
+  type SweepMethodImpl,
+  type SweepPlan,
+  type SweepRequest,
+  type SweepStep,
+  type UnsignedTransfer,
+} from '../types.js';
+import { normalizeTronAddress, tronBase58 } from './address.js';
+import {
+  ACTIVATION_SUN,
+  BandwidthBudget,
+  SYSTEM_TX_BYTES,
+  TRANSFER_BYTES,
+  accountState,
+  buildSystemStep,
+  delegatableSun,
+  energyOfStake,
+  estimateTransferEnergy,
+  readSweepStep,
+  requestTargets,
+  stakeForEnergy,
+  sweepChainParams,
+  withMargin,
+} from './sweep-common.js';
+import type { TronTokenSender, TronTxBody } from './token-sender.js';
+
+// 'tron-energy-delegation' (preferred): the operator's resources account (OPERATOR_SLOT.resources) holds TRX staked for
+// energy (Stake 2.0) and lends each deposit address exactly the energy its transfer needs, then takes it back. Per
+// source: group 0 `activate` (a 1-sun TRX transfer from the gas station, only if the account does not exist) or `fund`
+// (TRX for bandwidth, only if an existing account has no bandwidth left today); group 1 `delegate` (resources →
+// deposit, the stake whose energy covers the estimate + margin); group 2 `transfer` (deposit → destination, energy from
+// the delegation, bandwidth from the account's free daily allowance); group 3 `undelegate`. No TRX is burnt for the
+// transfer's energy. docs/treasury-tron.md has the arithmetic and the security model.
+
+export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
+  readonly method = 'tron-energy-delegation' as const;
+
+  constructor(
+    private readonly sender: TronTokenSender,
+    /** The resources account's canonical address once known (TronChainAdapter.deriveOperatorWallet), else null. */
+    private readonly resourcesAddress: () => string | null,
+  ) {}
+
+  async available(): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const resources = this.resourcesAddress();
+    if (!resources)
+      return { ok: false, reason: 'TRON resources account not derived yet (deriveOperatorWallet(keys, OPERATOR_SLOT.resources))' };
+    const max = await delegatableSun(this.sender, resources);
+    if (max <= 0n)
+      return {
+        ok: false,
+        reason: `TRON resources account ${tronBase58(resources)} has no staked energy to delegate (stake TRX for ENERGY with freezebalancev2)`,
+      };
+    return { ok: true };
+  }
+
+  async plan(request: SweepRequest): Promise<SweepPlan> {
+    const { token, destination } = requestTargets(this.sender, request);
+    const resources = request.resources && normalizeTronAddress(request.resources.address);
+    if (!request.resources || !resources)
+      throw new TransferRejectedError('invalid', 'tron-energy-delegation needs the resources account (request.resources)');
+    const p = await sweepChainParams(this.sender);
+    const [res, gas] = await Promise.all([accountState(this.sender, resources), accountState(this.sender, request.gasStation.address)]);
+    let delegatable = await delegatableSun(this.sender, resources);
+    const resBandwidth = new BandwidthBudget(res, p);
+    const gasBandwidth = new BandwidthBudget(gas, p);
+    const steps: SweepStep[] = [];
+    const skipped: SweepPlan['skipped'] = [];
+    let cost = 0n;
+    for (const source of request.sources) {
+      const address = normalizeTronAddress(source.address);
+      if (!address) {
+        skipped.push({ address: source.address, reason: 'not a TRON address' });
+        continue;
+      }
+      let estimate: bigint;
+      try {
+        estimate = await estimateTransferEnergy(this.sender, token, address, destination, source.amount);
+      } catch (e) {
+        if (!(e instanceof TransferRejectedError)) throw e;
+        skipped.push({ address, reason: e.message });
+        continue;
+      }
+      const energy = withMargin(estimate, this.sender.energyMarginPercent);
+      const stake = stakeForEnergy(energy, res.totalEnergyLimit, res.totalEnergyWeight);
+      if (stake > delegatable) {
+        skipped.push({
+          address,
+          reason: `resources account lacks delegatable energy: ${energy} energy needs ${stake} sun staked, ${delegatable} left`,
+        });
+        continue;
+      }
+      delegatable -= stake;
+      const delegated = energyOfStake(stake, res.totalEnergyLimit, res.totalEnergyWeight);
+      const wallet = { key: source.key, address };
+      const st = await accountState(this.sender, address);
+      if (!st.exists) {
+        const fee = p.createNewAccountFeeSun + gasBandwidth.take(SYSTEM_TX_BYTES, true);
+        steps.push(step(0, 'activate', request.gasStation, address, [], ACTIVATION_SUN, {}, fee));
+        cost += fee + ACTIVATION_SUN;
+      } else if (st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES && st.balanceSun < TRANSFER_BYTES * p.bandwidthSun) {
+        // No bandwidth left today on an existing account: the transfer burns TRX for it, sent beforehand.
+        const need = TRANSFER_BYTES * p.bandwidthSun;
+        const fee = gasBandwidth.take(SYSTEM_TX_BYTES);
+        steps.push(step(0, 'fund', request.gasStation, address, [], need - st.balanceSun, { need: need.toString() }, fee));
+        cost += fee + need - st.balanceSun;
+      }
+      const params = { balance: stake.toString(), energy: delegated.toString(), estimate: estimate.toString() };
+      const delegateFee = resBandwidth.take(SYSTEM_TX_BYTES);
+      steps.push(step(1, 'delegate', request.resources, address, [], 0n, params, delegateFee));
+      const transferFee = st.exists && st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES ? TRANSFER_BYTES * p.bandwidthSun : 0n;
+      steps.push(
+        step(
+          2,
+          'transfer',
+          wallet,
+          destination,
+          [address],
+          0n,
+          { amount: source.amount.toString(), energy: estimate.toString() },
+          transferFee,
+        ),
+      );
+      const undelegateFee = resBandwidth.take(SYSTEM_TX_BYTES);
+      steps.push(step(3, 'undelegate', request.resources, address, [], 0n, params, undelegateFee));
+      cost += delegateFee + transferFee + undelegateFee;
+    }
+    return { method: this.method, steps, estimatedCost: cost, skipped };
+  }
+
+  async build(request: SweepRequest, s: SweepStep): Promise<UnsignedTransfer<TronTxBody> | null> {
+    switch (s.purpose) {
+      case 'activate': {
+        const st = await accountState(this.sender, s.to);
+        return st.exists ? null : buildSystemStep(this.sender, request, s, 'TransferContract', s.value);
+      }
+      case 'fund': {
+        const st = await accountState(this.sender, s.to);
+        const missing = BigInt(s.params.need ?? s.value.toString()) - st.balanceSun;
+        if (missing <= 0n) return null;
+        return buildSystemStep(this.sender, request, s, 'TransferContract', missing < s.value ? missing : s.value);
+      }
+      case 'delegate':
+        return buildSystemStep(this.sender, request, s, 'DelegateResourceContract', BigInt(s.params.balance!));
+      case 'undelegate':
+        // Already taken back (a replay after a crash): nothing left to do.
+        return buildSystemStep(
+          this.sender,
+          request,
+          s,
+          'UnDelegateResourceContract',
+          BigInt(s.params.balance!),
+          /does not exist|insufficient delegated/i,
+        );
+      case 'transfer':
+        return this.sender.build({ from: s.from, to: s.to, token: request.token, amount: BigInt(s.params.amount!) });
+      default:
+        throw new TransferRejectedError('invalid', `tron-energy-delegation has no ${s.purpose} step`);
+    }
+  }
+
+  read(hash: string, request: SweepRequest, s: SweepStep) {
+    return readSweepStep(this.sender, hash, request, s);
+  }
+}
+
+export function step(
+  group: number,
+  purpose: SweepStep['purpose'],
+  from: SweepStep['from'],
+  to: string,
+  sources: string[],
+  value: bigint,
+  params: Record<string, string>,
+  estimatedFee: bigint,
+): SweepStep {
+  return {
+    group,
+    purpose,
+    from: { key: from.key, address: normalizeTronAddress(from.address) ?? from.address },
+    to,
+    sources,
+    value,
+    params,
+    estimatedFee,
+  };
+}
