@@ -92,6 +92,20 @@ interface BatchParams {
   computeUnitLimit: string;
 }
 
+/** A persisted step's params read back as BatchParams: every field checked, a tampered step refused. */
+function batchParams(params: Record<string, string>): BatchParams {
+  const { destinationAccount, createDestination, close, expectedRentBack, computeUnitLimit } = params;
+  if (
+    destinationAccount === undefined ||
+    (createDestination !== 'true' && createDestination !== 'false') ||
+    close === undefined ||
+    expectedRentBack === undefined ||
+    computeUnitLimit === undefined
+  )
+    throw new TransferRejectedError('invalid', 'sweep step params are not a Solana batch');
+  return { destinationAccount, createDestination, close, expectedRentBack, computeUnitLimit };
+}
+
 export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> {
   readonly method = 'solana-fee-payer' as const;
   readonly #o: SolanaSweepOptions;
@@ -278,7 +292,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     const token = this.#token(request.token);
     const mint = new PublicKey(token.address);
     const payer = new PublicKey(request.gasStation.address);
-    const params = step.params as unknown as BatchParams;
+    const params = batchParams(step.params);
     const planned = new Set(params.close ? params.close.split(',') : []);
     const sources = step.sources.map((address) => {
       const s = request.sources.find((x) => x.address === address);
@@ -366,7 +380,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
       return BigInt(b?.uiTokenAmount.amount ?? '0');
     };
     const mint = new PublicKey(token.address);
-    const destinationAccount = (step.params as unknown as BatchParams).destinationAccount;
+    const destinationAccount = batchParams(step.params).destinationAccount;
     const destIndex = keys.indexOf(destinationAccount);
     let gained = destIndex < 0 ? 0n : amountAt(meta.postTokenBalances, destIndex) - amountAt(meta.preTokenBalances, destIndex);
     if (gained < 0n) gained = 0n;
