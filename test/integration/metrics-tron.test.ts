@@ -6,7 +6,7 @@ import { scrape } from '../support/metrics-scrape.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 
 // Hot-wallet gauges on TRON: TRX, tokens, and the energy and bandwidth a refund will spend, read on an interval from
-// the fake java-tron wallet API (test/support/fake-java-tron) exactly as `payouts wallets` shows them.
+// the fake java-tron wallet API (scripts/devnet/fake-java-tron) exactly as `payouts wallets` shows them.
 let h: TronServiceHarness;
 let shop: ChainHarnessMerchant;
 let port: number;

@@ -9,7 +9,7 @@ import { encodeSignedTransaction } from '../../chains/tron/protobuf.js';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { deployTokens, fund } from '../support/evm-tokens/scenario.js';
-import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
+import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import { shapeDiffs, type Shape } from '../support/rpc-shape.js';
 
 // Our fakes against the documented response shapes of the real nodes (test/fixtures/rpc-shapes): every method the
@@ -151,7 +151,7 @@ describe('LiteSVM Solana endpoint (scripts/devnet/solana-rpc) against the Solana
   });
 });
 
-describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTTP API documentation', () => {
+describe('fake java-tron (scripts/devnet/fake-java-tron) against the java-tron HTTP API documentation', () => {
   let node: AnvilNode;
   let fake: FakeJavaTron;
   const vars: Record<string, unknown> = {};
@@ -213,7 +213,7 @@ describe('fake java-tron (test/support/fake-java-tron) against the java-tron HTT
   });
 
   it('has a documented shape for every endpoint it serves', () => {
-    const source = readFileSync('test/support/fake-java-tron/server.ts', 'utf8');
+    const source = readFileSync('scripts/devnet/fake-java-tron/server.ts', 'utf8');
     const served = [...source.matchAll(/^ {4}'(wallet(?:solidity)?\/\w+)':/gm)].map((m) => m[1]!);
     expect(served.length).toBeGreaterThan(15);
     expect([...served].sort()).toEqual(Object.keys(tron.endpoints).sort());

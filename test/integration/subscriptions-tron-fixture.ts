@@ -10,14 +10,14 @@ import type { SubscriptionSettings } from '../../src/domain/subscription-setting
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import type { ApiHarness } from '../support/api-harness.js';
 import { deployTokens, fund, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
-import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
+import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import type { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
 import { ChainRegistry } from '../../chains/registry.js';
 
 // The subscription fixture (subscriptions-fixture.ts) on TRON: Anvil (chain id 0x2b6653dc) holds a Tether-style USDT
 // and a FiatToken-style USDC and serves the JSON-RPC that stands in for java-tron's; the fake java-tron wallet API
-// (test/support/fake-java-tron) builds, checks and executes TriggerSmartContract transactions on that Anvil. The
+// (scripts/devnet/fake-java-tron) builds, checks and executes TriggerSmartContract transactions on that Anvil. The
 // adapter is built as createTronAdapterFactory builds it; the API serves the authorization page; the scheduler runs
 // in-process on a manual clock. Customers are TRON keys that sign like TronLink (tronweb's trx.sign).
 

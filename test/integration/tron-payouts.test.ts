@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Contract, parseUnits, sha256, zeroPadValue } from 'ethers';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { deployTokens, fund, type DeployedToken } from '../support/evm-tokens/scenario.js';
-import { startFakeJavaTron, type FakeJavaTron } from '../support/fake-java-tron/server.js';
+import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { tronAddressAt, tronHotWalletKeyPath } from '../../chains/tron/keys.js';
@@ -16,7 +16,7 @@ import { TRANSFER_TOPIC } from '../../chains/evm/transfer-log.js';
 import { TransferRejectedError, type SignedTransfer, type TokenTransferRequest } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 
-// Refund payouts on TRON against the fake java-tron wallet API (test/support/fake-java-tron), which verifies the
+// Refund payouts on TRON against the fake java-tron wallet API (scripts/devnet/fake-java-tron), which verifies the
 // signature over sha256(raw_data), enforces expiration, and executes the transfer on Anvil: balances are real.
 // TRON-only behaviour; success, a reverted receipt, a short balance and re-signing after expiry are the shared
 // scenarios (adapter-conformance-tron.test.ts).

@@ -1,12 +1,12 @@
 import { backgroundMiner, transfersFrom } from './chain-watch.js';
 import { startAnvil, type AnvilNode } from './anvil.js';
 import { deployTokens, fund, payFrom, walletAt, type DeployedToken } from './evm-tokens/scenario.js';
-import { startFakeJavaTron, type FakeJavaTron } from './fake-java-tron/server.js';
+import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { startChainServiceHarness, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
 
 // The whole service configured for TRON in test mode: CHAIN_TRON_TEST_RPC_URL is Anvil's JSON-RPC standing in for
-// java-tron's (detection), CHAIN_TRON_TEST_FULL_HOST the fake java-tron wallet API (test/support/fake-java-tron, payouts
+// java-tron's (detection), CHAIN_TRON_TEST_FULL_HOST the fake java-tron wallet API (scripts/devnet/fake-java-tron, payouts
 // executed on that same Anvil), Tether-style USDT and FiatToken-style USDC deployed there and named in configuration.
 /** The 0x EVM form of a TRON address given in any TRON form. */
 export function tronEvm(address: string): string {

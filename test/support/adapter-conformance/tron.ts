@@ -2,7 +2,7 @@ import { Wallet } from 'ethers';
 import { createTestDatabase } from '../db.js';
 import { startAnvil } from '../anvil.js';
 import { createMerchant, deployTokens, fund, signer, type DeployedToken } from '../evm-tokens/scenario.js';
-import { startFakeJavaTron } from '../fake-java-tron/server.js';
+import { startFakeJavaTron } from '../../../scripts/devnet/fake-java-tron/server.js';
 import { TronChainAdapter } from '../../../chains/tron/adapter.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from '../../../chains/tron/address.js';
 import { HOT_WALLET_SLOT, type TokenContract, type TokenSymbol } from '../../../chains/types.js';
@@ -10,7 +10,7 @@ import { anvilPayer, erc20Balance } from './anvil-payer.js';
 import type { ConformanceFixture } from './fixture.js';
 
 // TRON, 3 blocks deep: Anvil stands in for java-tron's Ethereum-compatible JSON-RPC (detection), the fake java-tron
-// wallet API (test/support/fake-java-tron) signs-checks, expires and executes payouts on the same Anvil.
+// wallet API (scripts/devnet/fake-java-tron) signs-checks, expires and executes payouts on the same Anvil.
 const CHAIN_ID = 0x2b6653dcn;
 const TRX = 1_000_000n;
 

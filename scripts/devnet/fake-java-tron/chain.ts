@@ -49,7 +49,7 @@ export interface HeadBlock {
   parentId: string;
 }
 
-type Rpc = <T>(method: string, params?: unknown[]) => Promise<T>;
+export type Rpc = <T>(method: string, params?: unknown[]) => Promise<T>;
 
 export const FREE_NET_LIMIT = 600n;
 export const TRANSFER_SELECTOR = id('transfer(address,uint256)').slice(2, 10);

@@ -2,10 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { id } from 'ethers';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { decodeSignedTransaction } from '../../../chains/tron/protobuf.js';
-import type { AnvilNode } from '../anvil.js';
-import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult } from './chain.js';
+import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc } from './chain.js';
 
-// THIS IS A FAKE of java-tron's HTTP wallet API, for tests only: no TRON node can be installed here (TESTING.md).
+// THIS IS A FAKE of java-tron's HTTP wallet API, for tests and the local demo only: no TRON node can be installed here (docs/testing.md).
 // It serves the endpoints tronweb and chains/tron call, with the JSON shapes of the TRON developer documentation
 // (protobuf JSON: zero fields omitted, hex addresses `41...` with visible=false, `message` fields hex-encoded), over
 // an Anvil node that holds the token contracts and mines the blocks. Rules and limits: chain.ts.
@@ -24,10 +23,7 @@ export interface FakeJavaTron {
 
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
-export async function startFakeJavaTron(
-  anvil: Pick<AnvilNode, 'rpc'>,
-  o: { solidifyDepth?: number; port?: number } = {},
-): Promise<FakeJavaTron> {
+export async function startFakeJavaTron(anvil: { rpc: Rpc }, o: { solidifyDepth?: number; port?: number } = {}): Promise<FakeJavaTron> {
   const chain = new FakeTronChain(anvil.rpc, o.solidifyDepth ?? 19);
   const calls: string[] = [];
   const unhandled: string[] = [];
