@@ -9,7 +9,8 @@ import type { FakeSolanaValidator } from './solana-rpc/fake-validator.js';
 import { moveTrx, type DevTronChain } from './tron.js';
 
 // The demo merchant's refund hot wallets, funded with gas and both tokens on every local chain, so that a refund
-// (and, on Solana, the deposit-account setup the same wallet pays for) works without an operator step.
+// (and, on Solana, the deposit-account setup the same wallet pays for) works without an operator step. On TRON the
+// TRX is set in the fake java-tron's ledger (it has no TRX transfer) and the tokens move on the Anvil node under it.
 
 export interface DevSolana {
   validator: FakeSolanaValidator;
