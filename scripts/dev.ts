@@ -1,6 +1,7 @@
 // `npm run dev`: the whole service on local chains, for a first look and for development.
 // Starts two Anvil nodes standing in for Ethereum (chain id 31337, 6-decimal tokens) and BSC (chain id 97,
-// 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, a fresh demo database, the service with
+// 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, TRON as the tests run it (the FAKE java-tron
+// wallet API over a third Anvil node with Nile's chain id, scripts/devnet/tron.ts), a fresh demo database, the service with
 // all roles, a demo merchant (its key and secret printed), a webhook receiver that prints what it gets, and one
 // demo session; the merchant's refund hot wallets are funded on every chain, and the operator settings go into the
 // state file the CLI reads. Ctrl-C stops everything it started and deletes the run's Redis keys. See docs/checkout.md
@@ -24,6 +25,7 @@ import { Redis } from 'ioredis';
 import { fundRefundWallets, type DevSolana } from './devnet/fund.js';
 import { freePort } from '../test/support/anvil.js';
 import { chainEnv, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
+import { startDevTronChain, tronChainEnv } from './devnet/tron.js';
 
 const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
 const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
@@ -40,8 +42,13 @@ async function main(): Promise<void> {
   const publicBase = env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
 
   say('Starting local chains…');
-  const [ethereum, bsc] = await Promise.all([startDevEvmChain('ethereum', 31337, 6), startDevEvmChain('bsc', 97, 18)]);
+  const [ethereum, bsc, tron] = await Promise.all([
+    startDevEvmChain('ethereum', 31337, 6),
+    startDevEvmChain('bsc', 97, 18),
+    startDevTronChain(),
+  ]);
   for (const c of [ethereum, bsc]) stops.push({ name: `anvil ${c.network}`, stop: () => c.node.stop() });
+  stops.push({ name: 'tron (fake java-tron, anvil)', stop: () => tron.stop() });
   const { env: solanaEnv, rpc: solanaRpc } = await startSolana();
 
   // The chains are new on every run, so is the demo database: a cursor from an earlier run would not match them.
@@ -66,6 +73,7 @@ async function main(): Promise<void> {
     WEBHOOK_RELAY_POLL_MS: '250',
     ...chainEnv(ethereum),
     ...chainEnv(bsc),
+    ...tronChainEnv(tron),
     ...solanaEnv,
   };
   const config = loadConfig(serviceEnv);
@@ -91,6 +99,7 @@ async function main(): Promise<void> {
     account: account_index,
     evm: [ethereum, bsc],
     solana: solanaRpc,
+    tron,
   });
   webhooks.secret = merchant.webhookSecret;
 
@@ -120,6 +129,13 @@ async function main(): Promise<void> {
           },
         }
       : {}),
+    tron: {
+      fullHost: tron.fake.url,
+      rpcUrl: tron.node.url,
+      chainId: tron.chainId,
+      faucetUrl: tron.faucetUrl,
+      tokens: tron.tokens,
+    },
     operatorEnv,
   };
   const stateFile = devnetStateFile(env);
@@ -132,6 +148,8 @@ async function main(): Promise<void> {
   say(`  Ethereum (Anvil, chain 31337): ${ethereum.node.url}  USDT ${ethereum.tokens.USDT.address}  USDC ${ethereum.tokens.USDC.address}`);
   say(`  BSC      (Anvil, chain 97):    ${bsc.node.url}  USDT ${bsc.tokens.USDT.address}  USDC ${bsc.tokens.USDC.address}`);
   say(`  Solana   (LiteSVM):            ${solanaEnv.CHAIN_SOLANA_TEST_RPC_URL ?? 'not started'}`);
+  say(`  TRON     (FAKE java-tron wallet API, Nile-like, chain ${tron.chainId}): ${tron.fake.url}  JSON-RPC ${tron.node.url}`);
+  say(`           USDT ${tron.tokens.USDT.address}  USDC ${tron.tokens.USDC.address}  (a documented fake: docs/tron.md)`);
   say(`  API:      ${baseUrl}/api/v1   Webhooks are printed here (receiver ${webhooks.url})`);
   say();
   say('Demo merchant (test mode):');
@@ -145,6 +163,7 @@ async function main(): Promise<void> {
   say(`Demo session id: ${session.id}`);
   say(`Demo session page: ${session.url}`);
   say(`Pay it from a funded local wallet: npm run -s cli -- devnet pay ${session.id} --network ethereum --token USDT`);
+  say('  (--network ethereum|bsc|solana|tron)');
   say();
   say(`Refund wallets funded (gas and tokens): ${funded.join(', ')}. Refund 5.00 USDT of the paid demo session:`);
   say(

@@ -1,13 +1,16 @@
-import { Contract, HDNodeWallet, Wallet } from 'ethers';
+import { Contract, HDNodeWallet, type JsonRpcProvider, Wallet } from 'ethers';
 import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../src/cli/devnet.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
+import { normalizeTronAddress, tronToEvmHex } from '../../chains/tron/address.js';
 import type { DevEvmChain } from './evm.js';
 import type { FakeSolanaValidator } from './solana-rpc/fake-validator.js';
+import { moveTrx, type DevTronChain } from './tron.js';
 
 // The demo merchant's refund hot wallets, funded with gas and both tokens on every local chain, so that a refund
-// (and, on Solana, the deposit-account setup the same wallet pays for) works without an operator step.
+// (and, on Solana, the deposit-account setup the same wallet pays for) works without an operator step. On TRON the
+// TRX is set in the fake java-tron's ledger (it has no TRX transfer) and the tokens move on the Anvil node under it.
 
 export interface DevSolana {
   validator: FakeSolanaValidator;
@@ -19,6 +22,8 @@ const EVM_GAS_WEI = 10n * 10n ** 18n;
 const TOKEN_UNITS = 1_000n;
 /** 10 SOL: fees and the rent of the deposit token accounts the wallet creates. */
 const SOL_LAMPORTS = 10_000_000_000n;
+/** 1,000 TRX: bandwidth and the energy burned by TRC-20 transfers (the fake prices energy at 100 sun). */
+const TRX_SUN = 1_000_000_000n;
 
 export async function fundRefundWallets(i: {
   env: Record<string, string | undefined>;
@@ -26,9 +31,10 @@ export async function fundRefundWallets(i: {
   account: number;
   evm: DevEvmChain[];
   solana?: DevSolana;
+  tron?: DevTronChain;
 }): Promise<string[]> {
   const funded: string[] = [];
-  const hotWallet = async (network: 'ethereum' | 'bsc' | 'solana') => {
+  const hotWallet = async (network: 'ethereum' | 'bsc' | 'solana' | 'tron') => {
     const settings = loadChainSettings(i.env, network, 'test');
     if (!settings) throw new Error(`no test settings for ${network}`);
     return (await createChainAdapter(settings, i.env).deriveHotWallet(i.keys, i.account, HOT_WALLET_SLOT.refunds)).address;
@@ -36,16 +42,7 @@ export async function fundRefundWallets(i: {
   for (const chain of i.evm) {
     const address = await hotWallet(chain.network);
     await chain.node.provider.send('anvil_setBalance', [address, `0x${EVM_GAS_WEI.toString(16)}`]);
-    const payer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider);
-    let nonce = await chain.node.provider.getTransactionCount(payer.address, 'pending');
-    for (const token of Object.values(chain.tokens)) {
-      // One ABI for both token shapes: Tether-style transfer returns nothing, so no return value is decoded.
-      const contract = new Contract(token.address, ['function transfer(address to, uint256 value)'], payer);
-      const tx = (await contract.getFunction('transfer')(address, TOKEN_UNITS * 10n ** BigInt(token.decimals), { nonce: nonce++ })) as {
-        wait(): Promise<unknown>;
-      };
-      await tx.wait();
-    }
+    await sendTokens(chain.node.provider, Object.values(chain.tokens), address);
     funded.push(chain.network);
   }
   if (i.solana) {
@@ -54,5 +51,30 @@ export async function fundRefundWallets(i: {
     for (const mint of i.solana.mints) i.solana.validator.setTokenAccount({ mint, owner: address, amount: TOKEN_UNITS * 1_000_000n });
     funded.push('solana');
   }
+  if (i.tron) {
+    const address = normalizeTronAddress(await hotWallet('tron'))!;
+    moveTrx(i.tron.fake, normalizeTronAddress(i.tron.payer)!, address, TRX_SUN);
+    // The tokens move on the Anvil node under the fake: the same Transfer events a TRC-20 transfer leaves.
+    await sendTokens(
+      i.tron.node.provider,
+      (['USDT', 'USDC'] as const).map((s) => ({ address: i.tron!.evmTokens[s], decimals: i.tron!.tokens[s].decimals })),
+      tronToEvmHex(address),
+    );
+    funded.push('tron');
+  }
   return funded;
+}
+
+/** TOKEN_UNITS of each token from the devnet payer to `to`, on an Anvil node. */
+async function sendTokens(provider: JsonRpcProvider, tokens: Array<{ address: string; decimals: number }>, to: string): Promise<void> {
+  const payer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, provider);
+  let nonce = await provider.getTransactionCount(payer.address, 'pending');
+  for (const token of tokens) {
+    // One ABI for both token shapes: Tether-style transfer returns nothing, so no return value is decoded.
+    const contract = new Contract(token.address, ['function transfer(address to, uint256 value)'], payer);
+    const tx = (await contract.getFunction('transfer')(to, TOKEN_UNITS * 10n ** BigInt(token.decimals), { nonce: nonce++ })) as {
+      wait(): Promise<unknown>;
+    };
+    await tx.wait();
+  }
 }

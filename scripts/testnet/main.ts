@@ -70,8 +70,6 @@ export async function main(
   try {
     amounts = runAmounts(env);
     if (local) {
-      if (network === 'nile')
-        throw new Error('TRON is not part of the local demo (npm run dev); `--local` runs sepolia, bsc-testnet and solana-devnet');
       const state = readLocalState(env);
       profile = localProfile(network, state, env);
       serviceUrl = (env.SERVICE_URL ?? state.baseUrl).replace(/\/+$/, '');

@@ -43,6 +43,13 @@ export interface Profile {
   local: boolean;
   /** Extra HTTP headers for the RPC (TronGrid key); never printed. */
   rpcHeaders: Record<string, string>;
+  /** TRON: the Ethereum-compatible JSON-RPC that answers eth_chainId, when not `<rpcUrl>/jsonrpc` (the demo's Anvil). */
+  jsonRpcUrl?: string;
+  /**
+   * TRON on the demo only: its TRX faucet (scripts/devnet/tron.ts), which stands in for TRX transfers because the
+   * FAKE java-tron executes TriggerSmartContract only. Unset everywhere else: TRX goes out as a signed transfer.
+   */
+  trxFaucetUrl?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -206,7 +213,8 @@ export type LocalState = DevnetState & { operatorEnv?: Record<string, string> };
 
 /**
  * The same profile on the local chains of `npm run dev`: its Anvil node (Ethereum for Sepolia, BSC for BSC testnet,
- * same decimals as the testnet) or its Solana endpoint. TRON is not part of the demo.
+ * same decimals as the testnet), its Solana endpoint, or for Nile its TRON (the FAKE java-tron wallet API over an Anvil
+ * node with Nile's chain id; TRX from the demo's faucet).
  */
 export function localProfile(name: NetworkName, state: LocalState, env: Env): Profile {
   const base = publicProfile(name, env);
@@ -243,7 +251,14 @@ export function localProfile(name: NetworkName, state: LocalState, env: Env): Pr
     if (!state.solana) throw new Error('the local demo started no Solana endpoint (see its output)');
     return local(state.solana.rpcUrl, null, state.solana.tokens, 10n ** 9n, 10n ** 8n);
   }
-  throw new Error('TRON is not part of the local demo (npm run dev); `--local` runs sepolia, bsc-testnet and solana-devnet');
+  if (!state.tron) throw new Error('the running `npm run dev` has no TRON (restart it with this version)');
+  const tron = state.tron;
+  // 100 TRX to each of the hot wallet and the charger (energy is burned at the fake's 100 sun), 10 kept for fees.
+  return {
+    ...local(tron.fullHost, BigInt(tron.chainId), tron.tokens, 100n * 10n ** 6n, 10n * 10n ** 6n),
+    jsonRpcUrl: tron.rpcUrl,
+    trxFaucetUrl: tron.faucetUrl,
+  };
 }
 
 export function readLocalState(env: Env): LocalState {

@@ -1,4 +1,5 @@
 import { HDNodeWallet } from 'ethers';
+import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../src/cli/devnet.js';
 import { TronWeb } from 'tronweb';
 import type { ChainFactory, PayerChain } from './chain.js';
 import { payerSecretNames } from './chain.js';
@@ -6,10 +7,16 @@ import type { TokenSpec } from './profiles.js';
 
 // TRON Nile through its HTTP wallet API (TronWeb): TRC-20 calls built by the node, signed here, broadcast, and the
 // receipt read back (SUCCESS, or the failure is the step's error). The chain id is java-tron's eth_chainId.
+// With `--local` the same calls go to the demo's FAKE java-tron (scripts/devnet/fake-java-tron); the payer is the devnet
+// payer, eth_chainId is asked of the demo's Anvil node, and TRX comes from the demo's faucet (the fake executes
+// TriggerSmartContract only, not TRX transfers).
 
 export const createTronChain: ChainFactory = async (profile, env) => {
   const headers = Object.keys(profile.rpcHeaders).length ? profile.rpcHeaders : undefined;
-  const tronWeb = new TronWeb({ fullHost: profile.rpcUrl, headers, privateKey: payerKey(payerSecretNames(profile), env) });
+  const privateKey = profile.local
+    ? HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey.slice(2)
+    : payerKey(payerSecretNames(profile), env);
+  const tronWeb = new TronWeb({ fullHost: profile.rpcUrl, headers, privateKey });
   const payer = tronWeb.defaultAddress.base58 as string;
 
   const receipt = async (txID: string): Promise<string> => {
@@ -46,7 +53,7 @@ export const createTronChain: ChainFactory = async (profile, env) => {
   const chain: PayerChain = {
     payer,
     async identity() {
-      const res = await fetch(`${profile.rpcUrl}/jsonrpc`, {
+      const res = await fetch(profile.jsonRpcUrl ?? `${profile.rpcUrl}/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...profile.rpcHeaders },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
@@ -56,9 +63,12 @@ export const createTronChain: ChainFactory = async (profile, env) => {
       return { value: BigInt(body.result).toString(), method: 'eth_chainId (java-tron /jsonrpc)' };
     },
     async tokenDecimals(t) {
-      const contract = (await tronWeb.trx.getContract(t.address).catch(() => ({}))) as { contract_address?: string };
-      if (!contract.contract_address) return null;
-      return Number(await constant(t, 'decimals()', []));
+      // java-tron refuses a constant call to an address without code (CONTRACT_VALIDATE_ERROR): no contract there.
+      const r = (await tronWeb.transactionBuilder.triggerConstantContract(t.address, 'decimals()', {}, [], payer).catch(() => null)) as {
+        constant_result?: string[];
+      } | null;
+      const word = r?.constant_result?.[0];
+      return word ? Number(BigInt(`0x${word}`)) : null;
     },
     tokenBalance: (t, owner) => constant(t, 'balanceOf(address)', [{ type: 'address', value: owner }]),
     nativeBalance: async (owner) => BigInt(await tronWeb.trx.getBalance(owner)),
@@ -73,6 +83,7 @@ export const createTronChain: ChainFactory = async (profile, env) => {
         { type: 'uint256', value: amount.toString() },
       ]),
     async sendNative(to, sun) {
+      if (profile.trxFaucetUrl) return fromFaucet(profile.trxFaucetUrl, to, sun);
       return broadcast(await tronWeb.transactionBuilder.sendTrx(to, Number(sun), payer));
     },
     async authorize(t, spender, amount, o) {
@@ -106,6 +117,18 @@ export const createTronChain: ChainFactory = async (profile, env) => {
   };
   return chain;
 };
+
+/** TRX from the demo's faucet; what it answers stands where a transaction id would (the fake has no TRX transfer). */
+async function fromFaucet(url: string, to: string, sun: bigint): Promise<string> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ to, sun: sun.toString() }),
+  });
+  const body = (await res.json().catch(() => ({}))) as { transfer_id?: string; error?: string };
+  if (res.status !== 200 || !body.transfer_id) throw new Error(`demo TRX faucet refused: ${body.error ?? `HTTP ${res.status}`}`);
+  return body.transfer_id;
+}
 
 /** `TRON_NILE_PAYER_KEY` (hex) or `TRON_NILE_PAYER_MNEMONIC` (m/44'/195'/0'/0/0, as TronLink derives it). */
 function payerKey(names: string[], env: Record<string, string | undefined>): string {

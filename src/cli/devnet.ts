@@ -11,7 +11,7 @@ import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
 import { paymentReference } from '../../chains/solana/solana-pay.js';
 import { UsageError, options, print } from './args.js';
 
-// `npm run cli -- devnet pay <session_id> [--network ethereum|bsc] [--token USDT|USDC] [--amount 12.34]`
+// `npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount 12.34]`
 // Pays a session on the local chains that `npm run dev` started, from a funded local wallet, the way a payer would:
 // it asks the public selection endpoint for the deposit address and exact amount, then sends the token transfer.
 // Local devnets only: it reads the state file `npm run dev` writes and refuses anything else.
@@ -37,6 +37,11 @@ export interface DevnetState {
   pid: number;
   evm: Record<string, { rpcUrl: string; chainId: number; tokens: Record<string, DevnetTokenState> }>;
   solana?: { rpcUrl: string; tokens: Record<string, DevnetTokenState> };
+  /**
+   * The demo's TRON: the FAKE java-tron wallet API (`fullHost`, scripts/devnet/fake-java-tron) over an Anvil node
+   * (`rpcUrl`, its Ethereum-compatible JSON-RPC), the demo's TRX faucet, and the token contracts in base58.
+   */
+  tron?: { fullHost: string; rpcUrl: string; chainId: number; faucetUrl: string; tokens: Record<string, DevnetTokenState> };
   /** The demo's operator settings (DATABASE_URL, MASTER_KEY, HD_MNEMONIC, REDIS_*, CHAIN_*): demo-only secrets. */
   operatorEnv?: Record<string, string>;
 }
@@ -75,7 +80,7 @@ export function runningDevnetSettings(
   return state.operatorEnv ? { file, pid: state.pid, env: state.operatorEnv } : null;
 }
 
-const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana] [--token USDT|USDC] [--amount <decimal>]';
+const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount <decimal>]';
 
 export async function devnetCli(args: string[], env: Record<string, string | undefined> = process.env): Promise<void> {
   const [sub, ...rest] = args;
@@ -93,8 +98,8 @@ export async function devnetCli(args: string[], env: Record<string, string | und
   }
   const network = o.values.network ?? current.network ?? 'ethereum';
   const token = (o.values.token ?? current.token ?? 'USDT').toUpperCase();
-  const chain = network === 'solana' ? state.solana : state.evm[network];
-  const networks = [...Object.keys(state.evm), ...(state.solana ? ['solana'] : [])];
+  const chain = network === 'solana' ? state.solana : network === 'tron' ? state.tron : state.evm[network];
+  const networks = [...Object.keys(state.evm), ...(state.solana ? ['solana'] : []), ...(state.tron ? ['tron'] : [])];
   if (!chain) throw new UsageError(`--network must be one of ${networks.join(', ')} (the local devnet's chains)`);
   const tokenState = chain.tokens[token];
   if (!tokenState) throw new UsageError(`--token must be one of ${Object.keys(chain.tokens).join(', ')}`);
@@ -113,8 +118,11 @@ export async function devnetCli(args: string[], env: Record<string, string | und
     amount = tokenUnitsToBase(o.values.amount, selection.token_decimals);
   }
   if (amount <= 0n) throw new UsageError('nothing left to pay (use --amount to send anyway)');
-  if (network === 'solana') {
-    const r = await paySolana(chain.rpcUrl, tokenState, selection.deposit_address, amount);
+  if (network === 'solana' || network === 'tron') {
+    const r =
+      network === 'solana'
+        ? await paySolana(chain.rpcUrl, tokenState, selection.deposit_address, amount)
+        : await payTron(state.tron!.fullHost, tokenState, selection.deposit_address, amount);
     print({
       session_id: sessionId,
       network,
@@ -182,6 +190,48 @@ async function paySolana(
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`solana transfer ${signature} not confirmed`);
+}
+
+/**
+ * A TRC-20 transfer as a TRON wallet sends it: built by the node (/wallet/triggersmartcontract), signed here with the
+ * devnet payer's key (the same key as on the EVM chains), broadcast, and its receipt read back (SUCCESS or an error).
+ */
+async function payTron(
+  fullHost: string,
+  token: DevnetTokenState,
+  depositAddress: string,
+  amount: bigint,
+): Promise<{ from: string; signature: string }> {
+  const { TronWeb } = await import('tronweb');
+  const key = HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey.slice(2);
+  const tronWeb = new TronWeb({ fullHost, privateKey: key });
+  const from = tronWeb.defaultAddress.base58 as string;
+  const built = await tronWeb.transactionBuilder.triggerSmartContract(
+    token.address,
+    'transfer(address,uint256)',
+    { feeLimit: 50_000_000 },
+    [
+      { type: 'address', value: depositAddress },
+      { type: 'uint256', value: amount.toString() },
+    ],
+    from,
+  );
+  const signed = (await tronWeb.trx.sign(built.transaction as never)) as { txID: string };
+  const sent = (await tronWeb.trx.sendRawTransaction(signed as never)) as { result?: boolean; code?: string; message?: string };
+  if (!sent.result) {
+    const why = sent.message ? Buffer.from(sent.message, 'hex').toString('utf8') : '';
+    throw new Error(`tron broadcast refused: ${sent.code ?? ''} ${why}`.trim());
+  }
+  for (let i = 0; i < 100; i++) {
+    const info = (await tronWeb.trx.getUnconfirmedTransactionInfo(signed.txID)) as { id?: string; receipt?: { result?: string } };
+    if (info.id) {
+      if (info.receipt?.result !== 'SUCCESS')
+        throw new Error(`tron transfer ${signed.txID} failed: ${info.receipt?.result ?? 'no receipt'}`);
+      return { from, signature: signed.txID };
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`tron transfer ${signed.txID} not in a block`);
 }
 
 /** "12.5" at 6 decimals → 12500000n; plain decimals only, never through a float. */

@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { DevnetState } from '../../src/cli/devnet.js';
 import { freePort } from '../support/anvil.js';
 import { REDIS_URL, databaseUrl, runPrefix } from '../support/env.js';
 import { SignedClient } from '../support/signed-client.js';
@@ -12,9 +13,10 @@ import { until } from './checkout-harness.js';
 
 // `npm run dev` as a user runs it: a child process (its own process group, like a terminal's foreground job) that
 // starts local chains and the service, prints a key, a signed curl and a page URL; the printed curl works, `devnet
-// pay` pays the demo session (BSC) and the curl's (Solana), the webhook arrives, the printed refund completes from the
-// funded hot wallet, the operator CLI works on the demo's settings alone, no warning is logged, and Ctrl-C (SIGINT to
-// the group) stops everything it started and deletes the run's Redis keys.
+// pay` pays the demo session (BSC), the curl's (Solana) and a third on TRON (the fake java-tron wallet API, named a
+// fake in the printout), the webhook arrives, the printed refund completes from the funded hot wallet and refunds on
+// Solana and TRON do too, the operator CLI works on the demo's settings alone, no warning is logged, and Ctrl-C (SIGINT
+// to the group) stops everything it started and deletes the run's Redis keys.
 const dir = mkdtempSync(join(tmpdir(), 'sp-dev-'));
 const redisPrefix = `sp_devtest_${randomBytes(3).toString('hex')}`;
 let child: ChildProcess | undefined;
@@ -64,6 +66,19 @@ describe('npm run dev', () => {
     expect(pageUrl).toBe(`http://localhost:${port}/pay/${sessionId}`);
     const chainUrls = [...out.matchAll(/\(Anvil, chain \d+\):\s+(http:\/\/127\.0\.0\.1:\d+)/g)].map((m) => m[1]!);
     expect(chainUrls).toHaveLength(2);
+    // TRON is listed, as the fake it is: its wallet API and the Anvil node under it.
+    const tronLine =
+      /TRON\s+\(FAKE java-tron wallet API, Nile-like, chain 3448148188\): (http:\/\/127\.0\.0\.1:\d+)\s+JSON-RPC (http:\/\/127\.0\.0\.1:\d+)/.exec(
+        out,
+      );
+    expect(tronLine, out).not.toBeNull();
+    chainUrls.push(tronLine![1]!, tronLine![2]!);
+    expect(out).toMatch(/Refund wallets funded \(gas and tokens\): ethereum, bsc, solana, tron\./);
+    // The state file gives the CLI the TRON settings.
+    const state = JSON.parse(readFileSync(env.DEVNET_STATE_FILE, 'utf8')) as DevnetState;
+    expect(state.tron).toMatchObject({ fullHost: tronLine![1], rpcUrl: tronLine![2], chainId: 0xcd8690dc });
+    expect(state.tron!.tokens.USDT!.address).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    expect(state.operatorEnv).toMatchObject({ CHAIN_TRON_TEST_FULL_HOST: tronLine![1], CHAIN_TRON_TEST_RPC_URL: tronLine![2] });
 
     // The page.
     const page = await fetch(pageUrl);
@@ -73,6 +88,9 @@ describe('npm run dev', () => {
     expect(html).toContain('Demo Shop');
     expect(html).toContain('value="ethereum:USDT"');
     expect(html).toContain('value="bsc:USDC"');
+    expect(html).toContain('value="tron:USDT"');
+    expect(html).toContain('value="tron:USDC"');
+    expect(html).toContain('value="solana:USDT"');
 
     // The printed signed curl creates a session.
     const snippet = out
@@ -182,6 +200,56 @@ describe('npm run dev', () => {
       60_000,
       'the Solana refund to complete',
     );
+    // A third session, paid on TRON (USDC, through the fake java-tron wallet API), and part of it refunded from the
+    // hot wallet the demo funded with TRX and tokens.
+    const tronSession = await merchant.request('POST', '/api/v1/checkout/sessions/create', {
+      body: { amount: '7.50', currency: 'USD', order_id: `tron-${Date.now()}` },
+    });
+    expect(tronSession.status, tronSession.text).toBe(200);
+    const payTron = spawnSync(
+      'npx',
+      ['tsx', 'src/cli/index.ts', 'devnet', 'pay', tronSession.json.id, '--network', 'tron', '--token', 'USDC'],
+      { env, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(payTron.status, payTron.stderr).toBe(0);
+    const tronPaid = JSON.parse(payTron.stdout) as Record<string, string>;
+    expect(tronPaid).toMatchObject({ session_id: tronSession.json.id, network: 'tron', token: 'USDC', amount_base: '7500000' });
+    expect(tronPaid.to).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    expect(tronPaid.tx_hash).toMatch(/^[0-9a-f]{64}$/);
+    await until(
+      async () => {
+        const s = (await (await fetch(`${tronSession.json.url}/status`)).json()) as { state: string; network: string };
+        return s.state === 'paid' ? s : undefined;
+      },
+      30_000,
+      'the session to be paid on TRON',
+    );
+    const tronRefund = await merchant.request('POST', '/api/v1/refunds/create', {
+      body: { session_id: tronSession.json.id, refund_id: `tron-refund-${Date.now()}`, amount: 250, currency: 'USDC' },
+    });
+    expect(tronRefund.status, tronRefund.text).toBe(201);
+    const tronDone = await until(
+      async () => {
+        const r = await merchant.request('GET', `/api/v1/refunds/${encodeURIComponent(tronRefund.json.refund_id)}`);
+        if (r.json?.status === 'failed') throw new Error(`TRON refund failed: ${r.text}`);
+        return r.json?.status === 'completed'
+          ? (r.json as { network: string; destination_address: string; transaction_hash: string })
+          : undefined;
+      },
+      60_000,
+      'the TRON refund to complete',
+    );
+    expect(tronDone).toMatchObject({ network: 'tron', destination_address: tronPaid.from });
+    expect(tronDone.transaction_hash).toMatch(/^[0-9a-f]{64}$/);
+    // The fake java-tron executed it: its receipt says SUCCESS.
+    const info = (await (
+      await fetch(`${state.tron!.fullHost}/wallet/gettransactioninfobyid`, {
+        method: 'POST',
+        body: JSON.stringify({ value: tronDone.transaction_hash }),
+      })
+    ).json()) as { receipt?: { result?: string } };
+    expect(info.receipt?.result).toBe('SUCCESS');
+
     // The happy path logs no warning or error (the service's JSON lines: level 40 and up), e.g. no deposit setup refused.
     expect(out).not.toMatch(/"level":\s*(40|50|60)\b/);
     expect(out).not.toContain('deposit setup refused');

@@ -15,8 +15,9 @@ import { REDIS_URL, databaseUrl, runPrefix } from '../support/env.js';
 import { until } from './checkout-harness.js';
 
 // The testnet runner (scripts/testnet) as a user runs it, with `--local` against `npm run dev` started as a user
-// starts it: the whole scenario passes on an EVM chain (BSC's stand-in, 18 decimals) and on the Solana endpoint, and
-// each missing prerequisite stops the run in preflight with one line, having sent nothing.
+// starts it: the whole scenario passes on an EVM chain (BSC's stand-in, 18 decimals), on the Solana endpoint and on the
+// demo's TRON (Nile's profile on the FAKE java-tron wallet API), and each missing prerequisite stops the run in
+// preflight with one line, having sent nothing.
 const dir = mkdtempSync(join(tmpdir(), 'sp-testnet-'));
 const redisPrefix = `sp_tntest_${randomBytes(3).toString('hex')}`;
 const stateFile = join(dir, 'state.json');
@@ -76,19 +77,23 @@ afterAll(async () => {
 });
 
 describe('npm run testnet -- --local', () => {
-  it('passes the whole scenario on the EVM chain (18 decimals) and on Solana, with a report a person can check', async () => {
+  it('passes the whole scenario on the EVM chain (18 decimals), on Solana and on TRON, with a report a person can check', async () => {
     const bscReport = join(dir, 'bsc.json');
     const solReport = join(dir, 'sol.json');
-    const [bsc, sol] = await Promise.all([
+    const nileReport = join(dir, 'nile.json');
+    const [bsc, sol, nile] = await Promise.all([
       runner(['--network', 'bsc-testnet', '--local', '--report', bscReport], {}, true),
       runner(['--network', 'solana-devnet', '--local', '--report', solReport], {}, true),
+      runner(['--network', 'nile', '--local', '--report', nileReport], {}, true),
     ]);
     expect(bsc.code, bsc.out).toBe(0);
     expect(sol.code, sol.out).toBe(0);
+    expect(nile.code, nile.out).toBe(0);
     expect(lastLine(bsc.out)).toBe(`PASS bsc-testnet (local): 8 steps passed, 2 skipped; report ${bscReport}`);
     expect(lastLine(sol.out)).toBe(`PASS solana-devnet (local): 8 steps passed, 2 skipped; report ${solReport}`);
+    expect(lastLine(nile.out)).toBe(`PASS nile (local): 8 steps passed, 2 skipped; report ${nileReport}`);
 
-    for (const r of [report(bscReport), report(solReport)]) {
+    for (const r of [report(bscReport), report(solReport), report(nileReport)]) {
       expect(r.result).toBe('pass');
       expect(r.failure).toBeNull();
       expect(r.steps.map((s) => [s.step, s.status])).toEqual([
@@ -140,13 +145,33 @@ describe('npm run testnet -- --local', () => {
       `cluster=custom&customUrl=${encodeURIComponent(state.solana!.rpcUrl)}`,
     );
     expect(s.steps.find((x) => x.step === 'refund')!.data.received_base).toBe('500000');
+    // TRON: the payment, refund, authorization and charge are transactions the fake java-tron executed (receipt SUCCESS);
+    // TRX came from the demo's faucet (the fake has no TRX transfer), and the report says so by its ids.
+    const n = report(nileReport);
+    const tronInfo = async (txId: string) =>
+      (await (
+        await fetch(`${state.tron!.fullHost}/wallet/gettransactioninfobyid`, { method: 'POST', body: JSON.stringify({ value: txId }) })
+      ).json()) as { receipt?: { result?: string } };
+    for (const name of ['pay', 'refund', 'subscription']) {
+      for (const t of n.steps.find((x) => x.step === name)!.txs) {
+        expect(t.explorer).toBeNull();
+        if (t.hash.startsWith('devnet-trx-faucet-')) continue;
+        expect((await tronInfo(t.hash)).receipt?.result, `${name} ${t.what}`).toBe('SUCCESS');
+      }
+    }
+    expect(n.steps.find((x) => x.step === 'fund hot wallet')!.txs.map((t) => t.hash.replace(/^[0-9a-f]{64}$/, '<tx>'))).toEqual([
+      expect.stringMatching(/^devnet-trx-faucet-\d+$/),
+      '<tx>',
+    ]);
+    expect(n.steps.find((x) => x.step === 'refund')!.data.received_base).toBe('500000');
+    expect(n.steps.find((x) => x.step === 'preflight')!.data.chain).toBe(String(0xcd8690dc));
     // The demo's operator settings are readable by their owner only; nothing secret reaches the output.
     expect(statSync(stateFile).mode & 0o077).toBe(0);
-    for (const out of [bsc.out, sol.out]) {
+    for (const out of [bsc.out, sol.out, nile.out]) {
       expect(out).not.toContain(state.operatorEnv!.MASTER_KEY!);
       expect(out).not.toContain(DEVNET_MNEMONIC);
     }
-  }, 150_000);
+  }, 240_000);
 
   it('stops in preflight with one clear line and sends nothing when a prerequisite is missing', async () => {
     const eth = state.evm.ethereum!;
@@ -198,7 +223,11 @@ describe('npm run testnet -- --local', () => {
         env: { SEPOLIA_PAYER_KEY: payer.privateKey, DATABASE_URL: '', MASTER_KEY: '' },
         line: /^FAIL sepolia: DATABASE_URL is not set: run from the service's checkout/,
       },
-      { args: ['--network', 'nile', '--local'], env: {}, line: /^FAIL nile \(local\): TRON is not part of the local demo \(npm run dev\)/ },
+      {
+        args: ['--network', 'nile', '--local'],
+        env: { TESTNET_AMOUNT: '5000000.00' },
+        line: /^FAIL nile \(local\) at preflight: payer T[1-9A-HJ-NP-Za-km-z]{33} holds [\d.]+ USDT, needs 7500001\.0 USDT: get some at funded by npm run dev; /,
+      },
     ];
     // In-process (the same main() as `npm run testnet`), one after the other: the machine stays free for the demo.
     const runs: Run[] = [];
