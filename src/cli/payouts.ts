@@ -6,6 +6,7 @@ import { formatBaseUnits } from '../domain/money.js';
 import { listUnmatchedDeposits } from '../ledger/deposits.js';
 import { createRefund } from '../ledger/refunds.js';
 import { UsageError, options, print, required } from './args.js';
+import { MONEY_BACK_USAGE, refundToCustomer } from './money-back.js';
 
 export interface PayoutCliContext {
   db: Db;
@@ -144,10 +145,11 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
   }
 }
 
-export async function depositsCli(args: string[], ctx: Pick<PayoutCliContext, 'db' | 'out'>): Promise<void> {
+export async function depositsCli(args: string[], ctx: PayoutCliContext): Promise<void> {
   const out = ctx.out ?? print;
   const [sub, ...rest] = args;
-  if (sub !== 'unmatched') throw new UsageError(PAYOUTS_USAGE);
+  if (sub === 'refund') return refundToCustomer('deposit', rest, ctx);
+  if (sub !== 'unmatched') throw new UsageError(`${PAYOUTS_USAGE}\n${MONEY_BACK_USAGE}`);
   const { values } = options(rest, { network: { type: 'string' }, mode: { type: 'string' }, limit: { type: 'string' } });
   if (values.mode !== undefined && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('--mode must be test or live');
   const limit = values.limit === undefined ? 100 : Number(values.limit);
