@@ -11,6 +11,7 @@ import { webhooksCli } from './webhooks.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { PAYOUTS_USAGE, depositsCli, payoutsCli } from './payouts.js';
 import { MONEY_BACK_USAGE, sessionsCli } from './money-back.js';
+import { EXPORT_USAGE, exportCli } from './export.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
 import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
@@ -39,6 +40,9 @@ ${PAYOUTS_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${MONEY_BACK_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${EXPORT_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -100,6 +104,15 @@ async function main(argv: string[]): Promise<void> {
           await scheduler.close();
           redis.disconnect();
         }
+      }
+      case 'export': {
+        const chains = loadWatcherSettings(process.env).chains;
+        await exportCli(rest, {
+          db,
+          tokenDecimals: (network, mode, token) =>
+            chains.find((c) => c.network === network && c.mode === mode)?.tokens.find((t) => t.symbol === token)?.decimals,
+        });
+        return;
       }
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
