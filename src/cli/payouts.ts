@@ -128,6 +128,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
         mode: old.mode as Mode,
         refundId: `${old.refund_id}-retry-${tries.length + 1}`,
         sessionId: old.session_id,
+        depositId: old.deposit_id, // a failed refund of an unmatched deposit is retried against that deposit
         amountMinor: old.amount_minor,
         currency: old.currency,
         reason: old.reason,

@@ -202,6 +202,45 @@ describe('refund of an unmatched deposit', () => {
   });
 });
 
+describe('retry of a failed deposit refund', () => {
+  it('a refund of a deposit that failed (empty hot wallet) is retried against the same deposit', async () => {
+    const { payoutsCli } = await import('../../src/cli/payouts.js');
+    const poor = await h.newMerchant('Empty wallet');
+    await h.node.rpc('anvil_setBalance', [poor.hotWallet, `0x${(10n ** 18n).toString(16)}`]);
+    const c = (
+      await poor.client.post('/api/v1/checkout/sessions/create', { amount: '1.00', currency: 'USD', order_id: `poor-${payerIndex}` })
+    ).json;
+    const sel = (await (
+      await fetch(`${h.base}/checkout/sessions/${c.id}/select`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network: 'ethereum', token: 'USDT' }),
+      })
+    ).json()) as { deposit_address: string };
+    expect((await poor.client.post(`/api/v1/checkout/sessions/${c.id}/cancel`)).status).toBe(200);
+    const { payer, tx } = await pay(h.tokens.USDT, sel.deposit_address, 400_000n);
+    const dep = await depositOf(tx);
+    await depositsCli(['refund', dep.id], ctx);
+    const first = outputs.pop() as any;
+    const failed = await h.until(async () => {
+      const r = await poor.client.get(`/api/v1/refunds/${first.refund_id}`);
+      return r.json.status === 'failed' ? r.json : undefined;
+    }, 45_000);
+    expect(failed.failure_reason).toMatch(/does not hold enough of the token/);
+    await fund(h.tokens.USDT, poor.hotWallet, 400_000n);
+    await payoutsCli(['retry', first.refund_id, '--merchant', poor.id], ctx);
+    expect(outputs.pop()).toMatchObject({ refund_id: `${first.refund_id}-retry-1` });
+    const retried = await h.until(async () => {
+      const r = await poor.client.get(`/api/v1/refunds/${first.refund_id}-retry-1`);
+      return r.json.status === 'completed' ? r.json : undefined;
+    }, 45_000);
+    expect(retried).toMatchObject({ deposit_id: dep.id, amount: 40 });
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, poor.hotWallet, payer)).toEqual([
+      { to: payer, amount: 400_000n, tx: retried.transaction_hash },
+    ]);
+  });
+});
+
 describe('refund of what an underpaid session received before it expired', () => {
   it('expires with amount_received and payments in payment.expired, then refunds it once (no more INVALID_SESSION_STATUS)', async () => {
     const s = await selectedSession('5.00');
