@@ -140,7 +140,13 @@ describe('refund of an unmatched deposit', () => {
     await depositsCli(['refund', dep.id], ctx);
     expect(outputs.pop()).toMatchObject({ replayed: true, id: done.id });
     expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, payer)).toHaveLength(1);
-    // A credited deposit or an unknown one is refused with a clear error.
+    // The operator's list shows the deposit with its refund.
+    await depositsCli(['unmatched', '--mode', 'test', '--network', 'ethereum'], ctx);
+    const listed = (outputs.pop() as any[]).find((r) => r.id === dep.id);
+    expect(listed.refunds).toEqual([
+      { refund_id: `deposit-${dep.id}`, status: 'completed', amount: '1.25', transaction_hash: done.transaction_hash },
+    ]);
+    // An unknown deposit is refused with a clear error.
     await expect(depositsCli(['refund', 'dep_nope'], ctx)).rejects.toThrow(/no deposit dep_nope/);
   });
 
