@@ -37,7 +37,7 @@ export async function refundToCustomer(kind: 'deposit' | 'session', args: string
   const target = kind === 'deposit' ? { sessionId: null, depositId: id } : { sessionId: id, depositId: null };
   const chains = await ctx.adapters();
   try {
-    const found = await refundable(ctx.db, (n, m, t) => chains.tokenDecimals(n, m, t), target);
+    const found = await refundable(ctx.db, chains.tokenDecimals, target);
     if (!found) throw new UsageError(`no ${kind} ${id}`);
     let amountMinor: bigint;
     if (values.amount !== undefined) {
@@ -62,6 +62,7 @@ export async function refundToCustomer(kind: 'deposit' | 'session', args: string
       refundId,
       sessionId: found.sessionId,
       depositId: found.depositId,
+      // Nothing left but the default refund exists: the call below replays it (the amount is not looked at then).
       amountMinor: amountMinor > 0n ? amountMinor : 1n,
       currency: found.token,
       reason: null,

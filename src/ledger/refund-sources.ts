@@ -1,5 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
 import type { Database, PaymentSessionsTable } from '../db/schema.js';
+import type { TokenDecimals } from '../domain/chain-lookup.js';
 import { invalidRequest } from '../domain/errors.js';
 import { LIVE_REFUND_STATUSES } from '../domain/refund-state.js';
 import { scaleDown } from '../domain/money.js';
@@ -149,8 +151,8 @@ export interface Refundable {
  * refund itself re-checks everything under locks. Throws the same spec errors as a refund would.
  */
 export async function refundable(
-  db: { transaction(): { execute<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> } },
-  tokenDecimals: (network: string, mode: 'test' | 'live', token: string) => number | undefined,
+  db: Db,
+  tokenDecimals: TokenDecimals,
   target: { sessionId: string | null; depositId: string | null },
 ): Promise<Refundable | undefined> {
   return db.transaction().execute(async (trx) => {
