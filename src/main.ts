@@ -96,6 +96,7 @@ export async function start(
     const expiry = await startExpiryWorker(queueCtx, {
       db,
       tokenDecimals: adapters.tokenDecimals,
+      displayAddress: (network, mode, canonical) => adapters.displayAddress(network, mode, canonical),
       sweepIntervalMs: config.EXPIRY_SWEEP_INTERVAL_MS,
       logger: log.child({ role: 'worker' }),
     });

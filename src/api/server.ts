@@ -14,6 +14,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { createHttpLimits, RATE_LIMITS_OFF, RateLimitedError, setRateLimitHeaders, type RateLimitSettings } from './rate-limit-http.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerRefundRoutes, type RefundRouteDeps } from './routes/refunds.js';
+import { registerExportRoutes } from './routes/exports.js';
 import { NO_CHAINS, type ChainLookup } from '../domain/chain-lookup.js';
 import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subscription-api.js';
 import { instrumentHttp } from '../metrics/http.js';
@@ -152,6 +153,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     registerSessionRoutes(scope, deps);
     const chains = deps.chains ?? NO_CHAINS;
     registerRefundRoutes(scope, { db: deps.db, chains, onRefundCreated: deps.onRefundCreated });
+    registerExportRoutes(scope, { db: deps.db, chains });
     registerSubscriptionApi(scope, {
       db: deps.db,
       checkoutBaseUrl: deps.checkoutBaseUrl,

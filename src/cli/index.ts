@@ -10,6 +10,8 @@ import { devnetCli, runningDevnetSettings } from './devnet.js';
 import { webhooksCli } from './webhooks.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { PAYOUTS_USAGE, depositsCli, payoutsCli } from './payouts.js';
+import { MONEY_BACK_USAGE, sessionsCli } from './money-back.js';
+import { EXPORT_USAGE, exportCli } from './export.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
 import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
@@ -35,6 +37,12 @@ const USAGE = `usage: npm run cli -- <command>
   webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules
   devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\`
 ${PAYOUTS_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${MONEY_BACK_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${EXPORT_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -80,7 +88,32 @@ async function main(argv: string[]): Promise<void> {
         }
       }
       case 'deposits':
-        return await depositsCli(rest, { db });
+      case 'sessions': {
+        const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+        const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
+        try {
+          const ctx = {
+            db,
+            adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env),
+            keys: keyDeriverOf(keyMaterialFromEnv(process.env)),
+            enqueue: (id: string) => scheduler.enqueue(id),
+          };
+          if (command === 'deposits') return await depositsCli(rest, ctx);
+          return await sessionsCli(rest, ctx);
+        } finally {
+          await scheduler.close();
+          redis.disconnect();
+        }
+      }
+      case 'export': {
+        const chains = loadWatcherSettings(process.env).chains;
+        await exportCli(rest, {
+          db,
+          tokenDecimals: (network, mode, token) =>
+            chains.find((c) => c.network === network && c.mode === mode)?.tokens.find((t) => t.symbol === token)?.decimals,
+        });
+        return;
+      }
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {

@@ -2,10 +2,12 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
-import { formatBaseUnits } from '../domain/money.js';
+import { formatBaseUnits, formatMinor } from '../domain/money.js';
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
 import { listUnmatchedDeposits } from '../ledger/deposits.js';
 import { createRefund } from '../ledger/refunds.js';
 import { UsageError, options, print, required } from './args.js';
+import { MONEY_BACK_USAGE, refundToCustomer } from './money-back.js';
 
 export interface PayoutCliContext {
   db: Db;
@@ -127,6 +129,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
         mode: old.mode as Mode,
         refundId: `${old.refund_id}-retry-${tries.length + 1}`,
         sessionId: old.session_id,
+        depositId: old.deposit_id, // a failed refund of an unmatched deposit is retried against that deposit
         amountMinor: old.amount_minor,
         currency: old.currency,
         reason: old.reason,
@@ -144,14 +147,41 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
   }
 }
 
-export async function depositsCli(args: string[], ctx: Pick<PayoutCliContext, 'db' | 'out'>): Promise<void> {
+export async function depositsCli(args: string[], ctx: PayoutCliContext): Promise<void> {
   const out = ctx.out ?? print;
   const [sub, ...rest] = args;
-  if (sub !== 'unmatched') throw new UsageError(PAYOUTS_USAGE);
+  if (sub === 'refund') return refundToCustomer('deposit', rest, ctx);
+  if (sub !== 'unmatched') throw new UsageError(`${PAYOUTS_USAGE}\n${MONEY_BACK_USAGE}`);
   const { values } = options(rest, { network: { type: 'string' }, mode: { type: 'string' }, limit: { type: 'string' } });
   if (values.mode !== undefined && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('--mode must be test or live');
   const limit = values.limit === undefined ? 100 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be an integer 1..10000');
   const rows = await listUnmatchedDeposits(ctx.db, { mode: values.mode as Mode | undefined, network: values.network, limit });
-  out(rows.map((r) => ({ ...r, amountBase: r.amountBase.toString() })));
+  // Each deposit's refunds (`deposits refund`), so the operator sees what was already paid back.
+  const refunds = rows.length
+    ? await ctx.db
+        .selectFrom('refunds')
+        .select(['deposit_id', 'refund_id', 'status', 'amount_minor', 'transaction_hash'])
+        .where(
+          'deposit_id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .orderBy('created_at')
+        .execute()
+    : [];
+  out(
+    rows.map((r) => ({
+      ...r,
+      amountBase: r.amountBase.toString(),
+      refunds: refunds
+        .filter((f) => f.deposit_id === r.id)
+        .map((f) => ({
+          refund_id: f.refund_id,
+          status: f.status,
+          amount: formatMinor(f.amount_minor, STABLECOIN_EXPONENT),
+          transaction_hash: f.transaction_hash,
+        })),
+    })),
+  );
 }

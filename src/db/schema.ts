@@ -153,6 +153,8 @@ export interface RefundsTable {
   canceled_at: NullableTimestamp;
   /** Base units the destination received (migration 2026_11_24_0400); null until completed. */
   delivered_base: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
+  /** The unmatched deposit this refund pays back (migration 2026_11_25_0100); null for a refund of the session. */
+  deposit_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type PayoutAttemptState = 'signed' | 'broadcast' | 'confirmed' | 'failed' | 'replaced' | 'dropped';

@@ -9,6 +9,7 @@ import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
 import type { UnmatchedReason } from '../db/deposit-tables.js';
 import type { ChainRef } from './deposit-schema.js';
 import { settlesAsPaid } from './settlement-rule.js';
+import { receivedEventFields } from './session-payments.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
@@ -124,6 +125,8 @@ export async function confirmFinalDeposits(
   chain: ChainRef,
   finalHeight: bigint,
   tokenDecimals: (token: string) => number,
+  /** The form of an address shown to people (TRON base58), for the senders in payment.completed; default: as stored. */
+  displayAddress?: (canonical: string) => string,
 ): Promise<ConfirmResult> {
   const t = trx;
   const deposits = await t
@@ -240,7 +243,16 @@ export async function confirmFinalDeposits(
         merchantId: s.row.merchant_id,
         mode: s.row.mode,
         type: PAYMENT_EVENT_TYPE.completed,
-        object: paymentEventObject(paid, 'completed'),
+        object: {
+          ...paymentEventObject(paid, 'completed'),
+          // Extension (issue 16 item 5): what the session received, transfer by transfer.
+          ...(await receivedEventFields(
+            trx,
+            paid,
+            (_network, token) => tokenDecimals(token),
+            displayAddress ? (_network, c) => displayAddress(c) : undefined,
+          )),
+        },
         aggregateId: s.row.id,
       });
       paidSessionIds.push(s.row.id);

@@ -213,13 +213,22 @@ export async function completeRefund(
   });
 }
 
-/** pending or processing → failed with a clear reason, and `refund.failed`, in one transaction. */
-export async function failRefund(db: Db, refundId: string, code: RefundFailureCode, detail?: string): Promise<RefundRow | undefined> {
+/**
+ * pending or processing → failed with a clear reason, and `refund.failed`, in one transaction. `txHash`: the mined
+ * transaction that failed (reverted, or moved nothing to the destination), kept in transaction_hash.
+ */
+export async function failRefund(
+  db: Db,
+  refundId: string,
+  code: RefundFailureCode,
+  detail?: string,
+  txHash?: string,
+): Promise<RefundRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const reason = detail ? `${REFUND_FAILURE_MESSAGES[code]} (${detail.slice(0, 300)})` : REFUND_FAILURE_MESSAGES[code];
     const failed = await trx
       .updateTable('refunds')
-      .set({ status: 'failed', failure_reason: reason, processed_at: sql`now()` })
+      .set({ status: 'failed', failure_reason: reason, processed_at: sql`now()`, ...(txHash ? { transaction_hash: txHash } : {}) })
       .where('id', '=', refundId)
       .where('status', 'in', REFUND_TRANSITIONS.fail)
       .returningAll()
@@ -254,6 +263,8 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
       refundId: subscriptionFlow ? r.id : r.refund_id,
       amountMinor: r.amount_minor,
       currency: r.currency,
+      ...(r.deposit_id !== null ? { depositId: r.deposit_id } : {}),
+      ...(outcome === 'failed' && r.transaction_hash !== null ? { transactionHash: r.transaction_hash } : {}),
       ...(r.delivered_base !== null ? { deliveredMinor: deliveredMinor({ ...r, delivered_base: r.delivered_base }) } : {}),
       ...(subscriptionFlow
         ? { subscription: { externalRefundId: r.refund_id, ...(billed ? { originalCurrency: billed.currency.toUpperCase() } : {}) } }

@@ -8,6 +8,7 @@ import type { TokenDecimals } from '../domain/chain-lookup.js';
 import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
 import { newestFirstPage } from './newest-first-page.js';
 import { LIVE_REFUND_STATUSES, REFUND_TRANSITIONS } from '../domain/refund-state.js';
+import { lockRefundSession, refundedAgainst, resolveRefundSource } from './refund-sources.js';
 
 export type RefundRow = Selectable<RefundsTable>;
 
@@ -22,7 +23,10 @@ export interface CreateRefundInput {
   merchantId: string;
   mode: Mode;
   refundId: string;
-  sessionId: string;
+  /** The session refunded (paid, or closed unpaid with money received); with depositId, optional (the deposit's). */
+  sessionId: string | null;
+  /** Extension: the unmatched deposit paid back (docs/refunds.md, "Money back to customers"). */
+  depositId?: string | null;
   amountMinor: bigint;
   currency: TokenSymbol;
   reason: string | null;
@@ -39,16 +43,22 @@ const err = (status: number, type: ApiError['type'], code: string, message: stri
 
 /**
  * Creates a refund after every rule of decisions.md, in one transaction that locks the session row (so concurrent
- * refunds of one session see each other's amounts) and the merchant row (so the daily limit holds under concurrency).
- * The same refund_id with the same request replays the stored refund; with another request it is a 409.
+ * refunds of one session, or of its deposits, see each other's amounts), the deposit row when one is refunded, and the
+ * merchant row (so the daily limit holds under concurrency). The same refund_id with the same request replays the
+ * stored refund; with another request it is a 409.
  */
 export async function createRefund(db: Db, chains: RefundChains, input: CreateRefundInput): Promise<CreateRefundResult> {
+  const depositId = input.depositId ?? null;
   return db.transaction().execute(async (trx) => {
-    const session = await trx.selectFrom('payment_sessions').selectAll().where('id', '=', input.sessionId).forUpdate().executeTakeFirst();
+    const session = await lockRefundSession(trx, { sessionId: input.sessionId, depositId });
 
     const existing = await findByMerchantRefundId(trx, input.merchantId, input.mode, input.refundId);
     if (existing) {
-      if (existing.request_fingerprint !== input.fingerprint || existing.session_id !== input.sessionId) {
+      if (
+        existing.request_fingerprint !== input.fingerprint ||
+        (input.sessionId !== null && existing.session_id !== input.sessionId) ||
+        existing.deposit_id !== depositId
+      ) {
         throw err(
           409,
           'idempotency_error',
@@ -60,8 +70,14 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
       return { kind: 'replayed', refund: existing };
     }
 
-    if (!session) throw err(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment session.', 'session_id');
+    if (!session) {
+      if (depositId !== null) throw err(404, 'invalid_request_error', 'DEPOSIT_NOT_FOUND', 'No such deposit.', 'deposit_id');
+      throw err(404, 'invalid_request_error', 'SESSION_NOT_FOUND', 'No such payment session.', 'session_id');
+    }
     if (session.merchant_id !== input.merchantId || session.mode !== input.mode) {
+      if (depositId !== null) {
+        throw err(403, 'permission_error', 'deposit_access_denied', 'This deposit is not accessible with this API key.', 'deposit_id');
+      }
       throw err(
         403,
         'permission_error',
@@ -70,52 +86,41 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
         'session_id',
       );
     }
-    if (session.status !== 'paid')
-      throw invalidRequest('INVALID_SESSION_STATUS', 'Only paid payment sessions can be refunded.', 'session_id');
-
-    const settlement = await trx
-      .selectFrom('session_settlements as s')
-      .innerJoin('deposits as d', 'd.id', 's.paying_deposit_id')
-      .select(['s.network', 's.token', 's.received_base', 's.paid_at', 'd.from_address'])
-      .where('s.session_id', '=', session.id)
-      .executeTakeFirst();
-    if (!settlement) throw invalidRequest('INVALID_SESSION_STATUS', 'The payment of this session is not settled yet.', 'session_id');
-
-    if (input.currency !== settlement.token) {
-      throw invalidRequest(
-        'INVALID_CURRENCY',
-        `This session was paid in ${settlement.token}; refund it in ${settlement.token}.`,
-        'currency',
-      );
+    if (depositId !== null && input.sessionId !== null && input.sessionId !== session.id) {
+      throw invalidRequest('parameter_invalid', 'This deposit was not made to that session.', 'deposit_id');
     }
-    const decimals = chains.tokenDecimals(settlement.network, input.mode, settlement.token);
+    const source = await resolveRefundSource(trx, session, depositId);
+
+    if (input.currency !== source.token) {
+      const what = source.kind === 'unmatched_deposit' ? 'This deposit was made' : 'This session was paid';
+      throw invalidRequest('INVALID_CURRENCY', `${what} in ${source.token}; refund it in ${source.token}.`, 'currency');
+    }
+    const decimals = chains.tokenDecimals(source.network, input.mode, source.token);
     if (decimals === undefined) {
       throw invalidRequest(
         'INVALID_SESSION_STATUS',
-        `Refunds on ${settlement.network} are not available on this deployment.`,
-        'session_id',
+        `Refunds on ${source.network} are not available on this deployment.`,
+        depositId !== null ? 'deposit_id' : 'session_id',
       );
     }
 
     const merchant = await trx.selectFrom('merchants').selectAll().where('id', '=', input.merchantId).forUpdate().executeTakeFirstOrThrow();
-    const paidAt = session.paid_at ?? settlement.paid_at;
-    const windowEnds = paidAt.getTime() + merchant.refund_window_days * 86_400_000;
+    const windowEnds = source.since.getTime() + merchant.refund_window_days * 86_400_000;
     if (Date.now() > windowEnds) {
       throw invalidRequest('REFUND_TIME_EXPIRED', `Refunds are possible for ${merchant.refund_window_days} days after payment.`);
     }
 
-    let destination = settlement.from_address;
+    let destination = source.sender;
     if (input.destinationAddress !== null) {
-      destination = chains.normalizeAddress(settlement.network, input.mode, input.destinationAddress);
+      destination = chains.normalizeAddress(source.network, input.mode, input.destinationAddress);
       if (destination === null) {
-        throw invalidRequest(
-          'parameter_invalid',
-          `destination_address is not a valid ${settlement.network} address.`,
-          'destination_address',
-        );
+        throw invalidRequest('parameter_invalid', `destination_address is not a valid ${source.network} address.`, 'destination_address');
       }
     }
-    if (!destination) throw invalidRequest('parameter_missing', 'The payer is unknown; give destination_address.', 'destination_address');
+    if (!destination) {
+      const why = source.kind === 'unpaid_session' ? 'The transfers came from several senders' : 'The payer is unknown';
+      throw invalidRequest('parameter_missing', `${why}; give destination_address.`, 'destination_address');
+    }
 
     // Daily limit per merchant and mode, by count and by amount, per UTC day (failed and canceled refunds do not count).
     const today = await trx
@@ -133,18 +138,14 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
       throw err(429, 'rate_limit_error', 'DAILY_REFUND_LIMIT_EXCEEDED', 'The daily refund limit of this merchant is reached.');
     }
 
-    // What was paid, in the API's 2-decimal units (an overpayment may be refunded too; sub-cent dust may not).
-    const paidMinor = scaleDown(settlement.received_base, decimals, STABLECOIN_EXPONENT, 'down');
-    const refunded = await trx
-      .selectFrom('refunds')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount_minor'), sql<bigint>`0`).as('total'))
-      .where('session_id', '=', session.id)
-      .where('status', 'in', LIVE_REFUND_STATUSES)
-      .executeTakeFirstOrThrow();
-    if (BigInt(refunded.total) + input.amountMinor > paidMinor) {
+    // What arrived, in the API's 2-decimal units (an overpayment may be refunded too; sub-cent dust may not).
+    const paidMinor = scaleDown(source.receivedBase, decimals, STABLECOIN_EXPONENT, 'down');
+    const refunded = await refundedAgainst(trx, source);
+    if (refunded + input.amountMinor > paidMinor) {
+      const what = source.kind === 'unmatched_deposit' ? 'this deposit' : 'this session';
       throw invalidRequest(
         'REFUND_AMOUNT_EXCEEDED',
-        `Refunds of this session may total at most ${paidMinor} (${BigInt(refunded.total)} already refunded or in progress).`,
+        `Refunds of ${what} may total at most ${paidMinor} (${refunded} already refunded or in progress).`,
         'amount',
       );
     }
@@ -157,14 +158,15 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
         mode: input.mode,
         refund_id: input.refundId,
         session_id: session.id,
+        deposit_id: depositId,
         order_id: session.order_id,
         amount_minor: input.amountMinor,
         currency: input.currency,
         reason: input.reason,
         description: input.description,
         metadata: JSON.stringify(input.metadata),
-        // session_settlements' columns are still typed as text (src/ledger/deposit-schema.ts); the value is the session's network.
-        network: settlement.network as NetworkId,
+        // Deposits' and settlements' network columns are typed as text (src/db/deposit-tables.ts); the value is a NetworkId.
+        network: source.network as NetworkId,
         token: input.currency,
         destination_address: destination,
         amount_base: stablecoinMinorToBase(input.amountMinor, decimals),

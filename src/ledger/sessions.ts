@@ -10,6 +10,7 @@ import { hasProvisionalDepositsBefore } from './deposits.js';
 import { newestFirstPage, type NewestFirstPage } from './newest-first-page.js';
 import { insertOutboxEvent } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject, type SessionRow } from './payment-events.js';
+import { receivedEventFields } from './session-payments.js';
 import { quoteColumns, type Coin, type LockedQuote } from './locked-quotes.js';
 
 export type { SessionRow };
@@ -140,6 +141,8 @@ export interface ExpiryDeps {
    * expires_at, holds the expiry back (hasProvisionalDepositsBefore). Tests replace it.
    */
   mayStillBePaid?: ExpiryGuard;
+  /** The form of an address shown to people (TRON base58), for the senders in payment.expired; default: as stored. */
+  displayAddress?: (network: string, mode: Mode, canonical: string) => string;
 }
 
 const moneyMayStillArrive: ExpiryGuard = (trx, s) => hasProvisionalDepositsBefore(trx, s.id, s.expires_at);
@@ -168,7 +171,16 @@ export async function expireSession(db: Db, id: string, deps: ExpiryDeps): Promi
       merchantId: expired.merchant_id,
       mode: expired.mode,
       type: PAYMENT_EVENT_TYPE.expired,
-      object: paymentEventObject(expired, 'expired', receivedAmount(expired, deps.tokenDecimals)),
+      object: {
+        ...paymentEventObject(expired, 'expired', receivedAmount(expired, deps.tokenDecimals)),
+        // Extension (issue 16 item 5): what the session received, transfer by transfer; refundable (docs/refunds.md).
+        ...(await receivedEventFields(
+          trx,
+          expired,
+          (network, token) => deps.tokenDecimals(network, expired.mode, token),
+          deps.displayAddress ? (network, c) => deps.displayAddress!(network, expired.mode, c) : undefined,
+        )),
+      },
       aggregateId: expired.id,
     });
     return 'expired';

@@ -128,19 +128,19 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
 }
 
 /** The refund's failure code and detail for what the engine saw. */
-function failure(f: OutboundFailure): [RefundFailureCode, string?] {
+function failure(f: OutboundFailure): [RefundFailureCode, string?, string?] {
   switch (f.cause) {
     case 'unavailable':
       return [f.missing === 'network' ? 'network_unavailable' : 'signer_unavailable'];
     case 'rejected':
       return [f.refusal ? refusalCode(f.refusal) : sendFailureCode(f.reason), f.detail];
     case 'reverted':
-      return [f.refusal ? refusalCode(f.refusal) : txFailureCode(f.reason), `${f.detail}; transaction ${f.txHash}`];
+      return [f.refusal ? refusalCode(f.refusal) : txFailureCode(f.reason), `${f.detail}; transaction ${f.txHash}`, f.txHash];
     case 'undelivered': {
       // Mined, yet nothing reached the destination: not completed. If tokens left for another address, say so.
       const detail =
         f.elsewhere > 0n ? `${f.elsewhere} base units went from the hot wallet to other addresses` : 'no Transfer to the destination';
-      return [f.elsewhere > 0n ? 'wrong_recipient' : 'no_transfer_event', `${detail}; transaction ${f.txHash}`];
+      return [f.elsewhere > 0n ? 'wrong_recipient' : 'no_transfer_event', `${detail}; transaction ${f.txHash}`, f.txHash];
     }
     default: {
       const never: never = f;
@@ -149,8 +149,15 @@ function failure(f: OutboundFailure): [RefundFailureCode, string?] {
   }
 }
 
-async function failed(deps: PayoutEngineDeps, refundId: string, code: RefundFailureCode, detail?: string): Promise<StepResult> {
-  await failRefund(deps.db, refundId, code, detail);
+async function failed(
+  deps: PayoutEngineDeps,
+  refundId: string,
+  code: RefundFailureCode,
+  detail?: string,
+  txHash?: string,
+): Promise<StepResult> {
+  // A mined transaction that failed keeps its hash in transaction_hash too (issue 16 item 5), not only in the reason.
+  await failRefund(deps.db, refundId, code, detail, txHash);
   deps.log?.warn({ refund_id: refundId, code, detail }, 'refund failed');
   return { kind: 'done', status: 'failed' };
 }

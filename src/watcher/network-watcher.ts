@@ -103,7 +103,7 @@ export class NetworkWatcher {
           amount: t.amount,
         })),
       );
-      const confirmed = await confirmFinalDeposits(trx, this.chain, poll.finalHeight, decimals);
+      const confirmed = await confirmFinalDeposits(trx, this.chain, poll.finalHeight, decimals, (c) => adapter.displayAddress(c));
       const version = await saveCursor(trx, this.key, expected, {
         cursor: poll.cursor,
         tip: poll.processedTip,

@@ -1,12 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import type { WatchSet } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import { type ChainRef } from '../ledger/deposit-schema.js';
+import type { ChainRef } from '../ledger/deposit-schema.js';
 import { depositAddressLockKey } from '../ledger/network-selection.js';
+import { holdsUnsettledBalance } from '../ledger/address-holdings.js';
 
 /**
  * The deposit addresses of one chain, in memory. `sync()` reads only rows added since the last sync, and a full
- * reload now and then drops addresses of sessions closed longer than the retention.
+ * reload now and then drops addresses of sessions closed longer than the retention, unless the address still holds
+ * money not yet refunded or swept (src/ledger/address-holdings.ts).
  * Invariant: after sync() resolves, every address whose row committed before sync() began is present. Inserts hold
  * the shared advisory lock from before their id is drawn until commit; sync() takes the exclusive one, so no row
  * with an id below the high-water mark can still be uncommitted when it is read.
@@ -54,6 +56,8 @@ export class AddressWatchSet implements WatchSet {
                 '>',
                 sql`now() - make_interval(days => ${this.retentionDays})`,
               ),
+              // Past the window, an address stays watched while it holds money not yet refunded (or swept).
+              holdsUnsettledBalance('da'),
             ]),
           )
         : q.where('da.id', '>', this.#lastId);

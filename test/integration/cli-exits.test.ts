@@ -9,7 +9,9 @@ import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH, type DevnetState } from '../../src/
 import { createApiKey } from '../../src/ledger/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
-import { fund } from '../support/evm-tokens/scenario.js';
+import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
+import { sql } from 'kysely';
+import { expireSession } from '../../src/ledger/sessions.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // Every command of `npm run cli -- help`, run as a real child process against the whole service's database, Redis
@@ -67,6 +69,44 @@ beforeAll(async () => {
     .executeTakeFirstOrThrow();
   ids.event = event.id;
   ids.keyPrefix = (await createApiKey(h.t.db, new SecretBox(TEST_MASTER_KEY), m.id, 'live')).key_prefix;
+
+  // Money back (issue 16): an unmatched deposit (paid to a canceled session) and a session that expired after
+  // receiving part of its amount.
+  const selected = async (amount: string) => {
+    const c = await m.client.post('/api/v1/checkout/sessions/create', { amount, currency: 'USD', order_id: `exit-mb-${amount}` });
+    const r = await fetch(`${h.base}/checkout/sessions/${c.json.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT' }),
+    });
+    return { id: c.json.id as string, address: ((await r.json()) as { deposit_address: string }).deposit_address };
+  };
+  const payPart = async (to: string, amount: bigint, index: number) => {
+    const w = walletAt(index, h.node.provider);
+    await h.node.rpc('anvil_setBalance', [w.address, '0xde0b6b3a7640000']);
+    await fund(h.tokens.USDT, w.address, amount);
+    const tx = await payFrom(w, h.tokens.USDT, to, amount);
+    await h.node.mine(3);
+    return h.until(async () =>
+      h.t.db.selectFrom('deposits').selectAll().where('tx_hash', '=', tx).where('status', '=', 'confirmed').executeTakeFirst(),
+    );
+  };
+  const canceled = await selected('1.00');
+  expect((await m.client.post(`/api/v1/checkout/sessions/${canceled.id}/cancel`)).status).toBe(200);
+  ids.unmatchedDeposit = (await payPart(canceled.address, 500_000n, 60)).id;
+  const underpaid = await selected('4.00');
+  await payPart(underpaid.address, 1_000_000n, 61);
+  await h.t.db
+    .updateTable('payment_sessions')
+    .set({ expires_at: sql`now() - interval '1 second'` })
+    .where('id', '=', underpaid.id)
+    .execute();
+  await h.until(async () => {
+    await expireSession(h.t.db, underpaid.id, { tokenDecimals: h.service.adapters.tokenDecimals });
+    const s = await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', underpaid.id).executeTakeFirstOrThrow();
+    return s.status === 'expired' ? true : undefined;
+  });
+  ids.expiredSession = underpaid.id;
 
   // The devnet state `npm run dev` would write, naming this test's service and chain; devnet pay pays from its payer.
   const open = await m.client.post('/api/v1/checkout/sessions/create', { amount: '2.00', currency: 'USD', order_id: 'exit-devnet-1' });
@@ -208,6 +248,18 @@ const CASES: Record<string, Case[]> = {
   'payouts retry': [
     { args: () => ['payouts', 'retry', 'exit-rf-1', '--merchant', m.id], code: 0, shows: /"refund_id": "exit-rf-1-retry-1"/ },
     { args: () => ['payouts', 'retry', 'exit-rf-404', '--merchant', m.id], code: 2, shows: /no refund exit-rf-404/ },
+  ],
+  'deposits refund': [
+    { args: () => ['deposits', 'refund', ids.unmatchedDeposit!], code: 0, shows: /"refund_id": "deposit-dep_/ },
+    { args: () => ['deposits', 'refund', 'dep_nope'], code: 2, shows: /no deposit dep_nope/ },
+  ],
+  'sessions refund-received': [
+    { args: () => ['sessions', 'refund-received', ids.expiredSession!], code: 0, shows: /"amount": "1\.00"/ },
+    { args: () => ['sessions', 'refund-received', 'cs_nope'], code: 2, shows: /no session cs_nope/ },
+  ],
+  export: [
+    { args: () => ['export', 'refunds', '--since', '2020-01-01', '--format', 'json'], code: 0, shows: /^\[/ },
+    { args: () => ['export', 'sessions', '--format', 'json'], code: 2, shows: /--since is required/ },
   ],
   'deposits unmatched': [
     { args: () => ['deposits', 'unmatched', '--mode', 'test'], code: 0, shows: /^\[/ },

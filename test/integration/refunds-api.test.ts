@@ -282,3 +282,90 @@ describe('get, cancel and list refunds', () => {
     expect((await m.test.get('/api/v1/refunds?status=weird')).json.error.code).toBe('parameter_invalid');
   });
 });
+
+describe('money back: the same limits for unmatched deposits and unpaid sessions (issue 16)', () => {
+  /** A final, unmatched deposit of `amountBase` USDT to this session's address. */
+  async function unmatchedDeposit(sessionId: string, amountBase: bigint, confirmedAt = new Date()) {
+    const id = `dep_${Date.now()}_${seq++}`;
+    await h.t.db
+      .insertInto('deposits')
+      .values({
+        id,
+        network: 'ethereum',
+        mode: 'test',
+        tx_hash: `0x${id.replace(/\W/g, '').padEnd(64, '0').slice(0, 64)}`,
+        log_index: 0,
+        block_number: 1n,
+        block_hash: `0x${'cd'.repeat(32)}`,
+        block_time: confirmedAt,
+        token: 'USDT',
+        token_contract: `0x${'ab'.repeat(20)}`,
+        from_address: `0x${'33'.repeat(20)}`,
+        to_address: `0x${'44'.repeat(20)}`,
+        amount_base: amountBase,
+        session_id: sessionId,
+        status: 'confirmed',
+        disposition: 'unmatched',
+        unmatched_reason: 'session_paid',
+        confirmed_at: confirmedAt,
+      })
+      .execute();
+    return id;
+  }
+
+  it('counts deposit refunds in the daily limit, applies the refund window, and caps each deposit at what it brought', async () => {
+    const m = await h.merchant('Deposit limits');
+    await h.t.db.updateTable('merchants').set({ daily_refund_count_limit: 2 }).where('id', '=', m.merchantId).execute();
+    const s = await paidSession(m.test);
+    const dep = await unmatchedDeposit(s, 1_234_567n);
+    // Sub-cent dust is not refundable: 1.234567 USDT caps at 123.
+    const over = await refund({ deposit_id: dep, refund_id: rid(), amount: 124, currency: 'USDT' }, m.test);
+    expect(over.json.error.code).toBe('REFUND_AMOUNT_EXCEEDED');
+    const first = await refund({ deposit_id: dep, refund_id: rid(), amount: 123, currency: 'USDT' }, m.test);
+    expect(first.status).toBe(201);
+    expect(first.json).toMatchObject({ deposit_id: dep, session_id: s, destination_address: `0x${'33'.repeat(20)}`, status: 'pending' });
+    expect((await refund({ session_id: s, refund_id: rid(), amount: 100, currency: 'USDT' }, m.test)).status).toBe(201);
+    const third = await refund(
+      { deposit_id: await unmatchedDeposit(s, 1_000_000n), refund_id: rid(), amount: 1, currency: 'USDT' },
+      m.test,
+    );
+    expect(third.status).toBe(429);
+    expect(third.json.error.code).toBe('DAILY_REFUND_LIMIT_EXCEEDED');
+
+    const old = await unmatchedDeposit(await paidSession(), 1_000_000n, new Date(Date.now() - 181 * 86_400_000));
+    const late = await refund({ deposit_id: old, refund_id: rid(), amount: 1, currency: 'USDT' });
+    expect(late.json.error.code).toBe('REFUND_TIME_EXPIRED');
+    // deposit_id with payment_id, or with a session it was not made to: refused, nothing created.
+    expect((await refund({ deposit_id: old, payment_id: 'pay_x', refund_id: rid(), amount: 1, currency: 'USDT' })).status).toBe(400);
+    const wrong = await refund({ deposit_id: old, session_id: await paidSession(), refund_id: rid(), amount: 1, currency: 'USDT' });
+    expect(wrong.json.error).toMatchObject({ code: 'parameter_invalid', param: 'deposit_id' });
+    expect(await h.t.db.selectFrom('refunds').select('id').where('deposit_id', '=', old).execute()).toEqual([]);
+  });
+
+  it('refunds an expired session only up to what it received, and refuses one that received nothing', async () => {
+    const s = (await shop.post('/api/v1/checkout/sessions/create', { amount: '10.00', currency: 'USD', order_id: `o-exp-${seq++}` })).json
+      .id as string;
+    await markSessionPaid(h.t.db, s, { receivedBase: 3_000_000n, token: 'USDT', from: `0x${'55'.repeat(20)}` });
+    // Undo the payment the helper recorded: an expired session that received 3.00 of 10.00.
+    await h.t.db.deleteFrom('session_settlements').where('session_id', '=', s).execute();
+    await h.t.db
+      .updateTable('payment_sessions')
+      .set({ status: 'expired', paid_at: null, expired_at: new Date() })
+      .where('id', '=', s)
+      .execute();
+    expect((await refund({ session_id: s, refund_id: rid(), amount: 301, currency: 'USDT' })).json.error.code).toBe(
+      'REFUND_AMOUNT_EXCEEDED',
+    );
+    expect((await refund({ session_id: s, refund_id: rid(), amount: 300, currency: 'USDC' })).json.error.code).toBe('INVALID_CURRENCY');
+    const ok = await refund({ session_id: s, refund_id: rid(), amount: 300, currency: 'USDT' });
+    expect(ok.status).toBe(201);
+    expect(ok.json.destination_address).toBe(`0x${'55'.repeat(20)}`);
+
+    const empty = (await shop.post('/api/v1/checkout/sessions/create', { amount: '1.00', currency: 'USD', order_id: `o-exp-${seq++}` }))
+      .json.id as string;
+    await h.t.db.updateTable('payment_sessions').set({ status: 'expired', expired_at: new Date() }).where('id', '=', empty).execute();
+    const none = await refund({ session_id: empty, refund_id: rid(), amount: 1, currency: 'USDT' });
+    expect(none.status).toBe(400);
+    expect(none.json.error.code).toBe('INVALID_SESSION_STATUS');
+  });
+});

@@ -211,6 +211,12 @@ describe('paused token vs blacklisted address', () => {
         .executeTakeFirstOrThrow();
       const receipt = await h.node.rpc<{ status: string }>('eth_getTransactionReceipt', [attempt.tx_hash]);
       expect(BigInt(receipt.status)).toBe(0n); // it was mined and reverted: the pre-flight had passed
+      // The reverted transaction's hash is in transaction_hash, not only inside failure_reason (issue 16 item 5).
+      expect(done.transaction_hash).toBe(attempt.tx_hash);
+      const failedEvent = (
+        await h.t.db.selectFrom('outbox_events').select('payload').where('aggregate_id', '=', created.json.id).execute()
+      )[0];
+      expect((failedEvent!.payload as any).data.object.transaction_hash).toBe(attempt.tx_hash);
       expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toEqual([]);
     } finally {
       await asIssuer(h.tokens.USDT, 'unpause()');

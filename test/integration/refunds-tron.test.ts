@@ -160,9 +160,10 @@ describe('TRON refunds, service in one process', () => {
     expect(done.status).toBe('failed');
     expect(done.failure_reason).toMatch(/ran out of energy/);
     expect(done.failure_reason).toMatch(/OUT_OF_ENERGY/);
-    expect(done.transaction_hash).toBeNull();
     const attempts = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', done.id).execute();
     expect(attempts).toHaveLength(1);
+    // The mined, failed transaction keeps its hash in transaction_hash (issue 16 item 5).
+    expect(done.transaction_hash).toBe(attempts[0]!.tx_hash);
     expect(h.fake.chain.txs.get(attempts[0]!.tx_hash)?.contractRet).toBe('OUT_OF_ENERGY');
     expect(await h.transfers('USDT', m.hotWallet, s.payer)).toEqual([]);
     expect((await h.refundEvents(done.id)).map((e) => e.type)).toEqual(['refund.failed']);

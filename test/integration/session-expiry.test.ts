@@ -69,6 +69,11 @@ describe('session expiry', () => {
         order_id: c.metadata.order_id,
         session_id: c.id,
         source: 'api',
+        // Extension (issue 16 item 5): what the session received; nothing here.
+        amount_received: '0.00',
+        amount_received_base: '0',
+        received_currency: null,
+        payments: [],
       });
       const got = await shop.get(`/api/v1/checkout/sessions/${c.id}`);
       expect(got.json).toMatchObject({ payment_status: 'unpaid', status: 'expired' });

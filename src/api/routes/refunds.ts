@@ -29,6 +29,7 @@ const BODY_FIELDS = new Set([
   'description',
   'metadata',
   'destination_address',
+  'deposit_id',
 ]);
 const metadataSchema = z
   .record(z.string().min(1).max(40), z.string().max(500))
@@ -51,7 +52,12 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
 
     const sessionId = optionalString(body, 'session_id');
     const paymentId = optionalString(body, 'payment_id');
-    if (!sessionId && !paymentId) throw invalidRequest('MISSING_CHARGE', 'Give the session_id of the paid payment session.', 'session_id');
+    // Extension: deposit_id pays back one unmatched deposit (docs/refunds.md, "Money back to customers").
+    const depositId = optionalString(body, 'deposit_id');
+    if (depositId !== undefined && paymentId !== undefined)
+      throw parameterInvalid('deposit_id', 'Give deposit_id or payment_id, not both.');
+    if (!sessionId && !paymentId && !depositId)
+      throw invalidRequest('MISSING_CHARGE', 'Give the session_id of the paid payment session.', 'session_id');
     const refundId = optionalString(body, 'refund_id');
     if (!refundId) throw invalidRequest('MISSING_REFUND_ID', 'Give refund_id, your own unique id for this refund.', 'refund_id');
     if (refundId.length > 255) throw parameterInvalid('refund_id', 'refund_id must be at most 255 characters.');
@@ -73,12 +79,13 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     const destination = optionalString(body, 'destination_address');
 
     // Subscription flow (decisions.md): a payment (pay_) is the payment-session record behind one invoice.
-    const subscriptionRefs = sessionId ? undefined : await paymentRefs(deps.db, paymentId!);
+    const subscriptionRefs = paymentId && !sessionId ? await paymentRefs(deps.db, paymentId) : undefined;
     const result = await createRefund(deps.db, deps.chains, {
       merchantId: auth.merchantId,
       mode: auth.mode,
       refundId,
-      sessionId: sessionId ?? paymentId!,
+      sessionId: sessionId ?? paymentId ?? null,
+      depositId: depositId ?? null,
       amountMinor: BigInt(body.amount),
       currency,
       reason: reason ?? null,

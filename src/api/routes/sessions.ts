@@ -18,6 +18,8 @@ import { convertMinor, formatRate, RateUnavailableError, type RateService } from
 import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
+import { sessionReceivedFields, type ReceivedPayment } from '../../domain/events/session-received.js';
+import { receivedPayments } from '../../ledger/session-payments.js';
 import { parseCreateSession, type CreateSessionInput } from './session-input.js';
 import type { Coin, LockedQuote } from '../../ledger/locked-quotes.js';
 import { idempotencyKeyOf, pageEnvelope, pageQuery, pageRequest, unknownPageCursor } from './query.js';
@@ -43,6 +45,24 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
       includeLineItems,
       tokenDecimals: (deps.chains ?? NO_CHAINS).tokenDecimals,
     });
+
+  /** GET shapes: the session plus what it received (extension, docs/checkout.md "What a session received"), one query. */
+  const renderWithReceived = async (rows: SessionRow[]) => {
+    const payments = await receivedPayments(
+      deps.db,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => ({ ...render(r), ...receivedFieldsOf(r, payments.get(r.id) ?? []) }));
+  };
+  const receivedFieldsOf = (r: SessionRow, payments: ReceivedPayment[]) => {
+    const chains = deps.chains ?? NO_CHAINS;
+    return sessionReceivedFields(
+      { status: r.status, token: r.token, targetAmountMinor: r.target_amount_minor, receivedBase: r.received_base },
+      payments,
+      (network, token) => chains.tokenDecimals(network, r.mode, token),
+      (network, canonical) => chains.displayAddress(network, r.mode, canonical),
+    );
+  };
 
   app.post('/checkout/sessions/create', async (req, reply) => {
     const auth = req.auth!;
@@ -88,7 +108,8 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
           token: input.pinnedNetwork ? locked.target : null,
           quotes: locked.quotes,
         });
-        const payload = JSON.stringify(render(session));
+        // A new session has received nothing: the extension fields without a query, so GET answers the same shape.
+        const payload = JSON.stringify({ ...render(session), ...receivedFieldsOf(session, []) });
         if (scope) await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: payload });
         return { session, payload };
       });
@@ -113,7 +134,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
 
   app.get('/checkout/sessions/:session_id', async (req) => {
     const auth = req.auth!;
-    return render(await sessionOr404(deps.db, auth, sessionIdParam(req)));
+    return (await renderWithReceived([await sessionOr404(deps.db, auth, sessionIdParam(req))]))[0];
   });
 
   app.post('/checkout/sessions/:session_id/cancel', async (req) => {
@@ -151,13 +172,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
       orderId: q.order_id,
     });
     if (!page) throw unknownPageCursor();
-    return pageEnvelope(
-      p,
-      page.rows.map((r) => render(r)),
-      page.total,
-      page.position,
-      page.rows.at(-1)?.id,
-    );
+    return pageEnvelope(p, await renderWithReceived(page.rows), page.total, page.position, page.rows.at(-1)?.id);
   });
 
   async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {

@@ -13,6 +13,7 @@ export interface RefundSubscriptionRefs {
 // Refund as the spec shapes it: amounts in 2-decimal minor units as integers, Unix-second times, null where a value
 // does not apply yet. Extensions: `id` (our re_ id), `network`, `destination_address`, and `amount_delivered` (what the
 // destination received once completed, minor units rounded down; below `amount` when the token took a fee).
+// Extension `deposit_id`: present on a refund that pays back one unmatched deposit (docs/refunds.md).
 // Subscription flow (a refund of a pay_ payment): `payment_id` in place of `session_id`, plus `invoice_id` and
 // `subscription_id` (interface.md: Refund, Create refund; decisions.md: refunds in this flow name payment_id).
 export function serializeRefund(
@@ -42,6 +43,7 @@ export function serializeRefund(
     processed_at: r.processed_at ? unix(r.processed_at) : null,
     canceled_at: r.canceled_at ? unix(r.canceled_at) : null,
     metadata: r.metadata,
+    ...(r.deposit_id !== null ? { deposit_id: r.deposit_id } : {}),
     ...(subscription ? { invoice_id: subscription.invoice_id, subscription_id: subscription.subscription_id } : {}),
   };
 }

@@ -12,6 +12,30 @@ const paymentObject = z.strictObject({
   order_id: z.string(),
   session_id: z.string(),
   source: z.literal('api'),
+  // Extensions on payment.completed / payment.expired: what the session received (session-received.ts).
+  amount_received: z.string().nullable().optional(),
+  amount_received_base: z.string().regex(/^\d+$/).optional(),
+  received_currency: z.enum(['USDT', 'USDC']).nullable().optional(),
+  overpaid_amount: z.string().optional(),
+  overpaid_amount_base: z.string().regex(/^\d+$/).optional(),
+  remaining_amount: z.string().optional(),
+  remaining_amount_base: z.string().regex(/^\d+$/).optional(),
+  payments: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        network: z.string(),
+        token: z.string(),
+        transaction_hash: z.string(),
+        amount: z.string().nullable(),
+        amount_base: z.string().regex(/^\d+$/),
+        sender: z.string().nullable(),
+        confirmed_at: int.nullable(),
+        status: z.enum(['credited', 'unmatched']),
+        unmatched_reason: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 const refundObject = (status: 'completed' | 'failed') =>
   z.strictObject({
@@ -25,6 +49,8 @@ const refundObject = (status: 'completed' | 'failed') =>
     amount_delivered: int.nonnegative().optional(),
     external_refund_id: z.string().optional(),
     original_currency: z.string().optional(),
+    deposit_id: z.string().optional(),
+    transaction_hash: z.string().optional(),
   });
 const subscriptionObject = z.strictObject({
   subscription_id: z.string(),

@@ -22,6 +22,10 @@ export interface RefundEventInput {
   currency: 'USDT' | 'USDC';
   /** Completed refunds: what the destination received, minor units rounded down (extension `amount_delivered`). */
   deliveredMinor?: bigint;
+  /** Extension: the unmatched deposit this refund pays back. */
+  depositId?: string;
+  /** Extension: the transaction of a failed refund, when one was mined (it reverted or moved nothing). */
+  transactionHash?: string;
   /** Subscription flow only. */
   subscription?: { externalRefundId?: string; originalCurrency?: string };
 }
@@ -36,6 +40,8 @@ export function refundEventObject(r: RefundEventInput): Record<string, unknown> 
     status: r.outcome,
     source: 'api',
     ...(r.deliveredMinor !== undefined ? { amount_delivered: jsonInt(r.deliveredMinor, 'amount_delivered') } : {}),
+    ...(r.depositId !== undefined ? { deposit_id: r.depositId } : {}),
+    ...(r.transactionHash !== undefined ? { transaction_hash: r.transactionHash } : {}),
     ...(r.subscription?.externalRefundId !== undefined ? { external_refund_id: r.subscription.externalRefundId } : {}),
     ...(r.subscription?.originalCurrency !== undefined ? { original_currency: r.subscription.originalCurrency } : {}),
   };

@@ -1,0 +1,59 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Db } from '../../db/database.js';
+import type { ChainLookup } from '../../domain/chain-lookup.js';
+import { EXPORT_FORMATS, exportEncoder } from '../../domain/export-format.js';
+import { resourceNotFound, parameterInvalid } from '../../domain/errors.js';
+import { EXPORT_KIND_NAMES, exportColumns, streamExport, type ExportKindName } from '../../ledger/exports.js';
+import { refuseBadStrings, validate } from '../json-body.js';
+
+// Extension: GET /exports/{kind}?since=&until=&format=csv|json (docs/operations.md "Exports"): the authenticated
+// merchant's rows of one kind in the period [since, until) (Unix seconds), in its key's mode, oldest first, streamed.
+// Errors before the first byte are the usual JSON errors; a failure mid-stream cuts the body short (no trailing `]`
+// in JSON), which a client detects.
+
+const unixSeconds = z
+  .string()
+  .regex(/^\d{1,11}$/, 'must be Unix seconds')
+  .transform((s) => new Date(Number(s) * 1000));
+const exportQuery = z.strictObject({
+  since: unixSeconds,
+  until: unixSeconds.optional(),
+  format: z.enum(EXPORT_FORMATS as unknown as ['csv', 'json']).default('csv'),
+});
+
+export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; chains: ChainLookup }): void {
+  app.get('/exports/:kind', async (req, reply) => {
+    const auth = req.auth!;
+    const kind = (req.params as { kind?: string }).kind ?? '';
+    if (!(EXPORT_KIND_NAMES as string[]).includes(kind)) throw resourceNotFound('kind', 'export kind');
+    refuseBadStrings(req.query);
+    const q = validate(exportQuery, req.query);
+    const until = q.until ?? new Date();
+    if (until <= q.since) throw parameterInvalid('until', 'until must be after since.');
+    const enc = exportEncoder(q.format, exportColumns(kind as ExportKindName));
+    const body = new PassThrough();
+    const write = async (chunk: string) => {
+      if (body.destroyed) throw new Error('export client went away');
+      if (chunk.length > 0 && !body.write(chunk)) await new Promise<void>((resolve) => body.once('drain', resolve).once('close', resolve));
+    };
+    void (async () => {
+      await write(enc.start());
+      await streamExport(
+        deps.db,
+        kind as ExportKindName,
+        { since: q.since, until, merchant: { id: auth.merchantId, mode: auth.mode } },
+        { tokenDecimals: deps.chains.tokenDecimals },
+        (rows) => write(enc.page(rows)),
+      );
+      await write(enc.end());
+      body.end();
+    })().catch((err: unknown) => {
+      req.log.warn({ err, kind }, 'export stopped before its end');
+      body.destroy();
+    });
+    const file = `${kind}-${q.since.toISOString().slice(0, 10)}-${until.toISOString().slice(0, 10)}.${q.format}`;
+    return reply.header('content-type', enc.contentType).header('content-disposition', `attachment; filename="${file}"`).send(body);
+  });
+}

@@ -1,0 +1,117 @@
+import { InvalidAmountError, formatMinor, parseDecimalToMinor } from '../domain/money.js';
+import { ApiError } from '../domain/errors.js';
+import { createRefund } from '../ledger/refunds.js';
+import { refundable } from '../ledger/refund-sources.js';
+import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
+import { UsageError, options, print } from './args.js';
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { Db } from '../db/database.js';
+
+/** What these commands need (src/cli/payouts.ts's PayoutCliContext has it all). */
+export interface MoneyBackCliContext {
+  db: Db;
+  adapters: () => Promise<ChainRegistry>;
+  enqueue: (refundId: string) => Promise<void>;
+  out?: (value: unknown) => void;
+}
+
+// Money back to customers (issue 16 item 4; docs/refunds.md "Money back to customers"): the operator refunds an
+// unmatched deposit, or what a session that closed unpaid received, through the same rules, payout engine and
+// refund.* events as the merchant API. The default refund_id is derived from the deposit or session, so running the
+// same command twice pays once (the second run answers the stored refund, `replayed: true`).
+
+export const MONEY_BACK_USAGE = `deposits refund <deposit_id> [--to <address>] [--amount <decimal>] [--refund-id <id>]
+                                               pay an unmatched deposit back (default: all of it, to its sender)
+sessions refund-received <session_id> [--to <address>] [--amount <decimal>] [--refund-id <id>]
+                                               pay back what an expired or canceled session received`;
+
+export async function refundToCustomer(kind: 'deposit' | 'session', args: string[], ctx: MoneyBackCliContext): Promise<void> {
+  const out = ctx.out ?? print;
+  const { values, positionals } = options(args, {
+    to: { type: 'string' },
+    amount: { type: 'string' },
+    'refund-id': { type: 'string' },
+  });
+  const id = positionals[0];
+  if (!id || positionals.length > 1) throw new UsageError(MONEY_BACK_USAGE);
+  const target = kind === 'deposit' ? { sessionId: null, depositId: id } : { sessionId: id, depositId: null };
+  const chains = await ctx.adapters();
+  try {
+    const found = await refundable(ctx.db, chains.tokenDecimals, target);
+    if (!found) throw new UsageError(`no ${kind} ${id}`);
+    let amountMinor: bigint;
+    if (values.amount !== undefined) {
+      try {
+        amountMinor = parseDecimalToMinor(values.amount, STABLECOIN_EXPONENT);
+      } catch (e) {
+        if (e instanceof InvalidAmountError) throw new UsageError(`--amount ${e.message}`);
+        throw e;
+      }
+      if (amountMinor <= 0n) throw new UsageError('--amount must be above 0');
+    } else {
+      if (found.remainingMinor === null) throw new UsageError(`${found.network} is not configured on this deployment`);
+      if (found.remainingMinor <= 0n && values['refund-id'] === undefined && !(await alreadyRefunded(ctx, kind, id, found))) {
+        throw new UsageError(`nothing left to refund on ${kind} ${id}`);
+      }
+      amountMinor = found.remainingMinor;
+    }
+    const refundId = values['refund-id'] ?? `${kind === 'deposit' ? 'deposit' : 'received'}-${id}`;
+    const result = await createRefund(ctx.db, chains, {
+      merchantId: found.merchantId,
+      mode: found.mode,
+      refundId,
+      sessionId: found.sessionId,
+      depositId: found.depositId,
+      // Nothing left but the default refund exists: the call below replays it (the amount is not looked at then).
+      amountMinor: amountMinor > 0n ? amountMinor : 1n,
+      currency: found.token,
+      reason: null,
+      description: kind === 'deposit' ? 'Unmatched deposit paid back by the operator' : 'Amount received paid back by the operator',
+      metadata: { initiated_by: 'operator_cli' },
+      destinationAddress: values.to ?? null,
+      // What the operator asked for, not the computed remainder: the same command again replays the same refund.
+      fingerprint: `cli:${kind}:${id}:${values.amount ?? 'all'}:${values.to ?? 'sender'}`,
+    });
+    if (result.kind === 'created') await ctx.enqueue(result.refund.id);
+    const r = result.refund;
+    out({
+      replayed: result.kind === 'replayed',
+      id: r.id,
+      refund_id: r.refund_id,
+      merchant_id: r.merchant_id,
+      session_id: r.session_id,
+      deposit_id: r.deposit_id,
+      network: r.network,
+      amount: formatMinor(r.amount_minor, STABLECOIN_EXPONENT),
+      currency: r.currency,
+      destination_address: chains.displayAddress(r.network, r.mode, r.destination_address),
+      status: r.status,
+    });
+  } catch (e) {
+    if (e instanceof ApiError) throw new UsageError(`${e.code}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Whether the default refund of this deposit or session already exists (then running the command again replays it). */
+async function alreadyRefunded(
+  ctx: MoneyBackCliContext,
+  kind: 'deposit' | 'session',
+  id: string,
+  f: { merchantId: string; mode: 'test' | 'live' },
+) {
+  const row = await ctx.db
+    .selectFrom('refunds')
+    .select('id')
+    .where('merchant_id', '=', f.merchantId)
+    .where('mode', '=', f.mode)
+    .where('refund_id', '=', `${kind === 'deposit' ? 'deposit' : 'received'}-${id}`)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function sessionsCli(args: string[], ctx: MoneyBackCliContext): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'refund-received') throw new UsageError(MONEY_BACK_USAGE);
+  return refundToCustomer('session', rest, ctx);
+}
