@@ -22,6 +22,7 @@ import { decodeTransferLog } from './transfer-log.js';
 import { evmViewReader } from './token-state.js';
 import { readTokenRefusal, readTransferFee } from '../tokens/token-views.js';
 import { grossForNet } from '../tokens/transfer-fee.js';
+import { signAuthorizations, type UnsignedAuthorization } from './authorization.js';
 
 // Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
 // return data (chains/evm/erc20-abi.ts).
@@ -43,6 +44,8 @@ export interface EvmTxBody {
   maxFeePerGas?: string;
   maxPriorityFeePerGas?: string;
   gasPrice?: string;
+  /** Type 4 (EIP-7702): authorizations the deposit keys sign in `sign` (chains/evm/sweep-7702.ts). */
+  authorizations?: UnsignedAuthorization[];
 }
 
 export class EvmTokenSender {
@@ -174,9 +177,10 @@ export class EvmTokenSender {
       to: b.to,
       data: b.data,
       gasLimit: BigInt(b.gasLimit),
-      ...(b.type === 2
+      ...(b.type === 2 || b.type === 4
         ? { maxFeePerGas: BigInt(b.maxFeePerGas!), maxPriorityFeePerGas: BigInt(b.maxPriorityFeePerGas!) }
         : { gasPrice: BigInt(b.gasPrice!) }),
+      ...(b.type === 4 ? { authorizationList: await signAuthorizations(BigInt(b.chainId), b.authorizations ?? [], signer) } : {}),
     });
     const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')));
     tx.signature = Signature.from(sig);
@@ -230,7 +234,10 @@ export class EvmTokenSender {
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
     const sender = (transferFrom ?? receipt.from).toLowerCase();
     const moved = receipt.logs.map(decodeTransferLog).some((d) => d !== null && contracts.has(d.token) && d.from === sender);
-    if (!moved)
+    // Only a call to a token (a transfer or a charge) must show its Transfer; a sweep batch, a contract deployment or a
+    // native transfer is judged by its status, and what it moved is read by its sweep method.
+    const tokenCall = transferFrom !== undefined || contracts.has((receipt.to ?? '').toLowerCase());
+    if (tokenCall && !moved)
       return {
         status: 'failed',
         block,
