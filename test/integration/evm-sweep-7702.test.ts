@@ -1,19 +1,20 @@
-import { Contract, Transaction, parseUnits } from 'ethers';
+import { Contract, HDNodeWallet, Transaction, Wallet as EthersWallet, parseUnits } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
-import { deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
+import { TEST_MNEMONIC, deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { driveSweep } from '../support/sweep-driver.js';
 import {
   CREATE2_DEPLOYER,
   DELEGATION_PREFIX,
   MAX_BATCH_SOURCES,
+  PER_SOURCE_GAS_BOUND,
   createEip7702Sweep,
   encodeSweepCall,
   sweepDelegateAddress,
 } from '../../chains/evm/sweep-7702.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import type { EvmTxBody } from '../../chains/evm/token-sender.js';
-import { COIN_TYPE_EVM, CHANGE_DEPOSIT, addressPath } from '../../chains/hd/bip44.js';
+import { COIN_TYPE_EVM, CHANGE_DEPOSIT, addressPath, bip39Seed } from '../../chains/hd/bip44.js';
 import {
   OPERATOR_ACCOUNT,
   OPERATOR_SLOT,
@@ -163,13 +164,16 @@ describe('evm-7702-batch on Anvil (prague)', () => {
       [usdc, second, usdcAmounts],
     ] as const) {
       const batch = run.steps[1]!;
-      const tx = await node.rpc<{ type: string; to: string; from: string; authorizationList: unknown[] }>('eth_getTransactionByHash', [
-        batch.hash,
-      ]);
+      const tx = await node.rpc<{ type: string; to: string; from: string; gas: string; authorizationList: unknown[] }>(
+        'eth_getTransactionByHash',
+        [batch.hash],
+      );
       expect(tx.type).toBe('0x4');
       expect(tx.from.toLowerCase()).toBe(gasStation.address);
       expect(tx.to.toLowerCase()).toBe(delegate);
       expect(tx.authorizationList).toHaveLength(50);
+      // The gas limit was estimated (sources' delegation simulated by a state override), not the per-source bound.
+      expect(BigInt(tx.gas)).toBeLessThan(PER_SOURCE_GAS_BOUND * 50n);
       expect(batch.receipt!.swept).toEqual(sources.map((s, i) => ({ source: s.address, amount: amounts[i] })));
       expect(batch.receipt!.elsewhere).toBe(0n);
       expect(batch.receipt!.fee).toBeGreaterThan(0n);
@@ -277,8 +281,23 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     ).rejects.toThrow(/revert/i);
     expect(await balanceOf(usdt, victim!.address)).toBe(499n);
     expect(await balanceOf(usdt, thief)).toBe(0n);
-    // And native coin sent to a delegated deposit address is refused (no receive, no fallback): nothing gets stranded.
-    await expect(node.rpc('eth_call', [{ from: thief, to: victim!.address, value: '0x1' }, 'latest'])).rejects.toThrow(/revert/i);
+    // Native coin sent to a delegated deposit address is accepted (as a top-up is), and only the deposit key moves it
+    // again: the address still sends its own transactions, so nothing is stranded.
+    await (await walletAt(4, node.provider).sendTransaction({ to: victim!.address, value: 10n ** 15n })).wait();
+    expect(await nativeOf(victim!.address)).toBe(10n ** 15n);
+    const own = new EthersWallet(HDNodeWallet.fromSeed(bip39Seed(TEST_MNEMONIC)).derivePath(victim!.key.path).privateKey, node.provider);
+    expect(own.address.toLowerCase()).toBe(victim!.address);
+    const price = BigInt(await node.rpc<string>('eth_gasPrice'));
+    await (
+      await own.sendTransaction({
+        to: gasStation.address,
+        value: 10n ** 15n - 21_000n * price,
+        gasLimit: 21_000n,
+        type: 0,
+        gasPrice: price,
+      })
+    ).wait();
+    expect(await nativeOf(victim!.address)).toBe(0n);
   }, 120_000);
 
   it('sweeps 18-decimal BSC tokens (Tether-style and FiatToken-style)', async () => {

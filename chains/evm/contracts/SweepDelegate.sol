@@ -16,8 +16,9 @@ pragma solidity 0.8.37;
 ///   I2. `pull` runs only when called by ENTRY (this deployment's own address, an immutable captured at construction),
 ///       and only through a delegated deposit address, never at the ENTRY.
 ///   I3. Only explicit amounts move: `pull` transfers exactly `amount` of `token` to `to`; nothing reads a balance to
-///       decide what to move, and no native coin is ever sent (no payable function, no receive or fallback: native coin
-///       sent to a delegated deposit address is refused).
+///       decide what to move, and no call sends native coin. Native coin sent to a delegated deposit address is
+///       accepted (`receive`, as before delegation, so the gas top-up fallback still works), and only the deposit key's
+///       own transaction can move it: this code never can.
 ///   I4. A transfer counts as done only when `token` has code, and the call did not revert and returned nothing
 ///       (Tether's `transfer`) or exactly one ABI-encoded `true`; anything else reverts the whole batch.
 ///   I5. Every source named in a batch either ran this code and answered PULLED, or the whole batch reverts: a source
@@ -57,9 +58,12 @@ contract SweepDelegate {
         if (sources.length != amounts.length) revert LengthMismatch();
         for (uint256 i = 0; i < sources.length; i++) {
             // I5: a source without this code has no code (extcodesize 0: the call reverts) or answers something else.
-            if (SweepDelegate(sources[i]).pull(token, to, amounts[i]) != PULLED) revert NotPulled(sources[i]);
+            if (SweepDelegate(payable(sources[i])).pull(token, to, amounts[i]) != PULLED) revert NotPulled(sources[i]);
         }
     }
+
+    /// A delegated deposit address receives native coin as a plain account does (I3): nothing here can spend it.
+    receive() external payable {}
 
     /// Runs as the code of a delegated deposit address: transfers exactly `amount` of `token` from it to `to`.
     function pull(address token, address to, uint256 amount) external returns (bytes4) {
