@@ -235,6 +235,9 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     if (step.purpose !== 'batch') throw new TransferRejectedError('invalid', `evm-7702-batch has no ${step.purpose} step`);
     if (step.to.toLowerCase() !== delegate)
       throw new TransferRejectedError('invalid', `batch step targets ${step.to}, not the delegate ${delegate}`);
+    // A call to an address without code "succeeds" and moves nothing: never send a batch before the delegate exists.
+    if ((await this.ctx.rpc.call<string>('eth_getCode', [delegate, 'latest'])) === '0x')
+      throw new TransferRejectedError('invalid', `the sweep delegate ${delegate} is not deployed`);
     const bySource = new Map(request.sources.map((s) => [s.address.toLowerCase(), s]));
     const sources = step.sources.map((a) => {
       const s = bySource.get(a.toLowerCase());

@@ -228,6 +228,21 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     expect(p.steps.flatMap((s) => s.sources)).toEqual([a!.address]);
   });
 
+  it('never builds a batch before its delegate exists: a call to an empty address would succeed and move nothing', async () => {
+    const m = createEip7702Sweep(ctxOf(eth));
+    const otherStation = await eth.deriveHotWallet(signer, OPERATOR_ACCOUNT, 7);
+    await node.rpc('anvil_setBalance', [otherStation.address, `0x${(10n ** 19n).toString(16)}`]);
+    const sources = await depositSources(1, () => 10n);
+    await fund(usdt, sources[0]!.address, 10n);
+    const req = { ...request('USDT', sources), gasStation: otherStation };
+    const plan = await m.plan(req);
+    expect(plan.steps.map((s) => [s.group, s.purpose])).toEqual([
+      [0, 'deploy'],
+      [1, 'batch'],
+    ]);
+    await expect(m.build(req, plan.steps[1]!, await eth.getAccountNonce(otherStation.address), 0)).rejects.toThrow(/not deployed/);
+  });
+
   it('a fee-bumped rebuild at the same nonce carries the same signed authorizations', async () => {
     const m = createEip7702Sweep(ctxOf(eth));
     const sources = await depositSources(3, () => 1000n);
