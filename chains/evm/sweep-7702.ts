@@ -1,7 +1,6 @@
 import { AbiCoder, concat, getCreate2Address, hashAuthorization, id, Interface, keccak256, SigningKey } from 'ethers';
 import {
   TransferRejectedError,
-  type NetworkId,
   type SweepMethodImpl,
   type SweepPlan,
   type SweepRequest,
@@ -12,7 +11,7 @@ import {
 } from '../types.js';
 import artifact from './contracts/SweepDelegate.json' with { type: 'json' };
 import type { UnsignedAuthorization } from './authorization.js';
-import type { RpcCaller } from './rpc-client.js';
+import type { EvmSweepContext } from './sweep-context.js';
 import { RpcError } from './rpc-errors.js';
 import { toHex, type RpcReceipt } from './rpc-types.js';
 import type { EvmTxBody } from './token-sender.js';
@@ -46,14 +45,10 @@ const AUTHORIZATION_GAS = 25_000n;
 const PLAN_BATCH_BASE_GAS = 30_000n;
 const PLAN_SOURCE_GAS = 45_000n;
 const PLAN_DEPLOY_GAS = 600_000n;
+/** Sources per JSON-RPC batch when planning (3 reads each: code, nonce, balance). */
+const PLAN_BATCH_SOURCES = 60;
 
 const DELEGATE = new Interface(artifact.abi as never);
-
-export interface Eip7702SweepContext {
-  network: NetworkId;
-  rpc: RpcCaller;
-  tokens: readonly TokenContract[];
-}
 
 /** The delegate's creation code for `gasStation` (its only constructor argument). */
 export function sweepDelegateInitCode(gasStation: string): string {
@@ -83,7 +78,8 @@ function decodeAuthorizations(text: string | undefined): Array<{ address: string
   });
 }
 
-export function createEip7702Sweep(ctx: Eip7702SweepContext): SweepMethodImpl<EvmTxBody> {
+/** The method, over what the EVM adapter gives its sweep methods (`EvmChainAdapter.sweepContext()`). */
+export function createEip7702Sweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTxBody> {
   return new Eip7702Sweep(ctx);
 }
 
@@ -96,9 +92,8 @@ interface Fees {
 
 class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
   readonly method = 'evm-7702-batch' as const;
-  #chainId: bigint | undefined;
 
-  constructor(private readonly ctx: Eip7702SweepContext) {}
+  constructor(private readonly ctx: EvmSweepContext) {}
 
   /**
    * Probes the node: the deterministic deployer must exist, and the node must accept a type-4 transaction in
@@ -172,14 +167,21 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
         candidates.push({ address, amount: s.amount });
       }
     }
-    const states = await mapLimit(candidates, 16, async (c) => {
-      const [code, nonce, balance] = await Promise.all([
-        this.ctx.rpc.call<string>('eth_getCode', [c.address, 'latest']),
-        this.ctx.rpc.call<string>('eth_getTransactionCount', [c.address, 'latest']),
-        this.ctx.rpc.call<string>('eth_call', [{ to: token.address, data: ERC20.encodeFunctionData('balanceOf', [c.address]) }, 'latest']),
-      ]);
-      return { code: code.toLowerCase(), nonce: BigInt(nonce), balance: BigInt(balance) };
-    });
+    const states: Array<{ code: string; nonce: bigint; balance: bigint }> = [];
+    for (let i = 0; i < candidates.length; i += PLAN_BATCH_SOURCES) {
+      const chunk = candidates.slice(i, i + PLAN_BATCH_SOURCES);
+      const answers = await this.ctx.rpc.batch<string>(
+        chunk.flatMap((c) => [
+          { method: 'eth_getCode', params: [c.address, 'latest'] },
+          { method: 'eth_getTransactionCount', params: [c.address, 'latest'] },
+          { method: 'eth_call', params: [{ to: token.address, data: ERC20.encodeFunctionData('balanceOf', [c.address]) }, 'latest'] },
+        ]),
+      );
+      for (const a of answers) if (!a.ok) throw a.error;
+      const r = answers.map((a) => (a.ok ? a.result : '0x'));
+      for (let k = 0; k < chunk.length; k++)
+        states.push({ code: r[3 * k]!.toLowerCase(), nonce: BigInt(r[3 * k + 1]!), balance: BigInt(r[3 * k + 2]!) });
+    }
     const ready: Array<{ address: string; auth: bigint | null }> = [];
     candidates.forEach((c, i) => {
       const st = states[i]!;
@@ -220,7 +222,7 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     const gasStation = this.#address(request.gasStation.address, 'gas station');
     const delegate = sweepDelegateAddress(gasStation);
     const token = this.#token(request.token);
-    const chainId = await this.#chain();
+    const chainId = await this.ctx.chainId();
     const fees = await this.#fees(feeBumpPercent);
     const base = { network: this.ctx.network };
     if (step.purpose === 'deploy') {
@@ -335,24 +337,17 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     }
   }
 
-  async #chain(): Promise<bigint> {
-    this.#chainId ??= BigInt(await this.ctx.rpc.call<string>('eth_chainId', []));
-    return this.#chainId;
-  }
-
-  /** EIP-1559 fees (type 4 has no legacy form): base fee × 2 + tip, both raised by `bumpPercent` for a replacement. */
+  /**
+   * The adapter's fee rule (`feeFields`: cap 2 x base fee + tip, raised by `bumpPercent` for a replacement), in EIP-1559
+   * form (type 4 has no legacy form: a legacy-gasPrice chain pays its gas price as cap and tip), and the price
+   * estimates are made at (base fee + tip).
+   */
   async #fees(bumpPercent: number): Promise<Fees> {
-    const latest = await this.ctx.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
-    const bump = BigInt(100 + bumpPercent);
-    if (latest.baseFeePerGas === undefined) {
-      const price = BigInt(await this.ctx.rpc.call<string>('eth_gasPrice', []));
-      const p = (price * bump) / 100n;
-      return { maxFeePerGas: p, maxPriorityFeePerGas: p, expected: price };
-    }
-    const baseFee = BigInt(latest.baseFeePerGas);
-    const tip = BigInt(await this.ctx.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'));
-    const priority = (tip * bump) / 100n;
-    return { maxFeePerGas: (baseFee * 2n * bump) / 100n + priority, maxPriorityFeePerGas: priority, expected: baseFee + tip };
+    const fields = await this.ctx.feeFields(bumpPercent);
+    const quote = await this.ctx.feeQuote(false);
+    const expected = quote.baseFee === null ? quote.gasPrice : quote.baseFee + quote.tip;
+    if (fields.type === 0) return { maxFeePerGas: fields.gasPrice, maxPriorityFeePerGas: fields.gasPrice, expected };
+    return { maxFeePerGas: fields.maxFeePerGas, maxPriorityFeePerGas: fields.maxPriorityFeePerGas, expected };
   }
 
   #token(symbol: string): TokenContract {
@@ -366,18 +361,4 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     if (!a) throw new TransferRejectedError('invalid', `${what} ${text} is not an EVM address`);
     return a;
   }
-}
-
-/** `fn` over `items` with at most `limit` in flight, results in order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

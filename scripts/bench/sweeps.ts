@@ -59,7 +59,7 @@ try {
   const gasOf = async (hash: string) => BigInt((await node.rpc<RpcReceipt>('eth_getTransactionReceipt', [hash])).gasUsed);
 
   // evm-7702-batch: first sweep (authorizations), then a repeat sweep of the same addresses (already delegated).
-  const m7702 = createEip7702Sweep({ network: adapter.network, rpc: adapter.rpc, tokens: adapter.tokens });
+  const m7702 = createEip7702Sweep(adapter.sweepContext());
   const sources = await newSources(N);
   await mintAndSpread(
     usdt,

@@ -42,7 +42,7 @@ let nextIndex = 0;
 
 const tick = () => node.mine();
 /** What the adapter's sweepMethods() passes (chains/evm/adapter.ts). */
-const ctxOf = (a: EvmChainAdapter) => ({ network: a.network, rpc: a.rpc, tokens: a.tokens });
+const ctxOf = (a: EvmChainAdapter) => a.sweepContext();
 
 async function depositSources(count: number, amounts: (i: number) => bigint): Promise<SweepSource[]> {
   const out: SweepSource[] = [];
