@@ -11,6 +11,7 @@ import {
 } from '../types.js';
 import artifact from './contracts/SweepDelegate.json' with { type: 'json' };
 import type { UnsignedAuthorization } from './authorization.js';
+import type { RpcBatchItem } from './rpc-client.js';
 import type { EvmSweepContext } from './sweep-context.js';
 import { RpcError } from './rpc-errors.js';
 import { toHex, type RpcReceipt } from './rpc-types.js';
@@ -45,8 +46,8 @@ const AUTHORIZATION_GAS = 25_000n;
 const PLAN_BATCH_BASE_GAS = 30_000n;
 const PLAN_SOURCE_GAS = 45_000n;
 const PLAN_DEPLOY_GAS = 600_000n;
-/** Sources per JSON-RPC batch when planning (3 reads each: code, nonce, balance). */
-const PLAN_BATCH_SOURCES = 60;
+/** Sources per JSON-RPC batch when planning (4 reads each: code, nonce, balance, the transfer's simulation). */
+const PLAN_BATCH_SOURCES = 50;
 
 const DELEGATE = new Interface(artifact.abi as never);
 
@@ -167,7 +168,9 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
         candidates.push({ address, amount: s.amount });
       }
     }
-    const states: Array<{ code: string; nonce: bigint; balance: bigint }> = [];
+    // The token's own verdict too (its transfer simulated from the address): one refused transfer (a paused token, a
+    // blacklisted address) would revert a whole batch, so such an address is skipped here, with the token's reason.
+    const states: Array<{ code: string; nonce: bigint; balance: bigint; refused: string | null }> = [];
     for (let i = 0; i < candidates.length; i += PLAN_BATCH_SOURCES) {
       const chunk = candidates.slice(i, i + PLAN_BATCH_SOURCES);
       const answers = await this.ctx.rpc.batch<string>(
@@ -175,12 +178,25 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
           { method: 'eth_getCode', params: [c.address, 'latest'] },
           { method: 'eth_getTransactionCount', params: [c.address, 'latest'] },
           { method: 'eth_call', params: [{ to: token.address, data: ERC20.encodeFunctionData('balanceOf', [c.address]) }, 'latest'] },
+          {
+            method: 'eth_estimateGas',
+            params: [
+              { from: c.address, to: token.address, data: ERC20.encodeFunctionData('transfer', [request.destination, c.amount]) },
+              'latest',
+            ],
+          },
         ]),
       );
-      for (const a of answers) if (!a.ok) throw a.error;
-      const r = answers.map((a) => (a.ok ? a.result : '0x'));
-      for (let k = 0; k < chunk.length; k++)
-        states.push({ code: r[3 * k]!.toLowerCase(), nonce: BigInt(r[3 * k + 1]!), balance: BigInt(r[3 * k + 2]!) });
+      for (const [k, a] of answers.entries()) if (!a.ok && (k % 4 !== 3 || a.error.kind !== 'rpc_error')) throw a.error;
+      for (let k = 0; k < chunk.length; k++) {
+        const [code, nonce, balance, estimate] = answers.slice(4 * k, 4 * k + 4) as Array<RpcBatchItem<string>>;
+        states.push({
+          code: code!.ok ? code!.result.toLowerCase() : '',
+          nonce: nonce!.ok ? BigInt(nonce!.result) : 0n,
+          balance: balance!.ok ? BigInt(balance!.result) : 0n,
+          refused: estimate!.ok ? null : estimate!.error.message,
+        });
+      }
     }
     const ready: Array<{ address: string; auth: bigint | null }> = [];
     candidates.forEach((c, i) => {
@@ -188,6 +204,7 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
       if (st.code !== '0x' && st.code !== designator)
         skipped.push({ address: c.address, reason: 'address has code or another delegation' });
       else if (st.balance < c.amount) skipped.push({ address: c.address, reason: `balance ${st.balance} below the planned ${c.amount}` });
+      else if (st.refused !== null) skipped.push({ address: c.address, reason: `the token refuses the transfer: ${st.refused}` });
       else ready.push({ address: c.address, auth: st.code === '0x' ? st.nonce : null });
     });
 

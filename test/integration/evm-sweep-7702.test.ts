@@ -214,18 +214,33 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     for (const s of fresh) expect(await balanceOf(usdt, s.address)).toBe(0n);
   }, 120_000);
 
-  it('skips what it cannot sweep: an amount above the balance, a duplicate, nothing to move', async () => {
+  it('skips what it cannot sweep: an amount above the balance, a duplicate, nothing to move, a blacklisted sender', async () => {
     const m = createEip7702Sweep(ctxOf(eth));
-    const [a, b, c] = await depositSources(3, () => 100n);
+    const [a, b, c, d] = await depositSources(4, () => 100n);
     await fund(usdt, a!.address, 100n);
     await fund(usdt, b!.address, 99n);
-    const p = await m.plan(request('USDT', [a!, b!, { ...c!, amount: 0n }, a!]));
-    expect(p.skipped).toEqual([
-      { address: c!.address, reason: 'nothing to sweep' },
-      { address: a!.address, reason: 'listed twice in one sweep' },
-      { address: b!.address, reason: 'balance 99 below the planned 100' },
-    ]);
-    expect(p.steps.flatMap((s) => s.sources)).toEqual([a!.address]);
+    await fund(usdt, d!.address, 100n);
+    const blacklist = (on: boolean) =>
+      (usdt.contract.getFunction(on ? 'addBlackList' : 'removeBlackList') as (x: string) => Promise<{ wait(): Promise<unknown> }>)(
+        d!.address,
+      ).then((t) => t.wait());
+    await blacklist(true);
+    try {
+      const p = await m.plan(request('USDT', [a!, b!, { ...c!, amount: 0n }, a!, d!]));
+      expect(p.skipped.slice(0, 3)).toEqual([
+        { address: c!.address, reason: 'nothing to sweep' },
+        { address: a!.address, reason: 'listed twice in one sweep' },
+        { address: b!.address, reason: 'balance 99 below the planned 100' },
+      ]);
+      // One blacklisted address would revert a whole batch: it is left out, with the token's answer.
+      expect(p.skipped[3]).toMatchObject({
+        address: d!.address,
+        reason: expect.stringMatching(/^the token refuses the transfer: .*revert/i),
+      });
+      expect(p.steps.flatMap((s) => s.sources)).toEqual([a!.address]);
+    } finally {
+      await blacklist(false);
+    }
   });
 
   it('never builds a batch before its delegate exists: a call to an empty address would succeed and move nothing', async () => {
