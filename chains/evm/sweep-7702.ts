@@ -249,7 +249,7 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
       const gas = await this.#estimate({ from: gasStation, to: CREATE2_DEPLOYER, data });
       const body = this.#body(chainId, nonce, CREATE2_DEPLOYER, data, (gas * 12n) / 10n, fees, 2);
       await this.#affordable(gasStation, body);
-      return { ...base, request: this.#request(request, nonce, feeBumpPercent, 0n), body };
+      return { ...base, request: { ...this.#request(request, nonce, feeBumpPercent, 0n), to: CREATE2_DEPLOYER }, body };
     }
     if (step.purpose !== 'batch') throw new TransferRejectedError('invalid', `evm-7702-batch has no ${step.purpose} step`);
     if (step.to.toLowerCase() !== delegate)
@@ -289,7 +289,9 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
         10n;
     } catch (e) {
       if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
-      if (/revert/i.test(e.message)) throw new TransferRejectedError('simulation_reverted', e.message);
+      // A revert is refused, unless the node ignored the override (then undelegated sources revert the simulation).
+      if (/revert/i.test(e.message) && (await this.#overridesHonoured(authList[0]?.address, overrides, delegate)))
+        throw new TransferRejectedError('simulation_reverted', e.message);
       gas = PLAN_BATCH_BASE_GAS + PER_SOURCE_GAS_BOUND * BigInt(sources.length);
     }
     gas += AUTHORIZATION_GAS * BigInt(authorizations.length);
@@ -319,6 +321,18 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     }
     out.swept = [...moved].map(([source, amount]) => ({ source, amount }));
     return out;
+  }
+
+  /** Whether the node applies state overrides: `ENTRY()` read at an overridden source answers the delegate. */
+  async #overridesHonoured(source: string | undefined, overrides: Record<string, unknown>, delegate: string): Promise<boolean> {
+    if (!source) return true;
+    try {
+      const data = DELEGATE.encodeFunctionData('ENTRY');
+      const answer = await this.ctx.rpc.call<string>('eth_call', [{ to: source, data }, 'latest', overrides]);
+      return answer.length === 66 && `0x${answer.slice(26)}`.toLowerCase() === delegate;
+    } catch {
+      return false;
+    }
   }
 
   #request(request: SweepRequest, nonce: bigint, feeBumpPercent: number, amount: bigint) {

@@ -258,6 +258,30 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     await expect(m.build(req, plan.steps[1]!, await eth.getAccountNonce(otherStation.address), 0)).rejects.toThrow(/not deployed/);
   });
 
+  it('refuses to build a batch whose simulation reverts (a source blacklisted after planning): nothing is sent', async () => {
+    const m = createEip7702Sweep(ctxOf(eth));
+    const sources = await depositSources(2, () => 40n);
+    for (const s of sources) await fund(usdt, s.address, 40n);
+    const req = request('USDT', sources);
+    const plan = await m.plan(req);
+    const step = plan.steps.find((s) => s.purpose === 'batch')!;
+    expect(step.params.authorizations).not.toBe('');
+    const listed = (on: boolean) =>
+      (usdt.contract.getFunction(on ? 'addBlackList' : 'removeBlackList') as (x: string) => Promise<{ wait(): Promise<unknown> }>)(
+        sources[1]!.address,
+      ).then((t) => t.wait());
+    await listed(true);
+    try {
+      // The sources' delegation is simulated by a state override, which Anvil applies: a real revert, refused.
+      await expect(m.build(req, step, await eth.getAccountNonce(gasStation.address), 0)).rejects.toMatchObject({
+        reason: 'simulation_reverted',
+      });
+    } finally {
+      await listed(false);
+    }
+    expect(await balanceOf(usdt, sources[0]!.address)).toBe(40n);
+  });
+
   it('a fee-bumped rebuild at the same nonce carries the same signed authorizations', async () => {
     const m = createEip7702Sweep(ctxOf(eth));
     const sources = await depositSources(3, () => 1000n);
