@@ -39,6 +39,7 @@ import { FailoverJsonRpc } from './failover-rpc.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 import { EvmTokenSender, type EvmTxBody } from './token-sender.js';
 import type { EvmSweepContext } from './sweep-context.js';
+import { createEip7702Sweep } from './sweep-7702.js';
 import { createGasTopUpSweep } from './sweep-topup.js';
 
 export interface EvmAdapterOptions {
@@ -325,8 +326,9 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
     if (!this.#sweepMethods) {
       const ctx = this.sweepContext();
       this.#sweepMethods = [
-        // >>> evm-7702-batch goes HERE, first: `createEip7702Sweep(ctx)` from ./sweep-7702.js (sponsored batch, no gas
-        // on deposit addresses; its available() probes EIP-7702 and answers not-ok on older chains). <<<
+        // First: the sponsored EIP-7702 batch (no gas on deposit addresses); its available() probes EIP-7702 and answers
+        // not-ok on older chains.
+        createEip7702Sweep(ctx),
         // The fallback, on every EVM chain: top up exactly the gas, transfer, reclaim what is left.
         createGasTopUpSweep(ctx),
       ];

@@ -22,6 +22,7 @@ import { decodeTransferLog } from './transfer-log.js';
 import { evmViewReader } from './token-state.js';
 import { readTokenRefusal, readTransferFee } from '../tokens/token-views.js';
 import { grossForNet } from '../tokens/transfer-fee.js';
+import { signAuthorizations, type UnsignedAuthorization } from './authorization.js';
 
 // Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
 // return data (chains/evm/erc20-abi.ts).
@@ -45,6 +46,8 @@ export interface EvmTxBody {
   gasPrice?: string;
   /** Native value in wei (gas top-ups and reclaims of sweeps); absent: 0. */
   value?: string;
+  /** Type 4 (EIP-7702): authorizations the deposit keys sign in `sign` (chains/evm/sweep-7702.ts). */
+  authorizations?: UnsignedAuthorization[];
 }
 
 /** The fee fields of a body: EIP-1559 (type 2) or legacy gasPrice (type 0). */
@@ -191,9 +194,10 @@ export class EvmTokenSender {
       data: b.data,
       value: BigInt(b.value ?? '0'),
       gasLimit: BigInt(b.gasLimit),
-      ...(b.type === 2
+      ...(b.type === 2 || b.type === 4
         ? { maxFeePerGas: BigInt(b.maxFeePerGas!), maxPriorityFeePerGas: BigInt(b.maxPriorityFeePerGas!) }
         : { gasPrice: BigInt(b.gasPrice!) }),
+      ...(b.type === 4 ? { authorizationList: await signAuthorizations(BigInt(b.chainId), b.authorizations ?? [], signer) } : {}),
     });
     const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')));
     tx.signature = Signature.from(sig);

@@ -99,6 +99,14 @@ describe('BIP39 / BIP44 derivation vectors', () => {
     const recovered = computeAddress(SigningKey.recoverPublicKey(digest, Signature.from(sig)));
     expect(recovered).toBe('0x70997970C51812dc3A010C7d01b50e0d17dc79C8');
   });
+
+  it('derives each path from its cached parent to the same key as from the master (hardened and not, any order)', async () => {
+    const signer = new MnemonicSigner(TEST_JUNK);
+    const master = masterNodeFromSeed(bip39Seed(TEST_JUNK));
+    const paths = ["m/44'/60'/200'/0/7", "m/44'/60'/200'/0/2147483647", "m/44'/60'/200'", "m/44'/60'/0'/1/0", "m/44'/195'/3'/0/5"];
+    for (const path of [...paths, ...paths.reverse()])
+      expect(hexlify(await signer.publicKey({ curve: 'secp256k1', path }))).toBe(master.derivePath(path).publicKey);
+  });
 });
 
 describe('SLIP-0010 ed25519 (test vector 1)', () => {
