@@ -95,3 +95,15 @@ export class ChainRegistry implements Iterable<ChainAdapter> {
 }
 
 const keyOf = (network: string, mode: Mode): string => `${network}:${mode}`;
+
+/**
+ * Decimals of a configured token by (network, mode, symbol), from settings alone (no RPC): for commands that only read
+ * the ledger (exports). The service itself asks the verified ChainRegistry.
+ */
+export function configuredTokenDecimals(
+  chains: ReadonlyArray<{ network: string; mode: Mode; tokens: ReadonlyArray<{ symbol: string; decimals: number }> }>,
+): (network: string, mode: Mode, token: string) => number | undefined {
+  const byKey = new Map<string, number>();
+  for (const c of chains) for (const t of c.tokens) byKey.set(`${keyOf(c.network, c.mode)}:${t.symbol}`, t.decimals);
+  return (network, mode, token) => byKey.get(`${keyOf(network, mode)}:${token}`);
+}

@@ -14,6 +14,7 @@ import { MONEY_BACK_USAGE, sessionsCli } from './money-back.js';
 import { EXPORT_USAGE, exportCli } from './export.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
 import { loadWatcherSettings } from '../watcher/config.js';
+import { configuredTokenDecimals } from '../../chains/registry.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
@@ -109,8 +110,7 @@ async function main(argv: string[]): Promise<void> {
         const chains = loadWatcherSettings(process.env).chains;
         await exportCli(rest, {
           db,
-          tokenDecimals: (network, mode, token) =>
-            chains.find((c) => c.network === network && c.mode === mode)?.tokens.find((t) => t.symbol === token)?.decimals,
+          tokenDecimals: configuredTokenDecimals(chains),
         });
         return;
       }
