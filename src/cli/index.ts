@@ -15,6 +15,9 @@ import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
+import { CliFailure, TREASURY_USAGE, sweepCli, treasuryCli, type TreasuryCliContext } from './treasury.js';
+import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
+import { createLogger } from '../logger.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -35,6 +38,9 @@ const USAGE = `usage: npm run cli -- <command>
   webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules
   devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\`
 ${PAYOUTS_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${TREASURY_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -81,6 +87,10 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'deposits':
         return await depositsCli(rest, { db });
+      case 'treasury':
+        return await treasuryCli(rest, treasuryContext(db, config));
+      case 'sweep':
+        return await sweepCli(rest, treasuryContext(db, config));
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {
@@ -95,6 +105,22 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await db.destroy();
   }
+}
+
+/** What the treasury and sweep commands need: chains, keys (the signer for `sweep run`), fee prices, engine settings. */
+function treasuryContext(db: ReturnType<typeof createDb>, config: ReturnType<typeof loadConfig>): TreasuryCliContext {
+  const material = keyMaterialFromEnv(process.env);
+  return {
+    db,
+    adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env),
+    keys: keyDeriverOf(material),
+    signer: material.kind === 'signer' ? material.signer : null,
+    prices: () => createNativePriceService(nativePriceConfigFrom(config)),
+    engine: { pollMs: config.PAYOUT_POLL_MS, stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT },
+    env: process.env,
+    // Progress on stderr; stdout stays the command's JSON.
+    log: createLogger(config.LOG_LEVEL, { role: 'sweep' }, (l) => process.stderr.write(l)),
+  };
 }
 
 /**
@@ -115,6 +141,10 @@ function useOperatorSettings(): void {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof CliFailure) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
   if (err instanceof UsageError || err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
