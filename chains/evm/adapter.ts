@@ -3,6 +3,7 @@ import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from './approval-log.
 import { decodeTransferLog } from './transfer-log.js';
 import { fetchHeader, toHex, type RpcLog, type RpcReceipt } from './rpc-types.js';
 import {
+  OPERATOR_ACCOUNT,
   TokenRegistryMismatchError,
   type ChainAdapter,
   type ChainFamily,
@@ -12,6 +13,9 @@ import {
   type AllowanceCharger,
   type ChargeTransfer,
   type ObservedApproval,
+  type Sweeper,
+  type SweepMethodImpl,
+  type Wallet,
   type TokenSymbol,
   type KeyDeriver,
   type KeyPath,
@@ -34,6 +38,8 @@ import { encodeCursor } from './cursor.js';
 import { FailoverJsonRpc } from './failover-rpc.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 import { EvmTokenSender, type EvmTxBody } from './token-sender.js';
+import type { EvmSweepContext } from './sweep-context.js';
+import { createGasTopUpSweep } from './sweep-topup.js';
 
 export interface EvmAdapterOptions {
   network: NetworkId;
@@ -55,11 +61,14 @@ export interface EvmAdapterOptions {
   maxBlockRange?: number;
 }
 
+/** Addresses per JSON-RPC batch when reading balances (one HTTP request each). */
+export const BALANCE_BATCH_SIZE = 200;
+
 /** Mainnet chain ids for EIP-681 links when none is configured. */
 const KNOWN_LIVE_CHAIN_IDS: Partial<Record<NetworkId, bigint>> = { ethereum: 1n, bsc: 56n };
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
-export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharger<EvmTxBody> {
+export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharger<EvmTxBody>, Sweeper<EvmTxBody> {
   readonly family: ChainFamily = 'evm';
   readonly network: NetworkId;
   readonly mode: Mode;
@@ -69,6 +78,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
   readonly #sender: EvmTokenSender;
   readonly #chainId: bigint | undefined;
   #askedChainId: Promise<bigint> | undefined;
+  #sweepMethods: ReadonlyArray<SweepMethodImpl<EvmTxBody>> | undefined;
 
   constructor(o: EvmAdapterOptions) {
     this.network = o.network;
@@ -292,5 +302,59 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
     const amount = moved.reduce((sum, d) => sum + (d.token === t.token ? d.amount : 0n), 0n);
     const header = await fetchHeader(this.rpc, BigInt(receipt.blockNumber));
     return { logIndex: t.logIndex, amount, tokenContract: t.token, block: { height: header.height, hash: header.hash, time: header.time } };
+  }
+
+  // Sweeping (treasury): docs/treasury-evm.md.
+
+  /** What the EVM sweep methods use of this adapter (chains/evm/sweep-context.ts). */
+  sweepContext(): EvmSweepContext {
+    const sender = this.#sender;
+    return {
+      network: this.network,
+      rpc: this.rpc,
+      tokens: this.tokens,
+      chainId: () => sender.chainId(),
+      feeQuote: (fresh) => sender.feeQuote(fresh),
+      feeFields: (bump) => sender.feeFields(bump),
+      readDelivery: (hash, token, from, to) => sender.delivery(hash, token, from, to),
+    };
+  }
+
+  /** Preferred (cheapest) first; the treasury uses the first whose `available()` answers ok. */
+  sweepMethods(): ReadonlyArray<SweepMethodImpl<EvmTxBody>> {
+    if (!this.#sweepMethods) {
+      const ctx = this.sweepContext();
+      this.#sweepMethods = [
+        // >>> evm-7702-batch goes HERE, first: `createEip7702Sweep(ctx)` from ./sweep-7702.js (sponsored batch, no gas
+        // on deposit addresses; its available() probes EIP-7702 and answers not-ok on older chains). <<<
+        // The fallback, on every EVM chain: top up exactly the gas, transfer, reclaim what is left.
+        createGasTopUpSweep(ctx),
+      ];
+    }
+    return this.#sweepMethods;
+  }
+
+  /** balanceOf each address at the final height, in order: one JSON-RPC batch per BALANCE_BATCH_SIZE addresses. */
+  async finalTokenBalances(token: TokenSymbol, addresses: readonly string[]): Promise<bigint[]> {
+    if (addresses.length === 0) return [];
+    const contract = this.#token(token).address;
+    const block = toHex((await this.getHead()).final);
+    const out: bigint[] = [];
+    for (let i = 0; i < addresses.length; i += BALANCE_BATCH_SIZE) {
+      const chunk = addresses.slice(i, i + BALANCE_BATCH_SIZE);
+      const answers = await this.rpc.batch<string>(
+        chunk.map((a) => ({ method: 'eth_call', params: [{ to: contract, data: ERC20.encodeFunctionData('balanceOf', [a]) }, block] })),
+      );
+      for (const a of answers) {
+        if (!a.ok) throw a.error;
+        out.push(BigInt(ERC20.decodeFunctionResult('balanceOf', a.result)[0]));
+      }
+    }
+    return out;
+  }
+
+  /** OPERATOR_ACCOUNT's hot-wallet branch, as merchants' hot wallets: m/44'/60'/0'/1/<slot>. */
+  deriveOperatorWallet(keys: KeyDeriver, slot: number): Promise<Wallet> {
+    return this.deriveHotWallet(keys, OPERATOR_ACCOUNT, slot);
   }
 }

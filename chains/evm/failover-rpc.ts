@@ -1,5 +1,5 @@
 import { EndpointPool, type Endpoint, type PoolOptions } from '../rpc/endpoint-pool.js';
-import { JsonRpcClient, type RpcCaller } from './rpc-client.js';
+import { JsonRpcClient, type RpcBatchItem, type RpcCaller, type RpcRequest } from './rpc-client.js';
 import { RpcError } from './rpc-errors.js';
 
 // JSON-RPC over several endpoints of one chain (EVM, and TRON's Ethereum-compatible JSON-RPC). A call goes to the
@@ -97,6 +97,38 @@ export class FailoverJsonRpc implements RpcCaller {
       }
     }
     throw last ?? new RpcError('unavailable', `${method}: no RPC endpoint`);
+  }
+
+  /**
+   * `requests` in one JSON-RPC batch, to the healthiest endpoint; the whole batch moves to the next endpoint when the
+   * request failed by the endpoint's fault, or when any item did (a node behind the block asked for), so every answer
+   * comes from the same node. Item failures that are the request's own (a revert) are returned in their slot.
+   */
+  async batch<T>(requests: readonly RpcRequest[]): Promise<Array<RpcBatchItem<T>>> {
+    if (requests.length === 0) return [];
+    let last: unknown = null;
+    for (const e of this.pool.order()) {
+      const t0 = performance.now();
+      try {
+        const items = await this.#clients.get(e)!.batch<T>(requests);
+        const faulty = items.find((i) => !i.ok && endpointFault(i.error) !== null);
+        const fault = faulty && !faulty.ok ? endpointFault(faulty.error) : null;
+        this.pool.call(e, 'batch', fault === null, performance.now() - t0, fault);
+        if (fault === null) {
+          this.pool.serving(e);
+          return items;
+        }
+        this.pool.fault(e, `batch: ${fault}`);
+        last = faulty && !faulty.ok ? faulty.error : null;
+      } catch (err) {
+        const fault = endpointFault(err);
+        this.pool.call(e, 'batch', false, performance.now() - t0, fault);
+        if (fault === null) throw err;
+        this.pool.fault(e, `batch: ${fault}`);
+        last = err;
+      }
+    }
+    throw last ?? new RpcError('unavailable', 'batch: no RPC endpoint');
   }
 
   /**

@@ -26,7 +26,7 @@ import { grossForNet } from '../tokens/transfer-fee.js';
 // Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
 // return data (chains/evm/erc20-abi.ts).
 
-interface FeeQuote {
+export interface FeeQuote {
   /** null on chains without EIP-1559 (legacy gasPrice). */
   baseFee: bigint | null;
   tip: bigint;
@@ -43,6 +43,23 @@ export interface EvmTxBody {
   maxFeePerGas?: string;
   maxPriorityFeePerGas?: string;
   gasPrice?: string;
+  /** Native value in wei (gas top-ups and reclaims of sweeps); absent: 0. */
+  value?: string;
+}
+
+/** The fee fields of a body: EIP-1559 (type 2) or legacy gasPrice (type 0). */
+export type EvmFeeFields = { type: 2; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | { type: 0; gasPrice: bigint };
+
+/** The most a body may pay per gas (the fee cap). */
+export function feeCap(f: EvmFeeFields): bigint {
+  return f.type === 2 ? f.maxFeePerGas : f.gasPrice;
+}
+
+/** Puts fee fields into a body's string form. */
+export function withFees(body: Omit<EvmTxBody, 'type'>, f: EvmFeeFields): EvmTxBody {
+  return f.type === 2
+    ? { ...body, type: 2, maxFeePerGas: f.maxFeePerGas.toString(), maxPriorityFeePerGas: f.maxPriorityFeePerGas.toString() }
+    : { ...body, type: 0, gasPrice: f.gasPrice.toString() };
 }
 
 export class EvmTokenSender {
@@ -98,24 +115,11 @@ export class EvmTokenSender {
       throw new TransferRejectedError(reason, e.message, refusal ?? undefined);
     }
     const chainId = await this.chainId();
-    const bump = BigInt(100 + (request.feeBumpPercent ?? 0));
-    const fees = await this.feeQuote(request.feeBumpPercent !== undefined && request.feeBumpPercent > 0);
-    const body: EvmTxBody = {
-      chainId: chainId.toString(),
-      nonce: request.nonce.toString(),
-      to: contract,
-      data,
-      gasLimit: ((gas * 12n) / 10n).toString(),
-      type: 2,
-    };
-    if (fees.baseFee !== null) {
-      const priority = (fees.tip * bump) / 100n;
-      body.maxPriorityFeePerGas = priority.toString();
-      body.maxFeePerGas = ((fees.baseFee * 2n * bump) / 100n + priority).toString();
-    } else {
-      body.type = 0;
-      body.gasPrice = ((fees.gasPrice * bump) / 100n).toString();
-    }
+    const fees = await this.feeFields(request.feeBumpPercent ?? 0);
+    const body = withFees(
+      { chainId: chainId.toString(), nonce: request.nonce.toString(), to: contract, data, gasLimit: ((gas * 12n) / 10n).toString() },
+      fees,
+    );
     const balance = BigInt(await this.rpc.call<string>('eth_getBalance', [from, 'latest']));
     const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0');
     if (balance < maxCost)
@@ -141,7 +145,7 @@ export class EvmTokenSender {
   #chainId: bigint | undefined;
   #fees: { at: number; quote: FeeQuote } | undefined;
 
-  private async chainId(): Promise<bigint> {
+  async chainId(): Promise<bigint> {
     this.#chainId ??= BigInt(await this.rpc.call<string>('eth_chainId', []));
     return this.#chainId;
   }
@@ -150,7 +154,7 @@ export class EvmTokenSender {
    * Current fee levels, reused for up to a second across payouts (a payout burst would otherwise ask the node the
    * same thing hundreds of times a second). A replacement always asks afresh: it must outbid the mempool now.
    */
-  private async feeQuote(fresh: boolean): Promise<FeeQuote> {
+  async feeQuote(fresh: boolean): Promise<FeeQuote> {
     if (!fresh && this.#fees && Date.now() - this.#fees.at < 1000) return this.#fees.quote;
     const latest = await this.rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false]);
     const quote: FeeQuote =
@@ -165,6 +169,18 @@ export class EvmTokenSender {
     return quote;
   }
 
+  /**
+   * Fee fields for a transaction sent now, `feeBumpPercent` above the current levels (a replacement asks afresh):
+   * EIP-1559 cap = 2 x base fee + tip (room for six full blocks of base-fee rises), legacy gasPrice otherwise.
+   */
+  async feeFields(feeBumpPercent: number): Promise<EvmFeeFields> {
+    const bump = BigInt(100 + feeBumpPercent);
+    const fees = await this.feeQuote(feeBumpPercent > 0);
+    if (fees.baseFee === null) return { type: 0, gasPrice: (fees.gasPrice * bump) / 100n };
+    const priority = (fees.tip * bump) / 100n;
+    return { type: 2, maxPriorityFeePerGas: priority, maxFeePerGas: (fees.baseFee * 2n * bump) / 100n + priority };
+  }
+
   async sign(unsigned: UnsignedTransfer<EvmTxBody>, signer: TxSigner): Promise<SignedTransfer> {
     const b = unsigned.body;
     const tx = Transaction.from({
@@ -173,6 +189,7 @@ export class EvmTokenSender {
       nonce: Number(b.nonce),
       to: b.to,
       data: b.data,
+      value: BigInt(b.value ?? '0'),
       gasLimit: BigInt(b.gasLimit),
       ...(b.type === 2
         ? { maxFeePerGas: BigInt(b.maxFeePerGas!), maxPriorityFeePerGas: BigInt(b.maxPriorityFeePerGas!) }
@@ -227,7 +244,12 @@ export class EvmTokenSender {
         return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', refusal };
       return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
     }
+    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
+    // A transaction that called no registry token (a sweep's gas top-up or reclaim: plain native value) succeeds on its
+    // status; what it moved is read by whoever sent it (SweepMethodImpl.read). A token call must show its Transfer log.
+    if (transferFrom === undefined && (receipt.to === null || !contracts.has(receipt.to.toLowerCase())))
+      return { status: 'succeeded', block, confirmations, final: isFinal, fee };
     const sender = (transferFrom ?? receipt.from).toLowerCase();
     const moved = receipt.logs.map(decodeTransferLog).some((d) => d !== null && contracts.has(d.token) && d.from === sender);
     if (!moved)
@@ -239,7 +261,6 @@ export class EvmTokenSender {
         reason: 'no_transfer_event',
         detail: 'no Transfer log from the hot wallet',
       };
-    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
     return { status: 'succeeded', block, confirmations, final: isFinal, fee };
   }
 
