@@ -3,7 +3,7 @@ import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { InvalidAmountError, formatBaseUnits, formatMinor, parseDecimalToMinor } from '../domain/money.js';
 import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
-import { listSweeps, sweepCosts } from '../ledger/sweeps.js';
+import { listSweeps, runningSweepIds, sweepCosts } from '../ledger/sweeps.js';
 import { listTreasuryDestinations, setSweepPolicy, setTreasuryDestination, treasuryDestinationChanges } from '../ledger/treasury.js';
 import type { Logger } from '../logger.js';
 import type { NativePriceService } from '../rates/native-prices.js';
@@ -193,6 +193,8 @@ export async function sweepCli(args: string[], ctx: TreasuryCliContext): Promise
       const wait = values['wait-seconds'] ?? '600';
       if (!/^\d+$/.test(wait)) throw new UsageError('--wait-seconds must be a whole number');
       if (!ctx.signer) throw new UsageError('sweep run signs transactions: it needs HD_MNEMONIC');
+      // Sweeps a crashed run left running are driven to their end too (they resume from the tables).
+      const resumedIds = new Set(await runningSweepIds(ctx.db));
       const report = await plan(ctx, filterFrom(values));
       const created = await createSweeps(ctx.db, report.batches);
       const adapters = await ctx.adapters();
@@ -201,9 +203,11 @@ export async function sweepCli(args: string[], ctx: TreasuryCliContext): Promise
         { timeoutMs: Number(wait) * 1000 },
       );
       const ids = new Set(created.map((s) => s.id));
-      const sweeps = (await listSweeps(ctx.db, { limit: 500 })).filter((s) => ids.has(s.id));
+      const all = await listSweeps(ctx.db, { limit: 1000 });
+      const sweeps = all.filter((s) => ids.has(s.id) || resumedIds.has(s.id));
       out({
-        created: sweeps.map((s) => sweepJson(s)),
+        created: sweeps.filter((s) => ids.has(s.id)).map((s) => sweepJson(s)),
+        resumed: sweeps.filter((s) => resumedIds.has(s.id)).map((s) => sweepJson(s)),
         skipped: planJson(report, adapters.tokenDecimals).skipped,
         still_running: running,
       });

@@ -13,6 +13,13 @@ import { advanceSweepStep, type SweepEngineDeps } from './step-kind.js';
 // where it stopped. A step that fails stops the sweep: steps in flight are followed to their end, steps not started
 // are skipped, and the addresses not swept are released for a later sweep.
 
+/**
+ * Tests only: SP_FAILPOINTS_SWEEP_STEP=<purpose> (fund, transfer, ...) limits SP_FAILPOINTS to the sweep steps of that
+ * purpose, so a crash test can kill the process at a top-up or at a transfer of the same sweep.
+ */
+const failpointPurpose = process.env.SP_FAILPOINTS_SWEEP_STEP?.trim() || null;
+const noFailpoint = () => {};
+
 /** Persists each planned batch as a running sweep. Batches whose addresses are already in a running sweep are left out. */
 export async function createSweeps(db: Db, batches: readonly PlannedBatch[]): Promise<SweepRow[]> {
   const created: SweepRow[] = [];
@@ -80,7 +87,9 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
     const group = Math.min(...open.map((s) => s.group_no));
     let waitMs = 0;
     for (const step of open.filter((s) => s.group_no === group)) {
-      const r = await advanceSweepStep(stepDeps, step.id);
+      const d =
+        failpointPurpose && step.purpose !== failpointPurpose && !deps.failpoint ? { ...stepDeps, failpoint: noFailpoint } : stepDeps;
+      const r = await advanceSweepStep(d, step.id);
       if (r.kind === 'wait') waitMs = Math.max(waitMs, r.ms);
     }
     if (waitMs > 0) return { kind: 'wait', ms: waitMs };

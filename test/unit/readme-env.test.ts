@@ -351,6 +351,8 @@ const PROVEN_ELSEWHERE: Record<string, string> = {
   TEST_REDIS_URL: 'test/support/env.ts: every test Redis connection',
   SP_FAILPOINTS:
     'src/outbound/failpoints.ts: test/integration/refunds-crash.test.ts and subscriptions-crash.test.ts kill a worker through it',
+  SP_FAILPOINTS_SWEEP_STEP:
+    'src/treasury/runner.ts: test/integration/treasury-sweep-faults.test.ts kills `sweep run` at the top-up or at the transfer through it',
 };
 
 describe("README's configuration table", () => {
