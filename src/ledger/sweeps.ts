@@ -222,6 +222,15 @@ export async function recordStepAttempt(
       signed: JSON.stringify(a.signed),
       fee_bump_percent: a.feeBumpPercent,
     })
+    // Signing afresh at the same nonce with the same fees gives the same bytes (deterministic signatures): the
+    // dropped attempt of this step with that hash is live again rather than a second row.
+    .onConflict((oc) =>
+      oc
+        .columns(['network', 'mode', 'tx_hash'])
+        .doUpdateSet({ state: 'signed', detail: null, broadcast_at: null, settled_at: null, created_at: sql`now()` })
+        .where('sweep_step_attempts.step_id', '=', step.id)
+        .where('sweep_step_attempts.state', '=', 'dropped'),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
   await trx

@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSweeps, sweepCosts } from '../../src/ledger/sweeps.js';
+import { metrics } from '../../src/metrics/registry.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { createSweeps, driveSweeps } from '../../src/treasury/runner.js';
 import { backgroundMiner, transfersFrom } from '../support/chain-watch.js';
@@ -41,6 +44,14 @@ afterAll(async () => {
 
 const USDT = (n: number) => BigInt(n) * 1_000_000n;
 
+/** The value of a counter series of this process's registry (0 when absent). */
+async function counter(name: string, labels: Record<string, string>): Promise<number> {
+  const m = metrics.prom.getSingleMetric(name);
+  if (!m) return 0;
+  const { values } = await m.get();
+  return values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
+}
+
 describe('sweep to the treasury', () => {
   it('tops the refunds hot wallet up to its float first, sends the rest to the treasury, and the ledger equals the chain', async () => {
     const shop = await h.newMerchant('Sweeper');
@@ -66,6 +77,14 @@ describe('sweep to the treasury', () => {
       expect(b.feeShareBps).toBeLessThanOrEqual(5000);
     }
 
+    const completedBefore = await counter('stablepay_sweeps_total', {
+      network: 'ethereum',
+      mode: 'test',
+      token: 'USDT',
+      status: 'completed',
+    });
+    const sweptBefore = await counter('stablepay_swept_base_units_total', { network: 'ethereum', mode: 'test', token: 'USDT' });
+    const feesBefore = await counter('stablepay_sweep_fees_native_base_units_total', { network: 'ethereum', mode: 'test' });
     const created = await createSweeps(h.t.db, plan.batches);
     expect(created).toHaveLength(2);
     // Persisted before anything is sent: every step pending, every source planned.
@@ -99,6 +118,17 @@ describe('sweep to the treasury', () => {
     expect(costs).toHaveLength(1);
     expect(costs[0]!.fee_base).toBe(after.reduce((t, s) => t + s.actual_fee, 0n));
     expect(costs[0]!.swept_base_by_token).toEqual({ USDT: String(USDT(65)) });
+
+    // Metrics: two sweeps completed, 65 USDT swept, fees counted (bounded labels: network, mode, token, status).
+    expect(await counter('stablepay_sweeps_total', { network: 'ethereum', mode: 'test', token: 'USDT', status: 'completed' })).toBe(
+      completedBefore + 2,
+    );
+    expect(await counter('stablepay_swept_base_units_total', { network: 'ethereum', mode: 'test', token: 'USDT' })).toBe(
+      sweptBefore + 65_000_000,
+    );
+    expect(await counter('stablepay_sweep_fees_native_base_units_total', { network: 'ethereum', mode: 'test' })).toBeGreaterThan(
+      feesBefore,
+    );
 
     // Nothing left: the next plan has nothing to move.
     expect((await planSweeps(deps.planner, { merchantId: shop.id })).batches).toEqual([]);
@@ -203,5 +233,100 @@ describe('policy', () => {
     } finally {
       ticker.options = { coinbaseRates: ETH_PRICES };
     }
+  }, 240_000);
+});
+
+describe('operator commands', () => {
+  const run = promisify(execFile);
+  async function cli(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+    try {
+      const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+        env: {
+          ...process.env,
+          ...h.env,
+          LOG_LEVEL: 'silent',
+          NATIVE_PRICE_SOURCES: 'coinbase',
+          RATE_COINBASE_BASE_URL: ticker.url,
+          ...extra,
+        },
+      });
+      return { code: 0, out: r.stdout, err: r.stderr };
+    } catch (e) {
+      const x = e as { code: number; stdout: string; stderr: string };
+      return { code: x.code, out: x.stdout, err: x.stderr };
+    }
+  }
+
+  it('sweep plan (JSON and table) writes nothing; sweep run exits 0 and sweep list shows the tx hashes', async () => {
+    const shop = await h.newMerchant('CLI sweeps');
+    await permissivePolicy(h);
+    const s = await h.paidSession(shop, { amount: '9.00' });
+    await confirmedDeposits(h, s.id);
+    const address = await depositAddressOf(h, s.id);
+
+    const json = await cli(['sweep', 'plan', '--merchant', shop.id, '--json']);
+    expect(json.code, json.err).toBe(0);
+    const plan = JSON.parse(json.out);
+    expect(plan.batches).toHaveLength(1);
+    expect(plan.batches[0]).toMatchObject({
+      network: 'ethereum',
+      mode: 'test',
+      token: 'USDT',
+      method: 'evm-gas-topup',
+      destination_kind: 'hot_wallet',
+      addresses: 1,
+      amount: '9.00',
+      transactions_by_purpose: { fund: 1, transfer: 1 },
+    });
+    expect(BigInt(plan.batches[0].estimated_fee_native_base)).toBeGreaterThan(0n);
+    expect(plan.batches[0].fee_share_bps).toBeGreaterThanOrEqual(0);
+    const table = await cli(['sweep', 'plan', '--merchant', shop.id]);
+    expect(table.code, table.err).toBe(0);
+    expect(table.out).toMatch(/ethereum\s+test\s+USDT\s+hot_wallet\s+evm-gas-topup\s+1\s+9\.00\s/);
+    expect(await h.t.db.selectFrom('sweeps').select('id').where('merchant_id', '=', shop.id).execute()).toEqual([]);
+
+    const ran = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '90']);
+    expect(ran.code, ran.err).toBe(0);
+    expect(JSON.parse(ran.out).created.map((x: { status: string }) => x.status)).toEqual(['completed']);
+    const listed = await cli(['sweep', 'list', '--merchant', shop.id]);
+    expect(listed.code).toBe(0);
+    const [sweep] = JSON.parse(listed.out);
+    const moved = await transfersFrom(h.node, h.tokens.USDT.address, address);
+    expect(sweep.sources).toEqual([{ address, planned_base: '9000000', swept_base: '9000000', state: 'swept', tx_hash: moved[0]!.tx }]);
+    expect(sweep.steps.find((x: { purpose: string }) => x.purpose === 'transfer').tx_hash).toBe(moved[0]!.tx);
+  }, 240_000);
+
+  it('sweep run exits 1 while a sweep cannot proceed (the gas station is empty); the next run resumes the same sweep', async () => {
+    const shop = await h.newMerchant('No gas');
+    await permissivePolicy(h);
+    const s = await h.paidSession(shop, { amount: '8.00' });
+    await confirmedDeposits(h, s.id);
+    const station = await gasStation(h);
+    const balance = await h.node.rpc<string>('eth_getBalance', [station, 'latest']);
+    await h.node.rpc('anvil_setBalance', [station, '0x0']);
+    let sweepId: string;
+    try {
+      const ran = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '5']);
+      expect(ran.code).toBe(1);
+      expect(ran.err).toMatch(/1 sweep\(s\) did not complete: swp_\w+ running/);
+      const [sweep] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
+      sweepId = sweep!.id;
+      // Nothing moved: the top-up waits for the operator to fund the gas station (as a charger out of gas does).
+      expect(sweep!.sources.map((x) => x.state)).toEqual(['planned']);
+      expect(await tokenBalance(h, 'USDT', shop.hotWallet)).toBe(0n);
+    } finally {
+      await h.node.rpc('anvil_setBalance', [station, balance]);
+    }
+    const again = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '90']);
+    expect(again.code, again.err + again.out).toBe(0);
+    const report = JSON.parse(again.out);
+    expect(report.created).toEqual([]);
+    expect(report.resumed.map((x: { id: string; status: string }) => [x.id, x.status])).toEqual([[sweepId, 'completed']]);
+    expect(await tokenBalance(h, 'USDT', shop.hotWallet)).toBe(USDT(8));
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, await depositAddressOf(h, s.id))).toHaveLength(1);
+    // Bytes refused and signed again identically (same nonce, same fees) are one attempt row, not a duplicate.
+    const fund = (await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 }))[0]!.steps.find((x) => x.purpose === 'fund')!;
+    const rows = await h.t.db.selectFrom('sweep_step_attempts').select(['tx_hash', 'state']).where('tx_hash', '=', fund.tx_hash!).execute();
+    expect(rows).toEqual([{ tx_hash: fund.tx_hash, state: 'confirmed' }]);
   }, 240_000);
 });
