@@ -232,6 +232,32 @@ describe('evm-gas-topup on a pre-Prague chain', () => {
     });
   }
 
+  it('a reclaim not worth its fee is skipped: the dust stays on the address and is priced in the plan', async () => {
+    // A near-zero base fee (BSC-like): the tip is all the price, and what a top-up leaves is less than a reclaim burns.
+    await node.rpc('anvil_setNextBlockBaseFeePerGas', ['0x7']);
+    await node.mine(1);
+    const sources = [await deposit(eth, tokens.USDC, parseUnits('5', 6)), await deposit(eth, tokens.USDC, parseUnits('6', 6))];
+    const req = request('USDC', sources);
+    const stationBefore = await nativeBalance(gasStation.address);
+    const { plan, steps } = await drive(eth, req);
+    for (const r of of(steps, 'reclaim')) {
+      expect(r.hash).toBeNull();
+      expect(r.step.estimatedFee).toBe(0n);
+    }
+    expect(await tokenBalance(tokens.USDC, req.destination)).toBe(parseUnits('11', 6));
+    const funds = of(steps, 'fund');
+    const spent = stationBefore - (await nativeBalance(gasStation.address));
+    expect(spent).toBe(sum(funds.map((f) => f.receipt!.nativeMoved + f.receipt!.fee)));
+    // Every wei of a top-up is either burnt by its transfer or left on the address.
+    for (const s of sources) {
+      const transfer = of(steps, 'transfer').find((t) => t.step.sources[0] === s.address)!;
+      const fund = funds.find((f) => f.step.to === s.address)!;
+      expect(await nativeBalance(s.address)).toBe(fund.receipt!.nativeMoved - transfer.receipt!.fee);
+      expect(await nativeBalance(s.address)).toBeGreaterThan(0n);
+    }
+    expect(spent).toBeLessThanOrEqual(plan.estimatedCost);
+  });
+
   it('a Tether fee: the destination gets the net, the fee is reported as elsewhere', async () => {
     const t = tokens.USDT;
     await send(t, 'setParams', 10n, parseUnits('1', 6));
