@@ -17,7 +17,7 @@ const LAYERS = [
   { name: 'ledger', path: '^src/ledger/', may: ['domain', 'db', 'security'] },
   // Instruments (the registry and the metrics each service records) sit low, so services can record; the collectors
   // that read the database, queues and wallets at scrape time sit with the entry points' helpers.
-  { name: 'metrics', path: '^src/metrics/(registry|http|rpc|webhooks|watcher|server)[.]ts$', may: ['domain', 'chains'] },
+  { name: 'metrics', path: '^src/metrics/(registry|http|rpc|webhooks|watcher|server|sweeps)[.]ts$', may: ['domain', 'chains'] },
   { name: 'jobs', path: '^src/jobs/', may: ['domain', 'db:types', 'ledger', 'logger'] },
   { name: 'webhooks', path: '^src/webhooks/', may: ['domain', 'db', 'security', 'logger', 'metrics'] },
   { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'logger', 'metrics'] },
@@ -28,6 +28,11 @@ const LAYERS = [
     name: 'subscriptions',
     path: '^src/subscriptions/(?!page/)',
     may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'],
+  },
+  {
+    name: 'treasury',
+    path: '^src/treasury/',
+    may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound', 'rates', 'metrics'],
   },
   { name: 'checkout', path: '^src/checkout/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'api'] },
   {

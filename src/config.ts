@@ -70,6 +70,11 @@ export const configSchema = z
     PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
     PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
     PAYOUT_LOCK_MS: int(1000, 600_000).default(30_000),
+    // Sweeping (docs/treasury.md): the worker role plans and starts sweeps every SWEEP_INTERVAL_SECONDS (0: never; the
+    // operator runs `sweep run`) and advances the running ones every SWEEP_TICK_MS.
+    SWEEP_INTERVAL_SECONDS: int(0, 30 * 86_400).default(0),
+    SWEEP_TICK_MS: int(100, 600_000).default(5000),
+    NATIVE_PRICE_SOURCES: z.string().default('coinbase,binance'),
     METRICS_HOST: z.string().default('127.0.0.1'),
     // `0` or `off`: no metrics listener in this process.
     METRICS_PORT: z

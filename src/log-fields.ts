@@ -1,6 +1,6 @@
 // Business ids on log lines (docs/operations.md, "Logs"): one grep for a session, refund, charge, event or
 // transaction id finds every line about it. Field names are the API's: session_id, refund_id, charge_id,
-// subscription_id, invoice_id, event_id, deposit_id, tx_hash, network, mode.
+// subscription_id, invoice_id, event_id, deposit_id, tx_hash, network, mode; sweeps: sweep_id, sweep_step_id, merchant_id.
 
 type FieldLogger = {
   info(obj: Record<string, unknown>, msg: string): void;
@@ -24,6 +24,8 @@ const AGGREGATE_FIELD: Record<string, string> = {
   sub: 'subscription_id',
   in: 'invoice_id',
   pay: 'payment_id',
+  swp: 'sweep_id',
+  sws: 'sweep_step_id',
 };
 
 /** The log field of an object id by its prefix (`cs_...` -> session_id); `object_id` for any other. */

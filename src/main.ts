@@ -13,6 +13,8 @@ import { SecretBox } from './security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
 import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
 import { createPayoutScheduler, startPayoutWorker } from './payouts/worker.js';
+import { startSweepWorker } from './treasury/worker.js';
+import { createNativePriceService, nativePriceConfigFrom } from './rates/native-prices.js';
 import { createDepositSetupScheduler, startDepositSetupWorker } from './payouts/deposit-setup.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
@@ -157,6 +159,26 @@ export async function start(
         ...(clock ? { clock } : {}),
       });
       stops.push(() => subscriptions.stop());
+      // Sweeping deposit addresses (docs/treasury.md): off unless SWEEP_INTERVAL_SECONDS is set.
+      if (config.SWEEP_INTERVAL_SECONDS > 0) {
+        const engine = {
+          db,
+          adapters,
+          signer: keyMaterial.signer,
+          pollMs: config.PAYOUT_POLL_MS,
+          stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
+          feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+          log: log.child({ role: 'sweeps' }),
+        };
+        const sweeps = startSweepWorker({
+          engine,
+          planner: { db, adapters, keys: keyMaterial.signer, prices: createNativePriceService(nativePriceConfigFrom(config)) },
+          intervalMs: config.SWEEP_INTERVAL_SECONDS * 1000,
+          tickMs: config.SWEEP_TICK_MS,
+          log: log.child({ role: 'sweeps' }),
+        });
+        stops.push(() => sweeps.stop());
+      }
     } else {
       log.warn({}, 'no HD_MNEMONIC: this worker does not pay refunds');
     }

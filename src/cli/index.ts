@@ -18,6 +18,9 @@ import { configuredTokenDecimals } from '../../chains/registry.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
+import { CliFailure, TREASURY_USAGE, sweepCli, treasuryCli, type TreasuryCliContext } from './treasury.js';
+import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
+import { createLogger } from '../logger.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -44,6 +47,9 @@ ${MONEY_BACK_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${EXPORT_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${TREASURY_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -114,6 +120,10 @@ async function main(argv: string[]): Promise<void> {
         });
         return;
       }
+      case 'treasury':
+        return await treasuryCli(rest, treasuryContext(db, config));
+      case 'sweep':
+        return await sweepCli(rest, treasuryContext(db, config));
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {
@@ -128,6 +138,22 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await db.destroy();
   }
+}
+
+/** What the treasury and sweep commands need: chains, keys (the signer for `sweep run`), fee prices, engine settings. */
+function treasuryContext(db: ReturnType<typeof createDb>, config: ReturnType<typeof loadConfig>): TreasuryCliContext {
+  const material = keyMaterialFromEnv(process.env);
+  return {
+    db,
+    adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env),
+    keys: keyDeriverOf(material),
+    signer: material.kind === 'signer' ? material.signer : null,
+    prices: () => createNativePriceService(nativePriceConfigFrom(config)),
+    engine: { pollMs: config.PAYOUT_POLL_MS, stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT },
+    env: process.env,
+    // Progress on stderr; stdout stays the command's JSON.
+    log: createLogger(config.LOG_LEVEL, { role: 'sweep' }, (l) => process.stderr.write(l)),
+  };
 }
 
 /**
@@ -148,6 +174,10 @@ function useOperatorSettings(): void {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof CliFailure) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
   if (err instanceof UsageError || err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);

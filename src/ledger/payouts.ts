@@ -114,6 +114,18 @@ export async function releaseNonceIfLast(
   w: { network: NetworkId; mode: Mode; address: string },
   attempt: Pick<PayoutAttempt, 'id' | 'nonce'>,
 ): Promise<boolean> {
+  return releaseNonceIfLastWith(db, w, attempt, (trx) =>
+    setAttemptState(trx, attempt.id, 'dropped', 'refused by the network before landing; nonce given back'),
+  );
+}
+
+/** releaseNonceIfLast for any kind's attempts table: `drop` marks the attempt dropped in the same transaction. */
+export async function releaseNonceIfLastWith(
+  db: Db,
+  w: { network: NetworkId; mode: Mode; address: string },
+  attempt: { nonce: bigint | null },
+  drop: (trx: Transaction<Database>) => Promise<void>,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const next = await lockNonceRow(trx, w);
     if (next === undefined || attempt.nonce === null || next !== attempt.nonce + 1n) return false;
@@ -124,7 +136,7 @@ export async function releaseNonceIfLast(
       .where('mode', '=', w.mode)
       .where('address', '=', w.address)
       .execute();
-    await setAttemptState(trx, attempt.id, 'dropped', 'refused by the network before landing; nonce given back');
+    await drop(trx);
     return true;
   });
 }

@@ -123,6 +123,9 @@ const CONFIG_SAMPLES: Record<string, string> = {
   PAYOUT_JOB_BUDGET_MS: '5000',
   PAYOUT_SWEEP_INTERVAL_MS: '5000',
   PAYOUT_LOCK_MS: '5000',
+  SWEEP_INTERVAL_SECONDS: '3600',
+  SWEEP_TICK_MS: '1000',
+  NATIVE_PRICE_SOURCES: 'binance',
   TRUST_PROXY: '10.0.0.0/8',
   API_RATE_LIMIT_PER_KEY_PER_SECOND: '7',
   API_RATE_LIMIT_PER_IP_PER_SECOND: '9',
@@ -349,6 +352,8 @@ const PROVEN_ELSEWHERE: Record<string, string> = {
   TEST_REDIS_URL: 'test/support/env.ts: every test Redis connection',
   SP_FAILPOINTS:
     'src/outbound/failpoints.ts: test/integration/refunds-crash.test.ts and subscriptions-crash.test.ts kill a worker through it',
+  SP_FAILPOINTS_SWEEP_STEP:
+    'src/treasury/runner.ts: test/integration/treasury-sweep-faults.test.ts kills `sweep run` at the top-up or at the transfer through it',
 };
 
 describe("README's configuration table", () => {

@@ -1,0 +1,422 @@
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { KeyDeriver, TxSigner } from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import { InvalidAmountError, formatBaseUnits, formatMinor, parseDecimalToMinor } from '../domain/money.js';
+import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
+import { listSweeps, runningSweepIds, sweepCosts } from '../ledger/sweeps.js';
+import { listTreasuryDestinations, setSweepPolicy, setTreasuryDestination, treasuryDestinationChanges } from '../ledger/treasury.js';
+import type { Logger } from '../logger.js';
+import type { NativePriceService } from '../rates/native-prices.js';
+import { planSweeps, type PlanFilter, type SweepPlanReport } from '../treasury/planner.js';
+import { sweepPolicy } from '../treasury/policy.js';
+import { createSweeps, driveSweeps } from '../treasury/runner.js';
+import { UsageError, options, print, required } from './args.js';
+
+// Operator commands for sweeping (docs/treasury.md): where the money goes (`treasury set/show`), what a sweep would
+// do (`sweep plan`), doing it (`sweep run`), what was done (`sweep list`) and what it cost (`sweep costs`).
+
+export const TREASURY_USAGE = `treasury set --merchant <id> --network <n> --mode test|live --address <addr>|none [--hot-float <amount>] [--actor <who>]
+                                               destination of swept funds (audited; no treasury: the refunds hot wallet)
+treasury show [--merchant <id>]                destinations, hot-float targets and their change history
+sweep plan [--merchant --network --mode --token] [--json]
+                                               dry run: what would move, estimated fees and fee share, what waits and why
+sweep run [--merchant --network --mode --token] [--wait-seconds N]
+                                               plan, persist and send the sweeps; exit 1 if one fails or is still running
+sweep list [--merchant <id>] [--status running|completed|partial|failed] [--limit N]
+sweep costs --since <iso> --until <iso> [--merchant <id>]
+                                               fees spent per merchant, network and mode, with what was swept
+sweep policy set --network <n> --mode test|live --token USDT|USDC --min <amount> --max-fee-bps N [--actor <who>]
+sweep policy show --network <n> --mode test|live --token USDT|USDC`;
+
+export interface TreasuryCliContext {
+  db: Db;
+  /** The configured chains (created lazily: only some commands need RPC). */
+  adapters: () => Promise<ChainRegistry>;
+  keys: KeyDeriver | null;
+  signer: TxSigner | null;
+  prices: () => NativePriceService;
+  engine: { pollMs: number; stuckAfterMs: number; feeBumpPercent: number };
+  env: Record<string, string | undefined>;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  out?: (value: unknown) => void;
+  /** Human-readable output (sweep plan's table). */
+  write?: (text: string) => void;
+}
+
+export class CliFailure extends Error {}
+
+function mode(v: string | boolean | undefined): Mode {
+  const m = required(v, 'mode');
+  if (m !== 'test' && m !== 'live') throw new UsageError('--mode must be test or live');
+  return m;
+}
+
+function network(v: string | boolean | undefined): NetworkId {
+  const n = required(v, 'network');
+  if (!isNetworkId(n)) throw new UsageError(`--network must be one of ethereum, bsc, tron, solana (got ${n})`);
+  return n;
+}
+
+function token(v: string | boolean | undefined): TokenSymbol {
+  const t = required(v, 'token');
+  if (!isTokenSymbol(t)) throw new UsageError('--token must be USDT or USDC');
+  return t;
+}
+
+function amountMinor(text: string, name: string): bigint {
+  try {
+    return parseDecimalToMinor(text, STABLECOIN_EXPONENT);
+  } catch (e) {
+    if (e instanceof InvalidAmountError) throw new UsageError(`--${name}: ${e.message}`);
+    throw e;
+  }
+}
+
+function actor(v: string | boolean | undefined, env: Record<string, string | undefined>): string {
+  const a = (typeof v === 'string' && v.trim()) || env['USER']?.trim() || env['LOGNAME']?.trim();
+  if (!a) throw new UsageError('--actor is required when $USER is not set (the audit row names who changed it)');
+  return a;
+}
+
+function filterFrom(values: Record<string, string | boolean | undefined>): PlanFilter {
+  return {
+    ...(typeof values['merchant'] === 'string' ? { merchantId: values['merchant'] } : {}),
+    ...(values['network'] !== undefined ? { network: network(values['network']) } : {}),
+    ...(values['mode'] !== undefined ? { mode: mode(values['mode']) } : {}),
+    ...(values['token'] !== undefined ? { token: token(values['token']) } : {}),
+  };
+}
+
+const FILTER = { merchant: { type: 'string' }, network: { type: 'string' }, mode: { type: 'string' }, token: { type: 'string' } } as const;
+
+export async function treasuryCli(args: string[], ctx: TreasuryCliContext): Promise<void> {
+  const out = ctx.out ?? print;
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'set': {
+      const { values } = options(rest, {
+        merchant: { type: 'string' },
+        network: { type: 'string' },
+        mode: { type: 'string' },
+        address: { type: 'string' },
+        'hot-float': { type: 'string' },
+        actor: { type: 'string' },
+      });
+      const merchantId = required(values.merchant, 'merchant');
+      const n = network(values.network);
+      const m = mode(values.mode);
+      const raw = required(values.address, 'address');
+      const hotFloat = values['hot-float'] !== undefined ? amountMinor(required(values['hot-float'], 'hot-float'), 'hot-float') : undefined;
+      const merchant = await ctx.db.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
+      if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
+      let address: string | null = null;
+      if (raw !== 'none') {
+        const adapter = (await ctx.adapters()).get(n, m);
+        if (!adapter) throw new UsageError(`${n} (${m}) is not configured here: its adapter validates the address`);
+        address = adapter.normalizeAddress(raw);
+        if (!address) throw new UsageError(`--address ${raw} is not a valid ${n} address`);
+      }
+      const who = actor(values.actor, ctx.env);
+      const { destination, change } = await setTreasuryDestination(ctx.db, {
+        merchantId,
+        network: n,
+        mode: m,
+        treasuryAddress: address,
+        ...(hotFloat !== undefined ? { hotFloatMinor: hotFloat } : {}),
+        actor: who,
+      });
+      out({
+        merchant_id: destination.merchant_id,
+        network: destination.network,
+        mode: destination.mode,
+        treasury_address: destination.treasury_address,
+        hot_float: formatMinor(destination.hot_float_minor, STABLECOIN_EXPONENT),
+        audit: {
+          id: change.id,
+          actor: change.actor,
+          changed_at: change.changed_at,
+          old_treasury_address: change.old_treasury_address,
+          new_treasury_address: change.new_treasury_address,
+        },
+      });
+      return;
+    }
+    case 'show': {
+      const { values } = options(rest, { merchant: { type: 'string' } });
+      const rows = await listTreasuryDestinations(ctx.db, typeof values.merchant === 'string' ? values.merchant : undefined);
+      const merchants = [...new Set(rows.map((r) => r.merchant_id))];
+      const history = new Map<string, Awaited<ReturnType<typeof treasuryDestinationChanges>>>();
+      for (const id of merchants) history.set(id, await treasuryDestinationChanges(ctx.db, id));
+      out(
+        rows.map((r) => ({
+          merchant_id: r.merchant_id,
+          network: r.network,
+          mode: r.mode,
+          treasury_address: r.treasury_address,
+          sweeps_go_to: r.treasury_address ? 'treasury (after the hot-wallet float)' : 'refunds hot wallet',
+          hot_float: formatMinor(r.hot_float_minor, STABLECOIN_EXPONENT),
+          updated_by: r.updated_by,
+          updated_at: r.updated_at,
+          changes: (history.get(r.merchant_id) ?? [])
+            .filter((c) => c.network === r.network && c.mode === r.mode)
+            .map((c) => ({
+              actor: c.actor,
+              changed_at: c.changed_at,
+              old_treasury_address: c.old_treasury_address,
+              new_treasury_address: c.new_treasury_address,
+              old_hot_float: c.old_hot_float_minor === null ? null : formatMinor(c.old_hot_float_minor, STABLECOIN_EXPONENT),
+              new_hot_float: formatMinor(c.new_hot_float_minor, STABLECOIN_EXPONENT),
+            })),
+        })),
+      );
+      return;
+    }
+    default:
+      throw new UsageError(`unknown treasury command ${sub ?? ''}\n${TREASURY_USAGE}`);
+  }
+}
+
+export async function sweepCli(args: string[], ctx: TreasuryCliContext): Promise<void> {
+  const out = ctx.out ?? print;
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'plan': {
+      const { values } = options(rest, { ...FILTER, json: { type: 'boolean' } });
+      const report = await plan(ctx, filterFrom(values));
+      const tokenDecimals = (await ctx.adapters()).tokenDecimals;
+      if (values.json) out(planJson(report, tokenDecimals));
+      else (ctx.write ?? ((t: string) => process.stdout.write(t)))(planTable(report, tokenDecimals));
+      return;
+    }
+    case 'run': {
+      const { values } = options(rest, { ...FILTER, 'wait-seconds': { type: 'string' } });
+      const wait = values['wait-seconds'] ?? '600';
+      if (!/^\d+$/.test(wait)) throw new UsageError('--wait-seconds must be a whole number');
+      if (!ctx.signer) throw new UsageError('sweep run signs transactions: it needs HD_MNEMONIC');
+      // Sweeps a crashed run left running are driven to their end too (they resume from the tables).
+      const resumedIds = new Set(await runningSweepIds(ctx.db));
+      const report = await plan(ctx, filterFrom(values));
+      const created = await createSweeps(ctx.db, report.batches);
+      const adapters = await ctx.adapters();
+      const running = await driveSweeps(
+        { db: ctx.db, adapters, signer: ctx.signer, ...ctx.engine, ...(ctx.log ? { log: ctx.log } : {}) },
+        { timeoutMs: Number(wait) * 1000 },
+      );
+      const ids = new Set(created.map((s) => s.id));
+      const all = await listSweeps(ctx.db, { limit: 1000 });
+      const sweeps = all.filter((s) => ids.has(s.id) || resumedIds.has(s.id));
+      out({
+        created: sweeps.filter((s) => ids.has(s.id)).map((s) => sweepJson(s)),
+        resumed: sweeps.filter((s) => resumedIds.has(s.id)).map((s) => sweepJson(s)),
+        skipped: planJson(report, adapters.tokenDecimals).skipped,
+        still_running: running,
+      });
+      const bad = sweeps.filter((s) => s.status === 'failed' || s.status === 'partial' || s.status === 'running');
+      if (bad.length > 0)
+        throw new CliFailure(`${bad.length} sweep(s) did not complete: ${bad.map((s) => `${s.id} ${s.status}`).join(', ')}`);
+      return;
+    }
+    case 'list': {
+      const { values } = options(rest, { merchant: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } });
+      const limit = values.limit ?? '50';
+      if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 1000) throw new UsageError('--limit must be 1..1000');
+      if (values.status && !['running', 'completed', 'partial', 'failed'].includes(values.status))
+        throw new UsageError('--status must be running, completed, partial or failed');
+      const rows = await listSweeps(ctx.db, {
+        limit: Number(limit),
+        ...(values.merchant ? { merchantId: values.merchant } : {}),
+        ...(values.status ? { status: values.status } : {}),
+      });
+      out(rows.map((s) => sweepJson(s)));
+      return;
+    }
+    case 'costs': {
+      const { values } = options(rest, { since: { type: 'string' }, until: { type: 'string' }, merchant: { type: 'string' } });
+      const since = date(required(values.since, 'since'), 'since');
+      const until = date(required(values.until, 'until'), 'until');
+      if (until <= since) throw new UsageError('--until must be after --since');
+      const rows = await sweepCosts(ctx.db, { since, until, ...(values.merchant ? { merchantId: values.merchant } : {}) });
+      out({
+        since: since.toISOString(),
+        until: until.toISOString(),
+        rows: rows.map((r) => ({ ...r, fee_base: r.fee_base.toString() })),
+      });
+      return;
+    }
+    case 'policy':
+      return policyCli(rest, ctx);
+    default:
+      throw new UsageError(`unknown sweep command ${sub ?? ''}\n${TREASURY_USAGE}`);
+  }
+}
+
+async function policyCli(args: string[], ctx: TreasuryCliContext): Promise<void> {
+  const out = ctx.out ?? print;
+  const [sub, ...rest] = args;
+  const spec = {
+    network: { type: 'string' },
+    mode: { type: 'string' },
+    token: { type: 'string' },
+    min: { type: 'string' },
+    'max-fee-bps': { type: 'string' },
+    actor: { type: 'string' },
+  } as const;
+  const { values } = options(rest, spec);
+  const n = network(values.network);
+  const m = mode(values.mode);
+  const t = token(values.token);
+  const decimals = (await ctx.adapters()).tokenDecimals(n, m, t);
+  if (decimals === undefined) throw new UsageError(`${t} on ${n} (${m}) is not configured here`);
+  if (sub === 'set') {
+    const minMinor = amountMinor(required(values.min, 'min'), 'min');
+    const bps = required(values['max-fee-bps'], 'max-fee-bps');
+    if (!/^\d+$/.test(bps) || Number(bps) > 10_000) throw new UsageError('--max-fee-bps must be 0..10000');
+    await setSweepPolicy(ctx.db, {
+      network: n,
+      mode: m,
+      token: t,
+      minAmountBase: minMinor * 10n ** BigInt(Math.max(0, decimals - STABLECOIN_EXPONENT)),
+      maxFeeBps: Number(bps),
+      actor: actor(values.actor, ctx.env),
+    });
+  } else if (sub !== 'show') throw new UsageError(`unknown sweep policy command ${sub ?? ''}\n${TREASURY_USAGE}`);
+  const p = await sweepPolicy(ctx.db, n, m, t, decimals);
+  out({
+    network: n,
+    mode: m,
+    token: t,
+    min_amount: formatBaseUnits(p.minAmountBase, decimals),
+    max_fee_bps: p.maxFeeBps,
+    source: p.source,
+  });
+}
+
+function date(text: string, name: string): Date {
+  const d = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(d.getTime())) throw new UsageError(`--${name} must be an ISO date or time`);
+  return d;
+}
+
+async function plan(ctx: TreasuryCliContext, filter: PlanFilter): Promise<SweepPlanReport> {
+  if (!ctx.keys) throw new UsageError('sweeping needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the deposit addresses');
+  let prices: NativePriceService | null = null;
+  try {
+    prices = ctx.prices();
+  } catch (err) {
+    ctx.log?.warn({ err }, 'no native price source: every batch is reported as not priceable');
+  }
+  return planSweeps({ db: ctx.db, adapters: await ctx.adapters(), keys: ctx.keys, prices }, filter);
+}
+
+type Decimals = ChainRegistry['tokenDecimals'];
+
+function planJson(report: SweepPlanReport, decimalsOf: Decimals) {
+  const fmt = (n: NetworkId, m: Mode, t: TokenSymbol, v: bigint | null) => {
+    const d = decimalsOf(n, m, t);
+    return v === null ? null : d === undefined ? v.toString() : formatBaseUnits(v, d);
+  };
+  return {
+    batches: report.batches.map((b) => ({
+      merchant_id: b.merchantId,
+      network: b.network,
+      mode: b.mode,
+      token: b.token,
+      method: b.plan.method,
+      destination_kind: b.destinationKind,
+      destination: b.request.destination,
+      addresses: b.request.sources.length,
+      amount: fmt(b.network, b.mode, b.token, b.amountBase),
+      amount_base: b.amountBase.toString(),
+      steps: b.plan.steps.length,
+      transactions_by_purpose: countBy(b.plan.steps.map((s) => s.purpose)),
+      estimated_fee_native_base: b.estimatedCost.toString(),
+      estimated_fee_in_token: fmt(b.network, b.mode, b.token, b.estimatedCostInToken),
+      fee_share_bps: b.feeShareBps,
+      max_fee_bps: b.policy.maxFeeBps,
+      price_source: b.priceSource,
+      sources: b.request.sources.map((s) => ({ address: s.address, amount: fmt(b.network, b.mode, b.token, s.amount) })),
+    })),
+    skipped: report.skipped.map((s) => ({
+      merchant_id: s.merchantId,
+      network: s.network,
+      mode: s.mode,
+      token: s.token,
+      address: s.address,
+      amount: fmt(s.network, s.mode, s.token, s.amountBase),
+      reason: s.reason,
+    })),
+  };
+}
+
+function countBy(xs: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of xs) out[x] = (out[x] ?? 0) + 1;
+  return out;
+}
+
+function planTable(report: SweepPlanReport, decimalsOf: Decimals): string {
+  const j = planJson(report, decimalsOf);
+  const lines: string[] = [];
+  const row = (cells: Array<string | number | null>) =>
+    cells.map((c, i) => String(c ?? '').padEnd([10, 5, 6, 11, 15, 8, 16, 20, 10][i] ?? 0)).join(' ');
+  lines.push('Would move:');
+  lines.push(row(['network', 'mode', 'token', 'to', 'method', 'addrs', 'amount', 'est. fee (token)', 'fee share']));
+  for (const b of j.batches)
+    lines.push(
+      row([
+        b.network,
+        b.mode,
+        b.token,
+        b.destination_kind,
+        b.method,
+        b.addresses,
+        b.amount,
+        b.estimated_fee_in_token,
+        `${b.fee_share_bps} bps`,
+      ]),
+    );
+  if (j.batches.length === 0) lines.push('  (nothing)');
+  lines.push('', 'Waiting (skipped):');
+  for (const s of j.skipped) lines.push(`  ${s.network} ${s.mode} ${s.token} ${s.address} ${s.amount ?? ''}: ${s.reason}`);
+  if (j.skipped.length === 0) lines.push('  (nothing)');
+  return `${lines.join('\n')}\n`;
+}
+
+function sweepJson(s: Awaited<ReturnType<typeof listSweeps>>[number]) {
+  return {
+    id: s.id,
+    merchant_id: s.merchant_id,
+    network: s.network,
+    mode: s.mode,
+    token: s.token,
+    method: s.method,
+    status: s.status,
+    destination_kind: s.destination_kind,
+    destination: s.destination,
+    planned_base: s.planned_base.toString(),
+    swept_base: s.swept_base.toString(),
+    estimated_fee: s.estimated_fee.toString(),
+    actual_fee: s.actual_fee.toString(),
+    fee_share_bps: s.fee_share_bps,
+    failure_reason: s.failure_reason,
+    created_at: s.created_at,
+    finished_at: s.finished_at,
+    steps: s.steps.map((st) => ({
+      seq: st.seq,
+      group: st.group_no,
+      purpose: st.purpose,
+      from: st.from_address,
+      status: st.status,
+      tx_hash: st.tx_hash,
+      fee: st.fee?.toString() ?? null,
+      failure_reason: st.failure_reason,
+    })),
+    sources: s.sources.map((x) => ({
+      address: x.address,
+      planned_base: x.planned_base.toString(),
+      swept_base: x.swept_base?.toString() ?? null,
+      state: x.state,
+      tx_hash: x.tx_hash,
+    })),
+  };
+}

@@ -1,0 +1,228 @@
+import type { ChainRegistry } from '../../chains/registry.js';
+import {
+  isSweeper,
+  type ChainAdapter,
+  type KeyDeriver,
+  type SweepPlan,
+  type SweepRequest,
+  type SweepSource,
+  type Sweeper,
+} from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import { STABLECOIN_EXPONENT, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
+import { merchantAccountIndex } from '../ledger/payouts.js';
+import { hasRunningSweep, sweepCandidates } from '../ledger/sweeps.js';
+import { treasuryDestination } from '../ledger/treasury.js';
+import { NATIVE_COINS, type NativePriceService } from '../rates/native-prices.js';
+import { feeShareBps, nativeInTokenBase, sweepPolicy, type SweepPolicy } from './policy.js';
+import { depositWallet, operatorWallets, refundsHotWallet } from './wallets.js';
+
+// The sweep planner: a dry run that reads, decides and reports, and writes nothing (docs/treasury.md, Planner).
+// Candidates are the deposit addresses with final, credited deposits the ledger has not yet seen leave; their balance
+// is read at the chain's final height (batched); the policy skips what is not worth sweeping, with the reason. The
+// refunds hot wallet is topped up to its float first (whole addresses, largest first), the rest goes to the treasury.
+
+export interface PlannerDeps {
+  db: Db;
+  adapters: ChainRegistry;
+  keys: KeyDeriver;
+  /** Prices fees in the token; null: no batch can be priced, so none is planned. */
+  prices: NativePriceService | null;
+}
+
+export interface PlanFilter {
+  merchantId?: string;
+  network?: NetworkId;
+  mode?: Mode;
+  token?: TokenSymbol;
+}
+
+export interface PlannedBatch {
+  merchantId: string;
+  network: NetworkId;
+  mode: Mode;
+  token: TokenSymbol;
+  destinationKind: 'hot_wallet' | 'treasury';
+  request: SweepRequest;
+  plan: SweepPlan;
+  /** Token base units the batch moves (the sum of its sources' amounts). */
+  amountBase: bigint;
+  /** The plan's estimated cost in native base units, and priced in the token's base units. */
+  estimatedCost: bigint;
+  estimatedCostInToken: bigint;
+  feeShareBps: number;
+  priceSource: string;
+  policy: SweepPolicy;
+}
+
+export interface SkippedAddress {
+  merchantId: string;
+  network: NetworkId;
+  mode: Mode;
+  token: TokenSymbol;
+  address: string;
+  /** Final balance read (base units); null when it was not read. */
+  amountBase: bigint | null;
+  reason: string;
+}
+
+export interface SweepPlanReport {
+  batches: PlannedBatch[];
+  skipped: SkippedAddress[];
+}
+
+export async function planSweeps(deps: PlannerDeps, filter: PlanFilter = {}): Promise<SweepPlanReport> {
+  const report: SweepPlanReport = { batches: [], skipped: [] };
+  for (const adapter of deps.adapters) {
+    if (filter.network && adapter.network !== filter.network) continue;
+    if (filter.mode && adapter.mode !== filter.mode) continue;
+    if (!isSweeper(adapter)) continue;
+    for (const token of adapter.tokens) {
+      if (filter.token && token.symbol !== filter.token) continue;
+      await planToken(deps, adapter, token.symbol, token.decimals, filter.merchantId, report);
+    }
+  }
+  return report;
+}
+
+async function planToken(
+  deps: PlannerDeps,
+  adapter: ChainAdapter & Sweeper,
+  token: TokenSymbol,
+  decimals: number,
+  merchantId: string | undefined,
+  report: SweepPlanReport,
+): Promise<void> {
+  const network = adapter.network;
+  const mode = adapter.mode;
+  const candidates = await sweepCandidates(deps.db, { network, mode, token, ...(merchantId ? { merchantId } : {}) });
+  if (candidates.length === 0) return;
+  const skip = (m: string, address: string, amountBase: bigint | null, reason: string) =>
+    report.skipped.push({ merchantId: m, network, mode, token, address, amountBase, reason });
+  const policy = await sweepPolicy(deps.db, network, mode, token, decimals);
+  const balances = await adapter.finalTokenBalances(
+    token,
+    candidates.map((c) => c.address),
+  );
+  const byMerchant = new Map<string, SweepSource[]>();
+  for (const [i, c] of candidates.entries()) {
+    const balance = balances[i] ?? 0n;
+    if (balance === 0n) continue; // swept already (or not final yet): nothing to report
+    if (balance < policy.minAmountBase) {
+      skip(c.merchant_id, c.address, balance, `below the minimum: ${balance} < ${policy.minAmountBase} base units`);
+      continue;
+    }
+    const wallet = await depositWallet(adapter, deps.keys, c.hd_account, c.address_index, c.address);
+    if ('error' in wallet) {
+      skip(c.merchant_id, c.address, balance, wallet.error);
+      continue;
+    }
+    const list = byMerchant.get(c.merchant_id) ?? [];
+    list.push({ ...wallet, amount: balance });
+    byMerchant.set(c.merchant_id, list);
+  }
+  const operator = await operatorWallets(adapter, deps.keys);
+  for (const [m, sources] of byMerchant) {
+    if (await hasRunningSweep(deps.db, { merchantId: m, network, mode, token })) {
+      for (const s of sources) skip(m, s.address, s.amount, 'a sweep of this token is running; planned again once it ends');
+      continue;
+    }
+    const dest = await treasuryDestination(deps.db, m, network, mode);
+    const account = await merchantAccountIndex(deps.db, m, mode);
+    const hot = await refundsHotWallet(adapter, deps.keys, account);
+    const groups: Array<{ kind: 'hot_wallet' | 'treasury'; destination: string; sources: SweepSource[] }> = [];
+    if (!dest?.treasury_address) groups.push({ kind: 'hot_wallet', destination: hot.address, sources });
+    else {
+      const floatBase = (dest.hot_float_minor ?? 0n) * 10n ** BigInt(Math.max(0, decimals - STABLECOIN_EXPONENT));
+      const held = floatBase > 0n ? ((await adapter.getBalances(hot.address)).tokens[token] ?? 0n) : 0n;
+      let deficit = floatBase - held;
+      const toHot: SweepSource[] = [];
+      const toTreasury: SweepSource[] = [];
+      for (const s of [...sources].sort((a, b) => (a.amount > b.amount ? -1 : a.amount < b.amount ? 1 : 0))) {
+        if (deficit > 0n) {
+          toHot.push(s);
+          deficit -= s.amount;
+        } else toTreasury.push(s);
+      }
+      if (toHot.length) groups.push({ kind: 'hot_wallet', destination: hot.address, sources: toHot });
+      if (toTreasury.length) groups.push({ kind: 'treasury', destination: dest.treasury_address, sources: toTreasury });
+    }
+    for (const g of groups) {
+      const request: SweepRequest = {
+        token,
+        sources: g.sources,
+        destination: g.destination,
+        gasStation: operator.gasStation,
+        resources: operator.resources,
+      };
+      const batch = await planBatch(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r) => skip(m, a, amt, r));
+      if (batch) report.batches.push(batch);
+    }
+  }
+}
+
+async function planBatch(
+  deps: PlannerDeps,
+  adapter: ChainAdapter & Sweeper,
+  merchantId: string,
+  token: TokenSymbol,
+  decimals: number,
+  destinationKind: 'hot_wallet' | 'treasury',
+  request: SweepRequest,
+  policy: SweepPolicy,
+  skip: (address: string, amount: bigint | null, reason: string) => void,
+): Promise<PlannedBatch | undefined> {
+  const skipAll = (r: SweepRequest, reason: string) => {
+    for (const s of r.sources) skip(s.address, s.amount, reason);
+    return undefined;
+  };
+  const reasons: string[] = [];
+  let method;
+  for (const m of adapter.sweepMethods()) {
+    const ok = await m.available();
+    if (ok.ok) {
+      method = m;
+      break;
+    }
+    reasons.push(`${m.method}: ${ok.reason}`);
+  }
+  if (!method) return skipAll(request, `no sweep method available (${reasons.join('; ') || 'none offered'})`);
+  let plan = await method.plan(request);
+  if (plan.skipped.length > 0) {
+    // The method cannot sweep these now: report them and plan the rest alone.
+    const out = new Set(plan.skipped.map((s) => s.address));
+    for (const s of plan.skipped) skip(s.address, request.sources.find((x) => x.address === s.address)?.amount ?? null, s.reason);
+    request = { ...request, sources: request.sources.filter((s) => !out.has(s.address)) };
+    if (request.sources.length === 0) return undefined;
+    plan = await method.plan(request);
+    if (plan.skipped.length > 0) return skipAll(request, `the ${method.method} plan keeps changing; planned again next time`);
+  }
+  const amountBase = request.sources.reduce((t, s) => t + s.amount, 0n);
+  const native = NATIVE_COINS[adapter.network];
+  let price;
+  try {
+    if (!deps.prices) throw new Error('no native price source configured');
+    price = await deps.prices.price(native.symbol, token);
+  } catch (err) {
+    return skipAll(request, `fees cannot be priced: no ${native.symbol} price (${(err as Error).message})`);
+  }
+  const costInToken = nativeInTokenBase(plan.estimatedCost, price.rate, native.decimals, decimals);
+  const share = feeShareBps(costInToken, amountBase);
+  if (share > policy.maxFeeBps)
+    return skipAll(request, `fee share too high: ${share} bps of the batch > ${policy.maxFeeBps} bps allowed (waits until it is worth it)`);
+  return {
+    merchantId,
+    network: adapter.network,
+    mode: adapter.mode,
+    token,
+    destinationKind,
+    request,
+    plan,
+    amountBase,
+    estimatedCost: plan.estimatedCost,
+    estimatedCostInToken: costInToken,
+    feeShareBps: share,
+    priceSource: price.source,
+    policy,
+  };
+}

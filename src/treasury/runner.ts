@@ -1,0 +1,124 @@
+import type { Db } from '../db/database.js';
+import { createSweep, finishSweep, runningSweepIds, sweepById, sweepSteps, type SweepRow } from '../ledger/sweeps.js';
+import { withIds } from '../log-fields.js';
+import { recordSweepFinished } from '../metrics/sweeps.js';
+import type { StepResult } from '../outbound/kind.js';
+import { requestToJson, stepToJson } from './codec.js';
+import type { PlannedBatch } from './planner.js';
+import { advanceSweepStep, type SweepEngineDeps } from './step-kind.js';
+
+// The sweep runner (docs/treasury.md, Runner). A planned batch becomes a sweep in one transaction (sweep, sources,
+// steps) before anything is signed; then each step goes through the outbound engine, group by group: group n+1
+// starts once every step of group n is settled. Everything is read from the tables, so a crash anywhere resumes
+// where it stopped. A step that fails stops the sweep: steps in flight are followed to their end, steps not started
+// are skipped, and the addresses not swept are released for a later sweep.
+
+/**
+ * Tests only: SP_FAILPOINTS_SWEEP_STEP=<purpose> (fund, transfer, ...) limits SP_FAILPOINTS to the sweep steps of that
+ * purpose, so a crash test can kill the process at a top-up or at a transfer of the same sweep.
+ */
+const failpointPurpose = process.env.SP_FAILPOINTS_SWEEP_STEP?.trim() || null;
+const noFailpoint = () => {};
+
+/** Persists each planned batch as a running sweep. Batches whose addresses are already in a running sweep are left out. */
+export async function createSweeps(db: Db, batches: readonly PlannedBatch[]): Promise<SweepRow[]> {
+  const created: SweepRow[] = [];
+  for (const b of batches) {
+    const sweep = await createSweep(db, {
+      merchantId: b.merchantId,
+      network: b.network,
+      mode: b.mode,
+      token: b.token,
+      method: b.plan.method,
+      destinationKind: b.destinationKind,
+      destination: b.request.destination,
+      request: requestToJson(b.request),
+      sources: b.request.sources.map((s) => ({ address: s.address, key: s.key, amount: s.amount })),
+      steps: b.plan.steps.map((s) => ({
+        group: s.group,
+        purpose: s.purpose,
+        from: s.from.address,
+        estimatedFee: s.estimatedFee,
+        json: stepToJson(s),
+      })),
+      estimatedFee: b.estimatedCost,
+      feeShareBps: b.feeShareBps,
+    });
+    if (sweep) created.push(sweep);
+  }
+  return created;
+}
+
+/** One pass over a sweep: advances the steps of its current group; finishes it when nothing is left in flight. */
+export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Promise<StepResult> {
+  const sweep = await sweepById(deps.db, sweepId);
+  if (!sweep || sweep.status !== 'running') return { kind: 'done', status: sweep?.status ?? 'missing' };
+  const log = deps.log ? withIds(deps.log, { sweep_id: sweep.id, merchant_id: sweep.merchant_id }) : undefined;
+  const stepDeps = log ? { ...deps, log } : deps;
+  for (let pass = 0; pass < 100; pass++) {
+    const steps = await sweepSteps(deps.db, sweepId);
+    const failed = steps.find((s) => s.status === 'failed');
+    const inFlight = steps.filter((s) => s.status === 'processing');
+    const pending = steps.filter((s) => s.status === 'pending');
+    if (inFlight.length === 0 && (pending.length === 0 || failed)) {
+      const reason = failed ? `step ${failed.seq} (${failed.purpose}) failed: ${failed.failure_reason ?? ''}` : null;
+      const done = await finishSweep(deps.db, sweepId, reason);
+      if (done) {
+        recordSweepFinished(done, done.status);
+        (done.status === 'completed' ? log?.info : log?.warn)?.call(
+          log,
+          {
+            network: done.network,
+            mode: done.mode,
+            token: done.token,
+            status: done.status,
+            swept_base: String(done.swept_base),
+            planned_base: String(done.planned_base),
+            fee: String(done.actual_fee),
+            ...(reason ? { reason } : {}),
+          },
+          'sweep finished',
+        );
+      }
+      return { kind: 'done', status: done?.status ?? 'finished' };
+    }
+    // After a failure only the steps already in flight are followed; nothing new is started.
+    const open = failed ? inFlight : [...inFlight, ...pending];
+    const group = Math.min(...open.map((s) => s.group_no));
+    let waitMs = 0;
+    for (const step of open.filter((s) => s.group_no === group)) {
+      const d =
+        failpointPurpose && step.purpose !== failpointPurpose && !deps.failpoint ? { ...stepDeps, failpoint: noFailpoint } : stepDeps;
+      const r = await advanceSweepStep(d, step.id);
+      if (r.kind === 'wait') waitMs = Math.max(waitMs, r.ms);
+    }
+    if (waitMs > 0) return { kind: 'wait', ms: waitMs };
+  }
+  return { kind: 'wait', ms: deps.pollMs };
+}
+
+/** Advances every running sweep once. Answers how many are still running. */
+export async function advanceRunningSweeps(deps: SweepEngineDeps): Promise<number> {
+  let running = 0;
+  for (const id of await runningSweepIds(deps.db)) {
+    try {
+      const r = await advanceSweep(deps, id);
+      if (r.kind === 'wait') running++;
+    } catch (err) {
+      running++;
+      deps.log?.warn({ err, sweep_id: id }, 'sweep step failed to advance; retried on the next pass');
+    }
+  }
+  return running;
+}
+
+/** Drives the running sweeps until none is left or `timeoutMs` passes; answers how many are still running. */
+export async function driveSweeps(deps: SweepEngineDeps, o: { timeoutMs: number; tick?: () => Promise<void> }): Promise<number> {
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    const running = await advanceRunningSweeps(deps);
+    if (running === 0 || Date.now() > deadline) return running;
+    if (o.tick) await o.tick();
+    await new Promise((r) => setTimeout(r, deps.pollMs));
+  }
+}

@@ -1,0 +1,141 @@
+import type { ChainRegistry } from '../../chains/registry.js';
+import {
+  TransferRejectedError,
+  isSweeper,
+  type ChainAdapter,
+  type SweepMethodImpl,
+  type Sweeper,
+  type UnsignedTransfer,
+} from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import { failSweepStep, settleSweepStep, skipSweepStep } from '../ledger/sweeps.js';
+import { sweepOutboundStore, type SweepStepJob } from '../ledger/sweep-outbound.js';
+import { advanceOutbound } from '../outbound/engine.js';
+import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult } from '../outbound/kind.js';
+import { requestFromJson, stepFromJson } from './codec.js';
+import { recordSweepStepSettled } from '../metrics/sweeps.js';
+
+// One sweep step (one transaction) as a kind of the outbound engine: persisted before broadcast, replaced at the
+// same nonce when stuck, re-signed only when proven dead, read at finality. What is the sweep's own: the builder
+// (the sweep method's `build`, null: the step is not needed and is settled as skipped) and the receipt (the
+// method's `read`: per source the base units that left it for the destination, and the fee).
+
+export interface SweepEngineDeps extends OutboundDeps {
+  db: Db;
+  adapters: ChainRegistry;
+}
+
+type SweepAdapter = ChainAdapter & Sweeper;
+
+export function advanceSweepStep(deps: SweepEngineDeps, stepId: string): Promise<StepResult> {
+  return advanceOutbound(sweepStepKind(deps), deps, stepId);
+}
+
+const kinds = new WeakMap<SweepEngineDeps, OutboundKind<SweepStepJob, SweepAdapter>>();
+
+function methodOf(adapter: SweepAdapter, job: SweepStepJob): SweepMethodImpl {
+  const m = adapter.sweepMethods().find((x) => x.method === job.sweep.method);
+  if (!m) throw new Error(`sweep method ${job.sweep.method} is not offered by ${adapter.network}:${adapter.mode}`);
+  return m;
+}
+
+export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob, SweepAdapter> {
+  const cached = kinds.get(deps);
+  if (cached) return cached;
+  const kind: OutboundKind<SweepStepJob, SweepAdapter> = {
+    store: sweepOutboundStore(deps.db),
+    describe: (job) => ({
+      sweep_id: job.sweep.id,
+      sweep_step_id: job.step.id,
+      merchant_id: job.sweep.merchant_id,
+      purpose: job.step.purpose,
+    }),
+    adapter(job) {
+      const adapter = deps.adapters.get(job.sweep.network, job.sweep.mode);
+      return adapter && isSweeper(adapter) ? { adapter } : { missing: 'network' };
+    },
+    network: (job) => ({ network: job.sweep.network, mode: job.sweep.mode }),
+    outcome: (adapter, _job, a) => adapter.getTransactionOutcome(a.txHash),
+    async receipt(adapter, job, a) {
+      const step = stepFromJson(job.step.step);
+      const r = await methodOf(adapter, job).read(a.txHash, requestFromJson(job.sweep.request), step);
+      if (!r) return { kind: 'unread' };
+      const swept = r.swept.reduce((t, s) => t + s.amount, 0n);
+      if (step.sources.length > 0 && swept === 0n) return { kind: 'undelivered', elsewhere: r.elsewhere };
+      return {
+        kind: 'delivered',
+        async settle() {
+          const done = await settleSweepStep(deps.db, job.step.id, { id: a.id, txHash: a.txHash }, r);
+          if (done) {
+            recordSweepStepSettled(job.sweep, r.fee, swept);
+            deps.log?.info(
+              {
+                ...kind.describe(job),
+                tx_hash: a.txHash,
+                swept_base: String(swept),
+                elsewhere_base: String(r.elsewhere),
+                fee: String(r.fee),
+                native_moved: String(r.nativeMoved),
+              },
+              'sweep step settled',
+            );
+          }
+          return { kind: 'done', status: 'succeeded' };
+        },
+      };
+    },
+    async prepare(adapter, job, replacing) {
+      const method = methodOf(adapter, job);
+      const request = requestFromJson(job.sweep.request);
+      const step = stepFromJson(job.step.step);
+      let first: { nonce: bigint | null; unsigned: UnsignedTransfer } | null = null;
+      if (!replacing) {
+        // The builder may decide the step is not needed any more (nothing worth reclaiming, an account already
+        // active): settled as skipped, nothing signed.
+        const nonce = await adapter.getAccountNonce(step.from.address);
+        const unsigned = await method.build(request, step, nonce, 0);
+        if (!unsigned) {
+          await skipSweepStep(deps.db, job.step.id, 'not needed when built');
+          deps.log?.info(kind.describe(job), 'sweep step not needed; skipped');
+          return { kind: 'done', status: 'skipped' };
+        }
+        first = { nonce, unsigned };
+      }
+      return {
+        kind: 'ready',
+        from: step.from,
+        async build(nonce, feeBumpPercent) {
+          if (first && first.nonce === nonce && feeBumpPercent === 0) return first.unsigned;
+          const unsigned = await method.build(request, step, nonce, feeBumpPercent);
+          if (!unsigned) throw new TransferRejectedError('other', `the ${step.purpose} step is no longer needed`);
+          return unsigned;
+        },
+      };
+    },
+    async fail(job, f) {
+      const reason = failureText(f);
+      await failSweepStep(deps.db, job.step.id, reason);
+      deps.log?.warn({ ...kind.describe(job), reason }, 'sweep step failed');
+      return { kind: 'done', status: 'failed' };
+    },
+  };
+  kinds.set(deps, kind);
+  return kind;
+}
+
+function failureText(f: OutboundFailure): string {
+  switch (f.cause) {
+    case 'unavailable':
+      return `${f.missing} unavailable`;
+    case 'rejected':
+      return `refused before signing: ${f.reason}${f.refusal ? ` (${f.refusal})` : ''}: ${f.detail}`;
+    case 'reverted':
+      return `failed on chain: ${f.reason}${f.refusal ? ` (${f.refusal})` : ''}: ${f.detail}; transaction ${f.txHash}`;
+    case 'undelivered':
+      return `landed but nothing reached the destination (${f.elsewhere} base units elsewhere); transaction ${f.txHash}`;
+    default: {
+      const never: never = f;
+      return never;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { Logger } from '../logger.js';
+import { planSweeps, type PlannerDeps } from './planner.js';
+import { advanceRunningSweeps, createSweeps } from './runner.js';
+import type { SweepEngineDeps } from './step-kind.js';
+
+// The worker role's sweep schedule (SWEEP_INTERVAL_SECONDS; 0, the default, leaves sweeping to the operator's
+// `sweep run`): every interval a plan of every merchant becomes sweeps, and every tick advances the sweeps running.
+// Driven by the database alone, so a restart resumes every sweep where it stopped.
+
+export interface SweepWorkerOptions {
+  engine: SweepEngineDeps;
+  planner: PlannerDeps;
+  intervalMs: number;
+  tickMs: number;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export function startSweepWorker(o: SweepWorkerOptions): { stop(): Promise<void> } {
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let nextPlanAt = Date.now();
+  const loop = async () => {
+    try {
+      if (Date.now() >= nextPlanAt) {
+        nextPlanAt = Date.now() + o.intervalMs;
+        const report = await planSweeps(o.planner);
+        const created = await createSweeps(o.engine.db, report.batches);
+        if (created.length || report.skipped.length)
+          o.log?.info({ sweeps: created.length, skipped_addresses: report.skipped.length }, 'sweeps planned');
+      }
+      await advanceRunningSweeps(o.engine);
+    } catch (err) {
+      o.log?.warn({ err }, 'sweep tick failed; retrying next tick');
+    }
+    if (!stopping) timer = setTimeout(() => (running = loop()), o.tickMs);
+  };
+  running = loop();
+  return {
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
