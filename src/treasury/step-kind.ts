@@ -35,7 +35,7 @@ const kinds = new WeakMap<SweepEngineDeps, OutboundKind<SweepStepJob, SweepAdapt
 
 function methodOf(adapter: SweepAdapter, job: SweepStepJob): SweepMethodImpl {
   const m = adapter.sweepMethods().find((x) => x.method === job.sweep.method);
-  if (!m) throw new Error(`sweep method ${job.sweep.method} is not offered by ${adapter.network}:${adapter.mode}`);
+  if (!m) throw new Error(`sweep method ${job.sweep.method} is not offered by ${adapter.network} (${adapter.mode})`);
   return m;
 }
 

@@ -11,7 +11,11 @@ let h: ServiceHarness;
 let shop: HarnessMerchant;
 
 beforeAll(async () => {
-  h = await startServiceHarness({ extraEnv: { ROLES: 'api' } });
+  h = await startServiceHarness({
+    // A chain without EIP-7702 (pre-Prague): the sweeps here take the gas top-up path.
+    anvilArgs: ['--hardfork', 'cancun'],
+    extraEnv: { ROLES: 'api' },
+  });
   shop = await h.newMerchant('Treasury CLI');
 });
 afterAll(async () => h?.close());

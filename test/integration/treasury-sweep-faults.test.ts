@@ -30,7 +30,11 @@ let deps: ReturnType<typeof sweepDeps>;
 let station: string;
 
 beforeAll(async () => {
-  h = await startServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
+  h = await startServiceHarness({
+    // A chain without EIP-7702 (pre-Prague): the sweeps here take the gas top-up path.
+    anvilArgs: ['--hardfork', 'cancun'],
+    extraEnv: { ROLES: 'api,watcher' },
+  });
   ticker = await startFakeTicker({ coinbaseRates: ETH_PRICES });
   deps = sweepDeps(h, ticker);
   station = await gasStation(h);

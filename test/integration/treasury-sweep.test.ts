@@ -30,7 +30,11 @@ let miner: { stop(): void };
 let deps: ReturnType<typeof sweepDeps>;
 
 beforeAll(async () => {
-  h = await startServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
+  h = await startServiceHarness({
+    // A chain without EIP-7702 (pre-Prague): the sweeps here take the gas top-up path.
+    anvilArgs: ['--hardfork', 'cancun'],
+    extraEnv: { ROLES: 'api,watcher' },
+  });
   ticker = await startFakeTicker({ coinbaseRates: ETH_PRICES });
   deps = sweepDeps(h, ticker);
   await h.node.rpc('anvil_setBalance', [await gasStation(h), '0x56bc75e2d63100000']); // 100 ETH

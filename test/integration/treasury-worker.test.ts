@@ -14,6 +14,8 @@ let miner: { stop(): void };
 beforeAll(async () => {
   ticker = await startFakeTicker({ coinbaseRates: ETH_PRICES });
   h = await startServiceHarness({
+    // A chain without EIP-7702 (pre-Prague): the sweeps here take the gas top-up path.
+    anvilArgs: ['--hardfork', 'cancun'],
     extraEnv: {
       ROLES: 'api,watcher,worker',
       SWEEP_INTERVAL_SECONDS: '1',

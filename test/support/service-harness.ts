@@ -48,9 +48,14 @@ export async function startServiceHarness(
     shapes?: { USDT?: TokenShape; USDC?: TokenShape };
     clock?: Clock /** Receives every log line (JSON) instead of stdout. */;
     logOut?: (line: string) => void;
+    /** Extra Anvil flags, e.g. `['--hardfork', 'cancun']` for a chain without EIP-7702. */
+    anvilArgs?: string[];
   } = {},
 ): Promise<ServiceHarness> {
-  const [t, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 31337 })]);
+  const [t, node] = await Promise.all([
+    createTestDatabase(),
+    startAnvil({ chainId: 31337, ...(o.anvilArgs ? { extraArgs: o.anvilArgs } : {}) }),
+  ]);
   const [USDT, USDC] = (await deployTokens(node, [
     { symbol: 'USDT', shape: o.shapes?.USDT ?? 'tether', decimals: 6 },
     { symbol: 'USDC', shape: o.shapes?.USDC ?? 'fiat', decimals: 6 },
