@@ -99,6 +99,27 @@ export class FailoverJsonRpc implements RpcCaller {
     throw last ?? new RpcError('unavailable', `${method}: no RPC endpoint`);
   }
 
+  /** A JSON-RPC batch on the healthiest endpoint, moving to the next one on an endpoint's fault. */
+  async batch<T>(requests: ReadonlyArray<{ method: string; params: unknown[] }>): Promise<T[]> {
+    let last: unknown = null;
+    for (const e of this.pool.order()) {
+      const t0 = performance.now();
+      try {
+        const result = await this.#clients.get(e)!.batch<T>(requests);
+        this.pool.call(e, 'batch', true, performance.now() - t0, null);
+        this.pool.serving(e);
+        return result;
+      } catch (err) {
+        const fault = endpointFault(err);
+        this.pool.call(e, 'batch', false, performance.now() - t0, fault);
+        if (fault === null) throw err;
+        this.pool.fault(e, `batch: ${fault}`);
+        last = err;
+      }
+    }
+    throw last ?? new RpcError('unavailable', 'batch: no RPC endpoint');
+  }
+
   /**
    * Probes every endpoint's head (cooling ones only when all are cooling), then pins the best one that answered.
    * With one endpoint this is one eth_blockNumber, as before failover existed.

@@ -9,6 +9,7 @@ import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
 import type { UnmatchedReason } from '../db/deposit-tables.js';
 import type { ChainRef } from './deposit-schema.js';
 import { settlesAsPaid } from './settlement-rule.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, recordMovements, reverseObservedAbove, transferLegs } from './journal.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
@@ -45,6 +46,9 @@ export interface RecordedDeposit {
   block_number: bigint;
   token: string;
   amount_base: bigint;
+  to_address: string;
+  block_hash: string;
+  merchant_id: string | null;
 }
 
 /** Inserts provisional deposits (one statement), linking each to the session owning its address. Returns rows new or revived. */
@@ -80,8 +84,30 @@ export async function recordObservedDepositRows(
       set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
           block_time = excluded.block_time, orphaned_at = null
       where deposits.status = 'orphaned'
-    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token, deposits.amount_base`.execute(
+    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token,
+              deposits.amount_base, deposits.to_address, deposits.block_hash,
+              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`.execute(trx);
+  // Journal: customer → deposit address, from the block it was seen in; reversed if a reorg removes that block.
+  await recordMovements(
     trx,
+    result.rows.map((d) => ({
+      network: chain.network,
+      mode: chain.mode,
+      txHash: d.tx_hash,
+      legKey: `log:${d.log_index}`,
+      kind: 'deposit' as const,
+      blockHeight: d.block_number,
+      blockHash: d.block_hash,
+      merchantId: d.merchant_id,
+      sessionId: d.session_id,
+      object: { type: 'deposit' as const, id: d.id },
+      legs: transferLegs(
+        journalAsset(chain.network, chain.mode, d.token),
+        EXTERNAL_ACCOUNT,
+        addressAccount(chain.network, chain.mode, d.to_address),
+        d.amount_base,
+      ),
+    })),
   );
   return result.rows;
 }
@@ -96,6 +122,8 @@ export async function orphanProvisionalDepositsAbove(trx: Transaction<Database>,
     .where('status', '=', 'provisional')
     .where('block_number', '>', height)
     .executeTakeFirst();
+  // Journal: what the watcher recorded from the removed blocks is reversed by new entries, never deleted.
+  await reverseObservedAbove(trx, chain, height);
   return Number(r.numUpdatedRows);
 }
 

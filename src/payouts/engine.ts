@@ -47,7 +47,7 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
     },
     network: (refund) => ({ network: refund.network, mode: refund.mode }),
     outcome: (adapter, _refund, a) => adapter.getTransactionOutcome(a.txHash),
-    async receipt(adapter, refund, a) {
+    async receipt(adapter, refund, a, landed) {
       const sender = adapter.normalizeAddress(a.signed.sender!) ?? a.signed.sender!;
       const d = await adapter.readDelivery(a.txHash, refund.token as 'USDT' | 'USDC', sender, refund.destination_address);
       if (!d) return { kind: 'unread' };
@@ -55,7 +55,13 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
       return {
         kind: 'delivered',
         async settle() {
-          await completeRefund(deps.db, refund.id, { id: a.id, tx_hash: a.txHash }, d.delivered);
+          await completeRefund(deps.db, refund.id, { id: a.id, tx_hash: a.txHash }, d.delivered, {
+            sender,
+            blockHeight: landed.block.height,
+            blockHash: landed.block.hash,
+            fee: landed.fee,
+            sent: d.delivered + d.elsewhere,
+          });
           if (d.delivered < refund.amount_base) {
             deps.log?.warn(
               {

@@ -14,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_0200_merchant_session_lifetime': await import('./2026_11_24_0200_merchant_session_lifetime.js'),
   '2026_11_24_0300_underpayment_tolerance': await import('./2026_11_24_0300_underpayment_tolerance.js'),
   '2026_11_24_0400_delivered_amounts': await import('./2026_11_24_0400_delivered_amounts.js'),
+  '2026_11_25_0200_journal': await import('./2026_11_25_0200_journal.js'),
 };
