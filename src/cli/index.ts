@@ -15,6 +15,7 @@ import { loadWatcherSettings } from '../watcher/config.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { createPayoutScheduler } from '../payouts/worker.js';
 import { Redis } from 'ioredis';
+import { RECONCILE_USAGE, journalCli, reconcileCli } from './reconcile.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -35,6 +36,9 @@ const USAGE = `usage: npm run cli -- <command>
   webhooks set-url --merchant <id> --url <url>        checked against the endpoint rules
   devnet pay <session_id> [--network --token --amount] pay a session on the local devnet of \`npm run dev\`
 ${PAYOUTS_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${RECONCILE_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -81,6 +85,10 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'deposits':
         return await depositsCli(rest, { db });
+      case 'reconcile':
+        return await reconcileCli(rest, { db, adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env) });
+      case 'journal':
+        return await journalCli(rest, { db });
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {
