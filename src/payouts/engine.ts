@@ -11,6 +11,7 @@ import type { Db } from '../db/database.js';
 import type { RefundFailureCode } from '../domain/refund-state.js';
 import { completeRefund, failRefund, merchantAccountIndex } from '../ledger/payouts.js';
 import { refundOutboundStore } from '../ledger/refund-outbound.js';
+import { registerWallets } from '../ledger/journal.js';
 import type { RefundRow } from '../ledger/refunds.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult } from '../outbound/kind.js';
@@ -81,6 +82,10 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
     async prepare(adapter, refund, replacing) {
       const account = await merchantAccountIndex(deps.db, refund.merchant_id, refund.mode);
       const wallet = await adapter.deriveHotWallet(deps.signer!, account, HOT_WALLET_SLOT.refunds);
+      // Watched from now on: what reaches it or leaves it outside the service is journaled (docs/journal.md).
+      await registerWallets(deps.db, [
+        { network: refund.network, mode: refund.mode, address: wallet.address, merchantId: refund.merchant_id, role: 'refunds' },
+      ]);
       const token = refund.token as 'USDT' | 'USDC';
       let gross: bigint;
       try {
