@@ -65,6 +65,8 @@ export async function recordObservedDepositRows(
   trx: Transaction<Database>,
   chain: ChainRef,
   items: readonly ObservedDeposit[],
+  /** `journal: false` only for the watcher benchmark's comparison run (scripts/bench/evm-watcher.ts). */
+  opts: { journal?: boolean } = {},
 ): Promise<RecordedDeposit[]> {
   if (items.length === 0) return [];
   const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
@@ -88,6 +90,7 @@ export async function recordObservedDepositRows(
               deposits.amount_base, deposits.to_address, deposits.block_hash,
               (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`.execute(trx);
   // Journal: customer → deposit address, from the block it was seen in; reversed if a reorg removes that block.
+  if (opts.journal === false) return result.rows;
   await recordMovements(
     trx,
     result.rows.map((d) => ({

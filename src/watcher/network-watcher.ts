@@ -33,6 +33,8 @@ export interface NetworkWatcherOptions {
     /** Directions of the unexplained movements journaled by this step. */
     unexplained?: Array<'in' | 'out'>;
   }) => void;
+  /** False only in the watcher benchmark's comparison run: deposits are then not journaled. Default true. */
+  journal?: boolean;
   /** Called when a step fails and will be retried (metrics). */
   onStepFailed?: (err: unknown) => void;
 }
@@ -112,7 +114,7 @@ export class NetworkWatcher {
       // A transfer to a registered wallet (hot wallet, charger) is never a deposit: it is journaled as a movement.
       const toDeposit = poll.transfers.filter((t) => !this.watch.isWallet(t.to));
       const toWallet = poll.transfers.filter((t) => this.watch.isWallet(t.to));
-      const recorded = await recordObservedDepositRows(trx, this.chain, toDeposit.map(observed));
+      const recorded = await recordObservedDepositRows(trx, this.chain, toDeposit.map(observed), { journal: this.#o.journal !== false });
       const unexplained = await journalObservedMovements(trx, this.chain, {
         walletIncoming: toWallet.map(observed),
         outgoing: (poll.outgoing ?? []).map(observed),
