@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HDNodeWallet, parseEther, parseUnits } from 'ethers';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
+import { TEST_MASTER_KEY } from '../support/api-harness.js';
+import { REDIS_URL } from '../support/env.js';
 import {
   TEST_MNEMONIC,
   createBoundSession,
@@ -33,6 +36,30 @@ let usdt: DeployedToken;
 let adapter: EvmChainAdapter;
 let merchant: { id: string; account: number };
 const u6 = (s: string) => parseUnits(s, 6);
+
+/** The operator CLI against this test's database and Anvil node. */
+function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const env = {
+    ...process.env,
+    MASTER_KEY: TEST_MASTER_KEY,
+    DATABASE_URL: tdb.url,
+    REDIS_URL,
+    LOG_LEVEL: 'silent',
+    CHAIN_ETHEREUM_TEST_RPC_URL: eth.url,
+    CHAIN_ETHEREUM_TEST_CHAIN_ID: '1',
+    CHAIN_ETHEREUM_TEST_CONFIRMATIONS: '3',
+    CHAIN_ETHEREUM_TEST_USDT_CONTRACT: usdt.address,
+    CHAIN_ETHEREUM_TEST_USDT_DECIMALS: '6',
+    CHAIN_ETHEREUM_TEST_USDC_CONTRACT: usdc.address,
+    CHAIN_ETHEREUM_TEST_USDC_DECIMALS: '6',
+  };
+  return new Promise((resolve) => {
+    execFile('node', ['--import', 'tsx', 'src/cli/index.ts', ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+      const e = error as (Error & { code?: number }) | null;
+      resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, out: stdout, err: stderr });
+    });
+  });
+}
 
 async function drain(w: NetworkWatcher) {
   for (let i = 0; i < 100; i++) if ((await w.step()).caughtUp) return;
@@ -141,10 +168,29 @@ describe('journal and reconcile', () => {
     const runs = await tdb.db.selectFrom('reconcile_runs').select(['id', 'differences']).orderBy('id').execute();
     expect(runs.map((r) => r.differences)).toEqual([0, 2]);
 
+    // The CLI says the same: exit 3, the address and the exact base-unit difference on stderr; JSON on stdout.
+    const run = await cli(['reconcile', '--network', 'ethereum', '--mode', 'test', '--json']);
+    expect(run.code).toBe(3);
+    expect(run.err).toContain(`difference: ethereum/test ${partial.address} USDC: ledger - chain = 1250000 base units`);
+    const json = JSON.parse(run.out) as {
+      ok: boolean;
+      chains: Array<{ differences: Array<{ address: string; asset: string; difference: string }> }>;
+    };
+    expect(json.ok).toBe(false);
+    expect(json.chains[0]!.differences).toEqual(
+      expect.arrayContaining([expect.objectContaining({ address: partial.address, asset: 'USDC', difference: '1250000' })]),
+    );
+    const table = await cli(['reconcile']);
+    expect(table.code).toBe(3);
+    expect(table.out).toMatch(new RegExp(`DIFFERENCE ${partial.address} USDC: ledger 10000000 chain 8750000 difference 1250000`));
+
     // The operator looks at it and accepts it: the books follow, the token difference is gone.
     expect(await acknowledgeUnexplained(tdb.db, unexplained[0]!.entryId, 'moved by the merchant, ticket 42')).toBe(true);
     const accepted = await reconcileChain(tdb.db, adapter);
     expect(accepted.differences.filter((d) => d.failing)).toEqual([]);
+    const clean2 = await cli(['reconcile', '--network', 'ethereum']);
+    expect(clean2.code).toBe(0);
+    expect(clean2.out).toContain('reconciled: no token difference');
   });
 
   it('journal legs balance: every entry sums to zero per asset, and the database refuses an unbalanced or changed one', async () => {
