@@ -17,11 +17,12 @@ const LAYERS = [
   { name: 'ledger', path: '^src/ledger/', may: ['domain', 'db', 'security'] },
   // Instruments (the registry and the metrics each service records) sit low, so services can record; the collectors
   // that read the database, queues and wallets at scrape time sit with the entry points' helpers.
-  { name: 'metrics', path: '^src/metrics/(registry|http|rpc|webhooks|watcher|server|sweeps)[.]ts$', may: ['domain', 'chains'] },
+  { name: 'metrics', path: '^src/metrics/(registry|http|rpc|webhooks|watcher|server|sweeps|reconcile)[.]ts$', may: ['domain', 'chains'] },
   { name: 'jobs', path: '^src/jobs/', may: ['domain', 'db:types', 'ledger', 'logger'] },
   { name: 'webhooks', path: '^src/webhooks/', may: ['domain', 'db', 'security', 'logger', 'metrics'] },
   { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'logger', 'metrics'] },
   { name: 'watcher', path: '^src/watcher/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
+  { name: 'reconcile', path: '^src/reconcile/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
   { name: 'outbound', path: '^src/outbound/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger'] },
   { name: 'payouts', path: '^src/payouts/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
   {

@@ -66,6 +66,11 @@ export interface PollResult {
   rollbackAbove: bigint | null;
   /** New observations, in chain order. May repeat observations already delivered (at-least-once). */
   transfers: ObservedTransfer[];
+  /**
+   * Transfers OUT of watched addresses (`from` in the watch set), in chain order, at-least-once like `transfers`, so
+   * that movements the service did not make are journaled. Optional: families that do not report them leave it absent.
+   */
+  outgoing?: ObservedTransfer[];
   /** Transfers in blocks at or below this height are final (confirmation depth, `finalized` tag, or commitment). */
   finalHeight: bigint;
   /** The highest block whose transfers are all in `transfers` or earlier polls; its timestamp bounds what was seen. */
@@ -202,6 +207,25 @@ export interface TransferSource {
 export interface AddressBalances {
   native: bigint;
   tokens: Partial<Record<TokenSymbol, bigint>>;
+}
+
+/** One balance to read: a registry token's, or the native coin's, of `address` (canonical). */
+export interface BalanceQuery {
+  address: string;
+  asset: TokenSymbol | 'native';
+}
+
+/**
+ * Optional capability (reconciliation): balances at a pinned height, in base units, one answer per item in order.
+ * Implementations batch (EVM: batched JSON-RPC at `blockTag`); `rpcCalls` counts the requests sent so far.
+ */
+export interface BalanceReader {
+  balancesAt(height: bigint, items: readonly BalanceQuery[]): Promise<bigint[]>;
+  readonly balanceRpcCalls: number;
+}
+
+export function isBalanceReader(a: ChainAdapter): a is ChainAdapter & BalanceReader {
+  return typeof (a as Partial<BalanceReader>).balancesAt === 'function';
 }
 
 /** Reserved hot-wallet slots of a merchant's BIP44 account (change branch 1). */

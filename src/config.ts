@@ -58,6 +58,7 @@ export const configSchema = z
     CHECKOUT_STREAMS_PER_IP: int(0, 1_000_000).default(50),
     SESSION_LIFETIME_SECONDS: int(60, 7 * 86_400).default(1800),
     EXPIRY_SWEEP_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+    RECONCILE_INTERVAL_MS: int(0, 86_400_000).default(3_600_000),
     RATE_SOURCES: z.string().default('peg'),
     RATE_TIMEOUT_MS: int(50, 60_000).default(2000),
     RATE_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),

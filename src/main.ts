@@ -21,6 +21,7 @@ import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers } from './watcher/start.js';
 import type { Clock } from './domain/clock.js';
 import { startSubscriptionWorker } from './subscriptions/worker.js';
+import { startReconcileJob } from './reconcile/job.js';
 import { subscriptionSettingsFromEnv } from './domain/subscription-settings.js';
 import { registerAuthorizePage } from './subscriptions/page/plugin.js';
 import { createWalletResolver } from './subscriptions/wallets.js';
@@ -103,6 +104,10 @@ export async function start(
       logger: log.child({ role: 'worker' }),
     });
     stops.push(() => expiry.stop());
+    if (config.RECONCILE_INTERVAL_MS > 0) {
+      const job = startReconcileJob({ db, adapters, intervalMs: config.RECONCILE_INTERVAL_MS, log: log.child({ role: 'reconcile' }) });
+      stops.push(() => job.stop());
+    }
     // Outbox → BullMQ → merchant endpoints. The relay wakes on NOTIFY and polls as a fallback.
     const webhooks = webhookSettingsFrom(config);
     const wlog = log.child({ role: 'webhooks' });

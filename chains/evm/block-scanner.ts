@@ -156,10 +156,11 @@ export class BlockScanner {
 
     // 3. Headers: every block above the final height (linked by parent hash), the final one that anchors them,
     //    every block with a matched transfer (for its timestamp), and the range end.
-    const matched = logs.flatMap((log) => this.#match(log, watch));
+    const all = logs.flatMap((log) => this.#match(log, watch));
+    const matched = all.filter((m) => m.incoming);
     const heights = new Set<bigint>([to]);
     for (let h = maxBig(from, final); h <= to; h++) heights.add(h);
-    for (const m of matched) heights.add(m.blockNumber);
+    for (const m of all) heights.add(m.blockNumber);
     const headers = new Map<bigint, HeaderRef>();
     await Promise.all([...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(rpc, h)))));
 
@@ -171,12 +172,16 @@ export class BlockScanner {
       }
     }
     const transfers: ObservedTransfer[] = [];
-    for (const m of matched) {
+    const outgoing: ObservedTransfer[] = [];
+    for (const m of all) {
       const header = headers.get(m.blockNumber)!;
       if (header.hash !== m.blockHash) throw new ChainMovedError(`log of block ${m.blockNumber} from another branch`);
-      transfers.push({ ...m.transfer, block: { height: header.height, hash: header.hash, time: header.time } });
+      const t = { ...m.transfer, block: { height: header.height, hash: header.hash, time: header.time } };
+      if (m.incoming) transfers.push(t);
+      if (m.outgoing) outgoing.push(t);
     }
-    transfers.sort((a, b) => (a.block.height === b.block.height ? a.logIndex - b.logIndex : a.block.height < b.block.height ? -1 : 1));
+    transfers.sort(chainOrder);
+    outgoing.sort(chainOrder);
 
     const tipHeader = headers.get(to)!;
     const recent = cursor.recent.filter((b) => b.height >= final - 1n);
@@ -189,6 +194,7 @@ export class BlockScanner {
     return {
       rollbackAbove: null,
       transfers,
+      outgoing,
       finalHeight: final,
       processedTip: next.tip,
       cursor: encodeCursor(next),
@@ -263,24 +269,33 @@ export class BlockScanner {
     }
   }
 
-  #match(log: RpcLog, watch: WatchSet): Array<{ blockNumber: bigint; blockHash: string; transfer: Omit<ObservedTransfer, 'block'> }> {
+  /** A registry token's Transfer log to (incoming) or from (outgoing: the journal's unexplained movements) a watched address. */
+  #match(
+    log: RpcLog,
+    watch: WatchSet,
+  ): Array<{ blockNumber: bigint; blockHash: string; incoming: boolean; outgoing: boolean; transfer: Omit<ObservedTransfer, 'block'> }> {
     const d = decodeTransferLog(log);
     if (!d) return [];
     const token = this.#byContract.get(d.token);
     if (!token) return []; // look-alike or unrelated contract: never credited
     const toCanon = this.#o.canonicalAddress ?? ((a: string) => a);
     const to = toCanon(d.to);
-    if (!watch.has(to)) return [];
+    const from = toCanon(d.from);
+    const incoming = watch.has(to);
+    const outgoing = watch.has(from);
+    if (!incoming && !outgoing) return [];
     return [
       {
         blockNumber: d.blockNumber,
         blockHash: d.blockHash,
+        incoming,
+        outgoing,
         transfer: {
           txHash: d.txHash,
           logIndex: d.logIndex,
           token: token.symbol,
           tokenContract: token.address,
-          from: toCanon(d.from),
+          from,
           to,
           amount: d.amount,
         },
@@ -289,5 +304,7 @@ export class BlockScanner {
   }
 }
 
+const chainOrder = (a: ObservedTransfer, b: ObservedTransfer): number =>
+  a.block.height === b.block.height ? a.logIndex - b.logIndex : a.block.height < b.block.height ? -1 : 1;
 const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);

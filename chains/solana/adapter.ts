@@ -9,6 +9,8 @@ import {
   type ChainFamily,
   type Delivery,
   type AddressBalances,
+  type BalanceQuery,
+  type BalanceReader,
   type ChainHead,
   type CursorState,
   type KeyDeriver,
@@ -68,7 +70,7 @@ export interface SolanaAdapterOptions {
 /** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
  * delegation (see "Allowance charging" below and docs/solana.md). */
 export class SolanaChainAdapter
-  implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody>, Sweeper<SolanaUnsignedBody>
+  implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody>, Sweeper<SolanaUnsignedBody>, BalanceReader
 {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
@@ -186,6 +188,50 @@ export class SolanaChainAdapter
       tokens[t.symbol] = data && data.length >= 72 ? data.readBigUInt64LE(64) : 0n;
     });
     return { native: BigInt(native), tokens };
+  }
+
+  #balanceRpcCalls = 0;
+
+  get balanceRpcCalls(): number {
+    return this.#balanceRpcCalls;
+  }
+
+  /**
+   * BalanceReader: lamports of the address (`native`) or the amount in its associated token account of the mint, read
+   * with getMultipleAccounts (100 accounts a request, four in flight) at the adapter's finality, no older than
+   * `height` (minContextSlot). Solana keeps no state by slot: the answer is the state at the slot the node has
+   * finalized now, at or after `height` (docs/journal.md).
+   */
+  async balancesAt(height: bigint, items: readonly BalanceQuery[]): Promise<bigint[]> {
+    const keys = items.map((q) => {
+      const owner = new PublicKey(q.address);
+      if (q.asset === 'native') return owner;
+      const token = this.tokens.find((t) => t.symbol === q.asset);
+      if (!token) throw new Error(`solana: no ${q.asset} in the token registry`);
+      return getAssociatedTokenAddressSync(new PublicKey(token.address), owner, true, this.#tokenProgramId);
+    });
+    const out: bigint[] = new Array(items.length);
+    const starts: number[] = [];
+    for (let i = 0; i < keys.length; i += 100) starts.push(i);
+    let next = 0;
+    const worker = async () => {
+      while (next < starts.length) {
+        const start = starts[next++]!;
+        this.#balanceRpcCalls++;
+        const { value } = await this.connection.getMultipleAccountsInfoAndContext(keys.slice(start, start + 100), {
+          commitment: this.finality,
+          minContextSlot: Number(height),
+        });
+        value.forEach((acc, j) => {
+          const q = items[start + j]!;
+          // SPL token account layout: the u64 amount sits at byte offset 64, little-endian.
+          out[start + j] =
+            q.asset === 'native' ? BigInt(acc?.lamports ?? 0) : acc && acc.data.length >= 72 ? acc.data.readBigUInt64LE(64) : 0n;
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, starts.length) }, worker));
+    return out;
   }
 
   getHead(): Promise<ChainHead> {

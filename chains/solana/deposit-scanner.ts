@@ -188,9 +188,11 @@ export class SolanaDepositScanner {
 
     // 5. credits and explained balances
     const transfers: { t: ObservedTransfer; order: number }[] = [];
+    const outgoing: { t: ObservedTransfer; order: number }[] = [];
     for (const [sig, tx] of txs) {
       if (fetch.get(sig)) {
         for (const t of this.#creditsOf(sig, tx, watch)) transfers.push({ t, order: tx.slot });
+        for (const t of this.#debitsOf(sig, tx, watch)) outgoing.push({ t, order: tx.slot });
         this.#delivered.set(sig, tx.slot);
       }
     }
@@ -209,10 +211,12 @@ export class SolanaDepositScanner {
     count('getBlockTime');
     const tipTime = provenTime ?? (await conn.getBlockTime(confirmed).catch(() => null));
     transfers.sort((a, b) => a.order - b.order);
+    outgoing.sort((a, b) => a.order - b.order);
     this.lastPollCalls = calls;
     return {
       rollbackAbove: null,
       transfers: transfers.map((x) => x.t),
+      outgoing: outgoing.map((x) => x.t),
       finalHeight: BigInt(final),
       processedTip: {
         height: BigInt(confirmed),
@@ -247,6 +251,37 @@ export class SolanaDepositScanner {
         from: senderOf(tx, post.mint),
         to: post.owner,
         amount,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Transfers out of watched owners in one transaction (the journal's unexplained movements): every account owned by a
+   * watched owner whose registry-mint balance shrank; `to` is the owner of the account of that mint that gained most.
+   */
+  #debitsOf(signature: string, tx: VersionedTransactionResponse, watch: WatchSet): ObservedTransfer[] {
+    const meta = tx.meta;
+    if (!meta || meta.err !== null) return [];
+    const post = new Map((meta.postTokenBalances ?? []).map((b) => [b.accountIndex, b]));
+    const block: BlockRef = { height: BigInt(tx.slot), hash: String(tx.slot), time: new Date((tx.blockTime ?? 0) * 1000) };
+    const out: ObservedTransfer[] = [];
+    for (const pre of meta.preTokenBalances ?? []) {
+      const token = this.#mints.get(pre.mint);
+      if (!token || !pre.owner || !watch.has(pre.owner)) continue;
+      if (pre.programId !== undefined && pre.programId !== this.#o.tokenProgramId.toBase58()) continue;
+      const after = post.get(pre.accountIndex);
+      const loss = BigInt(pre.uiTokenAmount.amount) - (after && after.mint === pre.mint ? BigInt(after.uiTokenAmount.amount) : 0n);
+      if (loss <= 0n) continue;
+      out.push({
+        txHash: signature,
+        logIndex: pre.accountIndex,
+        block,
+        token: token.symbol,
+        tokenContract: token.address,
+        from: pre.owner,
+        to: receiverOf(tx, pre.mint) ?? pre.owner,
+        amount: loss,
       });
     }
     return out;
@@ -293,6 +328,19 @@ function senderOf(tx: VersionedTransactionResponse, mint: string): string | null
     const after = post.get(pre.accountIndex);
     const loss = BigInt(pre.uiTokenAmount.amount) - (after ? BigInt(after.uiTokenAmount.amount) : 0n);
     if (loss > 0n && (!best || loss > best.loss)) best = { owner: pre.owner, loss };
+  }
+  return best?.owner ?? null;
+}
+
+/** The owner of the account of the same mint that gained the most in this transaction (the recipient). */
+function receiverOf(tx: VersionedTransactionResponse, mint: string): string | null {
+  const pre = new Map((tx.meta?.preTokenBalances ?? []).map((b) => [b.accountIndex, b]));
+  let best: { owner: string; gain: bigint } | null = null;
+  for (const post of tx.meta?.postTokenBalances ?? []) {
+    if (post.mint !== mint || !post.owner) continue;
+    const before = pre.get(post.accountIndex);
+    const gain = BigInt(post.uiTokenAmount.amount) - (before && before.mint === mint ? BigInt(before.uiTokenAmount.amount) : 0n);
+    if (gain > 0n && (!best || gain > best.gain)) best = { owner: post.owner, gain };
   }
   return best?.owner ?? null;
 }

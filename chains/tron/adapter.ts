@@ -6,6 +6,8 @@ import {
   type Sweeper,
   type SweepMethodImpl,
   type Wallet,
+  type BalanceQuery,
+  type BalanceReader,
   type ChainAdapter,
   type ChargeTransfer,
   type ObservedApproval,
@@ -75,7 +77,7 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody> {
+export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader {
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -163,6 +165,39 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
     const tokens: Partial<Record<TokenSymbol, bigint>> = {};
     for (const t of this.tokens) tokens[t.symbol] = await sender.tokenBalance(t, canonical);
     return { native: await sender.trxBalance(canonical), tokens };
+  }
+
+  #balanceRpcCalls = 0;
+
+  get balanceRpcCalls(): number {
+    return this.#balanceRpcCalls;
+  }
+
+  /**
+   * BalanceReader, per account through the wallet API (TRX balance, TRC-20 balanceOf), eight in flight. The wallet API
+   * keeps no state by height: this is the latest state, read after the pinned height is final (docs/journal.md).
+   */
+  async balancesAt(_height: bigint, items: readonly BalanceQuery[]): Promise<bigint[]> {
+    const sender = this.#send();
+    const out: bigint[] = new Array(items.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const i = next++;
+        const q = items[i]!;
+        const canonical = normalizeTronAddress(q.address);
+        if (!canonical) throw new Error(`not a TRON address: ${q.address}`);
+        this.#balanceRpcCalls++;
+        if (q.asset === 'native') out[i] = await sender.trxBalance(canonical);
+        else {
+          const token = this.tokens.find((t) => t.symbol === q.asset);
+          if (!token) throw new Error(`tron: no ${q.asset} in the token registry`);
+          out[i] = await sender.tokenBalance(token, canonical);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, items.length) }, worker));
+    return out;
   }
 
   getHead(): Promise<ChainHead> {

@@ -62,7 +62,7 @@ try {
             select 'ethereum', 'test', '0x' || lpad(to_hex(i), 40, '0'), 'cs_b' || i from generate_series(1, ${ADDRESSES}) i`.execute(db);
 
   const adapter = makeAdapter(node, [usdt!], { confirmation: { kind: 'depth', confirmations: CONFIRMATIONS }, maxBlockRange: 50 });
-  const watcher = new NetworkWatcher({ db, adapter, pollIntervalMs: 1000, startHeight: BigInt(await node.provider.getBlockNumber()) });
+  let watcher = new NetworkWatcher({ db, adapter, pollIntervalMs: 1000, startHeight: BigInt(await node.provider.getBlockNumber()) });
   await watcher.step();
 
   await node.rpc('evm_setAutomine', [false]);
@@ -79,7 +79,42 @@ try {
     return tx.hash;
   };
 
+  // Phase 0 (issue 16): the same catch-up without the journal, on other addresses, for the comparison below.
+  const counts = async () =>
+    (
+      await sql<{ paid: string; entries: string; legs: string }>`
+        select (select count(*) from payment_sessions where status = 'paid')::text as paid,
+               (select count(*) from journal_entries)::text as entries, (select count(*) from journal_legs)::text as legs`.execute(db)
+    ).rows[0]!;
+  // A watcher without the journal catches up over BLOCKS blocks paying other addresses; run before and after phase 1,
+  // so that neither warm-up nor a growing database favours one side.
+  const plainPass = async (first: number) => {
+    await sql`delete from chain_cursors`.execute(db);
+    const plain = new NetworkWatcher({
+      db,
+      adapter,
+      pollIntervalMs: 1000,
+      startHeight: BigInt(await node.provider.getBlockNumber()),
+      journal: false,
+    });
+    await plain.step();
+    for (let b = 0; b < BLOCKS; b++) await payBlock(first + b * PER_BLOCK);
+    await node.mine(CONFIRMATIONS);
+    const p0 = await counts();
+    const tp0 = performance.now();
+    while (!(await plain.step()).caughtUp) {}
+    const s = (performance.now() - tp0) / 1000;
+    return { paid: Number((await counts()).paid) - Number(p0.paid), seconds: s };
+  };
+  const before = await plainPass(1 + (BLOCKS + 1) * PER_BLOCK);
+  // Back to the journaled watcher, from the current head.
+  await sql`delete from chain_cursors`.execute(db);
+  const journaled = new NetworkWatcher({ db, adapter, pollIntervalMs: 1000, startHeight: BigInt(await node.provider.getBlockNumber()) });
+  await journaled.step();
+  watcher = journaled;
+
   // Phase 1: catch-up throughput over BLOCKS blocks of PER_BLOCK transfers each.
+  const j0 = await counts();
   for (let b = 0; b < BLOCKS; b++) await payBlock(1 + b * PER_BLOCK);
   await node.mine(CONFIRMATIONS);
   const rpcBefore = adapter.rpc.totalCalls;
@@ -99,6 +134,14 @@ try {
     (await db.selectFrom('payment_sessions').select(sql<bigint>`count(*)`.as('n')).where('status', '=', 'paid').executeTakeFirstOrThrow())
       .n - headBefore;
   const seconds = (t1 - t0) / 1000;
+  const j1 = await counts();
+  const after = await plainPass(1 + (2 * BLOCKS + 1) * PER_BLOCK);
+  const plainPaid = before.paid + after.paid;
+  const plainSeconds = before.seconds + after.seconds;
+  // Phase 2 runs the journaled watcher again, from the current head.
+  await sql`delete from chain_cursors`.execute(db);
+  watcher = new NetworkWatcher({ db, adapter, pollIntervalMs: 1000, startHeight: BigInt(await node.provider.getBlockNumber()) });
+  await watcher.step();
 
   // Phase 2: at the tip with a 1 s poll: time from the confirming block to paid.
   const stop = new AbortController();
@@ -137,6 +180,14 @@ try {
     `  deposits credited per second     ${(Number(paid1) / seconds).toFixed(0)}  (${paid1} sessions paid in ${seconds.toFixed(2)} s; target >= 2000)`,
   );
   console.log(`  confirming block -> paid         ${latencyMs.toFixed(0)} ms at a 1 s poll (target <= 1000 ms)`);
+  const withJournal = Number(paid1) / seconds;
+  const withoutJournal = plainPaid / plainSeconds;
+  console.log(
+    `  journal rows written per second  ${((Number(j1.entries) - Number(j0.entries) + Number(j1.legs) - Number(j0.legs)) / seconds).toFixed(0)}  (${Number(j1.entries) - Number(j0.entries)} entries + ${Number(j1.legs) - Number(j0.legs)} legs in ${seconds.toFixed(2)} s)`,
+  );
+  console.log(
+    `  deposits credited per second     with journal ${withJournal.toFixed(0)}, without ${withoutJournal.toFixed(0)} (${before.paid} in ${before.seconds.toFixed(2)} s before, ${after.paid} in ${after.seconds.toFixed(2)} s after): ${(((withoutJournal - withJournal) / withoutJournal) * 100).toFixed(1)}% slower with (issue 16 target <= 10%)`,
+  );
   console.log(`  watcher process RSS              ${rssMb.toFixed(0)} MB (includes Anvil client and test helpers; target < 300 MB)`);
   console.log(`  chain tip ${tip}; watch set size ${watcher.watch.size}`);
 } finally {

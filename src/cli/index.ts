@@ -21,6 +21,7 @@ import { Redis } from 'ioredis';
 import { CliFailure, TREASURY_USAGE, sweepCli, treasuryCli, type TreasuryCliContext } from './treasury.js';
 import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
 import { createLogger } from '../logger.js';
+import { RECONCILE_USAGE, journalCli, reconcileCli } from './reconcile.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -50,6 +51,9 @@ ${EXPORT_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${TREASURY_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${RECONCILE_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -124,6 +128,10 @@ async function main(argv: string[]): Promise<void> {
         return await treasuryCli(rest, treasuryContext(db, config));
       case 'sweep':
         return await sweepCli(rest, treasuryContext(db, config));
+      case 'reconcile':
+        return await reconcileCli(rest, { db, adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env) });
+      case 'journal':
+        return await journalCli(rest, { db });
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {

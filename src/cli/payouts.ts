@@ -1,4 +1,5 @@
 import type { ChainRegistry } from '../../chains/registry.js';
+import { registerWallets } from '../ledger/journal.js';
 import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
@@ -44,6 +45,10 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
         for (const adapter of adapters) {
           if (adapter.mode !== acc.mode) continue;
           const wallet = await adapter.deriveHotWallet(ctx.keys, acc.account_index, HOT_WALLET_SLOT.refunds);
+          // Shown to be funded: watched from now on, so its top-ups are journaled (docs/journal.md).
+          await registerWallets(ctx.db, [
+            { network: adapter.network, mode: acc.mode, address: wallet.address, merchantId: acc.merchant_id, role: 'refunds' },
+          ]);
           const balances = await adapter.getBalances(wallet.address).catch((e: Error) => ({ error: e.message }));
           const resources = adapter.describeFeeResources
             ? await adapter.describeFeeResources(wallet.address).catch((e: Error) => ({ error: e.message }))

@@ -10,6 +10,7 @@ import type { UnmatchedReason } from '../db/deposit-tables.js';
 import type { ChainRef } from './deposit-schema.js';
 import { settlesAsPaid } from './settlement-rule.js';
 import { receivedEventFields } from './session-payments.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, recordMovements, reverseObservedAbove, transferLegs } from './journal.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
@@ -46,6 +47,9 @@ export interface RecordedDeposit {
   block_number: bigint;
   token: string;
   amount_base: bigint;
+  to_address: string;
+  block_hash: string;
+  merchant_id: string | null;
 }
 
 /** Inserts provisional deposits (one statement), linking each to the session owning its address. Returns rows new or revived. */
@@ -62,6 +66,8 @@ export async function recordObservedDepositRows(
   trx: Transaction<Database>,
   chain: ChainRef,
   items: readonly ObservedDeposit[],
+  /** `journal: false` only for the watcher benchmark's comparison run (scripts/bench/evm-watcher.ts). */
+  opts: { journal?: boolean } = {},
 ): Promise<RecordedDeposit[]> {
   if (items.length === 0) return [];
   const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
@@ -81,8 +87,31 @@ export async function recordObservedDepositRows(
       set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
           block_time = excluded.block_time, orphaned_at = null
       where deposits.status = 'orphaned'
-    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token, deposits.amount_base`.execute(
+    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token,
+              deposits.amount_base, deposits.to_address, deposits.block_hash,
+              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`.execute(trx);
+  // Journal: customer → deposit address, from the block it was seen in; reversed if a reorg removes that block.
+  if (opts.journal === false) return result.rows;
+  await recordMovements(
     trx,
+    result.rows.map((d) => ({
+      network: chain.network,
+      mode: chain.mode,
+      txHash: d.tx_hash,
+      legKey: `log:${d.log_index}`,
+      kind: 'deposit' as const,
+      blockHeight: d.block_number,
+      blockHash: d.block_hash,
+      merchantId: d.merchant_id,
+      sessionId: d.session_id,
+      object: { type: 'deposit' as const, id: d.id },
+      legs: transferLegs(
+        journalAsset(chain.network, chain.mode, d.token),
+        EXTERNAL_ACCOUNT,
+        addressAccount(chain.network, chain.mode, d.to_address),
+        d.amount_base,
+      ),
+    })),
   );
   return result.rows;
 }
@@ -97,6 +126,8 @@ export async function orphanProvisionalDepositsAbove(trx: Transaction<Database>,
     .where('status', '=', 'provisional')
     .where('block_number', '>', height)
     .executeTakeFirst();
+  // Journal: what the watcher recorded from the removed blocks is reversed by new entries, never deleted.
+  await reverseObservedAbove(trx, chain, height);
   return Number(r.numUpdatedRows);
 }
 

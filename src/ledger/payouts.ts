@@ -7,6 +7,7 @@ import { hasIdShape } from '../domain/ids.js';
 import { REFUND_EVENT_TYPE, refundEventObject } from '../domain/events/refund.js';
 import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
+import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, recordMovement, transferLegs } from './journal.js';
 
 // The ledger side of refund payouts. The payout engine (src/payouts/) drives the chain; every state change of a
 // refund or an attempt happens here, each with its event in the same transaction.
@@ -193,10 +194,12 @@ export async function completeRefund(
   refundId: string,
   attempt: Pick<PayoutAttempt, 'id' | 'tx_hash'>,
   deliveredBase: bigint,
+  landed?: LandedPayout,
 ): Promise<RefundRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const refund = await lockProcessingRefund(trx, refundId);
     if (!refund) return undefined;
+    if (landed) await journalRefundPayout(trx, refund, attempt.tx_hash, landed);
     await trx.updateTable('payout_attempts').set({ state: 'confirmed', settled_at: sql`now()` }).where('id', '=', attempt.id).execute();
     await trx
       .updateTable('payout_attempts')
@@ -222,6 +225,39 @@ export async function completeRefund(
       .executeTakeFirstOrThrow();
     await insertRefundEvent(trx, done, 'completed');
     return done;
+  });
+}
+
+/** What the landed payout moved, for the journal: base units that left the hot wallet, and the fee it burnt. */
+export interface LandedPayout {
+  /** The hot wallet (canonical address). */
+  sender: string;
+  blockHeight: bigint;
+  blockHash: string;
+  /** Native base units burnt by the sender. */
+  fee: bigint;
+  /** Token base units that left the hot wallet: delivered plus any part the token took elsewhere. */
+  sent: bigint;
+}
+
+/** Journal: hot wallet → customer (and anything the token took elsewhere), and the network fee the hot wallet burnt. */
+async function journalRefundPayout(trx: Transaction<Database>, refund: RefundRow, txHash: string, p: LandedPayout): Promise<void> {
+  const chain = { network: refund.network, mode: refund.mode };
+  const wallet = addressAccount(chain.network, chain.mode, p.sender);
+  await recordMovement(trx, {
+    ...chain,
+    txHash,
+    legKey: 'tx',
+    kind: 'refund_payout',
+    blockHeight: p.blockHeight,
+    blockHash: p.blockHash,
+    merchantId: refund.merchant_id,
+    sessionId: hasIdShape(refund.session_id, 'pay') ? null : refund.session_id,
+    object: { type: 'refund', id: refund.id },
+    legs: [
+      ...transferLegs(journalAsset(chain.network, chain.mode, refund.token), wallet, EXTERNAL_ACCOUNT, p.sent),
+      ...feeLegs(chain, p.sender, p.fee),
+    ],
   });
 }
 

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Database, SubscriptionChargesTable } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
 import { insertInvoiceEvent } from './invoices.js';
+import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, recordMovement, transferLegs } from './journal.js';
 import { nextAfterPaid, type LifecycleDeps } from './subscriptions-lifecycle.js';
 import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent } from './subscriptions.js';
 
@@ -171,6 +172,9 @@ export interface SettledTransfer {
   amount: bigint;
   tokenContract: string;
   block: { height: bigint; hash: string; time: Date };
+  /** The charger that sent the transferFrom and the network fee it burnt (native base units), for the journal. */
+  charger?: string;
+  fee?: bigint;
 }
 
 /**
@@ -269,6 +273,28 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
         paid_at: now,
       })
       .execute();
+    // Journal: customer → settlement address (what it received), and the fee the charger burnt.
+    const ref = { network: charge.network, mode: charge.mode };
+    await recordMovement(trx, {
+      ...ref,
+      txHash: t.txHash,
+      legKey: 'tx',
+      kind: 'charge',
+      blockHeight: t.block.height,
+      blockHash: t.block.hash,
+      merchantId: charge.merchant_id,
+      sessionId: paymentId,
+      object: { type: 'invoice', id: invoice.id },
+      legs: [
+        ...transferLegs(
+          journalAsset(ref.network, ref.mode, charge.token),
+          EXTERNAL_ACCOUNT,
+          addressAccount(ref.network, ref.mode, charge.destination_address),
+          t.amount,
+        ),
+        ...(t.charger && t.fee ? feeLegs(ref, t.charger, t.fee) : []),
+      ],
+    });
     await trx
       .updateTable('subscription_charges')
       .set({ state: 'succeeded', payment_id: paymentId, settled_at: sql`now()`, delivered_base: t.amount })

@@ -58,14 +58,6 @@ const provisional = metrics.gauge<'network' | 'mode'>({
   labels: ['network', 'mode'],
   values: { mode: ['test', 'live'] },
 });
-/** Declared for the reconciliation job (not built yet): ledger minus on-chain balance, in whole tokens. */
-export const reconciliationDifference = metrics.gauge<'network' | 'mode' | 'token'>({
-  name: 'stablepay_reconciliation_difference',
-  help: 'Ledger balance minus on-chain balance per network, mode and token, in whole tokens (set by reconciliation).',
-  labels: ['network', 'mode', 'token'],
-  values: { mode: ['test', 'live'] },
-});
-
 const age = (t: Date | string | null): number => (t ? Math.max(0, (Date.now() - new Date(t).getTime()) / 1000) : 0);
 
 export function registerLedgerCollectors(db: Db): () => void {

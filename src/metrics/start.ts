@@ -8,6 +8,8 @@ import { registerQueueCollector } from './queues.js';
 import { metrics } from './registry.js';
 import { startMetricsServer } from './server.js';
 import { startHeadSampler } from './watcher.js';
+// Declared in every process that serves metrics; set by the worker's scheduled reconcile (src/reconcile/).
+import './reconcile.js';
 
 // Metrics of one service process. Every role serves /metrics on METRICS_HOST:METRICS_PORT with its own metrics
 // (HTTP in the API role, watcher progress in the watcher role); the ledger, queue and hot-wallet gauges, which

@@ -72,6 +72,13 @@ const unmatched = metrics.counter<Chain>({
   values: MODES,
 });
 
+const unexplained = metrics.counter<Chain | 'direction'>({
+  name: 'stablepay_journal_unexplained_total',
+  help: 'Movements into or out of addresses we control that the service did not make (journaled as unexplained).',
+  labels: [...LABELS, 'direction'],
+  values: { ...MODES, direction: ['in', 'out'] },
+});
+
 interface ChainState {
   processed?: bigint;
   head?: bigint;
@@ -93,7 +100,7 @@ const setLag = (l: { network: string; mode: string }, s: ChainState) => {
 export function watcherMetricsHooks(chain: { network: string; mode: string }) {
   const l = { network: chain.network, mode: chain.mode };
   return {
-    onCommitted(r: { poll: PollResult; credited: number; confirmed?: number }): void {
+    onCommitted(r: { poll: PollResult; credited: number; confirmed?: number; unexplained?: Array<'in' | 'out'> }): void {
       const s = stateOf(l);
       s.processed = r.poll.processedTip.height;
       s.blockTime = r.poll.processedTip.time.getTime() / 1000;
@@ -110,6 +117,7 @@ export function watcherMetricsHooks(chain: { network: string; mode: string }) {
       if (r.credited > 0) credited.inc(l, r.credited);
       const u = (r.confirmed ?? r.credited) - r.credited;
       if (u > 0) unmatched.inc(l, u);
+      for (const direction of r.unexplained ?? []) unexplained.inc({ ...l, direction });
     },
     onStepFailed(): void {
       stepErrors.inc(l);

@@ -42,7 +42,7 @@ export async function advanceOutbound<J, A extends ChainAdapter>(
       case 'succeeded': {
         if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
         // What reached the destination, from the landed transaction's own logs: never the amount asked for.
-        const r = await kind.receipt(adapter, job, a);
+        const r = await kind.receipt(adapter, job, a, { block: outcome.block, fee: outcome.fee });
         if (r.kind === 'unread') return { kind: 'wait', ms: deps.pollMs };
         if (r.kind === 'undelivered') return kind.fail(job, { cause: 'undelivered', elsewhere: r.elsewhere, txHash: a.txHash });
         hit(deps, 'outbound:after_receipt');

@@ -1,4 +1,5 @@
 import type {
+  BlockRef,
   ChainAdapter,
   KeyPath,
   SendFailureReason,
@@ -47,6 +48,12 @@ export type OutboundFailure =
   /** Landed, yet nothing reached the destination; `elsewhere` base units left for other addresses. */
   | { cause: 'undelivered'; elsewhere: bigint; txHash: string };
 
+/** Where a succeeded transaction landed and the fee it burnt (native base units, paid by the sender). */
+export interface Landed {
+  block: BlockRef;
+  fee: bigint;
+}
+
 /** What a succeeded, final transaction delivered. */
 export type Receipt =
   | { kind: 'delivered'; settle(): Promise<StepResult> }
@@ -71,7 +78,8 @@ export interface OutboundKind<J, A extends ChainAdapter = ChainAdapter> {
   adapter(job: J): { adapter: A } | { missing: 'network' | 'signer' };
   network(job: J): { network: NetworkId; mode: Mode };
   outcome(adapter: A, job: J, a: OutboundAttempt): Promise<TxOutcome>;
-  receipt(adapter: A, job: J, a: OutboundAttempt): Promise<Receipt>;
+  /** `landed`: the succeeded transaction's block and network fee (native base units), for the journal. */
+  receipt(adapter: A, job: J, a: OutboundAttempt, landed: Landed): Promise<Receipt>;
   /**
    * The wallet and builder for a first attempt (`replacing` null: pre-flight checks first, failing the job with their
    * reason) or a fee-bumped replacement. A step result instead stops here.

@@ -11,6 +11,7 @@ import type { Db } from '../db/database.js';
 import type { RefundFailureCode } from '../domain/refund-state.js';
 import { completeRefund, failRefund, merchantAccountIndex } from '../ledger/payouts.js';
 import { refundOutboundStore } from '../ledger/refund-outbound.js';
+import { registerWallets } from '../ledger/journal.js';
 import type { RefundRow } from '../ledger/refunds.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult } from '../outbound/kind.js';
@@ -47,7 +48,7 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
     },
     network: (refund) => ({ network: refund.network, mode: refund.mode }),
     outcome: (adapter, _refund, a) => adapter.getTransactionOutcome(a.txHash),
-    async receipt(adapter, refund, a) {
+    async receipt(adapter, refund, a, landed) {
       const sender = adapter.normalizeAddress(a.signed.sender!) ?? a.signed.sender!;
       const d = await adapter.readDelivery(a.txHash, refund.token as 'USDT' | 'USDC', sender, refund.destination_address);
       if (!d) return { kind: 'unread' };
@@ -55,7 +56,13 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
       return {
         kind: 'delivered',
         async settle() {
-          await completeRefund(deps.db, refund.id, { id: a.id, tx_hash: a.txHash }, d.delivered);
+          await completeRefund(deps.db, refund.id, { id: a.id, tx_hash: a.txHash }, d.delivered, {
+            sender,
+            blockHeight: landed.block.height,
+            blockHash: landed.block.hash,
+            fee: landed.fee,
+            sent: d.delivered + d.elsewhere,
+          });
           if (d.delivered < refund.amount_base) {
             deps.log?.warn(
               {
@@ -75,6 +82,10 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
     async prepare(adapter, refund, replacing) {
       const account = await merchantAccountIndex(deps.db, refund.merchant_id, refund.mode);
       const wallet = await adapter.deriveHotWallet(deps.signer!, account, HOT_WALLET_SLOT.refunds);
+      // Watched from now on: what reaches it or leaves it outside the service is journaled (docs/journal.md).
+      await registerWallets(deps.db, [
+        { network: refund.network, mode: refund.mode, address: wallet.address, merchantId: refund.merchant_id, role: 'refunds' },
+      ]);
       const token = refund.token as 'USDT' | 'USDC';
       let gross: bigint;
       try {

@@ -58,7 +58,7 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
     },
     network: (charge) => ({ network: charge.network, mode: charge.mode }),
     outcome: (adapter, charge, a) => adapter.getTransferFromOutcome(a.txHash, charge.owner_address),
-    async receipt(adapter, charge, a) {
+    async receipt(adapter, charge, a, landed) {
       const t = await adapter.findChargeTransfer(a.txHash, charge.owner_address, charge.destination_address);
       if (!t) {
         // Mined, yet nothing reached the settlement address: never a paid invoice.
@@ -68,7 +68,8 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
       return {
         kind: 'delivered',
         async settle() {
-          await chargeSucceeded(deps, charge.id, { txHash: a.txHash, ...t });
+          const charger = adapter.normalizeAddress(a.signed.sender!) ?? a.signed.sender!;
+          await chargeSucceeded(deps, charge.id, { txHash: a.txHash, ...t, charger, fee: landed.fee });
           if (t.amount < charge.amount_base) {
             // The token took a fee on transferFrom: the customer paid the invoice amount, the merchant received less.
             deps.log?.warn(

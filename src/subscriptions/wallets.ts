@@ -3,6 +3,7 @@ import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chain
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode } from '../db/schema.js';
+import { registerWallets } from '../ledger/journal.js';
 
 // The two wallets of a merchant's BIP44 account that subscriptions use on a chain:
 // - the charger (HOT_WALLET_SLOT.charges): the spender customers approve; it sends each transferFrom and pays its gas;
@@ -27,6 +28,11 @@ export function createWalletResolver(db: Db, adapters: ChainRegistry, keys: KeyD
       .executeTakeFirstOrThrow();
     const charger = await adapter.deriveHotWallet(keys, account, HOT_WALLET_SLOT.charges);
     const settlement = await adapter.deriveHotWallet(keys, account, HOT_WALLET_SLOT.refunds);
+    // Watched from now on: what reaches them or leaves them outside the service is journaled (docs/journal.md).
+    await registerWallets(via, [
+      { network, mode, address: charger.address, merchantId, role: 'charges' },
+      { network, mode, address: settlement.address, merchantId, role: 'refunds' },
+    ]);
     const v = { charger: charger.address, settlement: settlement.address, chargerKey: charger };
     cache.set(k, v);
     return v;

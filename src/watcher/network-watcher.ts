@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { ChainAdapter, PollResult } from '../../chains/types.js';
+import type { ChainAdapter, ObservedTransfer, PollResult } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../ledger/deposits.js';
 import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/chain-cursors.js';
 import { chainKey, type ChainRef } from '../ledger/deposit-schema.js';
+import { journalObservedMovements } from '../ledger/journal-observed.js';
+import type { ObservedDeposit } from '../ledger/deposits.js';
 import { AddressWatchSet } from './watch-set.js';
 import { Backoff, sleep } from './backoff.js';
 
@@ -23,7 +25,16 @@ export interface NetworkWatcherOptions {
   log?: WatcherLogger;
   backoff?: Backoff;
   /** Called after each committed poll (metrics, tests). */
-  onCommitted?: (r: { poll: PollResult; credited: number; paidSessionIds: string[]; confirmed?: number }) => void;
+  onCommitted?: (r: {
+    poll: PollResult;
+    credited: number;
+    paidSessionIds: string[];
+    confirmed?: number;
+    /** Directions of the unexplained movements journaled by this step. */
+    unexplained?: Array<'in' | 'out'>;
+  }) => void;
+  /** False only in the watcher benchmark's comparison run: deposits are then not journaled. Default true. */
+  journal?: boolean;
   /** Called when a step fails and will be retried (metrics). */
   onStepFailed?: (err: unknown) => void;
 }
@@ -34,6 +45,19 @@ export interface StepResult {
   credited: number;
   paidSessionIds: string[];
 }
+
+const observed = (t: ObservedTransfer): ObservedDeposit => ({
+  txHash: t.txHash,
+  logIndex: t.logIndex,
+  blockHeight: t.block.height,
+  blockHash: t.block.hash,
+  blockTime: t.block.time,
+  token: t.token,
+  tokenContract: t.tokenContract,
+  from: t.from,
+  to: t.to,
+  amount: t.amount,
+});
 
 const silent: WatcherLogger = { info() {}, warn() {}, error() {} };
 
@@ -87,29 +111,21 @@ export class NetworkWatcher {
           'reorg: provisional deposits rolled back',
         );
       }
-      const recorded = await recordObservedDepositRows(
-        trx,
-        this.chain,
-        poll.transfers.map((t) => ({
-          txHash: t.txHash,
-          logIndex: t.logIndex,
-          blockHeight: t.block.height,
-          blockHash: t.block.hash,
-          blockTime: t.block.time,
-          token: t.token,
-          tokenContract: t.tokenContract,
-          from: t.from,
-          to: t.to,
-          amount: t.amount,
-        })),
-      );
+      // A transfer to a registered wallet (hot wallet, charger) is never a deposit: it is journaled as a movement.
+      const toDeposit = poll.transfers.filter((t) => !this.watch.isWallet(t.to));
+      const toWallet = poll.transfers.filter((t) => this.watch.isWallet(t.to));
+      const recorded = await recordObservedDepositRows(trx, this.chain, toDeposit.map(observed), { journal: this.#o.journal !== false });
+      const unexplained = await journalObservedMovements(trx, this.chain, {
+        walletIncoming: toWallet.map(observed),
+        outgoing: (poll.outgoing ?? []).map(observed),
+      });
       const confirmed = await confirmFinalDeposits(trx, this.chain, poll.finalHeight, decimals, (c) => adapter.displayAddress(c));
       const version = await saveCursor(trx, this.key, expected, {
         cursor: poll.cursor,
         tip: poll.processedTip,
         finalHeight: poll.finalHeight,
       });
-      return { ...confirmed, recorded, version };
+      return { ...confirmed, recorded, unexplained, version };
     });
     // Logged after the commit: a line says what the ledger holds. Ids as in docs/operations.md ("Logs").
     const ids = { network: this.chain.network, mode: this.chain.mode };
@@ -128,6 +144,26 @@ export class NetworkWatcher {
         d.session_id ? 'deposit seen' : 'deposit seen to an address of no session',
       );
     }
+    for (const u of outcome.unexplained) {
+      // Flagged, never absorbed: docs/journal.md says what the operator does (journal unexplained, acknowledge).
+      this.#log.error(
+        {
+          ...ids,
+          journal_entry_id: u.entryId.toString(),
+          direction: u.direction,
+          address: u.address,
+          counterparty: u.counterparty ?? undefined,
+          merchant_id: u.merchantId ?? undefined,
+          session_id: u.sessionId ?? undefined,
+          tx_hash: u.txHash,
+          log_index: u.logIndex,
+          block: u.blockHeight.toString(),
+          token: u.token,
+          amount_base: u.amount.toString(),
+        },
+        u.direction === 'out' ? 'unexplained movement out of an address we control' : 'unexplained movement into a wallet we control',
+      );
+    }
     for (const d of outcome.decisions) {
       const line = {
         ...ids,
@@ -142,7 +178,13 @@ export class NetworkWatcher {
       if (d.paidSession) this.#log.info({ ...ids, session_id: d.sessionId ?? undefined, tx_hash: d.txHash }, 'session paid');
     }
     this.#stored = { cursor: poll.cursor, version: outcome.version };
-    this.#o.onCommitted?.({ poll, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds, confirmed: outcome.confirmed });
+    this.#o.onCommitted?.({
+      poll,
+      credited: outcome.credited,
+      paidSessionIds: outcome.paidSessionIds,
+      confirmed: outcome.confirmed,
+      unexplained: outcome.unexplained.map((u) => u.direction),
+    });
     return { caughtUp: poll.caughtUp, observed: poll.transfers.length, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds };
   }
 

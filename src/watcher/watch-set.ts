@@ -15,6 +15,8 @@ import { holdsUnsettledBalance } from '../ledger/address-holdings.js';
  */
 export class AddressWatchSet implements WatchSet {
   #addresses = new Set<string>();
+  /** Registered wallets (journal_wallets: hot wallets, chargers): watched for top-ups and movements we did not make. */
+  #wallets = new Set<string>();
   #lastId = 0n;
   #lastFullLoad = 0;
 
@@ -26,15 +28,21 @@ export class AddressWatchSet implements WatchSet {
   ) {}
 
   get size(): number {
-    return this.#addresses.size;
+    return this.#addresses.size + this.#wallets.size;
   }
 
   has(address: string): boolean {
-    return this.#addresses.has(address);
+    return this.#addresses.has(address) || this.#wallets.has(address);
   }
 
-  addresses(): Iterable<string> {
-    return this.#addresses.values();
+  /** A registered wallet rather than a deposit address: what reaches it is a top-up, never a deposit. */
+  isWallet(address: string): boolean {
+    return this.#wallets.has(address) && !this.#addresses.has(address);
+  }
+
+  *addresses(): Iterable<string> {
+    yield* this.#addresses.values();
+    for (const w of this.#wallets) if (!this.#addresses.has(w)) yield w;
   }
 
   async sync(): Promise<void> {
@@ -78,6 +86,14 @@ export class AddressWatchSet implements WatchSet {
         this.#lastFullLoad = Date.now();
       }
       this.#lastId = maxId;
+      // Wallets are few (two per merchant account and network): read whole on each sync.
+      const wallets = await trx
+        .selectFrom('journal_wallets')
+        .select('address')
+        .where('network', '=', this.chain.network)
+        .where('mode', '=', this.chain.mode)
+        .execute();
+      this.#wallets = new Set(wallets.map((w) => w.address));
     });
   }
 }

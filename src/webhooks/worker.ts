@@ -17,7 +17,7 @@ import { DELIVERY_QUEUE, type DeliveryJobData } from './queue.js';
 import { recordWebhookAttempt } from '../metrics/webhooks.js';
 import { startDeliveryReconciler } from './reconciler.js';
 import { retryDelayMs, verdictOf, type AttemptResult } from './retry-policy.js';
-import { type AttemptOutcome, type WebhookDb } from './schema.js';
+import type { AttemptOutcome, WebhookDb } from './schema.js';
 import { buildDeliveryHeaders } from './signing.js';
 import { signingSecrets } from './signing-secrets.js';
 import { checkWebhookTarget, redactUrl, type Resolver, type TargetMode } from './url-policy.js';

@@ -1,7 +1,6 @@
 // Hosted payment page script: countdown, copy buttons, live status (server-sent events, polling as fallback),
 // redirect after payment. Plain ES2017, no dependencies; every text comes from the server's catalog in #sp-data.
-(function () {
-  'use strict';
+(() => {
   var dataEl = document.getElementById('sp-data');
   if (!dataEl) return;
   var data = JSON.parse(dataEl.textContent || '{}');
@@ -17,9 +16,7 @@
     return document.getElementById(id);
   }
   function fmt(key, vars) {
-    return String(msgs[key] || '').replace(/\{(\w+)\}/g, function (m, k) {
-      return vars && k in vars ? vars[k] : m;
-    });
+    return String(msgs[key] || '').replace(/\{(\w+)\}/g, (m, k) => (vars && k in vars ? vars[k] : m));
   }
   function pad(n) {
     return n < 10 ? '0' + n : String(n);
@@ -40,15 +37,15 @@
   // Copy buttons: clipboard API, with a selection fallback for older browsers and insecure origins.
   function copy(button) {
     var text = button.getAttribute('data-copy') || '';
-    var done = function () {
+    var done = () => {
       var label = button.textContent;
       button.textContent = msgs['pay.copied'];
-      setTimeout(function () {
+      setTimeout(() => {
         button.textContent = label;
       }, 1500);
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () {
+      navigator.clipboard.writeText(text).then(done, () => {
         fallbackCopy(text);
         done();
       });
@@ -74,7 +71,7 @@
   }
   var buttons = document.querySelectorAll('button[data-copy]');
   for (var i = 0; i < buttons.length; i++) {
-    buttons[i].addEventListener('click', function (ev) {
+    buttons[i].addEventListener('click', (ev) => {
       copy(ev.currentTarget);
     });
   }
@@ -154,7 +151,7 @@
         }
         var red = $('sp-redirecting');
         if (red) red.hidden = false;
-        setTimeout(function () {
+        setTimeout(() => {
           location.assign(s.redirect);
         }, 1500);
       }
@@ -172,7 +169,7 @@
     var req = new XMLHttpRequest();
     req.open('GET', data.statusUrl);
     req.setRequestHeader('Accept', 'application/json');
-    req.onload = function () {
+    req.onload = () => {
       if (req.status === 200) {
         try {
           apply(JSON.parse(req.responseText));
@@ -215,14 +212,14 @@
       return;
     }
     source = new EventSource(data.eventsUrl);
-    source.onmessage = function (ev) {
+    source.onmessage = (ev) => {
       try {
         apply(JSON.parse(ev.data));
       } catch (e) {
         /* ignore */
       }
     };
-    source.onerror = function () {
+    source.onerror = () => {
       // A stream the server refused (429 over a cap, 404) is CLOSED and never retried by the browser: poll at once.
       if (source && source.readyState === 2) {
         source.close();
@@ -244,7 +241,7 @@
   setInterval(tick, 1000);
   connect();
   // A page restored from the back/forward cache has a stale state: ask again.
-  window.addEventListener('pageshow', function (ev) {
+  window.addEventListener('pageshow', (ev) => {
     if (ev.persisted) refresh();
   });
 })();

@@ -1,0 +1,294 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { JournalKind, JournalObjectType } from '../db/journal-tables.js';
+import type { Mode } from '../domain/vocabulary.js';
+import type { ChainRef } from './deposit-schema.js';
+
+// The double-entry journal of on-chain movements (docs/journal.md). This file is its only writer. A movement is one
+// entry of balanced legs in base units: for each asset the legs sum to zero. Accounts:
+//   address:<network>:<mode>:<address>   an address we control (deposit address, hot wallet, charger, treasury)
+//   external                              anyone else (payers, refund recipients, whoever moved funds in or out)
+//   fees:<network>                        network fees burnt (gas, energy, Solana fees, rent paid)
+// An asset is `<network>:<mode>:<token symbol>` or `<network>:<mode>:native` (the coin fees are paid in).
+// Entries are idempotent on (network, mode, tx hash, leg key): recording the same movement again writes nothing.
+// Entries the watcher recorded from blocks a reorg removed are reversed by new entries (same height, negated legs,
+// `reverses_id` naming the original); nothing is ever updated or deleted (triggers refuse it). A movement reversed and
+// then seen again in the new branch is recorded once more, as the next revision of its key.
+
+export const EXTERNAL_ACCOUNT = 'external';
+export const addressAccount = (network: string, mode: Mode, address: string): string => `address:${network}:${mode}:${address}`;
+export const feesAccount = (network: string): string => `fees:${network}`;
+export const journalAsset = (network: string, mode: Mode, token: string | 'native'): string => `${network}:${mode}:${token}`;
+
+/** The address inside an `address:` account of `chain`, or null for any other account. */
+export function accountAddress(chain: ChainRef, account: string): string | null {
+  const prefix = `address:${chain.network}:${chain.mode}:`;
+  return account.startsWith(prefix) ? account.slice(prefix.length) : null;
+}
+
+export interface JournalLeg {
+  account: string;
+  asset: string;
+  /** Signed base units: positive into the account. */
+  amount: bigint;
+}
+
+export interface Movement {
+  network: string;
+  mode: Mode;
+  txHash: string;
+  /** What inside the transaction this entry records: `log:<index>` for one transfer log, `tx` for a whole transaction. */
+  legKey: string;
+  kind: JournalKind;
+  blockHeight: bigint;
+  blockHash?: string | null;
+  merchantId?: string | null;
+  sessionId?: string | null;
+  object?: { type: JournalObjectType; id: string } | null;
+  legs: readonly JournalLeg[];
+}
+
+export class UnbalancedMovementError extends Error {}
+
+/** Legs moving `amount` of `asset` from one account to another (none for a zero amount). */
+export function transferLegs(asset: string, from: string, to: string, amount: bigint): JournalLeg[] {
+  if (amount === 0n) return [];
+  return [
+    { account: from, asset, amount: -amount },
+    { account: to, asset, amount },
+  ];
+}
+
+/** Legs of a network fee `fee` (native base units) paid by `payer` on `chain`. */
+export function feeLegs(chain: ChainRef, payer: string, fee: bigint): JournalLeg[] {
+  return transferLegs(
+    journalAsset(chain.network, chain.mode, 'native'),
+    addressAccount(chain.network, chain.mode, payer),
+    feesAccount(chain.network),
+    fee,
+  );
+}
+
+/** Merges legs by (account, asset), drops zero legs, and checks that each asset sums to zero. */
+export function normalizeLegs(legs: readonly JournalLeg[]): JournalLeg[] {
+  const byKey = new Map<string, JournalLeg>();
+  const totals = new Map<string, bigint>();
+  for (const l of legs) {
+    const k = `${l.account}\u0000${l.asset}`;
+    const prev = byKey.get(k);
+    byKey.set(k, { account: l.account, asset: l.asset, amount: (prev?.amount ?? 0n) + l.amount });
+    totals.set(l.asset, (totals.get(l.asset) ?? 0n) + l.amount);
+  }
+  for (const [asset, total] of totals) {
+    if (total !== 0n) throw new UnbalancedMovementError(`legs of ${asset} sum to ${total}, not 0`);
+  }
+  return [...byKey.values()].filter((l) => l.amount !== 0n);
+}
+
+/**
+ * Records one movement in the caller's transaction (the same one as the business write it belongs to). Answers the
+ * new entry's id, or null when the movement was already recorded (or moves nothing).
+ */
+export async function recordMovement(trx: Transaction<Database>, movement: Movement): Promise<bigint | null> {
+  const [r] = await recordMovements(trx, [movement]);
+  return r?.entryId ?? null;
+}
+
+/** recordMovement for many movements, in a fixed number of statements. Answers the movements written, with their ids. */
+export async function recordMovements(
+  trx: Transaction<Database>,
+  movements: readonly Movement[],
+): Promise<Array<{ movement: Movement; entryId: bigint }>> {
+  const items = movements.map((m) => ({ m, legs: normalizeLegs(m.legs) })).filter((x) => x.legs.length > 0);
+  if (items.length === 0) return [];
+  const col = <T>(f: (m: Movement) => T) => items.map((x) => f(x.m));
+  const inserted = await sql<{ id: string; i: number }>`
+    with v as (
+      select * from unnest(${col((m) => m.network)}::text[], ${col((m) => m.mode)}::text[], ${col((m) => m.txHash)}::text[],
+                  ${col((m) => m.legKey)}::text[], ${col((m) => m.kind)}::text[], ${col((m) => m.blockHeight.toString())}::bigint[],
+                  ${col((m) => m.blockHash ?? null)}::text[], ${col((m) => m.merchantId ?? null)}::text[],
+                  ${col((m) => m.sessionId ?? null)}::text[], ${col((m) => m.object?.type ?? null)}::text[],
+                  ${col((m) => m.object?.id ?? null)}::text[], ${items.map((_, i) => i)}::int[])
+           as v(network, mode, tx_hash, leg_key, kind, block_height, block_hash, merchant_id, session_id, object_type, object_id, i)),
+    ins as (
+      insert into journal_entries (network, mode, tx_hash, leg_key, revision, kind, block_height, block_hash, merchant_id,
+                                   session_id, object_type, object_id)
+      select v.network, v.mode, v.tx_hash, v.leg_key, coalesce(c.revision + 1, 0), v.kind, v.block_height, v.block_hash,
+             v.merchant_id, v.session_id, v.object_type, v.object_id
+      from v
+      left join lateral (
+        select e.revision, exists (select 1 from journal_entries r where r.reverses_id = e.id) as reversed
+        from journal_entries e
+        where e.network = v.network and e.mode = v.mode and e.tx_hash = v.tx_hash and e.leg_key = v.leg_key
+          and e.reverses_id is null
+        order by e.revision desc limit 1) c on true
+      where c.revision is null or c.reversed
+      order by v.i
+      on conflict (network, mode, tx_hash, leg_key, revision) where reverses_id is null do nothing
+      returning id, network, mode, tx_hash, leg_key)
+    select ins.id::text as id, min(v.i) as i from ins
+    join v on v.network = ins.network and v.mode = ins.mode and v.tx_hash = ins.tx_hash and v.leg_key = ins.leg_key
+    group by ins.id order by min(v.i)`.execute(trx);
+  if (inserted.rows.length === 0) return [];
+  const written = inserted.rows.map((r) => ({ entryId: BigInt(r.id), item: items[r.i]! }));
+  const legs = written.flatMap((w) => w.item.legs.map((l) => ({ entryId: w.entryId, ...l })));
+  await sql`
+    insert into journal_legs (entry_id, account, asset, amount)
+    select * from unnest(${legs.map((l) => l.entryId.toString())}::bigint[], ${legs.map((l) => l.account)}::text[],
+                         ${legs.map((l) => l.asset)}::text[], ${legs.map((l) => l.amount.toString())}::numeric[])`.execute(trx);
+  return written.map((w) => ({ movement: w.item.m, entryId: w.entryId }));
+}
+
+/** Kinds the watcher records from provisional blocks: the only ones a reorg can remove. */
+const OBSERVED_KINDS: readonly JournalKind[] = ['deposit', 'top_up', 'unexplained'];
+
+/**
+ * Reorg: reverses every entry the watcher recorded from a block above `height` of `chain` that is not reversed yet, by
+ * a new entry with the negated legs at the same height. Answers the number of entries reversed.
+ */
+export async function reverseObservedAbove(trx: Transaction<Database>, chain: ChainRef, height: bigint): Promise<number> {
+  const r = await sql<{ n: string }>`
+    with reversed as (
+      insert into journal_entries (network, mode, tx_hash, leg_key, revision, kind, block_height, block_hash, merchant_id,
+                                   session_id, object_type, object_id, reverses_id)
+      select e.network, e.mode, e.tx_hash, e.leg_key, e.revision, e.kind, e.block_height, e.block_hash, e.merchant_id,
+             e.session_id, e.object_type, e.object_id, e.id
+      from journal_entries e
+      where e.network = ${chain.network} and e.mode = ${chain.mode} and e.block_height > ${height.toString()}::bigint
+        and e.reverses_id is null and e.kind in (${sql.join(OBSERVED_KINDS)})
+        and not exists (select 1 from journal_entries r where r.reverses_id = e.id)
+      order by e.id
+      returning id, reverses_id),
+    legs as (
+      insert into journal_legs (entry_id, account, asset, amount)
+      select reversed.id, l.account, l.asset, -l.amount from reversed join journal_legs l on l.entry_id = reversed.reverses_id
+      returning 1)
+    select (select count(*) from reversed)::text as n, (select count(*) from legs) as legs`.execute(trx);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Wallets the watcher also watches (hot wallets, chargers): a top-up or a movement the service did not make is journaled. */
+export async function registerWallets(
+  db: Kysely<Database> | Transaction<Database>,
+  wallets: ReadonlyArray<{ network: string; mode: Mode; address: string; merchantId: string | null; role: string }>,
+): Promise<void> {
+  if (wallets.length === 0) return;
+  await db
+    .insertInto('journal_wallets')
+    .values(wallets.map((w) => ({ network: w.network, mode: w.mode, address: w.address, merchant_id: w.merchantId, role: w.role })))
+    .onConflict((oc) => oc.columns(['network', 'mode', 'address']).doNothing())
+    .execute();
+}
+
+/**
+ * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges): their
+ * movements are journaled by their own completion, never as unexplained.
+ */
+export async function ownTransactionHashes(trx: Transaction<Database>, chain: ChainRef, hashes: readonly string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  const r = await sql<{ tx_hash: string }>`
+    select tx_hash from payout_attempts
+    where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])
+    union
+    select a.tx_hash from subscription_charge_attempts a
+    join subscription_charges c on c.id = a.charge_id
+    where c.network = ${chain.network} and c.mode = ${chain.mode} and a.tx_hash = any(${[...hashes]}::text[])`.execute(trx);
+  return new Set(r.rows.map((x) => x.tx_hash));
+}
+
+export interface JournalBalance {
+  account: string;
+  asset: string;
+  /** Every entry at or below the height, unexplained ones included: what the chain shows if the watcher saw everything. */
+  balance: bigint;
+  /** The part of `balance` that unexplained entries no operator acknowledged account for. */
+  unexplained: bigint;
+}
+
+/**
+ * Balances of every `address:` account of `chain` with journal activity, at `height` (entries in blocks at or below
+ * it; a reversal counts at its original's height, so a reversed pair nets to zero at any height).
+ */
+export async function journalBalancesAt(db: Kysely<Database>, chain: ChainRef, height: bigint): Promise<JournalBalance[]> {
+  const r = await sql<{ account: string; asset: string; balance: string; unexplained: string }>`
+    select l.account, l.asset, sum(l.amount)::text as balance,
+           coalesce(sum(l.amount) filter (where e.kind = 'unexplained' and a.entry_id is null), 0)::text as unexplained
+    from journal_entries e
+    join journal_legs l on l.entry_id = e.id
+    left join journal_acknowledgements a on a.entry_id = coalesce(e.reverses_id, e.id)
+    where e.network = ${chain.network} and e.mode = ${chain.mode} and e.block_height <= ${height.toString()}::bigint
+      and l.account like ${`address:${chain.network}:${chain.mode}:%`}
+    group by l.account, l.asset
+    order by l.account, l.asset`.execute(db);
+  return r.rows.map((x) => ({ account: x.account, asset: x.asset, balance: BigInt(x.balance), unexplained: BigInt(x.unexplained) }));
+}
+
+export interface UnexplainedEntry {
+  entryId: bigint;
+  network: string;
+  mode: Mode;
+  txHash: string;
+  blockHeight: bigint;
+  legs: JournalLeg[];
+  acknowledged: boolean;
+  reversed: boolean;
+}
+
+/** Unexplained entries, newest first (the operator's list; `acknowledged: false` only by default). */
+export async function listUnexplained(
+  db: Kysely<Database>,
+  opts: { network?: string; mode?: Mode; all?: boolean; limit?: number } = {},
+): Promise<UnexplainedEntry[]> {
+  let q = db
+    .selectFrom('journal_entries as e')
+    .leftJoin('journal_acknowledgements as a', 'a.entry_id', 'e.id')
+    .select(['e.id', 'e.network', 'e.mode', 'e.tx_hash', 'e.block_height', 'a.entry_id as ack'])
+    .select(sql<boolean>`exists (select 1 from journal_entries r where r.reverses_id = e.id)`.as('reversed'))
+    .where('e.kind', '=', 'unexplained')
+    .where('e.reverses_id', 'is', null);
+  if (opts.network) q = q.where('e.network', '=', opts.network);
+  if (opts.mode) q = q.where('e.mode', '=', opts.mode);
+  if (!opts.all) q = q.where('a.entry_id', 'is', null);
+  const rows = await q
+    .orderBy('e.id', 'desc')
+    .limit(opts.limit ?? 100)
+    .execute();
+  if (rows.length === 0) return [];
+  const legs = await db
+    .selectFrom('journal_legs')
+    .selectAll()
+    .where(
+      'entry_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
+  return rows.map((r) => ({
+    entryId: r.id,
+    network: r.network,
+    mode: r.mode,
+    txHash: r.tx_hash,
+    blockHeight: r.block_height,
+    legs: legs.filter((l) => l.entry_id === r.id).map((l) => ({ account: l.account, asset: l.asset, amount: l.amount })),
+    acknowledged: r.ack !== null,
+    reversed: r.reversed,
+  }));
+}
+
+/** The operator accepts an unexplained entry (with a note); reconcile then counts it. False when no such entry. */
+export async function acknowledgeUnexplained(db: Kysely<Database>, entryId: bigint, note: string): Promise<boolean> {
+  const r = await sql`
+    insert into journal_acknowledgements (entry_id, note)
+    select id, ${note} from journal_entries where id = ${entryId.toString()}::bigint and kind = 'unexplained' and reverses_id is null
+    on conflict (entry_id) do nothing`.execute(db);
+  return Number(r.numAffectedRows ?? 0n) > 0;
+}
+
+/** Entries whose legs do not sum to zero for some asset (must always be empty; the insert trigger refuses them). */
+export async function unbalancedEntries(db: Kysely<Database>): Promise<Array<{ entryId: bigint; asset: string; total: bigint }>> {
+  const r = await sql<{ entry_id: string; asset: string; total: string }>`
+    select entry_id::text, asset, sum(amount)::text as total from journal_legs group by entry_id, asset having sum(amount) <> 0`.execute(
+    db,
+  );
+  return r.rows.map((x) => ({ entryId: BigInt(x.entry_id), asset: x.asset, total: BigInt(x.total) }));
+}

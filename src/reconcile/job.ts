@@ -1,0 +1,46 @@
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { Db } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import { reconcile } from './reconcile.js';
+
+/** The worker role's scheduled reconcile: every `intervalMs`, each run stored and the drift gauge set; differences logged as errors. */
+export function startReconcileJob(deps: { db: Db; adapters: ChainRegistry; intervalMs: number; log: Pick<Logger, 'info' | 'error'> }): {
+  stop(): Promise<void>;
+} {
+  let running: Promise<void> | null = null;
+  const tick = () => {
+    if (running) return;
+    running = (async () => {
+      try {
+        const report = await reconcile(deps);
+        for (const c of report.chains)
+          for (const d of c.differences.filter((x) => x.failing))
+            deps.log.error(
+              {
+                network: c.network,
+                mode: c.mode,
+                address: d.address,
+                token: d.asset,
+                merchant_id: d.merchantId ?? undefined,
+                difference_base: d.difference.toString(),
+                height: String(c.height),
+              },
+              'reconcile: ledger and chain differ',
+            );
+        deps.log.info({ ok: report.ok, chains: report.chains.length }, 'reconcile run finished');
+      } catch (e) {
+        deps.log.error({ err: (e as Error).message }, 'reconcile run failed');
+      } finally {
+        running = null;
+      }
+    })();
+  };
+  const timer = setInterval(tick, deps.intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

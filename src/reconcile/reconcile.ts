@@ -1,0 +1,172 @@
+import type { ChainRegistry } from '../../chains/registry.js';
+import { isBalanceReader, type BalanceQuery, type ChainAdapter, type TokenSymbol } from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import type { Mode } from '../domain/vocabulary.js';
+import { accountAddress, journalBalancesAt } from '../ledger/journal.js';
+import { addressMerchants, storeReconcileRun, watcherFinalHeight } from '../ledger/reconcile-runs.js';
+import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
+
+// Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
+// at a pinned final height, minus unexplained movements no operator acknowledged) against the chain's balance at that
+// same height, to the base unit, for each registry token and the native coin. Pinned height: the lower of the
+// watcher's committed final height and the chain's current final height, so every movement the journal can hold for
+// it is already final and recorded. Token differences fail the run; native differences are reported and stored but
+// do not fail it (gas top-ups arrive as plain value transfers the log watcher does not see: docs/journal.md).
+
+export interface ReconcileDifference {
+  address: string;
+  /** Token symbol or `native`. */
+  asset: TokenSymbol | 'native';
+  merchantId: string | null;
+  /** Journal balance (every entry at or below the height). */
+  journal: bigint;
+  /** Unacknowledged unexplained movements inside `journal`. */
+  unexplained: bigint;
+  /** The books: journal minus unexplained. */
+  expected: bigint;
+  chain: bigint;
+  /** expected − chain (ledger minus on-chain). */
+  difference: bigint;
+  /** Whether this difference fails the run (tokens always; native never). */
+  failing: boolean;
+}
+
+export interface ReconcileSummaryRow {
+  merchantId: string | null;
+  asset: TokenSymbol | 'native';
+  addresses: number;
+  expected: bigint;
+  chain: bigint;
+  difference: bigint;
+}
+
+export interface ChainReconciliation {
+  network: string;
+  mode: Mode;
+  /** Null when the chain was skipped (`skipped` says why). */
+  height: bigint | null;
+  skipped?: string;
+  runId?: bigint;
+  addresses: number;
+  balances: number;
+  rpcCalls: number;
+  durationMs: number;
+  differences: ReconcileDifference[];
+  summary: ReconcileSummaryRow[];
+}
+
+export interface ReconcileReport {
+  chains: ChainReconciliation[];
+  /** True when no token balance differs on any chain. */
+  ok: boolean;
+}
+
+export async function reconcile(
+  deps: { db: Db; adapters: ChainRegistry },
+  opts: { network?: string; mode?: Mode } = {},
+): Promise<ReconcileReport> {
+  const chains: ChainReconciliation[] = [];
+  for (const adapter of deps.adapters) {
+    if (opts.network && adapter.network !== opts.network) continue;
+    if (opts.mode && adapter.mode !== opts.mode) continue;
+    chains.push(await reconcileChain(deps.db, adapter));
+  }
+  return { chains, ok: chains.every((c) => c.differences.every((d) => !d.failing)) };
+}
+
+export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<ChainReconciliation> {
+  const chain = { network: adapter.network, mode: adapter.mode };
+  const empty = { ...chain, addresses: 0, balances: 0, rpcCalls: 0, durationMs: 0, differences: [], summary: [] };
+  if (!isBalanceReader(adapter))
+    return { ...empty, height: null, skipped: 'balance reads at a height are not implemented for this network yet' };
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const calls0 = adapter.balanceRpcCalls;
+  const committed = await watcherFinalHeight(db, chain);
+  if (committed === null) return { ...empty, height: null, skipped: 'the watcher has not run on this chain yet' };
+  const head = await adapter.getHead();
+  const height = committed < head.final ? committed : head.final;
+
+  const journal = await journalBalancesAt(db, chain, height);
+  const assets: Array<TokenSymbol | 'native'> = [...adapter.tokens.map((t) => t.symbol), 'native'];
+  const byKey = new Map<string, { balance: bigint; unexplained: bigint }>();
+  const addresses = new Set<string>();
+  for (const j of journal) {
+    const address = accountAddress(chain, j.account);
+    if (address === null) continue;
+    addresses.add(address);
+    byKey.set(`${address}\u0000${j.asset.slice(`${chain.network}:${chain.mode}:`.length)}`, j);
+  }
+  const list = [...addresses];
+  const queries: BalanceQuery[] = list.flatMap((address) => assets.map((asset) => ({ address, asset })));
+  const onChain = await adapter.balancesAt(height, queries);
+  const merchants = await addressMerchants(db, chain, list);
+
+  const differences: ReconcileDifference[] = [];
+  const summary = new Map<string, ReconcileSummaryRow & { seen: Set<string> }>();
+  queries.forEach((q, i) => {
+    const j = byKey.get(`${q.address}\u0000${q.asset}`) ?? { balance: 0n, unexplained: 0n };
+    const expected = j.balance - j.unexplained;
+    const actual = onChain[i]!;
+    const merchantId = merchants.get(q.address) ?? null;
+    const key = `${merchantId ?? ''}\u0000${q.asset}`;
+    let s = summary.get(key);
+    if (!s) summary.set(key, (s = { merchantId, asset: q.asset, addresses: 0, expected: 0n, chain: 0n, difference: 0n, seen: new Set() }));
+    if (!s.seen.has(q.address)) {
+      s.seen.add(q.address);
+      s.addresses++;
+    }
+    s.expected += expected;
+    s.chain += actual;
+    s.difference += expected - actual;
+    if (expected !== actual) {
+      differences.push({
+        address: q.address,
+        asset: q.asset,
+        merchantId,
+        journal: j.balance,
+        unexplained: j.unexplained,
+        expected,
+        chain: actual,
+        difference: expected - actual,
+        failing: q.asset !== 'native',
+      });
+    }
+  });
+  const durationMs = performance.now() - t0;
+  const rpcCalls = adapter.balanceRpcCalls - calls0;
+  const runId = await storeReconcileRun(db, {
+    chain,
+    height,
+    addresses: list.length,
+    balances: queries.length,
+    rpcCalls,
+    durationMs,
+    startedAt,
+    differences: differences.map((d) => ({
+      account: `address:${chain.network}:${chain.mode}:${d.address}`,
+      asset: `${chain.network}:${chain.mode}:${d.asset}`,
+      merchantId: d.merchantId,
+      journal: d.journal,
+      chain: d.chain,
+      difference: d.difference,
+      unexplained: d.unexplained,
+    })),
+  });
+  for (const t of adapter.tokens) {
+    const total = differences.filter((d) => d.asset === t.symbol).reduce((a, d) => a + d.difference, 0n);
+    reconciliationDifference.set({ ...chain, token: t.symbol }, Number(total) / 10 ** t.decimals);
+  }
+  reconciliationLastRun.set(chain, Date.now() / 1000);
+  return {
+    ...chain,
+    height,
+    runId,
+    addresses: list.length,
+    balances: queries.length,
+    rpcCalls,
+    durationMs,
+    differences,
+    summary: [...summary.values()].map(({ seen: _seen, ...row }) => row),
+  };
+}

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
+import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
+import { reconcileChain } from '../../src/reconcile/reconcile.js';
+
+// Reconcile on TRON (docs/journal.md): deposits journaled by the watcher (the EVM log scanner over TRON's JSON-RPC),
+// balances read per account through the wallet API of the fake java-tron, zero difference after payments.
+
+describe('journal and reconcile on TRON', () => {
+  let h: TronServiceHarness;
+  let shop: ChainHarnessMerchant;
+  beforeAll(async () => {
+    h = await startTronServiceHarness();
+    shop = await h.newMerchant('Tron journal');
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('journals deposits (exact and overpaid) and reconciles every deposit address to the base unit', async () => {
+    const a = await h.paidSession(shop, { amount: '2.50', token: 'USDT' });
+    const b = await h.paidSession(shop, { amount: '1.00', token: 'USDC', paid: 1_750_000n });
+    const legs = await h.t.db
+      .selectFrom('journal_legs as l')
+      .innerJoin('journal_entries as e', 'e.id', 'l.entry_id')
+      .select(['l.account', 'l.amount'])
+      .where('e.session_id', 'in', [a.id, b.id])
+      .where('l.account', '!=', 'external')
+      .orderBy('l.amount')
+      .execute();
+    // Accounts use the canonical address form (hex 41…), as the deposits table does.
+    const canon = (x: string) => h.adapter.normalizeAddress(x)!;
+    expect(legs).toEqual([
+      { account: `address:tron:test:${canon(b.depositAddress)}`, amount: 1_750_000n },
+      { account: `address:tron:test:${canon(a.depositAddress)}`, amount: 2_500_000n },
+    ]);
+    const report = await h.until(async () => {
+      const r = await reconcileChain(h.t.db, h.adapter);
+      return r.height !== null && r.addresses === 2 ? r : undefined;
+    }, 30_000);
+    expect(report.differences.filter((d) => d.failing)).toEqual([]);
+    expect(report.balances).toBe(2 * 3);
+    expect(report.rpcCalls).toBe(6);
+    const usdc = report.summary.find((x) => x.asset === 'USDC' && x.merchantId === shop.id)!;
+    expect(usdc).toMatchObject({ expected: 1_750_000n, chain: 1_750_000n, difference: 0n, addresses: 2 });
+  });
+});
