@@ -17,7 +17,7 @@ import pg from 'pg';
 //
 // --link-build-deps: in a stage whose RUN is a full `npm ci` (devDependencies included), link this checkout's
 // node_modules instead of downloading them again (faster; the runtime stage's `npm ci --omit=dev` always runs).
-// Environment: DATABASE_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres), REDIS_URL (redis://127.0.0.1:6379).
+// Environment: TEST_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres), TEST_REDIS_URL (redis://127.0.0.1:6379), as the tests.
 
 type Step = { op: string; args: string };
 interface Stage {
@@ -36,8 +36,8 @@ const argv = process.argv.slice(2);
 const keep = argv.includes('--keep');
 const linkBuildDeps = argv.includes('--link-build-deps');
 const CONTEXT = process.cwd();
-const ADMIN_URL = process.env.DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export function parseDockerfile(text: string): Step[] {
   const steps: Step[] = [];

@@ -103,6 +103,15 @@ export function assertResponseMatchesDocument(method: string, url: string, statu
   }
 }
 
+/**
+ * Builds the document and compiles every webhook validator now, so the first check does not block the event loop
+ * in the middle of a test (the webhook receiver calls it at start, before any delivery can time out on it).
+ */
+export function warmUpOpenApiCheck(): void {
+  const s = init();
+  for (const type of Object.keys(s.doc.webhooks as Json)) validatorAt(pointer('components', 'schemas', `Event.${type}`));
+}
+
 /** The document's schema of one webhook event type's body, as a validator. */
 export function webhookProblems(body: unknown): string[] {
   const type = (body as { type?: unknown } | null)?.type;

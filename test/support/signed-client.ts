@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { assertResponseMatchesDocument } from './openapi-check.js';
+import { assertResponseMatchesDocument, warmUpOpenApiCheck } from './openapi-check.js';
 
 // The test client signs with its own implementation of the spec's algorithm (interface.md: Authentication),
 // deliberately sharing no code with the server: hex(HMAC-SHA256(secret, `${timestamp}.${nonce}.${body}`)).
@@ -36,7 +36,9 @@ export class SignedClient {
   constructor(
     readonly baseUrl: string,
     readonly creds: Credentials,
-  ) {}
+  ) {
+    warmUpOpenApiCheck(); // once per process: the document and its validators are ready before the first request
+  }
 
   async request(method: 'GET' | 'POST', path: string, opts: SignedRequestOptions = {}): Promise<TestResponse> {
     const body =
