@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError, invalidAmount, parameterInvalid, parameterMissing, parameterUnknown } from '../domain/errors.js';
 
 // Bodies are captured as raw bytes (signatures cover the exact bytes), then parsed here after authentication.
