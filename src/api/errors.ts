@@ -1,8 +1,31 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { ApiError } from '../domain/errors.js';
 
 // Every error leaves in the full spec shape with request_id and timestamp; nothing else ever answers an error.
 // `param` is always a string (interface.md types it so): "" when no single parameter is at fault.
+
+export const ERROR_TYPES = [
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'rate_limit_error',
+  'idempotency_error',
+  'api_error',
+] as const satisfies readonly ApiError['type'][];
+
+/** The one error body (the OpenAPI document's `Error`); each operation narrows `code` to the codes it can answer. */
+export const errorBodySchema = z.strictObject({
+  error: z.strictObject({
+    type: z.enum(ERROR_TYPES),
+    code: z.string(),
+    message: z.string(),
+    param: z.string().meta({ description: 'The offending parameter in Stripe-style brackets, or "" when none is at fault.' }),
+    doc_url: z.string(),
+  }),
+  request_id: z.string(),
+  timestamp: z.number().int(),
+});
 
 export function errorBody(err: ApiError, requestId: string, docsUrl: string) {
   return {

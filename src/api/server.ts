@@ -19,6 +19,7 @@ import { NO_CHAINS, type ChainLookup } from '../domain/chain-lookup.js';
 import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subscription-api.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { registerErrorDocs } from './error-docs.js';
+import { registerOpenApiRoutes } from './openapi/routes.js';
 
 export interface ServerDeps {
   db: Db;
@@ -128,6 +129,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const ready = checks.every((c) => c === 'ok');
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis } });
   });
+  registerOpenApiRoutes(app); // the OpenAPI document and its reference page (docs/openapi.md)
 
   const authenticate = createAuthenticator({
     db: deps.db,

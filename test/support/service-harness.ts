@@ -14,6 +14,7 @@ import { RATE_LIMITS_OFF_ENV, REDIS_URL } from './env.js';
 import type { TokenShape } from './evm-tokens/deploy.js';
 import { TEST_MNEMONIC, deployTokens, fund, payFrom, signer, walletAt, type DeployedToken } from './evm-tokens/scenario.js';
 import { SignedClient } from './signed-client.js';
+import { compiledBuildRequested, startCompiledService } from './compiled-service.js';
 
 // The whole service as src/main.ts starts it (all roles, one process) over a fresh database, its own Redis prefix and
 // an Anvil node standing in for Ethereum (test mode) with a Tether-style USDT and a FiatToken-style USDC.
@@ -85,7 +86,11 @@ export async function startServiceHarness(
     ...o.extraEnv,
   };
   const config = loadConfig(env);
-  const service = await start(config, env, createLogger(config.LOG_LEVEL, {}, o.logOut), o.clock ? { clock: o.clock } : {});
+  // TEST_SERVICE_BUILD=dist: the compiled build in a child process (compiled-service.ts); it takes no injected clock.
+  if (compiledBuildRequested() && o.clock) throw new Error('TEST_SERVICE_BUILD=dist runs the compiled service: no injected clock');
+  const service = compiledBuildRequested()
+    ? await startCompiledService(env, o.logOut)
+    : await start(config, env, createLogger(config.LOG_LEVEL, {}, o.logOut), o.clock ? { clock: o.clock } : {});
   const base = `http://127.0.0.1:${service.port}`;
   const box = new SecretBox(TEST_MASTER_KEY);
   const adapter = service.adapters.get('ethereum', 'test')!;

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { assertResponseMatchesDocument, warmUpOpenApiCheck } from './openapi-check.js';
 
 // The test client signs with its own implementation of the spec's algorithm (interface.md: Authentication),
 // deliberately sharing no code with the server: hex(HMAC-SHA256(secret, `${timestamp}.${nonce}.${body}`)).
@@ -35,7 +36,9 @@ export class SignedClient {
   constructor(
     readonly baseUrl: string,
     readonly creds: Credentials,
-  ) {}
+  ) {
+    warmUpOpenApiCheck(); // once per process: the document and its validators are ready before the first request
+  }
 
   async request(method: 'GET' | 'POST', path: string, opts: SignedRequestOptions = {}): Promise<TestResponse> {
     const body =
@@ -69,6 +72,8 @@ export class SignedClient {
     }
     const res = await fetch(this.baseUrl + path, { method, headers, body: method === 'GET' ? undefined : body });
     const text = await res.text();
+    // Every answer must be one the OpenAPI document describes (docs/openapi.md).
+    assertResponseMatchesDocument(method, path, res.status, res.headers.get('content-type'), text);
     let json: any;
     try {
       json = text ? JSON.parse(text) : undefined;

@@ -1,12 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { warmUpOpenApiCheck, webhookProblems } from './openapi-check.js';
 
 // A merchant's webhook endpoint on 127.0.0.1. It verifies every request with its own implementation of the spec's
 // algorithm (interface.md, Events): `X-Service-Signature` must be exactly one hex HMAC-SHA256(secret,
 // `${timestamp}.${nonce}.${raw body}`) made with one secret it knows (each merchant it serves has one). Only when told
 // to (`acceptPrevious`, a receiver built for seamless rotation) does it also accept `X-Service-Signature-Previous`.
-// It checks every header and records what it saw.
+// It checks every header and, against the OpenAPI document, the body; and records what it saw.
 // Answers come from a script: a status, a hang (never answers), or a socket reset.
 
 export type Answer = number | 'hang' | 'reset' | { status: number; delayMs: number };
@@ -109,6 +110,7 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
   const received: ReceivedRequest[] = [];
+  warmUpOpenApiCheck();
   const counts = new Map<string, number>();
   const state: Pick<WebhookReceiver, 'answer' | 'secrets' | 'acceptPrevious'> = { answer: () => 200, secrets, acceptPrevious: false };
 
@@ -118,6 +120,8 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const v = verifyRequest(req.headers, body, state.secrets, undefined, { acceptPrevious: state.acceptPrevious });
+      // The body must also be what the OpenAPI document's `webhooks` section says for its type (docs/openapi.md).
+      if (v.problems.length === 0) v.problems.push(...webhookProblems(JSON.parse(body)));
       const rec: ReceivedRequest = {
         eventId: v.eventId,
         eventType: v.eventType,

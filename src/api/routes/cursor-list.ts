@@ -18,6 +18,11 @@ export function refuseBothCursors(q: { starting_after?: string | undefined; endi
     throw parameterInvalid('ending_before', 'Give starting_after or ending_before, not both.');
 }
 
+/** The cursor-style list envelope around `item` (the OpenAPI document's `*List` schemas). */
+export function listEnvelopeSchema<T extends z.ZodType>(item: T) {
+  return z.strictObject({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), url: z.string() });
+}
+
 export function listEnvelope(req: FastifyRequest, data: unknown[], hasMore: boolean) {
   return { object: 'list', data, has_more: hasMore, url: req.url };
 }

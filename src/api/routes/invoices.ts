@@ -9,6 +9,13 @@ import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.
 
 const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void', 'uncollectible'] as const satisfies readonly InvoiceStatusValue[];
 
+/** Query of GET /invoices (also the OpenAPI document's parameters). */
+export const invoiceListQuery = cursorListQuery({
+  subscription_id: z.string().min(1).max(255).optional(),
+  customer: z.string().min(1).max(255).optional(),
+  status: z.enum(INVOICE_STATUSES).optional(),
+});
+
 export function registerInvoiceRoutes(app: FastifyInstance, deps: { db: Db }): void {
   app.get('/invoices/:invoice_id', async (req) => {
     const auth = req.auth!;
@@ -20,14 +27,9 @@ export function registerInvoiceRoutes(app: FastifyInstance, deps: { db: Db }): v
     return serializeInvoice(i);
   });
 
-  const listQuery = cursorListQuery({
-    subscription_id: z.string().min(1).max(255).optional(),
-    customer: z.string().min(1).max(255).optional(),
-    status: z.enum(INVOICE_STATUSES).optional(),
-  });
   app.get('/invoices', async (req) => {
     const auth = req.auth!;
-    const q = validate(listQuery, req.query);
+    const q = validate(invoiceListQuery, req.query);
     refuseBadStrings(q, []);
     refuseBothCursors(q);
     const r = await listInvoices(deps.db, auth.merchantId, auth.mode, {

@@ -8,6 +8,7 @@ export function queryInt(min: number, max: number) {
   return z
     .string()
     .regex(/^\d{1,9}$/, 'must be an integer')
+    .meta({ description: `An integer from ${min} to ${max}.` })
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
 }
@@ -82,6 +83,21 @@ export function pageEnvelope<T>(r: PageRequest, data: T[], total: number, positi
       next_cursor: hasMore && lastId !== undefined ? encodePageCursor(lastId) : null,
     },
   };
+}
+
+/** The page-style list envelope around `item` (the OpenAPI document's `*Page` schemas). */
+export function pageEnvelopeSchema<T extends z.ZodType>(item: T) {
+  return z.strictObject({
+    data: z.array(item),
+    pagination: z.strictObject({
+      page: z.number().int().min(1),
+      page_size: z.number().int().min(1).max(100),
+      total: z.number().int().min(0),
+      total_pages: z.number().int().min(0),
+      has_more: z.boolean(),
+      next_cursor: z.string().nullable().meta({ description: 'Extension: pass as `cursor` for the next page; null on the last page.' }),
+    }),
+  });
 }
 
 /** The optional Idempotency-Key header (at most 255 characters). */

@@ -19,21 +19,38 @@ export interface RefundRouteDeps {
   onRefundCreated?: (r: RefundRow) => Promise<void>;
 }
 
-const BODY_FIELDS = new Set([
-  'session_id',
-  'payment_id',
-  'refund_id',
-  'amount',
-  'currency',
-  'reason',
-  'description',
-  'metadata',
-  'destination_address',
-  'deposit_id',
-]);
 const metadataSchema = z
   .record(z.string().min(1).max(40), z.string().max(500))
   .refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
+
+/**
+ * The create-refund body as the OpenAPI document describes it. The route checks these fields one by one, in the
+ * order and with the codes the spec gives (MISSING_CHARGE, MISSING_REFUND_ID, INVALID_AMOUNT, ...); the fields it
+ * accepts are this schema's keys, so the two cannot list different fields.
+ */
+export const createRefundBody = z.strictObject({
+  session_id: z.string().max(255).optional().meta({ description: 'The paid payment session (payment-session flow).' }),
+  payment_id: z.string().max(255).optional().meta({ description: 'The pay_ payment (subscription flow), in place of session_id.' }),
+  refund_id: z.string().min(1).max(255).meta({ description: 'Your own unique id for this refund; it is the idempotency key.' }),
+  amount: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).meta({ description: 'Integer minor units (1 USDT = 100).' }),
+  currency: z.string().meta({ description: 'USDT or USDC (case-insensitive): the coin the session was paid with.' }),
+  reason: z.enum(REFUND_REASONS).optional(),
+  description: z.string().max(1000).optional(),
+  metadata: metadataSchema.optional(),
+  destination_address: z.string().optional().meta({ description: 'Extension: where to pay the refund; default the payer.' }),
+  deposit_id: z
+    .string()
+    .max(255)
+    .optional()
+    .meta({ description: 'Extension: pay back one unmatched deposit (in place of session_id and payment_id).' }),
+});
+const BODY_FIELDS = new Set(Object.keys(createRefundBody.shape));
+
+/** Query of GET /refunds (also the OpenAPI document's parameters). */
+export const refundListQuery = pageQuery({
+  status: z.enum(['pending', 'processing', 'completed', 'failed', 'canceled']).optional(),
+  session_id: z.string().max(255).optional(),
+});
 
 /** Refund API (spec: Refunds; decisions.md: Refunds). Codes keep the spec's spelling. */
 export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps): void {
@@ -119,14 +136,10 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
     return { refund_id: r.refund.refund_id, status: r.refund.status, canceled_at: Math.floor(r.refund.canceled_at!.getTime() / 1000) };
   });
 
-  const listQuery = pageQuery({
-    status: z.enum(['pending', 'processing', 'completed', 'failed', 'canceled']).optional(),
-    session_id: z.string().max(255).optional(),
-  });
   app.get('/refunds', async (req) => {
     const auth = req.auth!;
     refuseBadStrings(req.query);
-    const q = validate(listQuery, req.query);
+    const q = validate(refundListQuery, req.query);
     const p = pageRequest(q, 're');
     const page = await listRefunds(deps.db, auth.merchantId, auth.mode, {
       offset: p.offset,

@@ -27,7 +27,8 @@ const lineItem = z.strictObject({
   quantity: z.number().int().min(1).max(1_000_000).optional(),
 });
 
-const createSessionSchema = z.strictObject({
+/** The create-session body (also the OpenAPI document's `CreateSessionRequest`). */
+export const createSessionSchema = z.strictObject({
   amount: z.string(),
   currency: z.string().min(1).max(10),
   order_id: z.string().min(1).max(255),

@@ -38,6 +38,15 @@ export interface SessionRouteDeps {
 
 const IDEMPOTENCY_SCOPE = 'checkout.sessions.create';
 
+/** Query of GET /checkout/sessions (also the OpenAPI document's parameters). */
+export const sessionListQuery = pageQuery({
+  status: z.enum(['open', 'paid', 'expired', 'canceled']).optional(),
+  order_id: z.string().max(255).optional(),
+});
+
+/** The cancel operations take no field: no body or `{}` (refuseAnyField). */
+export const emptyBody = z.strictObject({});
+
 export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const render = (s: SessionRow, includeLineItems = true) =>
     serializeSession(s, {
@@ -155,14 +164,10 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
   });
 
   // Operator list, page style (decisions.md: Lists and pagination).
-  const listQuery = pageQuery({
-    status: z.enum(['open', 'paid', 'expired', 'canceled']).optional(),
-    order_id: z.string().max(255).optional(),
-  });
   app.get('/checkout/sessions', async (req) => {
     const auth = req.auth!;
     refuseBadStrings(req.query);
-    const q = validate(listQuery, req.query);
+    const q = validate(sessionListQuery, req.query);
     const p = pageRequest(q, 'cs');
     const page = await listSessions(deps.db, auth.merchantId, auth.mode, {
       offset: p.offset,

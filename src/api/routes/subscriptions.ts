@@ -42,7 +42,8 @@ const metadata = z.record(z.string().min(1).max(40), z.string().max(500)).refine
 const text = (max: number) => z.string().min(1).max(max);
 const unixSeconds = z.number().int().min(1).max(MAX_UNIX);
 
-const createSchema = z.strictObject({
+/** The create-subscription body (also the OpenAPI document's `CreateSubscriptionRequest`). */
+export const createSubscriptionBody = z.strictObject({
   items: z
     .array(
       z.strictObject({
@@ -73,13 +74,21 @@ const createSchema = z.strictObject({
   metadata: metadata.optional(),
 });
 
-const cancelSchema = z.strictObject({
+/** The cancel-subscription body. */
+export const cancelSubscriptionBody = z.strictObject({
   cancel_at_period_end: z.boolean().optional(),
   cancellation_reason: z.enum(CANCELLATION_REASONS).optional(),
   cancellation_comment: z.string().max(1000).optional(),
 });
 
-const EXPANDABLE = new Set(['latest_invoice', 'customer', 'payment_method']);
+export const EXPANDABLE_FIELDS = ['latest_invoice', 'customer', 'payment_method'] as const;
+const EXPANDABLE = new Set<string>(EXPANDABLE_FIELDS);
+
+/** Query of GET /subscriptions (also the OpenAPI document's parameters). */
+export const subscriptionListQuery = cursorListQuery({
+  customer: z.string().min(1).max(255).optional(),
+  status: z.enum(SUBSCRIPTION_STATUSES as [SubscriptionStatusValue, ...SubscriptionStatusValue[]]).optional(),
+});
 
 export function registerSubscriptionRoutes(app: FastifyInstance, deps: SubscriptionRouteDeps): void {
   const clock = deps.clock ?? systemClock;
@@ -98,7 +107,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
       const replay = await replayStored(scope, fingerprint, reply);
       if (replay) return replay;
     }
-    const input = validate(createSchema, body, new Set(['unit_amount']));
+    const input = validate(createSubscriptionBody, body, new Set(['unit_amount']));
     if (input.cancel_at !== undefined && input.iterations !== undefined) {
       throw parameterInvalid('cancel_at', 'cancel_at and iterations are mutually exclusive; send one of them.');
     }
@@ -181,13 +190,9 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
     });
   });
 
-  const listQuery = cursorListQuery({
-    customer: z.string().min(1).max(255).optional(),
-    status: z.enum(SUBSCRIPTION_STATUSES as [SubscriptionStatusValue, ...SubscriptionStatusValue[]]).optional(),
-  });
   app.get('/subscriptions', async (req) => {
     const auth = req.auth!;
-    const q = validate(listQuery, req.query);
+    const q = validate(subscriptionListQuery, req.query);
     refuseBadStrings(q, []);
     refuseBothCursors(q);
     const r = await listSubscriptions(deps.db, auth.merchantId, auth.mode, {
@@ -202,7 +207,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
   });
 
   app.post('/subscriptions/:subscription_id/cancel', async (req) => {
-    const body = validate(cancelSchema, jsonObjectBody(req));
+    const body = validate(cancelSubscriptionBody, jsonObjectBody(req));
     const s = await subscriptionOr404(req);
     const r = await cancelSubscription(deps.db, s.id, {
       atPeriodEnd: body.cancel_at_period_end ?? false,

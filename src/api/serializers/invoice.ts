@@ -1,6 +1,33 @@
+import { z } from 'zod';
 import type { InvoiceRow } from '../../ledger/invoices.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
+import { metadataOut, minorUnits, unixTime } from './schema-parts.js';
+
+export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void', 'uncollectible'] as const;
+
+/** The Invoice object serializeInvoice answers with (the OpenAPI document's `Invoice`). */
+export const invoiceSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('invoice'),
+  subscription_id: z.string(),
+  customer: z.string(),
+  amount_due: minorUnits,
+  amount_paid: minorUnits,
+  amount_remaining: minorUnits,
+  currency: z.string(),
+  status: z.enum(INVOICE_STATUSES),
+  payment_status: z.enum(['unpaid', 'paid', 'failed']),
+  billing_reason: z.string(),
+  period_start: unixTime,
+  period_end: unixTime,
+  payment_id: z.string().nullable(),
+  paid_at: unixTime.nullable(),
+  due_date: unixTime,
+  attempt_count: z.number().int().min(0),
+  metadata: metadataOut,
+  created: unixTime,
+});
 
 // Invoice as the spec shapes it: integer minor units, Unix seconds.
 export function serializeInvoice(i: InvoiceRow): Record<string, unknown> {

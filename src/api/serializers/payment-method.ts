@@ -1,6 +1,22 @@
+import { z } from 'zod';
 import { maskAddress, type PaymentMethodRow } from '../../ledger/payment-methods.js';
 import type { Mode } from '../../domain/vocabulary.js';
 import { unix } from './session.js';
+import { networkId, tokenSymbol, unixTime } from './schema-parts.js';
+
+/** The PaymentMethod object serializePaymentMethod answers with (the OpenAPI document's `PaymentMethod`). */
+export const paymentMethodSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('payment_method'),
+  customer_id: z.string(),
+  merchant_id: z.string(),
+  type: z.string(),
+  address: z.string().meta({ description: 'The payer wallet, masked (head…tail).' }),
+  status: z.enum(['active', 'revoked']),
+  metadata: z.strictObject({ network: networkId, token: tokenSymbol }),
+  created_at: unixTime,
+  updated_at: unixTime,
+});
 
 // PaymentMethod (interface.md): masked address, network and token in metadata.
 export function serializePaymentMethod(

@@ -1,6 +1,42 @@
+import { z } from 'zod';
 import type { SessionRow } from '../../ledger/sessions.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
+import { metadataOut, minorUnits, networkId, tokenSymbol, unixTime } from './schema-parts.js';
+
+/** The Payment object serializePayment answers with (the OpenAPI document's `Payment`). */
+export const paymentSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('payment'),
+  amount_total: minorUnits,
+  currency: z.string(),
+  payment_status: z.enum(['unpaid', 'paid']),
+  created: unixTime,
+  expires_at: unixTime,
+  line_items: z.array(
+    z.strictObject({
+      price_data: z.strictObject({
+        currency: z.string(),
+        unit_amount: minorUnits,
+        product_data: z.strictObject({ name: z.string(), description: z.string().optional() }),
+      }),
+      quantity: z.number().int().min(1),
+    }),
+  ),
+  subscription_id: z.string(),
+  invoice_id: z.string(),
+  network: networkId.nullable(),
+  transaction_hash: z.string().nullable(),
+  paid_at: unixTime.nullable(),
+  metadata: metadataOut,
+  description: z.string().optional(),
+  tax_amount: minorUnits.optional(),
+  shipping_amount: minorUnits.optional(),
+  exchange_rate: z.string().optional(),
+  target_currency: tokenSymbol.optional(),
+  target_amount_total: minorUnits.optional(),
+  rate_locked_at: unixTime.optional(),
+});
 
 // A subscription payment (pay_) as GET /api/v1/payment/{id} shows it: the PaymentSession shape with integer minor
 // units and uppercase currency codes, plus subscription_id and invoice_id (interface.md, decisions.md).

@@ -1,8 +1,48 @@
+import { z } from 'zod';
 import type { RefundRow } from '../../ledger/refunds.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
-import { deliveredMinor } from '../../domain/refund-state.js';
+import { deliveredMinor, REFUND_REASONS } from '../../domain/refund-state.js';
+import { metadataOut, minorUnits, networkId, tokenSymbol, unixTime } from './schema-parts.js';
+
+export const REFUND_STATUSES = ['pending', 'processing', 'completed', 'failed', 'canceled'] as const;
+
+/** The Refund object serializeRefund answers with (the OpenAPI document's `Refund`). */
+export const refundSchema = z.strictObject({
+  id: z.string().meta({ description: 'Extension: our re_ id.' }),
+  object: z.literal('refund'),
+  refund_id: z.string().meta({ description: 'Your refund_id.' }),
+  session_id: z.string().optional().meta({ description: 'Payment-session flow: the refunded session.' }),
+  payment_id: z.string().optional().meta({ description: 'Subscription flow: the refunded pay_ payment (in place of session_id).' }),
+  order_id: z.string(),
+  amount: minorUnits,
+  amount_delivered: minorUnits
+    .nullable()
+    .meta({ description: 'Extension: what the destination received, rounded down; null until completed.' }),
+  currency: tokenSymbol,
+  status: z.enum(REFUND_STATUSES),
+  reason: z.enum(REFUND_REASONS).nullable(),
+  description: z.string().nullable(),
+  failure_reason: z.string().nullable(),
+  transaction_hash: z.string().nullable(),
+  receipt_number: z.string().nullable(),
+  network: networkId.meta({ description: 'Extension: the network the refund is paid on.' }),
+  destination_address: z.string().meta({ description: 'Extension: where the refund is paid.' }),
+  created_at: unixTime,
+  processed_at: unixTime.nullable(),
+  canceled_at: unixTime.nullable(),
+  metadata: metadataOut,
+  invoice_id: z.string().optional().meta({ description: 'Subscription flow only.' }),
+  subscription_id: z.string().optional().meta({ description: 'Subscription flow only.' }),
+});
+
+/** The answer of POST /refunds/{refund_id}/cancel. */
+export const refundCancellationSchema = z.strictObject({
+  refund_id: z.string(),
+  status: z.literal('canceled'),
+  canceled_at: unixTime,
+});
 
 /** The invoice and subscription behind a subscription payment (pay_) that a refund pays back. */
 export interface RefundSubscriptionRefs {

@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { paymentStatus } from '../../domain/session-state.js';
 import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
 import type { TokenDecimals } from '../../domain/chain-lookup.js';
 import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js';
+import { decimalString, metadataOut, unixTime } from './schema-parts.js';
 
 // PaymentSession as the spec shapes it: decimal strings at the merchant currency's exponent, lowercase currency,
 // conversion fields only when the merchant currency differs from the settlement currency, order_id in metadata.
@@ -13,6 +15,45 @@ export interface SerializeOptions {
   /** For the shortfall in token units. */
   tokenDecimals: TokenDecimals;
 }
+
+const lineItemSchema = z.strictObject({
+  price_data: z.strictObject({
+    currency: z.string(),
+    unit_amount: decimalString,
+    product_data: z.strictObject({ name: z.string(), description: z.string().optional() }),
+  }),
+  quantity: z.number().int().min(1),
+});
+
+/** The PaymentSession object serializeSession answers with (the OpenAPI document's `PaymentSession`). */
+export const sessionSchema = z.strictObject({
+  id: z.string(),
+  amount_total: decimalString,
+  currency: z.string().meta({ description: 'Merchant currency, lowercase (e.g. "usd").' }),
+  payment_status: z.enum(['unpaid', 'paid']),
+  status: z.enum(['open', 'paid', 'expired', 'canceled']),
+  created: unixTime,
+  expires_at: unixTime,
+  url: z.string().meta({ description: 'The hosted payment page.' }),
+  description: z.string().optional(),
+  merchant_domain_id: z.string().optional(),
+  line_items: z.array(lineItemSchema).optional().meta({ description: 'Omitted in the cancel answer.' }),
+  tax_amount: decimalString.optional(),
+  shipping_amount: decimalString.optional(),
+  exchange_rate: z.string().optional().meta({ description: 'Only when the merchant currency is not the settlement coin.' }),
+  target_currency: z.enum(['USDT', 'USDC']).optional(),
+  target_amount_total: decimalString.optional(),
+  rate_locked_at: unixTime.optional(),
+  shortfall: decimalString.optional().meta({ description: 'Extension: a session paid short says by how much, in token units.' }),
+  shortfall_base: z
+    .string()
+    .regex(/^\d+$/)
+    .optional()
+    .meta({ description: 'Extension: the shortfall in base units of the token paid with.' }),
+  success_url: z.string().optional(),
+  cancel_url: z.string().optional(),
+  metadata: metadataOut.meta({ description: 'The merchant metadata, with order_id.' }),
+});
 
 export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<string, unknown> {
   const exp = currencyExponent(s.currency) ?? 2;

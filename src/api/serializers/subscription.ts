@@ -1,8 +1,92 @@
+import { z } from 'zod';
 import type { InvoiceRow } from '../../ledger/invoices.js';
 import type { PaymentMethodRow } from '../../ledger/payment-methods.js';
-import { subscriptionCheckoutUrl, type SubscriptionRow } from '../../ledger/subscriptions.js';
+import type { SubscriptionStatusValue } from '../../db/schema.js';
+import { CANCELLATION_REASONS, SUBSCRIPTION_STATUSES, subscriptionCheckoutUrl, type SubscriptionRow } from '../../ledger/subscriptions.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
+import { INVOICE_STATUSES } from './invoice.js';
+import { metadataOut, minorUnits, unixTime } from './schema-parts.js';
+
+const SUBSCRIPTION_STATUS = z.enum(SUBSCRIPTION_STATUSES as [SubscriptionStatusValue, ...SubscriptionStatusValue[]]);
+const cancellationDetails = z.strictObject({
+  reason: z.enum(CANCELLATION_REASONS).nullable(),
+  comment: z.string().nullable(),
+});
+
+/** The Subscription object serializeSubscription answers with (the OpenAPI document's `Subscription`). */
+export const subscriptionSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('subscription'),
+  customer: z.string(),
+  store_id: z.string(),
+  currency: z.string(),
+  description: z.string().nullable(),
+  status: SUBSCRIPTION_STATUS,
+  items: z.array(
+    z.strictObject({
+      price_data: z.strictObject({
+        price_id: z.string(),
+        currency: z.string(),
+        product: z.string(),
+        unit_amount: minorUnits,
+        recurring: z.strictObject({ interval: z.enum(['day', 'week', 'month', 'year']), interval_count: z.number().int().min(1) }),
+      }),
+      quantity: z.number().int().min(1),
+      metadata: metadataOut,
+    }),
+  ),
+  payment_method_id: z.string().nullable(),
+  billing_cycle_anchor: unixTime.nullable(),
+  current_period_start: unixTime.nullable(),
+  current_period_end: unixTime.nullable(),
+  latest_invoice: z.string().nullable(),
+  checkout_url: z.string(),
+  trial_end: unixTime.nullable(),
+  cancel_at: unixTime.nullable(),
+  cancel_at_period_end: z.boolean(),
+  canceled_at: unixTime.nullable(),
+  cancellation_details: cancellationDetails,
+  iterations: z.number().int().nullable(),
+  success_url: z.string().nullable(),
+  cancel_url: z.string().nullable(),
+  updated: unixTime,
+  metadata: metadataOut,
+  created: unixTime,
+  latest_invoice_object: z
+    .strictObject({
+      id: z.string(),
+      status: z.enum(INVOICE_STATUSES),
+      amount_due: minorUnits,
+      amount_paid: minorUnits,
+      currency: z.string(),
+    })
+    .nullable()
+    .optional()
+    .meta({ description: 'With expand=latest_invoice.' }),
+  payment_method_object: z
+    .strictObject({ id: z.string(), type: z.string(), status: z.enum(['active', 'revoked']) })
+    .nullable()
+    .optional()
+    .meta({ description: 'With expand=payment_method.' }),
+  customer_object: z
+    .strictObject({ id: z.string(), email: z.string().nullable(), name: z.string().nullable(), phone: z.string().nullable() })
+    .optional()
+    .meta({ description: 'With expand=customer.' }),
+});
+
+/** The answer of POST /subscriptions/{subscription_id}/cancel. */
+export const subscriptionCancellationSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('subscription'),
+  status: SUBSCRIPTION_STATUS,
+  cancel_at: unixTime.nullable(),
+  cancel_at_period_end: z.boolean(),
+  canceled_at: unixTime.nullable(),
+  current_period_end: unixTime.nullable(),
+  cancellation_details: cancellationDetails,
+  updated: unixTime,
+});
 
 // Subscription as the spec shapes it (interface.md: Subscription). Times are Unix seconds, null where not set yet.
 export interface SubscriptionExpansions {
