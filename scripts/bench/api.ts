@@ -126,6 +126,9 @@ console.log(
   `composed limit: create ${composedCreate.toFixed(0)} req/s (measured ${create.rps.toFixed(0)}, ratio ${(create.rps / composedCreate).toFixed(2)}); get ${composedGet.toFixed(0)} req/s (measured ${get.rps.toFixed(0)}, ratio ${(get.rps / composedGet).toFixed(2)}); target ratio >= 0.5`,
 );
 const summary = {
+  figures: `create-session ${create.rps.toFixed(0)} req/s = ${(create.rps / composedCreate).toFixed(2)}× its composed limit (${composedCreate.toFixed(0)}); get-session ${get.rps.toFixed(0)} req/s = ${(get.rps / composedGet).toFixed(2)}× (${composedGet.toFixed(0)}); same run: bare GET ${bareGet.rps.toFixed(0)}/s, pg insert transaction ${base.insertTx.toFixed(0)}/s, pk select ${base.pkSelect.toFixed(0)}/s, Redis SET ${base.redisSet.toFixed(0)}/s; p99 at half rate ${createHalf.p99} / ${getHalf.p99} ms`,
+  target: '≥ 0.5 × composed limit (create and get)',
+  met: create.rps / composedCreate >= 0.5 && get.rps / composedGet >= 0.5,
   seconds,
   connections,
   bare_get_rps: Math.round(bareGet.rps),

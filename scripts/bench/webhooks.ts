@@ -174,7 +174,11 @@ const { rows: notDelivered } = await sql<{
 }>`select count(*)::int as n from webhook_deliveries where status <> 'delivered'`.execute(db);
 
 const burstRate = (burstDelivered / burstMs) * 1000;
+const p99 = Math.round(pct(paced, 99));
 const result = {
+  figures: `paced ${rate.toLocaleString('en')}/s (${total.toLocaleString('en')} events): p50 ${Math.round(pct(paced, 50))} ms, p99 ${p99} ms; burst of ${burst.toLocaleString('en')} drained at ${Math.round(burstRate)}/s = ${(burstRate / composed).toFixed(2)}× the composed limit of the same run (bare POSTs ${Math.round(baseline.posts)}/s, bare BullMQ ${Math.round(baseline.jobs)}/s); ${(burstQueries / Math.max(1, burstDelivered)).toFixed(2)} DB queries and ${(burstCommits / Math.max(1, burstDelivered)).toFixed(2)} commits per delivery; ${failures} duplicates`,
+  target: 'paced 1,000/s p99 < 200 ms; burst ≥ 1,500/s',
+  met: rate >= 1000 && p99 < 200 && burstRate >= 1500 && failures === 0,
   baseline: {
     bare_posts_per_second: Math.round(baseline.posts),
     bare_bullmq_jobs_per_second: Math.round(baseline.jobs),
