@@ -136,7 +136,8 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     try {
       result = await attempt(t);
     } finally {
-      await limiter.release(t.merchant_id, lease).catch(() => {});
+      // Not awaited: the job need not wait a Redis round trip to record its outcome; a lost release expires.
+      void limiter.release(t.merchant_id, lease).catch(() => {});
     }
     const verdict = verdictOf(result);
     const delay = verdict === 'retryable' ? retryDelayMs(schedule, t.round_attempts + 1, jitter) : undefined;
