@@ -51,7 +51,7 @@ export interface BenchRow {
 const rows: BenchRow[] = [];
 for (const b of selected) {
   const args = values.quick ? b.quick : b.full;
-  const out = `${values.out}/${b.file.replace(/\.ts$/, '')}.json`;
+  const out = `${os.tmpdir()}/bench-${process.pid}-${b.file.replace(/\.ts$/, '')}.json`;
   rmSync(out, { force: true });
   const command = `npx tsx scripts/bench/${b.file}${args.length ? ` ${args.join(' ')}` : ''}`;
   console.log(`\n## ${b.name}: ${command}`);
@@ -66,6 +66,7 @@ for (const b of selected) {
   const seconds = Math.round((performance.now() - t0) / 1000);
   if (existsSync(out)) {
     const j = JSON.parse(readFileSync(out, 'utf8')) as { figures: string; target: string; met: boolean };
+    rmSync(out, { force: true });
     rows.push({ benchmark: b.name, command, figures: j.figures, target: j.target, met: j.met, exit_code: r.status, seconds, details: j });
   } else {
     const lines = (r.stdout ?? '')

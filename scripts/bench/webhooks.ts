@@ -169,9 +169,11 @@ for (let sent = 0; sent < total; ) {
 }
 await waitAll(total, 60_000);
 const paced = await latencies();
-const { rows: notDelivered } = await sql<{
-  n: number;
-}>`select count(*)::int as n from webhook_deliveries where status <> 'delivered'`.execute(db);
+// The receiver's 2xx comes before the attempt record commits: give the last records up to 10 s before counting.
+const undelivered = async () =>
+  (await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status <> 'delivered'`.execute(db)).rows[0]!.n;
+for (const until = Date.now() + 10_000; (await undelivered()) > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+const notDelivered = [{ n: await undelivered() }];
 
 const burstRate = (burstDelivered / burstMs) * 1000;
 const p99 = Math.round(pct(paced, 99));

@@ -21,25 +21,18 @@ export interface DeliveryTarget {
   aggregate_id: string | null;
 }
 
-export async function loadDeliveryTarget(db: WebhookDb, eventId: string): Promise<DeliveryTarget | undefined> {
-  const { rows } = await sql<DeliveryTarget>`
-    select d.event_id, d.merchant_id, d.mode, d.event_type, d.body, d.status, d.generation, d.round_attempts,
-           m.webhook_url, m.webhook_secret_enc, m.webhook_secret_prev_enc,
-           coalesce(m.webhook_secret_prev_expires_at > now(), false) as prev_secret_valid,
-           (select e.aggregate_id from outbox_events e where e.id = d.event_id) as aggregate_id
-    from webhook_deliveries d join merchants m on m.id = d.merchant_id
-    where d.event_id = ${eventId}`.execute(db);
-  return rows[0];
-}
-
-/** A delivery target plus whether an earlier event about the same object still holds it back (see below). */
+/** A delivery target plus whether an earlier event about the same object still holds it back. */
 export interface DeliveryJobState extends DeliveryTarget {
   waiting: boolean;
 }
 
 /**
- * loadDeliveryTarget and hasEarlierUndeliveredForAggregate for many events in one round trip (the worker batches
- * the jobs that start together). Answers one entry per id, in order; undefined for an id without a delivery row.
+ * The delivery targets of many events in one round trip (the worker batches the jobs that start together). Answers
+ * one entry per id, in order; undefined for an id without a delivery row.
+ *
+ * Events about one object (a session, refund, subscription: the outbox's aggregate_id) are delivered in the order
+ * they were written: `waiting` is true while an earlier event of the same merchant and object is not yet relayed or
+ * still pending. A failed, skipped or delivered earlier event no longer holds later ones back.
  */
 export async function loadDeliveryJobs(db: WebhookDb, eventIds: string[]): Promise<Array<DeliveryJobState | undefined>> {
   const { rows } = await sql<DeliveryJobState>`
@@ -60,25 +53,6 @@ export async function loadDeliveryJobs(db: WebhookDb, eventIds: string[]): Promi
     where d.event_id = any(${eventIds}::text[])`.execute(db);
   const byId = new Map(rows.map((r) => [r.event_id, r]));
   return eventIds.map((id) => byId.get(id));
-}
-
-/**
- * Events about one object (a session, refund, subscription: the outbox's aggregate_id) are delivered in the order
- * they were written: true while an earlier event of the same merchant and object is not yet relayed or still
- * pending. A failed, skipped or delivered earlier event no longer holds later ones back.
- */
-export async function hasEarlierUndeliveredForAggregate(db: WebhookDb, eventId: string): Promise<boolean> {
-  const { rows } = await sql<{ waiting: boolean }>`
-    select exists (
-      select 1
-      from outbox_events e
-      join outbox_events earlier
-        on earlier.merchant_id = e.merchant_id and earlier.aggregate_id = e.aggregate_id and earlier.seq < e.seq
-      left join webhook_deliveries d on d.event_id = earlier.id
-      where e.id = ${eventId} and e.aggregate_id is not null
-        and (earlier.relayed_at is null or d.event_id is null or d.status = 'pending')
-    ) as waiting`.execute(db);
-  return rows[0]?.waiting === true;
 }
 
 /**

@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Db } from '../db/database.js';
 import { errorText, silentLogger, type WebhookLogger } from './logger.js';
 import { createDeliveryQueue, deliveryJob, type DeliveryJobData } from './queue.js';
-import type { WebhookDb } from './schema.js';
+import { type WebhookDb } from './schema.js';
 import type { Queue } from 'bullmq';
 
 // Outbox relay. One transaction per batch: lock unrelayed rows in seq order (SKIP LOCKED, so several relays share
