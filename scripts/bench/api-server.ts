@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { buildServer } from '../../src/api/server.js';
 import { RATE_LIMITS_OFF } from '../../src/api/rate-limit-http.js';
@@ -51,7 +53,45 @@ const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 const meteredUrl = await metered.listen({ host: '127.0.0.1', port: 0 });
 const metricsUrl = `http://127.0.0.1:${metricsServer.port}/metrics`;
 process.send?.({ apiUrl, bareUrl, meteredUrl, metricsUrl, key: m.testKey.key, secret: m.testKey.secret });
+// The work a signed request cannot avoid, measured from this process with the same pool, for the composed limit
+// (scripts/bench/api.ts): a transaction inserting a session-sized row and an outbox-sized row, a primary-key select,
+// a Redis SET NX with expiry (the nonce). Each runs `concurrency` loops for `seconds`; answers operations per second.
+await sql`create table if not exists bench_session (id text primary key, merchant_id text not null, body jsonb not null,
+  created_at timestamptz not null default now())`.execute(db);
+await sql`create table if not exists bench_outbox (seq bigserial primary key, id text not null, payload jsonb not null)`.execute(db);
+const row = JSON.stringify({ amount: '19.99', currency: 'USD', order_id: 'bench', metadata: {}, quotes: { USDT: '19.99', USDC: '19.99' } });
+async function opsPerSecond(seconds: number, concurrency: number, op: () => Promise<unknown>): Promise<number> {
+  let n = 0;
+  const until = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        await op();
+        n++;
+      }
+    }),
+  );
+  return n / ((performance.now() - t0) / 1000);
+}
+async function baselines(seconds: number, concurrency: number, sessionId: string) {
+  const insertTx = await opsPerSecond(seconds, concurrency, () =>
+    db.transaction().execute(async (trx) => {
+      const id = `cs_${randomUUID()}`;
+      await sql`insert into bench_session (id, merchant_id, body) values (${id}, ${m.merchantId}, ${row}::jsonb)`.execute(trx);
+      await sql`insert into bench_outbox (id, payload) values (${id}, ${row}::jsonb)`.execute(trx);
+    }),
+  );
+  const pkSelect = await opsPerSecond(seconds, concurrency, () => sql`select * from payment_sessions where id = ${sessionId}`.execute(db));
+  const redisSet = await opsPerSecond(seconds, concurrency, () => redis.set(`sp_bench:b:${randomUUID()}`, '1', 'EX', 60, 'NX'));
+  return { insertTx, pkSelect, redisSet };
+}
 process.on('message', async (msg) => {
+  if (msg && typeof msg === 'object' && 'baselines' in msg) {
+    const b = msg as { baselines: { seconds: number; concurrency: number; sessionId: string } };
+    process.send?.({ baselines: await baselines(b.baselines.seconds, b.baselines.concurrency, b.baselines.sessionId) });
+    return;
+  }
   if (msg === 'cpu') {
     const u = process.cpuUsage();
     process.send?.({ cpuMicros: u.user + u.system });
@@ -62,6 +102,7 @@ process.on('message', async (msg) => {
     await metered.close();
     await metricsServer.close();
     await bare.close();
+    await sql`drop table if exists bench_session, bench_outbox`.execute(db);
     const keys = await redis.keys('sp_bench:*');
     for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
     redis.disconnect();

@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { instrumentHttp } from '../../src/metrics/http.js';
@@ -7,7 +8,10 @@ import { instrumentHttp } from '../../src/metrics/http.js';
 // Signed create-session and get-session on loopback, beside a bare Fastify route measured in the same run.
 // Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate; then the cost of HTTP
 // metrics: the same API with metrics on (scraped every second) against off, in off/on/on/off order to cancel drift.
-// Usage: npm run bench:api [-- --seconds 10 --connections 32]. Not a CI gate.
+// The composed limit: the bare route, a Postgres transaction inserting a session and an outbox row, a primary-key select
+// and a Redis SET, each measured in the same run; a request doing each once is bounded by 1/(Σ 1/x) (create: bare +
+// transaction + SET; get: bare + select + SET), and the signed routes are printed as a ratio to it.
+// Usage: npm run bench:api [-- --seconds 10 --connections 32]. Not a CI gate. BENCH_OUT=file writes a JSON summary.
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
@@ -77,6 +81,18 @@ const rows = [];
 const bareGet = await run('bare GET', ready.bareUrl, () => ({ method: 'GET', path: '/bare' }));
 // The load generator signs every request too: this run shows its own ceiling on this machine.
 const bareSigned = await run('bare POST, signed client', ready.bareUrl, () => ({ ...createRequest(), path: '/bare' }));
+const base = await new Promise<{ insertTx: number; pkSelect: number; redisSet: number }>((resolve) => {
+  const on = (m: unknown) => {
+    if (m && typeof m === 'object' && 'baselines' in m) {
+      child.off('message', on);
+      resolve((m as { baselines: { insertTx: number; pkSelect: number; redisSet: number } }).baselines);
+    }
+  };
+  child.on('message', on);
+  child.send({ baselines: { seconds, concurrency: Math.min(connections, 16), sessionId } });
+});
+const composedCreate = 1 / (1 / bareGet.rps + 1 / base.insertTx + 1 / base.redisSet);
+const composedGet = 1 / (1 / bareGet.rps + 1 / base.pkSelect + 1 / base.redisSet);
 const create = await run('signed create-session', ready.apiUrl, createRequest);
 const get = await run('signed get-session', ready.apiUrl, getRequest);
 rows.push(bareGet, bareSigned, create, get);
@@ -103,6 +119,38 @@ for (const r of rows) {
     String(r.bad).padStart(8),
   );
 }
+console.log(
+  `\nbaselines (same run): pg insert transaction ${base.insertTx.toFixed(0)}/s, pk select ${base.pkSelect.toFixed(0)}/s, Redis SET ${base.redisSet.toFixed(0)}/s, bare GET ${bareGet.rps.toFixed(0)}/s`,
+);
+console.log(
+  `composed limit: create ${composedCreate.toFixed(0)} req/s (measured ${create.rps.toFixed(0)}, ratio ${(create.rps / composedCreate).toFixed(2)}); get ${composedGet.toFixed(0)} req/s (measured ${get.rps.toFixed(0)}, ratio ${(get.rps / composedGet).toFixed(2)}); target ratio >= 0.5`,
+);
+const summary = {
+  figures: `create-session ${create.rps.toFixed(0)} req/s = ${(create.rps / composedCreate).toFixed(2)}× its composed limit (${composedCreate.toFixed(0)}); get-session ${get.rps.toFixed(0)} req/s = ${(get.rps / composedGet).toFixed(2)}× (${composedGet.toFixed(0)}); same run: bare GET ${bareGet.rps.toFixed(0)}/s, pg insert transaction ${base.insertTx.toFixed(0)}/s, pk select ${base.pkSelect.toFixed(0)}/s, Redis SET ${base.redisSet.toFixed(0)}/s; p99 at half rate ${createHalf.p99} / ${getHalf.p99} ms`,
+  target: '≥ 0.5 × composed limit (create and get)',
+  met: create.rps / composedCreate >= 0.5 && get.rps / composedGet >= 0.5,
+  seconds,
+  connections,
+  bare_get_rps: Math.round(bareGet.rps),
+  pg_insert_tx_per_s: Math.round(base.insertTx),
+  pk_select_per_s: Math.round(base.pkSelect),
+  redis_set_per_s: Math.round(base.redisSet),
+  create: {
+    rps: Math.round(create.rps),
+    composed_limit: Math.round(composedCreate),
+    ratio: Number((create.rps / composedCreate).toFixed(2)),
+    p99_half_rate_ms: createHalf.p99,
+    non_2xx: create.bad,
+  },
+  get: {
+    rps: Math.round(get.rps),
+    composed_limit: Math.round(composedGet),
+    ratio: Number((get.rps / composedGet).toFixed(2)),
+    p99_half_rate_ms: getHalf.p99,
+    non_2xx: get.bad,
+  },
+};
+if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify(summary));
 // Metrics on vs off, per endpoint in off, on, on, off order (drift over the run cancels out).
 const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
   const timer = setInterval(

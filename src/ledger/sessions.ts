@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, LineItemRecord, Mode } from '../db/schema.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -49,7 +49,8 @@ export const ORDER_ID_CONSTRAINT = 'payment_sessions_order_uq';
 export const isOrderIdTaken = (err: unknown): boolean => isUniqueViolation(err, ORDER_ID_CONSTRAINT);
 
 /** Inserts a session in the caller's transaction; the order_id constraint rejects a duplicate order. */
-export async function insertSession(trx: Transaction<Database>, s: NewSession): Promise<SessionRow> {
+/** One statement: callers that write nothing else with it may pass the pool itself (autocommit, one round trip). */
+export async function insertSession(trx: Kysely<Database>, s: NewSession): Promise<SessionRow> {
   return trx
     .insertInto('payment_sessions')
     .values({

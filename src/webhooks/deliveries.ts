@@ -21,34 +21,38 @@ export interface DeliveryTarget {
   aggregate_id: string | null;
 }
 
-export async function loadDeliveryTarget(db: WebhookDb, eventId: string): Promise<DeliveryTarget | undefined> {
-  const { rows } = await sql<DeliveryTarget>`
-    select d.event_id, d.merchant_id, d.mode, d.event_type, d.body, d.status, d.generation, d.round_attempts,
-           m.webhook_url, m.webhook_secret_enc, m.webhook_secret_prev_enc,
-           coalesce(m.webhook_secret_prev_expires_at > now(), false) as prev_secret_valid,
-           (select e.aggregate_id from outbox_events e where e.id = d.event_id) as aggregate_id
-    from webhook_deliveries d join merchants m on m.id = d.merchant_id
-    where d.event_id = ${eventId}`.execute(db);
-  return rows[0];
+/** A delivery target plus whether an earlier event about the same object still holds it back. */
+export interface DeliveryJobState extends DeliveryTarget {
+  waiting: boolean;
 }
 
 /**
+ * The delivery targets of many events in one round trip (the worker batches the jobs that start together). Answers
+ * one entry per id, in order; undefined for an id without a delivery row.
+ *
  * Events about one object (a session, refund, subscription: the outbox's aggregate_id) are delivered in the order
- * they were written: true while an earlier event of the same merchant and object is not yet relayed or still
- * pending. A failed, skipped or delivered earlier event no longer holds later ones back.
+ * they were written: `waiting` is true while an earlier event of the same merchant and object is not yet relayed or
+ * still pending. A failed, skipped or delivered earlier event no longer holds later ones back.
  */
-export async function hasEarlierUndeliveredForAggregate(db: WebhookDb, eventId: string): Promise<boolean> {
-  const { rows } = await sql<{ waiting: boolean }>`
-    select exists (
-      select 1
-      from outbox_events e
-      join outbox_events earlier
-        on earlier.merchant_id = e.merchant_id and earlier.aggregate_id = e.aggregate_id and earlier.seq < e.seq
-      left join webhook_deliveries d on d.event_id = earlier.id
-      where e.id = ${eventId} and e.aggregate_id is not null
-        and (earlier.relayed_at is null or d.event_id is null or d.status = 'pending')
-    ) as waiting`.execute(db);
-  return rows[0]?.waiting === true;
+export async function loadDeliveryJobs(db: WebhookDb, eventIds: string[]): Promise<Array<DeliveryJobState | undefined>> {
+  const { rows } = await sql<DeliveryJobState>`
+    select d.event_id, d.merchant_id, d.mode, d.event_type, d.body, d.status, d.generation, d.round_attempts,
+           m.webhook_url, m.webhook_secret_enc, m.webhook_secret_prev_enc,
+           coalesce(m.webhook_secret_prev_expires_at > now(), false) as prev_secret_valid,
+           e.aggregate_id,
+           (e.aggregate_id is not null and exists (
+             select 1
+             from outbox_events earlier
+             left join webhook_deliveries ed on ed.event_id = earlier.id
+             where earlier.merchant_id = e.merchant_id and earlier.aggregate_id = e.aggregate_id and earlier.seq < e.seq
+               and (earlier.relayed_at is null or ed.event_id is null or ed.status = 'pending')
+           )) as waiting
+    from webhook_deliveries d
+    join merchants m on m.id = d.merchant_id
+    left join outbox_events e on e.id = d.event_id
+    where d.event_id = any(${eventIds}::text[])`.execute(db);
+  const byId = new Map(rows.map((r) => [r.event_id, r]));
+  return eventIds.map((id) => byId.get(id));
 }
 
 /**
@@ -112,6 +116,54 @@ export async function recordAttempt(db: WebhookDb, r: AttemptRecord): Promise<{ 
     )
     select exists (select 1 from u) as applied, (select attempt from ins) as attempt`.execute(db);
   return rows[0]!;
+}
+
+/**
+ * recordAttempt for many attempts in one statement (one round trip, one commit): the worker's group commit. Event
+ * ids must be distinct within a call (the batcher guarantees it). Answers one result per record, in order.
+ */
+export async function recordAttempts(db: WebhookDb, rs: AttemptRecord[]): Promise<Array<{ applied: boolean; attempt: number | null }>> {
+  if (rs.length === 0) return [];
+  const col = <V>(f: (r: AttemptRecord) => V) => rs.map(f);
+  const { rows } = await sql<{ ord: string; applied: boolean; attempt: number | null }>`
+    with i as (
+      select * from unnest(
+        ${col((r) => r.eventId)}::text[], ${col((r) => r.merchantId)}::text[], ${col((r) => r.generation)}::int[],
+        ${col((r) => r.url)}::text[], ${col((r) => r.statusCode)}::int[], ${col((r) => r.error)}::text[],
+        ${col((r) => r.latencyMs)}::int[], ${col((r) => r.excerpt)}::text[], ${col((r) => r.outcome)}::text[],
+        ${col((r) => (r.outcome === 'retrying' ? 'pending' : r.outcome))}::text[], ${col((r) => (r.attempted ? 1 : 0))}::int[],
+        ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[]
+      ) with ordinality as t(event_id, merchant_id, generation, url, status_code, error, latency_ms, excerpt, outcome,
+                             status, inc, next_at, ord)
+    ), u as (
+      update webhook_deliveries d set
+        status = i.status,
+        attempts = d.attempts + i.inc,
+        round_attempts = d.round_attempts + i.inc,
+        next_attempt_at = coalesce(i.next_at, d.next_attempt_at),
+        last_status_code = i.status_code,
+        last_error = i.error,
+        delivered_at = case when i.status = 'delivered' then now() else d.delivered_at end,
+        failed_at = case when i.status in ('failed', 'skipped') then now() else d.failed_at end,
+        updated_at = now()
+      from i
+      where d.event_id = i.event_id and d.generation = i.generation and d.status = 'pending'
+      returning d.event_id, d.attempts
+    ), ins as (
+      insert into webhook_delivery_attempts
+        (event_id, merchant_id, generation, attempt, url, status_code, error, latency_ms, response_excerpt, outcome)
+      select i.event_id, i.merchant_id, i.generation,
+             case when i.inc = 1 then coalesce(u.attempts,
+                   (select w.attempts + 1 from webhook_deliveries w where w.event_id = i.event_id)) end,
+             i.url, i.status_code, i.error, i.latency_ms, i.excerpt, i.outcome
+      from i left join u on u.event_id = i.event_id
+      order by i.ord
+      returning event_id, attempt
+    )
+    select i.ord::text as ord, (u.event_id is not null) as applied, ins.attempt
+    from i left join u on u.event_id = i.event_id left join ins on ins.event_id = i.event_id
+    order by i.ord`.execute(db);
+  return rows.map((r) => ({ applied: r.applied, attempt: r.attempt }));
 }
 
 /** Back to pending in a new generation (operator resend). Undefined when unknown or already pending. */

@@ -16,7 +16,10 @@ export interface PostAgents {
 }
 
 export function createPostAgents(maxSockets = 256): PostAgents {
-  const opts = { keepAlive: true, maxSockets, maxFreeSockets: 64, timeout: 60_000 };
+  // Every socket a burst opened stays open for the next one (maxFreeSockets = maxSockets): a smaller idle pool closed
+  // the surplus after each burst and paid a fresh TCP (and TLS) handshake for it on the next. The agent keys its
+  // pool by host and port, so this is one keep-alive pool per endpoint.
+  const opts = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: 60_000 };
   const a = { http: new http.Agent(opts), https: new https.Agent(opts) };
   return { ...a, destroy: () => (a.http.destroy(), a.https.destroy()) };
 }

@@ -2,11 +2,14 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../security/secret-box.js';
+import { createBatcher } from './batcher.js';
 import {
   ensureDeliveryRow,
-  hasEarlierUndeliveredForAggregate,
-  loadDeliveryTarget,
+  loadDeliveryJobs,
   recordAttempt,
+  recordAttempts,
+  type AttemptRecord,
+  type DeliveryJobState,
   type DeliveryTarget,
 } from './deliveries.js';
 import { createPostAgents, postWebhook } from './http-post.js';
@@ -48,6 +51,8 @@ export interface DeliveryWorkerOptions {
   stalledIntervalMs?: number;
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
+  /** Most deliveries loaded, or attempts recorded, in one database round trip (group commit). */
+  dbBatchSize?: number;
 }
 
 export interface DeliveryWorker {
@@ -66,6 +71,25 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   const agents = createPostAgents(concurrency);
   const limiterClient = o.redis.duplicate();
   const limiter = createMerchantLimiter(limiterClient, o.prefix, o.perMerchantConcurrency ?? 10, timeoutMs + 10_000);
+  // Jobs that start or finish together share one round trip: one select for their targets, one statement (and one
+  // commit) for their attempt records. A job is acknowledged only after its own record is committed.
+  const maxBatch = o.dbBatchSize ?? 100;
+  const loader = createBatcher<string, DeliveryJobState | undefined>({
+    execute: (ids) => loadDeliveryJobs(db, ids),
+    key: (id) => id,
+    maxBatch,
+  });
+  const writer = createBatcher<AttemptRecord, { applied: boolean; attempt: number | null }>({
+    execute: (rs) =>
+      recordAttempts(db, rs).catch(async (err) => {
+        // A batch that fails as a whole (a deadlock with another worker, say) is retried one record at a time, so
+        // one bad record cannot fail the others; a database that is down fails each of them as before.
+        logger.warn({ err: errorText(err), records: rs.length }, 'webhook worker: batched attempt write failed; writing singly');
+        return Promise.all(rs.map((r) => recordAttempt(db, r)));
+      }),
+    key: (r) => r.eventId,
+    maxBatch,
+  });
 
   const attempt = async (t: DeliveryTarget): Promise<AttemptResult> => {
     const check = await checkWebhookTarget(t.webhook_url!, t.mode as TargetMode, policy);
@@ -81,10 +105,10 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
 
   const processJob = async (job: Job<DeliveryJobData>, token?: string): Promise<void> => {
     const { eventId, generation } = job.data;
-    let t = await loadDeliveryTarget(db, eventId);
+    let t = await loader.run(eventId);
     if (!t) {
       await ensureDeliveryRow(db, eventId);
-      t = await loadDeliveryTarget(db, eventId);
+      t = await loader.run(eventId);
     }
     if (!t) {
       logger.warn({ event_id: eventId }, 'webhook: job for an unknown event dropped');
@@ -92,13 +116,13 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     }
     // A duplicate job (relay re-run, stalled job) or a superseded generation: the delivery is already decided.
     if (t.generation !== generation || t.status !== 'pending') return;
-    if (await hasEarlierUndeliveredForAggregate(db, eventId)) {
+    if (t.waiting) {
       // An earlier event about the same object is still on its way (or retrying): this one waits its turn.
       await job.moveToDelayed(Date.now() + Math.round(deferMs * (0.5 + Math.random())), token);
       throw new DelayedError();
     }
     if (!t.webhook_url) {
-      await recordAttempt(db, base(t, null, { outcome: 'skipped', attempted: false, error: 'no_webhook_url' }));
+      await writer.run(base(t, null, { outcome: 'skipped', attempted: false, error: 'no_webhook_url' }));
       recordWebhookAttempt(t.event_type, 'skipped', null);
       return;
     }
@@ -112,13 +136,14 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     try {
       result = await attempt(t);
     } finally {
-      await limiter.release(t.merchant_id, lease).catch(() => {});
+      // Not awaited: the job need not wait a Redis round trip to record its outcome; a lost release expires.
+      void limiter.release(t.merchant_id, lease).catch(() => {});
     }
     const verdict = verdictOf(result);
     const delay = verdict === 'retryable' ? retryDelayMs(schedule, t.round_attempts + 1, jitter) : undefined;
     const outcome: AttemptOutcome = verdict === 'success' ? 'delivered' : delay !== undefined ? 'retrying' : 'failed';
     const nextAttemptAt = delay !== undefined ? new Date(Date.now() + delay) : undefined;
-    const rec = await recordAttempt(db, {
+    const rec = await writer.run({
       ...base(t, redactUrl(t.webhook_url), { outcome, attempted: result.kind !== 'refused', error: errorOf(result) }),
       statusCode: result.kind === 'response' ? result.statusCode : null,
       latencyMs: result.kind === 'refused' ? null : result.latencyMs,

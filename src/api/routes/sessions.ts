@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
 import { NO_CHAINS, type ChainLookup } from '../../domain/chain-lookup.js';
 import { currencyExponent } from '../../domain/currency.js';
 import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
@@ -92,7 +94,9 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     const conversion = locked.quotes[locked.target]!;
 
     try {
-      const { session, payload } = await deps.db.transaction().execute(async (trx) => {
+      // With an idempotency key the session and the stored response commit together; without one the insert is the
+      // only write and runs on its own (one round trip instead of BEGIN, INSERT, COMMIT).
+      const write = async (trx: Kysely<Database>) => {
         const session = await insertSession(trx, {
           defaultLifetimeSeconds: deps.sessionLifetimeSeconds,
           id: newId('cs'),
@@ -118,10 +122,15 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
           quotes: locked.quotes,
         });
         // A new session has received nothing: the extension fields without a query, so GET answers the same shape.
-        const payload = JSON.stringify({ ...render(session), ...receivedFieldsOf(session, []) });
-        if (scope) await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: payload });
-        return { session, payload };
-      });
+        return { session, payload: JSON.stringify({ ...render(session), ...receivedFieldsOf(session, []) }) };
+      };
+      const { session, payload } = scope
+        ? await deps.db.transaction().execute(async (trx) => {
+            const written = await write(trx);
+            await storeResponse(trx, scope, { requestHash: fingerprint, status: 200, body: written.payload });
+            return written;
+          })
+        : await write(deps.db);
       if (deps.onSessionCreated) {
         deps
           .onSessionCreated(session)
