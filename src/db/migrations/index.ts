@@ -14,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_0200_merchant_session_lifetime': await import('./2026_11_24_0200_merchant_session_lifetime.js'),
   '2026_11_24_0300_underpayment_tolerance': await import('./2026_11_24_0300_underpayment_tolerance.js'),
   '2026_11_24_0400_delivered_amounts': await import('./2026_11_24_0400_delivered_amounts.js'),
+  '2026_11_24_0550_wallet_nonce_guard': await import('./2026_11_24_0550_wallet_nonce_guard.js'),
 };
