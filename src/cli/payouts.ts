@@ -19,7 +19,7 @@ export interface PayoutCliContext {
   out?: (value: unknown) => void;
 }
 
-export const PAYOUTS_USAGE = `payouts wallets [--merchant <id>]              hot-wallet addresses and balances (gas and tokens) per chain
+export const PAYOUTS_USAGE = `payouts wallets [--merchant <id>]              hot-wallet addresses, balances (gas and tokens) and nonces per chain
 payouts pending [--merchant <id>]              refunds waiting to be paid, with their on-chain attempts
 payouts retry <refund_id> --merchant <id>      pay a failed refund again, as a new refund (<refund_id>-retry-N)
 ${WALLET_GUARD_USAGE}
