@@ -1,8 +1,10 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
+import { HOT_WALLET_SLOT, isAllowanceCharger, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../domain/vocabulary.js';
+import { recordChainCharge } from '../ledger/charge-chain-record.js';
 import { merchantAccountIndex, recordChainPayout } from '../ledger/payouts.js';
+import { loadCharge } from '../ledger/subscriptions-charges.js';
 import { acceptWalletNonce, walletNonceStates } from '../ledger/wallet-nonce-guard.js';
 import { UsageError, options, print, required } from './args.js';
 
@@ -14,6 +16,8 @@ export const WALLET_GUARD_USAGE = `payouts wallet-nonces [--network <n>] [--mode
                                                every sending wallet's next nonce, and the chain's when it is ahead
 payouts settle-from-chain <refund_id> --merchant <id> --tx <hash> --actor <name>
                                                record a landed transfer of the refunds wallet as that refund's payout
+payouts settle-charge-from-chain <charge_id> --tx <hash> --actor <name>
+                                               record a landed transfer from the customer as that pending charge's payment
 payouts wallet-accept-nonce --network <n> --mode test|live --address <a> --nonce N --actor <name> [--note <text>]
                                                resume signing from a wallet at the chain's pending nonce N (audited)`;
 
@@ -134,8 +138,35 @@ export async function walletGuardCli(sub: string | undefined, rest: string[], ct
         throw new UsageError(`refund ${refundId} is ${r.status}; only pending or processing refunds can be settled`);
       if (r.kind === 'has_attempts')
         throw new UsageError(`refund ${refundId} has a transaction of its own in flight: the engine follows it`);
+      if (r.kind === 'already_recorded')
+        throw new UsageError(`${tx} is already recorded for refund ${r.refundId}: one transaction pays one refund`);
       await ctx.enqueue(refund.id);
       out({ refund_id: refund.refund_id, id: refund.id, tx_hash: tx, delivered_base: d.delivered, recorded_by: actor });
+      return true;
+    }
+    case 'settle-charge-from-chain': {
+      const { values, positionals } = options(rest, { tx: { type: 'string' }, actor: { type: 'string' } });
+      const id = positionals[0];
+      if (!id || !/^\d{1,18}$/.test(id)) throw new UsageError('payouts settle-charge-from-chain <charge_id> --tx <hash> --actor <name>');
+      const tx = required(values.tx, 'tx');
+      const actor = required(values.actor, 'actor');
+      const charge = await loadCharge(ctx.db, BigInt(id));
+      if (!charge) throw new UsageError(`no charge ${id}`);
+      if (charge.state !== 'pending')
+        throw new UsageError(`charge ${id} is ${charge.state}; only a pending charge can be settled from the chain`);
+      const adapter = adapterOf(await ctx.adapters(), charge.network, charge.mode);
+      if (!isAllowanceCharger(adapter)) throw new UsageError(`${charge.network} does not charge subscriptions`);
+      const outcome = await adapter.getTransferFromOutcome(tx, charge.owner_address);
+      if (outcome.status !== 'succeeded' || !outcome.final)
+        throw new UsageError(`${tx} is ${outcome.status === 'succeeded' ? 'not final yet' : outcome.status} on ${charge.network}`);
+      // The customer's tokens to the charge's settlement address: what the engine reads to settle it.
+      const t = await adapter.findChargeTransfer(tx, charge.owner_address, charge.destination_address);
+      if (!t) throw new UsageError(`${tx} moved nothing from the customer to the charge's settlement address`);
+      const r = await recordChainCharge(ctx.db, charge.id, { txHash: tx, detail: `recorded from the chain by ${actor}` });
+      if (r.kind === 'not_pending') throw new UsageError(`charge ${id} was signed meanwhile: the engine follows it`);
+      if (r.kind === 'already_recorded')
+        throw new UsageError(`${tx} is already recorded for charge ${r.chargeId}: one transaction pays one charge`);
+      out({ charge_id: String(charge.id), invoice_id: charge.invoice_id, tx_hash: tx, recorded_by: actor });
       return true;
     }
     default:

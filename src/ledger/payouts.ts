@@ -170,18 +170,32 @@ export async function recordSignedAttempt(
  * The operator's record of a landed transaction that paid this refund although the ledger never signed it (a restored
  * older backup: `payouts settle-from-chain`). Stored as a broadcast attempt with no bytes, so the engine settles the
  * refund from the landed transaction's own logs like any attempt of its own. Refused unless the refund is open and
- * has no attempt that may land; a transaction already recorded for another refund is refused by its unique index.
+ * has no attempt that may land, and when the transaction is already recorded (for this refund or another).
  */
 export async function recordChainPayout(
   db: Db,
   refundId: string,
   a: { sender: string; txHash: string; nonce: bigint | null; detail: string },
-): Promise<{ kind: 'recorded'; attempt: PayoutAttempt } | { kind: 'not_open'; status: string } | { kind: 'has_attempts' }> {
+): Promise<
+  | { kind: 'recorded'; attempt: PayoutAttempt }
+  | { kind: 'not_open'; status: string }
+  | { kind: 'has_attempts' }
+  | { kind: 'already_recorded'; refundId: string }
+> {
   return db.transaction().execute(async (trx) => {
     const refund = await trx.selectFrom('refunds').selectAll().where('id', '=', refundId).forUpdate().executeTakeFirst();
     if (!refund || (refund.status !== 'pending' && refund.status !== 'processing'))
       return { kind: 'not_open' as const, status: refund?.status ?? 'missing' };
     if ((await blockingAttemptIds(trx, refundId)).length > 0) return { kind: 'has_attempts' as const };
+    // One transaction pays one refund (the unique index would refuse it too, less clearly).
+    const taken = await trx
+      .selectFrom('payout_attempts')
+      .select('refund_id')
+      .where('network', '=', refund.network)
+      .where('mode', '=', refund.mode)
+      .where('tx_hash', '=', a.txHash)
+      .executeTakeFirst();
+    if (taken) return { kind: 'already_recorded' as const, refundId: taken.refund_id };
     if (refund.status === 'pending') await trx.updateTable('refunds').set({ status: 'processing' }).where('id', '=', refundId).execute();
     const signed = { network: refund.network, hash: a.txHash, raw: null, sender: a.sender, nonce: a.nonce?.toString() ?? null };
     const attempt = await recordSignedAttempt(trx, refund, {

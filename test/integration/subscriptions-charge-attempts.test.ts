@@ -1,4 +1,4 @@
-import type { Wallet } from 'ethers';
+import { Interface, type Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';
@@ -151,11 +151,18 @@ describe('charges that do not land', () => {
         .executeTakeFirstOrThrow();
     const stored = (await nonceRow()).next_nonce;
     expect(BigInt(await f.node.provider.getTransactionCount(w.charger, 'pending'))).toBe(stored);
-    // Someone uses the charger's key by hand (or the database came back from an older backup): the chain counts a
-    // transaction the ledger never signed.
+    // The next period's charge, sent from the charger key outside this ledger (what a database restored from a backup
+    // older than the charge looks like): the chain counts a transaction the ledger never signed.
+    const first = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', id).executeTakeFirstOrThrow();
+    const data = new Interface(['function transferFrom(address,address,uint256)']).encodeFunctionData('transferFrom', [
+      customer.address,
+      first.destination_address,
+      first.amount_base,
+    ]);
     await f.node.rpc('anvil_impersonateAccount', [w.charger]);
-    await f.node.rpc('eth_sendTransaction', [{ from: w.charger, to: w.charger, value: '0x0' }]);
+    const byHand = await f.node.rpc<string>('eth_sendTransaction', [{ from: w.charger, to: f.tokens.USDT.address, data }]);
     await f.node.rpc('anvil_stopImpersonatingAccount', [w.charger]);
+    await f.node.mine(2);
     const chainNonce = stored + 1n;
     expect(BigInt(await f.node.provider.getTransactionCount(w.charger, 'pending'))).toBe(chainNonce);
 
@@ -169,7 +176,7 @@ describe('charges that do not land', () => {
     expect(await f.h.t.db.selectFrom('subscription_charge_attempts').select('id').where('charge_id', '=', waiting.id).execute()).toEqual(
       [],
     );
-    expect((await usdtTransfersFrom(customer.address)).length).toBe(before);
+    expect(await usdtTransfersFrom(customer.address)).toEqual([...(await usdtTransfersFrom(customer.address)).slice(0, before), byHand]);
     const noted = await nonceRow();
     expect(noted.next_nonce).toBe(stored);
     expect(noted.unknown_chain_nonce).toBe(chainNonce);
@@ -193,6 +200,19 @@ describe('charges that do not land', () => {
         unknown_transactions: expect.objectContaining({ chain_nonce: chainNonce }),
       }),
     );
+    // The operator finds the charger's transaction between the two nonces and records it as the charge's payment: a
+    // transaction already recorded for another charge (the previous period's) is refused; the engine settles it.
+    await expect(
+      walletGuardCli('settle-charge-from-chain', [String(waiting.id), '--tx', first.tx_hash!, '--actor', 'ops@example'], ctx),
+    ).rejects.toThrow(UsageError);
+    await walletGuardCli('settle-charge-from-chain', [String(waiting.id), '--tx', byHand, '--actor', 'ops@example'], ctx);
+    await f.settle();
+    const paidByHand = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('id', '=', waiting.id).executeTakeFirstOrThrow();
+    expect(paidByHand).toMatchObject({ state: 'succeeded', tx_hash: byHand, delivered_base: first.amount_base });
+    expect((await f.client.get(`/api/v1/subscriptions/${id}`)).json.status).toBe('active');
+    expect((await usdtTransfersFrom(customer.address)).length).toBe(before + 1);
+    expect((await nonceRow()).unknown_chain_nonce).toBe(chainNonce); // still refused: not accepted yet
+
     // A nonce other than the chain's is refused and changes nothing.
     const accept = (nonce: bigint) =>
       walletGuardCli(
@@ -216,20 +236,21 @@ describe('charges that do not land', () => {
     await expect(accept(stored)).rejects.toThrow(UsageError);
     expect((await nonceRow()).unknown_chain_nonce).toBe(chainNonce);
     await accept(chainNonce);
-    expect(printed[1]).toMatchObject({ previous_next_nonce: stored, next_nonce: chainNonce, actor: 'ops@example' });
+    expect(printed[2]).toMatchObject({ previous_next_nonce: stored, next_nonce: chainNonce, actor: 'ops@example' });
     const audit = await f.h.t.db.selectFrom('hot_wallet_nonce_acceptances').selectAll().execute();
     expect(audit.map((a) => [a.address, a.previous_next_nonce, a.accepted_next_nonce, a.actor, a.note])).toEqual([
       [noted.address, stored, chainNonce, 'ops@example', 'checked'],
     ]);
     expect((await nonceRow()).unknown_chain_nonce).toBeNull();
 
-    // Signing resumes at the accepted nonce: the period is charged exactly once.
+    // Signing resumes at the accepted nonce: the next period is charged once, by the gateway.
+    f.clock.set(new Date(f.clock.now().getTime() + DAY + 60_000));
     await f.settle();
-    const charge = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('id', '=', waiting.id).executeTakeFirstOrThrow();
-    expect(charge.state).toBe('succeeded');
-    expect(charge.nonce).toBe(chainNonce);
+    const charges = await f.h.t.db.selectFrom('subscription_charges').selectAll().where('subscription_id', '=', id).orderBy('id').execute();
+    expect(charges.map((c) => c.state)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    expect(charges[2]!.nonce).toBe(chainNonce);
     const onChain = await usdtTransfersFrom(customer.address);
-    expect(onChain.length).toBe(before + 1);
-    expect(onChain).toContain(charge.tx_hash);
+    expect(onChain.length).toBe(before + 2);
+    expect(onChain).toContain(charges[2]!.tx_hash);
   }, 120_000);
 });
