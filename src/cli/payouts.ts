@@ -7,8 +7,10 @@ import { formatBaseUnits, formatMinor } from '../domain/money.js';
 import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
 import { listUnmatchedDeposits } from '../ledger/deposits.js';
 import { createRefund } from '../ledger/refunds.js';
+import { walletNonceStates, type WalletNonceState } from '../ledger/wallet-nonce-guard.js';
 import { UsageError, options, print, required } from './args.js';
 import { MONEY_BACK_USAGE, refundToCustomer } from './money-back.js';
+import { WALLET_GUARD_USAGE, walletGuardCli } from './wallet-guard.js';
 
 export interface PayoutCliContext {
   db: Db;
@@ -20,9 +22,10 @@ export interface PayoutCliContext {
   out?: (value: unknown) => void;
 }
 
-export const PAYOUTS_USAGE = `payouts wallets [--merchant <id>]              hot-wallet addresses and balances (gas and tokens) per chain
+export const PAYOUTS_USAGE = `payouts wallets [--merchant <id>]              hot-wallet addresses, balances (gas and tokens) and nonces per chain
 payouts pending [--merchant <id>]              refunds waiting to be paid, with their on-chain attempts
 payouts retry <refund_id> --merchant <id>      pay a failed refund again, as a new refund (<refund_id>-retry-N)
+${WALLET_GUARD_USAGE}
 deposits unmatched [--network <n>] [--mode test|live] [--limit N]`;
 
 // Operator commands for refund payouts (issue 5) and unmatched deposits (issue 3).
@@ -40,6 +43,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       if (values.merchant) q = q.where('a.merchant_id', '=', values.merchant);
       const accounts = await q.orderBy('a.merchant_id').orderBy('a.mode').execute();
       const adapters = await ctx.adapters();
+      const nonces = await walletNonceStates(ctx.db);
       const rows = [];
       for (const acc of accounts) {
         for (const adapter of adapters) {
@@ -68,6 +72,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
                   ),
                 }),
             ...(resources ? { fee_resources: resources } : {}),
+            ...nonceFields(nonces, adapter.network, acc.mode, wallet.address),
           });
         }
       }
@@ -148,6 +153,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       return;
     }
     default:
+      if (await walletGuardCli(sub, rest, ctx)) return;
       throw new UsageError(PAYOUTS_USAGE);
   }
 }
@@ -189,4 +195,17 @@ export async function depositsCli(args: string[], ctx: PayoutCliContext): Promis
         })),
     })),
   );
+}
+
+/**
+ * The wallet's nonce row, if it ever sent: the next nonce the gateway signs, and when the chain was seen ahead of it
+ * (transactions the ledger does not know: nothing is signed from the wallet until `payouts wallet-accept-nonce`).
+ */
+function nonceFields(nonces: WalletNonceState[], network: string, mode: string, address: string) {
+  const w = nonces.find((n) => n.network === network && n.mode === mode && n.address === address);
+  if (!w) return {};
+  return {
+    next_nonce: w.nextNonce.toString(),
+    unknown_transactions: w.unknown ? { chain_nonce: w.unknown.chainNonce.toString(), since: w.unknown.since.toISOString() } : null,
+  };
 }

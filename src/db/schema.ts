@@ -183,6 +183,23 @@ export interface HotWalletNoncesTable {
   mode: Mode;
   address: string;
   next_nonce: Numeric;
+  /** The chain's pending nonce last seen AHEAD of next_nonce (transactions the ledger does not know); null when not. */
+  unknown_chain_nonce: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
+  /** When the engine first refused to sign from this wallet for it; null when not. */
+  unknown_seen_at: NullableTimestamp;
+}
+
+/** Audit of `payouts wallet-accept-nonce`: an operator accepted a wallet's chain nonce after checking the chain. */
+export interface HotWalletNonceAcceptancesTable {
+  id: Generated<bigint>;
+  network: NetworkId;
+  mode: Mode;
+  address: string;
+  previous_next_nonce: Numeric;
+  accepted_next_nonce: Numeric;
+  actor: string;
+  note: string | null;
+  created_at: Generated<Date>;
 }
 
 export interface ReceiptCountersTable {
@@ -347,6 +364,7 @@ export interface Database extends DepositTables, TreasuryTables, JournalTables {
   refunds: RefundsTable;
   payout_attempts: PayoutAttemptsTable;
   hot_wallet_nonces: HotWalletNoncesTable;
+  hot_wallet_nonce_acceptances: HotWalletNonceAcceptancesTable;
   receipt_counters: ReceiptCountersTable;
   subscriptions: SubscriptionsTable;
   invoices: InvoicesTable;

@@ -31,7 +31,11 @@ export interface NonceRef {
 
 /** The calls available inside `OutboundStore.sign`'s transaction, after the job row is locked and re-checked. */
 export interface SigningTransaction {
-  /** The wallet's stored next nonce, its row locked until commit; created from `chainNonce` the first time. */
+  /**
+   * The wallet's stored next nonce, its row locked until commit; created from `chainNonce` the first time. On an
+   * existing row it notes whether `chainNonce` is ahead (transactions the ledger does not know; the engine then signs
+   * nothing and the note stays for the metric and the CLI until an operator accepts the chain's nonce).
+   */
   lockNextNonce(ref: NonceRef, chainNonce: bigint): Promise<bigint>;
   /** Records `used` as handed out: the stored next nonce becomes used + 1. */
   advanceNonce(ref: NonceRef, used: bigint): Promise<void>;

@@ -8,6 +8,7 @@ import { REFUND_EVENT_TYPE, refundEventObject } from '../domain/events/refund.js
 import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
 import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, recordMovement, transferLegs } from './journal.js';
+import { noteChainNonce } from './wallet-nonce-guard.js';
 
 // The ledger side of refund payouts. The payout engine (src/payouts/) drives the chain; every state change of a
 // refund or an attempt happens here, each with its event in the same transaction.
@@ -60,15 +61,27 @@ export async function lockProcessingRefund(trx: Transaction<Database>, refundId:
 
 /**
  * Locks a hot wallet's nonce row, creating it from the chain's pending count the first time. Every assignment
- * happens under this lock in the transaction that stores the signed bytes, so nonces are gapless and unique.
+ * happens under this lock in the transaction that stores the signed bytes, so nonces are gapless and unique. On an
+ * existing row, notes whether the chain is ahead of it (transactions the ledger does not know: the engine then signs
+ * nothing, see src/ledger/wallet-nonce-guard.ts).
  */
 export async function lockNextNonce(
   trx: Transaction<Database>,
   wallet: { network: NetworkId; mode: Mode; address: string },
   chainNonce: () => Promise<bigint>,
 ): Promise<bigint> {
-  const existing = await lockNonceRow(trx, wallet);
-  if (existing !== undefined) return existing;
+  const row = await trx
+    .selectFrom('hot_wallet_nonces')
+    .select(['next_nonce', 'unknown_chain_nonce'])
+    .where('network', '=', wallet.network)
+    .where('mode', '=', wallet.mode)
+    .where('address', '=', wallet.address)
+    .forUpdate()
+    .executeTakeFirst();
+  if (row) {
+    await noteChainNonce(trx, wallet, row, await chainNonce());
+    return row.next_nonce;
+  }
   await trx
     .insertInto('hot_wallet_nonces')
     .values({ network: wallet.network, mode: wallet.mode, address: wallet.address, next_nonce: await chainNonce() })
@@ -164,6 +177,48 @@ export async function recordSignedAttempt(
     .executeTakeFirstOrThrow();
   await trx.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).execute();
   return attempt;
+}
+
+/**
+ * The operator's record of a landed transaction that paid this refund although the ledger never signed it (a restored
+ * older backup: `payouts settle-from-chain`). Stored as a broadcast attempt with no bytes, so the engine settles the
+ * refund from the landed transaction's own logs like any attempt of its own. Refused unless the refund is open and
+ * has no attempt that may land, and when the transaction is already recorded (for this refund or another).
+ */
+export async function recordChainPayout(
+  db: Db,
+  refundId: string,
+  a: { sender: string; txHash: string; nonce: bigint | null; detail: string },
+): Promise<
+  | { kind: 'recorded'; attempt: PayoutAttempt }
+  | { kind: 'not_open'; status: string }
+  | { kind: 'has_attempts' }
+  | { kind: 'already_recorded'; refundId: string }
+> {
+  return db.transaction().execute(async (trx) => {
+    const refund = await trx.selectFrom('refunds').selectAll().where('id', '=', refundId).forUpdate().executeTakeFirst();
+    if (!refund || (refund.status !== 'pending' && refund.status !== 'processing'))
+      return { kind: 'not_open' as const, status: refund?.status ?? 'missing' };
+    if ((await blockingAttemptIds(trx, refundId)).length > 0) return { kind: 'has_attempts' as const };
+    // One transaction pays one refund (the unique index would refuse it too, less clearly).
+    const taken = await trx
+      .selectFrom('payout_attempts')
+      .select('refund_id')
+      .where('network', '=', refund.network)
+      .where('mode', '=', refund.mode)
+      .where('tx_hash', '=', a.txHash)
+      .executeTakeFirst();
+    if (taken) return { kind: 'already_recorded' as const, refundId: taken.refund_id };
+    if (refund.status === 'pending') await trx.updateTable('refunds').set({ status: 'processing' }).where('id', '=', refundId).execute();
+    const signed = { network: refund.network, hash: a.txHash, raw: null, sender: a.sender, nonce: a.nonce?.toString() ?? null };
+    const attempt = await recordSignedAttempt(trx, refund, {
+      ...a,
+      signed: { ...signed, validUntilHeight: null, validUntilTimeMs: null },
+      feeBumpPercent: 0,
+    });
+    await setAttemptState(trx, attempt.id, 'broadcast', a.detail);
+    return { kind: 'recorded' as const, attempt };
+  });
 }
 
 export async function setAttemptState(

@@ -58,11 +58,17 @@ const provisional = metrics.gauge<'network' | 'mode'>({
   labels: ['network', 'mode'],
   values: { mode: ['test', 'live'] },
 });
+const unknownTransactions = metrics.gauge<'network' | 'mode'>({
+  name: 'stablepay_outbound_wallet_unknown_transactions',
+  help: 'Hot wallets whose chain nonce is ahead of the ledger (transactions it does not know): nothing is signed from them.',
+  labels: ['network', 'mode'],
+  values: { mode: ['test', 'live'] },
+});
 const age = (t: Date | string | null): number => (t ? Math.max(0, (Date.now() - new Date(t).getTime()) / 1000) : 0);
 
 export function registerLedgerCollectors(db: Db): () => void {
   return metrics.onScrape('ledger', async () => {
-    const [outbox, deliveries, refundRows, chargeRows, deposits] = await Promise.all([
+    const [outbox, deliveries, refundRows, chargeRows, deposits, unknownWallets] = await Promise.all([
       sql<{ n: string; oldest: Date | null }>`
         select count(*)::text as n,
                (select created_at from outbox_events where relayed_at is null order by seq limit 1) as oldest
@@ -77,6 +83,10 @@ export function registerLedgerCollectors(db: Db): () => void {
         from subscription_charges where state in ('pending', 'signed', 'broadcast') group by state`.execute(db),
       sql<{ network: string; mode: string; n: string }>`
         select network, mode, count(*)::text as n from deposits where status = 'provisional' group by network, mode`.execute(db),
+      // A handful of rows (one per sending wallet); the guard's note is null on all of them but a refused wallet.
+      sql<{ network: string; mode: string; n: string }>`
+        select network, mode, count(*)::text as n from hot_wallet_nonces
+        where unknown_chain_nonce is not null group by network, mode`.execute(db),
     ]);
     outboxBacklog.set({}, Number(outbox.rows[0]?.n ?? 0));
     outboxOldest.set({}, age(outbox.rows[0]?.oldest ?? null));
@@ -94,5 +104,7 @@ export function registerLedgerCollectors(db: Db): () => void {
     }
     provisional.reset();
     for (const d of deposits.rows) provisional.set({ network: d.network, mode: d.mode }, Number(d.n));
+    unknownTransactions.reset();
+    for (const w of unknownWallets.rows) unknownTransactions.set({ network: w.network, mode: w.mode }, Number(w.n));
   });
 }

@@ -10,7 +10,9 @@ import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
 //   a new signature happens only when every earlier attempt is proven unable to land (expired, or its nonce taken by
 //   another transaction), or as a fee-bumped replacement at the SAME nonce, of which at most one can ever be mined;
 // - nonces are assigned under the wallet's nonce row lock in the transaction that stores the signed bytes, as
-//   `stored > chainNonce ? stored : chainNonce` (gapless, never one the chain has already counted).
+//   the stored one (gapless); the chain's pending nonce only for a wallet's first transaction. A chain AHEAD of the
+//   stored nonce means the wallet sent transactions the ledger does not know (a restored older backup, the key used
+//   by hand): nothing is signed from it until an operator accepts the chain's nonce (docs/outbound.md).
 
 export async function advanceOutbound<J, A extends ChainAdapter>(
   kind: OutboundKind<J, A>,
@@ -100,6 +102,12 @@ async function rebroadcastOrDrop<J, A extends ChainAdapter>(
   a: OutboundAttempt,
 ): Promise<'offered' | 'dropped' | 'refused'> {
   const signed = bytes(a);
+  if (!signed.raw) {
+    // Recorded from the chain by an operator (`payouts settle-from-chain`), no bytes of ours: it landed once and is
+    // looked up again until the chain shows it (a reorg); nothing can be re-offered.
+    deps.log?.error({ ...kind.describe(job), tx_hash: a.txHash }, 'recorded transaction no longer found on chain; waiting for it');
+    return 'refused';
+  }
   if (await adapter.isExpired(signed)) {
     await kind.store.dropAttempt(job, a, 'expired before landing');
     return 'dropped';
@@ -146,18 +154,20 @@ async function signAndSend<J, A extends ChainAdapter>(
   if (prepared.kind !== 'ready') return prepared;
   const chainNonce = replacing ? null : await adapter.getAccountNonce(prepared.from.address);
   const feeBump = replacing ? replacing.feeBumpPercent + deps.feeBumpPercent : 0;
-  let attempt: OutboundAttempt | 'raced' | 'closed';
+  let attempt: OutboundAttempt | UnknownTransactions | 'raced' | 'closed';
   try {
     // Built (gas estimate, fees, simulation) before the locks, at a provisional nonce; the real nonce is assigned
     // under the nonce row's lock with withNonce, so the lock is held only for sign-and-store.
     const draft = await prepared.build(replacing?.nonce ?? chainNonce, feeBump);
-    attempt = await kind.store.sign(job, replacing, async (trx) => {
+    attempt = await kind.store.sign(job, replacing, async (trx): Promise<OutboundAttempt | UnknownTransactions> => {
       const ref = { ...kind.network(job), address: prepared.from.address };
       let nonce: bigint | null = replacing?.nonce ?? null;
       if (!replacing && chainNonce !== null) {
         const stored = await trx.lockNextNonce(ref, chainNonce);
-        // Someone else used the wallet: never reuse a nonce the chain has already counted.
-        nonce = stored > chainNonce ? stored : chainNonce;
+        // The chain counted transactions of this wallet that the ledger never signed (or no longer knows, after a
+        // restore): one of them may be this very payment. Sign nothing until an operator has checked the chain.
+        if (chainNonce > stored) return { unknownTransactions: { ...ref, storedNonce: stored, chainNonce } };
+        nonce = stored;
       }
       const signed = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), deps.signer!);
       const stored = await trx.record({
@@ -181,6 +191,21 @@ async function signAndSend<J, A extends ChainAdapter>(
   }
   if (attempt === 'raced') return { kind: 'wait', ms: deps.pollMs };
   if (attempt === 'closed') return { kind: 'done', status: 'canceled' };
+  if ('unknownTransactions' in attempt) {
+    const u = attempt.unknownTransactions;
+    deps.log?.error(
+      {
+        ...kind.describe(job),
+        network: u.network,
+        mode: u.mode,
+        wallet: u.address,
+        stored_nonce: u.storedNonce.toString(),
+        chain_nonce: u.chainNonce.toString(),
+      },
+      'hot wallet sent transactions the ledger does not know; nothing is signed from it until an operator checks the chain and runs payouts wallet-accept-nonce',
+    );
+    return { kind: 'wait', ms: Math.max(deps.pollMs, UNKNOWN_TRANSACTIONS_RETRY_MS) };
+  }
   prepared.signed?.(attempt);
   hit(deps, 'outbound:after_sign');
   const result = await adapter.broadcast(bytes(attempt));
@@ -194,6 +219,14 @@ async function signAndSend<J, A extends ChainAdapter>(
   if (replacing)
     deps.log?.info({ ...kind.describe(job), tx_hash: attempt.txHash, replaces: replacing.txHash, feeBump }, 'stuck transfer replaced');
   return { kind: 'wait', ms: deps.pollMs };
+}
+
+/** How often a job waiting on a wallet with unknown transactions looks again (the operator's accept clears it). */
+const UNKNOWN_TRANSACTIONS_RETRY_MS = 10_000;
+
+/** The signing transaction's answer when the chain is ahead of the wallet's stored nonce: nothing signed. */
+interface UnknownTransactions {
+  unknownTransactions: { network: string; mode: string; address: string; storedNonce: bigint; chainNonce: bigint };
 }
 
 function hit(deps: OutboundDeps, name: Failpoint): void {

@@ -261,6 +261,53 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['export', 'refunds', '--since', '2020-01-01', '--format', 'json'], code: 0, shows: /^\[/ },
     { args: () => ['export', 'sessions', '--format', 'json'], code: 2, shows: /--since is required/ },
   ],
+  'payouts wallet-nonces': [
+    { args: () => ['payouts', 'wallet-nonces', '--mode', 'test'], code: 0, shows: /^\[/ },
+    { args: () => ['payouts', 'wallet-nonces', '--network', 'dogecoin'], code: 2, shows: /--network must be one of/ },
+  ],
+  // Their success paths run as child processes in test/integration/backup-restore.test.ts (a landed transfer to record
+  // and a wallet whose chain nonce is ahead of the ledger's need a restored backup) and exit there by themselves.
+  'payouts settle-from-chain': [
+    {
+      args: () => ['payouts', 'settle-from-chain', 'exit-rf-404', '--merchant', m.id, '--tx', `0x${'1'.repeat(64)}`, '--actor', 'ops'],
+      code: 2,
+      shows: /no refund exit-rf-404/,
+    },
+    { args: () => ['payouts', 'settle-from-chain', 'exit-rf-1', '--merchant', m.id], code: 2, shows: /--tx is required/ },
+  ],
+  'payouts settle-charge-from-chain': [
+    {
+      args: () => ['payouts', 'settle-charge-from-chain', '999999', '--tx', `0x${'1'.repeat(64)}`, '--actor', 'ops'],
+      code: 2,
+      shows: /no charge 999999/,
+    },
+    { args: () => ['payouts', 'settle-charge-from-chain', 'ch_x'], code: 2, shows: /settle-charge-from-chain <charge_id>/ },
+  ],
+  'payouts wallet-accept-nonce': [
+    {
+      args: () => [
+        'payouts',
+        'wallet-accept-nonce',
+        '--network',
+        'ethereum',
+        '--mode',
+        'test',
+        '--address',
+        m.hotWallet,
+        '--nonce',
+        '999',
+        '--actor',
+        'ops',
+      ],
+      code: 2,
+      shows: /the chain's pending nonce of .* is \d+, not 999/,
+    },
+    {
+      args: () => ['payouts', 'wallet-accept-nonce', '--network', 'ethereum', '--mode', 'test', '--nonce', '1'],
+      code: 2,
+      shows: /--actor is required/,
+    },
+  ],
   'deposits unmatched': [
     { args: () => ['deposits', 'unmatched', '--mode', 'test'], code: 0, shows: /^\[/ },
     { args: () => ['deposits', 'unmatched', '--mode', 'prod'], code: 2, shows: /--mode must be test or live/ },

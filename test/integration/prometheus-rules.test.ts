@@ -37,6 +37,7 @@ describe('deploy/prometheus and deploy/grafana', () => {
         'PayoutsStuck',
         'HotWalletLow',
         'ReconciliationDrift',
+        'HotWalletUnknownTransactions',
       ]),
     );
     for (const n of names) expect(runbook, n).toContain(`### ${n.toLowerCase()}`);

@@ -89,6 +89,7 @@ describe('upgrade from the previous release', () => {
       '2026_11_24_0200_merchant_session_lifetime',
       '2026_11_24_0300_underpayment_tolerance',
       '2026_11_24_0400_delivered_amounts',
+      '2026_11_24_0550_wallet_nonce_guard',
     ]);
 
     // 1. The previous release's schema.

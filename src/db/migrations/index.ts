@@ -14,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_0200_merchant_session_lifetime': await import('./2026_11_24_0200_merchant_session_lifetime.js'),
   '2026_11_24_0300_underpayment_tolerance': await import('./2026_11_24_0300_underpayment_tolerance.js'),
   '2026_11_24_0400_delivered_amounts': await import('./2026_11_24_0400_delivered_amounts.js'),
+  '2026_11_24_0550_wallet_nonce_guard': await import('./2026_11_24_0550_wallet_nonce_guard.js'),
   '2026_11_25_0100_refund_sources': await import('./2026_11_25_0100_refund_sources.js'),
   '2026_11_25_0100_treasury': await import('./2026_11_25_0100_treasury.js'),
   '2026_11_25_0200_journal': await import('./2026_11_25_0200_journal.js'),
