@@ -103,7 +103,7 @@ function signedOperation(op: OperationSpec): Json {
       [String(op.success.status)]: {
         description: op.success.description,
         headers: successHeaders,
-        content: jsonContent(ref(op.success.schema)),
+        content: op.successContent ?? jsonContent(ref(op.success.schema)),
       },
       ...errorResponses(errorCodesOf(OPERATION_ERRORS[op.id] as ErrorCodesByStatus, SIGNED_COMMON)),
     },

@@ -61,9 +61,10 @@ export const OPERATION_ERRORS = {
       'INVALID_SESSION_STATUS',
       'REFUND_TIME_EXPIRED',
       'REFUND_AMOUNT_EXCEEDED',
+      'INVALID_DEPOSIT_STATUS',
     ],
-    403: ['session_access_denied'],
-    404: ['SESSION_NOT_FOUND'],
+    403: ['session_access_denied', 'deposit_access_denied'],
+    404: ['SESSION_NOT_FOUND', 'DEPOSIT_NOT_FOUND'],
     409: ['idempotency_key_reused'],
     429: ['DAILY_REFUND_LIMIT_EXCEEDED'],
   },
@@ -81,6 +82,7 @@ export const OPERATION_ERRORS = {
   listInvoices: { 400: QUERY },
   getPayment: {},
   getPaymentMethod: {},
+  exportRows: { 400: QUERY, 404: ['resource_not_found'] },
 } as const satisfies Record<string, ErrorCodesByStatus>;
 
 export type OperationId = keyof typeof OPERATION_ERRORS;

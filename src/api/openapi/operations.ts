@@ -63,6 +63,8 @@ export interface OperationSpec {
   /** Takes the optional Idempotency-Key header. */
   idempotencyKey?: boolean;
   success: { status: number; schema: keyof typeof RESPONSE_SCHEMAS; description: string };
+  /** A success body that is not one JSON object of RESPONSE_SCHEMAS (an export's CSV or JSON array): its content map. */
+  successContent?: Record<string, { schema: Record<string, unknown> }>;
 }
 
 const ID = '^[A-Za-z0-9_]{1,255}$';
@@ -227,5 +229,23 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: 'Retrieve a payment method',
     pathParam: { name: 'payment_method_id', description: 'The pm_ id.' },
     success: { status: 200, schema: 'PaymentMethod', description: 'The payment method (the payer wallet, masked).' },
+  },
+  {
+    id: 'exportRows',
+    method: 'get',
+    path: '/exports/{kind}',
+    tag: 'Exports',
+    summary: 'Extension: export a period of sessions, payments, refunds, invoices or charges (CSV or JSON), streamed',
+    pathParam: { name: 'kind', description: 'sessions, payments, refunds, invoices or charges.', pattern: '^[a-z]{1,32}$' },
+    extraQuery: [
+      { name: 'since', description: 'Start of the period, Unix seconds (required).', schema: { type: 'string', pattern: '^\\d{1,11}$' } },
+      { name: 'until', description: 'End of the period, Unix seconds (default now).', schema: { type: 'string', pattern: '^\\d{1,11}$' } },
+      { name: 'format', description: 'csv (default) or json.', schema: { type: 'string', enum: ['csv', 'json'] } },
+    ],
+    success: { status: 200, schema: 'Refund', description: 'The rows of the period, oldest first (docs/operations.md "Exports").' },
+    successContent: {
+      'text/csv': { schema: { type: 'string' } },
+      'application/json': { schema: { type: 'array', items: { type: 'object' } } },
+    },
   },
 ];

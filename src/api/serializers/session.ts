@@ -1,3 +1,4 @@
+import { sessionReceivedShape } from '../../domain/events/catalog.js';
 import { z } from 'zod';
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
@@ -53,6 +54,8 @@ export const sessionSchema = z.strictObject({
   success_url: z.string().optional(),
   cancel_url: z.string().optional(),
   metadata: metadataOut.meta({ description: 'The merchant metadata, with order_id.' }),
+  // Extension: what the session received (docs/checkout.md "What a session received").
+  ...sessionReceivedShape,
 });
 
 export function serializeSession(s: SessionRow, opts: SerializeOptions): Record<string, unknown> {

@@ -4,15 +4,11 @@ import { z } from 'zod';
 // so a builder that drifts from the spec fails its test.
 
 const int = z.number().int();
-const paymentObject = z.strictObject({
-  amount: z.string().regex(/^(\d+\.\d+|\d+|)$/),
-  status: z.enum(['completed', 'failed', 'expired', 'canceled']),
-  currency: z.enum(['USDT', 'USDC', '']),
-  exchange_rate: z.string(),
-  order_id: z.string(),
-  session_id: z.string(),
-  source: z.literal('api'),
-  // Extensions on payment.completed / payment.expired: what the session received (session-received.ts).
+/**
+ * What a session received (extension, session-received.ts): on payment.completed / payment.expired and on the
+ * PaymentSession of GET and create responses (the API's OpenAPI document uses the same shape).
+ */
+export const sessionReceivedShape = {
   amount_received: z.string().nullable().optional(),
   amount_received_base: z.string().regex(/^\d+$/).optional(),
   received_currency: z.enum(['USDT', 'USDC']).nullable().optional(),
@@ -36,6 +32,17 @@ const paymentObject = z.strictObject({
       }),
     )
     .optional(),
+};
+const paymentObject = z.strictObject({
+  amount: z.string().regex(/^(\d+\.\d+|\d+|)$/),
+  status: z.enum(['completed', 'failed', 'expired', 'canceled']),
+  currency: z.enum(['USDT', 'USDC', '']),
+  exchange_rate: z.string(),
+  order_id: z.string(),
+  session_id: z.string(),
+  source: z.literal('api'),
+  // Extensions on payment.completed / payment.expired: what the session received (session-received.ts).
+  ...sessionReceivedShape,
 });
 const refundObject = (status: 'completed' | 'failed') =>
   z.strictObject({
