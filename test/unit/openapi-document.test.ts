@@ -59,7 +59,7 @@ describe('the OpenAPI document', () => {
     }
     expect(
       doc.paths['/refunds/create'].post.responses['404'].content['application/json'].schema.allOf[1].properties.error.properties.code.enum,
-    ).toEqual(['SESSION_NOT_FOUND', 'resource_not_found']);
+    ).toEqual(['DEPOSIT_NOT_FOUND', 'SESSION_NOT_FOUND', 'resource_not_found']);
     expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
     expect(doc.components.securitySchemes.Signature).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Service-Signature' });
   });
