@@ -10,6 +10,7 @@ import { listSweeps } from '../../src/ledger/sweeps.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { createSweeps, driveSweeps } from '../../src/treasury/runner.js';
+import { AddressWatchSet } from '../../src/watcher/watch-set.js';
 import { backgroundMiner } from '../support/chain-watch.js';
 import { TEST_MNEMONIC, payFrom } from '../support/evm-tokens/scenario.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
@@ -208,6 +209,23 @@ export function journalSweepScenario(o: { anvilArgs?: string[]; method: 'evm-gas
       expect(feeRows.map((r) => r[7]).sort()).toEqual(steps.map((x) => x.st.tx_hash).sort());
       const feeTotal = feeRows.reduce((t, r) => t + BigInt(r[10] as string), 0n);
       expect(feeTotal).toBe(sweeps.reduce((t, s) => t + s.actual_fee, 0n));
+
+      // The late-payment watch window: every session closed 40 days ago (past the 30-day window). The watch set keeps
+      // the unswept address (it still holds money) and drops the ones a sweep emptied.
+      await h.t.db
+        .updateTable('payment_sessions')
+        .set({ paid_at: sql`now() - interval '40 days'`, expires_at: sql`now() - interval '40 days'` })
+        .where(
+          'id',
+          'in',
+          [...sessions, kept].map((x) => x.id),
+        )
+        .execute();
+      const w = new AddressWatchSet(h.t.db, { network: 'ethereum', mode: 'test' }, 30);
+      await w.sync();
+      const set = new Set([...w.addresses()].map((a) => a.toLowerCase()));
+      expect(set.has(keptAddress)).toBe(true);
+      for (const d of deposits) expect(set.has(d)).toBe(false);
     }, 400_000);
   });
 }
