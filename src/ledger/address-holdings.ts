@@ -3,10 +3,9 @@ import { sql, type RawBuilder } from 'kysely';
 // Whether a deposit address still holds money the ledger has not settled (issue 16 item 4: late payments stay watched
 // as long as their address holds an unswept balance, not only for the retention window). Per token: the final
 // deposits to the address exceed what completed refunds paid back against them (refunds of its session, and of its
-// unmatched deposits). Refunds are paid from the hot wallet, so this is "credited balance not yet refunded"; sweeps
-// (moving the balance off the address) are not on this branch: when table `sweep_sources` lands, what was swept from
-// the address is subtracted here too (one more term in `settled`), and an address emptied by a sweep stops being
-// watched once its retention window has passed.
+// unmatched deposits) plus what sweeps moved off the address (`sweep_sources` swept). Refunds are paid from the hot
+// wallet, so an address is "settled" once its credited balance is refunded or swept: an address emptied by a sweep
+// stops being watched once its retention window has passed.
 
 /**
  * SQL condition, true when the deposit address row aliased `da` (columns network, mode, address, session_id) holds an
@@ -23,5 +22,9 @@ export function holdsUnsettledBalance(alias = 'da'): RawBuilder<boolean> {
       where r.status = 'completed' and r.token = d.token and r.network = ${da}.network and r.mode = ${da}.mode
         and ((r.deposit_id is null and r.session_id = ${da}.session_id)
              or r.deposit_id in (select d2.id from deposits d2
-                                 where d2.network = ${da}.network and d2.mode = ${da}.mode and d2.to_address = ${da}.address))), 0))`;
+                                 where d2.network = ${da}.network and d2.mode = ${da}.mode and d2.to_address = ${da}.address))), 0)
+      + coalesce((
+      select sum(s.swept_base) from sweep_sources s
+      where s.state = 'swept' and s.token = d.token and s.network = ${da}.network and s.mode = ${da}.mode
+        and s.address = ${da}.address), 0))`;
 }

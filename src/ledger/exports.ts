@@ -9,7 +9,7 @@ import type { TokenDecimals } from '../domain/chain-lookup.js';
 // Accounting exports (issue 16 item 6; docs/operations.md "Exports"): the rows of one kind whose time falls in
 // [since, until), read through a server-side cursor in pages so that memory stays flat whatever the row count.
 // A kind is one entry of EXPORT_KINDS: its query (aliased `t`, with the merchant and mode columns to filter on and
-// the time column that orders it) and its columns. Adding a table (sweeps, fees) is one more entry.
+// the time column that orders it) and its columns. Adding a table is one more entry.
 
 export type ExportValue = string | number | boolean | null;
 export type ExportRow = Record<string, unknown>;
@@ -197,6 +197,60 @@ export const EXPORT_KINDS = {
       col('failure_reason'),
       col('created_at'),
       col('settled_at'),
+    ],
+  },
+  sweeps: {
+    select: sql`select t.* from sweeps t`,
+    time: 't.created_at',
+    merchant: 't.merchant_id',
+    mode: 't.mode',
+    columns: [
+      col('id'),
+      col('merchant_id'),
+      col('mode'),
+      col('network'),
+      col('token'),
+      col('method'),
+      col('status'),
+      col('destination_kind'),
+      col('destination'),
+      tokenAmount('amount_planned', 'planned_base'),
+      col('planned_base'),
+      tokenAmount('amount_swept', 'swept_base'),
+      col('swept_base'),
+      { name: 'estimated_fee_base', value: (r) => plain(r.estimated_fee) },
+      { name: 'fee_base', value: (r) => plain(r.actual_fee) },
+      col('fee_share_bps'),
+      col('failure_reason'),
+      col('created_at'),
+      col('finished_at'),
+    ],
+  },
+  // Network fees from the journal (docs/journal.md): one row per entry that moved native coin into `fees:<network>`
+  // (sweep steps, refund payouts, subscription charges), net of rent a Solana sweep got back; native base units.
+  fees: {
+    select: sql`select t.*, f.fee_base, f.payer from journal_entries t
+      join lateral (
+        select sum(l.amount) filter (where l.account like 'fees:%') as fee_base,
+               min(l.account) filter (where l.amount < 0 and l.account like 'address:%' and l.asset like '%:native') as payer
+        from journal_legs l where l.entry_id = t.id and l.asset like '%:native') f on f.fee_base is not null`,
+    time: 't.created_at',
+    merchant: 't.merchant_id',
+    mode: 't.mode',
+    where: sql<boolean>`t.reverses_id is null and t.kind in ('sweep', 'refund_payout', 'charge', 'deposit_setup', 'top_up')`,
+    columns: [
+      { name: 'entry_id', value: (r) => plain(r.id) },
+      col('merchant_id'),
+      col('mode'),
+      col('network'),
+      col('kind'),
+      col('object_type'),
+      col('object_id'),
+      { name: 'transaction_hash', value: (r) => plain(r.tx_hash) },
+      col('block_height'),
+      { name: 'payer', value: (r) => (typeof r.payer === 'string' ? r.payer.split(':').slice(3).join(':') : null) },
+      { name: 'fee_native_base', value: (r) => plain(r.fee_base) },
+      col('created_at'),
     ],
   },
 } satisfies Record<string, ExportKind>;

@@ -181,8 +181,9 @@ export async function registerWallets(
 }
 
 /**
- * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges): their
- * movements are journaled by their own completion, never as unexplained.
+ * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges, sweep steps):
+ * their movements are journaled by their own completion, never as unexplained. Attempts are stored before broadcast,
+ * so the watcher knows a sweep's transaction before it can see it.
  */
 export async function ownTransactionHashes(trx: Transaction<Database>, chain: ChainRef, hashes: readonly string[]): Promise<Set<string>> {
   if (hashes.length === 0) return new Set();
@@ -192,7 +193,10 @@ export async function ownTransactionHashes(trx: Transaction<Database>, chain: Ch
     union
     select a.tx_hash from subscription_charge_attempts a
     join subscription_charges c on c.id = a.charge_id
-    where c.network = ${chain.network} and c.mode = ${chain.mode} and a.tx_hash = any(${[...hashes]}::text[])`.execute(trx);
+    where c.network = ${chain.network} and c.mode = ${chain.mode} and a.tx_hash = any(${[...hashes]}::text[])
+    union
+    select tx_hash from sweep_step_attempts
+    where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])`.execute(trx);
   return new Set(r.rows.map((x) => x.tx_hash));
 }
 

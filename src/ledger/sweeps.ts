@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { SweepAttemptState, SweepSourcesTable, SweepStepAttemptsTable, SweepStepsTable, SweepsTable } from '../db/treasury-tables.js';
 import { newId } from '../domain/ids.js';
+import { journalSweepStep, registerSweepWallets } from './journal-sweep.js';
 import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
 
 // The ledger of sweeps: a sweep (one token of one merchant on one network, many deposit addresses to one destination),
@@ -89,6 +90,8 @@ export async function createSweep(db: Db, s: NewSweep): Promise<SweepRow | undef
             })),
           )
           .execute();
+      // The gas station (and TRON's resources account) are watched from the first sweep on, like hot wallets.
+      await registerSweepWallets(trx, sweep);
       return sweep;
     });
   } catch (err) {
@@ -260,19 +263,24 @@ export async function setStepAttemptState(
 }
 
 /**
- * A step landed and is final: the attempt confirmed (the others replaced), the step succeeded with its fee, and per
- * source the base units that left it for the destination, in one transaction. Idempotent: a step already settled
+ * A step landed and is final: the attempt confirmed (the others replaced), the step succeeded with its fee, per
+ * source the base units that left it for the destination, and the step's journal entry, in one transaction. Idempotent: a step already settled
  * answers false and changes nothing.
  */
 export async function settleSweepStep(
   db: Db,
   stepId: string,
   attempt: { id: bigint; txHash: string },
-  r: { swept: Array<{ source: string; amount: bigint }>; fee: bigint; nativeMoved: bigint },
+  r: { swept: Array<{ source: string; amount: bigint }>; fee: bigint; nativeMoved: bigint; elsewhere?: bigint; rentPaid?: bigint },
+  landed: { block: { height: bigint; hash: string } },
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const step = await lockProcessingStep(trx, stepId);
     if (!step) return false;
+    const sweep = await trx.selectFrom('sweeps').selectAll().where('id', '=', step.sweep_id).executeTakeFirstOrThrow();
+    // The journal entry of this step's movements (docs/journal.md "Sweeps"), in the same transaction.
+    await journalSweepStep(trx, sweep, step, { ...r, elsewhere: r.elsewhere ?? 0n, txHash: attempt.txHash, block: landed.block });
+    await registerSweepWallets(trx, sweep);
     await trx.updateTable('sweep_step_attempts').set({ state: 'confirmed', settled_at: sql`now()` }).where('id', '=', attempt.id).execute();
     await trx
       .updateTable('sweep_step_attempts')

@@ -56,7 +56,7 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
     },
     network: (job) => ({ network: job.sweep.network, mode: job.sweep.mode }),
     outcome: (adapter, _job, a) => adapter.getTransactionOutcome(a.txHash),
-    async receipt(adapter, job, a) {
+    async receipt(adapter, job, a, landed) {
       const step = stepFromJson(job.step.step);
       const r = await methodOf(adapter, job).read(a.txHash, requestFromJson(job.sweep.request), step);
       if (!r) return { kind: 'unread' };
@@ -65,7 +65,7 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
       return {
         kind: 'delivered',
         async settle() {
-          const done = await settleSweepStep(deps.db, job.step.id, { id: a.id, txHash: a.txHash }, r);
+          const done = await settleSweepStep(deps.db, job.step.id, { id: a.id, txHash: a.txHash }, r, landed);
           if (done) {
             recordSweepStepSettled(job.sweep, r.fee, swept);
             deps.log?.info(

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportCli } from '../../src/cli/export.js';
 import { csvField } from '../../src/domain/export-format.js';
+import { exportColumns } from '../../src/ledger/exports.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 // Accounting exports (issue 16 item 6): streamed through a server-side cursor, so memory stays flat however many rows
@@ -202,7 +203,13 @@ describe('exports', () => {
       stderr: () => {},
     });
     expect(JSON.parse(empty.head())).toEqual([]);
-    await expect(exportCli(['sweeps', '--since', '2026-01-01'], { db: h.t.db, tokenDecimals: decimals })).rejects.toThrow(
+    // The sweeps and fees kinds (their rows: test/integration/journal-sweep.test.ts): a header and no row here.
+    for (const kind of ['sweeps', 'fees']) {
+      const out = countingSink();
+      await exportCli([kind, '--since', '2026-01-01'], { db: h.t.db, tokenDecimals: decimals, stdout: out.stream, stderr: () => {} });
+      expect(out.head().split('\r\n')[0]).toBe(exportColumns(kind as 'sweeps' | 'fees').join(','));
+    }
+    await expect(exportCli(['ledger', '--since', '2026-01-01'], { db: h.t.db, tokenDecimals: decimals })).rejects.toThrow(
       /^export <sessions\|payments/,
     );
     await expect(exportCli(['sessions', '--since', '2026-01-01T00:00'], { db: h.t.db, tokenDecimals: decimals })).rejects.toThrow(

@@ -15,6 +15,7 @@ export const refundSchema = z.strictObject({
   refund_id: z.string().meta({ description: 'Your refund_id.' }),
   session_id: z.string().optional().meta({ description: 'Payment-session flow: the refunded session.' }),
   payment_id: z.string().optional().meta({ description: 'Subscription flow: the refunded pay_ payment (in place of session_id).' }),
+  deposit_id: z.string().optional().meta({ description: 'Extension: the unmatched deposit this refund pays back.' }),
   order_id: z.string(),
   amount: minorUnits,
   amount_delivered: minorUnits
