@@ -30,7 +30,6 @@ export const refundSchema = z.strictObject({
   receipt_number: z.string().nullable(),
   network: networkId.meta({ description: 'Extension: the network the refund is paid on.' }),
   destination_address: z.string().meta({ description: 'Extension: where the refund is paid.' }),
-  deposit_id: z.string().optional().meta({ description: 'Extension: the unmatched deposit this refund pays back.' }),
   created_at: unixTime,
   processed_at: unixTime.nullable(),
   canceled_at: unixTime.nullable(),
