@@ -52,6 +52,30 @@ export const sessionSchema = z.strictObject({
     .meta({ description: 'Extension: the shortfall in base units of the token paid with.' }),
   success_url: z.string().optional(),
   cancel_url: z.string().optional(),
+  // Extension: what the session received (src/domain/events/session-received.ts; docs/checkout.md).
+  amount_received: z.string().nullable().optional(),
+  amount_received_base: z.string().regex(/^\d+$/).optional(),
+  received_currency: z.enum(['USDT', 'USDC']).nullable().optional(),
+  overpaid_amount: z.string().optional(),
+  overpaid_amount_base: z.string().regex(/^\d+$/).optional(),
+  remaining_amount: z.string().optional(),
+  remaining_amount_base: z.string().regex(/^\d+$/).optional(),
+  payments: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        network: z.string(),
+        token: z.string(),
+        transaction_hash: z.string(),
+        amount: z.string().nullable(),
+        amount_base: z.string().regex(/^\d+$/),
+        sender: z.string().nullable(),
+        confirmed_at: unixTime.nullable(),
+        status: z.enum(['credited', 'unmatched']),
+        unmatched_reason: z.string().optional(),
+      }),
+    )
+    .optional(),
   metadata: metadataOut.meta({ description: 'The merchant metadata, with order_id.' }),
 });
 
