@@ -190,7 +190,12 @@ async function planBatches(
       reasons.push(`${m.method}: ${ok.reason}`);
       continue;
     }
-    const r = await planBatch(deps, adapter, m, merchantId, token, decimals, destinationKind, left, policy, skip);
+    // A source an earlier method declined is reported with that method's reason too.
+    const skipWithHistory = (address: string, amount: bigint | null, reason: string) => {
+      const before = why.get(address);
+      skip(address, amount, before ? `${before.join('; ')}; ${m.method}: ${reason}` : reason);
+    };
+    const r = await planBatch(deps, adapter, m, merchantId, token, decimals, destinationKind, left, policy, skipWithHistory);
     if (r.batch) out.push(r.batch);
     for (const s of r.declined) why.set(s.address, [...(why.get(s.address) ?? []), `${m.method}: ${s.reason}`]);
     const declined = new Set(r.declined.map((s) => s.address));
