@@ -89,6 +89,12 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
     const group = Math.min(...open.map((s) => s.group_no));
     let waitMs = 0;
     for (const step of open.filter((s) => s.group_no === group)) {
+      if (step.status === 'pending' && step.purpose === 'deploy' && (await deployInFlight(deps.db, sweep, step.id))) {
+        // Another sweep is deploying the same contract: wait for it (this step's builder then finds the code and the
+        // step is skipped) rather than send a second deployment that would revert.
+        waitMs = Math.max(waitMs, deps.pollMs);
+        continue;
+      }
       const d =
         failpointPurpose && step.purpose !== failpointPurpose && !deps.failpoint ? { ...stepDeps, failpoint: noFailpoint } : stepDeps;
       const r = await advanceSweepStep(d, step.id);
@@ -107,6 +113,21 @@ function runsAfterFailure(step: SweepStepRow, steps: readonly SweepStepRow[]): b
   if (step.purpose !== 'undelegate') return false;
   const to = stepFromJson(step.step).to;
   return steps.some((d) => d.purpose === 'delegate' && d.status === 'succeeded' && stepFromJson(d.step).to === to);
+}
+
+/** Whether a deploy step of another running sweep on the same network and mode is being sent. */
+async function deployInFlight(db: Db, sweep: SweepRow, stepId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('sweep_steps as st')
+    .innerJoin('sweeps as s', 's.id', 'st.sweep_id')
+    .select('st.id')
+    .where('st.purpose', '=', 'deploy')
+    .where('st.status', '=', 'processing')
+    .where('st.id', '!=', stepId)
+    .where('s.network', '=', sweep.network)
+    .where('s.mode', '=', sweep.mode)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Advances every running sweep once. Answers how many are still running. */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepDelegateAddress } from '../../chains/evm/sweep-7702.js';
 import { listSweeps, sweepCosts, sweepStepAttempts } from '../../src/ledger/sweeps.js';
 import { planSweeps } from '../../src/treasury/planner.js';
-import { createSweeps, driveSweeps } from '../../src/treasury/runner.js';
+import { advanceSweep, createSweeps, driveSweeps } from '../../src/treasury/runner.js';
 import { backgroundMiner, transfersFrom } from '../support/chain-watch.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
@@ -153,7 +153,7 @@ describe('sweep run with evm-7702-batch', () => {
     expect(await tokenBalance(h, 'USDT', again.treasury)).toBe(USDT(11));
   }, 300_000);
 
-  it('two sweeps planned before the delegate exists: one deploys it, the other skips its deploy step; both complete', async () => {
+  it('two sweeps planned before the delegate exists: one deploys it, the other waits, then skips its deploy step; both complete', async () => {
     const delegate = sweepDelegateAddress(station);
     // As on a fresh deployment: the delegate the previous test deployed is removed (code and nonce), so both planned
     // sweeps carry a deploy step.
@@ -168,7 +168,21 @@ describe('sweep run with evm-7702-batch', () => {
       ['hot_wallet', 'evm-7702-batch', ['deploy', 'batch']],
       ['treasury', 'evm-7702-batch', ['deploy', 'batch']],
     ]);
-    expect(await createSweeps(h.t.db, plan.batches)).toHaveLength(2);
+    const [a, b] = await createSweeps(h.t.db, plan.batches);
+    // Blocks wait: the first sweep's deployment sits in the mempool while the second sweep is advanced.
+    miner?.stop();
+    await h.node.rpc('evm_setAutomine', [false]);
+    try {
+      await advanceSweep(deps.engine, a!.id);
+      await advanceSweep(deps.engine, b!.id);
+      const deployOf = async (id: string) =>
+        (await listSweeps(h.t.db, { merchantId: shop.id, limit: 5 })).find((x) => x.id === id)!.steps.find((x) => x.purpose === 'deploy')!;
+      expect((await deployOf(a!.id)).status).toBe('processing');
+      expect((await deployOf(b!.id)).status).toBe('pending'); // not a second deployment: it waits for the first
+    } finally {
+      await h.node.rpc('evm_setAutomine', [true]);
+      miner = backgroundMiner(h.node, 150);
+    }
     expect(await driveSweeps(deps.engine, { timeoutMs: 120_000 })).toBe(0);
     const sweeps = await listSweeps(h.t.db, { merchantId: shop.id, limit: 5 });
     expect(sweeps.map((s) => s.status)).toEqual(['completed', 'completed']);
