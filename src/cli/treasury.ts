@@ -239,7 +239,14 @@ export async function sweepCli(args: string[], ctx: TreasuryCliContext): Promise
       out({
         since: since.toISOString(),
         until: until.toISOString(),
-        rows: rows.map((r) => ({ ...r, fee_base: r.fee_base.toString() })),
+        rows: rows.map((r) => ({
+          ...r,
+          fee_base: r.fee_base.toString(),
+          rent_paid_base: r.rent_paid_base.toString(),
+          rent_returned_base: r.rent_returned_base.toString(),
+          spent_base: r.spent_base.toString(),
+          net_base: r.net_base.toString(),
+        })),
       });
       return;
     }

@@ -96,6 +96,8 @@ export interface SweepStepsTable {
   estimated_fee: Big;
   fee: NullableBig;
   native_moved: NullableBig;
+  /** Solana: lamports locked as rent in an account the step created (2026_11_25_0300_sweep_rent). */
+  rent_paid: NullableBig;
   failure_reason: string | null;
   created_at: Ts;
   signed_at: NullableTs;

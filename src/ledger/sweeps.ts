@@ -291,7 +291,14 @@ export async function settleSweepStep(
       .execute();
     await trx
       .updateTable('sweep_steps')
-      .set({ status: 'succeeded', tx_hash: attempt.txHash, fee: r.fee, native_moved: r.nativeMoved, settled_at: sql`now()` })
+      .set({
+        status: 'succeeded',
+        tx_hash: attempt.txHash,
+        fee: r.fee,
+        native_moved: r.nativeMoved,
+        rent_paid: r.rentPaid ?? null,
+        settled_at: sql`now()`,
+      })
       .where('id', '=', stepId)
       .execute();
     let swept = 0n;
@@ -392,7 +399,11 @@ export async function listSweeps(
   return out;
 }
 
-/** Native fees spent by settled sweep steps in [since, until), per merchant, network and mode. */
+/**
+ * Native base units spent by settled sweep steps in [since, until), per merchant, network and mode: fees, Solana rent
+ * locked in accounts the steps created (`rent_paid_base`), and the rent closed deposit token accounts returned
+ * (`rent_returned_base`, native_moved of Solana batch steps). `spent_base` = fees + rent paid; `net_base` = spent − returned.
+ */
 export async function sweepCosts(
   db: Db,
   q: { since: Date; until: Date; merchantId?: string },
@@ -403,12 +414,26 @@ export async function sweepCosts(
     mode: string;
     steps: number;
     fee_base: bigint;
+    rent_paid_base: bigint;
+    rent_returned_base: bigint;
+    spent_base: bigint;
+    net_base: bigint;
     swept_base_by_token: Record<string, string>;
   }>
 > {
   const merchantFilter = q.merchantId ? sql`and s.merchant_id = ${q.merchantId}` : sql``;
-  const { rows } = await sql<{ merchant_id: string; network: string; mode: string; steps: string; fee_base: string }>`
-    select s.merchant_id, s.network, s.mode, count(*)::text as steps, coalesce(sum(st.fee), 0)::text as fee_base
+  const { rows } = await sql<{
+    merchant_id: string;
+    network: string;
+    mode: string;
+    steps: string;
+    fee_base: string;
+    rent_paid_base: string;
+    rent_returned_base: string;
+  }>`
+    select s.merchant_id, s.network, s.mode, count(*)::text as steps, coalesce(sum(st.fee), 0)::text as fee_base,
+           coalesce(sum(st.rent_paid), 0)::text as rent_paid_base,
+           coalesce(sum(st.native_moved) filter (where s.network = 'solana' and st.purpose = 'batch'), 0)::text as rent_returned_base
     from sweep_steps st join sweeps s on s.id = st.sweep_id
     where st.status = 'succeeded' and st.settled_at >= ${q.since} and st.settled_at < ${q.until} ${merchantFilter}
     group by s.merchant_id, s.network, s.mode
@@ -424,6 +449,10 @@ export async function sweepCosts(
     mode: r.mode,
     steps: Number(r.steps),
     fee_base: BigInt(r.fee_base),
+    rent_paid_base: BigInt(r.rent_paid_base),
+    rent_returned_base: BigInt(r.rent_returned_base),
+    spent_base: BigInt(r.fee_base) + BigInt(r.rent_paid_base),
+    net_base: BigInt(r.fee_base) + BigInt(r.rent_paid_base) - BigInt(r.rent_returned_base),
     swept_base_by_token: Object.fromEntries(
       swept.rows
         .filter((w) => w.merchant_id === r.merchant_id && w.network === r.network && w.mode === r.mode)

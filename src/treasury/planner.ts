@@ -3,6 +3,7 @@ import {
   isSweeper,
   type ChainAdapter,
   type KeyDeriver,
+  type SweepMethodImpl,
   type SweepPlan,
   type SweepRequest,
   type SweepSource,
@@ -155,13 +156,19 @@ async function planToken(
         gasStation: operator.gasStation,
         resources: operator.resources,
       };
-      const batch = await planBatch(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r) => skip(m, a, amt, r));
-      if (batch) report.batches.push(batch);
+      const batches = await planBatches(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r) => skip(m, a, amt, r));
+      report.batches.push(...batches);
     }
   }
 }
 
-async function planBatch(
+/**
+ * The batches of one destination: the first available method (cheapest first) plans every source; the sources it
+ * cannot sweep now (TRON: the resources account's stake does not cover their energy) are offered to the next available
+ * method, and so on; what no method takes is reported with every method's reason. Each method's batch is priced and
+ * weighed against the fee policy on its own.
+ */
+async function planBatches(
   deps: PlannerDeps,
   adapter: ChainAdapter & Sweeper,
   merchantId: string,
@@ -171,29 +178,65 @@ async function planBatch(
   request: SweepRequest,
   policy: SweepPolicy,
   skip: (address: string, amount: bigint | null, reason: string) => void,
-): Promise<PlannedBatch | undefined> {
+): Promise<PlannedBatch[]> {
+  const out: PlannedBatch[] = [];
+  const reasons: string[] = [];
+  const why = new Map<string, string[]>();
+  let left = request;
+  for (const m of adapter.sweepMethods()) {
+    if (left.sources.length === 0) break;
+    const ok = await m.available();
+    if (!ok.ok) {
+      reasons.push(`${m.method}: ${ok.reason}`);
+      continue;
+    }
+    // A source an earlier method declined is reported with that method's reason too.
+    const skipWithHistory = (address: string, amount: bigint | null, reason: string) => {
+      const before = why.get(address);
+      skip(address, amount, before ? `${before.join('; ')}; ${m.method}: ${reason}` : reason);
+    };
+    const r = await planBatch(deps, adapter, m, merchantId, token, decimals, destinationKind, left, policy, skipWithHistory);
+    if (r.batch) out.push(r.batch);
+    for (const s of r.declined) why.set(s.address, [...(why.get(s.address) ?? []), `${m.method}: ${s.reason}`]);
+    const declined = new Set(r.declined.map((s) => s.address));
+    left = { ...left, sources: left.sources.filter((s) => declined.has(s.address)) };
+  }
+  if (left === request && reasons.length > 0)
+    for (const s of request.sources) skip(s.address, s.amount, `no sweep method available (${reasons.join('; ')})`);
+  else if (left === request) for (const s of request.sources) skip(s.address, s.amount, 'no sweep method available (none offered)');
+  else for (const s of left.sources) skip(s.address, s.amount, (why.get(s.address) ?? []).join('; '));
+  return out;
+}
+
+/** One method's batch; `declined`: the sources the method cannot sweep now (offered to the next method). */
+async function planBatch(
+  deps: PlannerDeps,
+  adapter: ChainAdapter & Sweeper,
+  method: SweepMethodImpl,
+  merchantId: string,
+  token: TokenSymbol,
+  decimals: number,
+  destinationKind: 'hot_wallet' | 'treasury',
+  request: SweepRequest,
+  policy: SweepPolicy,
+  skip: (address: string, amount: bigint | null, reason: string) => void,
+): Promise<{ batch?: PlannedBatch; declined: Array<{ address: string; reason: string }> }> {
   const skipAll = (r: SweepRequest, reason: string) => {
     for (const s of r.sources) skip(s.address, s.amount, reason);
-    return undefined;
+    return { declined };
   };
-  const reasons: string[] = [];
-  let method;
-  for (const m of adapter.sweepMethods()) {
-    const ok = await m.available();
-    if (ok.ok) {
-      method = m;
-      break;
-    }
-    reasons.push(`${m.method}: ${ok.reason}`);
-  }
-  if (!method) return skipAll(request, `no sweep method available (${reasons.join('; ') || 'none offered'})`);
+  let declined: Array<{ address: string; reason: string }> = [];
   let plan = await method.plan(request);
   if (plan.skipped.length > 0) {
-    // The method cannot sweep these now: report them and plan the rest alone.
+    // The method cannot sweep these now: plan the rest alone; the caller offers them to the next method.
     const out = new Set(plan.skipped.map((s) => s.address));
-    for (const s of plan.skipped) skip(s.address, request.sources.find((x) => x.address === s.address)?.amount ?? null, s.reason);
+    declined = request.sources
+      .filter((s) => out.has(s.address))
+      .map((s) => ({ address: s.address, reason: plan.skipped.find((x) => x.address === s.address)!.reason }));
+    // A skipped address the method names in another form than the request's: reported here, not offered again.
+    for (const s of plan.skipped) if (!declined.some((d) => d.address === s.address)) skip(s.address, null, s.reason);
     request = { ...request, sources: request.sources.filter((s) => !out.has(s.address)) };
-    if (request.sources.length === 0) return undefined;
+    if (request.sources.length === 0) return { declined };
     plan = await method.plan(request);
     if (plan.skipped.length > 0) return skipAll(request, `the ${method.method} plan keeps changing; planned again next time`);
   }
@@ -210,7 +253,7 @@ async function planBatch(
   const share = feeShareBps(costInToken, amountBase);
   if (share > policy.maxFeeBps)
     return skipAll(request, `fee share too high: ${share} bps of the batch > ${policy.maxFeeBps} bps allowed (waits until it is worth it)`);
-  return {
+  const batch: PlannedBatch = {
     merchantId,
     network: adapter.network,
     mode: adapter.mode,
@@ -225,4 +268,5 @@ async function planBatch(
     priceSource: price.source,
     policy,
   };
+  return { batch, declined };
 }

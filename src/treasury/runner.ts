@@ -1,17 +1,18 @@
 import type { Db } from '../db/database.js';
-import { createSweep, finishSweep, runningSweepIds, sweepById, sweepSteps, type SweepRow } from '../ledger/sweeps.js';
+import { createSweep, finishSweep, runningSweepIds, sweepById, sweepSteps, type SweepRow, type SweepStepRow } from '../ledger/sweeps.js';
 import { withIds } from '../log-fields.js';
 import { recordSweepFinished } from '../metrics/sweeps.js';
 import type { StepResult } from '../outbound/kind.js';
-import { requestToJson, stepToJson } from './codec.js';
+import { requestToJson, stepFromJson, stepToJson } from './codec.js';
 import type { PlannedBatch } from './planner.js';
 import { advanceSweepStep, type SweepEngineDeps } from './step-kind.js';
 
 // The sweep runner (docs/treasury.md, Runner). A planned batch becomes a sweep in one transaction (sweep, sources,
 // steps) before anything is signed; then each step goes through the outbound engine, group by group: group n+1
 // starts once every step of group n is settled. Everything is read from the tables, so a crash anywhere resumes
-// where it stopped. A step that fails stops the sweep: steps in flight are followed to their end, steps not started
-// are skipped, and the addresses not swept are released for a later sweep.
+// where it stopped. A step that fails stops the sweep: steps in flight are followed to their end, clean-up steps that
+// return what was lent still run (TRON undelegate), other steps not started are skipped, and the addresses not swept
+// are released for a later sweep.
 
 /**
  * Tests only: SP_FAILPOINTS_SWEEP_STEP=<purpose> (fund, transfer, ...) limits SP_FAILPOINTS to the sweep steps of that
@@ -60,7 +61,10 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
     const failed = steps.find((s) => s.status === 'failed');
     const inFlight = steps.filter((s) => s.status === 'processing');
     const pending = steps.filter((s) => s.status === 'pending');
-    if (inFlight.length === 0 && (pending.length === 0 || failed)) {
+    // After a failure only the steps already in flight are followed, and the clean-up steps that give back what an
+    // earlier step lent (TRON: the energy delegated to an address is taken back even when its transfer failed).
+    const open = failed ? [...inFlight, ...pending.filter((s) => runsAfterFailure(s, steps))] : [...inFlight, ...pending];
+    if (open.length === 0) {
       const reason = failed ? `step ${failed.seq} (${failed.purpose}) failed: ${failed.failure_reason ?? ''}` : null;
       const done = await finishSweep(deps.db, sweepId, reason);
       if (done) {
@@ -82,11 +86,15 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
       }
       return { kind: 'done', status: done?.status ?? 'finished' };
     }
-    // After a failure only the steps already in flight are followed; nothing new is started.
-    const open = failed ? inFlight : [...inFlight, ...pending];
     const group = Math.min(...open.map((s) => s.group_no));
     let waitMs = 0;
     for (const step of open.filter((s) => s.group_no === group)) {
+      if (step.status === 'pending' && step.purpose === 'deploy' && (await deployInFlight(deps.db, sweep, step.id))) {
+        // Another sweep is deploying the same contract: wait for it (this step's builder then finds the code and the
+        // step is skipped) rather than send a second deployment that would revert.
+        waitMs = Math.max(waitMs, deps.pollMs);
+        continue;
+      }
       const d =
         failpointPurpose && step.purpose !== failpointPurpose && !deps.failpoint ? { ...stepDeps, failpoint: noFailpoint } : stepDeps;
       const r = await advanceSweepStep(d, step.id);
@@ -95,6 +103,31 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
     if (waitMs > 0) return { kind: 'wait', ms: waitMs };
   }
   return { kind: 'wait', ms: deps.pollMs };
+}
+
+/**
+ * A pending step that still runs once another step of its sweep failed: an `undelegate` whose `delegate` (same
+ * recipient) succeeded. Without it the operator's staked energy would stay lent to a deposit address.
+ */
+function runsAfterFailure(step: SweepStepRow, steps: readonly SweepStepRow[]): boolean {
+  if (step.purpose !== 'undelegate') return false;
+  const to = stepFromJson(step.step).to;
+  return steps.some((d) => d.purpose === 'delegate' && d.status === 'succeeded' && stepFromJson(d.step).to === to);
+}
+
+/** Whether a deploy step of another running sweep on the same network and mode is being sent. */
+async function deployInFlight(db: Db, sweep: SweepRow, stepId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('sweep_steps as st')
+    .innerJoin('sweeps as s', 's.id', 'st.sweep_id')
+    .select('st.id')
+    .where('st.purpose', '=', 'deploy')
+    .where('st.status', '=', 'processing')
+    .where('st.id', '!=', stepId)
+    .where('s.network', '=', sweep.network)
+    .where('s.mode', '=', sweep.mode)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Advances every running sweep once. Answers how many are still running. */
