@@ -10,6 +10,7 @@ import {
   recordMovement,
   registerWallets,
   transferLegs,
+  treasuryAccount,
   type JournalLeg,
 } from './journal.js';
 
@@ -25,7 +26,7 @@ import {
 // The treasury is a cold wallet whose keys we never hold: it is the account `treasury:<network>:<mode>:<address>`,
 // kept in the journal (what was sent there) but not an `address:` account, so reconcile does not read it.
 
-export const treasuryAccount = (network: string, mode: string, address: string): string => `treasury:${network}:${mode}:${address}`;
+export { treasuryAccount };
 
 /** Native movements of a step purpose: value from the sender to the step's recipient. */
 const VALUE_PURPOSES = new Set(['fund', 'activate', 'reclaim']);

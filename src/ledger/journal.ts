@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { JournalKind, JournalObjectType } from '../db/journal-tables.js';
 import type { Mode } from '../domain/vocabulary.js';
-import type { ChainRef } from './deposit-schema.js';
+import { chainKey, type ChainRef } from './deposit-schema.js';
 
 // The double-entry journal of on-chain movements (docs/journal.md). This file is its only writer. A movement is one
 // entry of balanced legs in base units: for each asset the legs sum to zero. Accounts:
@@ -15,14 +15,23 @@ import type { ChainRef } from './deposit-schema.js';
 // `reverses_id` naming the original); nothing is ever updated or deleted (triggers refuse it). A movement reversed and
 // then seen again in the new branch is recorded once more, as the next revision of its key.
 
+// Account and asset names are persisted: built here only, from the chain key (deposit-schema.ts), never elsewhere.
 export const EXTERNAL_ACCOUNT = 'external';
-export const addressAccount = (network: string, mode: Mode, address: string): string => `address:${network}:${mode}:${address}`;
+const addressPrefix = (network: string, mode: Mode): string => `address:${chainKey({ network, mode })}:`;
+export const addressAccount = (network: string, mode: Mode, address: string): string => `${addressPrefix(network, mode)}${address}`;
+/** A treasury (cold wallet or multisig, keys never held): journaled, never reconciled. */
+export const treasuryAccount = (network: string, mode: Mode, address: string): string =>
+  `treasury:${chainKey({ network, mode })}:${address}`;
 export const feesAccount = (network: string): string => `fees:${network}`;
-export const journalAsset = (network: string, mode: Mode, token: string | 'native'): string => `${network}:${mode}:${token}`;
+export const journalAsset = (network: string, mode: Mode, token: string | 'native'): string => `${assetPrefix({ network, mode })}${token}`;
+/** What precedes the token in an asset name of `chain`. */
+export const assetPrefix = (chain: { network: string; mode: Mode }): string => `${chainKey(chain)}:`;
+/** SQL LIKE pattern of every `address:` account of `chain`. */
+export const addressAccountPattern = (chain: ChainRef): string => `${addressPrefix(chain.network, chain.mode)}%`;
 
 /** The address inside an `address:` account of `chain`, or null for any other account. */
 export function accountAddress(chain: ChainRef, account: string): string | null {
-  const prefix = `address:${chain.network}:${chain.mode}:`;
+  const prefix = addressPrefix(chain.network, chain.mode);
   return account.startsWith(prefix) ? account.slice(prefix.length) : null;
 }
 
@@ -221,7 +230,7 @@ export async function journalBalancesAt(db: Kysely<Database>, chain: ChainRef, h
     join journal_legs l on l.entry_id = e.id
     left join journal_acknowledgements a on a.entry_id = coalesce(e.reverses_id, e.id)
     where e.network = ${chain.network} and e.mode = ${chain.mode} and e.block_height <= ${height.toString()}::bigint
-      and l.account like ${`address:${chain.network}:${chain.mode}:%`}
+      and l.account like ${addressAccountPattern(chain)}
     group by l.account, l.asset
     order by l.account, l.asset`.execute(db);
   return r.rows.map((x) => ({ account: x.account, asset: x.asset, balance: BigInt(x.balance), unexplained: BigInt(x.unexplained) }));

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { ChainRef } from './deposit-schema.js';
+import { chainKey, type ChainRef } from './deposit-schema.js';
 
 // Reconciliation runs (docs/journal.md): each run of one chain is stored with every balance that differed, so that
 // drift can be shown over time. Rows are only ever inserted.
@@ -57,11 +57,7 @@ export async function storeReconcileRun(db: Kysely<Database>, run: ReconcileRunI
 
 /** The height the watcher of `chain` has committed as final (null before its first step). */
 export async function watcherFinalHeight(db: Kysely<Database>, chain: ChainRef): Promise<bigint | null> {
-  const r = await db
-    .selectFrom('chain_cursors')
-    .select('final_height')
-    .where('chain_key', '=', `${chain.network}:${chain.mode}`)
-    .executeTakeFirst();
+  const r = await db.selectFrom('chain_cursors').select('final_height').where('chain_key', '=', chainKey(chain)).executeTakeFirst();
   return r?.final_height ?? null;
 }
 

@@ -2,7 +2,7 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import { isBalanceReader, type BalanceQuery, type ChainAdapter, type TokenSymbol } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../domain/vocabulary.js';
-import { accountAddress, journalBalancesAt } from '../ledger/journal.js';
+import { accountAddress, addressAccount, assetPrefix, journalAsset, journalBalancesAt } from '../ledger/journal.js';
 import { addressMerchants, storeReconcileRun, watcherFinalHeight } from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 
@@ -95,7 +95,7 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
     const address = accountAddress(chain, j.account);
     if (address === null) continue;
     addresses.add(address);
-    byKey.set(`${address}\u0000${j.asset.slice(`${chain.network}:${chain.mode}:`.length)}`, j);
+    byKey.set(`${address}\u0000${j.asset.slice(assetPrefix(chain).length)}`, j);
   }
   const list = [...addresses];
   const queries: BalanceQuery[] = list.flatMap((address) => assets.map((asset) => ({ address, asset })));
@@ -144,8 +144,8 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
     durationMs,
     startedAt,
     differences: differences.map((d) => ({
-      account: `address:${chain.network}:${chain.mode}:${d.address}`,
-      asset: `${chain.network}:${chain.mode}:${d.asset}`,
+      account: addressAccount(chain.network, chain.mode, d.address),
+      asset: journalAsset(chain.network, chain.mode, d.asset),
       merchantId: d.merchantId,
       journal: d.journal,
       chain: d.chain,

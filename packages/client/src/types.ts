@@ -48,6 +48,25 @@ export type PaymentSession = {
   cancel_url?: string;
   /** The merchant metadata, with order_id. */
   metadata: Record<string, string>;
+  amount_received?: string | null;
+  amount_received_base?: string;
+  received_currency?: "USDT" | "USDC" | null;
+  overpaid_amount?: string;
+  overpaid_amount_base?: string;
+  remaining_amount?: string;
+  remaining_amount_base?: string;
+  payments?: Array<{
+    id: string;
+    network: string;
+    token: string;
+    transaction_hash: string;
+    amount: string | null;
+    amount_base: string;
+    sender: string | null;
+    confirmed_at: number | null;
+    status: "credited" | "unmatched";
+    unmatched_reason?: string;
+  }>;
 };
 
 export type PaymentSessionPage = {
@@ -73,6 +92,8 @@ export type Refund = {
   session_id?: string;
   /** Subscription flow: the refunded pay_ payment (in place of session_id). */
   payment_id?: string;
+  /** Extension: the unmatched deposit this refund pays back. */
+  deposit_id?: string;
   order_id: string;
   /** Integer amount in minor units (2 decimals: 1 USDT = 100). */
   amount: number;
@@ -375,6 +396,8 @@ export type CreateRefundRequest = {
   metadata?: Record<string, string>;
   /** Extension: where to pay the refund; default the payer. */
   destination_address?: string;
+  /** Extension: pay back one unmatched deposit (in place of session_id and payment_id). */
+  deposit_id?: string;
 };
 
 export type CreateSubscriptionRequest = {
@@ -429,6 +452,25 @@ export type EventPaymentCompleted = {
       order_id: string;
       session_id: string;
       source: "api";
+      amount_received?: string | null;
+      amount_received_base?: string;
+      received_currency?: "USDT" | "USDC" | null;
+      overpaid_amount?: string;
+      overpaid_amount_base?: string;
+      remaining_amount?: string;
+      remaining_amount_base?: string;
+      payments?: Array<{
+        id: string;
+        network: string;
+        token: string;
+        transaction_hash: string;
+        amount: string | null;
+        amount_base: string;
+        sender: string | null;
+        confirmed_at: number | null;
+        status: "credited" | "unmatched";
+        unmatched_reason?: string;
+      }>;
     };
   };
 };
@@ -446,6 +488,25 @@ export type EventPaymentFailed = {
       order_id: string;
       session_id: string;
       source: "api";
+      amount_received?: string | null;
+      amount_received_base?: string;
+      received_currency?: "USDT" | "USDC" | null;
+      overpaid_amount?: string;
+      overpaid_amount_base?: string;
+      remaining_amount?: string;
+      remaining_amount_base?: string;
+      payments?: Array<{
+        id: string;
+        network: string;
+        token: string;
+        transaction_hash: string;
+        amount: string | null;
+        amount_base: string;
+        sender: string | null;
+        confirmed_at: number | null;
+        status: "credited" | "unmatched";
+        unmatched_reason?: string;
+      }>;
     };
   };
 };
@@ -463,6 +524,25 @@ export type EventPaymentExpired = {
       order_id: string;
       session_id: string;
       source: "api";
+      amount_received?: string | null;
+      amount_received_base?: string;
+      received_currency?: "USDT" | "USDC" | null;
+      overpaid_amount?: string;
+      overpaid_amount_base?: string;
+      remaining_amount?: string;
+      remaining_amount_base?: string;
+      payments?: Array<{
+        id: string;
+        network: string;
+        token: string;
+        transaction_hash: string;
+        amount: string | null;
+        amount_base: string;
+        sender: string | null;
+        confirmed_at: number | null;
+        status: "credited" | "unmatched";
+        unmatched_reason?: string;
+      }>;
     };
   };
 };
@@ -480,6 +560,25 @@ export type EventPaymentCancelled = {
       order_id: string;
       session_id: string;
       source: "api";
+      amount_received?: string | null;
+      amount_received_base?: string;
+      received_currency?: "USDT" | "USDC" | null;
+      overpaid_amount?: string;
+      overpaid_amount_base?: string;
+      remaining_amount?: string;
+      remaining_amount_base?: string;
+      payments?: Array<{
+        id: string;
+        network: string;
+        token: string;
+        transaction_hash: string;
+        amount: string | null;
+        amount_base: string;
+        sender: string | null;
+        confirmed_at: number | null;
+        status: "credited" | "unmatched";
+        unmatched_reason?: string;
+      }>;
     };
   };
 };
@@ -500,6 +599,8 @@ export type EventRefundSucceeded = {
       amount_delivered?: number;
       external_refund_id?: string;
       original_currency?: string;
+      deposit_id?: string;
+      transaction_hash?: string;
     };
   };
 };
@@ -520,6 +621,8 @@ export type EventRefundFailed = {
       amount_delivered?: number;
       external_refund_id?: string;
       original_currency?: string;
+      deposit_id?: string;
+      transaction_hash?: string;
     };
   };
 };

@@ -270,14 +270,15 @@ export function buildOpenApiDocument(): Json {
   };
 }
 
-let cached: { doc: Json; body: string; etag: string } | undefined;
+// Built once per process: a const holder, not a module-level `let` (no mutable module state beyond this memo).
+const built: { value?: { doc: Json; body: string; etag: string } } = {};
 
 /** The document, built once per process, with its serialized form and an ETag. */
 export function openApiDocument(): { doc: Json; body: string; etag: string } {
-  if (!cached) {
+  if (!built.value) {
     const doc = buildOpenApiDocument();
     const body = JSON.stringify(doc);
-    cached = { doc, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    built.value = { doc, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
   }
-  return cached;
+  return built.value;
 }
