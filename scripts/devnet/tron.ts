@@ -91,7 +91,7 @@ export async function startDevTronChain(): Promise<DevTronChain> {
 /** CHAIN_TRON_TEST_* of docs/chains.md: detection on the node's JSON-RPC, payouts through the fake wallet API. */
 export function tronChainEnv(c: DevTronChain): Record<string, string> {
   return {
-    CHAIN_TRON_TEST_RPC_URL: c.node.url,
+    CHAIN_TRON_TEST_RPC_URL: `${c.fake.url}/jsonrpc`,
     CHAIN_TRON_TEST_FULL_HOST: c.fake.url,
     CHAIN_TRON_TEST_CHAIN_ID: String(c.chainId),
     CHAIN_TRON_TEST_CONFIRMATIONS: String(SOLIDIFY_DEPTH),

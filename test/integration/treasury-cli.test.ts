@@ -60,7 +60,7 @@ describe('treasury set / show', () => {
     expect(net.code).toBe(2);
     expect(await audit()).toEqual([]);
     expect(await h.t.db.selectFrom('treasury_destinations').selectAll().execute()).toEqual([]);
-  });
+  }, 240_000); // several CLI processes, each a tsx start-up: slow on a loaded 2-core machine
 
   it('sets a canonical treasury address and float, with an audit row naming the actor ($USER or --actor)', async () => {
     const mixedCase = '0xABCDEF0123456789ABCDEF0123456789ABCDEF01'; // all caps: valid, canonicalised to lower case
@@ -103,7 +103,7 @@ describe('treasury set / show', () => {
     const [d] = JSON.parse(shown.out);
     expect(d).toMatchObject({ treasury_address: null, sweeps_go_to: 'refunds hot wallet', hot_float: '250.50', updated_by: 'bob' });
     expect(d.changes.map((c: { actor: string }) => c.actor)).toEqual(['bob', 'alice']);
-  });
+  }, 240_000); // several CLI processes, each a tsx start-up: slow on a loaded 2-core machine
 
   it('sweep policy: defaults, then a configured minimum and fee cap; bad values exit 2', async () => {
     const base = ['sweep', 'policy'];
@@ -146,7 +146,7 @@ describe('treasury set / show', () => {
     const row = await h.t.db.selectFrom('sweep_policies').selectAll().executeTakeFirstOrThrow();
     expect(row.min_amount_base).toBe(2_500_000n);
     expect(row.max_fee_bps).toBe(300);
-  });
+  }, 240_000); // several CLI processes, each a tsx start-up: slow on a loaded 2-core machine
 
   it('sweep list / costs answer JSON; bad dates and unknown subcommands exit 2', async () => {
     const list = await cli(['sweep', 'list']);
@@ -159,5 +159,5 @@ describe('treasury set / show', () => {
     expect((await cli(['sweep', 'costs', '--since', '2027-01-01', '--until', '2026-01-01'])).code).toBe(2);
     expect((await cli(['sweep', 'frobnicate'])).code).toBe(2);
     expect((await cli(['treasury'])).code).toBe(2);
-  });
+  }, 240_000); // several CLI processes, each a tsx start-up: slow on a loaded 2-core machine
 });

@@ -94,7 +94,19 @@ async function fundedMerchant(
       const rows = await h.t.db.selectFrom('deposits').select('status').where('session_id', '=', s.id).execute();
       return rows.length > 0 && rows.every((r) => r.status === 'confirmed') ? true : undefined;
     }, 60_000);
-    const row = await h.t.db.selectFrom('payment_sessions').select('deposit_address').where('id', '=', s.id).executeTakeFirstOrThrow();
+    const row = await h.t.db
+      .selectFrom('payment_sessions')
+      .select(['deposit_address', 'token'])
+      .where('id', '=', s.id)
+      .executeTakeFirstOrThrow();
+    // The planner reads balances at the solidified height (wallet API), which may trail the JSON-RPC confirmations the
+    // deposit was credited at: wait until the payment is final there too, as an operator's next sweep would.
+    const tron = h.service.adapters.require('tron', 'test');
+    if (!isSweeper(tron)) throw new Error('the TRON adapter is not a Sweeper');
+    await h.until(async () => {
+      const [balance] = await tron.finalTokenBalances(row.token as 'USDT' | 'USDC', [row.deposit_address!]);
+      return balance! > 0n ? true : undefined;
+    }, 60_000);
     deposits.push(row.deposit_address!);
   }
   return { shop, deposits, treasury };
@@ -210,7 +222,9 @@ describe('sweep run on TRON', () => {
         [
           deposits[0],
           expect.stringMatching(
-            /^tron-energy-delegation: resources account lacks delegatable energy: .*; tron-trx-topup: fee share too high: \d+ bps of the batch > 100 bps allowed/,
+            // Whichever method got furthest (energy may or may not cover it, depending on what earlier sweeps left of
+            // the stake), the batch is refused by the fee policy and the address waits.
+            /fee share too high: \d+ bps of the batch > 100 bps allowed/,
           ),
         ],
       ]);

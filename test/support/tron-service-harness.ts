@@ -5,8 +5,8 @@ import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { startChainServiceHarness, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
 
-// The whole service configured for TRON in test mode: CHAIN_TRON_TEST_RPC_URL is Anvil's JSON-RPC standing in for
-// java-tron's (detection), CHAIN_TRON_TEST_FULL_HOST the fake java-tron wallet API (scripts/devnet/fake-java-tron, payouts
+// The whole service configured for TRON in test mode: CHAIN_TRON_TEST_RPC_URL is the fake's /jsonrpc, Anvil's JSON-RPC
+// standing in for java-tron's with transaction hashes shown as TRON txIDs, as java-tron names them (detection), CHAIN_TRON_TEST_FULL_HOST the fake java-tron wallet API (scripts/devnet/fake-java-tron, payouts
 // executed on that same Anvil), Tether-style USDT and FiatToken-style USDC deployed there and named in configuration.
 /** The 0x EVM form of a TRON address given in any TRON form. */
 export function tronEvm(address: string): string {
@@ -46,7 +46,7 @@ export async function startTronServiceHarness(
     h = await startChainServiceHarness({
       network: 'tron',
       chainEnv: {
-        CHAIN_TRON_TEST_RPC_URL: node.url,
+        CHAIN_TRON_TEST_RPC_URL: `${fake.url}/jsonrpc`,
         CHAIN_TRON_TEST_FULL_HOST: fake.url,
         CHAIN_TRON_TEST_CHAIN_ID: String(0x2b6653dc),
         CHAIN_TRON_TEST_CONFIRMATIONS: String(depth),

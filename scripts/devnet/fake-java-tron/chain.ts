@@ -78,6 +78,13 @@ export class BroadcastRefusal extends Error {
 
 export class FakeTronChain {
   readonly accounts = new Map<string, FakeAccount>();
+  /**
+   * Anvil's transaction hash of each contract call the fake executed → `0x` + its TRON txID. On java-tron the
+   * JSON-RPC names a transaction by its txID; here the call runs as an Anvil transaction with another hash, so the
+   * fake's JSON-RPC endpoint (`/jsonrpc`) rewrites one into the other (see server.ts).
+   */
+  readonly evmToTronHash = new Map<string, string>();
+  readonly tronToEvmHash = new Map<string, string>();
   readonly txs = new Map<string, StoredTx>();
   readonly forced: ForcedResult[] = [];
   readonly resources = new ResourceBook(this.accounts);
@@ -358,6 +365,8 @@ export class FakeTronChain {
         { from, to: tronToEvmHex(raw.contract), data: `0x${raw.data}`, gas: '0x7a120' },
       ]);
       await this.rpc('anvil_stopImpersonatingAccount', [from]);
+      this.evmToTronHash.set(hash.toLowerCase(), `0x${txId}`);
+      this.tronToEvmHash.set(`0x${txId}`, hash.toLowerCase());
       const receipt = await this.#receipt(hash);
       blockNumber = BigInt(receipt.blockNumber);
       const gas = BigInt(receipt.gasUsed);

@@ -25,7 +25,10 @@ export interface FakeJavaTron {
 
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
-export async function startFakeJavaTron(anvil: { rpc: Rpc }, o: { solidifyDepth?: number; port?: number } = {}): Promise<FakeJavaTron> {
+export async function startFakeJavaTron(
+  anvil: { rpc: Rpc; url?: string },
+  o: { solidifyDepth?: number; port?: number } = {},
+): Promise<FakeJavaTron> {
   const chain = new FakeTronChain(anvil.rpc, o.solidifyDepth ?? 19);
   const calls: string[] = [];
   const unhandled: string[] = [];
@@ -202,6 +205,20 @@ export async function startFakeJavaTron(anvil: { rpc: Rpc }, o: { solidifyDepth?
       const url = new URL(req.url ?? '/', 'http://fake');
       const path = url.pathname.replace(/^\/+/, '');
       calls.push(path);
+      if (path === 'jsonrpc' && anvil.url) {
+        // java-tron's Ethereum-compatible JSON-RPC, served from Anvil with transaction hashes as TRON txIDs.
+        jsonRpcProxy(anvil.url, chain, Buffer.concat(chunks).toString('utf8')).then(
+          (out) => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(out);
+          },
+          (e: unknown) => {
+            res.writeHead(502, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: (e as Error).message } }));
+          },
+        );
+        return;
+      }
       const route = routes[path];
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
@@ -359,4 +376,17 @@ function resourceJson(chain: FakeTronChain, b: Record<string, unknown>) {
   put('EnergyLimit', book.energyLimit(a));
   put('tronPowerLimit', (a.frozenBandwidthSun + a.frozenEnergySun) / 1_000_000n);
   return out;
+}
+
+/** Forwards a JSON-RPC request (single or batch) to Anvil, mapping TRON txIDs to Anvil hashes in, and back out. */
+async function jsonRpcProxy(anvilUrl: string, chain: FakeTronChain, body: string): Promise<string> {
+  const swap = (v: unknown, map: Map<string, string>): unknown => {
+    if (typeof v === 'string') return map.get(v.toLowerCase()) ?? v;
+    if (Array.isArray(v)) return v.map((x) => swap(x, map));
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x, map)]));
+    return v;
+  };
+  const request = swap(JSON.parse(body), chain.tronToEvmHash);
+  const res = await fetch(anvilUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+  return JSON.stringify(swap(await res.json(), chain.evmToTronHash));
 }
