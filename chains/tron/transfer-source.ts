@@ -5,6 +5,7 @@ import {
   type PollResult,
   type TokenContract,
   type WatchSet,
+  type ObservedTransfer,
 } from '../types.js';
 import { BlockScanner, type ConfirmationPolicy } from '../evm/block-scanner.js';
 import { encodeCursor } from '../evm/cursor.js';
@@ -58,13 +59,17 @@ export class TronTransferSource {
 
   async poll(cursor: CursorState, watch: WatchSet): Promise<PollResult> {
     const r = await this.scanner.poll(cursor, watch);
+    // TRON names a transaction by its txID (no 0x) and a token by its TRON address: incoming transfers and the outgoing
+    // ones the journal checks against the service's own transactions alike.
+    const tron = (t: ObservedTransfer): ObservedTransfer => {
+      const token = this.#byEvmHex.get(t.tokenContract);
+      if (!token) throw new Error(`scanner returned a transfer of unknown contract ${t.tokenContract}`);
+      return { ...t, txHash: t.txHash.replace(/^0x/, ''), tokenContract: token.address };
+    };
     return {
       ...r,
-      transfers: r.transfers.map((t) => {
-        const token = this.#byEvmHex.get(t.tokenContract);
-        if (!token) throw new Error(`scanner returned a transfer of unknown contract ${t.tokenContract}`);
-        return { ...t, txHash: t.txHash.replace(/^0x/, ''), tokenContract: token.address };
-      }),
+      transfers: r.transfers.map(tron),
+      ...(r.outgoing ? { outgoing: r.outgoing.map(tron) } : {}),
     };
   }
 

@@ -78,7 +78,11 @@ describe('npm run dev', () => {
     const state = JSON.parse(readFileSync(env.DEVNET_STATE_FILE, 'utf8')) as DevnetState;
     expect(state.tron).toMatchObject({ fullHost: tronLine![1], rpcUrl: tronLine![2], chainId: 0xcd8690dc });
     expect(state.tron!.tokens.USDT!.address).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
-    expect(state.operatorEnv).toMatchObject({ CHAIN_TRON_TEST_FULL_HOST: tronLine![1], CHAIN_TRON_TEST_RPC_URL: tronLine![2] });
+    // The service detects on the fake's /jsonrpc: Anvil's JSON-RPC with transaction hashes as TRON txIDs.
+    expect(state.operatorEnv).toMatchObject({
+      CHAIN_TRON_TEST_FULL_HOST: tronLine![1],
+      CHAIN_TRON_TEST_RPC_URL: `${tronLine![1]}/jsonrpc`,
+    });
 
     // The page.
     const page = await fetch(pageUrl);
