@@ -42,7 +42,16 @@ export async function evmFixture(): Promise<ConformanceFixture> {
     pay: (s, transfers) => payer.pay(token(s), transfers),
     payLookAlike: (to, amount) => payer.pay(lookAlike, [{ to, amount }]).then(() => undefined),
     payFailing: (s, to, amount) => payer.payFailing(token(s), to, amount),
-    land: async () => {},
+    // Automine: the transaction is mined at broadcast, but Anvil can answer eth_sendRawTransaction before the block is
+    // sealed: wait until its pool is empty (a loaded machine showed the outcome still pending right after).
+    land: async () => {
+      for (let i = 0; ; i++) {
+        const pool = await node.rpc<{ pending: string }>('txpool_status', []);
+        if (BigInt(pool.pending) === 0n) return;
+        if (i > 200) throw new Error('transaction still pending on Anvil after 10 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     advance: (steps) => node.mine(steps),
     reorg: (s, to, amount) => payer.reorg(token(s), to, amount),
     hotWallet,
