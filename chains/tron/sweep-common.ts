@@ -10,7 +10,7 @@ import { ERC20 } from '../evm/erc20-abi.js';
 import { RpcError } from '../evm/rpc-errors.js';
 import { normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { txIdOf } from './protobuf.js';
-import { decodeSystemRawData, type SystemContractName } from './system-contracts.js';
+import { decodeSystemRawData, sunJson, type SystemContractName } from './system-contracts.js';
 import type { TronTokenSender, TronTxBody } from './token-sender.js';
 import {
   decodeNodeMessage,
@@ -209,11 +209,11 @@ export async function buildSystemStep(
         : 'wallet/undelegateresource';
   const body =
     contract === 'TransferContract'
-      ? { owner_address: owner, to_address: to, amount: Number(amount) }
+      ? { owner_address: owner, to_address: to, amount: sunJson(amount) }
       : {
           owner_address: owner,
           receiver_address: to,
-          balance: Number(amount),
+          balance: sunJson(amount),
           resource: 'ENERGY',
           ...(contract === 'DelegateResourceContract' ? { lock: false } : {}),
         };

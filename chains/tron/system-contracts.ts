@@ -122,18 +122,27 @@ export function encodeSystemRawData(r: Omit<SystemRawData, 'contractCount' | 'fe
   return hexlify(Uint8Array.from(raw)).slice(2);
 }
 
+/**
+ * A sun amount as java-tron's JSON number. The wallet API reads int64 fields as JSON numbers; a bigint beyond 2^53 would
+ * lose units silently in a JS number, so it is refused (no real transfer, stake or delegation comes near it).
+ */
+export function sunJson(v: bigint): number {
+  if (v < 0n || v > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`sun amount ${v} is outside the JSON-safe range`);
+  return Number(v);
+}
+
 /** java-tron's JSON of a system contract's `parameter.value` (visible=false: hex addresses, zero fields omitted). */
 export function systemValueJson(v: SystemContractValue): Record<string, unknown> {
   const out: Record<string, unknown> = { owner_address: v.owner };
   if (v.name === 'TransferContract') {
     out.to_address = v.to;
-    out.amount = Number(v.amount);
+    out.amount = sunJson(v.amount);
   } else if (v.name === 'FreezeBalanceV2Contract') {
-    out.frozen_balance = Number(v.amount);
+    out.frozen_balance = sunJson(v.amount);
     if (v.resource === 'ENERGY') out.resource = 'ENERGY';
   } else {
     if (v.resource === 'ENERGY') out.resource = 'ENERGY';
-    out.balance = Number(v.amount);
+    out.balance = sunJson(v.amount);
     out.receiver_address = v.to;
     if (v.lock) out.lock = true;
     if (v.lockPeriod > 0n) out.lock_period = Number(v.lockPeriod);
