@@ -103,6 +103,12 @@ describe('deploy/kubernetes: the validator (npm run k8s:validate)', () => {
     expect(count('Kustomization')).toBe(3);
     expect(count('ConfigMap')).toBeGreaterThanOrEqual(6);
     expect(count('Secret')).toBeGreaterThanOrEqual(3);
+    // Two watcher pods per network; the API and the workers are sized by their autoscalers alone.
+    for (const n of NETWORKS) expect(byKindAndName(docs, 'Deployment', `stablepay-watcher-${n}`)).toMatchObject({ spec: { replicas: 2 } });
+    for (const name of ['stablepay-api', 'stablepay-worker']) {
+      expect((byKindAndName(docs, 'Deployment', name)?.spec as { replicas?: number }).replicas).toBeUndefined();
+      expect(byKindAndName(docs, 'HorizontalPodAutoscaler', name)).toMatchObject({ spec: { minReplicas: 2 } });
+    }
   });
 
   it('fails broken manifests, each with its reason', { timeout: 240_000 }, () => {
@@ -195,18 +201,19 @@ describe('deploy/kubernetes: the validator (npm run k8s:validate)', () => {
     const copy = join(tmp, 'cli');
     cpSync(ROOT, copy, { recursive: true });
     const api = join(copy, 'app/api.yaml');
-    writeFileSync(
-      api,
-      readFileSync(api, 'utf8').replace('  replicas: 2\n', '  replicas: "2"\n').replace('readinessProbe:', 'readinesProbe:'),
-    );
+    writeFileSync(api, readFileSync(api, 'utf8').replace('readinessProbe:', 'readinesProbe:'));
+    const watchers = join(copy, 'app/watchers.yaml');
+    writeFileSync(watchers, readFileSync(watchers, 'utf8').replace('  replicas: 2\n', '  replicas: "2"\n'));
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/tools/validate-k8s.ts', copy], {
       encoding: 'utf8',
       timeout: 230_000,
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('k8s:validate FAILED: 2 issue(s)');
-    expect(run.stderr).toContain('app/api.yaml #1 (Deployment/stablepay-api): /spec/replicas must be integer');
-    expect(run.stderr).toContain('/spec/template/spec/containers/0/readinesProbe: unknown field');
+    expect(run.stderr).toContain('app/watchers.yaml #1 (Deployment/stablepay-watcher-ethereum): /spec/replicas must be integer');
+    expect(run.stderr).toContain(
+      'app/api.yaml #1 (Deployment/stablepay-api): /spec/template/spec/containers/0/readinesProbe: unknown field',
+    );
   });
 });
 
