@@ -51,12 +51,13 @@ export const sessionPaidIffChain: Invariant = async (ctx) => {
     if (mine.length === 0) continue;
     const height = await confirmedHeight(chain);
     const time = blockTimes(chain);
+    const decimalsOf = new Map<string, Promise<number>>(); // one decimals() read per token per check
     const all = await transfers(chain, { to: mine.map((s) => s.deposit_address!.toLowerCase()), toBlock: height });
     const byTo = new Map<string, typeof all>();
     for (const t of all) byTo.set(t.to, [...(byTo.get(t.to) ?? []), t]);
     for (const s of mine) {
       if (!chain.tokens[s.token!]) continue;
-      const decimals = await tokenDecimals(chain, s.token!);
+      const decimals = await (decimalsOf.get(s.token!) ?? decimalsOf.set(s.token!, tokenDecimals(chain, s.token!)).get(s.token!)!);
       const due = stablecoinMinorToBase(s.target_amount_minor, decimals);
       let received = 0n;
       for (const t of byTo.get(s.deposit_address!.toLowerCase()) ?? []) {
