@@ -3,6 +3,8 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { SESSION_PAID, sessionPaidIffChain } from '../../scripts/sim/invariants/session-paid.js';
+import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invariants/single-credit.js';
+import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
@@ -15,6 +17,7 @@ import { REDIS_URL } from '../support/env.js';
 let h: TronServiceHarness;
 let shop: ChainHarnessMerchant;
 let paid: { id: string };
+let refundId: string;
 
 const context = (db: InvariantContext['db']): InvariantContext => ({
   db,
@@ -51,13 +54,19 @@ async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Prom
 beforeAll(async () => {
   h = await startTronServiceHarness();
   shop = await h.newMerchant('Tron sim');
+  await h.fundHotWallet(shop);
   paid = await h.paidSession(shop, { amount: '3.25', token: 'USDT' });
+  const created = await h.createRefund(shop, { session_id: paid.id, amount: 100, currency: 'USDT' });
+  expect(created.status).toBe(201);
+  const done = await h.settled(shop, created.json.refund_id, 90_000);
+  expect(done.status).toBe('completed');
+  refundId = done.id as string;
 }, 240_000);
 afterAll(async () => {
   await h?.close();
 });
 
-describe('session-paid-iff-chain on TRON', () => {
+describe('chain-reading invariants on TRON', () => {
   it('holds on a real paid session and reports it once set back to open', async () => {
     expect(await sessionPaidIffChain(context(h.t.db))).toEqual([]);
     const vs = await corrupted(async (trx) => {
@@ -66,5 +75,24 @@ describe('session-paid-iff-chain on TRON', () => {
     });
     expect(vs.map((v) => [v.invariant, v.subject])).toEqual([[SESSION_PAID, paid.id]]);
     expect(vs[0]!.message).toMatch(/is open but the canonical chain holds 3250000 of 3250000 base units of USDT .*\(tron\)/);
+  });
+
+  it('credits and refunds: hold on the real state; a ghost credit and a completed refund said failed are reported', async () => {
+    expect(await noTransferCreditedTwice(context(h.t.db))).toEqual([]);
+    expect(await outboundMovedMoneyAtMostOnce(context(h.t.db))).toEqual([]);
+    const dep = await h.t.db.selectFrom('deposits').selectAll().where('session_id', '=', paid.id).executeTakeFirstOrThrow();
+    const ghost = 'ab'.repeat(32);
+    const vs = await corrupted(async (trx) => {
+      await trx
+        .insertInto('deposits')
+        .values({ ...dep, id: 'dep_tron_ghost', tx_hash: ghost })
+        .execute();
+      await trx.updateTable('refunds').set({ status: 'failed' }).where('id', '=', refundId).execute();
+      return [...(await noTransferCreditedTwice(context(trx))), ...(await outboundMovedMoneyAtMostOnce(context(trx)))];
+    });
+    expect(vs.filter((v) => v.invariant === SINGLE_CREDIT).map((v) => v.subject)).toEqual(
+      expect.arrayContaining([`tron/test/${ghost}:${dep.log_index}`, paid.id]),
+    );
+    expect(vs.filter((v) => v.invariant === OUTBOUND_ONCE).map((v) => v.subject)).toEqual([refundId]);
   });
 });

@@ -123,7 +123,8 @@ export function blockTimes(chain: EvmLike): (n: bigint) => Promise<number> {
 
 /** The canonical receipt of `hash`, or null when the transaction is not mined on the canonical chain. */
 export async function receipt(chain: EvmLike, hash: string): Promise<RpcReceipt | null> {
-  return jsonRpc<RpcReceipt | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+  // TRON txIDs are stored bare (64 hex digits); java-tron's JSON-RPC takes them 0x-prefixed like any hash.
+  return jsonRpc<RpcReceipt | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash.startsWith('0x') ? hash : `0x${hash}`]);
 }
 
 export function receiptTransfers(chain: EvmLike, r: RpcReceipt): ChainTransfer[] {
