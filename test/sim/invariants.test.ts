@@ -289,6 +289,8 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
       const event = await h.t.db.selectFrom('webhook_deliveries').select('event_id').executeTakeFirstOrThrow();
       const vs = await corrupted(async (trx) => {
         await trx.updateTable('webhook_deliveries').set({ status: 'pending' }).where('event_id', '=', event.event_id).execute();
+        // A refund still processing with no job of its own is not abandoned: the payout-sweep scheduler re-adds one.
+        await trx.updateTable('refunds').set({ status: 'processing' }).where('id', '=', refundId).execute();
         return noJobLeftUnresumed({ graceMs: 30_000 })(context({ db: trx }));
       });
       expect(subjects(vs, JOBS_INVARIANT).sort()).toEqual(['sim-probe/late-1', 'sim-probe/orphan-1', event.event_id].sort());
