@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COIN_TYPE_EVM, CHANGE_DEPOSIT, addressPath } from '../../chains/hd/bip44.js';
 import { HOT_WALLET_SLOT, OPERATOR_SLOT, isBalanceReader, isSweeper, type NetworkId } from '../../chains/types.js';
-import { Keypair } from '@solana/web3.js';
+import { getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { Keypair, PublicKey } from '@solana/web3.js';
 import { evmHexToTron, normalizeTronAddress, tronToEvmHex } from '../../chains/tron/address.js';
 import {
   acknowledgeUnexplained,
@@ -349,7 +350,8 @@ describe('a scripted day on four networks', () => {
     await waitStatus(solExact.id, 'paid');
     await waitStatus(solOver.id, 'paid');
     await refund({ session_id: solExact.id, amount: 300, currency: 'USDC' });
-    expect(solPay.payer).toBeTruthy();
+    const payerAccount = getAssociatedTokenAddressSync(new PublicKey(h.mints.USDC), new PublicKey(solPay.payer));
+    expect((await h.conn.getTokenAccountBalance(payerAccount, 'confirmed')).value.amount).toBe(String(T6('3')));
 
     // ── Afternoon: a treasury sweep on every network (planner and engine in-process, as the worker runs them).
     const prices = createNativePriceService({ sources: ['coinbase'], coinbaseBaseUrl: ticker.url, timeoutMs: 2000, cacheTtlMs: 0 });
@@ -429,6 +431,17 @@ describe('a scripted day on four networks', () => {
     // ── Evening: reconcile. Pinned at final heights above everything journaled today on every chain.
     expect(await unbalancedEntries(h.t.db)).toEqual([]);
     expect(await listUnexplained(h.t.db, {})).toEqual([]);
+    // Every completed refund of the day journaled once, with the transaction that paid it.
+    const refunds = await h.t.db.selectFrom('refunds').select(['id', 'status', 'transaction_hash']).execute();
+    expect(refunds.map((r) => r.status)).toEqual(refunds.map(() => 'completed'));
+    expect(refunds).toHaveLength(6);
+    const payouts = await h.t.db
+      .selectFrom('journal_entries')
+      .select(['object_id', 'tx_hash'])
+      .where('kind', '=', 'refund_payout')
+      .execute();
+    const byId = (a: { object_id: string | null }, b: { object_id: string | null }) => ((a.object_id ?? '') < (b.object_id ?? '') ? -1 : 1);
+    expect(payouts.sort(byId)).toEqual(refunds.map((r) => ({ object_id: r.id, tx_hash: r.transaction_hash })).sort(byId));
     await finalCovers(await journalHeights());
     // Solana keeps no state by slot: wait until the state finalized now equals the books (docs/journal.md).
     const report = await h.until(async () => {
