@@ -152,8 +152,10 @@ afterAll(async () => {
 
 describe('a scripted day on four networks', () => {
   it('reconciles to zero everywhere after payments, refunds, a charge, a reorg and sweeps; an outside transfer is named', async () => {
-    // Addresses the operator funds from outside with the native coin (gas): the only native differences allowed.
-    const operatorFunded = new Set<string>();
+    // Addresses the operator funds from outside with the native coin (gas), and how much: the only native differences
+    // allowed, each exactly minus that funding (every fee and value they moved since is journaled); null where the
+    // journal is known not to hold every native movement yet (Solana deposit setup and refund rent, docs/journal.md).
+    const operatorFunded = new Map<string, bigint | null>();
 
     // ── Morning: the operator registers and funds the refund hot wallets; each token top-up is unexplained until
     // acknowledged (the wallets are watched from their registration on).
@@ -169,16 +171,16 @@ describe('a scripted day on four networks', () => {
     );
     for (const net of ['ethereum', 'bsc'] as const) {
       await h.nodes[net].rpc('anvil_setBalance', [shop.hot[net], `0x${(10n ** 19n).toString(16)}`]);
-      operatorFunded.add(`${net}:${canonical(net, shop.hot[net])}`);
+      operatorFunded.set(`${net}:${canonical(net, shop.hot[net])}`, 10n ** 19n);
     }
     await fund(h.tokens.ethereum.USDT, shop.hot.ethereum, T6('100'));
     await fund(h.tokens.ethereum.USDC, shop.hot.ethereum, T6('100'));
     await fund(h.tokens.bsc.USDT, shop.hot.bsc, T18('100'));
     h.fake.chain.setTrx(shop.hot.tron, 1_000_000_000n);
-    operatorFunded.add(`tron:${canonical('tron', shop.hot.tron)}`);
+    operatorFunded.set(`tron:${canonical('tron', shop.hot.tron)}`, 1_000_000_000n);
     await fund(h.tokens.tron.USDT, onAnvil('tron', shop.hot.tron), T6('100'));
     h.sol.validator.airdrop(shop.hot.solana, 10_000_000_000n);
-    operatorFunded.add(`solana:${shop.hot.solana}`);
+    operatorFunded.set(`solana:${shop.hot.solana}`, null);
     await h.solanaTransfer(h.mints.USDC, shop.hot.solana, T6('100'));
     const topUps = await h.until(async () => {
       const u = await listUnexplained(h.t.db, {});
@@ -248,7 +250,7 @@ describe('a scripted day on four networks', () => {
     // ── A subscription charge on Ethereum: the customer approves the charger, the worker charges the first invoice.
     const charger = await adapterOf('ethereum').deriveHotWallet(signer, shop.account, HOT_WALLET_SLOT.charges);
     await h.nodes.ethereum.rpc('anvil_setBalance', [charger.address, `0x${(10n ** 20n).toString(16)}`]);
-    operatorFunded.add(`ethereum:${canonical('ethereum', charger.address)}`);
+    operatorFunded.set(`ethereum:${canonical('ethereum', charger.address)}`, 10n ** 20n);
     const created = await shop.client.post('/api/v1/subscriptions/create', {
       items: [
         {
@@ -375,7 +377,10 @@ describe('a scripted day on four networks', () => {
       const adapter = adapterOf(p.network);
       if (!isSweeper(adapter)) throw new Error(`${p.network} is not a Sweeper`);
       const station = await adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation);
-      operatorFunded.add(`${p.network}:${canonical(p.network, station.address)}`);
+      operatorFunded.set(
+        `${p.network}:${canonical(p.network, station.address)}`,
+        p.network === 'tron' || p.network === 'solana' ? 10n ** 10n : 10n ** 20n,
+      );
       if (p.network === 'tron') h.fake.chain.setTrx(station.address, 10_000_000_000n);
       else if (p.network === 'solana') h.sol.validator.airdrop(station.address, 10_000_000_000n);
       else await h.nodes[p.network].rpc('anvil_setBalance', [station.address, `0x${(10n ** 20n).toString(16)}`]);
@@ -426,7 +431,7 @@ describe('a scripted day on four networks', () => {
     });
     const tron = adapterOf('tron');
     if (!isSweeper(tron)) throw new Error('tron is not a Sweeper');
-    operatorFunded.add(`tron:${canonical('tron', (await tron.deriveOperatorWallet(signer, OPERATOR_SLOT.resources)).address)}`);
+    operatorFunded.set(`tron:${canonical('tron', (await tron.deriveOperatorWallet(signer, OPERATOR_SLOT.resources)).address)}`, null);
 
     // ── Evening: reconcile. Pinned at final heights above everything journaled today on every chain.
     expect(await unbalancedEntries(h.t.db)).toEqual([]);
@@ -455,10 +460,18 @@ describe('a scripted day on four networks', () => {
       for (const s of c.summary.filter((x) => x.asset !== 'native')) expect(s.difference).toBe(0n);
       // The only differences: the native coin of addresses the operator funded from outside (not journaled).
       for (const d of c.differences) {
+        const key = `${c.network}:${d.address}`;
         expect(d.asset).toBe('native');
-        expect(operatorFunded.has(`${c.network}:${d.address}`), `${c.network} ${d.address}`).toBe(true);
+        expect(operatorFunded.has(key), key).toBe(true);
+        const funded = operatorFunded.get(key);
+        if (funded !== null && funded !== undefined) expect(d.difference, `native ${key}`).toBe(-funded);
       }
     }
+    // …and every address funded with an exact amount is among them (each has journal activity: fees, sweeps, charges).
+    const nativeRows = new Map<string, bigint>(
+      report.chains.flatMap((c) => c.differences.map((d) => [`${c.network}:${d.address}`, d.difference] as const)),
+    );
+    for (const [key, funded] of operatorFunded) if (funded !== null) expect(nativeRows.get(key), key).toBe(-funded);
     // Every swept deposit address is reconciled: its books and the chain both at zero token at the pinned height.
     for (const w of swept) {
       const c = report.chains.find((x) => x.network === w.network)!;
