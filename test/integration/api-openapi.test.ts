@@ -83,8 +83,11 @@ describe('GET /openapi.json', () => {
     expect(((await other.json()) as { error: { code: string } }).error.code).toBe('resource_not_found');
   });
 
-  it('serves the document without the page when the package is not installed', async () => {
+  it('finds the bundle from the compiled module location too; serves the document without the page when the package is not installed', async () => {
     expect(findReferenceBundleFile(new URL('file:///nonexistent/dir/x.js'))).toBeUndefined();
+    // From where the compiled module runs (dist/src/api/openapi/), the lookup finds the same installed bundle.
+    const compiled = new URL('../../dist/src/api/openapi/routes.js', import.meta.url);
+    expect(findReferenceBundleFile(compiled)).toBe(findReferenceBundleFile());
     const app = Fastify();
     registerOpenApiRoutes(app, null);
     expect((await app.inject({ method: 'GET', url: '/docs/api' })).statusCode).toBe(404);
