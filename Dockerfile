@@ -4,7 +4,9 @@
 # Build stage: every dependency (TypeScript among them), then tsc to dist/.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# The root is an npm workspace root (packages/client): `npm ci` needs each workspace's package.json.
 COPY package.json package-lock.json ./
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/tools/copy-build-assets.mjs ./scripts/tools/
@@ -19,6 +21,8 @@ FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# Only the client workspace's manifest (npm ci requires it; the service does not use the client, its code is not copied).
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 USER node

@@ -9,8 +9,8 @@ import pg from 'pg';
 // Runs the Dockerfile's own steps outside Docker (docker build is not possible everywhere, docs/deploy.md): each stage
 // gets a directory under a temp dir standing for its filesystem; FROM, WORKDIR, COPY (also --from a stage), ENV, RUN,
 // USER, EXPOSE, HEALTHCHECK and CMD are read from the Dockerfile and carried out in order. Then the last stage's CMD is
-// started with a fresh database and the HEALTHCHECK command is run until it passes; /readyz and /openapi.json must
-// answer; SIGTERM must stop the service cleanly. It also checks what the image must not hold: devDependencies
+// started with a fresh database and the HEALTHCHECK command is run until it passes; /readyz, /openapi.json and the
+// API reference page /docs/api with its bundle must answer; SIGTERM must stop the service cleanly. It also checks what the image must not hold: devDependencies
 // (typescript, tsx, vitest) and TypeScript sources.
 //
 //   npx tsx scripts/tools/dockerfile-steps.ts [--keep] [--link-build-deps]
@@ -237,7 +237,14 @@ async function main(): Promise<void> {
     if (ready.status !== 200) throw new Error(`/readyz answered ${ready.status}: ${await ready.text()}`);
     const doc = (await (await fetch(`http://127.0.0.1:${port}/openapi.json`)).json()) as { openapi?: string };
     if (doc.openapi !== '3.1.0') throw new Error('/openapi.json did not answer the document');
-    log('/readyz 200, /openapi.json served');
+    // The API reference page and its bundle, resolved from the image's production node_modules (docs/openapi.md).
+    const page = await fetch(`http://127.0.0.1:${port}/docs/api`);
+    const bundlePath = /<script src="(\/docs\/api\/reference\.[^"]+\.js)"><\/script>/.exec(await page.text())?.[1];
+    if (page.status !== 200 || !bundlePath) throw new Error(`/docs/api answered ${page.status} without its bundle's script`);
+    const bundle = await fetch(`http://127.0.0.1:${port}${bundlePath}`);
+    if (bundle.status !== 200 || (await bundle.arrayBuffer()).byteLength < 100_000)
+      throw new Error(`${bundlePath} answered ${bundle.status}`);
+    log(`/readyz 200, /openapi.json served, /docs/api and ${bundlePath} served`);
   } finally {
     if (exited === undefined) {
       const gone = new Promise<void>((r) => child.once('exit', () => r()));

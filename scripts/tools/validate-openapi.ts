@@ -2,17 +2,22 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
+import { checkWithOpenApiParser } from './openapi-parser-check.js';
 
 // Validates the generated OpenAPI document (docs/openapi.md): always against the OpenAPI Initiative's 3.1 JSON Schema
-// (vendored in test/fixtures/openapi/) with Ajv; and with the OpenAPI parser PARSER_PACKAGE (reference resolution and
-// the spec's rules beyond the schema) once that package is installed. `--out file` also writes the document.
-//   npm run openapi:validate [-- --out openapi.json]
+// (vendored in test/fixtures/openapi/) with Ajv; and with the standard OpenAPI parser PARSER_PACKAGE (reference
+// resolution and the spec's rules beyond the schema, scripts/tools/openapi-parser-check.ts). Any error or warning of
+// either exits 1 with the parser's report. `--out file` also writes the document; `--in file` checks that document
+// instead of the generated one.
+//   npm run openapi:validate [-- --out openapi.json | --in other-openapi.json]
 
 const PARSER_PACKAGE = '@readme/openapi-parser';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 async function main(): Promise<void> {
-  const doc = buildOpenApiDocument();
+  const input = process.argv.indexOf('--in');
+  const doc: object =
+    input > 0 && process.argv[input + 1] ? (JSON.parse(readFileSync(process.argv[input + 1]!, 'utf8')) as object) : buildOpenApiDocument();
   const out = process.argv.indexOf('--out');
   if (out > 0 && process.argv[out + 1]) writeFileSync(process.argv[out + 1]!, `${JSON.stringify(doc, null, 2)}\n`);
 
@@ -27,20 +32,10 @@ async function main(): Promise<void> {
   }
   process.stdout.write('OpenAPI 3.1 meta-schema (OpenAPI Initiative, 2022-10-07): valid\n');
 
-  let parser: { validate: (api: unknown) => Promise<unknown> } | undefined;
-  try {
-    parser = (await import(PARSER_PACKAGE)) as typeof parser;
-  } catch {
-    process.stdout.write(`${PARSER_PACKAGE}: not installed, not run\n`);
-    return;
-  }
-  try {
-    const r = (await parser!.validate(structuredClone(doc))) as { valid?: boolean; errors?: unknown } | undefined;
-    if (r && r.valid === false) throw new Error(JSON.stringify(r.errors).slice(0, 2000));
-  } catch (err) {
-    throw new Error(`${PARSER_PACKAGE}: ${(err as Error).message}`);
-  }
-  process.stdout.write(`${PARSER_PACKAGE}: valid\n`);
+  const verdict = await checkWithOpenApiParser(doc);
+  if (!verdict.ok)
+    throw new Error(`${PARSER_PACKAGE}: ${verdict.problems.length} problem(s)\n${verdict.report}\n${verdict.problems.join('\n')}`);
+  process.stdout.write(`${PARSER_PACKAGE}: valid (references resolved, operationIds unique, path parameters declared)\n`);
 }
 
 main().catch((err: unknown) => {

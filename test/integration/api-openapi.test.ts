@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
-import { registerOpenApiRoutes } from '../../src/api/openapi/routes.js';
+import { findReferenceBundleFile, loadReferenceBundle, REFERENCE_CSP, registerOpenApiRoutes } from '../../src/api/openapi/routes.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 // GET /openapi.json on the real server, and the document against the routes the server actually registers: every
@@ -57,16 +58,40 @@ describe('GET /openapi.json', () => {
     for (const r of documented) expect(routes, r).toContain(r);
   });
 
-  it('serves the reference page and its script from the local bundle only when the package is installed', async () => {
-    expect((await fetch(`${h.baseUrl}/docs/api`)).status).toBe(404); // the package is not installed here
+  it('serves the reference page and the bundle of the installed package at a content-hashed path', async () => {
+    const bundle = loadReferenceBundle();
+    expect(bundle?.file).toMatch(/node_modules\/@scalar\/api-reference\/dist\/browser\/standalone\.js$/);
+    expect(bundle?.urlPath).toMatch(/^\/docs\/api\/reference\.[A-Za-z0-9_-]{16}\.js$/);
+    const page = await fetch(`${h.baseUrl}/docs/api`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toBe(REFERENCE_CSP);
+    expect(REFERENCE_CSP).not.toMatch(/https?:|\*|'unsafe-eval'/); // this origin only, nothing evaluated
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await page.text();
+    expect(html).toContain(`<script src="${bundle!.urlPath}"></script>`);
+    expect(html).toContain('data-url="/openapi.json"');
+    expect(html).not.toMatch(/<script>|https?:\/\//); // no inline script, no other origin
+    const config = JSON.parse(/data-configuration="([^"]*)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&'));
+    expect(config).toMatchObject({ telemetry: false, withDefaultFonts: false, hideClientButton: true, agent: { disabled: true } });
+
+    const script = await fetch(`${h.baseUrl}${bundle!.urlPath}`);
+    expect(script.status).toBe(200);
+    expect(Buffer.from(await script.arrayBuffer()).equals(readFileSync(bundle!.file))).toBe(true);
+    const other = await fetch(`${h.baseUrl}/docs/api/reference.AAAAAAAAAAAAAAAA.js`);
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as { error: { code: string } }).error.code).toBe('resource_not_found');
+  });
+
+  it('finds the bundle from the compiled module location too; serves the document without the page when the package is not installed', async () => {
+    expect(findReferenceBundleFile(new URL('file:///nonexistent/dir/x.js'))).toBeUndefined();
+    // From where the compiled module runs (dist/src/api/openapi/), the lookup finds the same installed bundle.
+    const compiled = new URL('../../dist/src/api/openapi/routes.js', import.meta.url);
+    expect(findReferenceBundleFile(compiled)).toBe(findReferenceBundleFile());
     const app = Fastify();
-    registerOpenApiRoutes(app, Buffer.from('/* bundle */'));
-    const page = await app.inject({ method: 'GET', url: '/docs/api' });
-    expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<script src="/docs/api/reference.js"></script>');
-    expect(page.body).toContain('data-url="/openapi.json"');
-    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
-    expect((await app.inject({ method: 'GET', url: '/docs/api/reference.js' })).body).toBe('/* bundle */');
+    registerOpenApiRoutes(app, null);
+    expect((await app.inject({ method: 'GET', url: '/docs/api' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'GET', url: '/openapi.json' })).statusCode).toBe(200);
     await app.close();
   });
 });
