@@ -155,7 +155,17 @@ export async function releaseNonceIfLastWith(
   });
 }
 
-/** Stores a signed attempt and closes the refund to cancellation: from here on the money may move. */
+/** The note a revived attempt carries: why it was dropped before. */
+export const REVIVED_DETAIL = 'signed again with identical bytes after it was dropped: ';
+/** A revived attempt starts afresh: live from now (the stuck-replacement clock too), never broadcast, not settled. */
+const REVIVED = { created_at: sql<Date>`now()`, broadcast_at: null, settled_at: null } as const;
+
+/**
+ * Stores a signed attempt and closes the refund to cancellation: from here on the money may move. Signing afresh at
+ * a nonce that was given back, with the same fees, gives the same bytes (deterministic signatures) and so the same
+ * hash: that dropped attempt of this refund is live again (one row, one transaction), never a second row. The same
+ * hash on any other row (live, settled, or another refund's) is refused: nothing is stored, nothing is sent.
+ */
 export async function recordSignedAttempt(
   trx: Transaction<Database>,
   refund: RefundRow,
@@ -173,8 +183,16 @@ export async function recordSignedAttempt(
       signed: JSON.stringify(a.signed),
       fee_bump_percent: a.feeBumpPercent,
     })
+    .onConflict((oc) =>
+      oc
+        .columns(['network', 'mode', 'tx_hash'])
+        .doUpdateSet({ state: 'signed', detail: sql`${REVIVED_DETAIL} || coalesce(payout_attempts.detail, '')`, ...REVIVED })
+        .where('payout_attempts.refund_id', '=', refund.id)
+        .where('payout_attempts.state', '=', 'dropped'),
+    )
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!attempt) throw new Error(`transaction ${a.txHash} is already recorded and not a dropped attempt of refund ${refund.id}`);
   await trx.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).execute();
   return attempt;
 }
