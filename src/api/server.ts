@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
@@ -21,6 +21,7 @@ import { instrumentHttp } from '../metrics/http.js';
 import { registerErrorDocs } from './error-docs.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
 import { sharedReadiness } from './readiness.js';
+import { BusinessIdLogController } from './request-log.js';
 
 export interface ServerDeps {
   db: Db;
@@ -87,7 +88,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: () => newId('req'),
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    logController: new BusinessIdLogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.maxBodyBytes,
     return503OnClosing: false,
     trustProxy: trustProxyOption(deps.trustProxy),
