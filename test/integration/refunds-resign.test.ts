@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainRegistry } from '../../chains/registry.js';
+import { acceptWalletNonce } from '../../src/ledger/wallet-nonce-guard.js';
 import { advanceRefund, type PayoutEngineDeps } from '../../src/payouts/engine.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { createVerifiedAdapters } from '../../src/watcher/start.js';
@@ -80,5 +81,72 @@ describe('a refund signed again after its nonce was given back', () => {
       .where('address', '=', shop.hotWallet.toLowerCase())
       .executeTakeFirstOrThrow();
     expect(nonceRow.next_nonce).toBe(first[0]!.nonce! + 1n);
+  }, 180_000);
+});
+
+// A database restored from a backup taken before the refunds hot wallet's FIRST payout has no nonce row for it: the
+// wallet's first nonce must then be 0, since it sends nothing but the ledger's payouts. A chain nonce above 0 means
+// transactions the ledger does not know (one may be this very refund): nothing is signed until the operator accepts.
+describe('a refunds hot wallet without a nonce row whose chain nonce is above 0', () => {
+  it('signs nothing until the operator accepts the chain nonce, then pays once at it', async () => {
+    const m = await h.newMerchant('Restored');
+    const wallet = m.hotWallet.toLowerCase();
+    await h.node.rpc('anvil_setBalance', [m.hotWallet, '0x8ac7230489e80000']);
+    await fund(h.tokens.USDT, m.hotWallet, 1_000_000_000n);
+    // The wallet sent something the ledger does not know (here, by hand: a zero-value transfer to itself).
+    await h.node.rpc('anvil_impersonateAccount', [m.hotWallet]);
+    await h.node.rpc('eth_sendTransaction', [{ from: m.hotWallet, to: m.hotWallet, value: '0x0' }]);
+    await h.node.rpc('anvil_stopImpersonatingAccount', [m.hotWallet]);
+    await h.node.mine(1);
+    expect(BigInt(await h.node.rpc<string>('eth_getTransactionCount', [m.hotWallet, 'pending']))).toBe(1n);
+
+    const s = await h.paidSession(m, { amount: '3.00' });
+    const created = await m.client.post('/api/v1/refunds/create', {
+      session_id: s.id,
+      refund_id: 'restored-1',
+      amount: 300,
+      currency: 'USDT',
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    const deps: PayoutEngineDeps = {
+      db: h.t.db,
+      adapters: h.service.adapters,
+      signer,
+      stuckAfterMs: 600_000,
+      feeBumpPercent: 25,
+      pollMs: 100,
+    };
+    const step = await advanceRefund(deps, id);
+    expect(step.kind).toBe('wait');
+    expect(await attemptsOf(id)).toEqual([]);
+    const row = () =>
+      h.t.db
+        .selectFrom('hot_wallet_nonces')
+        .selectAll()
+        .where('address', '=', wallet)
+        .where('network', '=', 'ethereum')
+        .executeTakeFirstOrThrow();
+    expect(await row()).toMatchObject({ next_nonce: 0n, unknown_chain_nonce: 1n });
+    expect((await advanceRefund(deps, id)).kind).toBe('wait'); // still nothing signed
+    expect(await attemptsOf(id)).toEqual([]);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, s.payer)).toEqual([]);
+
+    // The operator checked the chain (no transfer paid this refund) and accepts its nonce.
+    const accepted = await acceptWalletNonce(h.t.db, { network: 'ethereum', mode: 'test', address: wallet }, 1n, {
+      actor: 'ops',
+      note: null,
+    });
+    expect(accepted).toMatchObject({ kind: 'accepted', previous: 0n, accepted: 1n });
+    let done = '';
+    for (let i = 0; i < 200 && !done; i++) {
+      const r = await advanceRefund(deps, id);
+      if (r.kind === 'done') done = r.status;
+      else await h.node.mine(1);
+    }
+    expect(done).toBe('completed');
+    const attempts = await attemptsOf(id);
+    expect(attempts.map((a) => [a.nonce, a.state])).toEqual([[1n, 'confirmed']]);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, s.payer)).toHaveLength(1);
   }, 180_000);
 });
