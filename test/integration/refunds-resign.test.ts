@@ -34,20 +34,35 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A paid session of `m` and a refund of `amountMinor` against it, in USDT: its internal id and the payer. */
+async function refundOf(m: HarnessMerchant, refundId: string, amount: string, amountMinor: number) {
+  const s = await h.paidSession(m, { amount });
+  const created = await m.client.post('/api/v1/refunds/create', {
+    session_id: s.id,
+    refund_id: refundId,
+    amount: amountMinor,
+    currency: 'USDT',
+  });
+  expect(created.status).toBe(201);
+  return { id: created.json.id as string, payer: s.payer };
+}
+
+/** Steps the payout engine, mining a block between steps, until the refund is done; answers its final status. */
+async function payOut(deps: PayoutEngineDeps, id: string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const step = await advanceRefund(deps, id);
+    if (step.kind === 'done') return step.status;
+    await h.node.mine(1);
+  }
+  return 'not done';
+}
+
 const attemptsOf = (refundId: string) =>
   h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).orderBy('id').execute();
 
 describe('a refund signed again after its nonce was given back', () => {
   it('revives its dropped attempt with the identical bytes and pays once', async () => {
-    const s = await h.paidSession(shop, { amount: '4.00' });
-    const created = await shop.client.post('/api/v1/refunds/create', {
-      session_id: s.id,
-      refund_id: 'resign-1',
-      amount: 400,
-      currency: 'USDT',
-    });
-    expect(created.status).toBe(201);
-    const id = created.json.id as string;
+    const { id, payer } = await refundOf(shop, 'resign-1', '4.00', 400);
     const deps: PayoutEngineDeps = { db: h.t.db, adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
 
     // The node refuses the first broadcast and the re-broadcast ("txpool is full"): a refusal that is neither
@@ -64,17 +79,12 @@ describe('a refund signed again after its nonce was given back', () => {
     expect(revived[0]).toMatchObject({ id: first[0]!.id, tx_hash: first[0]!.tx_hash, nonce: first[0]!.nonce, state: 'broadcast' });
     expect(revived[0]!.detail).toMatch(/signed again with identical bytes/);
 
-    let done = '';
-    for (let i = 0; i < 200 && !done; i++) {
-      const step = await advanceRefund(deps, id);
-      if (step.kind === 'done') done = step.status;
-      else await h.node.mine(1);
-    }
+    const done = await payOut(deps, id);
     expect(done).toBe('completed');
     const settled = await attemptsOf(id);
     expect(settled.map((a) => [a.tx_hash, a.state])).toEqual([[first[0]!.tx_hash, 'confirmed']]);
-    const moved = await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer);
-    expect(moved).toEqual([{ to: s.payer, amount: 4_000_000n, tx: first[0]!.tx_hash }]);
+    const moved = await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, payer);
+    expect(moved).toEqual([{ to: payer, amount: 4_000_000n, tx: first[0]!.tx_hash }]);
     const nonceRow = await h.t.db
       .selectFrom('hot_wallet_nonces')
       .select('next_nonce')
@@ -100,15 +110,7 @@ describe('a refunds hot wallet without a nonce row whose chain nonce is above 0'
     await h.node.mine(1);
     expect(BigInt(await h.node.rpc<string>('eth_getTransactionCount', [m.hotWallet, 'pending']))).toBe(1n);
 
-    const s = await h.paidSession(m, { amount: '3.00' });
-    const created = await m.client.post('/api/v1/refunds/create', {
-      session_id: s.id,
-      refund_id: 'restored-1',
-      amount: 300,
-      currency: 'USDT',
-    });
-    expect(created.status).toBe(201);
-    const id = created.json.id as string;
+    const { id, payer } = await refundOf(m, 'restored-1', '3.00', 300);
     const deps: PayoutEngineDeps = {
       db: h.t.db,
       adapters: h.service.adapters,
@@ -130,7 +132,7 @@ describe('a refunds hot wallet without a nonce row whose chain nonce is above 0'
     expect(await row()).toMatchObject({ next_nonce: 0n, unknown_chain_nonce: 1n });
     expect((await advanceRefund(deps, id)).kind).toBe('wait'); // still nothing signed
     expect(await attemptsOf(id)).toEqual([]);
-    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, s.payer)).toEqual([]);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, payer)).toEqual([]);
 
     // The operator checked the chain (no transfer paid this refund) and accepts its nonce.
     const accepted = await acceptWalletNonce(h.t.db, { network: 'ethereum', mode: 'test', address: wallet }, 1n, {
@@ -138,15 +140,10 @@ describe('a refunds hot wallet without a nonce row whose chain nonce is above 0'
       note: null,
     });
     expect(accepted).toMatchObject({ kind: 'accepted', previous: 0n, accepted: 1n });
-    let done = '';
-    for (let i = 0; i < 200 && !done; i++) {
-      const r = await advanceRefund(deps, id);
-      if (r.kind === 'done') done = r.status;
-      else await h.node.mine(1);
-    }
+    const done = await payOut(deps, id);
     expect(done).toBe('completed');
     const attempts = await attemptsOf(id);
     expect(attempts.map((a) => [a.nonce, a.state])).toEqual([[1n, 'confirmed']]);
-    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, s.payer)).toHaveLength(1);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, payer)).toHaveLength(1);
   }, 180_000);
 });
