@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     operatorEnv,
   };
   const stateFile = devnetStateFile(env);
-  mkdirSync(dirname(stateFile), { recursive: true });
+  mkdirSync(dirname(stateFile), { recursive: true, mode: 0o700 });
   writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
   stops.push({ name: 'state file', stop: async () => rmSync(stateFile, { force: true }) });
 

@@ -212,6 +212,7 @@ export async function start(
       redisPrefix: config.REDIS_KEY_PREFIX,
       authWindowSeconds: config.AUTH_TIMESTAMP_WINDOW_SECONDS,
       maxBodyBytes: config.MAX_BODY_BYTES,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       sessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS,
       logLevel: config.LOG_LEVEL,
       trustProxy: config.TRUST_PROXY,
@@ -235,6 +236,7 @@ export async function start(
             onSelected: (id) => depositSetupScheduler.enqueue(id),
             streamsPerSession: config.CHECKOUT_STREAMS_PER_SESSION,
             streamsPerIp: config.CHECKOUT_STREAMS_PER_IP,
+            streamsTotal: config.CHECKOUT_STREAMS_TOTAL,
           }),
         ...(keys
           ? [

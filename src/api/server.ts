@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
@@ -20,6 +20,8 @@ import { registerSubscriptionApi, type SubscriptionApiDeps } from './routes/subs
 import { instrumentHttp } from '../metrics/http.js';
 import { registerErrorDocs } from './error-docs.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
+import { sharedReadiness } from './readiness.js';
+import { BusinessIdLogController } from './request-log.js';
 
 export interface ServerDeps {
   db: Db;
@@ -31,6 +33,11 @@ export interface ServerDeps {
   redisPrefix: string;
   authWindowSeconds: number;
   maxBodyBytes: number;
+  /**
+   * HTTP_REQUEST_TIMEOUT_MS: the whole request (headers and body) must arrive within this, or it answers 408
+   * `request_timeout` and the connection closes; a slow body cannot hold a socket for ever. Default 30 s.
+   */
+  requestTimeoutMs?: number;
   /** SESSION_LIFETIME_SECONDS: the session lifetime of merchants without their own. */
   sessionLifetimeSeconds: number;
   logLevel?: string;
@@ -53,6 +60,8 @@ export interface ServerDeps {
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
   /** Count and time every request by route pattern and status (src/metrics/http.ts). */
   httpMetrics?: boolean;
+  /** Told of every readiness probe that ran (tests count them). */
+  onReadinessProbe?: () => void;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
@@ -63,14 +72,23 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (apiErr instanceof RateLimitedError) reply.headers(apiErr.headers);
     return sendError(req, reply, apiErr, deps.docsUrl);
   };
+  const requestTimeout = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
+    // Node checks these deadlines on a timer: every quarter of the timeout (at most 30 s), so a request that misses
+    // its deadline is answered at most 25 % late. The headers' deadline never exceeds the request's.
+    requestTimeout,
+    http: {
+      requestTimeout,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))),
+    },
     logger: {
       level: deps.logLevel ?? 'info',
       redact: ['req.headers.authorization', 'req.headers["x-service-signature"]'],
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: () => newId('req'),
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    logController: new BusinessIdLogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.maxBodyBytes,
     return503OnClosing: false,
     trustProxy: trustProxyOption(deps.trustProxy),
@@ -114,20 +132,23 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerErrorDocs(app);
-  app.get('/readyz', async (_req, reply) => {
-    const checks = await Promise.all([
+  const readiness = sharedReadiness(async () => {
+    const [postgres, redis] = await Promise.all([
       withTimeout(sql`select 1`.execute(deps.db), 2000).then(
-        () => 'ok',
-        () => 'unreachable',
+        () => 'ok' as const,
+        () => 'unreachable' as const,
       ),
       withTimeout(deps.redis.ping(), 2000).then(
-        () => 'ok',
-        () => 'unreachable',
+        () => 'ok' as const,
+        () => 'unreachable' as const,
       ),
     ]);
-    const [postgres, redis] = checks;
-    const ready = checks.every((c) => c === 'ok');
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis } });
+    deps.onReadinessProbe?.();
+    return { status: postgres === 'ok' && redis === 'ok' ? 'ready' : 'unavailable', checks: { postgres, redis } };
+  }, READINESS_REUSE_MS);
+  app.get('/readyz', async (_req, reply) => {
+    const r = await readiness();
+    return reply.code(r.status === 'ready' ? 200 : 503).send(r);
   });
   registerOpenApiRoutes(app); // the OpenAPI document and its reference page (docs/openapi.md)
 
@@ -168,6 +189,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   for (const plugin of deps.plugins ?? []) await app.register(async (scope) => plugin(scope));
   return app;
 }
+
+/** A /readyz answer is reused this long: at most one database and one Redis round trip per second, however many ask. */
+const READINESS_REUSE_MS = 1000;
+
+/** How long a request (headers and body) may take to arrive by default: generous for a 64 KB body on a slow link. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** A hop count N trusts the N proxies nearest to us (Fastify's types take it only as a function). */
 function trustProxyOption(t: ServerDeps['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {

@@ -1,8 +1,8 @@
 import type { LiveStatus } from './live-status.js';
 
 // One status reader per session for all of this process's live streams: the session's status is read once per tick
-// and fanned out to every subscriber, whatever their number (plus one read when streams are admitted). Streams are capped per session and per client IP (0 =
-// no cap); a slot is held from the moment a stream is admitted until it leaves, so a cap frees up as clients go.
+// and fanned out to every subscriber, whatever their number (plus one read when streams are admitted). Streams are capped per session, per client IP and
+// in all (0 = no cap); a slot is held from the moment a stream is admitted until it leaves, so a cap frees up as clients go.
 // A session's entry (and its timer) exists exactly while it has subscribers or one being admitted.
 
 export type StatusReader = (sessionId: string) => Promise<LiveStatus | undefined>;
@@ -12,6 +12,8 @@ export interface LiveHubOptions {
   intervalMs: number;
   perSession: number;
   perIp: number;
+  /** Streams of this process in all (0 = no cap): many addresses together cannot hold an unbounded number of sockets. */
+  total?: number;
   onReadError: (err: unknown, sessionId: string) => void;
 }
 
@@ -19,7 +21,7 @@ export type Listener = (status: LiveStatus) => void;
 
 export type Admission =
   | { kind: 'joined'; status: LiveStatus; leave(): void }
-  | { kind: 'full'; scope: 'session' | 'ip' }
+  | { kind: 'full'; scope: 'session' | 'ip' | 'total' }
   | { kind: 'not_found' };
 
 interface Entry {
@@ -33,9 +35,15 @@ interface Entry {
 export class LiveHub {
   private readonly entries = new Map<string, Entry>();
   private readonly perIp = new Map<string, number>();
+  private held = 0;
   private closed = false;
 
   constructor(private readonly o: LiveHubOptions) {}
+
+  /** Streams currently held (admitted or being admitted) in this process. */
+  get streams(): number {
+    return this.held;
+  }
 
   /** Streams currently held (admitted or being admitted) by this IP bucket. */
   streamsOf(ip: string): number {
@@ -47,12 +55,15 @@ export class LiveHub {
     if (this.o.perSession > 0 && existing && existing.listeners.size + existing.admitting >= this.o.perSession)
       return { kind: 'full', scope: 'session' };
     if (this.o.perIp > 0 && this.streamsOf(ip) >= this.o.perIp) return { kind: 'full', scope: 'ip' };
+    if ((this.o.total ?? 0) > 0 && this.held >= this.o.total!) return { kind: 'full', scope: 'total' };
     const entry = existing ?? { listeners: new Set<Listener>(), admitting: 0 };
     if (!existing) this.entries.set(sessionId, entry);
     entry.admitting++;
     this.perIp.set(ip, this.streamsOf(ip) + 1);
+    this.held++;
     let admitted = false;
     const release = () => {
+      this.held--;
       const n = this.streamsOf(ip) - 1;
       if (n > 0) this.perIp.set(ip, n);
       else this.perIp.delete(ip);

@@ -53,6 +53,8 @@ export interface CheckoutDeps {
   /** Live streams per session and per client IP in this process; absent or 0: no cap. */
   streamsPerSession?: number;
   streamsPerIp?: number;
+  /** Live streams of this process in all; absent or 0: no cap. */
+  streamsTotal?: number;
   /** Told of every status read of the live streams (tests count them). */
   onStatusRead?: (sessionId: string) => void;
 }
@@ -65,6 +67,12 @@ const FORM_ERRORS: Record<string, MessageKey> = {
   bad_choice: 'error.bad_choice',
   paid: 'error.paid',
 };
+
+const STREAMS_FULL = {
+  session: 'Too many live streams for this payment session; poll its status instead. Retry after 10 s.',
+  ip: 'Too many live streams from this address; poll the status instead. Retry after 10 s.',
+  total: 'Too many live streams on this server; poll the status instead. Retry after 10 s.',
+} as const;
 
 function checkoutBasePath(checkoutBaseUrl: string): string {
   return new URL(checkoutBaseUrl).pathname.replace(/\/+$/, '');
@@ -268,6 +276,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     intervalMs,
     perSession: deps.streamsPerSession ?? 0,
     perIp: deps.streamsPerIp ?? 0,
+    total: deps.streamsTotal ?? 0,
     read: async (id) => {
       deps.onStatusRead?.(id);
       const row = await reloadSession(deps.db, id);
@@ -309,12 +318,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
     const admission = await hub.join(id, clientIpBucket(req.ip), send);
     if (admission.kind === 'not_found') throw resourceNotFound('id', 'payment session');
     if (admission.kind === 'full') {
-      throw new RateLimitedError(
-        admission.scope === 'session'
-          ? 'Too many live streams for this payment session; poll its status instead. Retry after 10 s.'
-          : 'Too many live streams from this address; poll the status instead. Retry after 10 s.',
-        { 'Retry-After': '10' },
-      );
+      throw new RateLimitedError(STREAMS_FULL[admission.scope], { 'Retry-After': '10' });
     }
     leave = admission.leave;
     reply.hijack();

@@ -46,9 +46,17 @@ export interface DevnetState {
   operatorEnv?: Record<string, string>;
 }
 
+/**
+ * Where `npm run dev` writes the running demo's settings: `.devnet/state.json` in the project (git- and
+ * docker-ignored). Not under node_modules/.cache any more: `npm ci` deletes node_modules, and with it the file of a
+ * demo still running.
+ */
 export function devnetStateFile(env: Record<string, string | undefined> = process.env): string {
-  return env.DEVNET_STATE_FILE ?? join(process.cwd(), 'node_modules', '.cache', 'stablepay-devnet', 'state.json');
+  return env.DEVNET_STATE_FILE ?? join(process.cwd(), DEVNET_DIR, 'state.json');
 }
+
+/** The project's local data directory of the demo. */
+export const DEVNET_DIR = '.devnet';
 
 export function readDevnetState(env: Record<string, string | undefined> = process.env): DevnetState {
   const file = devnetStateFile(env);

@@ -64,11 +64,16 @@ export async function lockProcessingRefund(trx: Transaction<Database>, refundId:
  * happens under this lock in the transaction that stores the signed bytes, so nonces are gapless and unique. On an
  * existing row, notes whether the chain is ahead of it (transactions the ledger does not know: the engine then signs
  * nothing, see src/ledger/wallet-nonce-guard.ts).
+ *
+ * `firstFromZero` (the refunds hot wallet): a wallet the ledger never signed for must never have sent anything, so its
+ * row starts at 0 and a chain nonce above it is noted like any other (a database restored from a backup taken before
+ * the wallet's first payout, or the key used by hand): nothing is signed until an operator accepts the chain's nonce.
  */
 export async function lockNextNonce(
   trx: Transaction<Database>,
   wallet: { network: NetworkId; mode: Mode; address: string },
   chainNonce: () => Promise<bigint>,
+  o: { firstFromZero?: boolean } = {},
 ): Promise<bigint> {
   const row = await trx
     .selectFrom('hot_wallet_nonces')
@@ -82,12 +87,16 @@ export async function lockNextNonce(
     await noteChainNonce(trx, wallet, row, await chainNonce());
     return row.next_nonce;
   }
+  const chain = await chainNonce();
   await trx
     .insertInto('hot_wallet_nonces')
-    .values({ network: wallet.network, mode: wallet.mode, address: wallet.address, next_nonce: await chainNonce() })
+    .values({ network: wallet.network, mode: wallet.mode, address: wallet.address, next_nonce: o.firstFromZero ? '0' : chain.toString() })
     .onConflict((oc) => oc.doNothing())
     .execute();
-  return (await lockNonceRow(trx, wallet))!;
+  const created = await lockNonceRow(trx, wallet);
+  if (created === undefined) throw new Error(`nonce row of ${wallet.network}/${wallet.mode} ${wallet.address} vanished`);
+  if (o.firstFromZero) await noteChainNonce(trx, wallet, { next_nonce: created, unknown_chain_nonce: null }, chain);
+  return created;
 }
 
 async function lockNonceRow(
@@ -155,7 +164,17 @@ export async function releaseNonceIfLastWith(
   });
 }
 
-/** Stores a signed attempt and closes the refund to cancellation: from here on the money may move. */
+/** The note a revived attempt carries: why it was dropped before. */
+export const REVIVED_DETAIL = 'signed again with identical bytes after it was dropped: ';
+/** A revived attempt starts afresh: live from now (the stuck-replacement clock too), never broadcast, not settled. */
+const REVIVED = { created_at: sql<Date>`now()`, broadcast_at: null, settled_at: null } as const;
+
+/**
+ * Stores a signed attempt and closes the refund to cancellation: from here on the money may move. Signing afresh at
+ * a nonce that was given back, with the same fees, gives the same bytes (deterministic signatures) and so the same
+ * hash: that dropped attempt of this refund is live again (one row, one transaction), never a second row. The same
+ * hash on any other row (live, settled, or another refund's) is refused: nothing is stored, nothing is sent.
+ */
 export async function recordSignedAttempt(
   trx: Transaction<Database>,
   refund: RefundRow,
@@ -173,8 +192,16 @@ export async function recordSignedAttempt(
       signed: JSON.stringify(a.signed),
       fee_bump_percent: a.feeBumpPercent,
     })
+    .onConflict((oc) =>
+      oc
+        .columns(['network', 'mode', 'tx_hash'])
+        .doUpdateSet({ state: 'signed', detail: sql`${REVIVED_DETAIL} || coalesce(payout_attempts.detail, '')`, ...REVIVED })
+        .where('payout_attempts.refund_id', '=', refund.id)
+        .where('payout_attempts.state', '=', 'dropped'),
+    )
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!attempt) throw new Error(`transaction ${a.txHash} is already recorded and not a dropped attempt of refund ${refund.id}`);
   await trx.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).execute();
   return attempt;
 }

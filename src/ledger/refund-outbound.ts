@@ -37,7 +37,8 @@ export function refundOutboundStore(db: Db): OutboundStore<RefundRow> {
         const blocking = await blockingAttemptIds(trx, refund.id);
         if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;
         return fn({
-          lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce),
+          // The refunds hot wallet sends nothing but the ledger's own payouts: its first nonce must be 0.
+          lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce, { firstFromZero: true }),
           advanceNonce: (ref, used) => advanceNonce(trx, ref, used),
           record: async (a) =>
             toAttempt(

@@ -38,7 +38,12 @@ export interface ChargeAttemptInput {
   feeBumpPercent?: number;
 }
 
-/** pending → signed with the bytes (its first, or a fresh attempt): committed BEFORE the first broadcast. Answers the attempt's id. */
+/**
+ * pending → signed with the bytes (its first, or a fresh attempt): committed BEFORE the first broadcast. Answers the
+ * attempt's id. Bytes identical to a dropped attempt of this charge (the same hash: signed again at the same nonce
+ * with the same fees) revive that attempt rather than adding a second row; the same hash on a live attempt is refused
+ * (nothing is stored, nothing is sent).
+ */
 export async function recordSignedCharge(trx: Transaction<Database>, id: bigint, s: ChargeAttemptInput): Promise<bigint> {
   // One statement, one round trip: this runs under the charger's nonce lock, the serial point of all its charges.
   const nonce = s.nonce === null ? null : s.nonce.toString();
@@ -49,10 +54,14 @@ export async function recordSignedCharge(trx: Transaction<Database>, id: bigint,
       where id = ${id} and state = 'pending' returning id
     )
     insert into subscription_charge_attempts (charge_id, nonce, tx_hash, signed, fee_bump_percent)
-    select id, ${nonce}, ${s.txHash}, ${signed}::jsonb, ${s.feeBumpPercent ?? 0} from charge returning id`.execute(trx);
-  return r.rows[0]!.id;
+    select id, ${nonce}, ${s.txHash}, ${signed}::jsonb, ${s.feeBumpPercent ?? 0} from charge
+    on conflict (charge_id, tx_hash) do update set state = 'live', dropped_reason = null, created_at = now()
+      where subscription_charge_attempts.state = 'dropped'
+    returning id`.execute(trx);
+  return attemptId(r.rows[0], id, s.txHash);
 }
 
+/** A replacement's (or fresh) attempt row; identical bytes revive a dropped attempt of the charge, as above. */
 async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: ChargeAttemptInput): Promise<bigint> {
   const row = await trx
     .insertInto('subscription_charge_attempts')
@@ -63,8 +72,20 @@ async function insertAttempt(trx: Transaction<Database>, chargeId: bigint, s: Ch
       signed: JSON.stringify(s.signed),
       fee_bump_percent: s.feeBumpPercent ?? 0,
     })
+    .onConflict((oc) =>
+      oc
+        .columns(['charge_id', 'tx_hash'])
+        .doUpdateSet({ state: 'live', dropped_reason: null, created_at: sql<Date>`now()` })
+        .where('subscription_charge_attempts.state', '=', 'dropped'),
+    )
     .returning('id')
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  return attemptId(row, chargeId, s.txHash);
+}
+
+/** Throws (rolling the signing transaction back) when the hash is already a live attempt of the charge. */
+function attemptId(row: { id: bigint } | undefined, chargeId: bigint, txHash: string): bigint {
+  if (!row) throw new Error(`transaction ${txHash} is already a live attempt of charge ${chargeId}, or the charge is no longer pending`);
   return row.id;
 }
 

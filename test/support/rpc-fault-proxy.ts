@@ -24,6 +24,8 @@ export interface FaultOptions {
   forgeHashes?: boolean;
   /** Solana: a `finalized` slot this many slots above the real one (a node lying about finality only). */
   finalAhead?: number;
+  /** The next this-many eth_sendRawTransaction calls are refused by the node ("txpool is full"): nothing is forwarded. */
+  refuseSendRaw?: number;
 }
 
 /** The hash a forging proxy answers in place of `hash`. */
@@ -31,7 +33,7 @@ export const forgedHash = (hash: string): string => `0xdead${hash.slice(6)}`;
 
 export interface FaultProxy {
   url: string;
-  counts: Record<'forwarded' | 'error' | 'timeout' | 'http429' | 'http5xx' | 'range' | 'rewritten', number>;
+  counts: Record<'forwarded' | 'error' | 'timeout' | 'http429' | 'http5xx' | 'range' | 'rewritten' | 'refused', number>;
   setFaults(f: Partial<FaultOptions>): void;
   close(): Promise<void>;
 }
@@ -50,7 +52,7 @@ function mulberry32(seed: number): () => number {
 export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy> {
   const o: FaultOptions = { ...options };
   const rand = mulberry32(o.seed ?? 1);
-  const counts: FaultProxy['counts'] = { forwarded: 0, error: 0, timeout: 0, http429: 0, http5xx: 0, range: 0, rewritten: 0 };
+  const counts: FaultProxy['counts'] = { forwarded: 0, error: 0, timeout: 0, http429: 0, http5xx: 0, range: 0, rewritten: 0, refused: 0 };
   const hanging = new Set<ServerResponse>();
 
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
@@ -82,6 +84,11 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
           return reply(200, { jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32005, message: text } });
         }
       }
+    }
+    if (msg.method === 'eth_sendRawTransaction' && (o.refuseSendRaw ?? 0) > 0) {
+      o.refuseSendRaw = o.refuseSendRaw! - 1;
+      counts.refused++;
+      return reply(200, { jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32000, message: 'txpool is full' } });
     }
     const r = rand();
     let edge = 0;

@@ -39,6 +39,10 @@ export interface WebhookReceiver {
   /** Decides each answer; default 200. `n` counts requests for this event id, from 1. */
   answer: (r: ReceivedRequest, n: number) => Answer;
   forEvent(id: string): ReceivedRequest[];
+  /** Requests answered 'hang' whose connection is still open. */
+  readonly hanging: number;
+  /** Answers every hanging request with `status` now. */
+  releaseHanging(status: number): void;
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -185,6 +189,16 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
       state.answer = f;
     },
     forEvent: (id) => received.filter((r) => r.eventId === id),
+    get hanging() {
+      return hanging.size;
+    },
+    releaseHanging(status) {
+      for (const res of [...hanging]) {
+        hanging.delete(res);
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(status < 300 ? '{"received":true}' : `{"error":"status ${status}"}`);
+      }
+    },
     async waitFor(pred, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (!pred()) {

@@ -21,12 +21,13 @@ const status = (state: LiveStatus['state']): LiveStatus => ({
 let hub: LiveHub | undefined;
 afterEach(() => hub?.close());
 
-function makeHub(o: { perSession?: number; perIp?: number; known?: Set<string> } = {}) {
+function makeHub(o: { perSession?: number; perIp?: number; total?: number; known?: Set<string> } = {}) {
   const reads: string[] = [];
   hub = new LiveHub({
     intervalMs: 60_000,
     perSession: o.perSession ?? 0,
     perIp: o.perIp ?? 0,
+    ...(o.total !== undefined ? { total: o.total } : {}),
     read: async (id) => {
       reads.push(id);
       await new Promise((r) => setTimeout(r, 20));
@@ -69,5 +70,27 @@ describe('live-status hub', () => {
     expect(hub.streamsOf('x')).toBe(0);
     expect(hub.streamsOf('y')).toBe(1);
     expect((await hub.join('cs_a', 'w', () => {})).kind).toBe('joined');
+  });
+
+  it('caps the streams of the process in all, whatever their addresses and sessions, and frees a slot on leave and on not found', async () => {
+    const { hub } = makeHub({ total: 3, known: new Set(['cs_a', 'cs_b', 'cs_c']) });
+    const first = await Promise.all([
+      hub.join('cs_a', 'ip1', () => {}),
+      hub.join('cs_b', 'ip2', () => {}),
+      hub.join('cs_c', 'ip3', () => {}),
+      hub.join('cs_a', 'ip4', () => {}),
+    ]);
+    expect(first.map((a) => a.kind)).toEqual(['joined', 'joined', 'joined', 'full']);
+    expect(first[3]).toEqual({ kind: 'full', scope: 'total' });
+    expect(hub.streams).toBe(3);
+    leaveAll([first[0]!]);
+    expect(hub.streams).toBe(2);
+    expect((await hub.join('cs_missing', 'ip5', () => {})).kind).toBe('not_found');
+    expect(hub.streams).toBe(2);
+    const again = await hub.join('cs_a', 'ip6', () => {});
+    expect(again.kind).toBe('joined');
+    expect(await hub.join('cs_b', 'ip7', () => {})).toEqual({ kind: 'full', scope: 'total' });
+    leaveAll([...first, again]);
+    expect(hub.streams).toBe(0);
   });
 });

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainRegistry } from '../../chains/registry.js';
+import { acceptWalletNonce } from '../../src/ledger/wallet-nonce-guard.js';
+import { advanceRefund, type PayoutEngineDeps } from '../../src/payouts/engine.js';
+import { loadWatcherSettings } from '../../src/watcher/config.js';
+import { createVerifiedAdapters } from '../../src/watcher/start.js';
+import { transfersFrom } from '../support/chain-watch.js';
+import { fund, signer } from '../support/evm-tokens/scenario.js';
+import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
+import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+
+// A refund whose nonce was given back (the node refused its bytes and no later nonce was handed out) is signed again
+// at the same nonce. With the same fees the new signature is byte for byte the old one (deterministic ECDSA): the
+// same transaction hash. The refund's dropped attempt with that hash is revived (one row, one transaction), never a
+// second row (the (network, mode, tx_hash) unique key would refuse it and leave the refund stuck) nor a second send.
+// The real payout engine on Anvil, behind a JSON-RPC proxy that plays a node refusing eth_sendRawTransaction.
+let h: ServiceHarness;
+let shop: HarnessMerchant;
+let proxy: FaultProxy;
+let adapters: ChainRegistry;
+
+beforeAll(async () => {
+  // In-process: API and watcher only; the payout engine is driven step by step below.
+  h = await startServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
+  shop = await h.newMerchant('Resigner');
+  await h.node.rpc('anvil_setBalance', [shop.hotWallet, '0x8ac7230489e80000']);
+  await fund(h.tokens.USDT, shop.hotWallet, 1_000_000_000n);
+  proxy = await startFaultProxy({ upstream: h.node.url });
+  const env = { ...h.env, CHAIN_ETHEREUM_TEST_RPC_URL: proxy.url };
+  adapters = await createVerifiedAdapters(loadWatcherSettings(env), env);
+}, 120_000);
+afterAll(async () => {
+  await proxy?.close();
+  await h?.close();
+});
+
+/** A paid session of `m` and a refund of `amountMinor` against it, in USDT: its internal id and the payer. */
+async function refundOf(m: HarnessMerchant, refundId: string, amount: string, amountMinor: number) {
+  const s = await h.paidSession(m, { amount });
+  const created = await m.client.post('/api/v1/refunds/create', {
+    session_id: s.id,
+    refund_id: refundId,
+    amount: amountMinor,
+    currency: 'USDT',
+  });
+  expect(created.status).toBe(201);
+  return { id: created.json.id as string, payer: s.payer };
+}
+
+/** Steps the payout engine, mining a block between steps, until the refund is done; answers its final status. */
+async function payOut(deps: PayoutEngineDeps, id: string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const step = await advanceRefund(deps, id);
+    if (step.kind === 'done') return step.status;
+    await h.node.mine(1);
+  }
+  return 'not done';
+}
+
+const attemptsOf = (refundId: string) =>
+  h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).orderBy('id').execute();
+
+describe('a refund signed again after its nonce was given back', () => {
+  it('revives its dropped attempt with the identical bytes and pays once', async () => {
+    const { id, payer } = await refundOf(shop, 'resign-1', '4.00', 400);
+    const deps: PayoutEngineDeps = { db: h.t.db, adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
+
+    // The node refuses the first broadcast and the re-broadcast ("txpool is full"): a refusal that is neither
+    // "nonce too low" nor an expiry, so the refund gives its nonce back and drops the bytes.
+    proxy.setFaults({ refuseSendRaw: 2 });
+    expect((await advanceRefund(deps, id)).kind).toBe('wait');
+    const first = await attemptsOf(id);
+    expect(first.map((a) => a.state)).toEqual(['signed']);
+    // No block is mined meanwhile: same nonce, same fees, so the next signature is the same transaction.
+    expect((await advanceRefund(deps, id)).kind).toBe('wait');
+    expect(proxy.counts.refused).toBe(2);
+    const revived = await attemptsOf(id);
+    expect(revived).toHaveLength(1);
+    expect(revived[0]).toMatchObject({ id: first[0]!.id, tx_hash: first[0]!.tx_hash, nonce: first[0]!.nonce, state: 'broadcast' });
+    expect(revived[0]!.detail).toMatch(/signed again with identical bytes/);
+
+    const done = await payOut(deps, id);
+    expect(done).toBe('completed');
+    const settled = await attemptsOf(id);
+    expect(settled.map((a) => [a.tx_hash, a.state])).toEqual([[first[0]!.tx_hash, 'confirmed']]);
+    const moved = await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, payer);
+    expect(moved).toEqual([{ to: payer, amount: 4_000_000n, tx: first[0]!.tx_hash }]);
+    const nonceRow = await h.t.db
+      .selectFrom('hot_wallet_nonces')
+      .select('next_nonce')
+      .where('address', '=', shop.hotWallet.toLowerCase())
+      .executeTakeFirstOrThrow();
+    expect(nonceRow.next_nonce).toBe(first[0]!.nonce! + 1n);
+  }, 180_000);
+});
+
+// A database restored from a backup taken before the refunds hot wallet's FIRST payout has no nonce row for it: the
+// wallet's first nonce must then be 0, since it sends nothing but the ledger's payouts. A chain nonce above 0 means
+// transactions the ledger does not know (one may be this very refund): nothing is signed until the operator accepts.
+describe('a refunds hot wallet without a nonce row whose chain nonce is above 0', () => {
+  it('signs nothing until the operator accepts the chain nonce, then pays once at it', async () => {
+    const m = await h.newMerchant('Restored');
+    const wallet = m.hotWallet.toLowerCase();
+    await h.node.rpc('anvil_setBalance', [m.hotWallet, '0x8ac7230489e80000']);
+    await fund(h.tokens.USDT, m.hotWallet, 1_000_000_000n);
+    // The wallet sent something the ledger does not know (here, by hand: a zero-value transfer to itself).
+    await h.node.rpc('anvil_impersonateAccount', [m.hotWallet]);
+    await h.node.rpc('eth_sendTransaction', [{ from: m.hotWallet, to: m.hotWallet, value: '0x0' }]);
+    await h.node.rpc('anvil_stopImpersonatingAccount', [m.hotWallet]);
+    await h.node.mine(1);
+    expect(BigInt(await h.node.rpc<string>('eth_getTransactionCount', [m.hotWallet, 'pending']))).toBe(1n);
+
+    const { id, payer } = await refundOf(m, 'restored-1', '3.00', 300);
+    const deps: PayoutEngineDeps = {
+      db: h.t.db,
+      adapters: h.service.adapters,
+      signer,
+      stuckAfterMs: 600_000,
+      feeBumpPercent: 25,
+      pollMs: 100,
+    };
+    const step = await advanceRefund(deps, id);
+    expect(step.kind).toBe('wait');
+    expect(await attemptsOf(id)).toEqual([]);
+    const row = () =>
+      h.t.db
+        .selectFrom('hot_wallet_nonces')
+        .selectAll()
+        .where('address', '=', wallet)
+        .where('network', '=', 'ethereum')
+        .executeTakeFirstOrThrow();
+    expect(await row()).toMatchObject({ next_nonce: 0n, unknown_chain_nonce: 1n });
+    expect((await advanceRefund(deps, id)).kind).toBe('wait'); // still nothing signed
+    expect(await attemptsOf(id)).toEqual([]);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, payer)).toEqual([]);
+
+    // The operator checked the chain (no transfer paid this refund) and accepts its nonce.
+    const accepted = await acceptWalletNonce(h.t.db, { network: 'ethereum', mode: 'test', address: wallet }, 1n, {
+      actor: 'ops',
+      note: null,
+    });
+    expect(accepted).toMatchObject({ kind: 'accepted', previous: 0n, accepted: 1n });
+    const done = await payOut(deps, id);
+    expect(done).toBe('completed');
+    const attempts = await attemptsOf(id);
+    expect(attempts.map((a) => [a.nonce, a.state])).toEqual([[1n, 'confirmed']]);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, payer)).toHaveLength(1);
+  }, 180_000);
+});
