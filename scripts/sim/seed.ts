@@ -122,27 +122,6 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   };
   const base = `http://127.0.0.1:${env.apiPort}`;
 
-  // Merchants (in the database, as the CLI does), their refund hot wallets funded on every network.
-  const box = new SecretBox(MASTER_KEY);
-  const keys = keyDeriverOf(keyMaterialFromEnv(serviceEnv))!;
-  const merchants: TrackedMerchant[] = [];
-  for (let i = 0; i < scenario.merchants; i++) {
-    const m = await createMerchant(db, box, { name: `Sim ${seed}/${i}`, webhookUrl: receiver.url });
-    receiver.addSecret(m.webhookSecret);
-    const { account_index } = await db
-      .selectFrom('merchant_hd_accounts')
-      .select('account_index')
-      .where('merchant_id', '=', m.merchantId)
-      .where('mode', '=', 'test')
-      .executeTakeFirstOrThrow();
-    for (const e of env.evm) {
-      const adapter = createChainAdapter(loadChainSettings(serviceEnv, e.contract.network, 'test')!, serviceEnv);
-      const hot = await adapter.deriveHotWallet(keys, account_index, HOT_WALLET_SLOT.refunds);
-      await e.fundHotWallet(hot.address, 1000n);
-    }
-    merchants.push({ id: m.merchantId, api: merchantApi(base, m.testKey.key, m.testKey.secret, () => state.stopped) });
-  }
-
   const roles: Array<{ name: RoleName; roles: string }> = [
     { name: 'api', roles: 'api' },
     { name: 'worker', roles: 'worker' },
@@ -154,6 +133,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     { logFile, restartDelayMs: 500, onEvent: ev },
   );
 
+  const merchants: TrackedMerchant[] = [];
   const cleanup = async () => {
     state.stopped = true;
     await supervisor.stopAll();
@@ -163,6 +143,27 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   };
 
   try {
+    // Merchants (in the database, as the CLI does), their refund hot wallets funded on every network.
+    const box = new SecretBox(MASTER_KEY);
+    const keys = keyDeriverOf(keyMaterialFromEnv(serviceEnv))!;
+    for (let i = 0; i < scenario.merchants; i++) {
+      const m = await createMerchant(db, box, { name: `Sim ${seed}/${i}`, webhookUrl: receiver.url });
+      receiver.addSecret(m.webhookSecret);
+      const { account_index } = await db
+        .selectFrom('merchant_hd_accounts')
+        .select('account_index')
+        .where('merchant_id', '=', m.merchantId)
+        .where('mode', '=', 'test')
+        .executeTakeFirstOrThrow();
+      for (const e of env.evm) {
+        const adapter = createChainAdapter(loadChainSettings(serviceEnv, e.contract.network, 'test')!, serviceEnv);
+        const hot = await adapter.deriveHotWallet(keys, account_index, HOT_WALLET_SLOT.refunds);
+        await e.fundHotWallet(hot.address, 1000n);
+      }
+      merchants.push({ id: m.merchantId, api: merchantApi(base, m.testKey.key, m.testKey.secret, () => state.stopped) });
+    }
+
+    ev('seed.setup', { ms: Date.now() - started });
     await waitFor(
       async () =>
         (await fetch(`${base}/healthz`)
@@ -201,6 +202,11 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       })),
     );
     for (const p of receiver.problems) violations.push({ invariant: 'webhook-signature', message: p });
+    for (const e of events.filter((x) => x.kind === 'process.crash'))
+      violations.push({
+        invariant: 'no-process-crash',
+        message: `${e.detail.role} crashed: ${String(e.detail.excerpt).replace(/\s+/g, ' ').slice(0, 300)}`,
+      });
   } catch (err) {
     violations.push({ invariant: 'runner', message: `the seed could not run: ${(err as Error).stack ?? err}` });
   }

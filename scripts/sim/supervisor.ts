@@ -23,6 +23,8 @@ export interface Supervisor {
   stopAll(): Promise<void>;
 }
 
+const CRASH = /Unhandled 'error' event|uncaughtException|UnhandledPromiseRejection|triggerUncaughtException/;
+
 function entry(): string[] {
   return process.env.SIM_SERVICE_BUILD === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
 }
@@ -45,7 +47,9 @@ export function startSupervisor(
     });
     counts.starts++;
     const tag = `[${spec.name} ${child.pid}] `;
+    const tail = { text: '' };
     const pipe = (d: Buffer) => {
+      tail.text = (tail.text + String(d)).slice(-4000);
       for (const line of String(d).split('\n')) if (line) log.write(`${tag}${line}\n`);
     };
     child.stdout?.on('data', pipe);
@@ -55,6 +59,16 @@ export function startSupervisor(
     child.once('exit', (code, signal) => {
       counts.exits++;
       o.onEvent('process.exit', { role: spec.name, pid: child.pid, code, signal });
+      // Exiting on a failed start (a dead database at start-up) is a supervisor's business; an uncaught error of a
+      // running process is a crash the service should have handled.
+      const crash = CRASH.exec(tail.text);
+      if (crash)
+        o.onEvent('process.crash', {
+          role: spec.name,
+          pid: child.pid,
+          code,
+          excerpt: tail.text.slice(Math.max(0, crash.index - 200), crash.index + 600),
+        });
       if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
       // A failpoint fires once per arming: the restarted process runs without it.
       procs.set(spec.name, { spec, gen: gen + 1 });
