@@ -21,6 +21,8 @@ export interface SimEvmChain {
   tokens: Record<string, string>;
   /** Confirmations the service requires on this network. */
   confirmations: number;
+  /** Token symbol → decimals as configured for the service (optional: the invariants read `decimals()` on chain). */
+  decimals?: Record<string, number>;
 }
 
 export interface SimChains {

@@ -138,6 +138,8 @@ export class FakeSolanaValidator {
   private timeOffsetSec = 0;
   private landing: LandingMode = 'land';
   private readonly held: Uint8Array[] = [];
+  /** Transactions still to lose, whatever the landing mode (`dropNext`: the simulator's dropped-transaction fault). */
+  private dropCount = 0;
   private priorityFeeFloor = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -285,6 +287,14 @@ export class FakeSolanaValidator {
     this.landing = mode;
   }
 
+  /** Test control: loses the next `n` transactions sent (accepted, signature returned, never landed), as a leader
+   * that forwards them nowhere; later ones land as the landing mode says. Returns how many are still to lose. */
+  dropNext(n: number): number {
+    if (!Number.isInteger(n) || n < 0) throw new RangeError('dropNext: n must be a non-negative integer');
+    this.dropCount += n;
+    return this.dropCount;
+  }
+
   resumeLanding(): string[] {
     this.landing = 'land';
     const landed: string[] = [];
@@ -312,6 +322,10 @@ export class FakeSolanaValidator {
       if (sim.err !== null) throw preflightError(sim.err, sim.logs, sim.unitsConsumed);
     }
     if (known) return signature;
+    if (this.dropCount > 0) {
+      this.dropCount--;
+      return signature;
+    }
     if (this.landing === 'drop') return signature;
     if (this.landing === 'hold') {
       this.held.push(wire);

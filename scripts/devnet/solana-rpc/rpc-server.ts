@@ -392,6 +392,7 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
     return true;
   });
   h.set('svm_resumeLanding', () => v.resumeLanding());
+  h.set('svm_dropNext', ([n]) => v.dropNext(Number(bigintParam(n === undefined ? 1 : n, 'n'))));
   h.set('svm_setPriorityFeeFloor', ([fee]) => {
     v.setPriorityFeeFloor(Number(bigintParam(fee, 'fee')));
     return true;

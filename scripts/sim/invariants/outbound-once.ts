@@ -1,0 +1,135 @@
+import type { SimEvmChain, Invariant, Violation } from '../contract.js';
+import { evmChain, receipt, receiptTransfers, transfers } from './evm-chain.js';
+
+export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
+
+// Each refund, subscription charge and sweep step moved money on chain at most once, and exactly once when it reports
+// completed (docs/outbound.md: every transaction is persisted as an attempt before broadcast, so the attempts are the
+// complete list of what the service may have put on chain for it):
+// - refund: attempts (payout_attempts, plus refunds.transaction_hash) whose canonical receipt succeeded and carries a
+//   Transfer of the refund's token from the attempt's sender to the destination. Two = paid twice; `completed` needs
+//   exactly one, with that hash in `transaction_hash`; `failed` or `canceled` needs none;
+// - charge: the same over subscription_charge_attempts, a Transfer of the token from the customer's address to the
+//   destination; `succeeded` needs exactly one;
+// - sweep step: attempts whose canonical receipt succeeded; `succeeded` needs exactly one, any other status none;
+// - and no Transfer out of a payout hot wallet that none of those attempts explains (money moved with no record).
+// EVM networks the simulator runs.
+export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
+  const out: Violation[] = [];
+  const v = (subject: string, message: string) => out.push({ invariant: OUTBOUND_ONCE, subject, message });
+  const networks = ctx.chains.evm.map((c) => c.network);
+  if (networks.length === 0) return out;
+
+  const refunds = await ctx.db
+    .selectFrom('refunds')
+    .select(['id', 'status', 'network', 'token', 'destination_address', 'transaction_hash'])
+    .where('network', 'in', networks)
+    .execute();
+  const attempts = await ctx.db
+    .selectFrom('payout_attempts')
+    .select(['refund_id', 'tx_hash', 'sender', 'network'])
+    .where('network', 'in', networks)
+    .execute();
+  const byRefund = new Map<string, typeof attempts>();
+  for (const a of attempts) byRefund.set(a.refund_id, [...(byRefund.get(a.refund_id) ?? []), a]);
+  for (const r of refunds) {
+    const chain = evmChain(ctx.chains.evm, r.network)!;
+    const mine = byRefund.get(r.id) ?? [];
+    const senders = new Set(mine.map((a) => a.sender.toLowerCase()));
+    const hashes = new Set(mine.map((a) => a.tx_hash.toLowerCase()));
+    if (r.transaction_hash) hashes.add(r.transaction_hash.toLowerCase());
+    const moved = await movingHashes(
+      chain,
+      [...hashes],
+      (t) => t.token === r.token && senders.has(t.from) && t.to === r.destination_address.toLowerCase(),
+    );
+    if (moved.length > 1) v(r.id, `refund ${r.id} (${r.status}) moved money ${moved.length} times: ${moved.join(', ')}`);
+    else if (r.status === 'completed' && moved.length === 0)
+      v(r.id, `refund ${r.id} is completed but none of its transactions moved money on the canonical chain`);
+    else if (r.status === 'completed' && r.transaction_hash?.toLowerCase() !== moved[0])
+      v(r.id, `refund ${r.id} is completed with transaction ${r.transaction_hash}, but the canonical transfer is ${moved[0]}`);
+    else if ((r.status === 'failed' || r.status === 'canceled') && moved.length > 0)
+      v(r.id, `refund ${r.id} is ${r.status} but its transaction ${moved[0]} moved money on the canonical chain`);
+  }
+
+  const charges = await ctx.db
+    .selectFrom('subscription_charges')
+    .select(['id', 'state', 'network', 'token', 'owner_address', 'destination_address', 'tx_hash'])
+    .where('network', 'in', networks)
+    .execute();
+  const chargeAttempts = await ctx.db.selectFrom('subscription_charge_attempts').select(['charge_id', 'tx_hash']).execute();
+  const byCharge = new Map<string, string[]>();
+  for (const a of chargeAttempts)
+    byCharge.set(String(a.charge_id), [...(byCharge.get(String(a.charge_id)) ?? []), a.tx_hash.toLowerCase()]);
+  for (const c of charges) {
+    const chain = evmChain(ctx.chains.evm, c.network)!;
+    const hashes = new Set(byCharge.get(String(c.id)) ?? []);
+    if (c.tx_hash) hashes.add(c.tx_hash.toLowerCase());
+    const moved = await movingHashes(
+      chain,
+      [...hashes],
+      (t) => t.token === c.token && t.from === c.owner_address.toLowerCase() && t.to === c.destination_address.toLowerCase(),
+    );
+    const subject = `charge:${c.id}`;
+    if (moved.length > 1) v(subject, `charge ${c.id} (${c.state}) moved money ${moved.length} times: ${moved.join(', ')}`);
+    else if (c.state === 'succeeded' && moved.length === 0)
+      v(subject, `charge ${c.id} succeeded but none of its transactions moved money on the canonical chain`);
+    else if (c.state === 'failed' && moved.length > 0)
+      v(subject, `charge ${c.id} failed but its transaction ${moved[0]} moved money on the canonical chain`);
+  }
+
+  const steps = await ctx.db
+    .selectFrom('sweep_steps as st')
+    .innerJoin('sweeps as sw', 'sw.id', 'st.sweep_id')
+    .select(['st.id', 'st.sweep_id', 'st.status', 'sw.network'])
+    .where('sw.network', 'in', networks)
+    .execute();
+  const stepAttempts = await ctx.db.selectFrom('sweep_step_attempts').select(['step_id', 'tx_hash']).execute();
+  const byStep = new Map<string, string[]>();
+  for (const a of stepAttempts) byStep.set(a.step_id, [...(byStep.get(a.step_id) ?? []), a.tx_hash.toLowerCase()]);
+  for (const s of steps) {
+    const chain = evmChain(ctx.chains.evm, s.network)!;
+    const moved = await movingHashes(chain, [...new Set(byStep.get(s.id) ?? [])], () => true, true);
+    const subject = `sweep:${s.sweep_id}/${s.id}`;
+    if (moved.length > 1)
+      v(subject, `sweep step ${s.id} of ${s.sweep_id} (${s.status}) landed ${moved.length} transactions: ${moved.join(', ')}`);
+    else if (s.status === 'succeeded' && moved.length === 0)
+      v(subject, `sweep step ${s.id} of ${s.sweep_id} succeeded but none of its transactions is on the canonical chain`);
+    else if (s.status !== 'succeeded' && s.status !== 'processing' && moved.length > 0)
+      v(subject, `sweep step ${s.id} of ${s.sweep_id} is ${s.status} but its transaction ${moved[0]} succeeded on the canonical chain`);
+  }
+
+  // Transfers out of the payout hot wallets that no attempt explains.
+  const known = new Set(
+    [...attempts.map((a) => a.tx_hash), ...chargeAttempts.map((a) => a.tx_hash), ...stepAttempts.map((a) => a.tx_hash)].map((h) =>
+      h.toLowerCase(),
+    ),
+  );
+  for (const r of refunds) if (r.transaction_hash) known.add(r.transaction_hash.toLowerCase());
+  for (const chain of ctx.chains.evm) {
+    const senders = [...new Set(attempts.filter((a) => a.network === chain.network).map((a) => a.sender.toLowerCase()))];
+    for (const t of await transfers(chain, { from: senders }))
+      if (!known.has(t.txHash))
+        v(
+          t.txHash,
+          `${t.value} ${t.token} left hot wallet ${t.from} for ${t.to} in ${t.txHash} (${chain.network}), a transaction no refund, charge or sweep recorded`,
+        );
+  }
+  return out;
+};
+
+/** The hashes among `hashes` whose canonical receipt succeeded and (unless `any`) carries a matching Transfer. */
+async function movingHashes(
+  chain: SimEvmChain,
+  hashes: string[],
+  matches: (t: ReturnType<typeof receiptTransfers>[number]) => boolean,
+  any = false,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const h of hashes) {
+    const r = await receipt(chain, h);
+    if (!r || r.status !== '0x1') continue;
+    if (any || receiptTransfers(chain, r).some((t) => matches(t) && t.value > 0n)) out.push(h.toLowerCase());
+  }
+  return out;
+}

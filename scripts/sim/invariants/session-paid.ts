@@ -1,0 +1,69 @@
+import { stablecoinMinorToBase } from '../../../src/domain/money.js';
+import { settlesAsPaid } from '../../../src/ledger/settlement-rule.js';
+import type { Invariant, Violation } from '../contract.js';
+import { blockTimes, confirmedHeight, tokenDecimals, transfers } from './evm-chain.js';
+
+export const SESSION_PAID = 'session-paid-iff-chain';
+
+// A session is paid iff the canonical chain holds enough confirmed transfers of its selected token to its deposit
+// address in blocks timestamped at or before its expiry (src/ledger/deposits.ts `confirmFinalDeposits`): "enough" by
+// the settlement rule (src/ledger/settlement-rule.ts: in full, within a sub-unit remainder, or within the merchant's
+// underpayment tolerance), the amount due being the session's target amount in the token's base units. Zero-value
+// transfers count for nothing. A canceled session is never paid (the chain's money then is an unmatched deposit), so
+// only the "paid ⇒ enough on chain" direction applies to it. EVM networks the simulator runs; sessions on other
+// networks are left to the per-network readers (docs/simulation.md).
+export const sessionPaidIffChain: Invariant = async (ctx) => {
+  const out: Violation[] = [];
+  const sessions = await ctx.db
+    .selectFrom('payment_sessions as s')
+    .innerJoin('merchants as m', 'm.id', 's.merchant_id')
+    .select([
+      's.id',
+      's.status',
+      's.network',
+      's.token',
+      's.deposit_address',
+      's.target_amount_minor',
+      's.expires_at',
+      'm.underpayment_tolerance_bps',
+    ])
+    .where('s.deposit_address', 'is not', null)
+    .where('s.network', 'is not', null)
+    .where('s.token', 'is not', null)
+    .execute();
+  for (const chain of ctx.chains.evm) {
+    const mine = sessions.filter((s) => s.network === chain.network);
+    if (mine.length === 0) continue;
+    const height = await confirmedHeight(chain);
+    const time = blockTimes(chain);
+    const all = await transfers(chain, { to: mine.map((s) => s.deposit_address!.toLowerCase()), toBlock: height });
+    const byTo = new Map<string, typeof all>();
+    for (const t of all) byTo.set(t.to, [...(byTo.get(t.to) ?? []), t]);
+    for (const s of mine) {
+      if (!chain.tokens[s.token!]) continue;
+      const decimals = await tokenDecimals(chain, s.token!);
+      const due = stablecoinMinorToBase(s.target_amount_minor, decimals);
+      let received = 0n;
+      for (const t of byTo.get(s.deposit_address!.toLowerCase()) ?? []) {
+        if (t.token !== s.token || t.value === 0n) continue;
+        if ((await time(t.blockNumber)) > s.expires_at.getTime()) continue;
+        received += t.value;
+      }
+      const enough = settlesAsPaid(due, received, decimals, s.underpayment_tolerance_bps);
+      const paid = s.status === 'paid';
+      if (paid && !enough)
+        out.push({
+          invariant: SESSION_PAID,
+          subject: s.id,
+          message: `session ${s.id} is paid but the canonical chain holds ${received} of ${due} base units of ${s.token} confirmed before its expiry at ${s.deposit_address} (${chain.network})`,
+        });
+      else if (!paid && enough && s.status !== 'canceled')
+        out.push({
+          invariant: SESSION_PAID,
+          subject: s.id,
+          message: `session ${s.id} is ${s.status} but the canonical chain holds ${received} of ${due} base units of ${s.token} confirmed before its expiry at ${s.deposit_address} (${chain.network})`,
+        });
+    }
+  }
+  return out;
+};

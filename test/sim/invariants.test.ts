@@ -1,0 +1,281 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
+import type { InvariantContext, ReceivedDelivery, Violation } from '../../scripts/sim/contract.js';
+import { allInvariants, invariants, noJobLeftUnresumed } from '../../scripts/sim/invariants/index.js';
+import { SESSION_PAID } from '../../scripts/sim/invariants/session-paid.js';
+import { SINGLE_CREDIT } from '../../scripts/sim/invariants/single-credit.js';
+import { OUTBOUND_ONCE } from '../../scripts/sim/invariants/outbound-once.js';
+import { WEBHOOKS } from '../../scripts/sim/invariants/webhooks.js';
+import { JOURNAL } from '../../scripts/sim/invariants/journal.js';
+import { JOBS_INVARIANT } from '../../scripts/sim/invariants/jobs.js';
+import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { fund, payFrom } from '../support/evm-tokens/scenario.js';
+import { REDIS_URL } from '../support/env.js';
+
+// The simulator's invariants (scripts/sim/invariants/) over a REAL state: the whole service on Anvil, a session paid on
+// chain, a refund paid out by the outbound engine, webhooks delivered to a real receiver (the first attempt answered
+// 500, so a retry is part of it). Every invariant holds on it; then each corruption (made inside a transaction that is
+// rolled back, or on a copy of the deliveries, or on the chain at the end) is reported by its invariant with the right
+// subject.
+
+let h: ServiceHarness;
+let receiver: WebhookReceiver;
+let m: HarnessMerchant;
+let session: { id: string; payer: string };
+let refundId: string;
+let miner: NodeJS.Timeout;
+
+const answered = (a: ReceivedRequest['answeredWith']): number => (typeof a === 'number' ? a : typeof a === 'object' ? a.status : 0);
+
+function deliveries(): ReceivedDelivery[] {
+  return receiver.received.map((r, seq) => {
+    let objectId = '';
+    try {
+      objectId = String(JSON.parse(r.body).data?.object?.id ?? '');
+    } catch {}
+    return { eventId: r.eventId ?? '', type: r.eventType ?? '', objectId, body: r.body, answered: answered(r.answeredWith), seq };
+  });
+}
+
+function context(over: Partial<InvariantContext> = {}): InvariantContext {
+  return {
+    db: h.t.db,
+    chains: {
+      evm: [
+        {
+          network: 'ethereum',
+          rpcUrl: h.node.url,
+          chainId: 31337,
+          tokens: { USDT: h.tokens.USDT.address, USDC: h.tokens.USDC.address },
+          confirmations: 2,
+        },
+      ],
+    },
+    deliveries: deliveries(),
+    events: [],
+    redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
+    ...over,
+  };
+}
+
+class Rollback extends Error {}
+
+/** Runs `f` against a transaction that is always rolled back: the corruption never outlives the check. */
+async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  await h.t.db
+    .transaction()
+    .execute(async (trx) => {
+      result = await f(trx);
+      throw new Rollback();
+    })
+    .catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+  return result as T;
+}
+
+const subjects = (vs: Violation[], invariant: string) => vs.filter((v) => v.invariant === invariant).map((v) => v.subject);
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  h = await startServiceHarness();
+  m = await h.newMerchant('Sim invariants', receiver.url);
+  receiver.secrets.push(m.webhookSecret);
+  // The first attempt of each event fails with a 500: the retry that follows must carry the same bytes.
+  receiver.answer = (_r, n) => (n === 1 ? 500 : 200);
+  miner = setInterval(() => void h.node.mine(1).catch(() => {}), 300); // confirmations keep coming
+
+  // The refunds hot wallet, registered (as `payouts wallets` does) and then funded: the watcher journals the top-up as
+  // unexplained, which the operator acknowledges, so the journal reconciles.
+  await registerWallets(h.t.db, [{ network: 'ethereum', mode: 'test', address: m.hotWallet, merchantId: m.id, role: 'refunds' }]);
+  await h.node.rpc('anvil_setBalance', [m.hotWallet, '0xde0b6b3a7640000']);
+  await fund(h.tokens.USDT, m.hotWallet, 5_000_000n);
+  const topUp = await h.until(async () => (await listUnexplained(h.t.db, { network: 'ethereum' }))[0], 60_000);
+  expect(await acknowledgeUnexplained(h.t.db, topUp.entryId, 'hot wallet funded by the test')).toBe(true);
+
+  session = await h.paidSession(m, { amount: '12.50' });
+  const refund = await m.client.post('/api/v1/refunds/create', {
+    session_id: session.id,
+    refund_id: 'sim-rf-1',
+    amount: 250,
+    currency: 'USDT',
+  });
+  expect(refund.status).toBe(201);
+  refundId = refund.json.id as string;
+  await h.until(async () => ((await m.client.get('/api/v1/refunds/sim-rf-1')).json.status === 'completed' ? true : undefined), 90_000);
+  // Drained: both events delivered (after their retry), the refund's transfer final, the watcher past it.
+  await receiver.waitFor(
+    () =>
+      ['payment.completed', 'refund.succeeded'].every((t) => receiver.received.some((r) => r.eventType === t && r.answeredWith === 200)),
+    60_000,
+  );
+  await h.until(async () => {
+    const r = await h.t.db.selectFrom('refunds').select('transaction_hash').where('id', '=', refundId).executeTakeFirstOrThrow();
+    const rc = await h.node.rpc<{ blockNumber: string } | null>('eth_getTransactionReceipt', [r.transaction_hash]);
+    const cursor = await h.t.db.selectFrom('chain_cursors').select('final_height').executeTakeFirst();
+    return rc && cursor && cursor.final_height >= BigInt(rc.blockNumber) ? true : undefined;
+  }, 60_000);
+}, 300_000);
+
+afterAll(async () => {
+  clearInterval(miner);
+  await h?.close();
+  await receiver?.close();
+});
+
+describe('simulator invariants on a real paid session, refund and deliveries', () => {
+  it('every invariant holds on the real state', async () => {
+    expect(receiver.received.filter((r) => r.answeredWith === 500).length).toBeGreaterThanOrEqual(2);
+    const ctx = context();
+    const violations = (await Promise.all(allInvariants.map((f) => f(ctx)))).flat();
+    expect(violations).toEqual([]);
+  });
+
+  it('session paid iff chain: a paid session without money on chain, and an unpaid one whose money is there', async () => {
+    // A second session, selected but never paid on chain, marked paid; and the real paid one set back to open.
+    const created = await m.client.post('/api/v1/checkout/sessions/create', {
+      amount: '3.00',
+      currency: 'USD',
+      order_id: `o-${randomBytes(4).toString('hex')}`,
+    });
+    await fetch(`${h.base}/checkout/sessions/${created.json.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDC' }),
+    });
+    const vs = await corrupted(async (trx) => {
+      await trx.updateTable('payment_sessions').set({ status: 'paid' }).where('id', '=', created.json.id).execute();
+      await trx.updateTable('payment_sessions').set({ status: 'open' }).where('id', '=', session.id).execute();
+      return invariants.sessionPaidIffChain(context({ db: trx }));
+    });
+    expect(subjects(vs, SESSION_PAID).sort()).toEqual([created.json.id, session.id].sort());
+    expect(vs.find((v) => v.subject === created.json.id)!.message).toMatch(/is paid but the canonical chain holds 0 of 3000000/);
+    // Rolled back: the second session stays open and unpaid, as the chain says.
+    expect(await invariants.sessionPaidIffChain(context())).toEqual([]);
+  });
+
+  it('no transfer credited twice: a duplicate credit row, and a credit of a transfer that is not on chain', async () => {
+    const dep = await h.t.db.selectFrom('deposits').selectAll().where('session_id', '=', session.id).executeTakeFirstOrThrow();
+    const vs = await corrupted(async (trx) => {
+      // The unique key is what keeps this from happening; the invariant must still see it if the key were gone.
+      await sql`alter table deposits drop constraint deposits_chain_tx_log_uq`.execute(trx);
+      await trx
+        .insertInto('deposits')
+        .values({ ...dep, id: `dep_${randomBytes(6).toString('hex')}` })
+        .execute();
+      const ghost = `0x${randomBytes(32).toString('hex')}`;
+      await trx
+        .insertInto('deposits')
+        .values({ ...dep, id: `dep_${randomBytes(6).toString('hex')}`, tx_hash: ghost })
+        .execute();
+      return { found: await invariants.noTransferCreditedTwice(context({ db: trx })), ghost };
+    });
+    const key = `ethereum/test/${dep.tx_hash.toLowerCase()}:${dep.log_index}`;
+    const got = subjects(vs.found, SINGLE_CREDIT);
+    expect(got).toContain(key);
+    expect(got).toContain(`ethereum/test/${vs.ghost}:${dep.log_index}`);
+    expect(got).toContain(session.id); // received_base no longer equals the credited sum
+    expect(vs.found.find((v) => v.subject === key)!.message).toMatch(/2 live deposit rows/);
+  });
+
+  it('every event delivered once, in order: a missing delivery, a changed retry body, a reordered pair', async () => {
+    const real = deliveries();
+    const completed = real.find((d) => d.type === 'payment.completed' && d.answered === 200)!;
+    // Missing: the receiver never accepted payment.completed.
+    const missing = await invariants.everyEventDeliveredOnceInOrder(
+      context({ deliveries: real.filter((d) => !(d.eventId === completed.eventId && d.answered === 200)) }),
+    );
+    expect(subjects(missing, WEBHOOKS)).toEqual([completed.eventId]);
+    expect(missing[0]!.message).toMatch(/never reached the receiver with a 2xx/);
+    // A retry whose body differs from the first attempt's.
+    const changed = await invariants.everyEventDeliveredOnceInOrder(
+      context({ deliveries: real.map((d) => (d.eventId === completed.eventId && d.answered === 200 ? { ...d, body: `${d.body} ` } : d)) }),
+    );
+    expect(subjects(changed, WEBHOOKS)).toContain(completed.eventId);
+    expect(changed.map((v) => v.message).join('\n')).toMatch(/different bodies/);
+    // Reordered: a later event of the same session, accepted before payment.completed.
+    const vs = await corrupted(async (trx) => {
+      const later = await sql<{ id: string }>`
+        insert into outbox_events (id, merchant_id, mode, type, aggregate_id, payload)
+        select next_event_id(), merchant_id, mode, 'payment.completed', aggregate_id, payload from outbox_events
+        where id = ${completed.eventId} returning id`.execute(trx);
+      const id = later.rows[0]!.id;
+      const early: ReceivedDelivery = { ...completed, eventId: id, body: completed.body.replace(completed.eventId, id), seq: -1 };
+      return invariants.everyEventDeliveredOnceInOrder(context({ db: trx, deliveries: [early, ...real] }));
+    });
+    expect(subjects(vs, WEBHOOKS)).toEqual([session.id]);
+    expect(vs[0]!.message).toMatch(/was first accepted before the earlier event/);
+  });
+
+  it('journal reconciles: an unexplained top-up nobody acknowledged is a difference naming the hot wallet', async () => {
+    const [ack] = await h.t.db.selectFrom('journal_acknowledgements').selectAll().execute();
+    expect(ack).toBeDefined();
+    await h.t.db.deleteFrom('journal_acknowledgements').where('entry_id', '=', ack!.entry_id).execute();
+    try {
+      const vs = await invariants.journalReconcilesWithChains(context());
+      expect(subjects(vs, JOURNAL)).toEqual([m.hotWallet.toLowerCase()]);
+      expect(vs[0]!.message).toMatch(/USDT .*unacknowledged unexplained 5000000.*difference -5000000/);
+    } finally {
+      await h.t.db.insertInto('journal_acknowledgements').values(ack!).execute();
+    }
+    expect(await invariants.journalReconcilesWithChains(context())).toEqual([]);
+  });
+
+  it('no job left unresumed: an active job without a lock, a delayed job long past due, a pending delivery with no job', async () => {
+    const redis = new Redis(REDIS_URL);
+    const base = `${h.env.REDIS_KEY_PREFIX}:bull:sim-probe`;
+    try {
+      await redis.hset(`${base}:meta`, 'opts.maxLenEvents', '10000');
+      await redis.lpush(`${base}:active`, 'orphan-1');
+      await redis.zadd(`${base}:delayed`, String((Date.now() - 120_000) * 0x1000), 'late-1');
+      await redis.zadd(`${base}:delayed`, String((Date.now() + 600_000) * 0x1000), 'future-1');
+      const event = await h.t.db.selectFrom('webhook_deliveries').select('event_id').executeTakeFirstOrThrow();
+      const vs = await corrupted(async (trx) => {
+        await trx.updateTable('webhook_deliveries').set({ status: 'pending' }).where('event_id', '=', event.event_id).execute();
+        return noJobLeftUnresumed({ graceMs: 30_000 })(context({ db: trx }));
+      });
+      expect(subjects(vs, JOBS_INVARIANT).sort()).toEqual(['sim-probe/late-1', 'sim-probe/orphan-1', event.event_id].sort());
+    } finally {
+      await redis.del(`${base}:meta`, `${base}:active`, `${base}:delayed`);
+      redis.disconnect();
+    }
+    expect(await invariants.noJobLeftUnresumed(context())).toEqual([]);
+  });
+
+  // Last: it changes the chain (a second real transfer out of the hot wallet).
+  it('outbound at most once: a second mined transfer for one refund is reported, as is the unrecorded transfer itself', async () => {
+    const r = await h.t.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
+    const attempt = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).executeTakeFirstOrThrow();
+    expect(await invariants.outboundMovedMoneyAtMostOnce(context())).toEqual([]);
+    // The hot wallet pays the same refund again (as a re-sign without the attempt check would).
+    await h.node.rpc('anvil_impersonateAccount', [m.hotWallet]);
+    const signer = await h.node.provider.getSigner(m.hotWallet);
+    const again = await payFrom(signer as never, h.tokens.USDT, r.destination_address, r.amount_base);
+    await h.node.rpc('anvil_stopImpersonatingAccount', [m.hotWallet]);
+    const unrecorded = await invariants.outboundMovedMoneyAtMostOnce(context());
+    expect(subjects(unrecorded, OUTBOUND_ONCE)).toEqual([again.toLowerCase()]);
+    expect(unrecorded[0]!.message).toMatch(/no refund, charge or sweep recorded/);
+    const vs = await corrupted(async (trx) => {
+      await trx
+        .insertInto('payout_attempts')
+        .values({
+          ...attempt,
+          id: undefined,
+          tx_hash: again.toLowerCase(),
+          nonce: (attempt.nonce ?? 0n) + 1n,
+          state: 'broadcast',
+          signed: JSON.stringify(attempt.signed),
+        })
+        .execute();
+      return invariants.outboundMovedMoneyAtMostOnce(context({ db: trx }));
+    });
+    expect(subjects(vs, OUTBOUND_ONCE)).toEqual([refundId]);
+    expect(vs[0]!.message).toMatch(/moved money 2 times/);
+  });
+});
