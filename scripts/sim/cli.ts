@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Invariant, ScheduledFault } from './contract.js';
 import { type SimEnvironment, startEnvironment } from './environment.js';
-import { runnerInvariants } from './runner-invariants.js';
+import { invariants } from './invariants/index.js';
+import { shrinkWithStats } from './shrink.js';
 import { countByKind } from './schedule.js';
 import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
 
@@ -14,27 +13,6 @@ import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
-async function loadInvariants(): Promise<Record<string, Invariant>> {
-  const all: Record<string, Invariant> = { ...runnerInvariants };
-  const path = join(import.meta.dirname, 'invariants', 'index.ts');
-  if (!existsSync(path)) return all;
-  const mod = (await import(path)) as { allInvariants?: Invariant[] | Record<string, Invariant> };
-  const extra = mod.allInvariants ?? {};
-  const entries: Array<[string, Invariant]> = Array.isArray(extra)
-    ? extra.map((f, i) => [f.name || `invariant${i}`, f])
-    : Object.entries(extra);
-  for (const [name, f] of entries) all[`simcheck:${name}`] = f;
-  return all;
-}
-
-async function loadShrink(): Promise<
-  ((s: ScheduledFault[], stillFails: (s: ScheduledFault[]) => Promise<boolean>) => Promise<ScheduledFault[]>) | undefined
-> {
-  const path = join(import.meta.dirname, 'shrink.ts');
-  if (!existsSync(path)) return undefined;
-  return ((await import(path)) as { shrink: never }).shrink;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -42,6 +20,8 @@ async function main(): Promise<void> {
       seed: { type: 'string', multiple: true },
       minutes: { type: 'string' },
       shrink: { type: 'boolean', default: false },
+      /** A schedule (JSON ScheduledFault[]) instead of the seed's own: replays a shrunk schedule. */
+      faults: { type: 'string' },
       'active-seconds': { type: 'string', default: '20' },
       'drain-seconds': { type: 'string', default: '120' },
       networks: { type: 'string', default: 'ethereum,bsc' },
@@ -62,7 +42,8 @@ async function main(): Promise<void> {
     drainMs: Number(values['drain-seconds']) * 1000,
     networks,
     intensity: Number(values.intensity),
-    invariants: await loadInvariants(),
+    invariants,
+    ...(values.faults ? { faults: JSON.parse(values.faults) as SeedOptions['faults'] } : {}),
   };
 
   const started = Date.now();
@@ -119,19 +100,20 @@ async function main(): Promise<void> {
 }
 
 async function shrinkSeed(env: SimEnvironment, seed: number, r: SeedResult, o: SeedOptions, out: (l: string) => void): Promise<void> {
-  const shrink = await loadShrink();
-  if (!shrink) {
-    out('    --shrink: scripts/sim/shrink.ts is not there yet');
-    return;
-  }
   let runs = 0;
-  const smallest = await shrink(r.faults, async (subset) => {
-    runs++;
-    const again = await runSeed(env, seed, { ...o, faults: subset, runIndex: o.runIndex + runs });
-    out(`    shrink run ${runs}: ${subset.length} faults → ${again.ok ? 'passes' : 'still fails'}`);
-    return !again.ok;
-  });
+  const shrunk = await shrinkWithStats(
+    r.faults,
+    async (subset) => {
+      runs++;
+      const again = await runSeed(env, seed, { ...o, faults: subset, runIndex: o.runIndex + runs });
+      return !again.ok;
+    },
+    { maxRuns: 30, onRun: (s, failed) => out(`    shrink run ${runs}: ${s.length} faults → ${failed ? 'still fails' : 'passes'}`) },
+  );
+  const smallest = shrunk.schedule;
+  if (shrunk.exhausted) out('    (run budget of 30 reached: not 1-minimal)');
   out(`    shrunk to ${smallest.length} of ${r.faults.length} faults: ${JSON.stringify(smallest)}`);
+  out(`    replay the shrunk schedule: npm run sim -- --seed ${seed} --faults '${JSON.stringify(smallest)}'`);
 }
 
 main().catch((err: unknown) => {

@@ -41,4 +41,6 @@ export async function startEnvironment(o: { networks: Array<'ethereum' | 'bsc'>;
   };
 }
 
-export const seedFile = (outDir: string, seed: number, what: string): string => join(outDir, `seed-${seed}.${what}`);
+/** `seed-<seed>.<what>`: the run's files of one seed (a shrink run names its run: `seed-7.run10003.events.json`). */
+export const seedFile = (outDir: string, seed: number, what: string): string =>
+  join(outDir, what.startsWith('seed.') ? `seed-${seed}.${what.slice(5)}` : `seed-${seed}.${what}`);

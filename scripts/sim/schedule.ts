@@ -8,12 +8,17 @@ import type { RoleName } from './supervisor.js';
 // - rpc: a window of JSON-RPC errors, timeouts, 429s, 5xx and range-too-large answers on one network's fault proxy;
 // - kill: SIGKILL one role (api, worker, watcher-a, watcher-b: killing the leader is a standby takeover);
 // - failpoint: restart the worker with SP_FAILPOINTS naming one outbound failpoint (it kills itself there);
+// - reorg: an EVM reorg of up to the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
+//   the removed transactions;
 // - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs.
 
-export const FAULT_KINDS = ['rpc', 'kill', 'failpoint', 'redis.restart', 'postgres.restart'] as const;
+export const FAULT_KINDS = ['rpc', 'kill', 'failpoint', 'redis.restart', 'postgres.restart', 'reorg'] as const;
 export const ROLES: RoleName[] = ['api', 'worker', 'watcher-a', 'watcher-b'];
 
-export function buildSchedule(prng: Prng, o: { activeMs: number; networks: string[]; intensity: number }): ScheduledFault[] {
+export function buildSchedule(
+  prng: Prng,
+  o: { activeMs: number; networks: string[]; intensity: number; confirmations: number },
+): ScheduledFault[] {
   const faults: ScheduledFault[] = [];
   const n = Math.max(1, Math.round(prng.int(2, 6) * o.intensity));
   for (let i = 0; i < n; i++) {
@@ -35,6 +40,17 @@ export function buildSchedule(prng: Prng, o: { activeMs: number; networks: strin
       });
     } else if (kind === 'kill') {
       faults.push({ at, kind, params: { role: prng.pick(ROLES) } });
+    } else if (kind === 'reorg') {
+      faults.push({
+        at,
+        kind,
+        params: {
+          network: prng.pick(o.networks),
+          depth: prng.int(1, o.confirmations),
+          drop: prng.pick(['none', 'none', 'all', 'alternate']),
+          extend: prng.int(0, 1),
+        },
+      });
     } else if (kind === 'failpoint') {
       faults.push({ at, kind, params: { role: 'worker', point: prng.pick(FAILPOINTS) } });
     } else {

@@ -9,9 +9,11 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
+import { type ReorgDrop, reorgEvm } from './faults/chain-evm.js';
 import { merchantApi, type MerchantApi, selectNetwork } from './api.js';
 import type { Invariant, ScheduledFault, SimEvent, Violation } from './contract.js';
 import { type SimEnvironment, seedFile } from './environment.js';
+import { SIM_CONFIRMATIONS } from './env/evm.js';
 import { createPrng } from './prng.js';
 import { startSimReceiver } from './receiver.js';
 import { checkAll } from './runner-invariants.js';
@@ -64,13 +66,21 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const started = Date.now();
   const prng = createPrng(seed);
   const scenario = buildScenario(prng.fork('scenario'), { activeMs: o.activeMs, networks: o.networks });
-  const faults = o.faults ?? buildSchedule(prng.fork('faults'), { activeMs: o.activeMs, networks: o.networks, intensity: o.intensity });
+  const faults =
+    o.faults ??
+    buildSchedule(prng.fork('faults'), {
+      activeMs: o.activeMs,
+      networks: o.networks,
+      intensity: o.intensity,
+      confirmations: SIM_CONFIRMATIONS,
+    });
   const events: SimEvent[] = [];
   const violations: Violation[] = [];
   const t0 = { at: Date.now() };
   const ev = (kind: string, detail: Record<string, unknown> = {}) => events.push({ at: Date.now() - t0.at, kind, detail });
-  const logFile = seedFile(env.outDir, seed, 'service.log');
-  const eventsFile = seedFile(env.outDir, seed, 'events.json');
+  const tag = o.faults ? `.run${o.runIndex}` : '';
+  const logFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.service.log`);
+  const eventsFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.events.json`);
   writeFileSync(logFile, '');
   const state = { stopped: false };
 
@@ -265,7 +275,14 @@ async function inject(
   const p = f.params;
   if (f.kind === 'kill') sup.kill(p.role as RoleName);
   else if (f.kind === 'failpoint') sup.arm(p.role as RoleName, [String(p.point)]);
-  else if (f.kind === 'rpc') {
+  else if (f.kind === 'reorg') {
+    const e = env.evm.find((x) => x.contract.network === p.network);
+    if (!e) return;
+    const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
+    // Dropped payer transactions leave a nonce gap: the payer reads its nonce from the node again.
+    await e.resync();
+    ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped });
+  } else if (f.kind === 'rpc') {
     const e = env.evm.find((x) => x.contract.network === p.network);
     if (!e) return;
     const { durationMs, network: _n, ...rates } = p as Record<string, number> & { network: string };

@@ -17,6 +17,8 @@ export interface SimEvm {
   contract: SimEvmChain;
   /** Sends `amount` base units of `token` from the payer to `to`; resolves with the tx hash once mined. */
   pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
+  /** After a reorg dropped payer transactions: the next payment reads the payer's nonce from the node again. */
+  resync(): Promise<void>;
   /** Gas and tokens for a merchant's refund hot wallet. */
   fundHotWallet(address: string, tokenUnits: bigint): Promise<void>;
   stop(): Promise<void>;
@@ -62,12 +64,21 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
       chainId: chain.chainId,
       tokens: { USDT: chain.tokens.USDT.address, USDC: chain.tokens.USDC.address },
       confirmations: SIM_CONFIRMATIONS,
+      decimals: { USDT: chain.tokens.USDT.decimals, USDC: chain.tokens.USDC.decimals },
     },
     async pay(token, to, amount) {
       const tx = await transfer(token, to, amount);
-      await tx.wait();
+      // A reorg can drop the transaction for good: the payer gives up after 30 s, as a wallet would show it failed.
+      const dropped = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`payment ${tx.hash} never mined`)), 30_000).unref(),
+      );
+      await Promise.race([tx.wait(), dropped]);
       return tx.hash;
     },
+    resync: () =>
+      serial(async () => {
+        payer.reset();
+      }),
     async fundHotWallet(address, tokenUnits) {
       await chain.node.provider.send('anvil_setBalance', [address, `0x${(10n * 10n ** 18n).toString(16)}`]);
       const txs = [];
