@@ -1,9 +1,11 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type SimEnvironment, startEnvironment } from './environment.js';
 import { invariants } from './invariants/index.js';
 import { shrinkWithStats } from './shrink.js';
 import { countByKind } from './schedule.js';
+import { activeSupervisors } from './supervisor.js';
 import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
 
 // `npm run sim -- --seeds N [--seed S] [--minutes M] [--shrink]` (issue #20, docs/simulation.md): runs seeds S, S+1, …
@@ -26,7 +28,7 @@ async function main(): Promise<void> {
       'drain-seconds': { type: 'string', default: '120' },
       networks: { type: 'string', default: 'ethereum,bsc' },
       intensity: { type: 'string', default: '1' },
-      out: { type: 'string', default: join('node_modules', '.cache', 'stablepay-sim') },
+      out: { type: 'string', default: join(tmpdir(), 'stablepay-sim') },
     },
   });
   const seedList = (values.seed ?? []).flatMap((s) => s.split(',')).map((s) => Number(s.trim()));
@@ -49,7 +51,10 @@ async function main(): Promise<void> {
   const started = Date.now();
   say(`simulator: starting PostgreSQL, Redis and ${networks.join(', ')} (private instances)…`);
   const env: SimEnvironment = await startEnvironment({ networks, outDir: values.out });
-  const stopOnSignal = () => void env.stop().finally(() => process.exit(130));
+  const stopOnSignal = () =>
+    void Promise.allSettled([...activeSupervisors].map((s) => s.stopAll()))
+      .then(() => env.stop())
+      .finally(() => process.exit(130));
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   const results: SeedResult[] = [];

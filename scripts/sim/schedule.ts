@@ -8,7 +8,7 @@ import type { RoleName } from './supervisor.js';
 // - rpc: a window of JSON-RPC errors, timeouts, 429s, 5xx and range-too-large answers on one network's fault proxy;
 // - kill: SIGKILL one role (api, worker, watcher-a, watcher-b: killing the leader is a standby takeover);
 // - failpoint: restart the worker with SP_FAILPOINTS naming one outbound failpoint (it kills itself there);
-// - reorg: an EVM reorg of up to the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
+// - reorg: an EVM reorg shallower than the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
 //   the removed transactions;
 // - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs.
 
@@ -46,7 +46,9 @@ export function buildSchedule(
         kind,
         params: {
           network: prng.pick(o.networks),
-          depth: prng.int(1, o.confirmations),
+          // A block with `confirmations` confirmations is final: a deeper reorg is one the service rightly refuses to
+          // absorb (the watcher stops and alerts), so the schedule stays below it.
+          depth: prng.int(1, Math.max(1, o.confirmations - 1)),
           drop: prng.pick(['none', 'none', 'all', 'alternate']),
           extend: prng.int(0, 1),
         },

@@ -107,7 +107,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     HD_MNEMONIC: SIM_MNEMONIC,
     HOST: '127.0.0.1',
     PORT: String(env.apiPort),
-    LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'warn',
+    LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'info',
     METRICS_PORT: 'off',
     MIGRATE_ON_START: 'false',
     EXPIRY_SWEEP_INTERVAL_MS: '500',
@@ -201,6 +201,11 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     const drained = await drain(db, receiver.deliveries, o.drainMs);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
+    // Where every session and refund ended, and when: the event log shows how long each took to settle.
+    for (const r of await db.selectFrom('payment_sessions').select(['id', 'status', 'created_at', 'paid_at', 'expired_at']).execute())
+      ev('session.final', { sessionId: r.id, status: r.status, created: r.created_at, paid: r.paid_at, expired: r.expired_at });
+    for (const r of await db.selectFrom('refunds').select(['refund_id', 'status', 'created_at', 'processed_at']).execute())
+      ev('refund.final', { refundId: r.refund_id, status: r.status, created: r.created_at, processed: r.processed_at });
 
     violations.push(
       ...(await checkAll(o.invariants, {

@@ -25,6 +25,9 @@ export interface Supervisor {
 
 const CRASH = /Unhandled 'error' event|uncaughtException|UnhandledPromiseRejection|triggerUncaughtException/;
 
+/** Every supervisor running now: a signal to the simulator stops their processes before it exits. */
+export const activeSupervisors = new Set<Supervisor>();
+
 function entry(): string[] {
   return process.env.SIM_SERVICE_BUILD === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
 }
@@ -92,7 +95,7 @@ export function startSupervisor(
     setTimeout(() => launch(p.spec, failpoints, gen), reason === 'fault.failpoint' ? 0 : o.restartDelayMs).unref();
   };
 
-  return {
+  const sup: Supervisor = {
     kill: (name, failpoints = []) => relaunch(name, failpoints, 'fault.kill'),
     arm: (name, failpoints) => relaunch(name, failpoints, 'fault.failpoint'),
     running: (name) => {
@@ -109,7 +112,10 @@ export function startSupervisor(
         child.kill('SIGKILL');
       }
       await Promise.all(waits);
+      activeSupervisors.delete(sup);
       await new Promise<void>((resolve) => log.end(() => resolve()));
     },
   };
+  activeSupervisors.add(sup);
+  return sup;
 }

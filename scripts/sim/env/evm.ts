@@ -24,7 +24,8 @@ export interface SimEvm {
   stop(): Promise<void>;
 }
 
-export const SIM_CONFIRMATIONS = 2;
+/** Confirmations the service requires in the simulator: reorgs of up to SIM_CONFIRMATIONS - 1 blocks must be absorbed. */
+export const SIM_CONFIRMATIONS = 3;
 
 export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Promise<SimEvm> {
   const chain = network === 'ethereum' ? await startDevEvmChain('ethereum', 31337, 6) : await startDevEvmChain('bsc', 97, 18);
