@@ -5,17 +5,18 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import type { InvariantContext, ReceivedDelivery, Violation } from '../../scripts/sim/contract.js';
-import { allInvariants, invariants, noJobLeftUnresumed } from '../../scripts/sim/invariants/index.js';
-import { SESSION_PAID } from '../../scripts/sim/invariants/session-paid.js';
-import { SINGLE_CREDIT } from '../../scripts/sim/invariants/single-credit.js';
-import { OUTBOUND_ONCE } from '../../scripts/sim/invariants/outbound-once.js';
-import { WEBHOOKS } from '../../scripts/sim/invariants/webhooks.js';
-import { JOURNAL } from '../../scripts/sim/invariants/journal.js';
-import { JOBS_INVARIANT } from '../../scripts/sim/invariants/jobs.js';
+import { allInvariants } from '../../scripts/sim/invariants/index.js';
+import { SESSION_PAID, sessionPaidIffChain } from '../../scripts/sim/invariants/session-paid.js';
+import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invariants/single-credit.js';
+import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
+import { WEBHOOKS, everyEventDeliveredOnceInOrder } from '../../scripts/sim/invariants/webhooks.js';
+import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
+import { JOBS_INVARIANT, noJobLeftUnresumed } from '../../scripts/sim/invariants/jobs.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { fund, payFrom } from '../support/evm-tokens/scenario.js';
 import { REDIS_URL } from '../support/env.js';
+import { reorgEvm } from '../../scripts/sim/faults/chain-evm.js';
 
 // The simulator's invariants (scripts/sim/invariants/) over a REAL state: the whole service on Anvil, a session paid on
 // chain, a refund paid out by the outbound engine, webhooks delivered to a real receiver (the first attempt answered
@@ -133,6 +134,7 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
   it('every invariant holds on the real state', async () => {
     expect(receiver.received.filter((r) => r.answeredWith === 500).length).toBeGreaterThanOrEqual(2);
     const ctx = context();
+    expect(allInvariants.map((f) => f.name)).toEqual([SESSION_PAID, SINGLE_CREDIT, OUTBOUND_ONCE, WEBHOOKS, JOURNAL, JOBS_INVARIANT]);
     const violations = (await Promise.all(allInvariants.map((f) => f(ctx)))).flat();
     expect(violations).toEqual([]);
   });
@@ -152,12 +154,12 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     const vs = await corrupted(async (trx) => {
       await trx.updateTable('payment_sessions').set({ status: 'paid' }).where('id', '=', created.json.id).execute();
       await trx.updateTable('payment_sessions').set({ status: 'open' }).where('id', '=', session.id).execute();
-      return invariants.sessionPaidIffChain(context({ db: trx }));
+      return sessionPaidIffChain(context({ db: trx }));
     });
     expect(subjects(vs, SESSION_PAID).sort()).toEqual([created.json.id, session.id].sort());
     expect(vs.find((v) => v.subject === created.json.id)!.message).toMatch(/is paid but the canonical chain holds 0 of 3000000/);
     // Rolled back: the second session stays open and unpaid, as the chain says.
-    expect(await invariants.sessionPaidIffChain(context())).toEqual([]);
+    expect(await sessionPaidIffChain(context())).toEqual([]);
   });
 
   it('no transfer credited twice: a duplicate credit row, and a credit of a transfer that is not on chain', async () => {
@@ -174,7 +176,7 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
         .insertInto('deposits')
         .values({ ...dep, id: `dep_${randomBytes(6).toString('hex')}`, tx_hash: ghost })
         .execute();
-      return { found: await invariants.noTransferCreditedTwice(context({ db: trx })), ghost };
+      return { found: await noTransferCreditedTwice(context({ db: trx })), ghost };
     });
     const key = `ethereum/test/${dep.tx_hash.toLowerCase()}:${dep.log_index}`;
     const got = subjects(vs.found, SINGLE_CREDIT);
@@ -188,13 +190,13 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     const real = deliveries();
     const completed = real.find((d) => d.type === 'payment.completed' && d.answered === 200)!;
     // Missing: the receiver never accepted payment.completed.
-    const missing = await invariants.everyEventDeliveredOnceInOrder(
+    const missing = await everyEventDeliveredOnceInOrder(
       context({ deliveries: real.filter((d) => !(d.eventId === completed.eventId && d.answered === 200)) }),
     );
     expect(subjects(missing, WEBHOOKS)).toEqual([completed.eventId]);
     expect(missing[0]!.message).toMatch(/never reached the receiver with a 2xx/);
     // A retry whose body differs from the first attempt's.
-    const changed = await invariants.everyEventDeliveredOnceInOrder(
+    const changed = await everyEventDeliveredOnceInOrder(
       context({ deliveries: real.map((d) => (d.eventId === completed.eventId && d.answered === 200 ? { ...d, body: `${d.body} ` } : d)) }),
     );
     expect(subjects(changed, WEBHOOKS)).toContain(completed.eventId);
@@ -207,7 +209,7 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
         where id = ${completed.eventId} returning id`.execute(trx);
       const id = later.rows[0]!.id;
       const early: ReceivedDelivery = { ...completed, eventId: id, body: completed.body.replace(completed.eventId, id), seq: -1 };
-      return invariants.everyEventDeliveredOnceInOrder(context({ db: trx, deliveries: [early, ...real] }));
+      return everyEventDeliveredOnceInOrder(context({ db: trx, deliveries: [early, ...real] }));
     });
     expect(subjects(vs, WEBHOOKS)).toEqual([session.id]);
     expect(vs[0]!.message).toMatch(/was first accepted before the earlier event/);
@@ -218,13 +220,13 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     expect(ack).toBeDefined();
     await h.t.db.deleteFrom('journal_acknowledgements').where('entry_id', '=', ack!.entry_id).execute();
     try {
-      const vs = await invariants.journalReconcilesWithChains(context());
+      const vs = await journalReconcilesWithChains(context());
       expect(subjects(vs, JOURNAL)).toEqual([m.hotWallet.toLowerCase()]);
       expect(vs[0]!.message).toMatch(/USDT .*unacknowledged unexplained 5000000.*difference -5000000/);
     } finally {
       await h.t.db.insertInto('journal_acknowledgements').values(ack!).execute();
     }
-    expect(await invariants.journalReconcilesWithChains(context())).toEqual([]);
+    expect(await journalReconcilesWithChains(context())).toEqual([]);
   });
 
   it('no job left unresumed: an active job without a lock, a delayed job long past due, a pending delivery with no job', async () => {
@@ -245,20 +247,20 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
       await redis.del(`${base}:meta`, `${base}:active`, `${base}:delayed`);
       redis.disconnect();
     }
-    expect(await invariants.noJobLeftUnresumed(context())).toEqual([]);
+    expect(await noJobLeftUnresumed()(context())).toEqual([]);
   });
 
   // Last: it changes the chain (a second real transfer out of the hot wallet).
   it('outbound at most once: a second mined transfer for one refund is reported, as is the unrecorded transfer itself', async () => {
     const r = await h.t.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const attempt = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).executeTakeFirstOrThrow();
-    expect(await invariants.outboundMovedMoneyAtMostOnce(context())).toEqual([]);
+    expect(await outboundMovedMoneyAtMostOnce(context())).toEqual([]);
     // The hot wallet pays the same refund again (as a re-sign without the attempt check would).
     await h.node.rpc('anvil_impersonateAccount', [m.hotWallet]);
     const signer = await h.node.provider.getSigner(m.hotWallet);
     const again = await payFrom(signer as never, h.tokens.USDT, r.destination_address, r.amount_base);
     await h.node.rpc('anvil_stopImpersonatingAccount', [m.hotWallet]);
-    const unrecorded = await invariants.outboundMovedMoneyAtMostOnce(context());
+    const unrecorded = await outboundMovedMoneyAtMostOnce(context());
     expect(subjects(unrecorded, OUTBOUND_ONCE)).toEqual([again.toLowerCase()]);
     expect(unrecorded[0]!.message).toMatch(/no refund, charge or sweep recorded/);
     const vs = await corrupted(async (trx) => {
@@ -273,9 +275,25 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
           signed: JSON.stringify(attempt.signed),
         })
         .execute();
-      return invariants.outboundMovedMoneyAtMostOnce(context({ db: trx }));
+      return outboundMovedMoneyAtMostOnce(context({ db: trx }));
     });
     expect(subjects(vs, OUTBOUND_ONCE)).toEqual([refundId]);
     expect(vs[0]!.message).toMatch(/moved money 2 times/);
+  });
+
+  // After everything else: a reorg deeper than the confirmation depth (scripts/sim/faults/chain-evm.ts) takes the
+  // paying transfer off the canonical chain after it was credited; the service cannot undo a final credit (its watcher
+  // stops on a deep reorg), and the invariants say what broke.
+  it('a reorg below the confirmation depth that drops the paying transfer is caught by session-paid and single-credit', async () => {
+    clearInterval(miner);
+    const dep = await h.t.db.selectFrom('deposits').selectAll().where('session_id', '=', session.id).executeTakeFirstOrThrow();
+    const head = BigInt(await h.node.rpc<string>('eth_blockNumber'));
+    const r = await reorgEvm(h.node.url, { depth: Number(head - dep.block_number) + 1, drop: 'all' });
+    expect(r.dropped).toContain(dep.tx_hash.toLowerCase());
+    const paid = await sessionPaidIffChain(context());
+    expect(subjects(paid, SESSION_PAID)).toEqual([session.id]);
+    expect(paid[0]!.message).toMatch(/is paid but the canonical chain holds 0 of 12500000/);
+    const credit = await noTransferCreditedTwice(context());
+    expect(subjects(credit, SINGLE_CREDIT)).toEqual([`ethereum/test/${dep.tx_hash.toLowerCase()}:${dep.log_index}`]);
   });
 });

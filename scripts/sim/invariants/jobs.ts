@@ -1,3 +1,4 @@
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Invariant, InvariantContext, Violation } from '../contract.js';
 
@@ -16,7 +17,8 @@ export interface JobsInvariantOptions {
 // database. BullMQ keeps each queue under `<prefix>:<queue>:…`; the service's job queues live under
 // `<REDIS_KEY_PREFIX>:bull` and the webhook deliveries under `<REDIS_KEY_PREFIX>` (src/jobs/queues.ts,
 // src/webhooks/queue.ts); every queue found under the prefix is checked:
-// - an active job whose lock key is gone (its worker died and no live worker's stalled check took it back);
+// - an active job whose lock key is gone (its worker died) while no worker serves the queue: a live worker's
+//   stalled-job check would take it back, so with one it is not abandoned;
 // - a delayed job of a work queue more than the grace past its due time, or a waiting one enqueued more than the grace
 //   ago (no worker is taking that queue);
 // - in the database: a refund still pending or processing with no `payout-<id>` job and no payout-sweep scheduler to
@@ -107,6 +109,16 @@ async function check(ctx: InvariantContext, graceMs: number, now: () => number):
     redis.disconnect();
   }
   return out;
+}
+
+/** Workers connected to the queue (BullMQ names their Redis connections after it). */
+async function workersOf(redis: Redis, base: string, name: string): Promise<number> {
+  const queue = new Queue(name, { connection: redis, prefix: base.slice(0, base.length - name.length - 1) });
+  try {
+    return await queue.getWorkersCount();
+  } finally {
+    await queue.close();
+  }
 }
 
 async function schedulerExists(redis: Redis, queues: Map<string, string>, name: string): Promise<boolean> {

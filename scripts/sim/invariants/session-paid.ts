@@ -2,6 +2,7 @@ import { stablecoinMinorToBase } from '../../../src/domain/money.js';
 import { settlesAsPaid } from '../../../src/ledger/settlement-rule.js';
 import type { Invariant, Violation } from '../contract.js';
 import { blockTimes, confirmedHeight, tokenDecimals, transfers } from './evm-chain.js';
+import { solanaReader } from './solana-chain.js';
 
 export const SESSION_PAID = 'session-paid-iff-chain';
 
@@ -10,10 +11,24 @@ export const SESSION_PAID = 'session-paid-iff-chain';
 // the settlement rule (src/ledger/settlement-rule.ts: in full, within a sub-unit remainder, or within the merchant's
 // underpayment tolerance), the amount due being the session's target amount in the token's base units. Zero-value
 // transfers count for nothing. A canceled session is never paid (the chain's money then is an unmatched deposit), so
-// only the "paid ⇒ enough on chain" direction applies to it. EVM networks the simulator runs; sessions on other
-// networks are left to the per-network readers (docs/simulation.md).
+// only the "paid ⇒ enough on chain" direction applies to it. EVM networks (confirmed: head − confirmations + 1) and
+// Solana (the balance increases of the deposit owner's accounts at the required commitment); TRON not yet.
 export const sessionPaidIffChain: Invariant = async (ctx) => {
   const out: Violation[] = [];
+  const judge = (
+    s: { id: string; status: string; token: string | null; deposit_address: string | null; underpayment_tolerance_bps: number },
+    received: bigint,
+    due: bigint,
+    decimals: number,
+    network: string,
+  ) => {
+    const enough = settlesAsPaid(due, received, decimals, s.underpayment_tolerance_bps);
+    const paid = s.status === 'paid';
+    const holds = `the canonical chain holds ${received} of ${due} base units of ${s.token} confirmed before its expiry at ${s.deposit_address} (${network})`;
+    if (paid && !enough) out.push({ invariant: SESSION_PAID, subject: s.id, message: `session ${s.id} is paid but ${holds}` });
+    else if (!paid && enough && s.status !== 'canceled')
+      out.push({ invariant: SESSION_PAID, subject: s.id, message: `session ${s.id} is ${s.status} but ${holds}` });
+  };
   const sessions = await ctx.db
     .selectFrom('payment_sessions as s')
     .innerJoin('merchants as m', 'm.id', 's.merchant_id')
@@ -49,20 +64,19 @@ export const sessionPaidIffChain: Invariant = async (ctx) => {
         if ((await time(t.blockNumber)) > s.expires_at.getTime()) continue;
         received += t.value;
       }
-      const enough = settlesAsPaid(due, received, decimals, s.underpayment_tolerance_bps);
-      const paid = s.status === 'paid';
-      if (paid && !enough)
-        out.push({
-          invariant: SESSION_PAID,
-          subject: s.id,
-          message: `session ${s.id} is paid but the canonical chain holds ${received} of ${due} base units of ${s.token} confirmed before its expiry at ${s.deposit_address} (${chain.network})`,
-        });
-      else if (!paid && enough && s.status !== 'canceled')
-        out.push({
-          invariant: SESSION_PAID,
-          subject: s.id,
-          message: `session ${s.id} is ${s.status} but the canonical chain holds ${received} of ${due} base units of ${s.token} confirmed before its expiry at ${s.deposit_address} (${chain.network})`,
-        });
+      judge(s, received, due, decimals, chain.network);
+    }
+  }
+  if (ctx.chains.solana) {
+    const reader = solanaReader(ctx.chains.solana);
+    for (const s of sessions) {
+      if (s.network !== 'solana' || !ctx.chains.solana.mints[s.token!]) continue;
+      const decimals = await reader.decimals(s.token!);
+      const due = stablecoinMinorToBase(s.target_amount_minor, decimals);
+      let received = 0n;
+      for (const c of await reader.creditsTo(s.deposit_address!))
+        if (c.token === s.token && c.blockTimeMs <= s.expires_at.getTime()) received += c.amount;
+      judge(s, received, due, decimals, 'solana');
     }
   }
   return out;

@@ -1,12 +1,13 @@
 import type { Invariant, Violation } from '../contract.js';
 import { evmChain, receipt, receiptTransfers } from './evm-chain.js';
+import { solanaReader } from './solana-chain.js';
 
 export const SINGLE_CREDIT = 'no-transfer-credited-twice';
 
 // No on-chain transfer is credited twice (docs/journal.md, src/ledger/deposits.ts):
 // - one live deposit row per (network, mode, tx hash, log index): orphaned rows (a reorg took their block) aside;
 // - every credited deposit names a transfer that is on the canonical chain, to its address, of its token and amount
-//   (EVM networks the simulator runs: the receipt's log at that index);
+//   (EVM: the receipt's log at that index; Solana: the balance increase of the token account at that index);
 // - no two sessions are paid by one deposit, and a session's received amount is the sum of its credited deposits.
 export const noTransferCreditedTwice: Invariant = async (ctx) => {
   const out: Violation[] = [];
@@ -17,7 +18,7 @@ export const noTransferCreditedTwice: Invariant = async (ctx) => {
     .execute();
   const byKey = new Map<string, typeof deposits>();
   for (const d of deposits) {
-    const key = `${d.network}/${d.mode}/${d.tx_hash.toLowerCase()}:${d.log_index}`;
+    const key = depositKey(d);
     byKey.set(key, [...(byKey.get(key) ?? []), d]);
   }
   for (const [key, rows] of byKey) {
@@ -29,20 +30,26 @@ export const noTransferCreditedTwice: Invariant = async (ctx) => {
       });
   }
 
+  const solana = ctx.chains.solana ? solanaReader(ctx.chains.solana) : undefined;
   for (const d of deposits) {
     if (d.disposition !== 'credited') continue;
+    const key = depositKey(d);
+    let log: { to: string; value: bigint; token: string } | undefined;
     const chain = evmChain(ctx.chains.evm, d.network);
-    if (!chain) continue;
-    const r = await receipt(chain, d.tx_hash);
-    const log = r && r.status === '0x1' ? receiptTransfers(chain, r).find((t) => t.logIndex === d.log_index) : undefined;
-    const key = `${d.network}/${d.mode}/${d.tx_hash.toLowerCase()}:${d.log_index}`;
+    if (chain) {
+      const r = await receipt(chain, d.tx_hash);
+      log = r?.status === '0x1' ? receiptTransfers(chain, r).find((t) => t.logIndex === d.log_index) : undefined;
+    } else if (d.network === 'solana' && solana) {
+      const c = (await solana.credits(d.tx_hash)).credits.find((x) => x.accountIndex === d.log_index);
+      log = c && { to: c.owner, value: c.amount, token: c.token };
+    } else continue;
     if (!log)
       out.push({
         invariant: SINGLE_CREDIT,
         subject: key,
         message: `deposit ${d.id} credits ${key} to session ${d.session_id}, but no such transfer is on the canonical chain`,
       });
-    else if (log.to !== d.to_address.toLowerCase() || log.value !== d.amount_base || log.token !== d.token)
+    else if (log.to.toLowerCase() !== d.to_address.toLowerCase() || log.value !== d.amount_base || log.token !== d.token)
       out.push({
         invariant: SINGLE_CREDIT,
         subject: key,
@@ -63,7 +70,7 @@ export const noTransferCreditedTwice: Invariant = async (ctx) => {
   const credited = new Map<string, { sessions: Set<string> }>();
   for (const d of deposits) {
     if (d.disposition !== 'credited' || !d.session_id) continue;
-    const key = `${d.network}/${d.mode}/${d.tx_hash.toLowerCase()}:${d.log_index}`;
+    const key = depositKey(d);
     const c = credited.get(key) ?? { sessions: new Set<string>() };
     c.sessions.add(d.session_id);
     credited.set(key, c);
@@ -100,3 +107,8 @@ export const noTransferCreditedTwice: Invariant = async (ctx) => {
       });
   return out;
 };
+
+/** `network/mode/tx:logIndex`; EVM and TRON hashes lowercase (hex), Solana signatures as they are (base58). */
+function depositKey(d: { network: string; mode: string; tx_hash: string; log_index: number }): string {
+  return `${d.network}/${d.mode}/${d.network === 'solana' ? d.tx_hash : d.tx_hash.toLowerCase()}:${d.log_index}`;
+}

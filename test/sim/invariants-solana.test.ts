@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { base58Encode } from '../../chains/solana/base58.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import type { InvariantContext } from '../../scripts/sim/contract.js';
+import { SESSION_PAID, sessionPaidIffChain } from '../../scripts/sim/invariants/session-paid.js';
+import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invariants/single-credit.js';
+import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
+import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
+import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
+import { REDIS_URL } from '../support/env.js';
+
+// The chain-reading invariants on Solana (scripts/sim/invariants/solana-chain.ts): the whole service on the LiteSVM
+// endpoint, a session paid by a real transfer, a refund paid out by the outbound engine. They hold on that state, and
+// each corruption (inside a rolled-back transaction) is reported with its subject.
+
+let h: SolanaServiceHarness;
+let shop: ChainHarnessMerchant;
+let paid: { id: string; payer: string; depositOwner: string; paymentTx: string };
+let refundId: string;
+
+const context = (db: InvariantContext['db']): InvariantContext => ({
+  db,
+  chains: { evm: [], solana: { rpcUrl: h.rpc.url, mints: h.mints, confirmations: 'finalized' } },
+  deliveries: [],
+  events: [],
+  redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
+});
+
+class Rollback extends Error {}
+async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  await h.t.db
+    .transaction()
+    .execute(async (trx) => {
+      result = await f(trx);
+      throw new Rollback();
+    })
+    .catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+  return result as T;
+}
+
+beforeAll(async () => {
+  h = await startSolanaServiceHarness();
+  shop = await h.newMerchant('Sol sim');
+  h.fundHotWallet(shop);
+  paid = await h.paidSession(shop, { amount: '4.00', token: 'USDC' });
+  const created = await h.createRefund(shop, { session_id: paid.id, amount: 150, currency: 'USDC' });
+  expect(created.status).toBe(201);
+  const done = await h.settled(shop, created.json.refund_id, 90_000);
+  expect(done.status).toBe('completed');
+  refundId = done.id as string;
+}, 240_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('simulator invariants on Solana', () => {
+  it('hold on a real paid session and a completed refund', async () => {
+    const ctx = context(h.t.db);
+    expect(await sessionPaidIffChain(ctx)).toEqual([]);
+    expect(await noTransferCreditedTwice(ctx)).toEqual([]);
+    expect(await outboundMovedMoneyAtMostOnce(ctx)).toEqual([]);
+  });
+
+  it('report a paid session set back to open, a credit of a signature that never landed, a completed refund said failed', async () => {
+    const dep = await h.t.db.selectFrom('deposits').selectAll().where('session_id', '=', paid.id).executeTakeFirstOrThrow();
+    const ghost = base58Encode(randomBytes(64));
+    const vs = await corrupted(async (trx) => {
+      await trx.updateTable('payment_sessions').set({ status: 'open' }).where('id', '=', paid.id).execute();
+      await trx
+        .insertInto('deposits')
+        .values({ ...dep, id: `dep_${randomBytes(6).toString('hex')}`, tx_hash: ghost })
+        .execute();
+      await trx.updateTable('refunds').set({ status: 'failed' }).where('id', '=', refundId).execute();
+      const ctx = context(trx);
+      return [...(await sessionPaidIffChain(ctx)), ...(await noTransferCreditedTwice(ctx)), ...(await outboundMovedMoneyAtMostOnce(ctx))];
+    });
+    expect(vs.filter((v) => v.invariant === SESSION_PAID).map((v) => v.subject)).toEqual([paid.id]);
+    expect(vs.find((v) => v.invariant === SESSION_PAID)!.message).toMatch(/is open but the canonical chain holds 4000000 of 4000000/);
+    expect(vs.filter((v) => v.invariant === SINGLE_CREDIT).map((v) => v.subject)).toEqual(
+      expect.arrayContaining([`solana/test/${ghost}:${dep.log_index}`, paid.id]),
+    );
+    expect(vs.filter((v) => v.invariant === OUTBOUND_ONCE).map((v) => v.subject)).toEqual([refundId]);
+    expect(vs.find((v) => v.invariant === OUTBOUND_ONCE)!.message).toMatch(/is failed but its transaction .* moved money/);
+  });
+});
