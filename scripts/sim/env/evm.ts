@@ -19,8 +19,8 @@ export interface SimEvm {
   pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
   /** After a reorg dropped payer transactions: the next payment reads the payer's nonce from the node again. */
   resync(): Promise<void>;
-  /** Gas and tokens for a merchant's refund hot wallet. */
-  fundHotWallet(address: string, tokenUnits: bigint): Promise<void>;
+  /** Gas and tokens for a merchant's refund hot wallet; the token transfers' hashes. */
+  fundHotWallet(address: string, tokenUnits: bigint): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -85,6 +85,7 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
       const txs = [];
       for (const t of ['USDT', 'USDC'] as const) txs.push(await transfer(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals)));
       await Promise.all(txs.map((t) => t.wait()));
+      return txs.map((t) => t.hash);
     },
     async stop() {
       await proxy.close();
