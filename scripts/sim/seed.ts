@@ -205,7 +205,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     receiver.heal();
     for (const e of env.evm) e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(db, receiver.deliveries, fundings, o.drainMs);
+    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix }, o.drainMs);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
     // Where every session and refund ended, and when: the event log shows how long each took to settle.
@@ -430,45 +430,72 @@ async function drain(
   db: Db,
   deliveries: Array<{ eventId: string; answered: number }>,
   fundings: Set<string>,
+  redisAt: { url: string; prefix: string },
   ms: number,
 ): Promise<string | undefined> {
   const acknowledged = new Set<string>();
-  const end = Date.now() + ms;
-  let left = 'nothing checked yet';
-  for (;;) {
-    try {
-      const open = await db.selectFrom('payment_sessions').select('id').where('status', '=', 'open').execute();
-      const refunds = await db.selectFrom('refunds').select('refund_id').where('status', 'in', ['pending', 'processing']).execute();
-      const unrelayed = await db.selectFrom('outbox_events').select('id').where('relayed_at', 'is', null).execute();
-      const acked = new Set(deliveries.filter((d) => d.answered >= 200 && d.answered < 300).map((d) => d.eventId));
-      const events = await db.selectFrom('outbox_events').select('id').execute();
-      const undelivered = events.filter((e) => !acked.has(e.id));
-      // The runner's own hot-wallet top-ups, once journaled as unexplained, acknowledged as an operator would.
-      for (const u of await listUnexplained(db, { all: true, limit: 1000 })) {
-        const hash = u.txHash.toLowerCase();
-        if (!fundings.has(hash)) continue;
-        if (!u.acknowledged) await acknowledgeUnexplained(db, u.entryId, 'simulator: hot wallet funded by the runner');
-        acknowledged.add(hash);
+  const redis = new Redis(redisAt.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => {});
+  try {
+    return await drainLoop();
+  } finally {
+    redis.disconnect();
+  }
+  // BullMQ jobs left active by a killed process (their lock gone): a live worker's stalled check must take them back
+  // (within its stalledInterval), so the drain waits for that instead of judging too early.
+  async function orphanedJobs(): Promise<string[]> {
+    const out: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisAt.prefix}:*:active`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) {
+        const base = k.slice(0, -':active'.length);
+        for (const id of await redis.lrange(k, 0, -1))
+          if (!(await redis.exists(`${base}:${id}:lock`))) out.push(`${base.slice(base.lastIndexOf(':') + 1)}/${id}`);
       }
-      const unjournaled = [...fundings].filter((h) => !acknowledged.has(h));
-      left = [
-        open.length ? `${open.length} open sessions` : '',
-        refunds.length ? `refunds ${refunds.map((r) => r.refund_id).join(',')} unsettled` : '',
-        unrelayed.length ? `${unrelayed.length} events not relayed` : '',
-        undelivered.length
-          ? `${undelivered.length} events not acknowledged (${undelivered
-              .slice(0, 3)
-              .map((e) => e.id)
-              .join(',')})`
-          : '',
-      ]
-        .filter(Boolean)
-        .join('; ');
-      if (!left) return undefined;
-    } catch (err) {
-      left = `database unreachable: ${(err as Error).message}`;
+    } while (cursor !== '0');
+    return out;
+  }
+  async function drainLoop(): Promise<string | undefined> {
+    const end = Date.now() + ms;
+    let left = 'nothing checked yet';
+    for (;;) {
+      try {
+        const open = await db.selectFrom('payment_sessions').select('id').where('status', '=', 'open').execute();
+        const refunds = await db.selectFrom('refunds').select('refund_id').where('status', 'in', ['pending', 'processing']).execute();
+        const unrelayed = await db.selectFrom('outbox_events').select('id').where('relayed_at', 'is', null).execute();
+        const acked = new Set(deliveries.filter((d) => d.answered >= 200 && d.answered < 300).map((d) => d.eventId));
+        const events = await db.selectFrom('outbox_events').select('id').execute();
+        const undelivered = events.filter((e) => !acked.has(e.id));
+        // The runner's own hot-wallet top-ups, once journaled as unexplained, acknowledged as an operator would.
+        for (const u of await listUnexplained(db, { all: true, limit: 1000 })) {
+          const hash = u.txHash.toLowerCase();
+          if (!fundings.has(hash)) continue;
+          if (!u.acknowledged) await acknowledgeUnexplained(db, u.entryId, 'simulator: hot wallet funded by the runner');
+          acknowledged.add(hash);
+        }
+        const unjournaled = [...fundings].filter((h) => !acknowledged.has(h));
+        const orphaned = await orphanedJobs();
+        left = [
+          open.length ? `${open.length} open sessions` : '',
+          refunds.length ? `refunds ${refunds.map((r) => r.refund_id).join(',')} unsettled` : '',
+          unrelayed.length ? `${unrelayed.length} events not relayed` : '',
+          undelivered.length
+            ? `${undelivered.length} events not acknowledged (${undelivered
+                .slice(0, 3)
+                .map((e) => e.id)
+                .join(',')})`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('; ');
+        if (!left) return undefined;
+      } catch (err) {
+        left = `database unreachable: ${(err as Error).message}`;
+      }
+      if (Date.now() > end) return left;
+      await sleep(500);
     }
-    if (Date.now() > end) return left;
-    await sleep(500);
   }
 }
