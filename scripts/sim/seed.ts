@@ -78,7 +78,12 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const events: SimEvent[] = [];
   const violations: Violation[] = [];
   const t0 = { at: Date.now() };
-  const ev = (kind: string, detail: Record<string, unknown> = {}) => events.push({ at: Date.now() - t0.at, kind, detail });
+  /** Wall time of the last exit of a process that runs BullMQ workers (the worker role). */
+  const workerDeath = { at: 0 };
+  const ev = (kind: string, detail: Record<string, unknown> = {}) => {
+    if (kind === 'process.exit' && detail.role === 'worker') workerDeath.at = Date.now();
+    events.push({ at: Date.now() - t0.at, kind, detail });
+  };
   const tag = o.faults ? `.run${o.runIndex}` : '';
   const logFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.service.log`);
   const eventsFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.events.json`);
@@ -205,7 +210,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     receiver.heal();
     for (const e of env.evm) e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix }, o.drainMs);
+    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix, workerDeath }, o.drainMs);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
     // Where every session and refund ended, and when: the event log shows how long each took to settle.
@@ -430,7 +435,7 @@ async function drain(
   db: Db,
   deliveries: Array<{ eventId: string; answered: number }>,
   fundings: Set<string>,
-  redisAt: { url: string; prefix: string },
+  redisAt: { url: string; prefix: string; workerDeath: { at: number } },
   ms: number,
 ): Promise<string | undefined> {
   const acknowledged = new Set<string>();
@@ -441,8 +446,9 @@ async function drain(
   } finally {
     redis.disconnect();
   }
-  // BullMQ jobs left active by a killed process (their lock gone): a live worker's stalled check must take them back
-  // (within its stalledInterval), so the drain waits for that instead of judging too early.
+  // BullMQ jobs left active by a killed worker process (taken before its last death, or with their lock gone): a live
+  // worker's stalled check must take them back once the lock expires, so the drain waits for that instead of judging
+  // too early (a job that is never taken back keeps the drain from ending: a `drain` violation).
   async function orphanedJobs(): Promise<string[]> {
     const out: string[] = [];
     let cursor = '0';
@@ -452,7 +458,11 @@ async function drain(
       for (const k of keys) {
         const base = k.slice(0, -':active'.length);
         for (const id of await redis.lrange(k, 0, -1))
-          if (!(await redis.exists(`${base}:${id}:lock`))) out.push(`${base.slice(base.lastIndexOf(':') + 1)}/${id}`);
+          if (
+            !(await redis.exists(`${base}:${id}:lock`)) ||
+            Number((await redis.hget(`${base}:${id}`, 'processedOn')) ?? 0) < redisAt.workerDeath.at
+          )
+            out.push(`${base.slice(base.lastIndexOf(':') + 1)}/${id}`);
       }
     } while (cursor !== '0');
     return out;
