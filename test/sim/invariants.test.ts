@@ -14,7 +14,7 @@ import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invarian
 import { JOBS_INVARIANT, noJobLeftUnresumed } from '../../scripts/sim/invariants/jobs.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { fund, payFrom } from '../support/evm-tokens/scenario.js';
+import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
 import { REDIS_URL } from '../support/env.js';
 import { reorgEvm } from '../../scripts/sim/faults/chain-evm.js';
 
@@ -29,6 +29,9 @@ let receiver: WebhookReceiver;
 let m: HarnessMerchant;
 let session: { id: string; payer: string };
 let refundId: string;
+/** A session paid 3.00 of 6.00 USDC (open, credited), and one paid 2.50 for 2.00 (paid, overpaid). */
+let partial: { id: string };
+let overpaid: { id: string };
 let miner: NodeJS.Timeout;
 
 const answered = (a: ReceivedRequest['answeredWith']): number => (typeof a === 'number' ? a : typeof a === 'object' ? a.status : 0);
@@ -101,6 +104,23 @@ beforeAll(async () => {
   expect(await acknowledgeUnexplained(h.t.db, topUp.entryId, 'hot wallet funded by the test')).toBe(true);
 
   session = await h.paidSession(m, { amount: '12.50' });
+  overpaid = await h.paidSession(m, { amount: '2.00', paid: 2_500_000n });
+  const created = await m.client.post('/api/v1/checkout/sessions/create', { amount: '6.00', currency: 'USD', order_id: 'o-partial' });
+  const sel = await fetch(`${h.base}/checkout/sessions/${created.json.id}/select`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ network: 'ethereum', token: 'USDC' }),
+  });
+  const { deposit_address } = (await sel.json()) as { deposit_address: string };
+  const payer = walletAt(31, h.node.provider);
+  await h.node.rpc('anvil_setBalance', [payer.address, '0xde0b6b3a7640000']);
+  await fund(h.tokens.USDC, payer.address, 3_000_000n);
+  await payFrom(payer, h.tokens.USDC, deposit_address, 3_000_000n);
+  partial = { id: created.json.id as string };
+  await h.until(async () => {
+    const d = await h.t.db.selectFrom('deposits').select('disposition').where('session_id', '=', partial.id).executeTakeFirst();
+    return d?.disposition === 'credited' ? true : undefined;
+  }, 60_000);
   const refund = await m.client.post('/api/v1/refunds/create', {
     session_id: session.id,
     refund_id: 'sim-rf-1',
@@ -133,6 +153,10 @@ afterAll(async () => {
 describe('simulator invariants on a real paid session, refund and deliveries', () => {
   it('every invariant holds on the real state', async () => {
     expect(receiver.received.filter((r) => r.answeredWith === 500).length).toBeGreaterThanOrEqual(2);
+    const status = async (id: string) =>
+      await h.t.db.selectFrom('payment_sessions').select(['status', 'received_base']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(await status(partial.id)).toEqual({ status: 'open', received_base: 3_000_000n });
+    expect(await status(overpaid.id)).toEqual({ status: 'paid', received_base: 2_500_000n });
     const ctx = context();
     expect(allInvariants.map((f) => f.name)).toEqual([SESSION_PAID, SINGLE_CREDIT, OUTBOUND_ONCE, WEBHOOKS, JOURNAL, JOBS_INVARIANT]);
     const violations = (await Promise.all(allInvariants.map((f) => f(ctx)))).flat();
@@ -154,9 +178,20 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     const vs = await corrupted(async (trx) => {
       await trx.updateTable('payment_sessions').set({ status: 'paid' }).where('id', '=', created.json.id).execute();
       await trx.updateTable('payment_sessions').set({ status: 'open' }).where('id', '=', session.id).execute();
+      await trx.updateTable('payment_sessions').set({ status: 'paid' }).where('id', '=', partial.id).execute();
       return sessionPaidIffChain(context({ db: trx }));
     });
-    expect(subjects(vs, SESSION_PAID).sort()).toEqual([created.json.id, session.id].sort());
+    expect(subjects(vs, SESSION_PAID).sort()).toEqual([created.json.id, session.id, partial.id].sort());
+    expect(vs.find((v) => v.subject === partial.id)!.message).toMatch(
+      /is paid but the canonical chain holds 3000000 of 6000000 base units of USDC/,
+    );
+    expect(vs.find((v) => v.subject === session.id)!.message).toMatch(/is open but the canonical chain holds 12500000 of 12500000/);
+    // A merchant tolerance of 50 % makes the half-paid session's money enough: now it is the open status that is wrong.
+    const tolerant = await corrupted(async (trx) => {
+      await trx.updateTable('merchants').set({ underpayment_tolerance_bps: 5000 }).where('id', '=', m.id).execute();
+      return sessionPaidIffChain(context({ db: trx }));
+    });
+    expect(subjects(tolerant, SESSION_PAID)).toEqual([partial.id]);
     expect(vs.find((v) => v.subject === created.json.id)!.message).toMatch(/is paid but the canonical chain holds 0 of 3000000/);
     // Rolled back: the second session stays open and unpaid, as the chain says.
     expect(await sessionPaidIffChain(context())).toEqual([]);
@@ -188,7 +223,9 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
 
   it('every event delivered once, in order: a missing delivery, a changed retry body, a reordered pair', async () => {
     const real = deliveries();
-    const completed = real.find((d) => d.type === 'payment.completed' && d.answered === 200)!;
+    const completed = real.find(
+      (d) => d.type === 'payment.completed' && d.answered === 200 && JSON.parse(d.body).data.object.session_id === session.id,
+    )!;
     // Missing: the receiver never accepted payment.completed.
     const missing = await everyEventDeliveredOnceInOrder(
       context({ deliveries: real.filter((d) => !(d.eventId === completed.eventId && d.answered === 200)) }),
@@ -213,6 +250,18 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     });
     expect(subjects(vs, WEBHOOKS)).toEqual([session.id]);
     expect(vs[0]!.message).toMatch(/was first accepted before the earlier event/);
+    // The same order is fine when the earlier event was resent by the operator (generation 1): it arrives after.
+    const resent = await corrupted(async (trx) => {
+      const later = await sql<{ id: string }>`
+        insert into outbox_events (id, merchant_id, mode, type, aggregate_id, payload)
+        select next_event_id(), merchant_id, mode, 'payment.completed', aggregate_id, payload from outbox_events
+        where id = ${completed.eventId} returning id`.execute(trx);
+      const id = later.rows[0]!.id;
+      await trx.updateTable('webhook_deliveries').set({ generation: 1 }).where('event_id', '=', completed.eventId).execute();
+      const early: ReceivedDelivery = { ...completed, eventId: id, body: completed.body.replace(completed.eventId, id), seq: -1 };
+      return everyEventDeliveredOnceInOrder(context({ db: trx, deliveries: [early, ...real] }));
+    });
+    expect(resent).toEqual([]);
   });
 
   it('journal reconciles: an unexplained top-up nobody acknowledged is a difference naming the hot wallet', async () => {
@@ -240,6 +289,8 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
       const event = await h.t.db.selectFrom('webhook_deliveries').select('event_id').executeTakeFirstOrThrow();
       const vs = await corrupted(async (trx) => {
         await trx.updateTable('webhook_deliveries').set({ status: 'pending' }).where('event_id', '=', event.event_id).execute();
+        // A refund still processing with no job of its own is not abandoned: the payout-sweep scheduler re-adds one.
+        await trx.updateTable('refunds').set({ status: 'processing' }).where('id', '=', refundId).execute();
         return noJobLeftUnresumed({ graceMs: 30_000 })(context({ db: trx }));
       });
       expect(subjects(vs, JOBS_INVARIANT).sort()).toEqual(['sim-probe/late-1', 'sim-probe/orphan-1', event.event_id].sort());
@@ -291,9 +342,14 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     const r = await reorgEvm(h.node.url, { depth: Number(head - dep.block_number) + 1, drop: 'all' });
     expect(r.dropped).toContain(dep.tx_hash.toLowerCase());
     const paid = await sessionPaidIffChain(context());
-    expect(subjects(paid, SESSION_PAID)).toEqual([session.id]);
-    expect(paid[0]!.message).toMatch(/is paid but the canonical chain holds 0 of 12500000/);
+    // Every paid session's transfer was in the removed blocks (the partial one's too, but it was not paid).
+    expect(subjects(paid, SESSION_PAID).sort()).toEqual([session.id, overpaid.id].sort());
+    expect(paid.find((v) => v.subject === session.id)!.message).toMatch(/is paid but the canonical chain holds 0 of 12500000/);
     const credit = await noTransferCreditedTwice(context());
-    expect(subjects(credit, SINGLE_CREDIT)).toEqual([`ethereum/test/${dep.tx_hash.toLowerCase()}:${dep.log_index}`]);
+    const credited = await h.t.db.selectFrom('deposits').select(['tx_hash', 'log_index']).where('disposition', '=', 'credited').execute();
+    expect(credited).toHaveLength(3);
+    expect(subjects(credit, SINGLE_CREDIT)).toEqual(
+      expect.arrayContaining(credited.map((d) => `ethereum/test/${d.tx_hash.toLowerCase()}:${d.log_index}`)),
+    );
   });
 });

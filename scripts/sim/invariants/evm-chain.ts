@@ -38,15 +38,18 @@ export interface RpcReceipt {
   logs: RpcLog[];
 }
 
+/** An EVM-style JSON-RPC ledger: an EVM chain of the simulator, or TRON's /jsonrpc (tron-chain.ts). */
+export type EvmLike = Omit<SimEvmChain, 'network' | 'chainId'> & { network: string };
+
 const topicOf = (address: string) => `0x${address.toLowerCase().replace(/^0x/, '').padStart(64, '0')}`;
 const addressOf = (topic: string) => `0x${topic.slice(26)}`.toLowerCase();
 
-export function tokenSymbolOf(chain: SimEvmChain, contract: string): string | undefined {
+export function tokenSymbolOf(chain: EvmLike, contract: string): string | undefined {
   const c = contract.toLowerCase();
   return Object.entries(chain.tokens).find(([, a]) => a.toLowerCase() === c)?.[0];
 }
 
-function toTransfer(chain: SimEvmChain, l: RpcLog): ChainTransfer | null {
+function toTransfer(chain: EvmLike, l: RpcLog): ChainTransfer | null {
   if (l.topics[0]?.toLowerCase() !== TRANSFER_TOPIC || l.topics.length < 3) return null;
   const token = tokenSymbolOf(chain, l.address);
   if (!token) return null;
@@ -64,7 +67,7 @@ function toTransfer(chain: SimEvmChain, l: RpcLog): ChainTransfer | null {
 }
 
 /** Every registry-token Transfer on the canonical chain with the given `from` and/or `to` (lists allowed). */
-export async function transfers(chain: SimEvmChain, o: { from?: string[]; to?: string[]; toBlock?: bigint }): Promise<ChainTransfer[]> {
+export async function transfers(chain: EvmLike, o: { from?: string[]; to?: string[]; toBlock?: bigint }): Promise<ChainTransfer[]> {
   const contracts = Object.values(chain.tokens);
   if (contracts.length === 0 || (o.from && o.from.length === 0) || (o.to && o.to.length === 0)) return [];
   const out: ChainTransfer[] = [];
@@ -94,17 +97,17 @@ export async function transfers(chain: SimEvmChain, o: { from?: string[]; to?: s
   return out.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
 }
 
-export async function headNumber(chain: SimEvmChain): Promise<bigint> {
+export async function headNumber(chain: EvmLike): Promise<bigint> {
   return BigInt(await jsonRpc<string>(chain.rpcUrl, 'eth_blockNumber'));
 }
 
 /** The highest block the service treats as confirmed (chains/evm/block-scanner.ts: head − confirmations + 1). */
-export async function confirmedHeight(chain: SimEvmChain): Promise<bigint> {
+export async function confirmedHeight(chain: EvmLike): Promise<bigint> {
   return (await headNumber(chain)) - BigInt(chain.confirmations) + 1n;
 }
 
 /** Block timestamps in ms, memoised per call site. */
-export function blockTimes(chain: SimEvmChain): (n: bigint) => Promise<number> {
+export function blockTimes(chain: EvmLike): (n: bigint) => Promise<number> {
   const cache = new Map<bigint, Promise<number>>();
   return (n) => {
     let p = cache.get(n);
@@ -119,11 +122,12 @@ export function blockTimes(chain: SimEvmChain): (n: bigint) => Promise<number> {
 }
 
 /** The canonical receipt of `hash`, or null when the transaction is not mined on the canonical chain. */
-export async function receipt(chain: SimEvmChain, hash: string): Promise<RpcReceipt | null> {
-  return jsonRpc<RpcReceipt | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+export async function receipt(chain: EvmLike, hash: string): Promise<RpcReceipt | null> {
+  // TRON txIDs are stored bare (64 hex digits); java-tron's JSON-RPC takes them 0x-prefixed like any hash.
+  return jsonRpc<RpcReceipt | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash.startsWith('0x') ? hash : `0x${hash}`]);
 }
 
-export function receiptTransfers(chain: SimEvmChain, r: RpcReceipt): ChainTransfer[] {
+export function receiptTransfers(chain: EvmLike, r: RpcReceipt): ChainTransfer[] {
   return r.logs.flatMap((l) => {
     const t = toTransfer(chain, l);
     return t ? [t] : [];
@@ -131,7 +135,7 @@ export function receiptTransfers(chain: SimEvmChain, r: RpcReceipt): ChainTransf
 }
 
 /** The token's decimals: the chain's own `decimals()` unless the runner gave them (SimEvmChain.decimals). */
-export async function tokenDecimals(chain: SimEvmChain, symbol: string): Promise<number> {
+export async function tokenDecimals(chain: EvmLike, symbol: string): Promise<number> {
   const given = chain.decimals?.[symbol];
   if (given !== undefined) return given;
   const address = chain.tokens[symbol];

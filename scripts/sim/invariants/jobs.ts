@@ -51,11 +51,15 @@ async function check(ctx: InvariantContext, graceMs: number, now: () => number):
     for (const [base, name] of queues) {
       const ids = new Set<string>();
       live.set(name, ids);
+      const unlocked: string[] = [];
       for (const id of await redis.lrange(`${base}:active`, 0, -1)) {
         ids.add(id);
-        if (!(await redis.exists(`${base}:${id}:lock`)))
-          v(`${name}/${id}`, `job ${id} of queue ${name} is active but no worker holds its lock`);
+        if (!(await redis.exists(`${base}:${id}:lock`))) unlocked.push(id);
       }
+      // A live worker's stalled-job check takes an unlocked active job back; only with none is it abandoned.
+      if (unlocked.length > 0 && (await workersOf(redis, base, name)) === 0)
+        for (const id of unlocked)
+          v(`${name}/${id}`, `job ${id} of queue ${name} is active, no worker holds its lock and no worker serves the queue`);
       const delayed = await redis.zrange(`${base}:delayed`, '0', '-1', 'WITHSCORES');
       for (let i = 0; i < delayed.length; i += 2) {
         const id = delayed[i]!;

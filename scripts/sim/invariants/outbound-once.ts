@@ -1,7 +1,8 @@
 import type { NetworkId } from '../../../src/domain/vocabulary.js';
-import type { SimEvmChain, Invariant, Violation } from '../contract.js';
-import { evmChain, receipt, receiptTransfers, transfers } from './evm-chain.js';
+import type { Invariant, Violation } from '../contract.js';
+import { type EvmLike, evmChain, receipt, receiptTransfers, transfers } from './evm-chain.js';
 import { solanaReader } from './solana-chain.js';
+import { tronAsEvm, tronHex } from './tron-chain.js';
 
 export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 
@@ -16,13 +17,15 @@ export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 // - sweep step: attempts whose canonical receipt succeeded; `succeeded` needs exactly one, any other status none;
 // - and no Transfer out of a payout hot wallet that none of those attempts explains (money moved with no record).
 // EVM networks for all of it; on Solana, refunds (a landed, successful attempt crediting the destination's account of
-// the token counts as moving money); charges and sweeps on Solana and TRON, and TRON refunds, not yet.
+// the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC; charges and sweeps
+// on Solana and TRON, and the hot-wallet scan there, not yet.
 export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const v = (subject: string, message: string) => out.push({ invariant: OUTBOUND_ONCE, subject, message });
   const evmNetworks = ctx.chains.evm.map((c) => c.network);
   const solana = ctx.chains.solana ? solanaReader(ctx.chains.solana) : undefined;
-  const networks: NetworkId[] = [...evmNetworks, ...(solana ? (['solana'] as const) : [])];
+  const tron = tronAsEvm(ctx.chains);
+  const networks: NetworkId[] = [...evmNetworks, ...(solana ? (['solana'] as const) : []), ...(tron ? (['tron'] as const) : [])];
   if (networks.length === 0) return out;
   // EVM hashes compare lowercase; Solana signatures are base58 and compare as they are.
   const norm = (network: string, h: string) => (network === 'solana' ? h : h.toLowerCase());
@@ -51,12 +54,13 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
         if (t.landed && !t.failed && t.credits.some((c) => c.token === r.token && c.owner === r.destination_address)) moved.push(h);
       }
     } else {
-      const chain = evmChain(ctx.chains.evm, r.network)!;
-      const senders = new Set(mine.map((a) => a.sender.toLowerCase()));
+      const chain = r.network === 'tron' ? tron! : evmChain(ctx.chains.evm, r.network)!;
+      const hex = (x: string) => (r.network === 'tron' ? (tronHex(x) ?? x) : x.toLowerCase());
+      const senders = new Set(mine.map((x) => hex(x.sender)));
       moved = await movingHashes(
         chain,
         [...hashes],
-        (t) => t.token === r.token && senders.has(t.from) && t.to === r.destination_address.toLowerCase(),
+        (t) => t.token === r.token && senders.has(t.from) && t.to === hex(r.destination_address),
       );
     }
     const txHash = r.transaction_hash === null ? null : norm(r.network, r.transaction_hash);
@@ -139,7 +143,7 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
 
 /** The hashes among `hashes` whose canonical receipt succeeded and (unless `any`) carries a matching Transfer. */
 async function movingHashes(
-  chain: SimEvmChain,
+  chain: EvmLike,
   hashes: string[],
   matches: (t: ReturnType<typeof receiptTransfers>[number]) => boolean,
   any = false,

@@ -3,6 +3,7 @@ import { settlesAsPaid } from '../../../src/ledger/settlement-rule.js';
 import type { Invariant, Violation } from '../contract.js';
 import { blockTimes, confirmedHeight, tokenDecimals, transfers } from './evm-chain.js';
 import { solanaReader } from './solana-chain.js';
+import { tronAsEvm, tronHex } from './tron-chain.js';
 
 export const SESSION_PAID = 'session-paid-iff-chain';
 
@@ -12,7 +13,8 @@ export const SESSION_PAID = 'session-paid-iff-chain';
 // underpayment tolerance), the amount due being the session's target amount in the token's base units. Zero-value
 // transfers count for nothing. A canceled session is never paid (the chain's money then is an unmatched deposit), so
 // only the "paid ⇒ enough on chain" direction applies to it. EVM networks (confirmed: head − confirmations + 1) and
-// Solana (the balance increases of the deposit owner's accounts at the required commitment); TRON not yet.
+// TRON (its Ethereum-compatible JSON-RPC, addresses converted) and Solana (the balance increases of the deposit
+// owner's accounts at the required commitment).
 export const sessionPaidIffChain: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const judge = (
@@ -46,20 +48,24 @@ export const sessionPaidIffChain: Invariant = async (ctx) => {
     .where('s.network', 'is not', null)
     .where('s.token', 'is not', null)
     .execute();
-  for (const chain of ctx.chains.evm) {
+  const tron = tronAsEvm(ctx.chains);
+  for (const chain of [...ctx.chains.evm, ...(tron ? [tron] : [])]) {
+    // Addresses as the JSON-RPC speaks them: EVM lowercase 0x; TRON's canonical 41… hex as 0x.
+    const hex = (a: string) => (chain.network === 'tron' ? (tronHex(a) ?? a) : a.toLowerCase());
     const mine = sessions.filter((s) => s.network === chain.network);
     if (mine.length === 0) continue;
     const height = await confirmedHeight(chain);
     const time = blockTimes(chain);
-    const all = await transfers(chain, { to: mine.map((s) => s.deposit_address!.toLowerCase()), toBlock: height });
+    const decimalsOf = new Map<string, Promise<number>>(); // one decimals() read per token per check
+    const all = await transfers(chain, { to: mine.map((s) => hex(s.deposit_address!)), toBlock: height });
     const byTo = new Map<string, typeof all>();
     for (const t of all) byTo.set(t.to, [...(byTo.get(t.to) ?? []), t]);
     for (const s of mine) {
       if (!chain.tokens[s.token!]) continue;
-      const decimals = await tokenDecimals(chain, s.token!);
+      const decimals = await (decimalsOf.get(s.token!) ?? decimalsOf.set(s.token!, tokenDecimals(chain, s.token!)).get(s.token!)!);
       const due = stablecoinMinorToBase(s.target_amount_minor, decimals);
       let received = 0n;
-      for (const t of byTo.get(s.deposit_address!.toLowerCase()) ?? []) {
+      for (const t of byTo.get(hex(s.deposit_address!)) ?? []) {
         if (t.token !== s.token || t.value === 0n) continue;
         if ((await time(t.blockNumber)) > s.expires_at.getTime()) continue;
         received += t.value;

@@ -1,13 +1,14 @@
 import type { Invariant, Violation } from '../contract.js';
 import { evmChain, receipt, receiptTransfers } from './evm-chain.js';
 import { solanaReader } from './solana-chain.js';
+import { tronAsEvm, tronHex } from './tron-chain.js';
 
 export const SINGLE_CREDIT = 'no-transfer-credited-twice';
 
 // No on-chain transfer is credited twice (docs/journal.md, src/ledger/deposits.ts):
 // - one live deposit row per (network, mode, tx hash, log index): orphaned rows (a reorg took their block) aside;
 // - every credited deposit names a transfer that is on the canonical chain, to its address, of its token and amount
-//   (EVM: the receipt's log at that index; Solana: the balance increase of the token account at that index);
+//   (EVM and TRON: the receipt's log at that index; Solana: the balance increase of the token account at that index);
 // - no two sessions are paid by one deposit, and a session's received amount is the sum of its credited deposits.
 export const noTransferCreditedTwice: Invariant = async (ctx) => {
   const out: Violation[] = [];
@@ -31,11 +32,14 @@ export const noTransferCreditedTwice: Invariant = async (ctx) => {
   }
 
   const solana = ctx.chains.solana ? solanaReader(ctx.chains.solana) : undefined;
+  const tron = tronAsEvm(ctx.chains);
+  // The recipient as the chain's reader reports it: 0x lowercase (TRON's canonical 41… converted), Solana as is.
+  const chainForm = (network: string, a: string) => (network === 'solana' ? a : network === 'tron' ? (tronHex(a) ?? a) : a.toLowerCase());
   for (const d of deposits) {
     if (d.disposition !== 'credited') continue;
     const key = depositKey(d);
     let log: { to: string; value: bigint; token: string } | undefined;
-    const chain = evmChain(ctx.chains.evm, d.network);
+    const chain = evmChain(ctx.chains.evm, d.network) ?? (d.network === 'tron' ? tron : undefined);
     if (chain) {
       const r = await receipt(chain, d.tx_hash);
       log = r?.status === '0x1' ? receiptTransfers(chain, r).find((t) => t.logIndex === d.log_index) : undefined;
@@ -49,7 +53,7 @@ export const noTransferCreditedTwice: Invariant = async (ctx) => {
         subject: key,
         message: `deposit ${d.id} credits ${key} to session ${d.session_id}, but no such transfer is on the canonical chain`,
       });
-    else if (log.to.toLowerCase() !== d.to_address.toLowerCase() || log.value !== d.amount_base || log.token !== d.token)
+    else if (log.to !== chainForm(d.network, d.to_address) || log.value !== d.amount_base || log.token !== d.token)
       out.push({
         invariant: SINGLE_CREDIT,
         subject: key,

@@ -1,0 +1,27 @@
+import { normalizeTronAddress, tronToEvmHex } from '../../../chains/tron/address.js';
+import type { SimChains } from '../contract.js';
+import type { EvmLike } from './evm-chain.js';
+
+// TRON for the invariants: java-tron's Ethereum-compatible JSON-RPC (`SimChains.tron.jsonRpcUrl`, the fake's /jsonrpc
+// over Anvil in the simulator) read like an EVM chain, addresses converted between the ledger's canonical `41…` hex
+// and the 0x form the JSON-RPC speaks (chains/tron/address.ts).
+
+/** The 0x form of a TRON address given as base58 `T…`, canonical `41…` or already 0x hex; null when none of these. */
+export function tronHex(address: string): string | null {
+  if (/^0x[0-9a-fA-F]{40}$/.test(address)) return address.toLowerCase();
+  const c = normalizeTronAddress(address);
+  return c ? tronToEvmHex(c).toLowerCase() : null;
+}
+
+/** The TRON ledger as an EVM-like chain (tokens in 0x form), or undefined when the seed runs no TRON. */
+export function tronAsEvm(chains: SimChains): EvmLike | undefined {
+  const t = chains.tron;
+  if (!t) return undefined;
+  const tokens: Record<string, string> = {};
+  for (const [symbol, address] of Object.entries(t.tokens)) {
+    const hex = tronHex(address);
+    if (!hex) throw new Error(`tron: ${symbol} contract ${address} is not a TRON address`);
+    tokens[symbol] = hex;
+  }
+  return { network: 'tron', rpcUrl: t.jsonRpcUrl, tokens, confirmations: t.confirmations };
+}
