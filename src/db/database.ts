@@ -13,5 +13,9 @@ export function createDb(connectionString: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString, max });
   // A dropped connection must not crash the process; the pool replaces it and the next query reports the error.
   pool.on('error', () => {});
+  // The same for a connection that is checked out but idle between queries (a transaction waiting on an RPC call, the
+  // watcher's leader-lock connection): pg emits the loss on the client itself, which crashes the process when nobody
+  // listens (found by the simulator, docs/simulation.md). The next query on that client rejects instead.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

@@ -1,0 +1,127 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type SimEnvironment, startEnvironment } from './environment.js';
+import { invariants } from './invariants/index.js';
+import { shrinkWithStats } from './shrink.js';
+import { countByKind } from './schedule.js';
+import { activeSupervisors } from './supervisor.js';
+import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
+
+// `npm run sim -- --seeds N [--seed S] [--minutes M] [--shrink]` (issue #20, docs/simulation.md): runs seeds S, S+1, …
+// (or the --seed list) until N seeds ran or M minutes passed, one line per seed, then the totals: seeds passed and
+// failed, wall time, seeds per minute, faults injected by kind. A failing seed prints its replay command and the file
+// holding its event log; with --shrink, the schedule is cut down to fewer faults that still fail.
+
+const say = (line = '') => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seeds: { type: 'string' },
+      seed: { type: 'string', multiple: true },
+      minutes: { type: 'string' },
+      shrink: { type: 'boolean', default: false },
+      /** A schedule (JSON ScheduledFault[]) instead of the seed's own: replays a shrunk schedule. */
+      faults: { type: 'string' },
+      'active-seconds': { type: 'string', default: '20' },
+      'drain-seconds': { type: 'string', default: '120' },
+      networks: { type: 'string', default: 'ethereum,bsc' },
+      intensity: { type: 'string', default: '1' },
+      out: { type: 'string', default: join(tmpdir(), 'stablepay-sim') },
+    },
+  });
+  const seedList = (values.seed ?? []).flatMap((s) => s.split(',')).map((s) => Number(s.trim()));
+  if (seedList.some((s) => !Number.isInteger(s) || s < 0)) throw new Error('--seed takes non-negative integers');
+  const count = values.seeds ? Number(values.seeds) : Math.max(seedList.length, 1);
+  const first = seedList.length === 1 ? seedList[0]! : 1;
+  const seeds = seedList.length > 1 ? seedList : Array.from({ length: count }, (_, i) => first + i);
+  const deadline = values.minutes ? Date.now() + Number(values.minutes) * 60_000 : Number.POSITIVE_INFINITY;
+  const networks = values.networks.split(',').map((n) => n.trim()) as Array<'ethereum' | 'bsc'>;
+  if (networks.some((n) => n !== 'ethereum' && n !== 'bsc')) throw new Error('--networks: ethereum and/or bsc');
+  const options: Omit<SeedOptions, 'runIndex'> = {
+    activeMs: Number(values['active-seconds']) * 1000,
+    drainMs: Number(values['drain-seconds']) * 1000,
+    networks,
+    intensity: Number(values.intensity),
+    invariants,
+    ...(values.faults ? { faults: JSON.parse(values.faults) as SeedOptions['faults'] } : {}),
+  };
+
+  const started = Date.now();
+  say(`simulator: starting PostgreSQL, Redis and ${networks.join(', ')} (private instances)…`);
+  const env: SimEnvironment = await startEnvironment({ networks, outDir: values.out });
+  const stopOnSignal = () =>
+    void Promise.allSettled([...activeSupervisors].map((s) => s.stopAll()))
+      .then(() => env.stop())
+      .finally(() => process.exit(130));
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  const results: SeedResult[] = [];
+  const faultsByKind: Record<string, number> = {};
+  const extraArgs = `--active-seconds ${values['active-seconds']} --networks ${values.networks} --intensity ${values.intensity}`;
+  const seedsStarted = Date.now();
+  try {
+    for (const [i, seed] of seeds.entries()) {
+      if (Date.now() > deadline) break;
+      const r = await runSeed(env, seed, { ...options, runIndex: i });
+      results.push(r);
+      countByKind(r.faults, faultsByKind);
+      const kinds = r.faults
+        .map((f) => (f.kind === 'kill' ? `kill:${f.params.role}` : f.kind === 'failpoint' ? `fp:${f.params.point}` : f.kind))
+        .join(' ');
+      say(
+        `seed ${seed}: ${r.ok ? 'ok  ' : 'FAIL'} ${(r.wallMs / 1000).toFixed(1)}s  sessions ${r.stats.sessions} refunds ${r.stats.refunds} ` +
+          `deliveries ${r.stats.deliveries} process starts ${r.stats.starts}  faults [${kinds}]`,
+      );
+      if (!r.ok) {
+        for (const v of r.violations.slice(0, 10)) say(`    ${v.invariant}: ${v.message}${v.subject ? ` (${v.subject})` : ''}`);
+        say(`    replay: npm run sim -- --seed ${seed} ${extraArgs}`);
+        say(`    event log: ${r.eventsFile}   service log: ${r.logFile}`);
+        if (values.shrink) await shrinkSeed(env, seed, r, { ...options, runIndex: 10_000 + i }, say);
+      }
+    }
+  } finally {
+    await env.stop();
+  }
+  const failed = results.filter((r) => !r.ok);
+  const minutes = (Date.now() - seedsStarted) / 60_000;
+  say();
+  say(
+    `seeds: ${results.length} run, ${results.length - failed.length} passed, ${failed.length} failed${failed.length ? ` (${failed.map((r) => r.seed).join(', ')})` : ''}`,
+  );
+  say(
+    `wall time: ${((Date.now() - started) / 1000).toFixed(0)} s (environment start-up included); seeds per minute: ${(results.length / minutes).toFixed(2)}`,
+  );
+  say(
+    `faults injected by kind: ${
+      Object.entries(faultsByKind)
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    }`,
+  );
+  process.exit(failed.length > 0 ? 1 : 0);
+}
+
+async function shrinkSeed(env: SimEnvironment, seed: number, r: SeedResult, o: SeedOptions, out: (l: string) => void): Promise<void> {
+  let runs = 0;
+  const shrunk = await shrinkWithStats(
+    r.faults,
+    async (subset) => {
+      runs++;
+      const again = await runSeed(env, seed, { ...o, faults: subset, runIndex: o.runIndex + runs });
+      return !again.ok;
+    },
+    { maxRuns: 30, onRun: (s, failed) => out(`    shrink run ${runs}: ${s.length} faults → ${failed ? 'still fails' : 'passes'}`) },
+  );
+  const smallest = shrunk.schedule;
+  if (shrunk.exhausted) out('    (run budget of 30 reached: not 1-minimal)');
+  out(`    shrunk to ${smallest.length} of ${r.faults.length} faults: ${JSON.stringify(smallest)}`);
+  out(`    replay the shrunk schedule: npm run sim -- --seed ${seed} --faults '${JSON.stringify(smallest)}'`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`simulator: ${(err as Error).stack ?? err}\n`);
+  process.exit(2);
+});

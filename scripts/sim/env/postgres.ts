@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { createDb } from '../../../src/db/database.js';
+import { migrateToLatest } from '../../../src/db/migrate.js';
+import { freePort } from '../../../test/support/anvil.js';
+
+// The simulator's OWN PostgreSQL cluster (never the machine's shared one): initdb + pg_ctl in a temp directory on a
+// private port. `crash()` stops it with `-m immediate` (no checkpoint, as a power cut) and `start()` brings it back;
+// the migrated template `sim_tpl` makes a fresh database per seed cheap (CREATE DATABASE … TEMPLATE).
+
+const run = promisify(execFile);
+
+export interface SimPostgres {
+  port: number;
+  url(database: string): string;
+  /** A fresh, migrated database for one seed. */
+  createSeedDatabase(name: string): Promise<string>;
+  dropDatabase(name: string): Promise<void>;
+  crash(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  if (versions.length === 0) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql/*/bin');
+  return join(root, versions[0]!, 'bin');
+}
+
+/** PostgreSQL refuses to run as root: run its tools as the `postgres` user then. */
+async function asPostgres(bin: string, args: string[]): Promise<string> {
+  const root = process.getuid?.() === 0;
+  const { stdout } = root ? await run('runuser', ['-u', 'postgres', '--', bin, ...args]) : await run(bin, args);
+  return stdout;
+}
+
+export async function startSimPostgres(): Promise<SimPostgres> {
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), 'sp-sim-pg-'));
+  chmodSync(dir, 0o777);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  await asPostgres(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  const pgCtl = (args: string[]) => asPostgres(join(bin, 'pg_ctl'), ['-D', data, ...args]);
+  const start = async () => {
+    await pgCtl(['-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
+  };
+  await start();
+  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const admin = async (text: string) => {
+    for (let attempt = 0; ; attempt++) {
+      const c = new pg.Client({ connectionString: url('postgres') });
+      try {
+        await c.connect();
+        await c.query(text);
+        return;
+      } catch (err) {
+        if (attempt >= 30) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        await c.end().catch(() => {});
+      }
+    }
+  };
+  await admin('create database sim_tpl');
+  const tpl = createDb(url('sim_tpl'), 2);
+  await migrateToLatest(tpl);
+  await tpl.destroy();
+  return {
+    port,
+    url,
+    async createSeedDatabase(name) {
+      await admin(`create database ${name} template sim_tpl`);
+      return url(name);
+    },
+    dropDatabase: (name) => admin(`drop database if exists ${name} with (force)`),
+    crash: async () => {
+      await pgCtl(['-m', 'immediate', '-w', 'stop']);
+    },
+    start,
+    async stop() {
+      await pgCtl(['-m', 'immediate', '-w', 'stop']).catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { FAILPOINTS } from '../../src/outbound/failpoints.js';
+import type { ScheduledFault } from './contract.js';
+import type { Prng } from './prng.js';
+import type { RoleName } from './supervisor.js';
+
+// The fault schedule of one seed, drawn from its PRNG before anything runs (so a replay injects the same faults at
+// the same moments and shrinking can drop entries). Kinds (docs/simulation.md):
+// - rpc: a window of JSON-RPC errors, timeouts, 429s, 5xx and range-too-large answers on one network's fault proxy;
+// - kill: SIGKILL one role (api, worker, watcher-a, watcher-b: killing the leader is a standby takeover);
+// - failpoint: restart the worker with SP_FAILPOINTS naming one outbound failpoint (it kills itself there);
+// - reorg: an EVM reorg shallower than the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
+//   the removed transactions;
+// - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs.
+
+export const FAULT_KINDS = ['rpc', 'kill', 'failpoint', 'redis.restart', 'postgres.restart', 'reorg'] as const;
+export const ROLES: RoleName[] = ['api', 'worker', 'watcher-a', 'watcher-b'];
+
+export function buildSchedule(
+  prng: Prng,
+  o: { activeMs: number; networks: string[]; intensity: number; confirmations: number },
+): ScheduledFault[] {
+  const faults: ScheduledFault[] = [];
+  const n = Math.max(1, Math.round(prng.int(2, 6) * o.intensity));
+  for (let i = 0; i < n; i++) {
+    const at = prng.int(1500, Math.max(2000, o.activeMs - 2000));
+    const kind = prng.pick([...FAULT_KINDS, 'rpc', 'kill', 'failpoint'] as const);
+    if (kind === 'rpc') {
+      faults.push({
+        at,
+        kind,
+        params: {
+          network: prng.pick(o.networks),
+          durationMs: prng.int(1000, 6000),
+          errorRate: prng.pick([0, 0.1, 0.3]),
+          timeoutRate: prng.pick([0, 0.05, 0.2]),
+          http429Rate: prng.pick([0, 0.1, 0.3]),
+          http5xxRate: prng.pick([0, 0.1, 0.2]),
+          maxLogsRange: prng.pick([1, 3, 10, 1000]),
+        },
+      });
+    } else if (kind === 'kill') {
+      faults.push({ at, kind, params: { role: prng.pick(ROLES) } });
+    } else if (kind === 'reorg') {
+      faults.push({
+        at,
+        kind,
+        params: {
+          network: prng.pick(o.networks),
+          // A block with `confirmations` confirmations is final: a deeper reorg is one the service rightly refuses to
+          // absorb (the watcher stops and alerts), so the schedule stays below it.
+          depth: prng.int(1, Math.max(1, o.confirmations - 1)),
+          drop: prng.pick(['none', 'none', 'all', 'alternate']),
+          extend: prng.int(0, 1),
+        },
+      });
+    } else if (kind === 'failpoint') {
+      faults.push({ at, kind, params: { role: 'worker', point: prng.pick(FAILPOINTS) } });
+    } else {
+      faults.push({ at, kind, params: { downMs: prng.int(300, 3000) } });
+    }
+  }
+  return faults.sort((a, b) => a.at - b.at);
+}
+
+export function countByKind(faults: ScheduledFault[], into: Record<string, number>): void {
+  for (const f of faults) {
+    const k = f.kind === 'kill' ? `kill:${String(f.params.role)}` : f.kind === 'failpoint' ? `failpoint:${String(f.params.point)}` : f.kind;
+    into[k] = (into[k] ?? 0) + 1;
+  }
+}

@@ -1,0 +1,511 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { Redis } from 'ioredis';
+import { HOT_WALLET_SLOT } from '../../chains/types.js';
+import { createDb, type Db } from '../../src/db/database.js';
+import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
+import { createMerchant } from '../../src/ledger/merchants.js';
+import { SecretBox } from '../../src/security/secret-box.js';
+import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
+import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
+import { loadChainSettings } from '../../src/watcher/config.js';
+import { type ReorgDrop, reorgEvm } from './faults/chain-evm.js';
+import { merchantApi, type MerchantApi, selectNetwork } from './api.js';
+import type { Invariant, ScheduledFault, SimEvent, Violation } from './contract.js';
+import { type SimEnvironment, seedFile } from './environment.js';
+import { SIM_CONFIRMATIONS } from './env/evm.js';
+import { createPrng } from './prng.js';
+import { startSimReceiver } from './receiver.js';
+import { checkAll } from './runner-invariants.js';
+import { buildScenario, type SessionPlan } from './scenario.js';
+import { buildSchedule } from './schedule.js';
+import { type RoleName, startSupervisor } from './supervisor.js';
+
+// One seed: a fresh database and BullMQ prefix, merchants with the simulator's webhook receiver, the service's roles
+// as supervised OS processes, the scenario and the fault schedule run together for `activeMs`, then the drain (every
+// fault healed, every process up, the receiver answering 200) until the outbox is delivered and every session and
+// refund is settled, bounded by `drainMs` (a hang is a violation), then the invariants. docs/simulation.md.
+
+export const SIM_MNEMONIC = 'test test test test test test test test test test test junk';
+const MASTER_KEY = 'a'.repeat(64);
+const WEBHOOK_TIMEOUT_MS = 1500;
+
+export interface SeedOptions {
+  activeMs: number;
+  drainMs: number;
+  networks: Array<'ethereum' | 'bsc'>;
+  invariants: Record<string, Invariant>;
+  /** Replaces the schedule drawn from the seed (shrinking runs subsets of it). */
+  faults?: ScheduledFault[];
+  /** Scales how many faults a seed draws (1 = default). */
+  intensity: number;
+  /** Serial number of this seed in the invocation: keeps HD accounts (and so addresses) apart across seeds. */
+  runIndex: number;
+}
+
+export interface SeedResult {
+  seed: number;
+  ok: boolean;
+  violations: Violation[];
+  faults: ScheduledFault[];
+  events: SimEvent[];
+  wallMs: number;
+  eventsFile: string;
+  logFile: string;
+  stats: { sessions: number; refunds: number; deliveries: number; kills: number; starts: number; answers: Record<string, number> };
+}
+
+interface TrackedMerchant {
+  id: string;
+  api: MerchantApi;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions): Promise<SeedResult> {
+  const started = Date.now();
+  const prng = createPrng(seed);
+  const scenario = buildScenario(prng.fork('scenario'), { activeMs: o.activeMs, networks: o.networks });
+  const faults =
+    o.faults ??
+    buildSchedule(prng.fork('faults'), {
+      activeMs: o.activeMs,
+      networks: o.networks,
+      intensity: o.intensity,
+      confirmations: SIM_CONFIRMATIONS,
+    });
+  const events: SimEvent[] = [];
+  const violations: Violation[] = [];
+  const t0 = { at: Date.now() };
+  /** Wall time of the last exit of a process that runs BullMQ workers (the worker role). */
+  const workerDeath = { at: 0 };
+  const ev = (kind: string, detail: Record<string, unknown> = {}) => {
+    if (kind === 'process.exit' && detail.role === 'worker') workerDeath.at = Date.now();
+    events.push({ at: Date.now() - t0.at, kind, detail });
+  };
+  const tag = o.faults ? `.run${o.runIndex}` : '';
+  const logFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.service.log`);
+  const eventsFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.events.json`);
+  writeFileSync(logFile, '');
+  const state = { stopped: false };
+
+  // Fresh state: every Redis key gone (the instance is private to this run), a new database from the template.
+  const flush = new Redis(env.redis.url, { maxRetriesPerRequest: 1 });
+  await flush.flushall();
+  flush.disconnect();
+  const dbName = `seed_${seed}_${o.runIndex}_${randomBytes(3).toString('hex')}`;
+  const dbUrl = await env.pg.createSeedDatabase(dbName);
+  const db: Db = createDb(dbUrl, 4);
+  await sql`select setval('merchant_hd_accounts_account_index_seq', ${1000 + o.runIndex * 8})`.execute(db);
+  const prefix = `sim_${seed}_${o.runIndex}`;
+
+  const receiver = await startSimReceiver(prng.fork('receiver'), WEBHOOK_TIMEOUT_MS);
+  const startBlocks: Record<string, string> = {};
+  for (const e of env.evm)
+    startBlocks[`CHAIN_${e.contract.network.toUpperCase()}_TEST_START_BLOCK`] = String(await e.chain.node.provider.getBlockNumber());
+  const serviceEnv: Record<string, string> = {
+    DATABASE_URL: dbUrl,
+    DATABASE_POOL_SIZE: '5',
+    REDIS_URL: env.redis.url,
+    REDIS_KEY_PREFIX: prefix,
+    MASTER_KEY,
+    HD_MNEMONIC: SIM_MNEMONIC,
+    HOST: '127.0.0.1',
+    PORT: String(env.apiPort),
+    LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'info',
+    METRICS_PORT: 'off',
+    MIGRATE_ON_START: 'false',
+    EXPIRY_SWEEP_INTERVAL_MS: '500',
+    PAYOUT_POLL_MS: '200',
+    PAYOUT_SWEEP_INTERVAL_MS: '1000',
+    PAYOUT_STUCK_AFTER_MS: '5000',
+    PAYOUT_LOCK_MS: '3000',
+    WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400,800,1600,3200',
+    WEBHOOK_RETRY_JITTER_RATIO: '0',
+    WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
+    WEBHOOK_RELAY_POLL_MS: '200',
+    WEBHOOK_RECONCILE_INTERVAL_MS: '1000',
+    WEBHOOK_RECONCILE_GRACE_MS: '2000',
+    WEBHOOK_LOCK_DURATION_MS: '3000',
+    WATCHER_STANDBY_RETRY_MS: '300',
+    API_RATE_LIMIT_PER_KEY_PER_SECOND: '0',
+    API_RATE_LIMIT_PER_IP_PER_SECOND: '0',
+    API_AUTH_FAILURES_PER_IP_PER_MINUTE: '0',
+    RATE_SOURCES: '',
+    ...Object.assign({}, ...env.evm.map((e) => e.env)),
+    ...startBlocks,
+  };
+  const base = `http://127.0.0.1:${env.apiPort}`;
+
+  const roles: Array<{ name: RoleName; roles: string }> = [
+    { name: 'api', roles: 'api' },
+    { name: 'worker', roles: 'worker' },
+    { name: 'watcher-a', roles: 'watcher' },
+    { name: 'watcher-b', roles: 'watcher' },
+  ];
+  const supervisor = startSupervisor(
+    roles.map((r) => ({ name: r.name, env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) } })),
+    { logFile, restartDelayMs: 500, onEvent: ev },
+  );
+
+  const merchants: TrackedMerchant[] = [];
+  const fundings = new Set<string>();
+  const cleanup = async () => {
+    state.stopped = true;
+    await supervisor.stopAll();
+    await receiver.close();
+    await db.destroy();
+    await env.pg.dropDatabase(dbName).catch(() => {});
+  };
+
+  try {
+    // Merchants (in the database, as the CLI does), their refund hot wallets funded on every network.
+    const box = new SecretBox(MASTER_KEY);
+    const keys = keyDeriverOf(keyMaterialFromEnv(serviceEnv))!;
+    for (let i = 0; i < scenario.merchants; i++) {
+      const m = await createMerchant(db, box, { name: `Sim ${seed}/${i}`, webhookUrl: receiver.url });
+      receiver.addSecret(m.webhookSecret);
+      const { account_index } = await db
+        .selectFrom('merchant_hd_accounts')
+        .select('account_index')
+        .where('merchant_id', '=', m.merchantId)
+        .where('mode', '=', 'test')
+        .executeTakeFirstOrThrow();
+      for (const e of env.evm) {
+        const adapter = createChainAdapter(loadChainSettings(serviceEnv, e.contract.network, 'test')!, serviceEnv);
+        const hot = await adapter.deriveHotWallet(keys, account_index, HOT_WALLET_SLOT.refunds);
+        // As an operator does: the wallet registered (`payouts wallets`), then funded; the watcher journals the
+        // top-up as unexplained and the drain acknowledges exactly these transactions (docs/journal.md).
+        await registerWallets(db, [
+          { network: e.contract.network, mode: 'test', address: hot.address, merchantId: m.merchantId, role: 'refunds' },
+        ]);
+        for (const h of await e.fundHotWallet(hot.address, 1000n)) fundings.add(h.toLowerCase());
+      }
+      merchants.push({ id: m.merchantId, api: merchantApi(base, m.testKey.key, m.testKey.secret, () => state.stopped) });
+    }
+
+    ev('seed.setup', { ms: Date.now() - started });
+    await waitFor(
+      async () =>
+        (await fetch(`${base}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false)) || undefined,
+      120_000,
+      'the API never answered /healthz',
+    );
+    t0.at = Date.now();
+    ev('seed.start', { seed, merchants: merchants.map((m) => m.id), faults: faults.length, sessions: scenario.sessions.length });
+
+    // The fault schedule and the scenario run side by side from t0.
+    const injections = faults.map((f) => sleep(f.at).then(() => inject(env, supervisor, f, ev)));
+    const sessions = scenario.sessions.map((plan, i) =>
+      sleep(plan.at).then(() => runSession(env, db, base, merchants[plan.merchant]!, plan, `${seed}-${o.runIndex}-${i}`, ev, violations)),
+    );
+    await Promise.all([...injections, ...sessions.map((p) => p.catch((err: Error) => ev('step.error', { message: err.message })))]);
+    await Promise.all(injections);
+
+    // Drain: everything healed, the receiver says 200, open sessions expire now.
+    ev('drain.start');
+    receiver.heal();
+    for (const e of env.evm) e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
+    await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
+    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix, workerDeath }, o.drainMs);
+    if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
+    ev('drain.end', { left: drained ?? null });
+    // Where every session and refund ended, and when: the event log shows how long each took to settle.
+    for (const r of await db.selectFrom('payment_sessions').select(['id', 'status', 'created_at', 'paid_at', 'expired_at']).execute())
+      ev('session.final', { sessionId: r.id, status: r.status, created: r.created_at, paid: r.paid_at, expired: r.expired_at });
+    for (const r of await db.selectFrom('refunds').select(['refund_id', 'status', 'created_at', 'processed_at']).execute())
+      ev('refund.final', { refundId: r.refund_id, status: r.status, created: r.created_at, processed: r.processed_at });
+
+    violations.push(
+      ...(await checkAll(o.invariants, {
+        db,
+        chains: env.chains,
+        deliveries: receiver.deliveries,
+        events,
+        redis: { url: env.redis.url, prefix },
+      })),
+    );
+    for (const p of receiver.problems) violations.push({ invariant: 'webhook-signature', message: p });
+    for (const e of events.filter((x) => x.kind === 'process.crash'))
+      violations.push({
+        invariant: 'no-process-crash',
+        message: `${e.detail.role} crashed: ${String(e.detail.excerpt).replace(/\s+/g, ' ').slice(0, 300)}`,
+      });
+  } catch (err) {
+    violations.push({ invariant: 'runner', message: `the seed could not run: ${(err as Error).stack ?? err}` });
+  }
+  const stats = {
+    sessions: scenario.sessions.length,
+    refunds: Number(
+      (
+        await db
+          .selectFrom('refunds')
+          .select(sql<string>`count(*)`.as('n'))
+          .executeTakeFirst()
+          .catch(() => undefined)
+      )?.n ?? 0,
+    ),
+    deliveries: receiver.deliveries.length,
+    kills: supervisor.counts.kills,
+    starts: supervisor.counts.starts,
+    answers: receiver.answers,
+  };
+  await cleanup();
+  for (const v of violations) ev('violation', { ...v });
+  writeFileSync(eventsFile, JSON.stringify({ seed, faults, scenario, violations, events }, null, 1));
+  return { seed, ok: violations.length === 0, violations, faults, events, wallMs: Date.now() - started, eventsFile, logFile, stats };
+}
+
+async function waitFor<T>(f: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(what);
+    await sleep(200);
+  }
+}
+
+/** A database statement retried while the private PostgreSQL is down (a restart fault). */
+async function retry<T>(f: () => Promise<T>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await f();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await sleep(300);
+    }
+  }
+}
+
+async function inject(
+  env: SimEnvironment,
+  sup: ReturnType<typeof startSupervisor>,
+  f: ScheduledFault,
+  ev: (kind: string, detail: Record<string, unknown>) => void,
+): Promise<void> {
+  ev(`fault.${f.kind}`, f.params);
+  const p = f.params;
+  if (f.kind === 'kill') sup.kill(p.role as RoleName);
+  else if (f.kind === 'failpoint') sup.arm(p.role as RoleName, [String(p.point)]);
+  else if (f.kind === 'reorg') {
+    const e = env.evm.find((x) => x.contract.network === p.network);
+    if (!e) return;
+    const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
+    // Dropped payer transactions leave a nonce gap: the payer reads its nonce from the node again.
+    await e.resync();
+    ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped });
+  } else if (f.kind === 'rpc') {
+    const e = env.evm.find((x) => x.contract.network === p.network);
+    if (!e) return;
+    const { durationMs, network: _n, ...rates } = p as Record<string, number> & { network: string };
+    e.proxy.setFaults(rates);
+    await sleep(Number(durationMs));
+    e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
+    ev('fault.rpc.healed', { network: p.network });
+  } else if (f.kind === 'redis.restart') {
+    await env.redis.crash();
+    await sleep(Number(p.downMs));
+    await env.redis.start();
+    ev('fault.redis.up', {});
+  } else if (f.kind === 'postgres.restart') {
+    await env.pg.crash();
+    await sleep(Number(p.downMs));
+    await env.pg.start();
+    ev('fault.postgres.up', {});
+  }
+}
+
+async function runSession(
+  env: SimEnvironment,
+  db: Db,
+  base: string,
+  m: TrackedMerchant,
+  plan: SessionPlan,
+  key: string,
+  ev: (kind: string, detail: Record<string, unknown>) => void,
+  violations: Violation[],
+): Promise<void> {
+  const created = await m.api.call(
+    'POST',
+    '/api/v1/checkout/sessions/create',
+    { amount: (plan.amountCents / 100).toFixed(2), currency: 'USD', order_id: `o-${key}` },
+    { idempotencyKey: `s-${key}` },
+  );
+  if (created.status !== 200) {
+    violations.push({ invariant: 'api', message: `session create answered ${created.status}: ${JSON.stringify(created.json)}` });
+    return;
+  }
+  const id = String(created.json.id);
+  const sel = await selectNetwork(base, id, plan.network, plan.token);
+  if (sel.status !== 200) {
+    violations.push({ invariant: 'api', message: `select answered ${sel.status}: ${JSON.stringify(sel.json)}`, subject: id });
+    return;
+  }
+  const due = BigInt(sel.json.amount_due_base);
+  const address = String(sel.json.deposit_address);
+  ev('session.selected', {
+    sessionId: id,
+    network: plan.network,
+    token: plan.token,
+    dueBase: due.toString(),
+    payment: plan.payment,
+    address,
+  });
+  const chain = env.evm.find((e) => e.contract.network === plan.network)!;
+  const pay = async (amount: bigint) => {
+    const hash = await chain.pay(plan.token, address, amount);
+    ev('payment.sent', { sessionId: id, amount: amount.toString(), hash });
+  };
+  switch (plan.payment) {
+    case 'exact':
+      await pay(due);
+      break;
+    case 'partial':
+      await pay(due / 3n);
+      await sleep(1000);
+      await pay(due - due / 3n);
+      break;
+    case 'over':
+      await pay(due + due / 5n);
+      break;
+    case 'under':
+      await pay(due / 2n);
+      break;
+    case 'late':
+      // The session's expiry moved into the past (as if its lifetime ran out), then the full amount arrives.
+      await retry(() => sql`update payment_sessions set expires_at = now() - interval '1 second' where id = ${id}`.execute(db));
+      ev('session.expired-by-runner', { sessionId: id });
+      await sleep(1100);
+      await pay(due);
+      break;
+    case 'none':
+      break;
+  }
+  if (!plan.refund) return;
+  const paid = await m.api.call('GET', `/api/v1/checkout/sessions/${id}`).then(async function poll(r): Promise<boolean> {
+    if (r.json?.payment_status === 'paid') return true;
+    for (let i = 0; i < 150; i++) {
+      await sleep(400);
+      const again = await m.api.call('GET', `/api/v1/checkout/sessions/${id}`);
+      if (again.json?.payment_status === 'paid') return true;
+    }
+    return false;
+  });
+  if (!paid) {
+    ev('refund.skipped', { sessionId: id, reason: 'not paid within 60 s' });
+    return;
+  }
+  const refund = (suffix: string, cents: number) =>
+    m.api.call(
+      'POST',
+      '/api/v1/refunds/create',
+      { session_id: id, refund_id: `r-${key}-${suffix}`, amount: cents, currency: plan.token },
+      { idempotencyKey: `r-${key}-${suffix}` },
+    );
+  const full = plan.amountCents;
+  if (plan.refund === 'full' || plan.refund === 'partial') {
+    const r = await refund('a', plan.refund === 'full' ? full : Math.max(1, Math.floor(full / 2)));
+    ev('refund.created', { sessionId: id, status: r.status, kind: plan.refund });
+    if (r.status !== 201)
+      violations.push({ invariant: 'api', message: `refund create answered ${r.status}: ${JSON.stringify(r.json)}`, subject: id });
+  } else if (plan.refund === 'racing') {
+    const part = Math.max(1, Math.ceil((full * 7) / 10));
+    const [a, b] = await Promise.all([refund('a', part), refund('b', part)]);
+    ev('refund.raced', { sessionId: id, statuses: [a.status, b.status] });
+    if ([a.status, b.status].filter((s) => s === 201).length !== 1)
+      violations.push({
+        invariant: 'refund-race',
+        message: `two refunds of ${part} of ${full} answered ${a.status} and ${b.status}`,
+        subject: id,
+      });
+  } else if (plan.refund === 'canceled') {
+    const r = await refund('a', full);
+    const c = await m.api.call('POST', `/api/v1/refunds/r-${key}-a/cancel`, {});
+    ev('refund.cancel', { sessionId: id, created: r.status, canceled: c.status, status: c.json?.status });
+  }
+}
+
+/** Waits until nothing is left to settle; returns what is still open when `ms` runs out, or undefined. */
+async function drain(
+  db: Db,
+  deliveries: Array<{ eventId: string; answered: number }>,
+  fundings: Set<string>,
+  redisAt: { url: string; prefix: string; workerDeath: { at: number } },
+  ms: number,
+): Promise<string | undefined> {
+  const acknowledged = new Set<string>();
+  const redis = new Redis(redisAt.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => {});
+  try {
+    return await drainLoop();
+  } finally {
+    redis.disconnect();
+  }
+  // BullMQ jobs left active by a killed worker process (taken before its last death, or with their lock gone): a live
+  // worker's stalled check must take them back once the lock expires, so the drain waits for that instead of judging
+  // too early (a job that is never taken back keeps the drain from ending: a `drain` violation).
+  async function orphanedJobs(): Promise<string[]> {
+    const out: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisAt.prefix}:*:active`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) {
+        const base = k.slice(0, -':active'.length);
+        for (const id of await redis.lrange(k, 0, -1))
+          if (
+            !(await redis.exists(`${base}:${id}:lock`)) ||
+            Number((await redis.hget(`${base}:${id}`, 'processedOn')) ?? 0) < redisAt.workerDeath.at
+          )
+            out.push(`${base.slice(base.lastIndexOf(':') + 1)}/${id}`);
+      }
+    } while (cursor !== '0');
+    return out;
+  }
+  async function drainLoop(): Promise<string | undefined> {
+    const end = Date.now() + ms;
+    let left = 'nothing checked yet';
+    for (;;) {
+      try {
+        const open = await db.selectFrom('payment_sessions').select('id').where('status', '=', 'open').execute();
+        const refunds = await db.selectFrom('refunds').select('refund_id').where('status', 'in', ['pending', 'processing']).execute();
+        const unrelayed = await db.selectFrom('outbox_events').select('id').where('relayed_at', 'is', null).execute();
+        const acked = new Set(deliveries.filter((d) => d.answered >= 200 && d.answered < 300).map((d) => d.eventId));
+        const events = await db.selectFrom('outbox_events').select('id').execute();
+        const undelivered = events.filter((e) => !acked.has(e.id));
+        // The runner's own hot-wallet top-ups, once journaled as unexplained, acknowledged as an operator would.
+        for (const u of await listUnexplained(db, { all: true, limit: 1000 })) {
+          const hash = u.txHash.toLowerCase();
+          if (!fundings.has(hash)) continue;
+          if (!u.acknowledged) await acknowledgeUnexplained(db, u.entryId, 'simulator: hot wallet funded by the runner');
+          acknowledged.add(hash);
+        }
+        const unjournaled = [...fundings].filter((h) => !acknowledged.has(h));
+        const orphaned = await orphanedJobs();
+        left = [
+          open.length ? `${open.length} open sessions` : '',
+          refunds.length ? `refunds ${refunds.map((r) => r.refund_id).join(',')} unsettled` : '',
+          unrelayed.length ? `${unrelayed.length} events not relayed` : '',
+          undelivered.length
+            ? `${undelivered.length} events not acknowledged (${undelivered
+                .slice(0, 3)
+                .map((e) => e.id)
+                .join(',')})`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('; ');
+        if (!left) return undefined;
+      } catch (err) {
+        left = `database unreachable: ${(err as Error).message}`;
+      }
+      if (Date.now() > end) return left;
+      await sleep(500);
+    }
+  }
+}

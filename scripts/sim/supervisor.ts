@@ -1,0 +1,121 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+
+// The service's roles as separate OS processes (src/main.ts with ROLES=api|worker|watcher), supervised as systemd or
+// Kubernetes would: a process that exits for any reason (a scheduled SIGKILL, a failpoint's own SIGKILL, a crash on a
+// dead database) is started again after `restartDelayMs`. Every start, kill and exit is reported to `onEvent` for the
+// seed's event log. SIM_SERVICE_BUILD=dist runs `node dist/src/main.js` (after `npm run build`) instead of tsx.
+
+export type RoleName = 'api' | 'worker' | 'watcher-a' | 'watcher-b';
+
+export interface RoleSpec {
+  name: RoleName;
+  env: Record<string, string>;
+}
+
+export interface Supervisor {
+  /** SIGKILLs the role now (it is restarted); `failpoints` arms SP_FAILPOINTS for its next start only. */
+  kill(name: RoleName, failpoints?: string[]): void;
+  /** Arms SP_FAILPOINTS: the role restarts now with them set (it kills itself when it reaches one). */
+  arm(name: RoleName, failpoints: string[]): void;
+  running(name: RoleName): boolean;
+  counts: { starts: number; kills: number; exits: number };
+  stopAll(): Promise<void>;
+}
+
+const CRASH = /Unhandled 'error' event|uncaughtException|UnhandledPromiseRejection|triggerUncaughtException/;
+
+/** Every supervisor running now: a signal to the simulator stops their processes before it exits. */
+export const activeSupervisors = new Set<Supervisor>();
+
+function entry(): string[] {
+  return process.env.SIM_SERVICE_BUILD === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+}
+
+export function startSupervisor(
+  roles: RoleSpec[],
+  o: { logFile: string; restartDelayMs: number; onEvent: (kind: string, detail: Record<string, unknown>) => void },
+): Supervisor {
+  const log: WriteStream = createWriteStream(o.logFile, { flags: 'a' });
+  const procs = new Map<RoleName, { child?: ChildProcess; spec: RoleSpec; gen: number }>();
+  const state = { stopping: false };
+  const counts = { starts: 0, kills: 0, exits: 0 };
+
+  // Each start of a role is one generation; an exit or a timer of an older generation does nothing.
+  const launch = (spec: RoleSpec, failpoints: string[], gen: number) => {
+    if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
+    const child = spawn(process.execPath, entry(), {
+      env: { PATH: process.env.PATH ?? '', ...spec.env, SP_FAILPOINTS: failpoints.join(',') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    counts.starts++;
+    const tag = `[${spec.name} ${child.pid}] `;
+    const tail = { text: '' };
+    const pipe = (d: Buffer) => {
+      tail.text = (tail.text + String(d)).slice(-4000);
+      for (const line of String(d).split('\n')) if (line) log.write(`${tag}${line}\n`);
+    };
+    child.stdout?.on('data', pipe);
+    child.stderr?.on('data', pipe);
+    procs.set(spec.name, { child, spec, gen });
+    o.onEvent('process.start', { role: spec.name, pid: child.pid, failpoints });
+    child.once('exit', (code, signal) => {
+      counts.exits++;
+      o.onEvent('process.exit', { role: spec.name, pid: child.pid, code, signal });
+      // Exiting on a failed start (a dead database at start-up) is a supervisor's business; an uncaught error of a
+      // running process is a crash the service should have handled.
+      const crash = CRASH.exec(tail.text);
+      if (crash)
+        o.onEvent('process.crash', {
+          role: spec.name,
+          pid: child.pid,
+          code,
+          excerpt: tail.text.slice(Math.max(0, crash.index - 200), crash.index + 600),
+        });
+      if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
+      // A failpoint fires once per arming: the restarted process runs without it.
+      procs.set(spec.name, { spec, gen: gen + 1 });
+      setTimeout(() => launch(spec, [], gen + 1), o.restartDelayMs).unref();
+    });
+  };
+  for (const spec of roles) {
+    procs.set(spec.name, { spec, gen: 0 });
+    launch(spec, [], 0);
+  }
+
+  const relaunch = (name: RoleName, failpoints: string[], reason: string) => {
+    const p = procs.get(name);
+    if (!p || state.stopping) return;
+    counts.kills++;
+    o.onEvent(reason, { role: name, pid: p.child?.pid, failpoints });
+    const gen = p.gen + 1;
+    procs.set(name, { spec: p.spec, gen });
+    const old = p.child;
+    if (old && old.exitCode === null && old.signalCode === null) old.kill('SIGKILL');
+    setTimeout(() => launch(p.spec, failpoints, gen), reason === 'fault.failpoint' ? 0 : o.restartDelayMs).unref();
+  };
+
+  const sup: Supervisor = {
+    kill: (name, failpoints = []) => relaunch(name, failpoints, 'fault.kill'),
+    arm: (name, failpoints) => relaunch(name, failpoints, 'fault.failpoint'),
+    running: (name) => {
+      const c = procs.get(name)?.child;
+      return !!c && c.exitCode === null && c.signalCode === null;
+    },
+    counts,
+    async stopAll() {
+      state.stopping = true;
+      const waits: Promise<void>[] = [];
+      for (const { child } of procs.values()) {
+        if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) continue;
+        waits.push(new Promise<void>((resolve) => child.once('exit', () => resolve())));
+        child.kill('SIGKILL');
+      }
+      await Promise.all(waits);
+      activeSupervisors.delete(sup);
+      await new Promise<void>((resolve) => log.end(() => resolve()));
+    },
+  };
+  activeSupervisors.add(sup);
+  return sup;
+}
