@@ -53,7 +53,7 @@ function transfers(tag: string, list: Array<{ address: string }>, block: bigint)
     blockHeight: block,
     blockHash: `0x${'b'.repeat(60)}${block.toString(16).padStart(4, '0')}`,
     blockTime: new Date(),
-    from: '0x' + 'f'.repeat(40),
+    from: `0x${'f'.repeat(40)}`,
   };
   const out: ObservedDeposit[] = [];
   const hash = (k: number) => `0x${tag}${String(k).padStart(64 - tag.length, '0')}`;
