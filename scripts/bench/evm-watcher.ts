@@ -190,12 +190,13 @@ try {
     headTriggered: boolean;
   };
   const steps: ChildStep[] = [];
-  const waiting = new Map<string, (m: any) => void>();
-  child.on('message', (m: any) => {
-    if (m.kind === 'step') steps.push(m.step);
+  type ChildMsg = { kind: string; step?: ChildStep; watched?: number; usage?: NodeJS.MemoryUsage };
+  const waiting = new Map<string, (m: ChildMsg) => void>();
+  child.on('message', (m: ChildMsg) => {
+    if (m.kind === 'step' && m.step) steps.push(m.step);
     waiting.get(m.kind)?.(m);
   });
-  const next = (kind: string) => new Promise<any>((ok) => waiting.set(kind, ok));
+  const next = (kind: string) => new Promise<ChildMsg>((ok) => waiting.set(kind, ok));
   const proc = (field: 'VmRSS' | 'VmHWM') => {
     const line = readFileSync(`/proc/${child.pid}/status`, 'utf8')
       .split('\n')
@@ -205,7 +206,7 @@ try {
   await next('ready');
   const idleRss = proc('VmRSS'); // modules loaded, database pool and adapter created, nothing watched yet
   child.send({ cmd: 'start' });
-  const { watched } = await next('running');
+  const watched = (await next('running')).watched!;
   const loadedRss = proc('VmRSS');
 
   const tips: Array<{ latency: number; step?: ChildStep; minedAt: number }> = [];
@@ -238,7 +239,7 @@ try {
   const peakRss = proc('VmHWM');
   const endRss = proc('VmRSS');
   child.send({ cmd: 'memory' });
-  const { usage } = await next('memory');
+  const usage = (await next('memory')).usage!;
   if (process.env.BENCH_HEAP) {
     child.send({ cmd: 'heap', path: process.env.BENCH_HEAP });
     await next('heap');
@@ -246,6 +247,23 @@ try {
   child.send({ cmd: 'stop' });
   await next('stopped');
   await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+
+  // Same-run floor of the credit transaction: one bare UPDATE of PER_BLOCK session rows by id (rolled back), the
+  // least that a statement touching as many rows costs on this machine now (median of 3).
+  const bareUpdate: number[] = [];
+  const ids = Array.from({ length: PER_BLOCK }, (_, j) => `cs_b${1 + 3 * BLOCKS * PER_BLOCK + j}`);
+  for (let i = 0; i < 3; i++) {
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        const t = performance.now();
+        await sql`update payment_sessions set received_base = received_base where id = any(${ids}::text[])`.execute(trx);
+        bareUpdate.push(performance.now() - t);
+        throw new Error('rollback');
+      })
+      .catch(() => {});
+  }
+  const bareUpdateMs = bareUpdate.sort((a, b) => a - b)[1]!;
 
   const latencies = tips.map((x) => x.latency).filter(Number.isFinite);
   const latencyMs = latencies.length === tips.length ? Math.max(...latencies) : Number.NaN;
@@ -274,6 +292,13 @@ try {
       `    run ${i + 1}: wait for the poll ${(st.started - t.minedAt).toFixed(0)} ms${st.headTriggered ? ' (started by a head check)' : ''}, chain poll ${(st.polled - st.started).toFixed(0)} ms (${st.rpc} RPC calls), credit transaction ${(st.committed - st.polled).toFixed(0)} ms (${st.queries} pg queries, ${st.paid} sessions paid), seen by the bench ${(t.latency - (st.committed - t.minedAt)).toFixed(0)} ms later`,
     );
     if (process.env.BENCH_SLOW_QUERIES) for (const q of st.slow) console.log(`      ${q}`);
+  }
+  const credits = tips.flatMap((t) => (t.step ? [t.step.committed - t.step.polled] : []));
+  if (credits.length) {
+    const median = credits.sort((a, b) => a - b)[Math.floor(credits.length / 2)]!;
+    console.log(
+      `    same-run floor: a bare UPDATE of ${PER_BLOCK} session rows ${bareUpdateMs.toFixed(0)} ms; the credit transaction (median ${median.toFixed(0)} ms) is ${(median / bareUpdateMs).toFixed(1)}x that`,
+    );
   }
   const withJournal = Number(paid1) / seconds;
   const withoutJournal = plainPaid / plainSeconds;
