@@ -233,7 +233,9 @@ try {
       if (now - minedAt > 30_000) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    await new Promise((r) => setTimeout(r, 50)); // the step's message follows its commit
+    // The step's message follows its commit.
+    for (const end = Date.now() + 5000; !steps.some((x) => x.last === target) && Date.now() < end; )
+      await new Promise((r) => setTimeout(r, 20));
     tips.push({ latency, step: steps.find((x) => x.last === target), minedAt });
   }
   const peakRss = proc('VmHWM');
@@ -295,7 +297,8 @@ try {
   }
   const credits = tips.flatMap((t) => (t.step ? [t.step.committed - t.step.polled] : []));
   if (credits.length) {
-    const median = credits.sort((a, b) => a - b)[Math.floor(credits.length / 2)]!;
+    credits.sort((a, b) => a - b);
+    const median = (credits[Math.floor((credits.length - 1) / 2)]! + credits[Math.ceil((credits.length - 1) / 2)]!) / 2;
     console.log(
       `    same-run floor: a bare UPDATE of ${PER_BLOCK} session rows ${bareUpdateMs.toFixed(0)} ms; the credit transaction (median ${median.toFixed(0)} ms) is ${(median / bareUpdateMs).toFixed(1)}x that`,
     );
