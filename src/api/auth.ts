@@ -11,7 +11,9 @@ import type { SecretBox } from '../security/secret-box.js';
 // Request authentication (spec: Authentication; decisions.md: Request authentication). Order of checks:
 // key → headers → merchant id → timestamp window → signature (constant time) → nonce (consumed only after a valid
 // signature, so nobody without the secret can burn a merchant's nonces). The per-key rate limit sits between the
-// signature and the nonce; last_used_at is touched only once all checks passed.
+// signature and the nonce (a refused request keeps its nonce; a replayed nonce has used the key's budget); with
+// `admit` both are one Redis call (docs/performance.md "API auth path"). last_used_at is touched only once all
+// checks passed.
 
 export interface AuthContext {
   keyId: string;
@@ -35,6 +37,11 @@ export interface AuthDeps {
   keyCacheMs?: number;
   /** The per-key rate limit: throws to refuse; runs after the signature is verified, before the nonce is consumed. */
   limitKey?: (req: FastifyRequest, keyId: string) => Promise<void>;
+  /**
+   * The per-key limit and the nonce in one Redis call, replacing `limitKey` and the nonce's own SET: throws to refuse
+   * (the nonce untouched), otherwise stores the nonce (SET NX EX `ttlSeconds`) and says whether it was new.
+   */
+  admit?: (req: FastifyRequest, keyId: string, nonce: { key: string; ttlSeconds: number }) => Promise<boolean>;
 }
 
 const NONCE_PATTERN = /^[\x21-\x7e]{1,128}$/;
@@ -54,6 +61,14 @@ export function createAuthenticator(deps: AuthDeps) {
     cache.set(key, { key: resolved, until: now + cacheMs });
     return resolved;
   }
+
+  /** Per-key limit, then the nonce: one Redis call with `admit`, two (the limit's, then SET NX) without. */
+  const admit =
+    deps.admit ??
+    (async (req: FastifyRequest, keyId: string, n: { key: string; ttlSeconds: number }): Promise<boolean> => {
+      if (deps.limitKey) await deps.limitKey(req, keyId);
+      return (await deps.redis.set(n.key, '1', 'EX', n.ttlSeconds, 'NX')) === 'OK';
+    });
 
   return async function authenticate(req: FastifyRequest): Promise<AuthContext> {
     const authz = header(req, 'authorization');
@@ -96,11 +111,12 @@ export function createAuthenticator(deps: AuthDeps) {
     if (given.length !== expected.length || !timingSafeEqual(expected, given)) {
       throw authError('invalid_signature', 'X-Service-Signature does not match the request.', 'X-Service-Signature');
     }
-    if (deps.limitKey) await deps.limitKey(req, key.keyId);
-
     // Remembered for twice the window: a request outside the window is refused by its timestamp anyway.
-    const stored = await deps.redis.set(`${deps.redisPrefix}:nonce:${key.keyId}:${nonce}`, '1', 'EX', deps.windowSeconds * 2, 'NX');
-    if (stored !== 'OK') throw authError('nonce_reused', 'X-Service-Nonce was already used with this key.', 'X-Service-Nonce');
+    const stored = await admit(req, key.keyId, {
+      key: `${deps.redisPrefix}:nonce:${key.keyId}:${nonce}`,
+      ttlSeconds: deps.windowSeconds * 2,
+    });
+    if (!stored) throw authError('nonce_reused', 'X-Service-Nonce was already used with this key.', 'X-Service-Nonce');
 
     // Only an authenticated request counts as use of the key; this process writes at most once a minute per key.
     const now = Date.now();

@@ -62,6 +62,12 @@ export function createHttpLimits(limiter: RateLimiter, s: RateLimitSettings) {
     consume,
   });
 
+  const keyBucket = (keyId: string) => ({ key: `key:${keyId}`, limit: s.perKeyPerSecond, periodMs: 1000 });
+  const accept = (req: FastifyRequest, v: Verdict) => {
+    if (!v.allowed) throw refused(v, 'Too many requests with this API key.');
+    if (v.bucket) req.rateLimit = v;
+  };
+
   return {
     /** onRequest: the per-IP limit, and for the signed API whether this IP may still fail authentication. */
     async onRequest(req: FastifyRequest): Promise<void> {
@@ -89,9 +95,17 @@ export function createHttpLimits(limiter: RateLimiter, s: RateLimitSettings) {
 
     /** The per-key limit; called with a verified signature, before the nonce is consumed. */
     async perKey(req: FastifyRequest, keyId: string): Promise<void> {
-      const v = await limiter.check([{ key: `key:${keyId}`, limit: s.perKeyPerSecond, periodMs: 1000 }]);
-      if (!v.allowed) throw refused(v, 'Too many requests with this API key.');
-      if (v.bucket) req.rateLimit = v;
+      accept(req, await limiter.check([keyBucket(keyId)]));
+    },
+
+    /**
+     * The per-key limit and the nonce in one Redis call (same order and outcomes as `perKey` then the nonce's SET NX):
+     * 429 leaves the nonce untouched; otherwise true when the nonce was new. Fails closed, as the nonce always did.
+     */
+    async perKeyAndNonce(req: FastifyRequest, keyId: string, nonce: { key: string; ttlSeconds: number }): Promise<boolean> {
+      const r = await limiter.checkWithNonce([keyBucket(keyId)], nonce);
+      accept(req, r.verdict);
+      return r.nonceStored;
     },
   };
 }

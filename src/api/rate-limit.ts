@@ -32,12 +32,21 @@ export interface Verdict {
 
 export interface RateLimiter {
   check(buckets: readonly Bucket[]): Promise<Verdict>;
+  /**
+   * The buckets and a nonce in one Redis call (src/api/auth.ts): when every bucket admits, the request is counted and
+   * then the nonce stored (SET NX EX); `nonceStored` says whether it was new. A refused request leaves the nonce
+   * untouched (`nonceStored` false, `verdict.allowed` false). Unlike `check`, it never fails open: a nonce that could
+   * not be stored must refuse the request, so a Redis error or timeout is thrown.
+   */
+  checkWithNonce(
+    buckets: readonly Bucket[],
+    nonce: { key: string; ttlSeconds: number },
+  ): Promise<{ verdict: Verdict; nonceStored: boolean }>;
 }
 
-const SCRIPT = `
+const GCRA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local n = #KEYS
 local out = {1, 0, 0}
 local next_tats = {}
 for i = 1, n do
@@ -64,9 +73,18 @@ if out[1] == 1 then
     end
   end
 end
-return out
 `;
-const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
+const SCRIPT = `local n = #KEYS${GCRA}return out`;
+// The per-key limit and the nonce of a signed request (src/api/auth.ts) in one call: KEYS = the buckets, then the
+// nonce key; ARGV = 3 per bucket, then the nonce's TTL in seconds. The nonce is stored (SET NX EX) only when every
+// bucket admitted the request, after counting it, exactly as the two separate calls did; a last element is appended
+// then: 1 the nonce was new, 0 it was already used. A refused request leaves the nonce untouched.
+const NONCE_SCRIPT = `local n = #KEYS - 1${GCRA}if out[1] == 1 then
+  if redis.call('SET', KEYS[n + 1], '1', 'EX', ARGV[3 * n + 1], 'NX') then out[#out + 1] = 1 else out[#out + 1] = 0 end
+end
+return out`;
+const sha1 = (script: string) => createHash('sha1').update(script).digest('hex');
+const SCRIPTS = { limit: { text: SCRIPT, sha: sha1(SCRIPT) }, nonce: { text: NONCE_SCRIPT, sha: sha1(NONCE_SCRIPT) } };
 
 export interface RateLimiterOptions {
   redis: Redis;
@@ -81,50 +99,68 @@ export function createRateLimiter(o: RateLimiterOptions): RateLimiter {
   const timeoutMs = o.timeoutMs ?? 500;
   let lastFailLog = 0;
 
-  async function run(keys: string[], args: string[]): Promise<number[]> {
+  /** EVALSHA; on NOSCRIPT (a restarted or flushed Redis) EVAL, which also loads the script for the next EVALSHA. */
+  async function run(script: { text: string; sha: string }, keys: string[], args: string[]): Promise<number[]> {
     try {
-      return (await o.redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args)) as number[];
+      return (await o.redis.evalsha(script.sha, keys.length, ...keys, ...args)) as number[];
     } catch (err) {
       if (!String((err as Error)?.message).includes('NOSCRIPT')) throw err;
-      return (await o.redis.eval(SCRIPT, keys.length, ...keys, ...args)) as number[];
+      return (await o.redis.eval(script.text, keys.length, ...keys, ...args)) as number[];
     }
+  }
+
+  const active = (all: readonly Bucket[]) => all.filter((b) => b.limit > 0);
+  const keysOf = (buckets: readonly Bucket[]) => buckets.map((b) => `${o.prefix}:rl:${b.key}`);
+  const argsOf = (buckets: readonly Bucket[]) =>
+    buckets.flatMap((b) => [String((b.periodMs * 1000) / b.limit), String(b.limit), b.consume === false ? '0' : '1']);
+  const NO_BUCKET: Verdict = { allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0 };
+
+  function verdictOf(buckets: readonly Bucket[], out: number[]): Verdict {
+    const allowed = out[0] === 1;
+    let index = allowed ? 0 : out[1]! - 1;
+    if (allowed) {
+      for (let i = 1; i < buckets.length; i++) if (out[3 + 2 * i]! < out[3 + 2 * index]!) index = i;
+    }
+    return {
+      allowed,
+      bucket: buckets[index],
+      remaining: Math.max(0, out[3 + 2 * index]!),
+      retryAfterMs: allowed ? 0 : Math.ceil(out[2]! / 1000),
+      resetMs: Math.ceil(out[4 + 2 * index]! / 1000),
+    };
   }
 
   return {
     async check(all) {
-      const buckets = all.filter((b) => b.limit > 0);
-      if (buckets.length === 0) return { allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0 };
-      const keys = buckets.map((b) => `${o.prefix}:rl:${b.key}`);
-      const args = buckets.flatMap((b) => [String((b.periodMs * 1000) / b.limit), String(b.limit), b.consume === false ? '0' : '1']);
+      const buckets = active(all);
+      if (buckets.length === 0) return NO_BUCKET;
       let timer: NodeJS.Timeout | undefined;
       try {
         const out = await Promise.race([
-          run(keys, args),
+          run(SCRIPTS.limit, keysOf(buckets), argsOf(buckets)),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(new Error(`rate limit check took over ${timeoutMs} ms`)), timeoutMs);
           }),
         ]);
-        const allowed = out[0] === 1;
-        let index = allowed ? 0 : out[1]! - 1;
-        if (allowed) {
-          for (let i = 1; i < buckets.length; i++) if (out[3 + 2 * i]! < out[3 + 2 * index]!) index = i;
-        }
-        return {
-          allowed,
-          bucket: buckets[index],
-          remaining: Math.max(0, out[3 + 2 * index]!),
-          retryAfterMs: allowed ? 0 : Math.ceil(out[2]! / 1000),
-          resetMs: Math.ceil(out[4 + 2 * index]! / 1000),
-        };
+        return verdictOf(buckets, out);
       } catch (err) {
         if (Date.now() - lastFailLog >= 10_000) {
           lastFailLog = Date.now();
           o.onFailOpen?.(err);
         }
-        return { allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0, failedOpen: true };
+        return { ...NO_BUCKET, failedOpen: true };
       } finally {
         clearTimeout(timer);
       }
+    },
+
+    async checkWithNonce(all, nonce) {
+      const buckets = active(all);
+      const ttl = String(nonce.ttlSeconds);
+      if (buckets.length === 0) return { verdict: NO_BUCKET, nonceStored: (await o.redis.set(nonce.key, '1', 'EX', ttl, 'NX')) === 'OK' };
+      const out = await run(SCRIPTS.nonce, [...keysOf(buckets), nonce.key], [...argsOf(buckets), ttl]);
+      const verdict = verdictOf(buckets, out);
+      return { verdict, nonceStored: verdict.allowed && out[3 + 2 * buckets.length] === 1 };
     },
   };
 }

@@ -159,7 +159,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     windowSeconds: deps.authWindowSeconds,
     redisPrefix: deps.redisPrefix,
     keyCacheMs: deps.keyCacheMs,
-    limitKey: (req, keyId) => limits.perKey(req, keyId),
+    // One Redis call for the per-key limit and the nonce when both live on the same Redis (always, outside tests);
+    // two (the limiter failing open on its own Redis, the nonce's SET) when the limits have their own.
+    ...(deps.rateLimitRedis === undefined || deps.rateLimitRedis === deps.redis
+      ? {
+          admit: (req: FastifyRequest, keyId: string, nonce: { key: string; ttlSeconds: number }) =>
+            limits.perKeyAndNonce(req, keyId, nonce),
+        }
+      : { limitKey: (req: FastifyRequest, keyId: string) => limits.perKey(req, keyId) }),
   });
 
   // The signed API, served under /api/v1 and its alias /v1 (decisions.md).

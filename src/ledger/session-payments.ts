@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { sessionReceivedFields, type ReceivedPayment } from '../domain/events/session-received.js';
 import type { SessionRow } from './payment-events.js';
@@ -27,7 +27,7 @@ export async function receivedPayments(
       'disposition',
       'unmatched_reason',
     ])
-    .where('session_id', 'in', [...new Set(sessionIds)])
+    .where(sql<boolean>`session_id = any(${[...new Set(sessionIds)]}::text[])`) // one parameter, however many sessions
     .where('status', '=', 'confirmed')
     .orderBy('block_number')
     .orderBy('log_index')

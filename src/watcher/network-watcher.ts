@@ -18,7 +18,15 @@ export interface WatcherLogger {
 export interface NetworkWatcherOptions {
   db: Kysely<Database>;
   adapter: ChainAdapter;
+  /** A full step (poll and commit) starts at least this often while caught up, counted from the previous step's start. */
   pollIntervalMs: number;
+  /**
+   * While caught up, the chain's head is also read this often between full steps (one `getHead`; EVM: one
+   * eth_blockNumber): a new head starts the next step at once instead of at the end of the interval, so a confirming
+   * block waits at most this long to be seen (docs/watcher.md "Polling"). Default: half the poll interval; a value
+   * at or above the interval turns the checks off.
+   */
+  headPollMs?: number;
   addressRetentionDays?: number;
   /** Where a watcher that has never run starts (block height); default: the adapter's current final height. */
   startHeight?: bigint;
@@ -35,12 +43,16 @@ export interface NetworkWatcherOptions {
   }) => void;
   /** False only in the watcher benchmark's comparison run: deposits are then not journaled. Default true. */
   journal?: boolean;
+  /** Called when a head check between steps saw a new block and starts the next step early (tests, benchmark). */
+  onHeadMoved?: () => void;
   /** Called when a step fails and will be retried (metrics). */
   onStepFailed?: (err: unknown) => void;
 }
 
 export interface StepResult {
   caughtUp: boolean;
+  /** Height of the last block processed (the cursor tip). */
+  tip: bigint;
   observed: number;
   credited: number;
   paidSessionIds: string[];
@@ -185,17 +197,27 @@ export class NetworkWatcher {
       confirmed: outcome.confirmed,
       unexplained: outcome.unexplained.map((u) => u.direction),
     });
-    return { caughtUp: poll.caughtUp, observed: poll.transfers.length, credited: outcome.credited, paidSessionIds: outcome.paidSessionIds };
+    return {
+      caughtUp: poll.caughtUp,
+      tip: poll.processedTip.height,
+      observed: poll.transfers.length,
+      credited: outcome.credited,
+      paidSessionIds: outcome.paidSessionIds,
+    };
   }
 
-  /** Steps until `signal` aborts: immediately while behind, every poll interval when caught up, backoff on errors. */
+  /**
+   * Steps until `signal` aborts: immediately while behind; when caught up, one poll interval after the previous step
+   * started, or as soon as a head check between steps sees a new block; backoff on errors.
+   */
   async run(signal: AbortSignal): Promise<void> {
     const backoff = this.#o.backoff ?? new Backoff();
     while (!signal.aborted) {
+      const started = Date.now();
       try {
         const r = await this.step();
         backoff.reset();
-        if (r.caughtUp) await sleep(this.#o.pollIntervalMs, signal);
+        if (r.caughtUp) await this.#untilNextStep(started, r.tip, signal);
       } catch (e) {
         this.#stored = null; // re-read the cursor: after a fence or failed commit the stored one is the truth
         if (e instanceof CursorFencedError) {
@@ -206,6 +228,32 @@ export class NetworkWatcher {
         const delay = backoff.next();
         this.#log.warn({ chain: this.key, err: (e as Error).message, retryInMs: delay, attempt: backoff.attempt }, 'watcher step failed');
         await sleep(delay, signal);
+      }
+    }
+  }
+
+  /**
+   * Waits until `pollIntervalMs` after `started`, reading the head every `headPollMs` (on a grid from `started`)
+   * meanwhile; returns early when the head is above `tip`. A failed head read also returns: the step that follows
+   * reports the failure and backs off.
+   */
+  async #untilNextStep(started: number, tip: bigint, signal: AbortSignal): Promise<void> {
+    const interval = this.#o.pollIntervalMs;
+    const every = this.#o.headPollMs ?? interval / 2;
+    const due = started + interval;
+    while (!signal.aborted) {
+      const now = Date.now();
+      if (now >= due) return;
+      const check = every > 0 && every < interval ? started + Math.ceil((now - started + 1) / every) * every : due;
+      await sleep(Math.min(check, due) - now, signal);
+      if (signal.aborted || check >= due || Date.now() >= due) return;
+      try {
+        if ((await this.#o.adapter.getHead()).latest > tip) {
+          this.#o.onHeadMoved?.();
+          return;
+        }
+      } catch {
+        return;
       }
     }
   }
