@@ -73,7 +73,10 @@ export async function start(
     rpcObserver: rpcMetricsObserver,
   });
   if (adapters.size === 0) log.warn({}, 'no chain is configured (CHAIN_*_RPC_URL): sessions can be created but not paid');
-  if (adapters.size > 0 && !keys) log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
+  // Only the API derives deposit addresses; watcher pods run without keys by design (deploy/kubernetes).
+  if (config.ROLES.includes('api') && adapters.size > 0 && !keys) {
+    log.warn({}, 'no HD_MNEMONIC or HD_ACCOUNT_XPUBS: payers cannot select a network');
+  }
 
   const processMetrics = await startProcessMetrics({
     host: config.METRICS_HOST,
