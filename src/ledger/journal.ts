@@ -190,7 +190,8 @@ export async function registerWallets(
 }
 
 /**
- * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges, sweep steps):
+ * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges, sweep steps,
+ * deposit setups):
  * their movements are journaled by their own completion, never as unexplained. Attempts are stored before broadcast,
  * so the watcher knows a sweep's transaction before it can see it.
  */
@@ -205,6 +206,9 @@ export async function ownTransactionHashes(trx: Transaction<Database>, chain: Ch
     where c.network = ${chain.network} and c.mode = ${chain.mode} and a.tx_hash = any(${[...hashes]}::text[])
     union
     select tx_hash from sweep_step_attempts
+    where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])
+    union
+    select tx_hash from deposit_setup_attempts
     where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])`.execute(trx);
   return new Set(r.rows.map((x) => x.tx_hash));
 }
