@@ -180,6 +180,8 @@ export type TxOutcome =
       reason: TxFailureReason;
       detail: string;
       refusal?: TokenRefusal;
+      /** Native base units the sender burnt on the failed transaction (gas used, TRX burnt, Solana fee). */
+      fee?: bigint;
     };
 
 /**

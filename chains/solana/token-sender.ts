@@ -306,11 +306,20 @@ export class SolanaTokenSender {
     const final = st.confirmationStatus === 'finalized' || this.#o.finality === 'confirmed';
     const confirmations = st.confirmations ?? (await conn.getSlot('processed')) - st.slot;
     const block = { height: BigInt(st.slot), hash: String(st.slot), time: new Date((tx.blockTime ?? 0) * 1000) };
+    const fee = BigInt(tx.meta?.fee ?? 0);
     if (st.err !== null) {
-      return { status: 'failed', block, confirmations: BigInt(confirmations), final, reason: 'reverted', detail: JSON.stringify(st.err) };
+      return {
+        status: 'failed',
+        block,
+        confirmations: BigInt(confirmations),
+        final,
+        reason: 'reverted',
+        detail: JSON.stringify(st.err),
+        fee,
+      };
     }
     const failure = check?.(tx) ?? null;
-    if (failure) return { status: 'failed', block, confirmations: BigInt(confirmations), final, ...failure };
+    if (failure) return { status: 'failed', block, confirmations: BigInt(confirmations), final, ...failure, fee };
     return { status: 'succeeded', block, confirmations: BigInt(confirmations), final, fee: BigInt(tx.meta?.fee ?? 0) };
   }
 }

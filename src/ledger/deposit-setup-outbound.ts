@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
+import { journalBurntFee } from './journal.js';
 import {
   blockingSetupAttemptIds,
   depositSetupAttempts,
@@ -48,6 +49,13 @@ export function depositSetupOutboundStore(db: Db): OutboundStore<DepositSetupRow
     releaseNonceIfLast: async () => false,
     // A setup stays processing while its attempts are followed; nothing to reopen.
     reopen: async () => true,
+    recordBurntFee: (setup, b) =>
+      journalBurntFee(db, b, {
+        kind: 'deposit_setup',
+        merchantId: setup.merchant_id,
+        sessionId: setup.session_id,
+        object: { type: 'session', id: setup.session_id },
+      }),
   };
 }
 

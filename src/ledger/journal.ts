@@ -148,6 +148,45 @@ export async function recordMovements(
   return written.map((w) => ({ movement: w.item.m, entryId: w.entryId }));
 }
 
+/** The network fee a failed (reverted) transaction of ours burnt: nothing else moved. */
+export interface BurntFee {
+  network: string;
+  mode: Mode;
+  txHash: string;
+  /** The sending wallet (canonical address): the fee payer. */
+  sender: string;
+  block: { height: bigint; hash: string };
+  fee: bigint;
+}
+
+/**
+ * Journals the fee a failed transaction of ours burnt (sender → fees:<network>), as an entry of the business object's
+ * kind with leg key `reverted`, in its own transaction: idempotent on the hash, so a crash before the business row is
+ * failed and a second look journal it once.
+ */
+export async function journalBurntFee(
+  db: Kysely<Database>,
+  b: BurntFee,
+  owner: { kind: JournalKind; merchantId: string | null; sessionId?: string | null; object: { type: JournalObjectType; id: string } },
+): Promise<void> {
+  if (b.fee <= 0n) return;
+  await db.transaction().execute((trx) =>
+    recordMovement(trx, {
+      network: b.network,
+      mode: b.mode,
+      txHash: b.txHash,
+      legKey: 'reverted',
+      kind: owner.kind,
+      blockHeight: b.block.height,
+      blockHash: b.block.hash,
+      merchantId: owner.merchantId,
+      sessionId: owner.sessionId ?? null,
+      object: owner.object,
+      legs: feeLegs(b, b.sender, b.fee),
+    }),
+  );
+}
+
 /** Kinds the watcher records from provisional blocks: the only ones a reorg can remove. */
 const OBSERVED_KINDS: readonly JournalKind[] = ['deposit', 'top_up', 'unexplained'];
 
