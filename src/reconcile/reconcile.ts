@@ -3,7 +3,7 @@ import { isBalanceReader, type BalanceQuery, type ChainAdapter, type TokenSymbol
 import type { Db } from '../db/database.js';
 import type { Mode } from '../domain/vocabulary.js';
 import { accountAddress, addressAccount, assetPrefix, journalAsset, journalBalancesAt } from '../ledger/journal.js';
-import { addressMerchants, storeReconcileRun, watcherFinalHeight } from '../ledger/reconcile-runs.js';
+import { addressMerchants, lastRunAgeMs, storeReconcileRun, watcherFinalHeight, withReconcileLock } from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 
 // Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
@@ -61,15 +61,41 @@ export interface ReconcileReport {
   ok: boolean;
 }
 
+/**
+ * Reconciles every configured chain (or the one named), each under its reconcile lock (a PostgreSQL advisory lock):
+ * runs of one chain never overlap. `scheduled` (the worker role's timer, in every worker process): a chain another
+ * process is reconciling right now is skipped, and so is one whose latest stored run started less than
+ * `minIntervalMs` ago, so several workers store one run per interval between them. Without it (the CLI) the run
+ * waits for the lock and always runs.
+ */
 export async function reconcile(
   deps: { db: Db; adapters: ChainRegistry },
-  opts: { network?: string; mode?: Mode } = {},
+  opts: { network?: string; mode?: Mode; scheduled?: { minIntervalMs: number } } = {},
 ): Promise<ReconcileReport> {
   const chains: ChainReconciliation[] = [];
   for (const adapter of deps.adapters) {
     if (opts.network && adapter.network !== opts.network) continue;
     if (opts.mode && adapter.mode !== opts.mode) continue;
-    chains.push(await reconcileChain(deps.db, adapter));
+    const chain = { network: adapter.network, mode: adapter.mode };
+    const skipped = (why: string): ChainReconciliation => ({
+      ...chain,
+      height: null,
+      skipped: why,
+      addresses: 0,
+      balances: 0,
+      rpcCalls: 0,
+      durationMs: 0,
+      differences: [],
+      summary: [],
+    });
+    const r = await withReconcileLock(deps.db, chain, !opts.scheduled, async () => {
+      if (opts.scheduled) {
+        const age = await lastRunAgeMs(deps.db, chain);
+        if (age !== null && age < opts.scheduled.minIntervalMs) return skipped('reconciled by another worker within the interval');
+      }
+      return reconcileChain(deps.db, adapter);
+    });
+    chains.push('busy' in r ? skipped('another worker is reconciling this chain') : r);
   }
   return { chains, ok: chains.every((c) => c.differences.every((d) => !d.failing)) };
 }
