@@ -223,7 +223,17 @@ export async function registerWallets(
   if (wallets.length === 0) return;
   await db
     .insertInto('journal_wallets')
-    .values(wallets.map((w) => ({ network: w.network, mode: w.mode, address: w.address, merchant_id: w.merchantId, role: w.role })))
+    .values(
+      wallets.map((w) => ({
+        network: w.network,
+        mode: w.mode,
+        address: w.address,
+        merchant_id: w.merchantId,
+        role: w.role,
+        // Where the watcher is now: movements above it are seen; the opening balance is read here (docs/journal.md).
+        registered_height: sql<string | null>`(select tip_height from chain_cursors where chain_key = ${chainKey(w)})`,
+      })),
+    )
     .onConflict((oc) => oc.columns(['network', 'mode', 'address']).doNothing())
     .execute();
 }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
+import { listUnexplained } from '../../src/ledger/journal.js';
 
 // Solana deposit setup as an outbound kind (docs/outbound.md, docs/journal.md): the refunds hot wallet creates the
 // deposit owner's token account; the signed bytes are stored before broadcast, so a worker killed between storing and
@@ -84,18 +85,27 @@ describe('Solana deposit setup through the outbound engine', () => {
         },
       ]);
 
-      // Reconcile: the hot wallet's SOL on chain is what it was funded with, minus exactly the journaled fee and rent.
+      // Reconcile: the hot wallet was funded before it was registered: that is its opening balance; its SOL on chain
+      // is then exactly the opening minus the journaled fee and rent, no difference, nothing unexplained.
       const report = await h.until(async () => {
         const r = await reconcileChain(h.t.db, h.adapter);
         return r.height !== null && r.height >= BigInt(tx!.slot) ? r : undefined;
       }, 60_000);
-      const hot = report.differences.find((d) => d.address === shop.hotWallet && d.asset === 'native');
-      expect(hot).toMatchObject({ expected: -(fee + rent), chain: funded - fee - rent, difference: -funded });
+      expect(report.differences).toEqual([]);
+      const opening = await h.t.db
+        .selectFrom('journal_legs as l')
+        .innerJoin('journal_entries as e', 'e.id', 'l.entry_id')
+        .select(['l.asset', 'l.amount'])
+        .where('e.kind', '=', 'opening_balance')
+        .where('l.account', '=', `address:solana:test:${shop.hotWallet}`)
+        .execute();
+      expect(opening).toEqual([{ asset: 'solana:test:native', amount: funded }]);
+      expect(await listUnexplained(h.t.db, { network: 'solana', mode: 'test' })).toEqual([]);
     } finally {
       survivor.kill();
       await survivor.exited;
     }
-  });
+  }, 240_000);
 
   it('a refund that creates the recipient token account journals its rent with its fee', async () => {
     h.rpc.validator.setTokenAccount({ mint: h.mints.USDT, owner: shop.hotWallet, amount: 10_000_000n });
@@ -129,5 +139,5 @@ describe('Solana deposit setup through the outbound engine', () => {
       worker.kill();
       await worker.exited;
     }
-  });
+  }, 240_000);
 });
