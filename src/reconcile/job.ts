@@ -15,6 +15,20 @@ export function startReconcileJob(deps: { db: Db; adapters: ChainRegistry; inter
         // Half the interval: workers started at different times still store one run per interval between them.
         const report = await reconcile(deps, { scheduled: { minIntervalMs: deps.intervalMs / 2 } });
         for (const c of report.chains)
+          for (const u of c.unexplainedNative ?? [])
+            deps.log.error(
+              {
+                network: c.network,
+                mode: c.mode,
+                address: u.address,
+                merchant_id: u.merchantId ?? undefined,
+                entry_id: String(u.entryId),
+                amount_base: u.amount.toString(),
+                height: String(c.height),
+              },
+              'unexplained native movement: a native balance the journal does not explain',
+            );
+        for (const c of report.chains)
           for (const d of c.differences.filter((x) => x.failing))
             deps.log.error(
               {

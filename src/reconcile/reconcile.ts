@@ -14,6 +14,7 @@ import {
 } from '../ledger/journal-native.js';
 import { addressMerchants, lastRunAgeMs, storeReconcileRun, watcherFinalHeight, withReconcileLock } from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
+import { countUnexplained } from '../metrics/watcher.js';
 
 // Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
 // at a pinned final height, minus unexplained movements no operator acknowledged) against the chain's balance at that
@@ -64,6 +65,8 @@ export interface ChainReconciliation {
   durationMs: number;
   differences: ReconcileDifference[];
   summary: ReconcileSummaryRow[];
+  /** Unexplained native movements this run booked (on-chain minus journal; docs/journal.md "Native balances"). */
+  unexplainedNative?: Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }>;
 }
 
 export interface ReconcileReport {
@@ -150,7 +153,8 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
             { balance: j.balance, unexplained: j.unexplained },
           ]),
         );
-  await recordNativeDrift(db, chain, height, queries, onChain, byKey, reference, merchants);
+  const unexplainedNative = await recordNativeDrift(db, chain, height, queries, onChain, byKey, reference, merchants);
+  for (const u of unexplainedNative) countUnexplained(chain, u.amount > 0n ? 'in' : 'out');
 
   const differences: ReconcileDifference[] = [];
   const summary = new Map<string, ReconcileSummaryRow & { seen: Set<string> }>();
@@ -218,6 +222,7 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
     durationMs,
     differences,
     summary: [...summary.values()].map(({ seen: _seen, ...row }) => row),
+    unexplainedNative,
   };
 }
 
@@ -294,12 +299,12 @@ async function recordNativeDrift(
   byKey: Map<string, { balance: bigint; unexplained: bigint }>,
   reference: ReadonlyMap<string, { balance: bigint }>,
   merchants: ReadonlyMap<string, string>,
-): Promise<void> {
+): Promise<Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }>> {
   const nativeKey = (address: string) => `${address}\u0000native`;
   const drifting = queries
     .map((q, i) => ({ q, chain: onChain[i]! }))
     .filter(({ q, chain: c }) => q.asset === 'native' && c !== (reference.get(nativeKey(q.address))?.balance ?? 0n));
-  if (drifting.length === 0) return;
+  if (drifting.length === 0) return [];
   const inFlight = await addressesWithTransfersInFlight(
     db,
     chain,
@@ -327,4 +332,5 @@ async function recordNativeDrift(
     const j = byKey.get(nativeKey(w.drift.address)) ?? { balance: 0n, unexplained: 0n };
     byKey.set(nativeKey(w.drift.address), { balance: j.balance + w.drift.amount, unexplained: j.unexplained + w.drift.amount });
   }
+  return written.map((w) => ({ entryId: w.entryId, address: w.drift.address, amount: w.drift.amount, merchantId: w.drift.merchantId }));
 }
