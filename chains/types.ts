@@ -180,6 +180,8 @@ export type TxOutcome =
       reason: TxFailureReason;
       detail: string;
       refusal?: TokenRefusal;
+      /** Native base units the sender burnt on the failed transaction (gas used, TRX burnt, Solana fee). */
+      fee?: bigint;
     };
 
 /**
@@ -190,6 +192,8 @@ export type TxOutcome =
 export interface Delivery {
   delivered: bigint;
   elsewhere: bigint;
+  /** Native base units the sender locked in accounts the transaction created (Solana: the recipient's token account's rent). */
+  rentPaid?: bigint;
 }
 
 /** Reading side: detection of incoming transfers. */
@@ -254,6 +258,13 @@ export interface TransferSender<Body = unknown> {
     depositAddress: string,
     token: TokenSymbol,
   ): Promise<UnsignedTransfer<Body>>;
+  /** With buildDepositSetup: false once the deposit address can already receive `token` (nothing left to prepare). */
+  depositSetupNeeded?(depositAddress: string, token: TokenSymbol): Promise<boolean>;
+  /**
+   * Native base units a landed transaction locked in accounts it created (Solana rent), paid by its fee payer; null
+   * when the transaction is not found (yet). Absent on families without rent.
+   */
+  readRentPaid?(hash: string): Promise<bigint | null>;
   buildTokenTransfer(request: TokenTransferRequest): Promise<UnsignedTransfer<Body>>;
   signTransfer(unsigned: UnsignedTransfer<Body>, signer: TxSigner): Promise<SignedTransfer>;
   /** Idempotent: re-broadcasting bytes the network already has answers `already_known`. */

@@ -147,6 +147,12 @@ export async function start(
         db,
         adapters,
         signer: keyMaterial.signer,
+        pollMs: config.PAYOUT_POLL_MS,
+        stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
+        feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        jobBudgetMs: config.PAYOUT_JOB_BUDGET_MS,
+        lockDurationMs: config.PAYOUT_LOCK_MS,
+        sweepIntervalMs: config.PAYOUT_SWEEP_INTERVAL_MS,
         log: log.child({ role: 'deposit-setup' }),
       });
       stops.push(

@@ -241,14 +241,14 @@ export class EvmTokenSender {
     const confirmations = latest - header.height + 1n;
     const isFinal = header.height <= final;
     if (header.hash !== receipt.blockHash.toLowerCase()) return { status: 'pending' };
+    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
     if (BigInt(receipt.status) !== 1n) {
       // Explained from the token's state at that block, once final (the only time a failure is acted on).
       const refusal = isFinal ? await this.refusalOf(hash, receipt.blockNumber) : null;
       if (refusal)
-        return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', refusal };
-      return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0' };
+        return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', refusal, fee };
+      return { status: 'failed', block, confirmations, final: isFinal, reason: 'reverted', detail: 'receipt status 0', fee };
     }
-    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
     const contracts = new Set(this.tokens.map((t) => t.address.toLowerCase()));
     // A transaction that called no registry token (a sweep's gas top-up or reclaim: plain native value) succeeds on its
     // status; what it moved is read by whoever sent it (SweepMethodImpl.read). A token call must show its Transfer log.
@@ -264,6 +264,7 @@ export class EvmTokenSender {
         final: isFinal,
         reason: 'no_transfer_event',
         detail: 'no Transfer log from the hot wallet',
+        fee,
       };
     return { status: 'succeeded', block, confirmations, final: isFinal, fee };
   }

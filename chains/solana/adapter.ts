@@ -1,5 +1,5 @@
 import { getAssociatedTokenAddressSync, getMint, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import { type Connection, PublicKey, type Finality } from '@solana/web3.js';
+import { type Connection, PublicKey, type Finality, type VersionedTransactionResponse } from '@solana/web3.js';
 import {
   OPERATOR_ACCOUNT,
   TokenRegistryMismatchError,
@@ -298,7 +298,14 @@ export class SolanaChainAdapter
     const gained = change((owner, account) => owner === to || account === to);
     const delivered = gained > 0n ? gained : 0n;
     const lost = -change((owner) => owner === from);
-    return { delivered, elsewhere: lost > delivered ? lost - delivered : 0n };
+    return { delivered, elsewhere: lost > delivered ? lost - delivered : 0n, rentPaid: rentLocked(tx) };
+  }
+
+  /** Lamports the transaction put into accounts it created (pre-balance zero): rent, paid by the fee payer. */
+  async readRentPaid(hash: string): Promise<bigint | null> {
+    const tx = await this.connection.getTransaction(hash, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    if (!tx?.meta) return null;
+    return tx.meta.err === null ? rentLocked(tx) : 0n;
   }
 
   /** No account nonces here: a transfer is bound to a recent block instead. */
@@ -318,6 +325,14 @@ export class SolanaChainAdapter
     token: TokenContract['symbol'],
   ): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
     return this.sender.buildDepositAccountSetup(feePayer, depositOwner, token);
+  }
+
+  /** False once the deposit owner's ATA for the mint exists (created by an earlier setup or by the payer's wallet). */
+  async depositSetupNeeded(depositOwner: string, token: TokenContract['symbol']): Promise<boolean> {
+    const mint = this.tokens.find((t) => t.symbol === token)?.address;
+    if (!mint) return false;
+    const ata = getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(depositOwner), true, this.#tokenProgramId);
+    return (await this.connection.getAccountInfo(ata, 'confirmed')) === null;
   }
 
   /** Solana-specific: the service creates a session's deposit ATA (paying its rent) when the payer picks Solana. */
@@ -458,4 +473,13 @@ export function createSolanaAdapter(
 /** The adapter factory with the CHAIN_SOLANA_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */
 export function createSolanaAdapterFactory(env: Record<string, string | undefined>) {
   return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter => createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode));
+}
+
+/** Lamports locked in the accounts a landed transaction created (zero before, funded after), the fee payer excepted. */
+function rentLocked(tx: VersionedTransactionResponse): bigint {
+  const pre = tx.meta?.preBalances ?? [];
+  const post = tx.meta?.postBalances ?? [];
+  let sum = 0n;
+  for (let i = 1; i < post.length; i++) if ((pre[i] ?? 0) === 0 && (post[i] ?? 0) > 0) sum += BigInt(post[i]!);
+  return sum;
 }

@@ -168,6 +168,13 @@ export class SolanaTokenSender {
     const ata = getAssociatedTokenAddressSync(mint, owner, true, this.#o.tokenProgramId);
     const ix = createAssociatedTokenAccountIdempotentInstruction(payer, ata, owner, mint, this.#o.tokenProgramId);
     const price = await this.computeUnitPrice([payer, ata], 0);
+    // Refused before signing when the fee payer cannot cover fee and rent: nothing is stored or sent.
+    const conn = this.#o.connection;
+    const [lamports, exists] = await Promise.all([conn.getBalance(payer, 'confirmed'), conn.getAccountInfo(ata, 'confirmed')]);
+    const rent = exists ? 0 : await conn.getMinimumBalanceForRentExemption(ACCOUNT_SIZE);
+    const maxFee = 5_000 + Number((price * BigInt(this.#o.computeUnitLimit) + 999_999n) / 1_000_000n);
+    if (lamports < maxFee + rent)
+      throw new TransferRejectedError('insufficient_gas', `hot wallet has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`);
     const request: TokenTransferRequest = { from: feePayer, to: depositOwner, token, amount: 0n };
     return this.#compile(request, payer, [ix], price, { [payer.toBase58()]: feePayer.key });
   }
@@ -299,11 +306,20 @@ export class SolanaTokenSender {
     const final = st.confirmationStatus === 'finalized' || this.#o.finality === 'confirmed';
     const confirmations = st.confirmations ?? (await conn.getSlot('processed')) - st.slot;
     const block = { height: BigInt(st.slot), hash: String(st.slot), time: new Date((tx.blockTime ?? 0) * 1000) };
+    const fee = BigInt(tx.meta?.fee ?? 0);
     if (st.err !== null) {
-      return { status: 'failed', block, confirmations: BigInt(confirmations), final, reason: 'reverted', detail: JSON.stringify(st.err) };
+      return {
+        status: 'failed',
+        block,
+        confirmations: BigInt(confirmations),
+        final,
+        reason: 'reverted',
+        detail: JSON.stringify(st.err),
+        fee,
+      };
     }
     const failure = check?.(tx) ?? null;
-    if (failure) return { status: 'failed', block, confirmations: BigInt(confirmations), final, ...failure };
+    if (failure) return { status: 'failed', block, confirmations: BigInt(confirmations), final, ...failure, fee };
     return { status: 'succeeded', block, confirmations: BigInt(confirmations), final, fee: BigInt(tx.meta?.fee ?? 0) };
   }
 }

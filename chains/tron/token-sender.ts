@@ -428,7 +428,15 @@ export class TronTokenSender {
     if (system) {
       const ret = tx?.ret?.[0]?.contractRet ?? 'SUCCESS';
       if (ret === 'SUCCESS') return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };
-      return { status: 'failed', block: ref, confirmations, final, reason: 'reverted', detail: `${ret}: the system contract failed` };
+      return {
+        status: 'failed',
+        block: ref,
+        confirmations,
+        final,
+        reason: 'reverted',
+        detail: `${ret}: the system contract failed`,
+        fee: int64(info.fee),
+      };
     }
     const failure = classifyContractResult(parseContractResult(info.receipt?.result));
     if (failure) {
@@ -443,6 +451,7 @@ export class TronTokenSender {
         reason: failure.reason,
         detail: node ? `${failure.detail} (${node})` : failure.detail,
         ...(refusal ? { refusal } : {}),
+        fee: int64(info.fee),
       };
     }
     const sender = transferFrom === undefined ? decodeTriggerRawData(tx!.raw_data_hex!).owner : normalizeTronAddress(transferFrom);
@@ -455,6 +464,7 @@ export class TronTokenSender {
         final,
         reason: 'no_transfer_event',
         detail: `receipt SUCCESS but no Transfer log of a registry token from ${whose}`,
+        fee: int64(info.fee),
       };
     }
     return { status: 'succeeded', block: ref, confirmations, final, fee: int64(info.fee) };

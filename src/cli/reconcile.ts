@@ -5,7 +5,7 @@ import { acknowledgeUnexplained, listUnexplained } from '../ledger/journal.js';
 import { reconcile, type ReconcileReport } from '../reconcile/reconcile.js';
 import { UsageError, options, print } from './args.js';
 
-// `reconcile` and `journal` (docs/journal.md). reconcile exits 3 when any token balance differs, naming each address.
+// `reconcile` and `journal` (docs/journal.md). reconcile exits 3 when any balance differs (tokens and native coin), naming each address.
 export const RECONCILE_USAGE = `reconcile [--network <id>] [--mode test|live] [--json]
                                                     journal vs on-chain balances at a pinned final height (exit 3 on a difference)
 journal unexplained [--network <id>] [--mode test|live] [--all]
@@ -73,6 +73,6 @@ export function renderTable(report: ReconcileReport): string {
         `  ${d.failing ? 'DIFFERENCE' : 'native (not failing)'} ${d.address} ${d.asset}: ledger ${d.expected} chain ${d.chain} difference ${d.difference} (unexplained ${d.unexplained})`,
       );
   }
-  lines.push(report.ok ? 'reconciled: no token difference' : 'NOT reconciled: token differences above');
+  lines.push(report.ok ? 'reconciled: no difference' : 'NOT reconciled: differences above');
   return `${lines.join('\n')}\n`;
 }

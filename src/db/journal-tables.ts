@@ -6,7 +6,7 @@ type Big = ColumnType<bigint, bigint | string, bigint | string>;
 type Ts = ColumnType<Date, Date | string | undefined, Date | string>;
 
 /** What an entry records (docs/journal.md). A reversal keeps its original's kind and names it in `reverses_id`. */
-export type JournalKind = 'deposit' | 'refund_payout' | 'charge' | 'deposit_setup' | 'sweep' | 'top_up' | 'unexplained';
+export type JournalKind = 'deposit' | 'refund_payout' | 'charge' | 'deposit_setup' | 'sweep' | 'top_up' | 'unexplained' | 'opening_balance';
 
 /** The business object an entry belongs to. */
 export type JournalObjectType = 'deposit' | 'session' | 'refund' | 'charge' | 'invoice' | 'sweep' | 'wallet';
@@ -50,6 +50,8 @@ export interface JournalWalletsTable {
   merchant_id: string | null;
   role: string;
   registered_at: Ts;
+  /** The watcher's scanned height when the wallet was registered (null before the watcher ran, or registered earlier). */
+  registered_height: ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;
 }
 
 export interface ReconcileRunsTable {

@@ -14,6 +14,7 @@ import {
   type ChargeAttempt,
   type ChargeRow,
 } from './subscriptions-charges.js';
+import { journalBurntFee } from './journal.js';
 
 // Subscription charges as an outbound job: the charge row (pending → signed → broadcast while in flight; back to
 // pending once every attempt is proven dead) and its subscription_charge_attempts ('live' or 'dropped').
@@ -59,6 +60,8 @@ export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
     // than failing the customer's invoice for the merchant's missing gas; later charges wait behind this nonce.
     releaseNonceIfLast: async () => false,
     reopen: async (charge) => charge.state === 'pending' || (await reopenCharge(db, charge.id)),
+    recordBurntFee: (charge, b) =>
+      journalBurntFee(db, b, { kind: 'charge', merchantId: charge.merchant_id, object: { type: 'invoice', id: charge.invoice_id } }),
   };
 }
 

@@ -148,6 +148,45 @@ export async function recordMovements(
   return written.map((w) => ({ movement: w.item.m, entryId: w.entryId }));
 }
 
+/** The network fee a failed (reverted) transaction of ours burnt: nothing else moved. */
+export interface BurntFee {
+  network: string;
+  mode: Mode;
+  txHash: string;
+  /** The sending wallet (canonical address): the fee payer. */
+  sender: string;
+  block: { height: bigint; hash: string };
+  fee: bigint;
+}
+
+/**
+ * Journals the fee a failed transaction of ours burnt (sender → fees:<network>), as an entry of the business object's
+ * kind with leg key `reverted`, in its own transaction: idempotent on the hash, so a crash before the business row is
+ * failed and a second look journal it once.
+ */
+export async function journalBurntFee(
+  db: Kysely<Database>,
+  b: BurntFee,
+  owner: { kind: JournalKind; merchantId: string | null; sessionId?: string | null; object: { type: JournalObjectType; id: string } },
+): Promise<void> {
+  if (b.fee <= 0n) return;
+  await db.transaction().execute((trx) =>
+    recordMovement(trx, {
+      network: b.network,
+      mode: b.mode,
+      txHash: b.txHash,
+      legKey: 'reverted',
+      kind: owner.kind,
+      blockHeight: b.block.height,
+      blockHash: b.block.hash,
+      merchantId: owner.merchantId,
+      sessionId: owner.sessionId ?? null,
+      object: owner.object,
+      legs: feeLegs(b, b.sender, b.fee),
+    }),
+  );
+}
+
 /** Kinds the watcher records from provisional blocks: the only ones a reorg can remove. */
 const OBSERVED_KINDS: readonly JournalKind[] = ['deposit', 'top_up', 'unexplained'];
 
@@ -184,13 +223,24 @@ export async function registerWallets(
   if (wallets.length === 0) return;
   await db
     .insertInto('journal_wallets')
-    .values(wallets.map((w) => ({ network: w.network, mode: w.mode, address: w.address, merchant_id: w.merchantId, role: w.role })))
+    .values(
+      wallets.map((w) => ({
+        network: w.network,
+        mode: w.mode,
+        address: w.address,
+        merchant_id: w.merchantId,
+        role: w.role,
+        // Where the watcher is now: movements above it are seen; the opening balance is read here (docs/journal.md).
+        registered_height: sql<string | null>`(select tip_height from chain_cursors where chain_key = ${chainKey(w)})`,
+      })),
+    )
     .onConflict((oc) => oc.columns(['network', 'mode', 'address']).doNothing())
     .execute();
 }
 
 /**
- * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges, sweep steps):
+ * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges, sweep steps,
+ * deposit setups):
  * their movements are journaled by their own completion, never as unexplained. Attempts are stored before broadcast,
  * so the watcher knows a sweep's transaction before it can see it.
  */
@@ -205,6 +255,9 @@ export async function ownTransactionHashes(trx: Transaction<Database>, chain: Ch
     where c.network = ${chain.network} and c.mode = ${chain.mode} and a.tx_hash = any(${[...hashes]}::text[])
     union
     select tx_hash from sweep_step_attempts
+    where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])
+    union
+    select tx_hash from deposit_setup_attempts
     where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])`.execute(trx);
   return new Set(r.rows.map((x) => x.tx_hash));
 }

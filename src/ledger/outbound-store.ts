@@ -1,5 +1,6 @@
 import type { Mode } from '../db/schema.js';
 import type { NetworkId } from '../domain/vocabulary.js';
+import type { BurntFee } from './journal.js';
 
 // What the outbound engine (src/outbound/) needs from the ledger to drive one kind of outbound transfer (a refund
 // payout, a subscription charge, ...) through persist-before-broadcast. Each kind implements it over its own tables;
@@ -73,4 +74,9 @@ export interface OutboundStore<J> {
   releaseNonceIfLast(job: J, ref: NonceRef, a: OutboundAttempt): Promise<boolean>;
   /** Every attempt proven dead: the job may be signed afresh (after its pre-flight). False when raced. */
   reopen(job: J): Promise<boolean>;
+  /**
+   * Journals the fee burnt by a landed transaction of the job that failed (reverted, or moved nothing to the
+   * destination), linked to the job's business object (journal.ts journalBurntFee: idempotent). Called before `fail`.
+   */
+  recordBurntFee(job: J, burnt: BurntFee): Promise<void>;
 }

@@ -320,6 +320,8 @@ export interface LandedPayout {
   fee: bigint;
   /** Token base units that left the hot wallet: delivered plus any part the token took elsewhere. */
   sent: bigint;
+  /** Native base units the hot wallet locked in an account the payout created (Solana: the recipient's token account). */
+  rentPaid?: bigint;
 }
 
 /** Journal: hot wallet → customer (and anything the token took elsewhere), and the network fee the hot wallet burnt. */
@@ -339,6 +341,8 @@ async function journalRefundPayout(trx: Transaction<Database>, refund: RefundRow
     legs: [
       ...transferLegs(journalAsset(chain.network, chain.mode, refund.token), wallet, EXTERNAL_ACCOUNT, p.sent),
       ...feeLegs(chain, p.sender, p.fee),
+      // Rent is booked like a fee (docs/journal.md): the recipient owns the account it is locked in.
+      ...feeLegs(chain, p.sender, p.rentPaid ?? 0n),
     ],
   });
 }

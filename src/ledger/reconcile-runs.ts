@@ -55,6 +55,44 @@ export async function storeReconcileRun(db: Kysely<Database>, run: ReconcileRunI
   });
 }
 
+/** Advisory-lock class of reconcile runs (one lock per chain: the second key is the chain key's hash). */
+const RECONCILE_LOCK_CLASS = 0x5245_434e; // 'RECN'
+
+/**
+ * Runs `fn` while holding `chain`'s reconcile lock: a session-level PostgreSQL advisory lock on one pooled connection,
+ * kept for the whole run (fn itself uses the pool) and released at the end, or by PostgreSQL when the process dies.
+ * `wait`: block until the lock is free (the CLI); otherwise answer `{ busy: true }` at once when another process holds it.
+ */
+export async function withReconcileLock<T>(
+  db: Kysely<Database>,
+  chain: ChainRef,
+  wait: boolean,
+  fn: () => Promise<T>,
+): Promise<T | { busy: true }> {
+  const key = chainKey(chain);
+  return db.connection().execute(async (conn) => {
+    if (wait) await sql`select pg_advisory_lock(${RECONCILE_LOCK_CLASS}::int, hashtext(${key}))`.execute(conn);
+    else {
+      const r = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${RECONCILE_LOCK_CLASS}::int, hashtext(${key})) as ok`.execute(conn);
+      if (!r.rows[0]?.ok) return { busy: true as const };
+    }
+    try {
+      return await fn();
+    } finally {
+      await sql`select pg_advisory_unlock(${RECONCILE_LOCK_CLASS}::int, hashtext(${key}))`.execute(conn);
+    }
+  });
+}
+
+/** Milliseconds since the latest stored run of `chain` started, or null when none was stored. */
+export async function lastRunAgeMs(db: Kysely<Database>, chain: ChainRef): Promise<number | null> {
+  const r = await sql<{ age_ms: string | null }>`
+    select (extract(epoch from now() - max(started_at)) * 1000)::bigint::text as age_ms
+    from reconcile_runs where network = ${chain.network} and mode = ${chain.mode}`.execute(db);
+  const v = r.rows[0]?.age_ms;
+  return v === null || v === undefined ? null : Number(v);
+}
+
 /** The height the watcher of `chain` has committed as final (null before its first step). */
 export async function watcherFinalHeight(db: Kysely<Database>, chain: ChainRef): Promise<bigint | null> {
   const r = await db.selectFrom('chain_cursors').select('final_height').where('chain_key', '=', chainKey(chain)).executeTakeFirst();

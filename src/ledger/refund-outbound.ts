@@ -13,6 +13,8 @@ import {
   type PayoutAttempt,
 } from './payouts.js';
 import type { RefundRow } from './refunds.js';
+import { journalBurntFee } from './journal.js';
+import { hasIdShape } from '../domain/ids.js';
 
 // Refund payouts as an outbound job: the refund row (processing while it is paid out) and its payout_attempts.
 
@@ -58,6 +60,13 @@ export function refundOutboundStore(db: Db): OutboundStore<RefundRow> {
     releaseNonceIfLast: (_refund, ref, a) => releaseNonceIfLast(db, ref, a),
     // A refund stays processing while its attempts are followed; nothing to reopen.
     reopen: async () => true,
+    recordBurntFee: (refund, b) =>
+      journalBurntFee(db, b, {
+        kind: 'refund_payout',
+        merchantId: refund.merchant_id,
+        sessionId: hasIdShape(refund.session_id, 'pay') ? null : refund.session_id,
+        object: { type: 'refund', id: refund.id },
+      }),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
+import { journalBurntFee } from './journal.js';
 import { advanceNonce, lockNextNonce, releaseNonceIfLastWith } from './payouts.js';
 import {
   blockingStepAttemptIds,
@@ -56,6 +57,8 @@ export function sweepOutboundStore(db: Db): OutboundStore<SweepStepJob> {
       ),
     // A step stays processing while its attempts are followed; nothing to reopen.
     reopen: async () => true,
+    recordBurntFee: (job, b) =>
+      journalBurntFee(db, b, { kind: 'sweep', merchantId: job.sweep.merchant_id, object: { type: 'sweep', id: job.sweep.id } }),
   };
 }
 

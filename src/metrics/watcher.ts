@@ -79,6 +79,11 @@ const unexplained = metrics.counter<Chain | 'direction'>({
   values: { ...MODES, direction: ['in', 'out'] },
 });
 
+/** An unexplained movement booked outside the watcher (reconcile's native drift), counted like the watcher's own. */
+export function countUnexplained(chain: { network: string; mode: string }, direction: 'in' | 'out'): void {
+  unexplained.inc({ network: chain.network, mode: chain.mode, direction });
+}
+
 interface ChainState {
   processed?: bigint;
   head?: bigint;

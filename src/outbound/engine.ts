@@ -46,13 +46,18 @@ export async function advanceOutbound<J, A extends ChainAdapter>(
         // What reached the destination, from the landed transaction's own logs: never the amount asked for.
         const r = await kind.receipt(adapter, job, a, { block: outcome.block, fee: outcome.fee });
         if (r.kind === 'unread') return { kind: 'wait', ms: deps.pollMs };
-        if (r.kind === 'undelivered') return kind.fail(job, { cause: 'undelivered', elsewhere: r.elsewhere, txHash: a.txHash });
+        if (r.kind === 'undelivered') {
+          await recordBurnt(kind, adapter, job, a, outcome.block, outcome.fee);
+          return kind.fail(job, { cause: 'undelivered', elsewhere: r.elsewhere, txHash: a.txHash });
+        }
         hit(deps, 'outbound:after_receipt');
         return r.settle();
       }
       case 'failed':
         if (!outcome.final) return { kind: 'wait', ms: deps.pollMs };
-        // Reverted: nothing moved, and its nonce was consumed on chain, so no other attempt can land.
+        // Reverted: nothing moved but the fee, and its nonce was consumed on chain, so no other attempt can land. The
+        // burnt fee is journaled first (idempotent), so a crash before the job is failed journals it once.
+        await recordBurnt(kind, adapter, job, a, outcome.block, outcome.fee ?? 0n);
         return kind.fail(job, {
           cause: 'reverted',
           reason: outcome.reason,
@@ -227,6 +232,27 @@ const UNKNOWN_TRANSACTIONS_RETRY_MS = 10_000;
 /** The signing transaction's answer when the chain is ahead of the wallet's stored nonce: nothing signed. */
 interface UnknownTransactions {
   unknownTransactions: { network: string; mode: string; address: string; storedNonce: bigint; chainNonce: bigint };
+}
+
+/** Journals the fee a landed-but-failed attempt burnt, against its sender (docs/journal.md). */
+async function recordBurnt<J, A extends ChainAdapter>(
+  kind: OutboundKind<J, A>,
+  adapter: A,
+  job: J,
+  a: OutboundAttempt,
+  block: { height: bigint; hash: string },
+  fee: bigint,
+): Promise<void> {
+  const sender = bytes(a).sender;
+  // An attempt recorded from the chain by an operator has no bytes of ours; its sender is not known here.
+  if (fee <= 0n || !sender) return;
+  await kind.store.recordBurntFee(job, {
+    ...kind.network(job),
+    txHash: a.txHash,
+    sender: adapter.normalizeAddress(sender) ?? sender,
+    block: { height: block.height, hash: block.hash },
+    fee,
+  });
 }
 
 function hit(deps: OutboundDeps, name: Failpoint): void {

@@ -62,6 +62,7 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
             blockHash: landed.block.hash,
             fee: landed.fee,
             sent: d.delivered + d.elsewhere,
+            ...(d.rentPaid ? { rentPaid: d.rentPaid } : {}),
           });
           if (d.delivered < refund.amount_base) {
             deps.log?.warn(

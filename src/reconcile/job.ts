@@ -12,7 +12,22 @@ export function startReconcileJob(deps: { db: Db; adapters: ChainRegistry; inter
     if (running) return;
     running = (async () => {
       try {
-        const report = await reconcile(deps);
+        // Half the interval: workers started at different times still store one run per interval between them.
+        const report = await reconcile(deps, { scheduled: { minIntervalMs: deps.intervalMs / 2 } });
+        for (const c of report.chains)
+          for (const u of c.unexplainedNative ?? [])
+            deps.log.error(
+              {
+                network: c.network,
+                mode: c.mode,
+                address: u.address,
+                merchant_id: u.merchantId ?? undefined,
+                entry_id: String(u.entryId),
+                amount_base: u.amount.toString(),
+                height: String(c.height),
+              },
+              'unexplained native movement: a native balance the journal does not explain',
+            );
         for (const c of report.chains)
           for (const d of c.differences.filter((x) => x.failing))
             deps.log.error(
@@ -27,6 +42,8 @@ export function startReconcileJob(deps: { db: Db; adapters: ChainRegistry; inter
               },
               'reconcile: ledger and chain differ',
             );
+        for (const c of report.chains)
+          if (c.skipped) deps.log.info({ network: c.network, mode: c.mode, reason: c.skipped }, 'reconcile: chain skipped');
         deps.log.info({ ok: report.ok, chains: report.chains.length }, 'reconcile run finished');
       } catch (e) {
         deps.log.error({ err: (e as Error).message }, 'reconcile run failed');

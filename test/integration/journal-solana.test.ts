@@ -71,9 +71,10 @@ describe('journal and reconcile on Solana', () => {
     );
     const drift = await h.until(async () => {
       const r = await reconcileChain(h.t.db, h.adapter);
-      return r.differences.some((d) => d.failing) ? r : undefined;
+      return r.differences.some((d) => d.failing && d.asset !== 'native') ? r : undefined;
     }, 30_000);
-    expect(drift.differences.filter((d) => d.failing)).toEqual([
+    // The SOL airdropped for the outside transfer's fee is an unexplained native movement (failing too); the token one:
+    expect(drift.differences.filter((d) => d.failing && d.asset !== 'native')).toEqual([
       expect.objectContaining({ address: b.depositOwner, asset: 'USDT', expected: 1_750_000n, chain: 1_350_000n, difference: 400_000n }),
     ]);
   });

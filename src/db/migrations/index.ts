@@ -19,4 +19,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_0100_treasury': await import('./2026_11_25_0100_treasury.js'),
   '2026_11_25_0200_journal': await import('./2026_11_25_0200_journal.js'),
   '2026_11_25_0300_sweep_rent': await import('./2026_11_25_0300_sweep_rent.js'),
+  '2026_11_26_0100_deposit_setups': await import('./2026_11_26_0100_deposit_setups.js'),
+  '2026_11_26_0110_native_reconcile': await import('./2026_11_26_0110_native_reconcile.js'),
 };
