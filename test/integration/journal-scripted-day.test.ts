@@ -152,9 +152,9 @@ afterAll(async () => {
 
 describe('a scripted day on four networks', () => {
   it('reconciles to zero everywhere after payments, refunds, a charge, a reorg and sweeps; an outside transfer is named', async () => {
-    // Addresses the operator funds from outside with the native coin (gas), and how much: the only native differences
-    // allowed, each exactly minus that funding (every fee and value they moved since is journaled); null where the
-    // journal is known not to hold every native movement yet (Solana deposit setup and refund rent, docs/journal.md).
+    // Addresses the operator funds from outside with the native coin (gas), and how much: the only unexplained native
+    // movements reconcile may find, each exactly that funding (every fee and value they moved since is journaled);
+    // null where the amount is not checked (TRON and Solana read balances now, docs/journal.md).
     const operatorFunded = new Map<string, bigint | null>();
 
     // ── Morning: the operator registers and funds the refund hot wallets; each token top-up is unexplained until
@@ -448,30 +448,37 @@ describe('a scripted day on four networks', () => {
     const byId = (a: { object_id: string | null }, b: { object_id: string | null }) => ((a.object_id ?? '') < (b.object_id ?? '') ? -1 : 1);
     expect(payouts.sort(byId)).toEqual(refunds.map((r) => ({ object_id: r.id, tx_hash: r.transaction_hash })).sort(byId));
     await finalCovers(await journalHeights());
-    // Solana keeps no state by slot: wait until the state finalized now equals the books (docs/journal.md).
+    // Native coin: the operator's outside gas top-ups are plain value transfers no log shows. Reconcile books each
+    // one it finds as an unexplained native movement, and the run fails until the operator acknowledges them. EVM reads
+    // at the pinned block, so every EVM wallet funded after its registration is found with exactly its funding; TRON and
+    // Solana read balances now, so a wallet's first reconcile takes its outside funding into its opening balance
+    // (docs/journal.md). Solana keeps no state by slot: repeat until the state finalized now equals the books.
+    const drifted = new Set<string>();
     const report = await h.until(async () => {
       const r = await reconcile({ db: h.t.db, adapters: h.service.adapters });
+      for (const c of r.chains) {
+        for (const u of c.unexplainedNative ?? []) {
+          const key = `${c.network}:${u.address}`;
+          expect(operatorFunded.has(key), `unexplained native movement of ${key}`).toBe(true);
+          const funded = operatorFunded.get(key);
+          if (funded !== null && funded !== undefined) expect(u.amount, key).toBe(funded);
+          drifted.add(key);
+          expect(await acknowledgeUnexplained(h.t.db, u.entryId, 'operator gas top-up')).toBe(true);
+        }
+      }
       return r.ok ? r : undefined;
-    }, 120_000);
+    }, 180_000);
+    // The EVM hot wallets were registered in the morning before they were funded: their funding is found exactly.
+    // (A wallet registered after its funding, like a gas station, reconciles through its opening balance instead.)
+    for (const net of ['ethereum', 'bsc'] as const) expect(drifted).toContain(`${net}:${canonical(net, shop.hot[net])}`);
     expect(report.chains.map((c) => `${c.network}/${c.mode}`).sort()).toEqual(['bsc/test', 'ethereum/test', 'solana/test', 'tron/test']);
     for (const c of report.chains) {
       expect(c.skipped).toBeUndefined();
       expect(c.addresses).toBeGreaterThan(1);
-      for (const s of c.summary.filter((x) => x.asset !== 'native')) expect(s.difference).toBe(0n);
-      // The only differences: the native coin of addresses the operator funded from outside (not journaled).
-      for (const d of c.differences) {
-        const key = `${c.network}:${d.address}`;
-        expect(d.asset).toBe('native');
-        expect(operatorFunded.has(key), key).toBe(true);
-        const funded = operatorFunded.get(key);
-        if (funded !== null && funded !== undefined) expect(d.difference, `native ${key}`).toBe(-funded);
-      }
+      // Every asset of every address, the native coin included: books = chain to the base unit.
+      expect(c.differences).toEqual([]);
+      for (const s of c.summary) expect(s.difference).toBe(0n);
     }
-    // …and every address funded with an exact amount is among them (each has journal activity: fees, sweeps, charges).
-    const nativeRows = new Map<string, bigint>(
-      report.chains.flatMap((c) => c.differences.map((d) => [`${c.network}:${d.address}`, d.difference] as const)),
-    );
-    for (const [key, funded] of operatorFunded) if (funded !== null) expect(nativeRows.get(key), key).toBe(-funded);
     // Every swept deposit address is reconciled: its books and the chain both at zero token at the pinned height.
     for (const w of swept) {
       const c = report.chains.find((x) => x.network === w.network)!;
@@ -527,9 +534,20 @@ describe('a scripted day on four networks', () => {
     await finalCovers(new Map([['ethereum', BigInt(receipt!.blockNumber)]]));
     const drift = await cli(['reconcile']);
     expect(drift.code).toBe(3);
-    expect(drift.err.split('\n').filter((l) => l.startsWith('difference:'))).toEqual([
-      `difference: ethereum/test ${row.deposit_address} USDT: ledger - chain = 1250000 base units`,
-    ]);
+    // The gas the thief gave the address is an unexplained native movement too: what is left of it is on chain, not
+    // in the books.
+    const gasLeft = 10n ** 16n - receipt!.gasUsed * receipt!.gasPrice;
+    expect(
+      drift.err
+        .split('\n')
+        .filter((l) => l.startsWith('difference:'))
+        .sort(),
+    ).toEqual(
+      [
+        `difference: ethereum/test ${row.deposit_address} USDT: ledger - chain = 1250000 base units`,
+        `difference: ethereum/test ${row.deposit_address} native: ledger - chain = ${-gasLeft} base units`,
+      ].sort(),
+    );
     expect(drift.out).toContain(`DIFFERENCE ${row.deposit_address} USDT: ledger 6000000 chain 4750000 difference 1250000`);
   }, 1_500_000);
 });
