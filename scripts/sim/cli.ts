@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type SimEnvironment, startEnvironment } from './environment.js';
 import { invariants } from './invariants/index.js';
+import { buildMutantTree, findMutant } from './mutants.js';
 import { shrinkWithStats } from './shrink.js';
 import { countByKind } from './schedule.js';
 import { activeSupervisors } from './supervisor.js';
@@ -29,6 +30,12 @@ async function main(): Promise<void> {
       networks: { type: 'string', default: 'ethereum,bsc' },
       intensity: { type: 'string', default: '1' },
       out: { type: 'string', default: join(tmpdir(), 'stablepay-sim') },
+      /** Runs the roles from a deliberately broken copy of the project (scripts/sim/mutants.ts). */
+      mutant: { type: 'string' },
+      /** Exit 0 only if every seed failed with an invariant violation (a mutant was caught), 1 otherwise. */
+      'expect-violation': { type: 'boolean', default: false },
+      /** As --expect-violation, and the violations of every seed must include this invariant. */
+      'expect-invariant': { type: 'string' },
     },
   });
   const seedList = (values.seed ?? []).flatMap((s) => s.split(',')).map((s) => Number(s.trim()));
@@ -48,6 +55,16 @@ async function main(): Promise<void> {
     ...(values.faults ? { faults: JSON.parse(values.faults) as SeedOptions['faults'] } : {}),
   };
 
+  if (values.mutant && process.env.SIM_SERVICE_BUILD === 'dist')
+    throw new Error('--mutant runs the roles from mutated sources under tsx: unset SIM_SERVICE_BUILD');
+  const mutant = values.mutant ? findMutant(values.mutant) : undefined;
+  const mutantTree = mutant ? buildMutantTree(process.cwd(), mutant) : undefined;
+  if (mutant && mutantTree) {
+    say(`mutant ${mutant.name}: ${mutant.breaks}`);
+    say(`  roles run from ${mutantTree.dir}`);
+    options.serviceRoot = mutantTree.dir;
+  }
+
   const started = Date.now();
   say(`simulator: starting PostgreSQL, Redis and ${networks.join(', ')} (private instances)…`);
   const env: SimEnvironment = await startEnvironment({ networks, outDir: values.out });
@@ -59,7 +76,9 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stopOnSignal);
   const results: SeedResult[] = [];
   const faultsByKind: Record<string, number> = {};
-  const extraArgs = `--active-seconds ${values['active-seconds']} --networks ${values.networks} --intensity ${values.intensity}`;
+  const extraArgs =
+    `--active-seconds ${values['active-seconds']} --networks ${values.networks} --intensity ${values.intensity}` +
+    (mutant ? ` --mutant ${mutant.name}` : '');
   const seedsStarted = Date.now();
   try {
     for (const [i, seed] of seeds.entries()) {
@@ -83,6 +102,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await env.stop();
+    mutantTree?.remove();
   }
   const failed = results.filter((r) => !r.ok);
   const minutes = (Date.now() - seedsStarted) / 60_000;
@@ -101,6 +121,18 @@ async function main(): Promise<void> {
         .join(', ') || 'none'
     }`,
   );
+  const expected = values['expect-invariant'];
+  if (values['expect-violation'] || expected) {
+    // A seed that could not run ('runner') caught nothing: only a failed invariant counts (the named one, if given).
+    const caught = results.filter((r) => r.violations.some((v) => (expected ? v.invariant === expected : v.invariant !== 'runner')));
+    const missed = results.filter((r) => !caught.includes(r));
+    say(
+      missed.length === 0 && results.length > 0
+        ? `expected violations: every seed failed${expected ? ` with ${expected}` : ''}${mutant ? ` (mutant ${mutant.name} caught)` : ''}`
+        : `expected violations: NOT caught by seed(s) ${missed.map((r) => r.seed).join(', ') || '(none ran)'}`,
+    );
+    process.exit(missed.length === 0 && results.length > 0 ? 0 : 1);
+  }
   process.exit(failed.length > 0 ? 1 : 0);
 }
 

@@ -1,4 +1,5 @@
 import { FAILPOINTS } from '../../src/outbound/failpoints.js';
+import { WATCHER_FAILPOINTS } from '../../src/watcher/failpoints.js';
 import type { ScheduledFault } from './contract.js';
 import type { Prng } from './prng.js';
 import type { RoleName } from './supervisor.js';
@@ -7,7 +8,8 @@ import type { RoleName } from './supervisor.js';
 // the same moments and shrinking can drop entries). Kinds (docs/simulation.md):
 // - rpc: a window of JSON-RPC errors, timeouts, 429s, 5xx and range-too-large answers on one network's fault proxy;
 // - kill: SIGKILL one role (api, worker, watcher-a, watcher-b: killing the leader is a standby takeover);
-// - failpoint: restart the worker with SP_FAILPOINTS naming one outbound failpoint (it kills itself there);
+// - failpoint: restart the worker with SP_FAILPOINTS naming one outbound failpoint (it kills itself there), and both
+//   watchers with the watcher's `watcher:before_commit` (each kills itself before committing a step that records deposits);
 // - reorg: an EVM reorg shallower than the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
 //   the removed transactions;
 // - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs.
@@ -54,7 +56,8 @@ export function buildSchedule(
         },
       });
     } else if (kind === 'failpoint') {
-      faults.push({ at, kind, params: { role: 'worker', point: prng.pick(FAILPOINTS) } });
+      // The watchers are armed at their own crash point as well (no draw: the seeds' schedules stay as they were).
+      faults.push({ at, kind, params: { role: 'worker', point: prng.pick(FAILPOINTS), watchers: WATCHER_FAILPOINTS[0] } });
     } else {
       faults.push({ at, kind, params: { downMs: prng.int(300, 3000) } });
     }

@@ -42,6 +42,8 @@ export interface SeedOptions {
   intensity: number;
   /** Serial number of this seed in the invocation: keeps HD accounts (and so addresses) apart across seeds. */
   runIndex: number;
+  /** The directory the service's roles run from (a mutated copy: scripts/sim/mutants.ts); default the project. */
+  serviceRoot?: string;
 }
 
 export interface SeedResult {
@@ -146,7 +148,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   ];
   const supervisor = startSupervisor(
     roles.map((r) => ({ name: r.name, env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) } })),
-    { logFile, restartDelayMs: 500, onEvent: ev },
+    { logFile, restartDelayMs: 500, onEvent: ev, ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}) },
   );
 
   const merchants: TrackedMerchant[] = [];
@@ -291,8 +293,10 @@ async function inject(
   ev(`fault.${f.kind}`, f.params);
   const p = f.params;
   if (f.kind === 'kill') sup.kill(p.role as RoleName);
-  else if (f.kind === 'failpoint') sup.arm(p.role as RoleName, [String(p.point)]);
-  else if (f.kind === 'reorg') {
+  else if (f.kind === 'failpoint') {
+    sup.arm(p.role as RoleName, [String(p.point)]);
+    if (p.watchers) for (const w of ['watcher-a', 'watcher-b'] as const) sup.arm(w, [String(p.watchers)]);
+  } else if (f.kind === 'reorg') {
     const e = env.evm.find((x) => x.contract.network === p.network);
     if (!e) return;
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });

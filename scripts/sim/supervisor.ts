@@ -34,7 +34,13 @@ function entry(): string[] {
 
 export function startSupervisor(
   roles: RoleSpec[],
-  o: { logFile: string; restartDelayMs: number; onEvent: (kind: string, detail: Record<string, unknown>) => void },
+  o: {
+    logFile: string;
+    restartDelayMs: number;
+    onEvent: (kind: string, detail: Record<string, unknown>) => void;
+    /** Where the roles run from (a mutated copy of the project: scripts/sim/mutants.ts); default the current directory. */
+    cwd?: string;
+  },
 ): Supervisor {
   const log: WriteStream = createWriteStream(o.logFile, { flags: 'a' });
   const procs = new Map<RoleName, { child?: ChildProcess; spec: RoleSpec; gen: number }>();
@@ -45,6 +51,7 @@ export function startSupervisor(
   const launch = (spec: RoleSpec, failpoints: string[], gen: number) => {
     if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
     const child = spawn(process.execPath, entry(), {
+      ...(o.cwd ? { cwd: o.cwd } : {}),
       env: { PATH: process.env.PATH ?? '', ...spec.env, SP_FAILPOINTS: failpoints.join(',') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -3,6 +3,7 @@ import type { ChainAdapter, ObservedTransfer, PollResult } from '../../chains/ty
 import type { Database } from '../db/schema.js';
 import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../ledger/deposits.js';
 import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/chain-cursors.js';
+import { killAtWatcherFailpoint } from './failpoints.js';
 import { chainKey, type ChainRef } from '../ledger/deposit-schema.js';
 import { journalObservedMovements } from '../ledger/journal-observed.js';
 import type { ObservedDeposit } from '../ledger/deposits.js';
@@ -137,6 +138,8 @@ export class NetworkWatcher {
         tip: poll.processedTip,
         finalHeight: poll.finalHeight,
       });
+      // A crash here must leave nothing applied: the step's deposits and its cursor commit together or not at all.
+      if (toDeposit.length > 0) killAtWatcherFailpoint('watcher:before_commit');
       return { ...confirmed, recorded, unexplained, version };
     });
     // Logged after the commit: a line says what the ledger holds. Ids as in docs/operations.md ("Logs").
