@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,7 +10,8 @@ import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from '../support/env.
 
 // deploy/kubernetes/ mounts every pod's root filesystem read-only, with an emptyDir at /tmp (docs/deploy.md, "The
 // pods"). This runs what the pods run in the same condition: a private mount namespace (unshare) in which every mount
-// but /proc, /sys and /dev is remounted read-only and /tmp is an empty tmpfs. There, the migration Job's command
+// but /proc, /sys and /dev is remounted read-only and an empty tmpfs is the one writable directory, given as TMPDIR
+// (the pods' emptyDir at /tmp; not /tmp itself, which may hold the checkout being tested). There, the migration Job's command
 // creates and migrates a new database, and the service (all three roles, MIGRATE_ON_START=false as in the pods) starts,
 // answers its probes, serves metrics from PostgreSQL and Redis, and stops cleanly on SIGTERM. Needs root (CI is).
 
@@ -16,8 +20,8 @@ for m in $(awk '{print $5}' /proc/self/mountinfo | sort -u); do
   case "$m" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue ;; esac
   mount -o remount,bind,ro "$m"
 done
-mount -t tmpfs -o size=64m,mode=1777 tmpfs /tmp
-for d in / "$PWD" /tmp/..; do
+mount -t tmpfs -o size=64m,mode=1777 tmpfs "$TMPDIR"
+for d in / "$PWD" "$TMPDIR/.."; do
   if touch "$d/.sp-rofs-probe" 2>/dev/null; then echo "still writable: $d" >&2; exit 97; fi
 done
 exec "$@"`;
@@ -33,7 +37,7 @@ function readOnlyRun(args: string[], env: Record<string, string>): Run {
     'unshare',
     ['-m', '--propagation', 'private', 'sh', '-c', READ_ONLY, 'sh', process.execPath, '--import', 'tsx', ...args],
     {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: scratch, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -64,7 +68,10 @@ async function get(url: string): Promise<{ status: number; text: string }> {
 }
 
 const dbName = `${runPrefix()}_ro_${randomBytes(4).toString('hex')}`;
+// Created here, read-only inside the namespace until the tmpfs covers it there.
+const scratch = mkdtempSync(join(tmpdir(), 'sp-ro-'));
 afterAll(async () => {
+  rmSync(scratch, { recursive: true, force: true });
   const c = new pg.Client({ connectionString: PG_ADMIN_URL });
   await c.connect();
   await c.query(`drop database if exists ${dbName} with (force)`);
@@ -88,9 +95,12 @@ describe('the pods on a read-only root filesystem (deploy/kubernetes)', () => {
       LOG_LEVEL: 'info',
     };
 
-    // The control: there, a write beside the sources fails, and one to /tmp succeeds.
+    // The control: there, a write beside the sources fails, and one to the temporary directory succeeds.
     const control = readOnlyRun(
-      ['-e', "require('node:fs').writeFileSync('/tmp/sp-ro-probe', 'x'); require('node:fs').writeFileSync('sp-ro-probe', 'x')"],
+      [
+        '-e',
+        "require('node:fs').writeFileSync(require('node:path').join(require('node:os').tmpdir(), 'sp-ro-probe'), 'x'); require('node:fs').writeFileSync('sp-ro-probe', 'x')",
+      ],
       env,
     );
     expect(await control.exit).not.toBe(0);
