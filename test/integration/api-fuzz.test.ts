@@ -676,7 +676,10 @@ describe('public JSON routes, without a key', () => {
 });
 
 describe(`fuzz (seed ${SEED})`, () => {
-  it('answers thousands of random requests over every route without a 5xx, in the spec shape, and refused batches change no row', async () => {
+  // Thousands of real requests with a database snapshot per batch: minutes on a loaded CI machine, not seconds.
+  it('answers thousands of random requests over every route without a 5xx, in the spec shape, and refused batches change no row', {
+    timeout: 300_000,
+  }, async () => {
     r = rng(SEED);
     const problems: string[] = [];
     let compared = 0;
