@@ -105,7 +105,7 @@ beforeAll(async () => {
     await expireSession(h.t.db, underpaid.id, { tokenDecimals: h.service.adapters.tokenDecimals });
     const s = await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', underpaid.id).executeTakeFirstOrThrow();
     return s.status === 'expired' ? true : undefined;
-  });
+  }, 120_000);
   ids.expiredSession = underpaid.id;
 
   // The devnet state `npm run dev` would write, naming this test's service and chain; devnet pay pays from its payer.
@@ -130,7 +130,7 @@ beforeAll(async () => {
   ids.stateFile = join(dir, 'state.json');
   writeFileSync(ids.stateFile, JSON.stringify(state));
   ids.missingStateFile = join(dir, 'missing.json');
-}, 180_000);
+}, 300_000);
 afterAll(async () => h?.close());
 
 /** The commands `help` lists: the first words of each command line, up to the first argument. */
