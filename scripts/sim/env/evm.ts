@@ -4,6 +4,9 @@ import { type FaultProxy, startFaultProxy } from '../../../test/support/rpc-faul
 import { type DevEvmChain, startDevEvmChain } from '../../devnet/evm.js';
 import type { SimEvmChain } from '../contract.js';
 
+/** The native coin (wei) `fundHotWallet` gives a fresh hot wallet: set, not added (acknowledged as gas funding). */
+export const HOT_WALLET_GAS = 10n * 10n ** 18n;
+
 // The EVM chains of a simulator run: Anvil nodes as the local demo starts them (scripts/devnet/evm.ts: a block a second,
 // Tether- and FiatToken-style USDT/USDC, the devnet payer funded), each behind the RPC fault proxy for the SERVICE;
 // the simulator itself talks to the node directly. Payments leave the devnet payer through one NonceManager, one at a
@@ -81,7 +84,7 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
         payer.reset();
       }),
     async fundHotWallet(address, tokenUnits) {
-      await chain.node.provider.send('anvil_setBalance', [address, `0x${(10n * 10n ** 18n).toString(16)}`]);
+      await chain.node.provider.send('anvil_setBalance', [address, `0x${HOT_WALLET_GAS.toString(16)}`]);
       const txs = [];
       for (const t of ['USDT', 'USDC'] as const) txs.push(await transfer(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals)));
       await Promise.all(txs.map((t) => t.wait()));

@@ -1,7 +1,8 @@
 import { EvmChainAdapter } from '../../../chains/evm/adapter.js';
 import { ChainRegistry } from '../../../chains/registry.js';
+import { acknowledgeUnexplained } from '../../../src/ledger/journal.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
-import type { Invariant, Violation } from '../contract.js';
+import type { InvariantContext, Invariant, Violation } from '../contract.js';
 import { tokenDecimals } from './evm-chain.js';
 
 export const JOURNAL = 'journal-reconciles-with-chains';
@@ -9,11 +10,46 @@ export const JOURNAL = 'journal-reconciles-with-chains';
 // The journal reconciles with the chains (docs/journal.md "Reconcile"): src/reconcile/reconcile.ts over the final state,
 // with an adapter per simulated EVM chain on the node's own URL, test mode. Every failing difference (a token balance
 // where the books, i.e. the journal minus unacknowledged unexplained movements, differ from the chain at the pinned
-// height) is a violation naming the address. Native rows are reported by reconcile but never fail it (gas funding is
-// not journaled), so they are not violations here either. A chain reconcile skips (the watcher never ran) is not one.
+// height) is a violation naming the address, native coin included: the runner acknowledges its own gas top-ups first
+// (acknowledgeNativeFunding), as an operator does. A chain reconcile skips (the watcher never ran) is not one.
 export const journalReconcilesWithChains: Invariant = async (ctx) => {
   const out: Violation[] = [];
   if (ctx.chains.evm.length === 0) return out;
+  const report = await reconcile({ db: ctx.db, adapters: await simAdapters(ctx) });
+  for (const chain of report.chains)
+    for (const d of chain.differences) {
+      if (!d.failing) continue;
+      out.push({
+        invariant: JOURNAL,
+        subject: d.address,
+        message: `${chain.network}/${chain.mode} ${d.address} ${d.asset} at height ${chain.height}: books ${d.expected} (journal ${d.journal}, unacknowledged unexplained ${d.unexplained}), chain ${d.chain}, difference ${d.difference}`,
+      });
+    }
+  return out;
+};
+
+/**
+ * What an operator does after topping up wallets with gas from outside (docs/journal.md, native balances): reconcile
+ * books each outside native funding as an unexplained movement; acknowledge exactly those of `funded` (lowercase
+ * address → the base units given), nothing else. Returns the unexplained native movements it left alone.
+ */
+export async function acknowledgeNativeFunding(
+  ctx: Pick<InvariantContext, 'db' | 'chains'>,
+  funded: ReadonlyMap<string, bigint>,
+  note: string,
+): Promise<Array<{ address: string; amount: bigint }>> {
+  if (ctx.chains.evm.length === 0) return [];
+  const report = await reconcile({ db: ctx.db, adapters: await simAdapters(ctx) });
+  const left: Array<{ address: string; amount: bigint }> = [];
+  for (const chain of report.chains)
+    for (const u of chain.unexplainedNative ?? []) {
+      if (funded.get(u.address.toLowerCase()) === u.amount) await acknowledgeUnexplained(ctx.db, u.entryId, note);
+      else left.push({ address: u.address, amount: u.amount });
+    }
+  return left;
+}
+
+async function simAdapters(ctx: Pick<InvariantContext, 'chains'>): Promise<ChainRegistry> {
   const adapters = [];
   for (const c of ctx.chains.evm) {
     const tokens = [];
@@ -30,15 +66,5 @@ export const journalReconcilesWithChains: Invariant = async (ctx) => {
       }),
     );
   }
-  const report = await reconcile({ db: ctx.db, adapters: new ChainRegistry(adapters) });
-  for (const chain of report.chains)
-    for (const d of chain.differences) {
-      if (!d.failing) continue;
-      out.push({
-        invariant: JOURNAL,
-        subject: d.address,
-        message: `${chain.network}/${chain.mode} ${d.address} ${d.asset} at height ${chain.height}: books ${d.expected} (journal ${d.journal}, unacknowledged unexplained ${d.unexplained}), chain ${d.chain}, difference ${d.difference}`,
-      });
-    }
-  return out;
-};
+  return new ChainRegistry(adapters);
+}
