@@ -82,6 +82,12 @@ export function createWorker<N extends JobName>(
       concurrency,
       lockDuration: lockDurationMs,
       stalledInterval: Math.min(30_000, lockDurationMs),
+      // Every job here is crash-safe and idempotent (an outbound step resumes from its persisted attempt), so a job
+      // whose worker died is always taken back, however often that happened. BullMQ's default (1) failed a refund's job
+      // for good after its second crash, leaving the refund `processing` with nothing to resume it (the fault simulator,
+      // seed 1: a kill, then a crash at outbound:after_sign). A job that kills every worker it reaches stays active, and
+      // its object stays in progress, which the PayoutsStuck and OutboxStuck alerts report.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
     },
   );
   return closingConnection(worker, connection);
