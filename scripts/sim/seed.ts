@@ -20,6 +20,8 @@ import { startSimReceiver } from './receiver.js';
 import { checkAll } from './runner-invariants.js';
 import { acknowledgeNativeFunding } from './invariants/journal.js';
 import { HOT_WALLET_GAS } from './env/evm.js';
+import { listFailedDeliveries, reopenDelivery } from '../../src/webhooks/deliveries.js';
+import { createDeliveryQueue, deliveryJob } from '../../src/webhooks/queue.js';
 import { buildScenario, type SessionPlan } from './scenario.js';
 import { buildSchedule } from './schedule.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
@@ -458,9 +460,11 @@ async function drain(
   const acknowledged = new Set<string>();
   const redis = new Redis(redisAt.url, { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on('error', () => {});
+  const deliveryQueue = createDeliveryQueue(redis, redisAt.prefix);
   try {
     return await drainLoop();
   } finally {
+    await deliveryQueue.close().catch(() => {});
     redis.disconnect();
   }
   // BullMQ jobs left active by a killed worker process (taken before its last death, or with their lock gone): a live
@@ -495,6 +499,15 @@ async function drain(
         const acked = new Set(deliveries.filter((d) => d.answered >= 200 && d.answered < 300).map((d) => d.eventId));
         const events = await db.selectFrom('outbox_events').select('id').execute();
         const undelivered = events.filter((e) => !acked.has(e.id));
+        // As an operator does (`webhooks resend-failed`): a delivery the receiver refused for good (a 4xx is not
+        // retried, docs/webhooks.md) is sent again now that the receiver answers 200; the webhooks invariant exempts
+        // resent events from the per-object order check.
+        for (const f of await listFailedDeliveries(db, {})) {
+          const reopened = await reopenDelivery(db, f.event_id);
+          if (!reopened) continue;
+          const j = deliveryJob({ eventId: f.event_id, generation: reopened.generation });
+          await deliveryQueue.queue.add(j.name, j.data, j.opts);
+        }
         // The runner's own hot-wallet top-ups, once journaled as unexplained, acknowledged as an operator would.
         for (const u of await listUnexplained(db, { all: true, limit: 1000 })) {
           const hash = u.txHash.toLowerCase();
