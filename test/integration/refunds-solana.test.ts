@@ -209,7 +209,7 @@ describe('Solana refunds, worker crashes in a child process', () => {
       survivor.kill();
       await survivor.exited;
     }
-  });
+  }, 240_000); // two worker processes start tsx: minutes on a loaded machine
 
   it('the blockhash expires between sign and broadcast: dropped only once proven expired, re-signed once, one transfer', async () => {
     const s = await h.paidSession(shop, { amount: '3.00', token: 'USDC' });
@@ -245,5 +245,5 @@ describe('Solana refunds, worker crashes in a child process', () => {
       survivor.kill();
       await survivor.exited;
     }
-  });
+  }, 240_000); // two worker processes start tsx: minutes on a loaded machine
 });
