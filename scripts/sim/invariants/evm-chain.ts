@@ -1,4 +1,7 @@
+import type { RpcLog, RpcReceipt } from '../../../chains/evm/rpc-types.js';
 import type { SimEvmChain } from '../contract.js';
+
+export type { RpcReceipt };
 import { jsonRpc } from '../faults/rpc.js';
 
 // Reads of the canonical EVM chain for the invariants, at the node's own URL (never the fault proxy): Transfer logs,
@@ -16,26 +19,6 @@ export interface ChainTransfer {
   blockHash: string;
   txHash: string;
   logIndex: number;
-}
-
-interface RpcLog {
-  address: string;
-  topics: string[];
-  data: string;
-  blockNumber: string;
-  blockHash: string;
-  transactionHash: string;
-  logIndex: string;
-  removed?: boolean;
-}
-
-export interface RpcReceipt {
-  status: string;
-  blockNumber: string;
-  blockHash: string;
-  transactionHash: string;
-  from: string;
-  logs: RpcLog[];
 }
 
 /** An EVM-style JSON-RPC ledger: an EVM chain of the simulator, or TRON's /jsonrpc (tron-chain.ts). */
