@@ -26,6 +26,7 @@ const BENCHES: Bench[] = [
   { name: 'EVM watcher', file: 'evm-watcher.ts', full: [], quick: ['--addresses', '2000', '--blocks', '1', '--per-block', '500'] },
   { name: 'refund payouts', file: 'refunds.ts', full: [], quick: ['--refunds', '50'] },
   { name: 'subscriptions', file: 'subscriptions.ts', full: [], quick: ['--subscriptions', '100', '--customers', '10'] },
+  { name: 'reconcile', file: 'reconcile.ts', full: [], quick: ['--addresses', '2000'] },
   { name: 'Solana', file: 'solana.ts', full: [], quick: ['100', '20', '10'] },
   { name: 'Solana sweep', file: 'solana-sweep.ts', full: [], quick: ['50', '4'] },
 ];

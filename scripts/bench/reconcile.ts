@@ -5,6 +5,7 @@
 // hold the matching journal entry (written in bulk by SQL: the journal's own writer is measured by evm-watcher.ts).
 // Then `reconcile` reads every address's USDT and native balance at the pinned height and compares.
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -87,6 +88,18 @@ try {
     `  differences                      ${r.differences.filter((d) => d.failing).length} token, ${r.differences.filter((d) => !d.failing).length} native (expected 0 and 0)`,
   );
   console.log(`  process RSS                      ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`);
+  const failing = r.differences.filter((d) => d.failing).length;
+  if (process.env.BENCH_OUT)
+    writeFileSync(
+      process.env.BENCH_OUT,
+      JSON.stringify({
+        figures: `${r.addresses.toLocaleString('en')} addresses, USDT and native at the pinned height: ${per10k(r.rpcCalls).toFixed(1)} RPC requests and ${per10k(seconds).toFixed(2)} s per 10,000 addresses (${r.rpcCalls} requests, ${seconds.toFixed(1)} s in all); ${r.differences.length} differences`,
+        target: 'batched reads (issue 16); 0 differences',
+        met: r.differences.length === 0 && failing === 0,
+        rpc_per_10k: Number(per10k(r.rpcCalls).toFixed(1)),
+        seconds_per_10k: Number(per10k(seconds).toFixed(2)),
+      }),
+    );
 } finally {
   await node.stop();
   await db.destroy();
