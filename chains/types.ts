@@ -352,6 +352,9 @@ export interface ChargeTransfer {
   amount: bigint;
   tokenContract: string;
   block: BlockRef;
+  /** Native base units the sender (the charger, fee payer) locked in accounts the transaction created (Solana: the
+   * settlement address's token account's rent, when the charge created it); absent or 0 elsewhere. */
+  rentPaid?: bigint;
 }
 
 /**

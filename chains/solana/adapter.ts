@@ -1,5 +1,5 @@
 import { getAssociatedTokenAddressSync, getMint, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import { type Connection, PublicKey, type Finality, type VersionedTransactionResponse } from '@solana/web3.js';
+import { type Connection, PublicKey, type Finality } from '@solana/web3.js';
 import {
   OPERATOR_ACCOUNT,
   TokenRegistryMismatchError,
@@ -40,6 +40,7 @@ import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHo
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
 import { SolanaFeePayerSweep } from './sweep.js';
+import { rentLocked } from './rent.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
 import { SolanaEndpoints, type PinnedSolana } from './failover-connection.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
@@ -473,13 +474,4 @@ export function createSolanaAdapter(
 /** The adapter factory with the CHAIN_SOLANA_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */
 export function createSolanaAdapterFactory(env: Record<string, string | undefined>) {
   return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter => createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode));
-}
-
-/** Lamports locked in the accounts a landed transaction created (zero before, funded after), the fee payer excepted. */
-function rentLocked(tx: VersionedTransactionResponse): bigint {
-  const pre = tx.meta?.preBalances ?? [];
-  const post = tx.meta?.postBalances ?? [];
-  let sum = 0n;
-  for (let i = 1; i < post.length; i++) if ((pre[i] ?? 0) === 0 && (post[i] ?? 0) > 0) sum += BigInt(post[i]!);
-  return sum;
 }

@@ -2,6 +2,7 @@ import { ACCOUNT_SIZE, AccountLayout, createApproveCheckedInstruction, getAssoci
 import { PublicKey, Transaction, type Commitment, type Connection, type VersionedTransactionResponse } from '@solana/web3.js';
 import type { ChargeTransfer, ObservedApproval, TokenContract, TokenSymbol, TxFailureReason, WalletTransaction } from '../types.js';
 import { accountKeysOf } from './deposit-scanner.js';
+import { rentLocked } from './rent.js';
 
 // Subscriptions on Solana: SPL Token delegation. The customer's wallet signs `ApproveChecked` on its associated token
 // account (ATA) for the mint, naming the merchant's charger as the account's single delegate for an amount; each charge
@@ -154,7 +155,8 @@ export class SolanaDelegation {
     };
   }
 
-  /** The TransferChecked (or Transfer) from `owner`'s ATA to `to` (a wallet, through its ATA, or a token account). */
+  /** The TransferChecked (or Transfer) from `owner`'s ATA to `to` (a wallet, through its ATA, or a token account), with
+   * the rent the charger (fee payer) locked when the same transaction created `to`'s token account. */
   async findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
     const conn = this.#o.connection;
     const tx = await conn.getTransaction(hash, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
@@ -189,6 +191,7 @@ export class SolanaDelegation {
         amount,
         tokenContract: token.address,
         block: { height: BigInt(tx.slot), hash: block.blockhash, time: new Date((tx.blockTime ?? block.blockTime ?? 0) * 1000) },
+        rentPaid: rentLocked(tx),
       };
     }
     return null;

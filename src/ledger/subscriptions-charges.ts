@@ -196,6 +196,8 @@ export interface SettledTransfer {
   /** The charger that sent the transferFrom and the network fee it burnt (native base units), for the journal. */
   charger?: string;
   fee?: bigint;
+  /** Solana: the rent the charger locked creating the settlement address's token account (native base units). */
+  rentPaid?: bigint;
 }
 
 /**
@@ -294,7 +296,8 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
         paid_at: now,
       })
       .execute();
-    // Journal: customer → settlement address (what it received), and the fee the charger burnt.
+    // Journal: customer → settlement address (what it received), the fee the charger burnt and, on Solana, the rent it
+    // locked creating the settlement address's token account (charger → fees:solana, as refunds and deposit setups).
     const ref = { network: charge.network, mode: charge.mode };
     await recordMovement(trx, {
       ...ref,
@@ -314,6 +317,7 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
           t.amount,
         ),
         ...(t.charger && t.fee ? feeLegs(ref, t.charger, t.fee) : []),
+        ...(t.charger && t.rentPaid ? feeLegs(ref, t.charger, t.rentPaid) : []),
       ],
     });
     await trx

@@ -48,6 +48,7 @@ export async function advanceOutbound<J, A extends ChainAdapter>(
         if (r.kind === 'unread') return { kind: 'wait', ms: deps.pollMs };
         if (r.kind === 'undelivered') {
           await recordBurnt(kind, adapter, job, a, outcome.block, outcome.fee);
+          hit(deps, 'outbound:after_burnt_fee');
           return kind.fail(job, { cause: 'undelivered', elsewhere: r.elsewhere, txHash: a.txHash });
         }
         hit(deps, 'outbound:after_receipt');
@@ -58,6 +59,7 @@ export async function advanceOutbound<J, A extends ChainAdapter>(
         // Reverted: nothing moved but the fee, and its nonce was consumed on chain, so no other attempt can land. The
         // burnt fee is journaled first (idempotent), so a crash before the job is failed journals it once.
         await recordBurnt(kind, adapter, job, a, outcome.block, outcome.fee ?? 0n);
+        hit(deps, 'outbound:after_burnt_fee');
         return kind.fail(job, {
           cause: 'reverted',
           reason: outcome.reason,

@@ -160,9 +160,18 @@ describe('fake Solana RPC over LiteSVM', () => {
     const err = await conn.sendRawTransaction(tooMuch.serialize()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SendTransactionError);
     expect((err as SendTransactionError).message).toMatch(/custom program error: 0x1/);
+    const lamportsBefore = await conn.getBalance(payer.publicKey, 'processed');
     const sig = await conn.sendRawTransaction(tooMuch.serialize(), { skipPreflight: true });
     const st = (await conn.getSignatureStatuses([sig])).value[0];
     expect(st?.err).toEqual({ InstructionError: [1, { Custom: 1 }] });
+    // Landed failed: the fee payer still paid the fee (as on a validator), nothing else changed.
+    rpc.validator.advanceSlots(1);
+    const failed = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(failed?.meta?.err).toEqual({ InstructionError: [1, { Custom: 1 }] });
+    expect(failed?.meta?.fee).toBe(10_000);
+    expect(failed!.meta!.preBalances[0]! - failed!.meta!.postBalances[0]!).toBe(10_000);
+    expect(failed!.meta!.postBalances.slice(1)).toEqual(failed!.meta!.preBalances.slice(1));
+    expect(await conn.getBalance(payer.publicKey, 'processed')).toBe(lamportsBefore - 10_000);
 
     const ok = await buildTx([payer, alice], transferToBob(7n));
     const before = rpc.validator.transactionCount();

@@ -13,8 +13,11 @@
 //   is the state as of the finalized slot, replayed from the post-states of landed transactions (each writable
 //   account's state is recorded before its first landed write and after every one). Test-control writes
 //   (setAccount, setTokenAccount, createMint, airdrop) act at every commitment. History is per commitment.
-// Known gaps: no forks (nothing that reached `processed` is ever rolled back), failed transactions do not charge
-// their fee (LiteSVM commits nothing for them), airdrops have a status but no `getTransaction` body.
+// - a transaction that fails while executing its instructions lands as a validator lands it: in its slot, with its
+//   `err`, having paid its fee (LiteSVM debits the fee payer and rolls back everything else), which `meta.fee` and
+//   the pre/post balances report, and which finalized reads of the fee payer see once its slot is finalized.
+// Known gaps: no forks (nothing that reached `processed` is ever rolled back), airdrops have a status but no
+// `getTransaction` body.
 import { randomBytes } from 'node:crypto';
 import { Clock, LiteSVM, type FailedTransactionMetadata, type TransactionMetadata } from 'litesvm';
 import { AddressLookupTableAccount, ComputeBudgetProgram, PublicKey, VersionedTransaction, type MessageAccountKeys } from '@solana/web3.js';
@@ -391,6 +394,7 @@ export class FakeSolanaValidator {
     }
     const slot = this.slotNow;
     const computeUnitPrice = readComputeUnitPrice(tx, keys);
+    const fee = this.feeOf(tx, keys, computeUnitPrice);
     const rec: LandedTransaction = {
       signature,
       slot,
@@ -404,7 +408,7 @@ export class FakeSolanaValidator {
         readonly: (keys.accountKeysFromLookups?.readonly ?? []).map((k) => k.toBase58()),
       },
       err,
-      fee: err === null ? this.feeOf(tx, keys, computeUnitPrice) : 0,
+      fee,
       preBalances,
       postBalances: accountKeys.map((k) => Number(this.svm.getBalance(k as never) ?? 0n)),
       preTokenBalances,
@@ -429,7 +433,8 @@ export class FakeSolanaValidator {
       computeUnitPrice,
     };
     this.bySignature.set(signature, rec);
-    if (err === null) this.recordAccountVersions(writable, slot);
+    // A failed transaction changed only its fee payer's lamports.
+    this.recordAccountVersions(err === null ? writable : [accountKeys[0]!], slot);
     for (const key of new Set(accountKeys)) {
       let list = this.byAddress.get(key);
       if (!list) this.byAddress.set(key, (list = []));
@@ -598,7 +603,7 @@ export class FakeSolanaValidator {
   }
 
   /** Writes an initialized token account (the owner's ATA unless `address` is given) holding `amount` base units. */
-  setTokenAccount(t: { mint: string; owner: string; amount: bigint; address?: string; programId?: string }): string {
+  setTokenAccount(t: { mint: string; owner: string; amount: bigint; address?: string; programId?: string; frozen?: boolean }): string {
     const programId = t.programId ?? TOKEN_PROGRAM_ID.toBase58();
     const address =
       t.address ?? getAssociatedTokenAddressSync(new PublicKey(t.mint), new PublicKey(t.owner), true, new PublicKey(programId)).toBase58();

@@ -93,6 +93,8 @@ export function encodeTokenAccount(a: {
   amount: bigint;
   delegate?: string | null;
   delegatedAmount?: bigint;
+  /** Frozen by the mint's freeze authority: every transfer from or to it fails (SPL Token error 17, AccountFrozen). */
+  frozen?: boolean;
 }): Buffer {
   const data = Buffer.alloc(ACCOUNT_SIZE);
   AccountLayout.encode(
@@ -102,7 +104,7 @@ export function encodeTokenAccount(a: {
       amount: a.amount,
       delegateOption: a.delegate ? 1 : 0,
       delegate: a.delegate ? new PublicKey(a.delegate) : PublicKey.default,
-      state: AccountState.Initialized,
+      state: a.frozen ? AccountState.Frozen : AccountState.Initialized,
       isNativeOption: 0,
       isNative: 0n,
       delegatedAmount: a.delegatedAmount ?? 0n,
