@@ -217,7 +217,7 @@ describe('TRON refunds, worker crashes in a child process', () => {
       survivor.kill();
       await survivor.exited;
     }
-  });
+  }, 240_000);
 
   it('the transaction expires between sign and broadcast: dropped only once proven expired and absent, re-signed once, one transfer', async () => {
     const s = await h.paidSession(shop, { amount: '3.00', token: 'USDT' });
@@ -261,5 +261,5 @@ describe('TRON refunds, worker crashes in a child process', () => {
       survivor.kill();
       await survivor.exited;
     }
-  });
+  }, 240_000);
 });
