@@ -55,7 +55,7 @@ interface Slots {
 /** `redis` should be a connection of the limiter's own: the script is registered on it (EVALSHA after the first call). */
 export function createMerchantLimiter(redis: Redis, keyPrefix: string, limit: number, o: MerchantLimiterOptions): MerchantLimiter {
   const reuseMs = o.reuseMs ?? 5_000;
-  const idleMs = o.idleMs ?? 50;
+  const idleMs = o.idleMs ?? 250;
   const expiryMs = o.leaseMs + reuseMs;
   const key = (m: string) => `${keyPrefix}:webhook-inflight:${m}`;
   redis.defineCommand('webhookLeaseAcquire', { numberOfKeys: 1, lua: ACQUIRE });

@@ -71,8 +71,12 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   const agents = createPostAgents(concurrency);
   const limiterClient = o.redis.duplicate();
   // A lease covers one attempt (its timeout plus a margin); the process reuses a lease it holds for its next delivery
-  // of the same merchant instead of a Redis round trip to give it back and another to take it again.
-  const limiter = createMerchantLimiter(limiterClient, o.prefix, o.perMerchantConcurrency ?? 10, { leaseMs: timeoutMs + 10_000 });
+  // of the same merchant instead of a Redis round trip to give it back and another to take it again. An idle lease
+  // goes back after the merchant defer: a job another process deferred for want of a slot waits about that long anyway.
+  const limiter = createMerchantLimiter(limiterClient, o.prefix, o.perMerchantConcurrency ?? 10, {
+    leaseMs: timeoutMs + 10_000,
+    idleMs: deferMs,
+  });
   // Jobs that start or finish together share one round trip: one select for their targets, one statement (and one
   // commit) for their attempt records. A job is acknowledged only after its own record is committed.
   const maxBatch = o.dbBatchSize ?? 100;
