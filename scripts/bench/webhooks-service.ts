@@ -11,7 +11,7 @@ import { createPostAgents } from '../../src/webhooks/http-post.js';
 // It also runs the baselines of that benchmark from this same process (so they pay what the worker pays): bare
 // keep-alive POSTs to the receiver, and a bare BullMQ queue whose jobs do nothing. It counts the database round
 // trips it makes (every pg query, the relay's and the worker's) and the Redis commands it sends, so the benchmark can
-// print them per delivery.
+// print them per delivery, with the CPU time this process spends (steadier than wall time on a shared machine).
 const e = process.env;
 let queries = 0;
 const query = pg.Client.prototype.query;
@@ -121,7 +121,8 @@ process.on('message', async (m: Msg) => {
     const jobs = await bareQueue(m.n);
     if (!service) start();
     process.send?.({ posts, jobs });
-  } else if (m.cmd === 'queries') process.send?.({ queries, redisCommands });
+  } else if (m.cmd === 'queries')
+    process.send?.({ queries, redisCommands, cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
   else if (m.cmd === 'stop') {
     await service?.relay.stop();
     await service?.worker.stop();
