@@ -76,6 +76,7 @@ export function createMerchantLimiter(redis: Redis, keyPrefix: string, limit: nu
     timer.handle = undefined;
     const now = Date.now();
     const sent: Array<Promise<unknown>> = [];
+    let idleLeft = false;
     for (const [m, s] of slots) {
       const keep = all ? [] : s.idle.filter((l) => now - l.idleSince < idleMs && now - l.grantedAt <= reuseMs);
       if (keep.length < s.idle.length) {
@@ -88,22 +89,23 @@ export function createMerchantLimiter(redis: Redis, keyPrefix: string, limit: nu
         s.idle = keep;
       }
       if (s.idle.length === 0 && s.busy.size === 0) slots.delete(m);
+      idleLeft ||= s.idle.length > 0;
     }
-    if (!all) armSweep();
+    if (idleLeft && !all) armSweep();
     return Promise.all(sent);
   };
   const armSweep = () => {
-    if (timer.handle || ![...slots.values()].some((s) => s.idle.length > 0)) return;
+    if (timer.handle) return;
     timer.handle = setTimeout(() => void sweep(false), idleMs);
     timer.handle.unref();
   };
 
   return {
     async acquire(merchantId) {
-      const s = slotsOf(merchantId);
+      const s = slots.get(merchantId);
       const now = Date.now();
       const stale: string[] = [];
-      for (let l = s.idle.pop(); l; l = s.idle.pop()) {
+      for (let l = s?.idle.pop(); s && l; l = s.idle.pop()) {
         if (now - l.grantedAt <= reuseMs) {
           s.busy.set(l.token, l.grantedAt);
           void giveBack(merchantId, stale);
@@ -113,7 +115,7 @@ export function createMerchantLimiter(redis: Redis, keyPrefix: string, limit: nu
       }
       void giveBack(merchantId, stale);
       // This process alone already uses every slot of the merchant: Redis would refuse too.
-      if (s.busy.size >= limit) return undefined;
+      if (s && s.busy.size >= limit) return undefined;
       const token = randomUUID();
       const got = await script(key(merchantId), now, now + expiryMs, limit, token, expiryMs * 2);
       if (got !== 1) return undefined;
@@ -121,10 +123,10 @@ export function createMerchantLimiter(redis: Redis, keyPrefix: string, limit: nu
       return token;
     },
     release(merchantId, token) {
-      const s = slotsOf(merchantId);
-      const grantedAt = s.busy.get(token);
+      const s = slots.get(merchantId);
+      const grantedAt = s?.busy.get(token);
+      if (!s || grantedAt === undefined) return;
       s.busy.delete(token);
-      if (grantedAt === undefined) return;
       const now = Date.now();
       if (reuseMs > 0 && now - grantedAt <= reuseMs) {
         s.idle.push({ token, grantedAt, idleSince: now });
