@@ -10,7 +10,8 @@ import { createPostAgents } from '../../src/webhooks/http-post.js';
 // The relay and the delivery worker of the webhook benchmark, in their own process (scripts/bench/webhooks.ts).
 // It also runs the baselines of that benchmark from this same process (so they pay what the worker pays): bare
 // keep-alive POSTs to the receiver, and a bare BullMQ queue whose jobs do nothing. It counts the database round
-// trips it makes (every pg query, the relay's and the worker's) so the benchmark can print them per delivery.
+// trips it makes (every pg query, the relay's and the worker's) and the Redis commands it sends, so the benchmark can
+// print them per delivery, with the CPU time this process spends (steadier than wall time on a shared machine).
 const e = process.env;
 let queries = 0;
 const query = pg.Client.prototype.query;
@@ -18,6 +19,17 @@ pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   queries++;
   return (query as (...x: unknown[]) => unknown).apply(this, a);
 } as typeof query;
+// Redis commands sent by every connection of this process (BullMQ's Lua calls count one each), once per command.
+let redisCommands = 0;
+const sent = new WeakSet<object>();
+const sendCommand = Redis.prototype.sendCommand;
+Redis.prototype.sendCommand = function (this: Redis, ...a: Parameters<typeof sendCommand>) {
+  if (!sent.has(a[0])) {
+    sent.add(a[0]);
+    redisCommands++;
+  }
+  return sendCommand.apply(this, a);
+} as typeof sendCommand;
 
 const concurrency = Number(e.WH_CONCURRENCY ?? 100);
 const db = createDb(e.WH_DATABASE_URL!, Number(e.WH_POOL ?? 20));
@@ -109,7 +121,8 @@ process.on('message', async (m: Msg) => {
     const jobs = await bareQueue(m.n);
     if (!service) start();
     process.send?.({ posts, jobs });
-  } else if (m.cmd === 'queries') process.send?.({ queries });
+  } else if (m.cmd === 'queries')
+    process.send?.({ queries, redisCommands, cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
   else if (m.cmd === 'stop') {
     await service?.relay.stop();
     await service?.worker.stop();

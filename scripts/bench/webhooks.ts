@@ -20,7 +20,8 @@ import { SecretBox } from '../../src/security/secret-box.js';
 // Prints figures; never fails on a timing. Target: >= 1,000 deliveries/s, p99 < 200 ms, no failures.
 // Baselines, measured in the same run from the service's process: bare keep-alive POSTs to the same receiver and a
 // bare BullMQ queue with no-op jobs (the work a delivery cannot avoid); the burst is printed as a ratio to them. Also
-// prints database round trips (pg queries of relay and worker) and commits per delivered event.
+// prints database round trips (pg queries of relay and worker), commits, Redis commands (relay and worker) and the
+// service process's CPU time per delivered event.
 // BENCH_PROFILE=dir writes a CPU profile of the service process there; BENCH_OUT=file writes the JSON there too.
 
 const args = new Map<string, string>();
@@ -140,7 +141,9 @@ async function latencies(): Promise<number[]> {
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 // Phase 1: burst.
-const q0 = (await ask<{ queries: number }>({ cmd: 'queries' })).queries;
+type Counters = { queries: number; redisCommands: number; cpuMicros: number };
+const s0 = await ask<Counters>({ cmd: 'queries' });
+const q0 = s0.queries;
 const c0 = await commits();
 const t0 = Date.now();
 for (let done = 0; done < burst; done += 500) await emit(Math.min(500, burst - done));
@@ -148,7 +151,10 @@ await waitAll(burst, 120_000);
 const burstMs = Date.now() - t0;
 const burstDelivered = doneAt.size;
 await new Promise((r) => setTimeout(r, 500)); // the last attempt records
-const burstQueries = (await ask<{ queries: number }>({ cmd: 'queries' })).queries - q0;
+const s1 = await ask<Counters>({ cmd: 'queries' });
+const burstQueries = s1.queries - q0;
+const burstRedis = s1.redisCommands - s0.redisCommands;
+const burstCpuMs = (s1.cpuMicros - s0.cpuMicros) / 1000;
 // The bench's own inserts are 1 commit per 500 events; stats lag up to 500 ms (stats_fetch_consistency).
 const burstCommits = (await commits()) - c0;
 
@@ -178,7 +184,7 @@ const notDelivered = [{ n: await undelivered() }];
 const burstRate = (burstDelivered / burstMs) * 1000;
 const p99 = Math.round(pct(paced, 99));
 const result = {
-  figures: `paced ${rate.toLocaleString('en')}/s (${total.toLocaleString('en')} events): p50 ${Math.round(pct(paced, 50))} ms, p99 ${p99} ms; burst of ${burst.toLocaleString('en')} drained at ${Math.round(burstRate)}/s = ${(burstRate / composed).toFixed(2)}× the composed limit of the same run (bare POSTs ${Math.round(baseline.posts)}/s, bare BullMQ ${Math.round(baseline.jobs)}/s); ${(burstQueries / Math.max(1, burstDelivered)).toFixed(2)} DB queries and ${(burstCommits / Math.max(1, burstDelivered)).toFixed(2)} commits per delivery; ${failures} duplicates`,
+  figures: `paced ${rate.toLocaleString('en')}/s (${total.toLocaleString('en')} events): p50 ${Math.round(pct(paced, 50))} ms, p99 ${p99} ms; burst of ${burst.toLocaleString('en')} drained at ${Math.round(burstRate)}/s = ${(burstRate / composed).toFixed(2)}× the composed limit of the same run (bare POSTs ${Math.round(baseline.posts)}/s, bare BullMQ ${Math.round(baseline.jobs)}/s); ${(burstQueries / Math.max(1, burstDelivered)).toFixed(2)} DB queries, ${(burstCommits / Math.max(1, burstDelivered)).toFixed(2)} commits and ${(burstRedis / Math.max(1, burstDelivered)).toFixed(2)} Redis commands and ${((burstCpuMs * 1000) / Math.max(1, burstDelivered)).toFixed(0)} µs of service CPU per delivery; ${failures} duplicates`,
   target: 'paced 1,000/s p99 < 200 ms; burst ≥ 1,500/s',
   met: rate >= 1000 && p99 < 200 && burstRate >= 1500 && failures === 0,
   baseline: {
@@ -194,6 +200,8 @@ const result = {
     ratio_to_composed: Number((burstRate / composed).toFixed(2)),
     db_queries_per_delivery: Number((burstQueries / Math.max(1, burstDelivered)).toFixed(2)),
     db_commits_per_delivery: Number((burstCommits / Math.max(1, burstDelivered)).toFixed(2)),
+    redis_commands_per_delivery: Number((burstRedis / Math.max(1, burstDelivered)).toFixed(2)),
+    service_cpu_us_per_delivery: Math.round((burstCpuMs * 1000) / Math.max(1, burstDelivered)),
   },
   paced: {
     rate_per_second: rate,

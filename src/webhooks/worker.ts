@@ -70,7 +70,13 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   const policy = { allowPrivateTargetsInTest: o.allowPrivateTargetsInTest ?? true, ...(o.resolve ? { resolve: o.resolve } : {}) };
   const agents = createPostAgents(concurrency);
   const limiterClient = o.redis.duplicate();
-  const limiter = createMerchantLimiter(limiterClient, o.prefix, o.perMerchantConcurrency ?? 10, timeoutMs + 10_000);
+  // A lease covers one attempt (its timeout plus a margin); the process reuses a lease it holds for its next delivery
+  // of the same merchant instead of a Redis round trip to give it back and another to take it again. An idle lease
+  // goes back after the merchant defer: a job another process deferred for want of a slot waits about that long anyway.
+  const limiter = createMerchantLimiter(limiterClient, o.prefix, o.perMerchantConcurrency ?? 10, {
+    leaseMs: timeoutMs + 10_000,
+    idleMs: deferMs,
+  });
   // Jobs that start or finish together share one round trip: one select for their targets, one statement (and one
   // commit) for their attempt records. A job is acknowledged only after its own record is committed.
   const maxBatch = o.dbBatchSize ?? 100;
@@ -136,8 +142,9 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     try {
       result = await attempt(t);
     } finally {
-      // Not awaited: the job need not wait a Redis round trip to record its outcome; a lost release expires.
-      void limiter.release(t.merchant_id, lease).catch(() => {});
+      // No round trip: the lease stays with this process for its next delivery of the merchant, or goes back to
+      // Redis shortly (not awaited; a lost give-back expires with the lease).
+      limiter.release(t.merchant_id, lease);
     }
     const verdict = verdictOf(result);
     const delay = verdict === 'retryable' ? retryDelayMs(schedule, t.round_attempts + 1, jitter) : undefined;
@@ -201,6 +208,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     async stop() {
       await reconciler.stop();
       await worker.close();
+      await limiter.close();
       workerConnection.disconnect();
       limiterClient.disconnect();
       agents.destroy();
