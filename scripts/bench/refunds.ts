@@ -31,12 +31,37 @@ const { values } = parseArgs({
 });
 const N = Number(values.refunds);
 
-// Round trips of this process, counted from the moment the payouts start.
+// Round trips of this process, counted from the moment the payouts start. Also how long each transaction holds the
+// two rows every payout of the wallet waits for: the wallet's nonce row (from the statement that locks it to the
+// commit) and the merchant's receipt counter.
 const counter = { queries: 0, rpc: new Map<string, number>() };
+const held = new Map<pg.Client, { row: 'nonce' | 'receipt'; since: number }>();
+const holds = { nonce: { n: 0, ms: 0 }, receipt: { n: 0, ms: 0 } };
+const lockedRow = (text: string): 'nonce' | 'receipt' | null =>
+  /hot_wallet_nonces/.test(text) && /for update|^\s*update/i.test(text) ? 'nonce' : /receipt_counters/.test(text) ? 'receipt' : null;
 const pgQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   counter.queries++;
-  return (pgQuery as (...x: unknown[]) => unknown).apply(this, a);
+  const text = typeof a[0] === 'string' ? a[0] : String((a[0] as { text?: string } | undefined)?.text ?? '');
+  const r = (pgQuery as (...x: unknown[]) => unknown).apply(this, a);
+  if (r instanceof Promise)
+    r.then(
+      () => {
+        const now = performance.now();
+        const row = lockedRow(text);
+        if (row && !held.has(this)) held.set(this, { row, since: now });
+        if (/^\s*(commit|rollback)\b/i.test(text)) {
+          const h = held.get(this);
+          if (h) {
+            holds[h.row].n++;
+            holds[h.row].ms += now - h.since;
+            held.delete(this);
+          }
+        }
+      },
+      () => held.delete(this),
+    );
+  return r;
 } as typeof pgQuery;
 const rpcCall = JsonRpcClient.prototype.call;
 JsonRpcClient.prototype.call = function <T>(this: JsonRpcClient, method: string, params: unknown[]): Promise<T> {
@@ -120,6 +145,8 @@ try {
   const commits0 = await commits();
   counter.queries = 0;
   counter.rpc.clear();
+  holds.nonce = { n: 0, ms: 0 };
+  holds.receipt = { n: 0, ms: 0 };
   const started = Date.now();
   for (const id of createdAt.keys()) createdAt.set(id, started); // latency counts from when the worker could start
   const redis = new Redis(h.env.REDIS_URL!);
@@ -205,6 +232,10 @@ try {
   console.log(
     `  database sessions            ${(waits.lock / Math.max(1, waits.samples)).toFixed(1)} waiting on a lock, ${(waits.active / Math.max(1, waits.samples)).toFixed(1)} running a statement (mean of ${waits.samples} samples)`,
   );
+  const hold = (h: { n: number; ms: number }) =>
+    `${(h.ms / Math.max(1, h.n)).toFixed(1)} ms per transaction (${h.n}), locked ${((100 * h.ms) / (seconds * 1000)).toFixed(0)}% of the phase`;
+  console.log(`  wallet nonce row held        ${hold(holds.nonce)}`);
+  console.log(`  receipt counter row held     ${hold(holds.receipt)}`);
   console.log(
     `  JSON-RPC calls per payout    ${perPayout(payoutRpc.reduce((t, [, n]) => t + n, 0))}: ${payoutRpc.map(([m, n]) => `${m} ${perPayout(n)}`).join(', ')}`,
   );
