@@ -201,14 +201,16 @@ export class EvmTokenSender {
     });
     const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')));
     tx.signature = Signature.from(sig);
-    // The key path must be the hot wallet the request names: a mismatch would spend from another account.
-    if (tx.from?.toLowerCase() !== unsigned.request.from.address.toLowerCase())
-      throw new Error('signer key does not match the sending address');
+    // The key path must be the hot wallet the request names: a mismatch would spend from another account. `from`
+    // recovers the public key from the signature (the costliest step of signing, and this runs under the wallet's
+    // nonce lock): read once.
+    const sender = tx.from?.toLowerCase();
+    if (sender !== unsigned.request.from.address.toLowerCase()) throw new Error('signer key does not match the sending address');
     return {
       network: this.network,
       hash: tx.hash!,
       raw: tx.serialized,
-      sender: tx.from.toLowerCase(),
+      sender,
       nonce: b.nonce,
       validUntilHeight: null,
       validUntilTimeMs: null,

@@ -1,8 +1,14 @@
 // Refund payout benchmark (issue 5): N refunds through the whole pipeline (API → BullMQ → build, sign, persist,
 // broadcast → confirmations → completed) from ONE hot wallet on Anvil with automine. Prints payouts per second,
 // p50/p99 from create to completed, and checks that the confirmed nonces have no gap. Never fails on a timing.
-//   npx tsx scripts/bench/refunds.ts [--refunds 1000] [--concurrency 32]
-import { writeFileSync } from 'node:fs';
+//   npx tsx scripts/bench/refunds.ts [--refunds 1000] [--concurrency 32] [--spread]
+// Also prints, over the payout phase, the pg queries of this process (the service runs in it: API, watcher and the
+// payout worker) and the database's commits per payout, and JSON-RPC calls per payout by method.
+// BENCH_PROFILE=<dir> writes a CPU profile of this process over the payout phase there.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import pg from 'pg';
+import { JsonRpcClient } from '../../chains/evm/rpc-client.js';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import setupTemplate from '../../test/support/global-setup.js';
@@ -18,9 +24,50 @@ const { values } = parseArgs({
     refunds: { type: 'string', default: '1000' },
     concurrency: { type: 'string', default: '64' },
     'poll-ms': { type: 'string', default: '250' },
+    // Creates of one batch go to different sessions (refund i of session i mod sessions) instead of 50 partial refunds
+    // of one session, which lock the same session row and run one after another.
+    spread: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.refunds);
+
+// Round trips of this process, counted from the moment the payouts start. Also how long each transaction holds the
+// two rows every payout of the wallet waits for: the wallet's nonce row (from the statement that locks it to the
+// commit) and the merchant's receipt counter.
+const counter = { queries: 0, rpc: new Map<string, number>() };
+const held = new Map<pg.Client, { row: 'nonce' | 'receipt'; since: number }>();
+const holds = { nonce: { n: 0, ms: 0 }, receipt: { n: 0, ms: 0 } };
+const lockedRow = (text: string): 'nonce' | 'receipt' | null =>
+  /hot_wallet_nonces/.test(text) && /for update|^\s*update/i.test(text) ? 'nonce' : /receipt_counters/.test(text) ? 'receipt' : null;
+const pgQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+  counter.queries++;
+  const text = typeof a[0] === 'string' ? a[0] : String((a[0] as { text?: string } | undefined)?.text ?? '');
+  const r = (pgQuery as (...x: unknown[]) => unknown).apply(this, a);
+  if (r instanceof Promise)
+    r.then(
+      () => {
+        const now = performance.now();
+        const row = lockedRow(text);
+        if (row && !held.has(this)) held.set(this, { row, since: now });
+        if (/^\s*(commit|rollback)\b/i.test(text)) {
+          const h = held.get(this);
+          if (h) {
+            holds[h.row].n++;
+            holds[h.row].ms += now - h.since;
+            held.delete(this);
+          }
+        }
+      },
+      () => held.delete(this),
+    );
+  return r;
+} as typeof pgQuery;
+const rpcCall = JsonRpcClient.prototype.call;
+JsonRpcClient.prototype.call = function <T>(this: JsonRpcClient, method: string, params: unknown[]): Promise<T> {
+  counter.rpc.set(method, (counter.rpc.get(method) ?? 0) + 1);
+  return rpcCall.call(this, method, params) as Promise<T>;
+};
 const PER_SESSION = 50; // partial refunds per paid session: 1 USDT each out of 50 USDT paid
 
 const teardown = await setupTemplate();
@@ -54,7 +101,7 @@ try {
     creates.push(
       m.client
         .post('/api/v1/refunds/create', {
-          session_id: sessions[Math.floor(i / PER_SESSION)],
+          session_id: sessions[values.spread ? i % sessions.length : Math.floor(i / PER_SESSION)],
           refund_id: refundId,
           amount: 100,
           currency: 'USDT',
@@ -69,6 +116,37 @@ try {
   await Promise.all(creates);
   const createSeconds = (Date.now() - createStarted) / 1000;
 
+  const commits = async () =>
+    BigInt(
+      (await sql<{ n: string }>`select xact_commit::text as n from pg_stat_database where datname = current_database()`.execute(h.t.db))
+        .rows[0]!.n,
+    );
+  const profiler = process.env.BENCH_PROFILE ? new Session() : null;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  // Every 100 ms: how many of the database's sessions wait on a lock (a row lock every payout needs: the wallet's nonce
+  // row, the merchant's receipt counter) and how many run a statement.
+  const waits = { samples: 0, lock: 0, active: 0 };
+  const sampler = setInterval(() => {
+    sql<{ lock: string; active: string }>`select count(*) filter (where wait_event_type = 'Lock')::text as lock,
+        count(*) filter (where state = 'active')::text as active
+      from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`
+      .execute(h.t.db)
+      .then((r) => {
+        waits.samples++;
+        waits.lock += Number(r.rows[0]!.lock);
+        waits.active += Number(r.rows[0]!.active);
+      })
+      .catch(() => {});
+  }, 100);
+  const commits0 = await commits();
+  counter.queries = 0;
+  counter.rpc.clear();
+  holds.nonce = { n: 0, ms: 0 };
+  holds.receipt = { n: 0, ms: 0 };
   const started = Date.now();
   for (const id of createdAt.keys()) createdAt.set(id, started); // latency counts from when the worker could start
   const redis = new Redis(h.env.REDIS_URL!);
@@ -109,6 +187,17 @@ try {
     await new Promise((r) => setTimeout(r, 200));
   }
   const seconds = (Date.now() - started) / 1000;
+  clearInterval(sampler);
+  const payoutQueries = counter.queries;
+  const payoutRpc = [...counter.rpc].sort((a, b) => b[1] - a[1]);
+  const payoutCommits = Number((await commits()) - commits0);
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    mkdirSync(process.env.BENCH_PROFILE!, { recursive: true });
+    const file = `${process.env.BENCH_PROFILE}/refunds-${Date.now()}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(`CPU profile of the payout phase: ${file}`);
+  }
   miner.stop();
   await worker.stop();
   await scheduler.close();
@@ -129,11 +218,27 @@ try {
     .executeTakeFirstOrThrow();
 
   console.log(`\nRefund payouts: ${N} refunds, one hot wallet, Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}`);
-  console.log(`  creates (API, signed)        ${(N / createSeconds).toFixed(0)} per second`);
+  console.log(
+    `  creates (API, signed)        ${(N / createSeconds).toFixed(0)} per second (50 at a time, ${values.spread ? 'each of another session' : 'all of one session'})`,
+  );
   console.log(`  payouts completed            ${(N / seconds).toFixed(1)} per second (target >= 50)`);
   console.log(`  queued → completed           p50 ${pct(50)} ms, p99 ${pct(99)} ms (all ${N} queued at once)`);
   console.log(`  confirmed nonces             ${ns.length}, from ${ns[0]} to ${ns[ns.length - 1]}, gaps: ${gaps}`);
   console.log(`  attempts not confirmed       ${replaced.n} (replacements or drops)`);
+  const perPayout = (n: number) => (n / N).toFixed(2);
+  console.log(
+    `  round trips per payout       ${perPayout(payoutQueries)} pg queries, ${perPayout(payoutCommits)} commits (whole process: API, watcher, worker)`,
+  );
+  console.log(
+    `  database sessions            ${(waits.lock / Math.max(1, waits.samples)).toFixed(1)} waiting on a lock, ${(waits.active / Math.max(1, waits.samples)).toFixed(1)} running a statement (mean of ${waits.samples} samples)`,
+  );
+  const hold = (h: { n: number; ms: number }) =>
+    `${(h.ms / Math.max(1, h.n)).toFixed(1)} ms per transaction (${h.n}), locked ${((100 * h.ms) / (seconds * 1000)).toFixed(0)}% of the phase`;
+  console.log(`  wallet nonce row held        ${hold(holds.nonce)}`);
+  console.log(`  receipt counter row held     ${hold(holds.receipt)}`);
+  console.log(
+    `  JSON-RPC calls per payout    ${perPayout(payoutRpc.reduce((t, [, n]) => t + n, 0))}: ${payoutRpc.map(([m, n]) => `${m} ${perPayout(n)}`).join(', ')}`,
+  );
   const perSecond = N / seconds;
   if (process.env.BENCH_OUT)
     writeFileSync(

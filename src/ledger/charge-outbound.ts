@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
-import { advanceNonce, lockNextNonce } from './payouts.js';
+import { takeNextNonce } from './payouts.js';
 import {
   dropChargeAttempt,
   liveChargeAttempts,
@@ -36,8 +36,7 @@ export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
         if (replacing ? !(await lockChargeForReplacement(trx, charge.id, replacing.id)) : !(await lockPendingCharge(trx, charge.id)))
           return 'raced' as const;
         return fn({
-          lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce),
-          advanceNonce: (ref, used) => advanceNonce(trx, ref, used),
+          takeNonce: (ref, chainNonce) => takeNextNonce(trx, ref, chainNonce),
           async record(a) {
             const input = { nonce: a.nonce, txHash: a.txHash, signed: a.signed, feeBumpPercent: a.feeBumpPercent };
             const id = replacing ? await recordReplacementAttempt(trx, charge.id, input) : await recordSignedCharge(trx, charge.id, input);

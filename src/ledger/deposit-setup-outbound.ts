@@ -37,8 +37,7 @@ export function depositSetupOutboundStore(db: Db): OutboundStore<DepositSetupRow
         const blocking = await blockingSetupAttemptIds(trx, job.id);
         if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;
         return fn({
-          lockNextNonce: () => Promise.reject(new Error('deposit setups are sent only on chains without account nonces')),
-          advanceNonce: () => Promise.reject(new Error('deposit setups are sent only on chains without account nonces')),
+          takeNonce: () => Promise.reject(new Error('deposit setups are sent only on chains without account nonces')),
           record: async (a) => toAttempt(await recordSetupAttempt(trx, locked, a)),
         });
       });

@@ -30,16 +30,18 @@ export interface NonceRef {
   address: string;
 }
 
+/** What `takeNonce` answers: the nonce handed out, or the chain ahead of the stored one (nothing handed out). */
+export type TakenNonce = { kind: 'taken'; nonce: bigint } | { kind: 'chain_ahead'; stored: bigint };
+
 /** The calls available inside `OutboundStore.sign`'s transaction, after the job row is locked and re-checked. */
 export interface SigningTransaction {
   /**
-   * The wallet's stored next nonce, its row locked until commit; created from `chainNonce` the first time. On an
-   * existing row it notes whether `chainNonce` is ahead (transactions the ledger does not know; the engine then signs
-   * nothing and the note stays for the metric and the CLI until an operator accepts the chain's nonce).
+   * Hands out the wallet's stored next nonce and advances it (used + 1), its row locked until commit; the row is created
+   * from `chainNonce` the first time (or from 0, by the store's choice). When `chainNonce` is ahead of the stored nonce
+   * (transactions the ledger does not know) nothing is handed out: the row notes it (for the metric and the CLI, until
+   * an operator accepts the chain's nonce) and the answer is `chain_ahead` with the stored nonce.
    */
-  lockNextNonce(ref: NonceRef, chainNonce: bigint): Promise<bigint>;
-  /** Records `used` as handed out: the stored next nonce becomes used + 1. */
-  advanceNonce(ref: NonceRef, used: bigint): Promise<void>;
+  takeNonce(ref: NonceRef, chainNonce: bigint): Promise<TakenNonce>;
   /** Stores the signed bytes as a new live attempt (and whatever the kind notes on its business row). */
   record(a: {
     signed: Record<string, string | null>;

@@ -9,6 +9,7 @@ import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
 import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, recordMovement, transferLegs } from './journal.js';
 import { noteChainNonce } from './wallet-nonce-guard.js';
+import type { TakenNonce } from './outbound-store.js';
 
 // The ledger side of refund payouts. The payout engine (src/payouts/) drives the chain; every state change of a
 // refund or an attempt happens here, each with its event in the same transaction.
@@ -69,7 +70,7 @@ export async function lockProcessingRefund(trx: Transaction<Database>, refundId:
  * row starts at 0 and a chain nonce above it is noted like any other (a database restored from a backup taken before
  * the wallet's first payout, or the key used by hand): nothing is signed until an operator accepts the chain's nonce.
  */
-export async function lockNextNonce(
+async function lockNextNonce(
   trx: Transaction<Database>,
   wallet: { network: NetworkId; mode: Mode; address: string },
   chainNonce: () => Promise<bigint>,
@@ -99,6 +100,36 @@ export async function lockNextNonce(
   return created;
 }
 
+/**
+ * Hands out a wallet's stored next nonce and advances it, in the caller's transaction (the row stays locked until it
+ * commits): what `lockNextNonce` then `advanceNonce` do, in one statement for the common case (a row with no note
+ * and the chain not ahead), so the wallet's serial section (every payout of the wallet waits for it) is one round trip
+ * shorter and the nonce row is locked by the same statement that advances it. Anything else (no row yet, a note to
+ * clear, the chain ahead) takes `lockNextNonce`'s path with the same answers and notes.
+ */
+export async function takeNextNonce(
+  trx: Transaction<Database>,
+  wallet: { network: NetworkId; mode: Mode; address: string },
+  chainNonce: bigint,
+  o: { firstFromZero?: boolean } = {},
+): Promise<TakenNonce> {
+  const fast = await trx
+    .updateTable('hot_wallet_nonces')
+    .set({ next_nonce: sql`next_nonce + 1` })
+    .where('network', '=', wallet.network)
+    .where('mode', '=', wallet.mode)
+    .where('address', '=', wallet.address)
+    .where('unknown_chain_nonce', 'is', null)
+    .where('next_nonce', '>=', chainNonce)
+    .returning(sql<bigint>`next_nonce - 1`.as('taken'))
+    .executeTakeFirst();
+  if (fast) return { kind: 'taken', nonce: fast.taken };
+  const stored = await lockNextNonce(trx, wallet, async () => chainNonce, o);
+  if (chainNonce > stored) return { kind: 'chain_ahead', stored };
+  await advanceNonce(trx, wallet, stored);
+  return { kind: 'taken', nonce: stored };
+}
+
 async function lockNonceRow(
   trx: Transaction<Database>,
   w: { network: NetworkId; mode: Mode; address: string },
@@ -114,7 +145,7 @@ async function lockNonceRow(
   return row?.next_nonce;
 }
 
-export async function advanceNonce(
+async function advanceNonce(
   trx: Transaction<Database>,
   w: { network: NetworkId; mode: Mode; address: string },
   used: bigint,
@@ -180,7 +211,12 @@ export async function recordSignedAttempt(
   refund: RefundRow,
   a: { sender: string; nonce: bigint | null; txHash: string; signed: Record<string, string | null>; feeBumpPercent: number },
 ): Promise<PayoutAttempt> {
+  // One statement: the attempt and the refund's signed_at (this runs inside the wallet's nonce lock, so every round
+  // trip saved here is one less that every payout of the wallet waits for).
   const attempt = await trx
+    .with('signed_refund', (q) =>
+      q.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).returning('id'),
+    )
     .insertInto('payout_attempts')
     .values({
       refund_id: refund.id,
@@ -202,7 +238,6 @@ export async function recordSignedAttempt(
     .returningAll()
     .executeTakeFirst();
   if (!attempt) throw new Error(`transaction ${a.txHash} is already recorded and not a dropped attempt of refund ${refund.id}`);
-  await trx.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).execute();
   return attempt;
 }
 
@@ -282,30 +317,19 @@ export async function completeRefund(
     const refund = await lockProcessingRefund(trx, refundId);
     if (!refund) return undefined;
     if (landed) await journalRefundPayout(trx, refund, attempt.tx_hash, landed);
-    await trx.updateTable('payout_attempts').set({ state: 'confirmed', settled_at: sql`now()` }).where('id', '=', attempt.id).execute();
+    // This attempt confirmed, any other live one replaced (at most one attempt of a refund can land), in one statement.
     await trx
       .updateTable('payout_attempts')
-      .set({ state: 'replaced', settled_at: sql`now()` })
+      .set({ state: sql`case when id = ${attempt.id} then 'confirmed' else 'replaced' end`, settled_at: sql`now()` })
       .where('refund_id', '=', refundId)
-      .where('id', '!=', attempt.id)
-      .where('state', 'in', ['signed', 'broadcast'])
+      .where((eb) => eb.or([eb('id', '=', attempt.id), eb('state', 'in', ['signed', 'broadcast'])]))
       .execute();
-    const receipt = await nextReceiptNumber(trx, refund.merchant_id);
-    const done = await trx
-      .updateTable('refunds')
-      .set({
-        status: 'completed',
-        transaction_hash: attempt.tx_hash,
-        receipt_number: receipt,
-        processed_at: sql`now()`,
-        failure_reason: null,
-        delivered_base: deliveredBase,
-      })
-      .where('id', '=', refundId)
-      .where('status', 'in', REFUND_TRANSITIONS.complete)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await insertRefundEvent(trx, done, 'completed');
+    const completed: RefundRow = { ...refund, status: 'completed', transaction_hash: attempt.tx_hash, delivered_base: deliveredBase };
+    await insertRefundEvent(trx, completed, 'completed');
+    // Last: the receipt number's counter row is the merchant's (every completion of the merchant waits for it until
+    // this transaction commits), so it is taken by the statement that completes the refund, right before the commit.
+    const done = await completeWithReceipt(trx, refundId, attempt.tx_hash, deliveredBase);
+    if (!done) throw new Error(`refund ${refundId} could not be completed`);
     return done;
   });
 }
@@ -408,17 +432,48 @@ async function insertRefundEvent(trx: Transaction<Database>, r: RefundRow, outco
   });
 }
 
-/** RCPT-<YYYYMMDD>-<6 digits>, unique per merchant (decisions.md): a per-merchant, per-UTC-day counter. */
-async function nextReceiptNumber(trx: Transaction<Database>, merchantId: string): Promise<string> {
+/**
+ * processing → completed with its transaction, what was delivered and its receipt number RCPT-<YYYYMMDD>-<6 digits>,
+ * unique per merchant (decisions.md): a per-merchant, per-UTC-day counter, advanced in the same statement.
+ */
+async function completeWithReceipt(
+  trx: Transaction<Database>,
+  refundId: string,
+  txHash: string,
+  deliveredBase: bigint,
+): Promise<RefundRow | undefined> {
   const day = new Date().toISOString().slice(0, 10).replaceAll('-', '');
   const row = await trx
-    .insertInto('receipt_counters')
-    .values({ merchant_id: merchantId, day, last: 1 })
-    .onConflict((oc) => oc.columns(['merchant_id', 'day']).doUpdateSet({ last: sql`receipt_counters.last + 1` }))
-    .returning('last')
-    .executeTakeFirstOrThrow();
-  if (row.last > 999_999) throw new Error('more than 999,999 receipts in one day for one merchant');
-  return `RCPT-${day}-${String(row.last).padStart(6, '0')}`;
+    .with('receipt', (q) =>
+      q
+        .insertInto('receipt_counters')
+        .values((eb) => ({
+          merchant_id: eb.selectFrom('refunds').select('merchant_id').where('id', '=', refundId),
+          day,
+          last: 1,
+        }))
+        .onConflict((oc) => oc.columns(['merchant_id', 'day']).doUpdateSet({ last: sql`receipt_counters.last + 1` }))
+        .returning('last'),
+    )
+    .updateTable('refunds')
+    .from('receipt')
+    .set({
+      status: 'completed',
+      transaction_hash: txHash,
+      receipt_number: sql<string>`${`RCPT-${day}-`} || lpad(receipt.last::text, 6, '0')`,
+      processed_at: sql`now()`,
+      failure_reason: null,
+      delivered_base: deliveredBase,
+    })
+    .where('refunds.id', '=', refundId)
+    .where('refunds.status', 'in', REFUND_TRANSITIONS.complete)
+    .returningAll('refunds')
+    .returning('receipt.last as receipt_last')
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { receipt_last, ...refund } = row;
+  if (receipt_last > 999_999) throw new Error('more than 999,999 receipts in one day for one merchant');
+  return refund;
 }
 
 /** Refunds that are pending or processing: the sweeper's work list (a job lost with Redis is found again here). */

@@ -1,15 +1,14 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
 import {
-  advanceNonce,
   blockingAttemptIds,
   claimRefundForProcessing,
-  lockNextNonce,
   lockProcessingRefund,
   payoutAttempts,
   recordSignedAttempt,
   releaseNonceIfLast,
   setAttemptState,
+  takeNextNonce,
   type PayoutAttempt,
 } from './payouts.js';
 import type { RefundRow } from './refunds.js';
@@ -40,8 +39,7 @@ export function refundOutboundStore(db: Db): OutboundStore<RefundRow> {
         if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;
         return fn({
           // The refunds hot wallet sends nothing but the ledger's own payouts: its first nonce must be 0.
-          lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce, { firstFromZero: true }),
-          advanceNonce: (ref, used) => advanceNonce(trx, ref, used),
+          takeNonce: (ref, chainNonce) => takeNextNonce(trx, ref, chainNonce, { firstFromZero: true }),
           record: async (a) =>
             toAttempt(
               await recordSignedAttempt(trx, locked, {

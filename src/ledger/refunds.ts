@@ -104,6 +104,10 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
       );
     }
 
+    // Under the session's (and deposit's) lock, before the merchant's: every create of the merchant waits for the
+    // merchant row until this transaction commits, so as little as possible happens after it is locked.
+    const refunded = await refundedAgainst(trx, source);
+
     const merchant = await trx.selectFrom('merchants').selectAll().where('id', '=', input.merchantId).forUpdate().executeTakeFirstOrThrow();
     const windowEnds = source.since.getTime() + merchant.refund_window_days * 86_400_000;
     if (Date.now() > windowEnds) {
@@ -123,6 +127,8 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
     }
 
     // Daily limit per merchant and mode, by count and by amount, per UTC day (failed and canceled refunds do not count).
+    // A statement of its own AFTER the merchant row is locked: its snapshot then sees every refund committed by the
+    // creates that held the lock before (a count inside the locking statement would not).
     const today = await trx
       .selectFrom('refunds')
       .select((eb) => [eb.fn.countAll<bigint>().as('n'), eb.fn.coalesce(eb.fn.sum<bigint>('amount_minor'), sql<bigint>`0`).as('total')])
@@ -140,7 +146,6 @@ export async function createRefund(db: Db, chains: RefundChains, input: CreateRe
 
     // What arrived, in the API's 2-decimal units (an overpayment may be refunded too; sub-cent dust may not).
     const paidMinor = scaleDown(source.receivedBase, decimals, STABLECOIN_EXPONENT, 'down');
-    const refunded = await refundedAgainst(trx, source);
     if (refunded + input.amountMinor > paidMinor) {
       const what = source.kind === 'unmatched_deposit' ? 'this deposit' : 'this session';
       throw invalidRequest(

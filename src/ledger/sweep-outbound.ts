@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
 import { journalBurntFee } from './journal.js';
-import { advanceNonce, lockNextNonce, releaseNonceIfLastWith } from './payouts.js';
+import { releaseNonceIfLastWith, takeNextNonce } from './payouts.js';
 import {
   blockingStepAttemptIds,
   claimSweepStep,
@@ -43,8 +43,7 @@ export function sweepOutboundStore(db: Db): OutboundStore<SweepStepJob> {
         const blocking = await blockingStepAttemptIds(trx, job.step.id);
         if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;
         return fn({
-          lockNextNonce: (ref, chainNonce) => lockNextNonce(trx, ref, async () => chainNonce),
-          advanceNonce: (ref, used) => advanceNonce(trx, ref, used),
+          takeNonce: (ref, chainNonce) => takeNextNonce(trx, ref, chainNonce),
           record: async (a) => toAttempt(await recordStepAttempt(trx, locked, job.sweep, a)),
         });
       });

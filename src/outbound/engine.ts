@@ -170,11 +170,12 @@ async function signAndSend<J, A extends ChainAdapter>(
       const ref = { ...kind.network(job), address: prepared.from.address };
       let nonce: bigint | null = replacing?.nonce ?? null;
       if (!replacing && chainNonce !== null) {
-        const stored = await trx.lockNextNonce(ref, chainNonce);
+        // Taken and advanced under the nonce row's lock, held until this transaction commits (rolled back with it).
+        const taken = await trx.takeNonce(ref, chainNonce);
         // The chain counted transactions of this wallet that the ledger never signed (or no longer knows, after a
         // restore): one of them may be this very payment. Sign nothing until an operator has checked the chain.
-        if (chainNonce > stored) return { unknownTransactions: { ...ref, storedNonce: stored, chainNonce } };
-        nonce = stored;
+        if (taken.kind === 'chain_ahead') return { unknownTransactions: { ...ref, storedNonce: taken.stored, chainNonce } };
+        nonce = taken.nonce;
       }
       const signed = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), deps.signer!);
       const stored = await trx.record({
@@ -184,7 +185,6 @@ async function signAndSend<J, A extends ChainAdapter>(
         nonce,
         feeBumpPercent: feeBump,
       });
-      if (!replacing && nonce !== null) await trx.advanceNonce(ref, nonce);
       return stored;
     });
   } catch (err) {
