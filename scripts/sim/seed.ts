@@ -325,7 +325,7 @@ async function inject(
     if (p.watchers) for (const w of ['watcher-a', 'watcher-b'] as const) sup.arm(w, [String(p.watchers)]);
   } else if (f.kind === 'reorg') {
     const e = env.evm.find((x) => x.contract.network === p.network);
-    if (!e) return;
+    if (!e) return ev('fault.reorg.skipped', { network: p.network, reason: 'reorgs run on the Anvil-backed EVM chains only' });
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
     // Dropped payer transactions leave a nonce gap: the payer reads its nonce from the node again.
     await e.resync();
