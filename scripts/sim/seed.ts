@@ -24,6 +24,7 @@ import { listFailedDeliveries, reopenDelivery } from '../../src/webhooks/deliver
 import { createDeliveryQueue, deliveryJob } from '../../src/webhooks/queue.js';
 import { buildScenario, type SessionPlan } from './scenario.js';
 import { buildSchedule } from './schedule.js';
+import { serialRestart } from './restart-queue.js';
 import { fundOtherHotWallets, healChains, injectSolanaFault, otherChainsEnv, payerOf, proxiesOf, ratesFor } from './seed-networks.js';
 import type { SimNetwork } from './env/chain.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
@@ -341,14 +342,18 @@ async function inject(
   } else if (f.kind.startsWith('solana.')) {
     await injectSolanaFault(env, f, ev);
   } else if (f.kind === 'redis.restart') {
-    await env.redis.crash();
-    await sleep(Number(p.downMs));
-    await env.redis.start();
+    await serialRestart(env.redis, async () => {
+      await env.redis.crash();
+      await sleep(Number(p.downMs));
+      await env.redis.start();
+    });
     ev('fault.redis.up', {});
   } else if (f.kind === 'postgres.restart') {
-    await env.pg.crash();
-    await sleep(Number(p.downMs));
-    await env.pg.start();
+    await serialRestart(env.pg, async () => {
+      await env.pg.crash();
+      await sleep(Number(p.downMs));
+      await env.pg.start();
+    });
     ev('fault.postgres.up', {});
   }
 }
