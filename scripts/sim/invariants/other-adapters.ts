@@ -1,3 +1,4 @@
+import { evmHexToTron, tronBase58 } from '../../../chains/tron/address.js';
 import type { ChainAdapter } from '../../../chains/types.js';
 import { createChainAdapter } from '../../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../../src/watcher/config.js';
@@ -30,8 +31,9 @@ export async function otherChainAdapters(chains: SimChains): Promise<ChainAdapte
       CHAIN_TRON_TEST_FULL_HOST: t.walletApiUrl,
       CHAIN_TRON_TEST_CONFIRMATIONS: String(t.confirmations),
     };
-    for (const [symbol, address] of Object.entries(t.tokens)) {
-      env[`CHAIN_TRON_TEST_${symbol}_CONTRACT`] = address;
+    // The runner may name a contract in any TRON form (base58, 41…, 0x); the service's settings take base58 or 41….
+    for (const [symbol, hex] of Object.entries(tron.tokens)) {
+      env[`CHAIN_TRON_TEST_${symbol}_CONTRACT`] = tronBase58(evmHexToTron(hex));
       env[`CHAIN_TRON_TEST_${symbol}_DECIMALS`] = String(await tokenDecimals(tron, symbol));
     }
     out.push(createChainAdapter(loadChainSettings(env, 'tron', 'test')!, env));
