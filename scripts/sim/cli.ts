@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type SimEnvironment, startEnvironment } from './environment.js';
+import { SIM_NETWORKS, type SimNetwork } from './env/chain.js';
 import { invariants } from './invariants/index.js';
 import { buildMutantTree, findMutant } from './mutants.js';
 import { shrinkWithStats } from './shrink.js';
@@ -44,8 +45,9 @@ async function main(): Promise<void> {
   const first = seedList.length === 1 ? seedList[0]! : 1;
   const seeds = seedList.length > 1 ? seedList : Array.from({ length: count }, (_, i) => first + i);
   const deadline = values.minutes ? Date.now() + Number(values.minutes) * 60_000 : Number.POSITIVE_INFINITY;
-  const networks = values.networks.split(',').map((n) => n.trim()) as Array<'ethereum' | 'bsc'>;
-  if (networks.some((n) => n !== 'ethereum' && n !== 'bsc')) throw new Error('--networks: ethereum and/or bsc');
+  const networks = values.networks.split(',').map((n) => n.trim()) as SimNetwork[];
+  if (networks.length === 0 || networks.some((n) => !SIM_NETWORKS.includes(n)) || new Set(networks).size !== networks.length)
+    throw new Error(`--networks: a comma-separated list of ${SIM_NETWORKS.join(', ')}`);
   const options: Omit<SeedOptions, 'runIndex'> = {
     activeMs: Number(values['active-seconds']) * 1000,
     drainMs: Number(values['drain-seconds']) * 1000,

@@ -12,9 +12,13 @@ import type { RoleName } from './supervisor.js';
 //   watchers with the watcher's `watcher:before_commit` (each kills itself before committing a step that records deposits);
 // - reorg: an EVM reorg shallower than the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
 //   the removed transactions;
-// - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs.
+// - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs;
+// - solana.blockhash-expiry / solana.drop (only when Solana runs): every blockhash handed out expires; the next 1–3
+//   transactions sent, or all sent during 1–4 s, are accepted and never land (faults/chain-solana.ts).
 
 export const FAULT_KINDS = ['rpc', 'kill', 'failpoint', 'redis.restart', 'postgres.restart', 'reorg'] as const;
+/** Drawn only when the seed runs Solana (an EVM-only seed's schedule is what it always was). */
+export const SOLANA_FAULT_KINDS = ['solana.blockhash-expiry', 'solana.drop'] as const;
 export const ROLES: RoleName[] = ['api', 'worker', 'watcher-a', 'watcher-b'];
 
 export function buildSchedule(
@@ -25,7 +29,13 @@ export function buildSchedule(
   const n = Math.max(1, Math.round(prng.int(2, 6) * o.intensity));
   for (let i = 0; i < n; i++) {
     const at = prng.int(1500, Math.max(2000, o.activeMs - 2000));
-    const kind = prng.pick([...FAULT_KINDS, 'rpc', 'kill', 'failpoint'] as const);
+    const kind = prng.pick([
+      ...FAULT_KINDS,
+      'rpc',
+      'kill',
+      'failpoint',
+      ...(o.networks.includes('solana') ? SOLANA_FAULT_KINDS : []),
+    ] as const);
     if (kind === 'rpc') {
       faults.push({
         at,
@@ -43,11 +53,13 @@ export function buildSchedule(
     } else if (kind === 'kill') {
       faults.push({ at, kind, params: { role: prng.pick(ROLES) } });
     } else if (kind === 'reorg') {
+      // Anvil reorgs: on an EVM network of the seed (a seed without one draws a network that the runner skips).
+      const evm = o.networks.filter((n) => n === 'ethereum' || n === 'bsc');
       faults.push({
         at,
         kind,
         params: {
-          network: prng.pick(o.networks),
+          network: prng.pick(evm.length > 0 ? evm : o.networks),
           // A block with `confirmations` confirmations is final: a deeper reorg is one the service rightly refuses to
           // absorb (the watcher stops and alerts), so the schedule stays below it.
           depth: prng.int(1, Math.max(1, o.confirmations - 1)),
@@ -58,6 +70,10 @@ export function buildSchedule(
     } else if (kind === 'failpoint') {
       // The watchers are armed at their own crash point as well (no draw: the seeds' schedules stay as they were).
       faults.push({ at, kind, params: { role: 'worker', point: prng.pick(FAILPOINTS), watchers: WATCHER_FAILPOINTS[0] } });
+    } else if (kind === 'solana.blockhash-expiry') {
+      faults.push({ at, kind, params: {} });
+    } else if (kind === 'solana.drop') {
+      faults.push({ at, kind, params: prng.chance(0.5) ? { count: prng.int(1, 3) } : { forMs: prng.int(1000, 4000) } });
     } else {
       faults.push({ at, kind, params: { downMs: prng.int(300, 3000) } });
     }

@@ -24,6 +24,9 @@ import { listFailedDeliveries, reopenDelivery } from '../../src/webhooks/deliver
 import { createDeliveryQueue, deliveryJob } from '../../src/webhooks/queue.js';
 import { buildScenario, type SessionPlan } from './scenario.js';
 import { buildSchedule } from './schedule.js';
+import { serialRestart } from './restart-queue.js';
+import { fundOtherHotWallets, healChains, injectSolanaFault, otherChainsEnv, payerOf, proxiesOf, ratesFor } from './seed-networks.js';
+import type { SimNetwork } from './env/chain.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
 
 // One seed: a fresh database and BullMQ prefix, merchants with the simulator's webhook receiver, the service's roles
@@ -38,7 +41,7 @@ const WEBHOOK_TIMEOUT_MS = 1500;
 export interface SeedOptions {
   activeMs: number;
   drainMs: number;
-  networks: Array<'ethereum' | 'bsc'>;
+  networks: SimNetwork[];
   invariants: Record<string, Invariant>;
   /** Replaces the schedule drawn from the seed (shrinking runs subsets of it). */
   faults?: ScheduledFault[];
@@ -141,6 +144,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     RATE_SOURCES: '',
     ...Object.assign({}, ...env.evm.map((e) => e.env)),
     ...startBlocks,
+    ...(await otherChainsEnv(env)),
   };
   const base = `http://127.0.0.1:${env.apiPort}`;
 
@@ -191,6 +195,15 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
         for (const h of await e.fundHotWallet(hot.address, 1000n)) fundings.add(h.toLowerCase());
         nativeFunded.set(hot.address.toLowerCase(), HOT_WALLET_GAS);
       }
+      await fundOtherHotWallets(env, {
+        db,
+        serviceEnv,
+        keys,
+        accountIndex: account_index,
+        merchantId: m.merchantId,
+        fundings,
+        nativeFunded,
+      });
       merchants.push({ id: m.merchantId, api: merchantApi(base, m.testKey.key, m.testKey.secret, () => state.stopped) });
     }
 
@@ -217,7 +230,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     // Drain: everything healed, the receiver says 200, open sessions expire now.
     ev('drain.start');
     receiver.heal();
-    for (const e of env.evm) e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
+    await healChains(env);
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
     const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix, workerDeath }, o.drainMs);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
@@ -313,28 +326,34 @@ async function inject(
     if (p.watchers) for (const w of ['watcher-a', 'watcher-b'] as const) sup.arm(w, [String(p.watchers)]);
   } else if (f.kind === 'reorg') {
     const e = env.evm.find((x) => x.contract.network === p.network);
-    if (!e) return;
+    if (!e) return ev('fault.reorg.skipped', { network: p.network, reason: 'reorgs run on the Anvil-backed EVM chains only' });
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
     // Dropped payer transactions leave a nonce gap: the payer reads its nonce from the node again.
     await e.resync();
     ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped });
   } else if (f.kind === 'rpc') {
-    const e = env.evm.find((x) => x.contract.network === p.network);
-    if (!e) return;
+    const proxies = proxiesOf(env, String(p.network));
+    if (proxies.length === 0) return;
     const { durationMs, network: _n, ...rates } = p as Record<string, number> & { network: string };
-    e.proxy.setFaults(rates);
+    for (const x of proxies) x.proxy.setFaults(ratesFor(x, rates));
     await sleep(Number(durationMs));
-    e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
+    for (const x of proxies) x.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
     ev('fault.rpc.healed', { network: p.network });
+  } else if (f.kind.startsWith('solana.')) {
+    await injectSolanaFault(env, f, ev);
   } else if (f.kind === 'redis.restart') {
-    await env.redis.crash();
-    await sleep(Number(p.downMs));
-    await env.redis.start();
+    await serialRestart(env.redis, async () => {
+      await env.redis.crash();
+      await sleep(Number(p.downMs));
+      await env.redis.start();
+    });
     ev('fault.redis.up', {});
   } else if (f.kind === 'postgres.restart') {
-    await env.pg.crash();
-    await sleep(Number(p.downMs));
-    await env.pg.start();
+    await serialRestart(env.pg, async () => {
+      await env.pg.crash();
+      await sleep(Number(p.downMs));
+      await env.pg.start();
+    });
     ev('fault.postgres.up', {});
   }
 }
@@ -375,7 +394,7 @@ async function runSession(
     payment: plan.payment,
     address,
   });
-  const chain = env.evm.find((e) => e.contract.network === plan.network)!;
+  const chain = payerOf(env, plan.network)!;
   const pay = async (amount: bigint) => {
     const hash = await chain.pay(plan.token, address, amount);
     ev('payment.sent', { sessionId: id, amount: amount.toString(), hash });

@@ -10,6 +10,10 @@ import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/i
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { REDIS_URL } from '../support/env.js';
+import { ChainRegistry } from '../../chains/registry.js';
+import { reconcile } from '../../src/reconcile/reconcile.js';
+import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
+import { otherChainAdapters } from '../../scripts/sim/invariants/other-adapters.js';
 
 // The chain-reading invariants on Solana (scripts/sim/invariants/solana-chain.ts): the whole service on the LiteSVM
 // endpoint, a session paid by a real transfer, a refund paid out by the outbound engine. They hold on that state, and
@@ -86,5 +90,17 @@ describe('simulator invariants on Solana', () => {
     );
     expect(vs.filter((v) => v.invariant === OUTBOUND_ONCE).map((v) => v.subject)).toEqual([refundId]);
     expect(vs.find((v) => v.invariant === OUTBOUND_ONCE)!.message).toMatch(/is failed but its transaction .* moved money/);
+  });
+
+  it("the journal invariant reconciles solana through the service's adapter on the chain's own URL, naming each failing difference", async () => {
+    const ctx = context(h.t.db);
+    const report = await reconcile({ db: h.t.db, adapters: new ChainRegistry(await otherChainAdapters(ctx.chains)) });
+    expect(report.chains.map((c) => `${c.network}/${c.mode}`)).toEqual(['solana/test']);
+    expect(report.chains[0]!.skipped).toBeUndefined();
+    expect(report.chains[0]!.addresses).toBeGreaterThan(0);
+    const failing = report.chains[0]!.differences.filter((d) => d.failing).map((d) => d.address);
+    const vs = await journalReconcilesWithChains(ctx);
+    expect(vs.every((v) => v.invariant === JOURNAL)).toBe(true);
+    expect(vs.map((v) => v.subject).sort()).toEqual([...failing].sort());
   });
 });

@@ -9,6 +9,10 @@ import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 import { REDIS_URL } from '../support/env.js';
+import { ChainRegistry } from '../../chains/registry.js';
+import { reconcile } from '../../src/reconcile/reconcile.js';
+import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
+import { otherChainAdapters } from '../../scripts/sim/invariants/other-adapters.js';
 
 // session-paid-iff-chain on TRON: the whole service on the fake java-tron (over Anvil), a session paid by a real
 // TRC-20 transfer, read back through java-tron's Ethereum-compatible JSON-RPC with the ledger's `41…` addresses
@@ -94,5 +98,17 @@ describe('chain-reading invariants on TRON', () => {
       expect.arrayContaining([`tron/test/${ghost}:${dep.log_index}`, paid.id]),
     );
     expect(vs.filter((v) => v.invariant === OUTBOUND_ONCE).map((v) => v.subject)).toEqual([refundId]);
+  });
+
+  it("the journal invariant reconciles tron through the service's adapter on the chain's own URL, naming each failing difference", async () => {
+    const ctx = context(h.t.db);
+    const report = await reconcile({ db: h.t.db, adapters: new ChainRegistry(await otherChainAdapters(ctx.chains)) });
+    expect(report.chains.map((c) => `${c.network}/${c.mode}`)).toEqual(['tron/test']);
+    expect(report.chains[0]!.skipped).toBeUndefined();
+    expect(report.chains[0]!.addresses).toBeGreaterThan(0);
+    const failing = report.chains[0]!.differences.filter((d) => d.failing).map((d) => d.address);
+    const vs = await journalReconcilesWithChains(ctx);
+    expect(vs.every((v) => v.invariant === JOURNAL)).toBe(true);
+    expect(vs.map((v) => v.subject).sort()).toEqual([...failing].sort());
   });
 });

@@ -26,6 +26,9 @@ export interface FaultOptions {
   finalAhead?: number;
   /** The next this-many eth_sendRawTransaction calls are refused by the node ("txpool is full"): nothing is forwarded. */
   refuseSendRaw?: number;
+  /** Forward each request to `upstream` + its own path, with its own method (a REST-style HTTP JSON API such as
+   * java-tron's wallet API, `/wallet/...`), instead of POSTing every request to `upstream` (a JSON-RPC endpoint). */
+  forwardPath?: boolean;
 }
 
 /** The hash a forging proxy answers in place of `hash`. */
@@ -117,7 +120,14 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
     }
     counts.forwarded++;
     try {
-      const upstream = await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const bodyless = req.method === 'GET' || req.method === 'HEAD';
+      const upstream = o.forwardPath
+        ? await fetch(`${o.upstream.replace(/\/$/, '')}${req.url ?? '/'}`, {
+            method: req.method ?? 'POST',
+            headers: { 'content-type': 'application/json' },
+            ...(bodyless ? {} : { body }),
+          })
+        : await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       let text = await upstream.text();
       if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes || o.finalAhead) && msg.method)
         text = await rewrite(msg.method, msg.params ?? [], text);

@@ -4,17 +4,18 @@ import { acknowledgeUnexplained } from '../../../src/ledger/journal.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
 import type { InvariantContext, Invariant, Violation } from '../contract.js';
 import { tokenDecimals } from './evm-chain.js';
+import { otherChainAdapters } from './other-adapters.js';
 
 export const JOURNAL = 'journal-reconciles-with-chains';
 
 // The journal reconciles with the chains (docs/journal.md "Reconcile"): src/reconcile/reconcile.ts over the final state,
-// with an adapter per simulated EVM chain on the node's own URL, test mode. Every failing difference (a token balance
+// with an adapter per simulated chain on its own URL, test mode (EVM; Solana and TRON: other-adapters.ts). Every failing difference (a token balance
 // where the books, i.e. the journal minus unacknowledged unexplained movements, differ from the chain at the pinned
 // height) is a violation naming the address, native coin included: the runner acknowledges its own gas top-ups first
 // (acknowledgeNativeFunding), as an operator does. A chain reconcile skips (the watcher never ran) is not one.
 export const journalReconcilesWithChains: Invariant = async (ctx) => {
   const out: Violation[] = [];
-  if (ctx.chains.evm.length === 0) return out;
+  if (!hasChains(ctx)) return out;
   const report = await reconcile({ db: ctx.db, adapters: await simAdapters(ctx) });
   for (const chain of report.chains)
     for (const d of chain.differences) {
@@ -38,7 +39,7 @@ export async function acknowledgeNativeFunding(
   funded: ReadonlyMap<string, bigint>,
   note: string,
 ): Promise<Array<{ address: string; amount: bigint }>> {
-  if (ctx.chains.evm.length === 0) return [];
+  if (!hasChains(ctx)) return [];
   const report = await reconcile({ db: ctx.db, adapters: await simAdapters(ctx) });
   const left: Array<{ address: string; amount: bigint }> = [];
   for (const chain of report.chains)
@@ -66,5 +67,8 @@ async function simAdapters(ctx: Pick<InvariantContext, 'chains'>): Promise<Chain
       }),
     );
   }
-  return new ChainRegistry(adapters);
+  return new ChainRegistry([...adapters, ...(await otherChainAdapters(ctx.chains))]);
 }
+
+const hasChains = (ctx: Pick<InvariantContext, 'chains'>) =>
+  ctx.chains.evm.length > 0 || ctx.chains.solana !== undefined || ctx.chains.tron !== undefined;

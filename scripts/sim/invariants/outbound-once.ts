@@ -17,8 +17,8 @@ export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 // - sweep step: attempts whose canonical receipt succeeded; `succeeded` needs exactly one, any other status none;
 // - and no Transfer out of a payout hot wallet that none of those attempts explains (money moved with no record).
 // EVM networks for all of it; on Solana, refunds (a landed, successful attempt crediting the destination's account of
-// the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC; charges and sweeps
-// on Solana and TRON, and the hot-wallet scan there, not yet.
+// the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC, and the hot-wallet
+// scan; charges and sweeps on Solana and TRON, and the hot-wallet scan on Solana, not yet.
 export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const v = (subject: string, message: string) => out.push({ invariant: OUTBOUND_ONCE, subject, message });
@@ -73,12 +73,15 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
       v(r.id, `refund ${r.id} is ${r.status} but its transaction ${moved[0]} moved money on the canonical chain`);
   }
 
-  if (evmNetworks.length === 0) return out;
-  const charges = await ctx.db
-    .selectFrom('subscription_charges')
-    .select(['id', 'state', 'network', 'token', 'owner_address', 'destination_address', 'tx_hash'])
-    .where('network', 'in', evmNetworks)
-    .execute();
+  // Charges and sweeps: EVM only (an empty list when the seed runs no EVM chain).
+  const charges =
+    evmNetworks.length === 0
+      ? []
+      : await ctx.db
+          .selectFrom('subscription_charges')
+          .select(['id', 'state', 'network', 'token', 'owner_address', 'destination_address', 'tx_hash'])
+          .where('network', 'in', evmNetworks)
+          .execute();
   const chargeAttempts = await ctx.db.selectFrom('subscription_charge_attempts').select(['charge_id', 'tx_hash']).execute();
   const byCharge = new Map<string, string[]>();
   for (const a of chargeAttempts)
@@ -100,12 +103,15 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
       v(subject, `charge ${c.id} failed but its transaction ${moved[0]} moved money on the canonical chain`);
   }
 
-  const steps = await ctx.db
-    .selectFrom('sweep_steps as st')
-    .innerJoin('sweeps as sw', 'sw.id', 'st.sweep_id')
-    .select(['st.id', 'st.sweep_id', 'st.status', 'sw.network'])
-    .where('sw.network', 'in', evmNetworks)
-    .execute();
+  const steps =
+    evmNetworks.length === 0
+      ? []
+      : await ctx.db
+          .selectFrom('sweep_steps as st')
+          .innerJoin('sweeps as sw', 'sw.id', 'st.sweep_id')
+          .select(['st.id', 'st.sweep_id', 'st.status', 'sw.network'])
+          .where('sw.network', 'in', evmNetworks)
+          .execute();
   const stepAttempts = await ctx.db.selectFrom('sweep_step_attempts').select(['step_id', 'tx_hash']).execute();
   const byStep = new Map<string, string[]>();
   for (const a of stepAttempts) byStep.set(a.step_id, [...(byStep.get(a.step_id) ?? []), a.tx_hash.toLowerCase()]);
@@ -121,16 +127,18 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
       v(subject, `sweep step ${s.id} of ${s.sweep_id} is ${s.status} but its transaction ${moved[0]} succeeded on the canonical chain`);
   }
 
-  // Transfers out of the payout hot wallets that no attempt explains.
+  // Transfers out of the payout hot wallets that no attempt explains (EVM and TRON; TRON txIDs are stored bare, the
+  // JSON-RPC names them 0x-prefixed: both spellings are known).
   const known = new Set(
-    [...attempts.map((a) => a.tx_hash), ...chargeAttempts.map((a) => a.tx_hash), ...stepAttempts.map((a) => a.tx_hash)].map((h) =>
-      h.toLowerCase(),
+    [...attempts.map((a) => a.tx_hash), ...chargeAttempts.map((a) => a.tx_hash), ...stepAttempts.map((a) => a.tx_hash)].flatMap((h) =>
+      hashForms(h),
     ),
   );
-  for (const r of refunds) if (r.transaction_hash) known.add(r.transaction_hash.toLowerCase());
+  for (const r of refunds) if (r.transaction_hash) for (const h of hashForms(r.transaction_hash)) known.add(h);
   // (Solana: the hot wallets' outgoing transfers are not scanned yet.)
-  for (const chain of ctx.chains.evm) {
-    const senders = [...new Set(attempts.filter((a) => a.network === chain.network).map((a) => a.sender.toLowerCase()))];
+  for (const chain of [...ctx.chains.evm, ...(tron ? [tron] : [])]) {
+    const hex = (x: string) => (chain.network === 'tron' ? (tronHex(x) ?? x) : x.toLowerCase());
+    const senders = [...new Set(attempts.filter((a) => a.network === chain.network).map((a) => hex(a.sender)))];
     for (const t of await transfers(chain, { from: senders }))
       if (!known.has(t.txHash))
         v(
@@ -139,6 +147,11 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
         );
   }
   return out;
+};
+
+const hashForms = (h: string): string[] => {
+  const bare = h.toLowerCase().replace(/^0x/, '');
+  return [bare, `0x${bare}`];
 };
 
 /** The hashes among `hashes` whose canonical receipt succeeded and (unless `any`) carries a matching Transfer. */

@@ -1,0 +1,37 @@
+import type { FaultProxy } from '../../../test/support/rpc-fault-proxy.js';
+
+// The simulator's networks besides the Anvil-backed EVM ones (env/evm.ts): Solana on the LiteSVM endpoint
+// (env/solana.ts) and TRON on the fake java-tron (env/tron.ts). Each is started once per invocation and serves every
+// seed; the service reaches it through fault proxies, the simulator and the invariants talk to it directly.
+
+export const SIM_NETWORKS = ['ethereum', 'bsc', 'solana', 'tron'] as const;
+export type SimNetwork = (typeof SIM_NETWORKS)[number];
+export type SimEvmNetwork = 'ethereum' | 'bsc';
+export const isEvmNetwork = (n: string): n is SimEvmNetwork => n === 'ethereum' || n === 'bsc';
+
+/** A fault proxy in front of one of the chain's endpoints: `jsonrpc` takes every fault, `http` (a REST-style JSON
+ * API: java-tron's wallet API) only transport faults (timeouts, 429, 5xx): a JSON-RPC error body means nothing there. */
+export interface SimProxy {
+  proxy: FaultProxy;
+  protocol: 'jsonrpc' | 'http';
+}
+
+export interface SimOtherChain {
+  network: 'solana' | 'tron';
+  proxies: SimProxy[];
+  /** CHAIN_<NETWORK>_TEST_* for the service, pointing at the proxies. */
+  env: Record<string, string>;
+  /** CHAIN_<NETWORK>_TEST_START_BLOCK (the chain's current height, per seed). */
+  startBlockEnv(): Promise<Record<string, string>>;
+  /** Sends `amount` base units of `token` from the simulator's payer to `to` (any address form the API answers);
+   * resolves with the transaction id once it landed. */
+  pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
+  /** The native coin and `tokenUnits` whole tokens of each kind for a refund hot wallet (canonical address). `hashes`:
+   * the token transfers' ids as the journal records them (lowercase); `native`: the native base units given. */
+  fundHotWallet(address: string, tokenUnits: bigint): Promise<{ hashes: string[]; native: bigint }>;
+  /** Every fault of this chain off (the drain). */
+  heal(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const healedRates = { errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined };

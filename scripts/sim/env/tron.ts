@@ -1,0 +1,99 @@
+import { Contract, HDNodeWallet, NonceManager, Wallet } from 'ethers';
+import { normalizeTronAddress } from '../../../chains/tron/address.js';
+import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
+import { startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
+import { type DevTronChain, startDevTronChain } from '../../devnet/tron.js';
+import type { SimChains } from '../contract.js';
+import { tronHex } from '../invariants/tron-chain.js';
+import { healedRates, type SimOtherChain } from './chain.js';
+
+// TRON for the simulator: the local demo's chain (scripts/devnet/tron.ts: THE FAKE java-tron wallet API over its own
+// Anvil node, a block a second, 6-decimal Tether- and FiatToken-style USDT/USDC, solidified 3 blocks behind the head).
+// The service reaches it through two fault proxies: one in front of the Ethereum-compatible /jsonrpc (detection,
+// every JSON-RPC fault) and one in front of the wallet API (payouts: timeouts, 429 and 5xx, forwarded by path). The
+// payer sends TRC-20 transfers as the demo's payer does, on the node under the fake (the fake executes TRON transfers
+// there too); the invariants read the node through the fake's /jsonrpc.
+
+/** Confirmations (solidification depth) the service requires on TRON in the simulator: the fake's own. */
+export const TRON_CONFIRMATIONS = 3;
+/** Sun a fresh refund hot wallet gets (fees): set in the fake's ledger from outside, acknowledged like EVM gas. */
+export const TRON_HOT_WALLET_SUN = 1_000_000_000n;
+
+export interface SimTron extends SimOtherChain {
+  network: 'tron';
+  chain: DevTronChain;
+  contract: NonNullable<SimChains['tron']>;
+}
+
+export async function startSimTron(seed: number): Promise<SimTron> {
+  const chain = await startDevTronChain();
+  const rpcProxy = await startFaultProxy({ upstream: `${chain.fake.url}/jsonrpc`, seed });
+  const walletProxy = await startFaultProxy({ upstream: chain.fake.url, seed: seed + 1, forwardPath: true });
+  const payer = new NonceManager(
+    new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider),
+  );
+  const queue = { tail: Promise.resolve() as Promise<unknown> };
+  const serial = <T>(f: () => Promise<T>): Promise<T> => {
+    const next = queue.tail.then(f, f);
+    queue.tail = next.catch(() => {});
+    return next;
+  };
+  const pay = async (token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string> => {
+    const hex = tronHex(to);
+    if (!hex) throw new Error(`tron: not an address: ${to}`);
+    const tx = await serial(async () => {
+      const c = new Contract(chain.evmTokens[token], ['function transfer(address to, uint256 value)'], payer);
+      return (await c.getFunction('transfer')(hex, amount)) as { hash: string; wait(): Promise<unknown> };
+    });
+    const stuck = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`tron payment ${tx.hash} never mined`)), 30_000).unref(),
+    );
+    await Promise.race([tx.wait(), stuck]);
+    return tx.hash;
+  };
+  const tokens = { USDT: chain.tokens.USDT.address, USDC: chain.tokens.USDC.address };
+  return {
+    network: 'tron',
+    chain,
+    proxies: [
+      { proxy: rpcProxy, protocol: 'jsonrpc' },
+      { proxy: walletProxy, protocol: 'http' },
+    ],
+    env: {
+      CHAIN_TRON_TEST_RPC_URL: rpcProxy.url,
+      CHAIN_TRON_TEST_FULL_HOST: walletProxy.url,
+      CHAIN_TRON_TEST_CHAIN_ID: String(chain.chainId),
+      CHAIN_TRON_TEST_CONFIRMATIONS: String(TRON_CONFIRMATIONS),
+      CHAIN_TRON_TEST_POLL_INTERVAL_MS: '300',
+      CHAIN_TRON_TEST_RPC_TIMEOUT_MS: '2000',
+      CHAIN_TRON_TEST_USDT_CONTRACT: tokens.USDT,
+      CHAIN_TRON_TEST_USDT_DECIMALS: String(chain.tokens.USDT.decimals),
+      CHAIN_TRON_TEST_USDC_CONTRACT: tokens.USDC,
+      CHAIN_TRON_TEST_USDC_DECIMALS: String(chain.tokens.USDC.decimals),
+    },
+    contract: { walletApiUrl: chain.fake.url, jsonRpcUrl: `${chain.fake.url}/jsonrpc`, tokens, confirmations: TRON_CONFIRMATIONS },
+    startBlockEnv: async () => ({ CHAIN_TRON_TEST_START_BLOCK: String(await chain.node.provider.getBlockNumber()) }),
+    pay,
+    async fundHotWallet(address, tokenUnits) {
+      const canonical = normalizeTronAddress(address);
+      if (!canonical) throw new Error(`tron: not an address: ${address}`);
+      chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + TRON_HOT_WALLET_SUN);
+      const hashes: string[] = [];
+      for (const t of ['USDT', 'USDC'] as const) {
+        const h = (await pay(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals))).toLowerCase();
+        // The journal names TRON transactions without the 0x (java-tron's txid); both spellings are listed.
+        hashes.push(h, h.replace(/^0x/, ''));
+      }
+      return { hashes, native: TRON_HOT_WALLET_SUN };
+    },
+    async heal() {
+      rpcProxy.setFaults(healedRates);
+      walletProxy.setFaults(healedRates);
+    },
+    async stop() {
+      await rpcProxy.close();
+      await walletProxy.close();
+      await chain.stop();
+    },
+  };
+}

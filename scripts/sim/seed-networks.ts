@@ -1,0 +1,99 @@
+import { HOT_WALLET_SLOT } from '../../chains/types.js';
+import type { Db } from '../../src/db/database.js';
+import { registerWallets } from '../../src/ledger/journal.js';
+import type { KeyDeriver } from '../../chains/types.js';
+import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
+import { loadChainSettings } from '../../src/watcher/config.js';
+import type { ScheduledFault } from './contract.js';
+import { healedRates, type SimProxy } from './env/chain.js';
+import type { SimEnvironment } from './environment.js';
+import { dropNextSolanaTransactions, dropSolanaTransactionsFor, expireSolanaBlockhashes } from './faults/chain-solana.js';
+
+// What a seed (seed.ts) does with the networks beyond the EVM ones (env/solana.ts, env/tron.ts): their service env,
+// their hot wallets registered and funded, the payer of a session, the proxies an `rpc` fault hits, the Solana chain
+// faults, and the healing of all of it at the drain. docs/simulation.md.
+
+type Ev = (kind: string, detail: Record<string, unknown>) => void;
+
+/** CHAIN_SOLANA_TEST_* / CHAIN_TRON_TEST_* for the service, START_BLOCK at each chain's current height. */
+export async function otherChainsEnv(env: SimEnvironment): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const c of env.others) Object.assign(out, c.env, await c.startBlockEnv());
+  return out;
+}
+
+/**
+ * A merchant's refund hot wallet on each non-EVM network, registered in the journal and then funded, as an operator
+ * does: the token top-ups' ids go to `fundings` (acknowledged by the drain once journaled as unexplained), the native
+ * coin given to `nativeFunded` (lowercase canonical address → base units; acknowledged before the invariants).
+ */
+export async function fundOtherHotWallets(
+  env: SimEnvironment,
+  o: {
+    db: Db;
+    serviceEnv: Record<string, string>;
+    keys: KeyDeriver;
+    accountIndex: number;
+    merchantId: string;
+    fundings: Set<string>;
+    nativeFunded: Map<string, bigint>;
+  },
+): Promise<void> {
+  for (const c of env.others) {
+    const adapter = createChainAdapter(loadChainSettings(o.serviceEnv, c.network, 'test')!, o.serviceEnv);
+    const hot = await adapter.deriveHotWallet(o.keys, o.accountIndex, HOT_WALLET_SLOT.refunds);
+    const address = adapter.normalizeAddress(hot.address) ?? hot.address;
+    await registerWallets(o.db, [{ network: c.network, mode: 'test', address, merchantId: o.merchantId, role: 'refunds' }]);
+    const funded = await c.fundHotWallet(address, 1000n);
+    for (const h of funded.hashes) o.fundings.add(h.toLowerCase());
+    o.nativeFunded.set(address.toLowerCase(), funded.native);
+  }
+}
+
+/** The payer of a session on `network`. */
+export function payerOf(
+  env: SimEnvironment,
+  network: string,
+): { pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string> } | undefined {
+  return env.evm.find((e) => e.contract.network === network) ?? env.others.find((c) => c.network === network);
+}
+
+/** The fault proxies of `network` (EVM: the node's; TRON: JSON-RPC and wallet API; Solana: JSON-RPC). */
+export function proxiesOf(env: SimEnvironment, network: string): SimProxy[] {
+  const evm = env.evm.find((e) => e.contract.network === network);
+  if (evm) return [{ proxy: evm.proxy, protocol: 'jsonrpc' }];
+  return env.others.find((c) => c.network === network)?.proxies ?? [];
+}
+
+/** An `rpc` fault's rates on one proxy: an HTTP JSON API takes the transport faults only. */
+export function ratesFor(p: SimProxy, rates: Record<string, number>): Record<string, number | undefined> {
+  return p.protocol === 'http' ? { ...rates, errorRate: 0, maxLogsRange: undefined } : rates;
+}
+
+/** Every proxy fault and Solana landing fault off, on every network (the drain). */
+export async function healChains(env: SimEnvironment): Promise<void> {
+  for (const c of env.others) await c.heal();
+  for (const e of env.evm) e.proxy.setFaults(healedRates);
+}
+
+/**
+ * The Solana chain faults (faults/chain-solana.ts) on the endpoint itself:
+ * - `solana.blockhash-expiry`: every blockhash handed out so far expires (a transaction signed before can never land);
+ * - `solana.drop`: the next `count` transactions sent, or every one sent during `forMs`, are accepted and never land.
+ */
+export async function injectSolanaFault(env: SimEnvironment, f: ScheduledFault, ev: Ev): Promise<void> {
+  const rpcUrl = env.chains.solana?.rpcUrl;
+  if (!rpcUrl) return;
+  if (f.kind === 'solana.blockhash-expiry') {
+    const r = await expireSolanaBlockhashes(rpcUrl);
+    ev('fault.solana.expired', { slot: r.slot });
+  } else if (f.kind === 'solana.drop') {
+    if (f.params.forMs !== undefined) {
+      await dropSolanaTransactionsFor(rpcUrl, { forMs: Number(f.params.forMs) });
+      ev('fault.solana.landing', {});
+    } else {
+      const r = await dropNextSolanaTransactions(rpcUrl, { count: Number(f.params.count) });
+      ev('fault.solana.dropping', { pending: r.pending });
+    }
+  }
+}
