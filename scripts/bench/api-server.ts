@@ -60,7 +60,8 @@ process.send?.({ apiUrl, bareUrl, meteredUrl, metricsUrl, key: m.testKey.key, se
 // Round trips this process starts, counted where they leave: every statement given to a pg client, every command
 // given to an ioredis connection (an auto-pipelined batch still counts each of its commands).
 const counted = { pg: 0, redis: 0, pgWrites: 0, redisWrites: 0 };
-// And the socket writes that carry them (an auto-pipelined batch of commands is one write), by the server's port.
+// And the socket write calls that carry them (an auto-pipelined batch of commands is one; pg corks a statement's
+// protocol messages, several calls, into one writev), by the server's port.
 const pgPort = Number(new URL(dbUrl).port || 5432);
 const redisPort = Number(new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379);
 const socketWrite = Socket.prototype.write;
