@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { buildServer } from '../../src/api/server.js';
 import { RATE_LIMITS_OFF } from '../../src/api/rate-limit-http.js';
 import { createDb } from '../../src/db/database.js';
@@ -15,6 +17,8 @@ import { startMetricsServer } from '../../src/metrics/server.js';
 // Child process of scripts/bench/api.ts: the real API (real Postgres and Redis) on one port and a bare Fastify
 // route on another, so the load generator and the server do not share an event loop.
 const dbUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stablepay_bench';
+// A fresh database every run: sessions left by earlier runs would make each run measure a bigger table than the last.
+await dropDatabase(dbUrl);
 await ensureDatabase(dbUrl);
 const db = createDb(dbUrl, 20);
 await migrateToLatest(db);
@@ -53,6 +57,29 @@ const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
 const meteredUrl = await metered.listen({ host: '127.0.0.1', port: 0 });
 const metricsUrl = `http://127.0.0.1:${metricsServer.port}/metrics`;
 process.send?.({ apiUrl, bareUrl, meteredUrl, metricsUrl, key: m.testKey.key, secret: m.testKey.secret });
+// Round trips this process starts, counted where they leave: every statement given to a pg client, every command
+// given to an ioredis connection (an auto-pipelined batch still counts each of its commands).
+const counted = { pg: 0, redis: 0, pgWrites: 0, redisWrites: 0 };
+// And the socket write calls that carry them (an auto-pipelined batch of commands is one; pg corks a statement's
+// protocol messages, several calls, into one writev), by the server's port.
+const pgPort = Number(new URL(dbUrl).port || 5432);
+const redisPort = Number(new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379);
+const socketWrite = Socket.prototype.write;
+Socket.prototype.write = function (this: Socket, ...args: Parameters<typeof socketWrite>) {
+  if (this.remotePort === pgPort) counted.pgWrites++;
+  else if (this.remotePort === redisPort) counted.redisWrites++;
+  return socketWrite.apply(this, args);
+} as typeof socketWrite;
+const pgQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof pgQuery>) {
+  counted.pg++;
+  return pgQuery.apply(this, args);
+} as typeof pgQuery;
+const redisSend = Redis.prototype.sendCommand;
+Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof redisSend>) {
+  counted.redis++;
+  return redisSend.apply(this, args);
+};
 // The work a signed request cannot avoid, measured from this process with the same pool, for the composed limit
 // (scripts/bench/api.ts): a transaction inserting a session-sized row and an outbox-sized row, a primary-key select,
 // a Redis SET NX with expiry (the nonce). Each runs `concurrency` loops for `seconds`; answers operations per second.
@@ -94,7 +121,13 @@ process.on('message', async (msg) => {
   }
   if (msg === 'cpu') {
     const u = process.cpuUsage();
-    process.send?.({ cpuMicros: u.user + u.system });
+    process.send?.({
+      cpuMicros: u.user + u.system,
+      pgStatements: counted.pg,
+      redisCommands: counted.redis,
+      pgWrites: counted.pgWrites,
+      redisWrites: counted.redisWrites,
+    });
     return;
   }
   if (msg === 'stop') {
@@ -102,11 +135,24 @@ process.on('message', async (msg) => {
     await metered.close();
     await metricsServer.close();
     await bare.close();
-    await sql`drop table if exists bench_session, bench_outbox`.execute(db);
     const keys = await redis.keys('sp_bench:*');
     for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
     redis.disconnect();
     await db.destroy();
+    await dropDatabase(dbUrl);
     process.exit(0);
   }
 });
+
+async function dropDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = u.pathname.slice(1);
+  u.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: u.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  } finally {
+    await admin.end();
+  }
+}

@@ -74,8 +74,52 @@ async function run(name: string, url: string, make: () => object, overallRate?: 
     requests: [{ setupRequest: (req: object) => ({ ...req, ...make() }) }],
   });
   const bad = result.non2xx + result.errors + result.timeouts;
-  return { name, rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, bad };
+  return {
+    name,
+    rps: result.requests.average,
+    total: result.requests.total,
+    sent: result.requests.sent,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    bad,
+  };
 }
+
+// CPU time the server process spends per request: unlike req/s, it barely moves when other work shares the cores. With
+// it, the pg statements and Redis commands the server sent per request (counted in api-server.ts).
+interface Counters {
+  cpuMicros: number;
+  pgStatements: number;
+  redisCommands: number;
+  pgWrites: number;
+  redisWrites: number;
+}
+const serverCounters = () =>
+  new Promise<Counters>((resolve) => {
+    const on = (m: unknown) => {
+      if (m && typeof m === 'object' && 'cpuMicros' in m) {
+        child.off('message', on);
+        resolve(m as Counters);
+      }
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+const measured = async (r: () => Promise<Awaited<ReturnType<typeof run>>>) => {
+  const c0 = await serverCounters();
+  const res = await r();
+  const c1 = await serverCounters();
+  // Divided by the requests sent: those still in flight when a run ends were served too, not counted in its total.
+  const per = (k: keyof Counters) => (c1[k] - c0[k]) / Math.max(1, res.sent);
+  return {
+    ...res,
+    cpuPerReq: per('cpuMicros'),
+    pgPerReq: per('pgStatements'),
+    redisPerReq: per('redisCommands'),
+    pgWritesPerReq: per('pgWrites'),
+    redisWritesPerReq: per('redisWrites'),
+  };
+};
 
 const rows = [];
 const bareGet = await run('bare GET', ready.bareUrl, () => ({ method: 'GET', path: '/bare' }));
@@ -93,8 +137,8 @@ const base = await new Promise<{ insertTx: number; pkSelect: number; redisSet: n
 });
 const composedCreate = 1 / (1 / bareGet.rps + 1 / base.insertTx + 1 / base.redisSet);
 const composedGet = 1 / (1 / bareGet.rps + 1 / base.pkSelect + 1 / base.redisSet);
-const create = await run('signed create-session', ready.apiUrl, createRequest);
-const get = await run('signed get-session', ready.apiUrl, getRequest);
+const create = await measured(() => run('signed create-session', ready.apiUrl, createRequest));
+const get = await measured(() => run('signed get-session', ready.apiUrl, getRequest));
 rows.push(bareGet, bareSigned, create, get);
 const createHalf = await run('create @ half rate', ready.apiUrl, createRequest, Math.max(1, Math.floor(create.rps / 2)));
 const getHalf = await run('get @ half rate', ready.apiUrl, getRequest, Math.max(1, Math.floor(get.rps / 2)));
@@ -122,6 +166,11 @@ for (const r of rows) {
 console.log(
   `\nbaselines (same run): pg insert transaction ${base.insertTx.toFixed(0)}/s, pk select ${base.pkSelect.toFixed(0)}/s, Redis SET ${base.redisSet.toFixed(0)}/s, bare GET ${bareGet.rps.toFixed(0)}/s`,
 );
+for (const r of [create, get]) {
+  console.log(
+    `${r.name}, per request in the server: ${r.pgPerReq.toFixed(2)} pg statements (${r.pgWritesPerReq.toFixed(2)} socket write calls, corked by pg into one writev per statement), ${r.redisPerReq.toFixed(2)} Redis commands (${r.redisWritesPerReq.toFixed(2)} socket write calls), ${r.cpuPerReq.toFixed(0)} µs CPU`,
+  );
+}
 console.log(
   `composed limit: create ${composedCreate.toFixed(0)} req/s (measured ${create.rps.toFixed(0)}, ratio ${(create.rps / composedCreate).toFixed(2)}); get ${composedGet.toFixed(0)} req/s (measured ${get.rps.toFixed(0)}, ratio ${(get.rps / composedGet).toFixed(2)}); target ratio >= 0.5`,
 );
@@ -141,6 +190,11 @@ const summary = {
     ratio: Number((create.rps / composedCreate).toFixed(2)),
     p99_half_rate_ms: createHalf.p99,
     non_2xx: create.bad,
+    pg_statements_per_request: Number(create.pgPerReq.toFixed(2)),
+    redis_commands_per_request: Number(create.redisPerReq.toFixed(2)),
+    redis_socket_write_calls_per_request: Number(create.redisWritesPerReq.toFixed(2)),
+    pg_socket_write_calls_per_request: Number(create.pgWritesPerReq.toFixed(2)),
+    server_cpu_us_per_request: Math.round(create.cpuPerReq),
   },
   get: {
     rps: Math.round(get.rps),
@@ -148,6 +202,11 @@ const summary = {
     ratio: Number((get.rps / composedGet).toFixed(2)),
     p99_half_rate_ms: getHalf.p99,
     non_2xx: get.bad,
+    pg_statements_per_request: Number(get.pgPerReq.toFixed(2)),
+    redis_commands_per_request: Number(get.redisPerReq.toFixed(2)),
+    redis_socket_write_calls_per_request: Number(get.redisWritesPerReq.toFixed(2)),
+    pg_socket_write_calls_per_request: Number(get.pgWritesPerReq.toFixed(2)),
+    server_cpu_us_per_request: Math.round(get.cpuPerReq),
   },
 };
 if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify(summary));
@@ -165,23 +224,6 @@ const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
   } finally {
     clearInterval(timer);
   }
-};
-// CPU time the server process spends per request: unlike req/s, it barely moves when other work shares the cores.
-const serverCpu = () =>
-  new Promise<number>((resolve) => {
-    const on = (m: unknown) => {
-      if (m && typeof m === 'object' && 'cpuMicros' in m) {
-        child.off('message', on);
-        resolve((m as { cpuMicros: number }).cpuMicros);
-      }
-    };
-    child.on('message', on);
-    child.send('cpu');
-  });
-const measured = async (r: () => Promise<Awaited<ReturnType<typeof run>>>) => {
-  const c0 = await serverCpu();
-  const res = await r();
-  return { ...res, cpuPerReq: ((await serverCpu()) - c0) / Math.max(1, res.total) };
 };
 const cost = [];
 for (const [name, make] of [

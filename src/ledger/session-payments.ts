@@ -48,6 +48,59 @@ export async function receivedPayments(
   return out;
 }
 
+/** The deposit columns of findSessionReceived's join, under names no session column has. */
+const RECEIVED_COLUMNS = [
+  'd.id as received_id',
+  'd.network as received_network',
+  'd.token as received_token',
+  'd.tx_hash as received_tx_hash',
+  'd.amount_base as received_amount_base',
+  'd.from_address as received_from',
+  'd.confirmed_at as received_confirmed_at',
+  'd.disposition as received_disposition',
+  'd.unmatched_reason as received_unmatched_reason',
+] as const;
+const RECEIVED_KEYS = new Set(RECEIVED_COLUMNS.map((c) => c.split(' as ')[1]!));
+
+/**
+ * One session by primary key and what it received (the deposits receivedPayments returns, in the same order), in one
+ * statement: the session left-joined to its final deposits, one row per deposit (one row of NULL deposit columns when
+ * none). Ownership is for the caller to check (sessions.ts ownedBy): the primary key alone keeps the plan on it.
+ */
+export async function findSessionReceived(
+  db: Kysely<Database>,
+  id: string,
+): Promise<{ session: SessionRow; payments: ReceivedPayment[] } | undefined> {
+  const rows = await db
+    .selectFrom('payment_sessions as s')
+    .leftJoin('deposits as d', (j) => j.onRef('d.session_id', '=', 's.id').on('d.status', '=', 'confirmed'))
+    .selectAll('s')
+    .select(RECEIVED_COLUMNS)
+    .where('s.id', '=', id)
+    .orderBy('d.block_number')
+    .orderBy('d.log_index')
+    .execute();
+  const first = rows[0];
+  if (!first) return undefined;
+  const session = Object.fromEntries(Object.entries(first).filter(([k]) => !RECEIVED_KEYS.has(k))) as SessionRow;
+  const payments: ReceivedPayment[] = [];
+  for (const r of rows) {
+    if (r.received_id === null) continue; // the session's row when it received nothing
+    payments.push({
+      id: r.received_id,
+      network: r.received_network!,
+      token: r.received_token!,
+      txHash: r.received_tx_hash!,
+      amountBase: r.received_amount_base!,
+      from: r.received_from,
+      confirmedAt: r.received_confirmed_at,
+      disposition: r.received_disposition ?? 'unmatched',
+      unmatchedReason: r.received_unmatched_reason,
+    });
+  }
+  return { session, payments };
+}
+
 /**
  * The extension fields of payment.completed / payment.expired for one session as it now stands (inside the
  * transaction that writes the event, so the deposits just confirmed are included).

@@ -84,14 +84,20 @@ export async function insertSession(trx: Kysely<Database>, s: NewSession): Promi
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * The session `id` when it belongs to this merchant and mode. Looked up by primary key alone, ownership checked on the
+ * row: with `merchant_id` and `mode` in the WHERE clause the planner may walk payment_sessions_list_idx (merchant_id,
+ * mode, created_at, id), every session of the merchant, instead of the primary key (docs/performance.md, "API auth
+ * path").
+ */
 export async function findSession(db: Db, merchantId: string, mode: Mode, id: string): Promise<SessionRow | undefined> {
-  return db
-    .selectFrom('payment_sessions')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', merchantId)
-    .where('mode', '=', mode)
-    .executeTakeFirst();
+  const s = await db.selectFrom('payment_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  return s && ownedBy(s, merchantId, mode) ? s : undefined;
+}
+
+/** True when the row belongs to this merchant and mode (a session of another is answered as not found). */
+export function ownedBy(s: Pick<SessionRow, 'merchant_id' | 'mode'>, merchantId: string, mode: Mode): boolean {
+  return s.merchant_id === merchantId && s.mode === mode;
 }
 
 export type CancelResult =

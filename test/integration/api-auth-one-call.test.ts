@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../src/api/server.js';
+import { API_AUTH_REDIS_NAME, buildServer } from '../../src/api/server.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY, testServerDeps } from '../support/api-harness.js';
@@ -30,6 +30,8 @@ describe('signed request: per-key limit and nonce in one Redis call', () => {
   const prefix = `sp_test_${randomBytes(4).toString('hex')}`;
   const seen: string[] = [];
   const sent: string[] = [];
+  /** The client address (ip:port) each top-level command came from, in the same order as `sent`. */
+  const sources: string[] = [];
   let marks = 0;
 
   async function watch(): Promise<void> {
@@ -39,7 +41,10 @@ describe('signed request: per-key limit and nonce in one Redis call', () => {
     await events.subscribe('__keyevent@0__:set');
     monitor = await admin.monitor();
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (source !== 'lua') sent.push(`${String(args[0]).toLowerCase()} ${args[1] ?? ''}`);
+      if (source !== 'lua') {
+        sent.push(`${String(args[0]).toLowerCase()} ${args[1] ?? ''}`);
+        sources.push(source);
+      }
     });
   }
 
@@ -51,6 +56,7 @@ describe('signed request: per-key limit and nonce in one Redis call', () => {
   async function observe<T>(f: () => Promise<T>): Promise<{ result: T; keys: string[]; commands: string[] }> {
     seen.length = 0;
     sent.length = 0;
+    sources.length = 0;
     const result = await f();
     const marker = `mark:${marks++}`;
     await admin.set(marker, '1');
@@ -99,6 +105,25 @@ describe('signed request: per-key limit and nonce in one Redis call', () => {
   const nonceKeys = (keys: string[], nonce?: string) =>
     keys.filter((k) => k.startsWith(`${prefix}:nonce:`) && (nonce === undefined || k.endsWith(`:${nonce}`)));
   const fullBucket = () => new Promise((ok) => setTimeout(ok, 1100));
+
+  it('sends it on the API connection of its own (auto-pipelined, named in CLIENT LIST), not on the shared one', async () => {
+    await fullBucket();
+    expect((await shop.get(LIST)).status).toBe(200);
+    await fullBucket();
+    const { result } = await observe(() => shop.get(LIST));
+    expect(result.status).toBe(200);
+    const evalFrom = sources.filter((_, i) => sent[i]!.startsWith('evalsha '));
+    expect(evalFrom).toHaveLength(1);
+    const clients = String(await admin.client('LIST'))
+      .trim()
+      .split('\n')
+      .map((line) => Object.fromEntries(line.split(' ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])));
+    const own = clients.filter((c) => c.name === API_AUTH_REDIS_NAME);
+    expect(own).toHaveLength(1);
+    expect(evalFrom[0]).toBe(own[0]!.addr);
+    const shared = String(await redis.client('INFO'));
+    expect(shared).not.toContain(`addr=${own[0]!.addr} `);
+  });
 
   it('sends exactly one Redis command for an authenticated request, which counts it and stores its nonce', async () => {
     await fullBucket();

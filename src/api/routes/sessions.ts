@@ -15,13 +15,12 @@ import {
   storeResponse,
   type IdempotencyScope,
 } from '../../ledger/idempotency.js';
-import { isOrderIdTaken, cancelSession, findSession, insertSession, listSessions, type SessionRow } from '../../ledger/sessions.js';
+import { isOrderIdTaken, cancelSession, insertSession, listSessions, ownedBy, type SessionRow } from '../../ledger/sessions.js';
 import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
-import type { AuthContext } from '../auth.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeSession } from '../serializers/session.js';
 import { sessionReceivedFields, type ReceivedPayment } from '../../domain/events/session-received.js';
-import { receivedPayments } from '../../ledger/session-payments.js';
+import { findSessionReceived, receivedPayments } from '../../ledger/session-payments.js';
 import { parseCreateSession, type CreateSessionInput } from './session-input.js';
 import type { Coin, LockedQuote } from '../../ledger/locked-quotes.js';
 import { idempotencyKeyOf, pageEnvelope, pageQuery, pageRequest, unknownPageCursor } from './query.js';
@@ -150,9 +149,12 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     }
   });
 
+  // One statement: the session and its deposits joined (docs/performance.md, "API auth path").
   app.get('/checkout/sessions/:session_id', async (req) => {
     const auth = req.auth!;
-    return (await renderWithReceived([await sessionOr404(deps.db, auth, sessionIdParam(req))]))[0];
+    const found = await findSessionReceived(deps.db, sessionIdParam(req));
+    if (!found || !ownedBy(found.session, auth.merchantId, auth.mode)) throw resourceNotFound('session_id', 'payment session');
+    return { ...render(found.session), ...receivedFieldsOf(found.session, found.payments) };
   });
 
   app.post('/checkout/sessions/:session_id/cancel', async (req) => {
@@ -230,12 +232,6 @@ async function quoteCoin(rates: RateService, currency: string, coin: Coin, amoun
     if (err instanceof RateUnavailableError) return undefined;
     throw err;
   }
-}
-
-async function sessionOr404(db: Db, auth: AuthContext, id: string): Promise<SessionRow> {
-  const s = await findSession(db, auth.merchantId, auth.mode, id);
-  if (!s) throw resourceNotFound('session_id', 'payment session');
-  return s;
 }
 
 function sessionIdParam(req: FastifyRequest): string {
