@@ -79,14 +79,14 @@ export async function runCanceledSession(d: CancelDeps, plan: CancelPlan): Promi
   ev('payment.sent', { sessionId: id, amount: due.toString(), hash, toCanceled: true });
 
   // The deposit shows in the session's payments once final, unmatched; the merchant pays it back by deposit_id.
-  const end = Date.now() + 90_000;
+  const end = Date.now() + 240_000;
   let deposit: any;
   while (Date.now() < end && !deposit) {
     const s = await api.call('GET', `/api/v1/checkout/sessions/${id}`).catch(() => undefined);
     deposit = (s?.json?.payments ?? []).find((p: any) => String(p.transaction_hash).toLowerCase() === hash.toLowerCase());
     if (!deposit) await sleep(500);
   }
-  if (!deposit) return void ev('refund.skipped', { sessionId: id, reason: 'deposit to the canceled session not listed within 90 s' });
+  if (!deposit) return void ev('refund.skipped', { sessionId: id, reason: 'deposit to the canceled session not listed within 240 s' });
   ev('deposit.unmatched', { sessionId: id, depositId: deposit.id, status: deposit.status, reason: deposit.unmatched_reason });
   const refundId = `rc-${d.key}`;
   const r = await api.call(

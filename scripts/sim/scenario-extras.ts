@@ -8,7 +8,7 @@ import { HOT_WALLET_GAS, type SimEvm } from './env/evm.js';
 import type { Prng } from './prng.js';
 import { buildCancelPlans, type CancelPlan, runCanceledSession } from './scenario-cancel.js';
 import { buildSubscriptionPlans, customerWallet, runSubscription, type SubscriptionPlan } from './scenario-subscriptions.js';
-import { buildSweepPlan, setupSweepNetwork, startSweeps, type SweepPlan } from './scenario-sweeps.js';
+import { buildSweepPlan, pauseSweeps, setupSweepNetwork, startSweeps, type SweepPlan } from './scenario-sweeps.js';
 
 // The scenario's parts beyond sessions and refunds (issue #20; docs/simulation.md "Scenario"): subscriptions with
 // failing and recovering allowances, sweeps by the worker's schedule, canceled sessions paid anyway. Drawn from forks
@@ -46,6 +46,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startExtras(plan: ExtrasPlan) {
   const sweeps = await startSweeps(plan.sweeps);
+  /** When the drain paused sweeping; a plan the worker began before the pause may still create sweeps until settled. */
+  const paused = { at: 0 };
+  const pauseSettlesMs = plan.sweeps.intervalSeconds * 1000 + 10_000;
   return {
     /** Added to every role's environment. */
     env: { ...sweeps.env, SUBSCRIPTION_TICK_MS: '500' },
@@ -105,8 +108,12 @@ export async function startExtras(plan: ExtrasPlan) {
       );
       return [...subs, ...cancels];
     },
-    /** What the drain still waits for: charges and sweeps in flight. */
+    /** What the drain still waits for: charges and sweeps in flight; sweeping paused (first call) and settled. */
     async unsettled(db: Db): Promise<string[]> {
+      if (paused.at === 0) {
+        await pauseSweeps(db);
+        paused.at = Date.now();
+      }
       const charges = await db
         .selectFrom('subscription_charges')
         .select('id')
@@ -116,6 +123,7 @@ export async function startExtras(plan: ExtrasPlan) {
       return [
         charges.length ? `${charges.length} charges in flight` : '',
         running.length ? `sweeps ${running.map((s) => s.id).join(',')} running` : '',
+        Date.now() < paused.at + pauseSettlesMs ? 'sweeping paused just now' : '',
       ].filter(Boolean);
     },
     /** For the seed line: what the extra parts did. */

@@ -69,6 +69,12 @@ export interface SubscriptionDeps {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * How long a step may take the service before it is a violation: generous, because a role restarted by a fault can
+ * take more than a minute to start under tsx on a loaded machine (seed 3 once waited 100 s for its worker).
+ */
+const WAIT_MS = 240_000;
+
 export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPlan): Promise<void> {
   const { api, chain, customer, ev } = d;
   const decimals = chain.chain.tokens[plan.token].decimals;
@@ -130,7 +136,7 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
   ev('subscription.created', { subscriptionId: id, network: plan.network, token: plan.token, priceBase: priceBase.toString(), plan });
   await approve(full, 'authorize');
 
-  const first = await waitStatus(d, id, paidUp, 90_000);
+  const first = await waitStatus(d, id, paidUp, WAIT_MS);
   if (!first) return stuck(d, id, 'first charge');
   ev('subscription.charged', { subscriptionId: id, period: 1, invoice: first.latest_invoice });
 
@@ -149,16 +155,16 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
     );
     ev('subscription.renewal-due', { subscriptionId: id, renewal: r, moved: Number(due.numAffectedRows ?? 0), failing });
     if (!failing) {
-      const renewed = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, 90_000);
+      const renewed = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
       if (!renewed) return stuck(d, id, `renewal ${r}`);
       ev('subscription.charged', { subscriptionId: id, period: r + 1, invoice: renewed.latest_invoice });
       continue;
     }
-    const pastDue = await waitStatus(d, id, (s) => s.status === 'past_due', 90_000);
+    const pastDue = await waitStatus(d, id, (s) => s.status === 'past_due', WAIT_MS);
     if (!pastDue) return stuck(d, id, `renewal ${r} to fail`);
     ev('subscription.past_due', { subscriptionId: id, renewal: r, invoice: pastDue.latest_invoice });
     await approve(full, 'restore');
-    const recovered = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, 90_000);
+    const recovered = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
     if (!recovered) return stuck(d, id, `recovery of renewal ${r}`);
     ev('subscription.recovered', { subscriptionId: id, renewal: r, invoice: recovered.latest_invoice });
   }
@@ -171,12 +177,16 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
 }
 
 /**
- * A step the service did not reach within 90 s although the customer did their part: a violation (the faults of the
+ * A step the service did not reach within WAIT_MS although the customer did their part: a violation (the faults of the
  * active phase heal within seconds; the drain does not wait for subscriptions).
  */
 function stuck(d: SubscriptionDeps, id: string, waitingFor: string): void {
   d.ev('subscription.stuck', { subscriptionId: id, waitingFor });
-  d.violations.push({ invariant: 'subscription-flow', message: `subscription ${id}: waited 90 s for ${waitingFor}`, subject: id });
+  d.violations.push({
+    invariant: 'subscription-flow',
+    message: `subscription ${id}: waited ${WAIT_MS / 1000} s for ${waitingFor}`,
+    subject: id,
+  });
 }
 
 /** Active with its latest invoice paid (the period's charge settled, not merely invoiced). */

@@ -74,3 +74,15 @@ export async function setupSweepNetwork(
   nativeFunded.set(station.toLowerCase(), GAS_STATION_TOPUP);
   return station;
 }
+
+/**
+ * The drain pauses sweeping as an operator would before judging the books: every policy's minimum raised beyond any
+ * balance, so no new sweep is planned (the running ones still finish). Without it the worker's schedule could start a
+ * sweep after the drain saw none running, while the invariants read the final state.
+ */
+export async function pauseSweeps(db: Db): Promise<void> {
+  await db
+    .updateTable('sweep_policies')
+    .set({ min_amount_base: 10n ** 30n, updated_by: 'simulator drain', updated_at: new Date() })
+    .execute();
+}
