@@ -95,6 +95,7 @@ async function main(): Promise<void> {
         `seed ${seed}: ${r.ok ? 'ok  ' : 'FAIL'} ${(r.wallMs / 1000).toFixed(1)}s  sessions ${r.stats.sessions} refunds ${r.stats.refunds} ` +
           `deliveries ${r.stats.deliveries} process starts ${r.stats.starts}  faults [${kinds}]`,
       );
+      say(`    ${r.stats.extras}`);
       if (!r.ok) {
         for (const v of r.violations.slice(0, 10)) say(`    ${v.invariant}: ${v.message}${v.subject ? ` (${v.subject})` : ''}`);
         say(`    replay: npm run sim -- --seed ${seed} ${extraArgs}`);

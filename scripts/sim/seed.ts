@@ -23,6 +23,7 @@ import { HOT_WALLET_GAS } from './env/evm.js';
 import { listFailedDeliveries, reopenDelivery } from '../../src/webhooks/deliveries.js';
 import { createDeliveryQueue, deliveryJob } from '../../src/webhooks/queue.js';
 import { buildScenario, type SessionPlan } from './scenario.js';
+import { planExtras, startExtras } from './scenario-extras.js';
 import { buildSchedule } from './schedule.js';
 import { serialRestart } from './restart-queue.js';
 import { fundOtherHotWallets, healChains, injectSolanaFault, otherChainsEnv, payerOf, proxiesOf, ratesFor } from './seed-networks.js';
@@ -62,7 +63,16 @@ export interface SeedResult {
   wallMs: number;
   eventsFile: string;
   logFile: string;
-  stats: { sessions: number; refunds: number; deliveries: number; kills: number; starts: number; answers: Record<string, number> };
+  stats: {
+    sessions: number;
+    refunds: number;
+    deliveries: number;
+    kills: number;
+    starts: number;
+    answers: Record<string, number>;
+    /** Subscriptions, sweeps and canceled sessions (scenario-extras.ts). */
+    extras: string;
+  };
 }
 
 interface TrackedMerchant {
@@ -76,6 +86,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const started = Date.now();
   const prng = createPrng(seed);
   const scenario = buildScenario(prng.fork('scenario'), { activeMs: o.activeMs, networks: o.networks });
+  const extrasPlan = planExtras(prng.fork('scenario'), { activeMs: o.activeMs, networks: o.networks, merchants: scenario.merchants });
   const faults =
     o.faults ??
     buildSchedule(prng.fork('faults'), {
@@ -110,6 +121,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const prefix = `sim_${seed}_${o.runIndex}`;
 
   const receiver = await startSimReceiver(prng.fork('receiver'), WEBHOOK_TIMEOUT_MS);
+  const extras = await startExtras(extrasPlan);
   const startBlocks: Record<string, string> = {};
   for (const e of env.evm)
     startBlocks[`CHAIN_${e.contract.network.toUpperCase()}_TEST_START_BLOCK`] = String(await e.chain.node.provider.getBlockNumber());
@@ -142,6 +154,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     API_RATE_LIMIT_PER_IP_PER_SECOND: '0',
     API_AUTH_FAILURES_PER_IP_PER_MINUTE: '0',
     RATE_SOURCES: '',
+    ...extras.env,
     ...Object.assign({}, ...env.evm.map((e) => e.env)),
     ...startBlocks,
     ...(await otherChainsEnv(env)),
@@ -167,6 +180,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     state.stopped = true;
     await supervisor.stopAll();
     await receiver.close();
+    await extras.stop().catch(() => {});
     await db.destroy();
     await env.pg.dropDatabase(dbName).catch(() => {});
   };
@@ -175,6 +189,8 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     // Merchants (in the database, as the CLI does), their refund hot wallets funded on every network.
     const box = new SecretBox(MASTER_KEY);
     const keys = keyDeriverOf(keyMaterialFromEnv(serviceEnv))!;
+    const adapterOf = (network: 'ethereum' | 'bsc') => createChainAdapter(loadChainSettings(serviceEnv, network, 'test')!, serviceEnv);
+    for (const e of env.evm) await extras.setupNetwork(db, e, adapterOf(e.contract.network), keys, nativeFunded);
     for (let i = 0; i < scenario.merchants; i++) {
       const m = await createMerchant(db, box, { name: `Sim ${seed}/${i}`, webhookUrl: receiver.url });
       receiver.addSecret(m.webhookSecret);
@@ -194,6 +210,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
         ]);
         for (const h of await e.fundHotWallet(hot.address, 1000n)) fundings.add(h.toLowerCase());
         nativeFunded.set(hot.address.toLowerCase(), HOT_WALLET_GAS);
+        await extras.setupMerchant(db, e, adapter, keys, { merchantId: m.merchantId, accountIndex: account_index }, nativeFunded);
       }
       await fundOtherHotWallets(env, {
         db,
@@ -224,7 +241,21 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     const sessions = scenario.sessions.map((plan, i) =>
       sleep(plan.at).then(() => runSession(env, db, base, merchants[plan.merchant]!, plan, `${seed}-${o.runIndex}-${i}`, ev, violations)),
     );
-    await Promise.all([...injections, ...sessions.map((p) => p.catch((err: Error) => ev('step.error', { message: err.message })))]);
+    const flows = extras.flows({
+      db,
+      base,
+      evm: env.evm,
+      merchants,
+      mnemonic: SIM_MNEMONIC,
+      runIndex: o.runIndex,
+      key: `${seed}-${o.runIndex}`,
+      ev,
+      violations,
+    });
+    await Promise.all([
+      ...injections,
+      ...[...sessions, ...flows].map((p) => p.catch((err: Error) => ev('step.error', { message: err.message }))),
+    ]);
     await Promise.all(injections);
 
     // Drain: everything healed, the receiver says 200, open sessions expire now.
@@ -232,7 +263,14 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     receiver.heal();
     await healChains(env);
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix, workerDeath }, o.drainMs);
+    const drained = await drain(
+      db,
+      receiver.deliveries,
+      fundings,
+      { url: env.redis.url, prefix, workerDeath },
+      o.drainMs,
+      extras.unsettled,
+    );
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
     // Where every session and refund ended, and when: the event log shows how long each took to settle.
@@ -282,10 +320,11 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     kills: supervisor.counts.kills,
     starts: supervisor.counts.starts,
     answers: receiver.answers,
+    extras: await extras.summary(db, events).catch((err: Error) => `extras summary failed: ${err.message}`),
   };
   await cleanup();
   for (const v of violations) ev('violation', { ...v });
-  writeFileSync(eventsFile, JSON.stringify({ seed, faults, scenario, violations, events }, null, 1));
+  writeFileSync(eventsFile, JSON.stringify({ seed, faults, scenario, extras: extrasPlan, violations, events }, null, 1));
   return { seed, ok: violations.length === 0, violations, faults, events, wallMs: Date.now() - started, eventsFile, logFile, stats };
 }
 
@@ -475,6 +514,7 @@ async function drain(
   fundings: Set<string>,
   redisAt: { url: string; prefix: string; workerDeath: { at: number } },
   ms: number,
+  unsettled: (db: Db) => Promise<string[]>,
 ): Promise<string | undefined> {
   const acknowledged = new Set<string>();
   const redis = new Redis(redisAt.url, { maxRetriesPerRequest: 1, lazyConnect: true });
@@ -546,6 +586,7 @@ async function drain(
                 .map((e) => e.id)
                 .join(',')})`
             : '',
+          ...(await unsettled(db)),
         ]
           .filter(Boolean)
           .join('; ');

@@ -1,4 +1,6 @@
 import type { Invariant } from '../contract.js';
+import { CANCELED_SESSIONS, canceledSessionMoneyUnmatched } from './canceled-sessions.js';
+import { CHARGES, renewalPeriodChargedOnce } from './charges.js';
 import { JOBS_INVARIANT, noJobLeftUnresumed } from './jobs.js';
 import { JOURNAL, journalReconcilesWithChains } from './journal.js';
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from './outbound-once.js';
@@ -16,6 +18,8 @@ export const invariants = {
   [WEBHOOKS]: everyEventDeliveredOnceInOrder,
   [JOURNAL]: journalReconcilesWithChains,
   [JOBS_INVARIANT]: noJobLeftUnresumed(),
+  [CHARGES]: renewalPeriodChargedOnce,
+  [CANCELED_SESSIONS]: canceledSessionMoneyUnmatched,
 } satisfies Record<string, Invariant>;
 
 export const allInvariants: Invariant[] = Object.entries(invariants).map(([name, f]) => named(name, f));

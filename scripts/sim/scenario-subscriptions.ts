@@ -1,0 +1,241 @@
+import { Contract, HDNodeWallet } from 'ethers';
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/database.js';
+import type { MerchantApi } from './api.js';
+import type { SimEvm } from './env/evm.js';
+import type { Violation } from './contract.js';
+import type { Prng } from './prng.js';
+
+// Subscriptions in a seed (issue #20; docs/simulation.md "Scenario"): a customer wallet approves the merchant's
+// charger from the authorization page's selection (POST /subscribe/{id}/select, then ERC-20 `approve` as the page's
+// script sends it), the first period is charged, then renewals come due within the seed: the runner moves the
+// subscription's `next_action_at` to now (as if the period ran out, the way "late" sessions move `expires_at`). Before
+// the failing renewal the customer revokes the allowance (approve 0) or lowers it below one period's price; the charge
+// fails before gas (insufficient_allowance) and the subscription goes past_due (docs/subscriptions.md); the customer
+// then approves again straight from the wallet, which restores the payment method and retries the open invoice at once.
+// Some subscriptions are canceled through the API at the end. Everything is drawn from the seed's scenario stream.
+
+export type AllowanceChange = 'keep' | 'revoke' | 'lower';
+
+export interface SubscriptionPlan {
+  at: number;
+  merchant: number;
+  network: string;
+  token: 'USDT' | 'USDC';
+  /** Price of one period, USD cents. */
+  amountCents: number;
+  /** Renewals brought due after the first charge. */
+  renewals: number;
+  /** What the customer does to the allowance before the first renewal (revoke/lower: that renewal fails, then recovers). */
+  allowance: AllowanceChange;
+  cancelAtEnd: boolean;
+}
+
+export function buildSubscriptionPlans(prng: Prng, o: { activeMs: number; networks: string[]; merchants: number }): SubscriptionPlan[] {
+  const evm = o.networks.filter((n) => n === 'ethereum' || n === 'bsc');
+  if (evm.length === 0) return [];
+  const count = prng.int(1, 2);
+  const plans: SubscriptionPlan[] = [];
+  for (let i = 0; i < count; i++)
+    plans.push({
+      at: prng.int(0, Math.max(0, o.activeMs - 10_000)),
+      merchant: prng.int(0, o.merchants - 1),
+      network: prng.pick(evm),
+      token: prng.pick(['USDT', 'USDC'] as const),
+      amountCents: prng.int(100, 3000),
+      renewals: prng.int(1, 2),
+      // The first subscription of a seed always has its allowance taken away and restored: every seed exercises dunning.
+      allowance: i === 0 ? prng.pick(['revoke', 'lower'] as const) : prng.pick(['keep', 'revoke', 'lower'] as const),
+      cancelAtEnd: prng.chance(0.4),
+    });
+  return plans.sort((a, b) => a.at - b.at);
+}
+
+/** A customer wallet per subscription: its own HD account, apart from the service's and the payer's, per run index. */
+export function customerWallet(mnemonic: string, runIndex: number, i: number, chain: SimEvm): HDNodeWallet {
+  return HDNodeWallet.fromPhrase(mnemonic, undefined, `m/44'/60'/7'/0/${runIndex * 16 + i}`).connect(chain.chain.node.provider);
+}
+
+export interface SubscriptionDeps {
+  db: Db;
+  base: string;
+  api: MerchantApi;
+  chain: SimEvm;
+  customer: HDNodeWallet;
+  key: string;
+  ev: (kind: string, detail: Record<string, unknown>) => void;
+  violations: Violation[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How long a step may take the service before it is a violation: generous, because a role restarted by a fault can
+ * take more than a minute to start under tsx on a loaded machine (seed 3 once waited 100 s for its worker).
+ */
+const WAIT_MS = 240_000;
+
+export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPlan): Promise<void> {
+  const { api, chain, customer, ev } = d;
+  const decimals = chain.chain.tokens[plan.token].decimals;
+  const priceBase = BigInt(plan.amountCents) * 10n ** BigInt(decimals - 2);
+  // Gas for the customer's approvals, and tokens for the first charge and the renewals.
+  await chain.chain.node.provider.send('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+  await chain.pay(plan.token, customer.address, priceBase * BigInt(plan.renewals + 2));
+
+  const created = await api.call(
+    'POST',
+    '/api/v1/subscriptions/create',
+    {
+      items: [
+        {
+          price_data: {
+            price_id: `price-${d.key}`,
+            currency: 'USD',
+            product: 'Sim plan',
+            unit_amount: plan.amountCents,
+            recurring: { interval: 'month' },
+          },
+          quantity: 1,
+        },
+      ],
+      customer: `cus-${d.key}`,
+    },
+    { idempotencyKey: `sub-${d.key}` },
+  );
+  if (created.status !== 200) {
+    d.violations.push({ invariant: 'api', message: `subscription create answered ${created.status}: ${JSON.stringify(created.json)}` });
+    return;
+  }
+  const id = String(created.json.id);
+  const sel = await pageSelect(d.base, id, plan.network, plan.token, customer.address);
+  if (sel.status !== 200) {
+    d.violations.push({
+      invariant: 'api',
+      message: `subscription select answered ${sel.status}: ${JSON.stringify(sel.json)}`,
+      subject: id,
+    });
+    return;
+  }
+  const spender = String(sel.json.spender);
+  const full = BigInt(sel.json.allowance_base);
+  const token = new Contract(chain.chain.tokens[plan.token].address, ['function approve(address spender, uint256 value)'], customer);
+  const current = { value: 0n };
+  const approve = async (value: bigint, why: string) => {
+    // Tether's approve refuses a change from one non-zero allowance to another: reset to 0 first, as the page does.
+    if (plan.token === 'USDT' && current.value !== 0n && value !== 0n) await approve(0n, `${why} (reset first)`);
+    const tx = (await token.getFunction('approve')(spender, value)) as { hash: string; wait(): Promise<unknown> };
+    // A reorg fault can drop it for good: the customer gives up after 30 s, as a wallet shows it failed.
+    const dropped = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`approve ${tx.hash} never mined`)), 30_000).unref(),
+    );
+    await Promise.race([tx.wait(), dropped]);
+    current.value = value;
+    ev('subscription.approve', { subscriptionId: id, value: value.toString(), why, hash: tx.hash });
+  };
+  ev('subscription.created', { subscriptionId: id, network: plan.network, token: plan.token, priceBase: priceBase.toString(), plan });
+  await approve(full, 'authorize');
+
+  const first = await waitStatus(d, id, paidUp, WAIT_MS);
+  if (!first) return stuck(d, id, 'first charge');
+  ev('subscription.charged', { subscriptionId: id, period: 1, invoice: first.latest_invoice });
+
+  for (let r = 1; r <= plan.renewals; r++) {
+    const failing = r === 1 && plan.allowance !== 'keep';
+    if (failing) {
+      await approve(plan.allowance === 'revoke' ? 0n : priceBase - 1n, plan.allowance);
+      // Until the change is final (3 confirmations) the charge's pre-flight may still read the old allowance at the
+      // final height; the customer's change is what this renewal is about, so it waits for it.
+      await sleep(5000);
+    }
+    const before = await getSub(d, id);
+    if (!before) return stuck(d, id, 'the subscription to be readable');
+    const due = await retryDb(() =>
+      sql`update subscriptions set next_action_at = now() where id = ${id} and next_action = 'renew' and status = 'active'`.execute(d.db),
+    );
+    ev('subscription.renewal-due', { subscriptionId: id, renewal: r, moved: Number(due.numAffectedRows ?? 0), failing });
+    if (!failing) {
+      const renewed = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
+      if (!renewed) return stuck(d, id, `renewal ${r}`);
+      ev('subscription.charged', { subscriptionId: id, period: r + 1, invoice: renewed.latest_invoice });
+      continue;
+    }
+    const pastDue = await waitStatus(d, id, (s) => s.status === 'past_due', WAIT_MS);
+    if (!pastDue) return stuck(d, id, `renewal ${r} to fail`);
+    ev('subscription.past_due', { subscriptionId: id, renewal: r, invoice: pastDue.latest_invoice });
+    await approve(full, 'restore');
+    const recovered = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
+    if (!recovered) return stuck(d, id, `recovery of renewal ${r}`);
+    ev('subscription.recovered', { subscriptionId: id, renewal: r, invoice: recovered.latest_invoice });
+  }
+  if (plan.cancelAtEnd) {
+    const c = await api.call('POST', `/api/v1/subscriptions/${id}/cancel`, {});
+    ev('subscription.cancel', { subscriptionId: id, status: c.status, state: c.json?.status });
+    if (c.status !== 200)
+      d.violations.push({ invariant: 'api', message: `subscription cancel answered ${c.status}: ${JSON.stringify(c.json)}`, subject: id });
+  }
+}
+
+/**
+ * A step the service did not reach within WAIT_MS although the customer did their part: a violation (the faults of the
+ * active phase heal within seconds; the drain does not wait for subscriptions).
+ */
+function stuck(d: SubscriptionDeps, id: string, waitingFor: string): void {
+  d.ev('subscription.stuck', { subscriptionId: id, waitingFor });
+  d.violations.push({
+    invariant: 'subscription-flow',
+    message: `subscription ${id}: waited ${WAIT_MS / 1000} s for ${waitingFor}`,
+    subject: id,
+  });
+}
+
+/** Active with its latest invoice paid (the period's charge settled, not merely invoiced). */
+const paidUp = (s: any) => s.status === 'active' && s.latest_invoice_object?.status === 'paid';
+
+async function getSub(d: SubscriptionDeps, id: string): Promise<any | undefined> {
+  const r = await d.api.call('GET', `/api/v1/subscriptions/${id}?expand=latest_invoice`);
+  return r.status === 200 ? r.json : undefined;
+}
+
+async function waitStatus(d: SubscriptionDeps, id: string, ok: (s: any) => boolean, ms: number): Promise<any | undefined> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const s = await getSub(d, id).catch(() => undefined);
+    if (s && ok(s)) return s;
+    await sleep(500);
+  }
+  return undefined;
+}
+
+/** The authorization page's selection (unsigned, as the page's script calls it), retried like the page would. */
+async function pageSelect(base: string, id: string, network: string, token: string, address: string) {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${base}/subscribe/${id}/select`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network, token, address }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const json = (await res.json().catch(() => undefined)) as any;
+      if (res.status < 500 || Date.now() > end) return { status: res.status, json };
+    } catch (err) {
+      if (Date.now() > end) throw err;
+    }
+    await sleep(300);
+  }
+}
+
+/** A database statement retried while the private PostgreSQL is down (a restart fault). */
+async function retryDb<T>(f: () => Promise<T>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await f();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await sleep(300);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { createPrng } from '../../scripts/sim/prng.js';
+import { buildScenario } from '../../scripts/sim/scenario.js';
+import { planExtras } from '../../scripts/sim/scenario-extras.js';
+
+// The scenario's subscriptions, sweeps and canceled sessions (scripts/sim/scenario-extras.ts) are drawn from forks of
+// the seed's scenario stream: the same seed gives the same plan, every seed has a failing-then-recovering renewal and
+// a canceled session paid anyway, and the sessions, refunds and schedule a seed drew before these parts existed are
+// unchanged (so the CI seeds keep their documented scenario).
+
+const o = { activeMs: 20_000, networks: ['ethereum', 'bsc'], merchants: 2 };
+
+describe('simulator scenario extras', () => {
+  it('same seed, same plan; another seed, another plan', () => {
+    expect(planExtras(createPrng(7).fork('scenario'), o)).toEqual(planExtras(createPrng(7).fork('scenario'), o));
+    const plans = [1, 2, 3, 4, 5].map((s) => JSON.stringify(planExtras(createPrng(s).fork('scenario'), o)));
+    expect(new Set(plans).size).toBe(5);
+  });
+
+  it('every seed has a revoked or lowered allowance, a canceled session paid anyway, and a sweep interval', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const p = planExtras(createPrng(seed).fork('scenario'), o);
+      expect(p.subscriptions.length).toBeGreaterThanOrEqual(1);
+      expect(p.subscriptions.some((s) => s.allowance === 'revoke' || s.allowance === 'lower')).toBe(true);
+      expect(p.cancels.some((c) => c.paidAnyway)).toBe(true);
+      expect([2, 3, 5]).toContain(p.sweeps.intervalSeconds);
+      for (const s of [...p.subscriptions, ...p.cancels]) {
+        expect(['ethereum', 'bsc']).toContain(s.network);
+        expect(s.merchant).toBeLessThan(o.merchants);
+        expect(s.at).toBeLessThanOrEqual(o.activeMs);
+      }
+    }
+  });
+
+  it('leaves the sessions and refunds a seed draws as they were', () => {
+    const before = buildScenario(createPrng(3).fork('scenario'), o);
+    const prng = createPrng(3);
+    planExtras(prng.fork('scenario'), o);
+    expect(buildScenario(prng.fork('scenario'), o)).toEqual(before);
+  });
+
+  it('draws nothing for networks it does not simulate yet', () => {
+    const p = planExtras(createPrng(1).fork('scenario'), { ...o, networks: ['solana', 'tron'] });
+    expect(p.subscriptions).toEqual([]);
+    expect(p.cancels).toEqual([]);
+  });
+});
