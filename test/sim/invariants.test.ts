@@ -12,6 +12,8 @@ import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/i
 import { WEBHOOKS, everyEventDeliveredOnceInOrder } from '../../scripts/sim/invariants/webhooks.js';
 import { JOURNAL, acknowledgeNativeFunding, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
 import { JOBS_INVARIANT, noJobLeftUnresumed } from '../../scripts/sim/invariants/jobs.js';
+import { CHARGES } from '../../scripts/sim/invariants/charges.js';
+import { CANCELED_SESSIONS } from '../../scripts/sim/invariants/canceled-sessions.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
@@ -161,7 +163,16 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     // The gas the test gave the hot wallet after registering it: reconcile books exactly that as an unexplained native
     // movement, which the operator acknowledges (docs/journal.md); nothing else drifts.
     expect(await acknowledgeNativeFunding(ctx, new Map([[m.hotWallet.toLowerCase(), 10n ** 18n]]), 'gas funded by the test')).toEqual([]);
-    expect(allInvariants.map((f) => f.name)).toEqual([SESSION_PAID, SINGLE_CREDIT, OUTBOUND_ONCE, WEBHOOKS, JOURNAL, JOBS_INVARIANT]);
+    expect(allInvariants.map((f) => f.name)).toEqual([
+      SESSION_PAID,
+      SINGLE_CREDIT,
+      OUTBOUND_ONCE,
+      WEBHOOKS,
+      JOURNAL,
+      JOBS_INVARIANT,
+      CHARGES,
+      CANCELED_SESSIONS,
+    ]);
     const violations = (await Promise.all(allInvariants.map((f) => f(ctx)))).flat();
     expect(violations).toEqual([]);
   });
