@@ -5,10 +5,12 @@
 // step does) alternately with and without the journal, on fresh addresses of open sessions, and prints the median time
 // of each and their difference: what the journal adds per batch, without Anvil or the credit step around it, so that
 // the figure moves less with the machine's load than the watcher benchmark's ratio. Batches alternate which side runs
-// first. BENCH_EXPLAIN=1 also prints the plan (EXPLAIN ANALYZE, BUFFERS, triggers; through auto_explain) of each
+// first. It also reads the CPU time the Postgres backend spent (utime + stime from /proc/<pid>/stat, 10 ms ticks) on
+// each side: on a loaded machine wall time mostly measures the wait for a core, CPU time the work. BENCH_EXPLAIN=1 also prints the plan (EXPLAIN ANALYZE, BUFFERS, triggers; through auto_explain) of each
 // journal statement of one more batch, rolled back.
 // Local only: a fresh Postgres database on 127.0.0.1, dropped at the end.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -39,7 +41,12 @@ const url = new URL(ADMIN);
 url.pathname = `/${dbName}`;
 const notices: string[] = [];
 const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
-pool.on('connect', (c) => c.on('notice', (n) => notices.push(n.message ?? '')));
+// The database is dropped with (force) at the end: a connection it ends must not crash the process.
+pool.on('error', () => {});
+pool.on('connect', (c) => {
+  c.on('error', () => {});
+  c.on('notice', (n) => notices.push(n.message ?? ''));
+});
 const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 const addr = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
 const median = (xs: number[]) => {
@@ -75,11 +82,24 @@ try {
       amount: 1_000_000n,
     }));
   };
+  // The pool holds one connection: every batch runs on this backend.
+  const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+  const cpuTicks = () => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+  };
+  const cpu = { with: 0, without: 0 };
+  const nodeCpu = { with: 0, without: 0 }; // this process (building the statements), µs
   const run = async (n: number, journal: boolean) => {
     const items = batch(n);
+    const c = cpuTicks();
+    const u = process.cpuUsage();
     const t = performance.now();
     const rows = await db.transaction().execute((trx) => recordObservedDepositRows(trx, chain, items, { journal }));
     const ms = performance.now() - t;
+    cpu[journal ? 'with' : 'without'] += cpuTicks() - c;
+    const du = process.cpuUsage(u);
+    nodeCpu[journal ? 'with' : 'without'] += du.user + du.system;
     if (rows.length !== PER_BATCH) throw new Error(`batch ${n}: ${rows.length} deposits recorded, not ${PER_BATCH}`);
     return ms;
   };
@@ -109,6 +129,13 @@ try {
   console.log(`  deposits recorded, without journal  median ${median(without).toFixed(1)} ms per batch`);
   console.log(
     `  journal cost                        ${(median(withJ) - median(without)).toFixed(1)} ms per batch of ${PER_BATCH} (${counts.e} entries, ${counts.l} legs written)`,
+  );
+  const tick = 1000 / 100; // ms per clock tick (USER_HZ)
+  console.log(
+    `  Postgres backend CPU                with journal ${((cpu.with * tick) / BATCHES).toFixed(1)} ms per batch, without ${((cpu.without * tick) / BATCHES).toFixed(1)} ms: the journal ${(((cpu.with - cpu.without) * tick) / BATCHES).toFixed(1)} ms per batch`,
+  );
+  console.log(
+    `  this process's CPU                  with journal ${(nodeCpu.with / 1000 / BATCHES).toFixed(1)} ms per batch, without ${(nodeCpu.without / 1000 / BATCHES).toFixed(1)} ms: the journal ${((nodeCpu.with - nodeCpu.without) / 1000 / BATCHES).toFixed(1)} ms per batch`,
   );
   console.log(`  table sizes                         ${size.map((r) => `${r.t} ${r.n}`).join(', ')}`);
 
