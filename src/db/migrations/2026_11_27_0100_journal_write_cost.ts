@@ -3,8 +3,9 @@ import { sql, type Kysely } from 'kysely';
 // The journal's cost on the watcher's credit path (issue 16, docs/performance.md "Journal cost"). The foreign key from
 // journal_legs to journal_entries was checked row by row: one lookup, and one row lock on the entry, per leg, which was
 // most of what recording a deposit's entry cost. The statement trigger that already checks every insert into
-// journal_legs now also checks that each leg names an existing entry, once per statement, and reads each touched
-// entry's legs through the primary key (it used to merge-join the whole legs index, a cost that grew with the table).
+// journal_legs now also checks that each leg names an existing entry, once per statement, and sums the statement's
+// new legs per entry and asset instead of re-reading every touched entry's legs (it merge-joined the whole legs
+// index, a cost that grew with the table): equivalent, since every earlier insert was checked the same way.
 // Nothing is weaker: a leg naming no entry is refused (foreign_key_violation), an unbalanced entry too, entries and legs
 // stay append-only (update and delete refused), and TRUNCATE, which the foreign key used to stop on journal_entries
 // alone, is now refused on both tables.
@@ -14,15 +15,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     create or replace function journal_legs_balanced() returns trigger language plpgsql as $$
     declare bad record;
     begin
-      -- One pass over the entries this statement touched: each must exist, and its legs (all of them, earlier
-      -- statements' too) must sum to zero per asset. LIMIT inside each lateral keeps both lookups on an index.
-      select n.entry_id, k.found_entry, t.asset, t.total into bad
-      from (select distinct entry_id from new_legs) n
+      -- One pass over what this statement inserted, per entry and asset: the entry must exist (looked up through its
+      -- primary key; LIMIT keeps it there whatever the table's size) and the new legs must sum to zero. Every earlier
+      -- insert passed this same check and legs are never updated or deleted, so an entry's earlier legs already sum
+      -- to zero per asset: all its legs balance exactly when the new ones do, and the old legs need not be read.
+      select n.entry_id, k.found_entry, n.asset, n.total into bad
+      from (select entry_id, asset, sum(amount) as total from new_legs group by entry_id, asset) n
       left join lateral (select true as found_entry from journal_entries e where e.id = n.entry_id limit 1) k on true
-      left join lateral (
-        select l.asset, sum(l.amount) as total from journal_legs l where l.entry_id = n.entry_id
-        group by l.asset having sum(l.amount) <> 0 limit 1) t on true
-      where k.found_entry is null or t.asset is not null
+      where k.found_entry is null or n.total <> 0
       limit 1;
       if found then
         if bad.found_entry is null then
