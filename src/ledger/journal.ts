@@ -103,14 +103,60 @@ export async function recordMovement(trx: Transaction<Database>, movement: Movem
   return r?.entryId ?? null;
 }
 
-/** recordMovement for many movements, in a fixed number of statements. Answers the movements written, with their ids. */
+/**
+ * recordMovement for many movements: one statement writes the entries and their legs (two when some keys were
+ * recorded before). Answers the movements written, with their ids, in the order given.
+ */
 export async function recordMovements(
   trx: Transaction<Database>,
   movements: readonly Movement[],
 ): Promise<Array<{ movement: Movement; entryId: bigint }>> {
   const items = movements.map((m) => ({ m, legs: normalizeLegs(m.legs) })).filter((x) => x.legs.length > 0);
   if (items.length === 0) return [];
+  // Nearly every movement is new: written at revision 0 without looking anything up, its key's unique index deciding.
+  // The few whose key is taken (recorded already, or reversed by a reorg and seen again) are looked at once more.
+  const fresh = await insertEntries(trx, items, 'first');
+  if (fresh.length === items.length) return fresh.map((w) => ({ movement: w.item.m, entryId: w.entryId }));
+  const done = new Set(fresh.map((w) => w.item));
+  const again = await insertEntries(
+    trx,
+    items.filter((x) => !done.has(x)),
+    'next',
+  );
+  const order = new Map(items.map((x, i) => [x, i]));
+  return [...fresh, ...again]
+    .sort((a, b) => order.get(a.item)! - order.get(b.item)!)
+    .map((w) => ({ movement: w.item.m, entryId: w.entryId }));
+}
+
+interface JournalItem {
+  m: Movement;
+  legs: JournalLeg[];
+}
+
+/**
+ * Inserts the entries of `items` and their legs in one statement (the legs' balance trigger runs at its end).
+ * `first`: revision 0, skipped when the key is taken. `next`: the key's next revision when its latest one was reversed,
+ * nothing when it is live. Answers the items written.
+ */
+async function insertEntries(
+  trx: Transaction<Database>,
+  items: readonly JournalItem[],
+  revision: 'first' | 'next',
+): Promise<Array<{ item: JournalItem; entryId: bigint }>> {
   const col = <T>(f: (m: Movement) => T) => items.map((x) => f(x.m));
+  const legs = items.flatMap((x, i) => x.legs.map((l) => ({ i, ...l })));
+  const source =
+    revision === 'first'
+      ? sql`select v.*, 0 as revision from v`
+      : sql`select v.*, coalesce(c.revision + 1, 0) as revision from v
+            left join lateral (
+              select e.revision, exists (select 1 from journal_entries r where r.reverses_id = e.id) as reversed
+              from journal_entries e
+              where e.network = v.network and e.mode = v.mode and e.tx_hash = v.tx_hash and e.leg_key = v.leg_key
+                and e.reverses_id is null
+              order by e.revision desc limit 1) c on true
+            where c.revision is null or c.reversed`;
   const inserted = await sql<{ id: string; i: number }>`
     with v as (
       select * from unnest(${col((m) => m.network)}::text[], ${col((m) => m.mode)}::text[], ${col((m) => m.txHash)}::text[],
@@ -122,30 +168,23 @@ export async function recordMovements(
     ins as (
       insert into journal_entries (network, mode, tx_hash, leg_key, revision, kind, block_height, block_hash, merchant_id,
                                    session_id, object_type, object_id)
-      select v.network, v.mode, v.tx_hash, v.leg_key, coalesce(c.revision + 1, 0), v.kind, v.block_height, v.block_hash,
-             v.merchant_id, v.session_id, v.object_type, v.object_id
-      from v
-      left join lateral (
-        select e.revision, exists (select 1 from journal_entries r where r.reverses_id = e.id) as reversed
-        from journal_entries e
-        where e.network = v.network and e.mode = v.mode and e.tx_hash = v.tx_hash and e.leg_key = v.leg_key
-          and e.reverses_id is null
-        order by e.revision desc limit 1) c on true
-      where c.revision is null or c.reversed
-      order by v.i
+      select s.network, s.mode, s.tx_hash, s.leg_key, s.revision, s.kind, s.block_height, s.block_hash,
+             s.merchant_id, s.session_id, s.object_type, s.object_id
+      from (${source}) s
+      order by s.i
       on conflict (network, mode, tx_hash, leg_key, revision) where reverses_id is null do nothing
-      returning id, network, mode, tx_hash, leg_key)
-    select ins.id::text as id, min(v.i) as i from ins
-    join v on v.network = ins.network and v.mode = ins.mode and v.tx_hash = ins.tx_hash and v.leg_key = ins.leg_key
-    group by ins.id order by min(v.i)`.execute(trx);
-  if (inserted.rows.length === 0) return [];
-  const written = inserted.rows.map((r) => ({ entryId: BigInt(r.id), item: items[r.i]! }));
-  const legs = written.flatMap((w) => w.item.legs.map((l) => ({ entryId: w.entryId, ...l })));
-  await sql`
-    insert into journal_legs (entry_id, account, asset, amount)
-    select * from unnest(${legs.map((l) => l.entryId.toString())}::bigint[], ${legs.map((l) => l.account)}::text[],
-                         ${legs.map((l) => l.asset)}::text[], ${legs.map((l) => l.amount.toString())}::numeric[])`.execute(trx);
-  return written.map((w) => ({ movement: w.item.m, entryId: w.entryId }));
+      returning id, network, mode, tx_hash, leg_key),
+    w as (
+      select ins.id, min(v.i) as i from ins
+      join v on v.network = ins.network and v.mode = ins.mode and v.tx_hash = ins.tx_hash and v.leg_key = ins.leg_key
+      group by ins.id),
+    legs as (
+      insert into journal_legs (entry_id, account, asset, amount)
+      select w.id, l.account, l.asset, l.amount
+      from w join unnest(${legs.map((l) => l.i)}::int[], ${legs.map((l) => l.account)}::text[], ${legs.map((l) => l.asset)}::text[],
+                         ${legs.map((l) => l.amount.toString())}::numeric[]) as l(i, account, asset, amount) on l.i = w.i)
+    select w.id::text as id, w.i from w order by w.i`.execute(trx);
+  return inserted.rows.map((r) => ({ entryId: BigInt(r.id), item: items[r.i]! }));
 }
 
 /** The network fee a failed (reverted) transaction of ours burnt: nothing else moved. */
