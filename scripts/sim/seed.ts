@@ -586,6 +586,8 @@ async function drain(
                 .map((e) => e.id)
                 .join(',')})`
             : '',
+          unjournaled.length ? `${unjournaled.length} runner top-ups not journaled yet` : '',
+          orphaned.length ? `jobs left active by a dead worker: ${orphaned.slice(0, 3).join(',')}` : '',
           ...(await unsettled(db)),
         ]
           .filter(Boolean)
