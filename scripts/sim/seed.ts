@@ -25,6 +25,9 @@ import { createDeliveryQueue, deliveryJob } from '../../src/webhooks/queue.js';
 import { buildScenario, type SessionPlan } from './scenario.js';
 import { buildSchedule } from './schedule.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
+import { type ContinuousChecks, startContinuousChecks } from './invariants/continuous.js';
+import { expireByChainTime } from './late.js';
+import { type PhaseClock, phaseClock } from './phases.js';
 
 // One seed: a fresh database and BullMQ prefix, merchants with the simulator's webhook receiver, the service's roles
 // as supervised OS processes, the scenario and the fault schedule run together for `activeMs`, then the drain (every
@@ -46,8 +49,13 @@ export interface SeedOptions {
   intensity: number;
   /** Serial number of this seed in the invocation: keeps HD accounts (and so addresses) apart across seeds. */
   runIndex: number;
-  /** The directory the service's roles run from (a mutated copy: scripts/sim/mutants.ts); default the project. */
+  /** The directory the service's roles run from (a mutated copy: scripts/sim/mutants.ts; a compiled build:
+   * scripts/sim/service-build.ts); default the project. */
   serviceRoot?: string;
+  /** Node's arguments for a role there (default tsx on src/main.ts). */
+  serviceArgs?: string[];
+  /** How often the continuous invariants run during the seed (invariants/continuous.ts); 0 turns them off. */
+  continuousMs?: number;
 }
 
 export interface SeedResult {
@@ -57,6 +65,8 @@ export interface SeedResult {
   faults: ScheduledFault[];
   events: SimEvent[];
   wallMs: number;
+  /** Wall time per phase of the seed (scripts/sim/phases.ts), ms. */
+  phases: Record<string, number>;
   eventsFile: string;
   logFile: string;
   stats: { sessions: number; refunds: number; deliveries: number; kills: number; starts: number; answers: Record<string, number> };
@@ -95,6 +105,8 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const eventsFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.events.json`);
   writeFileSync(logFile, '');
   const state = { stopped: false };
+  const phases: PhaseClock = phaseClock((name, ms) => ev('phase', { name, ms }));
+  phases.mark('setup');
 
   // Fresh state: every Redis key gone (the instance is private to this run), a new database from the template.
   const flush = new Redis(env.redis.url, { maxRetriesPerRequest: 1 });
@@ -152,15 +164,24 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   ];
   const supervisor = startSupervisor(
     roles.map((r) => ({ name: r.name, env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) } })),
-    { logFile, restartDelayMs: 500, onEvent: ev, ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}) },
+    {
+      logFile,
+      restartDelayMs: 500,
+      onEvent: ev,
+      ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}),
+      ...(o.serviceArgs ? { args: o.serviceArgs } : {}),
+    },
   );
+  const rolesStarted = Date.now();
 
   const merchants: TrackedMerchant[] = [];
   const fundings = new Set<string>();
   // The gas the runner gave each hot wallet (after registering it): acknowledged once reconcile books it.
   const nativeFunded = new Map<string, bigint>();
+  const live: { continuous?: ContinuousChecks } = {};
   const cleanup = async () => {
     state.stopped = true;
+    await live.continuous?.stop();
     await supervisor.stopAll();
     await receiver.close();
     await db.destroy();
@@ -195,6 +216,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     }
 
     ev('seed.setup', { ms: Date.now() - started });
+    phases.mark('roles');
     await waitFor(
       async () =>
         (await fetch(`${base}/healthz`)
@@ -203,7 +225,28 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       120_000,
       'the API never answered /healthz',
     );
+    ev('roles.ready', { ms: Date.now() - rolesStarted });
     t0.at = Date.now();
+    phases.mark('active');
+    live.continuous =
+      o.continuousMs === 0
+        ? undefined
+        : startContinuousChecks(
+            {
+              db,
+              chains: env.chains,
+              deliveries: receiver.deliveries,
+              signatureProblems: receiver.problems,
+              redis: { url: env.redis.url, prefix },
+            },
+            {
+              intervalMs: o.continuousMs ?? 3000,
+              onViolation: (v) => {
+                violations.push(v);
+                ev('violation.continuous', { ...v });
+              },
+            },
+          );
     ev('seed.start', { seed, merchants: merchants.map((m) => m.id), faults: faults.length, sessions: scenario.sessions.length });
 
     // The fault schedule and the scenario run side by side from t0.
@@ -216,12 +259,15 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
 
     // Drain: everything healed, the receiver says 200, open sessions expire now.
     ev('drain.start');
+    phases.mark('drain');
     receiver.heal();
     for (const e of env.evm) e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
     const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix, workerDeath }, o.drainMs);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
+    if (live.continuous) ev('continuous.summary', await live.continuous.stop());
+    phases.mark('invariants');
     // Where every session and refund ended, and when: the event log shows how long each took to settle.
     for (const r of await db.selectFrom('payment_sessions').select(['id', 'status', 'created_at', 'paid_at', 'expired_at']).execute())
       ev('session.final', { sessionId: r.id, status: r.status, created: r.created_at, paid: r.paid_at, expired: r.expired_at });
@@ -270,10 +316,26 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     starts: supervisor.counts.starts,
     answers: receiver.answers,
   };
+  phases.mark('teardown');
   await cleanup();
+  const phaseMs = phases.end();
+  // A violation the continuous checks reported during the seed is found again by the end-of-seed invariants: once.
+  const unique = [...new Map(violations.map((v) => [`${v.invariant}|${v.message}`, v])).values()];
+  violations.splice(0, violations.length, ...unique);
   for (const v of violations) ev('violation', { ...v });
   writeFileSync(eventsFile, JSON.stringify({ seed, faults, scenario, violations, events }, null, 1));
-  return { seed, ok: violations.length === 0, violations, faults, events, wallMs: Date.now() - started, eventsFile, logFile, stats };
+  return {
+    seed,
+    ok: violations.length === 0,
+    violations,
+    faults,
+    events,
+    wallMs: Date.now() - started,
+    phases: phaseMs,
+    eventsFile,
+    logFile,
+    stats,
+  };
 }
 
 async function waitFor<T>(f: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
@@ -315,9 +377,9 @@ async function inject(
     const e = env.evm.find((x) => x.contract.network === p.network);
     if (!e) return;
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
-    // Dropped payer transactions leave a nonce gap: the payer reads its nonce from the node again.
-    await e.resync();
-    ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped });
+    // Dropped payer transactions are broadcast again by the payer, as a wallet does (same nonce, same hash).
+    const resent = await e.resync();
+    ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped, resent });
   } else if (f.kind === 'rpc') {
     const e = env.evm.find((x) => x.contract.network === p.network);
     if (!e) return;
@@ -377,7 +439,7 @@ async function runSession(
   });
   const chain = env.evm.find((e) => e.contract.network === plan.network)!;
   const pay = async (amount: bigint) => {
-    const hash = await chain.pay(plan.token, address, amount);
+    const hash = await chain.pay(plan.token, address, amount, (h) => ev('payment.rebroadcast', { sessionId: id, hash: h }));
     ev('payment.sent', { sessionId: id, amount: amount.toString(), hash });
   };
   switch (plan.payment) {
@@ -395,13 +457,17 @@ async function runSession(
     case 'under':
       await pay(due / 2n);
       break;
-    case 'late':
-      // The session's expiry moved into the past (as if its lifetime ran out), then the full amount arrives.
-      await retry(() => sql`update payment_sessions set expires_at = now() - interval '1 second' where id = ${id}`.execute(db));
-      ev('session.expired-by-runner', { sessionId: id });
+    case 'late': {
+      // The session's expiry moved before the chain's latest block (as if its lifetime ran out), then the full amount
+      // arrives: in a later block, so late by the chain's clock (late.ts).
+      const expiresAt = await retry(async () =>
+        expireByChainTime(db, id, (await chain.chain.node.provider.getBlock('latest'))?.timestamp ?? Math.floor(Date.now() / 1000)),
+      );
+      ev('session.expired-by-runner', { sessionId: id, expiresAt: expiresAt.toISOString() });
       await sleep(1100);
       await pay(due);
       break;
+    }
     case 'none':
       break;
   }
@@ -527,6 +593,9 @@ async function drain(
                 .map((e) => e.id)
                 .join(',')})`
             : '',
+          // Both were computed but left out of this list since the orphaned-jobs wait was added: the drain now waits.
+          unjournaled.length ? `${unjournaled.length} runner top-ups not yet journaled` : '',
+          orphaned.length ? `jobs ${orphaned.slice(0, 3).join(',')} active without a live worker` : '',
         ]
           .filter(Boolean)
           .join('; ');
@@ -535,7 +604,7 @@ async function drain(
         left = `database unreachable: ${(err as Error).message}`;
       }
       if (Date.now() > end) return left;
-      await sleep(500);
+      await sleep(250);
     }
   }
 }
