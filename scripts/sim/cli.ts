@@ -91,7 +91,8 @@ async function main(): Promise<void> {
   options.serviceRoot = build.cwd;
   options.serviceArgs = build.args;
   say(
-    `roles run ${build.mode === 'dist' ? `from a compiled build (${(build.ms / 1000).toFixed(1)} s to compile) in ${build.cwd}` : 'under tsx'}`,
+    `environment up in ${((Date.now() - started) / 1000).toFixed(1)} s; roles run ` +
+      (build.mode === 'dist' ? `from a build compiled alongside in ${(build.ms / 1000).toFixed(1)} s (${build.cwd})` : 'under tsx'),
   );
   const stopOnSignal = () =>
     void Promise.allSettled([...activeSupervisors].map((s) => s.stopAll()))

@@ -94,10 +94,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const events: SimEvent[] = [];
   const violations: Violation[] = [];
   const t0 = { at: Date.now() };
-  /** Wall time of the last exit of a process that runs BullMQ workers (the worker role). */
-  const workerDeath = { at: 0 };
   const ev = (kind: string, detail: Record<string, unknown> = {}) => {
-    if (kind === 'process.exit' && detail.role === 'worker') workerDeath.at = Date.now();
     events.push({ at: Date.now() - t0.at, kind, detail });
   };
   const tag = o.faults ? `.run${o.runIndex}` : '';
@@ -263,7 +260,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     receiver.heal();
     for (const e of env.evm) e.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix, workerDeath }, o.drainMs);
+    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix }, o.drainMs);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
     if (live.continuous) ev('continuous.summary', await live.continuous.stop());
@@ -520,7 +517,7 @@ async function drain(
   db: Db,
   deliveries: Array<{ eventId: string; answered: number }>,
   fundings: Set<string>,
-  redisAt: { url: string; prefix: string; workerDeath: { at: number } },
+  redisAt: { url: string; prefix: string },
   ms: number,
 ): Promise<string | undefined> {
   const acknowledged = new Set<string>();
@@ -532,27 +529,6 @@ async function drain(
   } finally {
     await deliveryQueue.close().catch(() => {});
     redis.disconnect();
-  }
-  // BullMQ jobs left active by a killed worker process (taken before its last death, or with their lock gone): a live
-  // worker's stalled check must take them back once the lock expires, so the drain waits for that instead of judging
-  // too early (a job that is never taken back keeps the drain from ending: a `drain` violation).
-  async function orphanedJobs(): Promise<string[]> {
-    const out: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisAt.prefix}:*:active`, 'COUNT', 1000);
-      cursor = next;
-      for (const k of keys) {
-        const base = k.slice(0, -':active'.length);
-        for (const id of await redis.lrange(k, 0, -1))
-          if (
-            !(await redis.exists(`${base}:${id}:lock`)) ||
-            Number((await redis.hget(`${base}:${id}`, 'processedOn')) ?? 0) < redisAt.workerDeath.at
-          )
-            out.push(`${base.slice(base.lastIndexOf(':') + 1)}/${id}`);
-      }
-    } while (cursor !== '0');
-    return out;
   }
   async function drainLoop(): Promise<string | undefined> {
     const end = Date.now() + ms;
@@ -582,7 +558,6 @@ async function drain(
           acknowledged.add(hash);
         }
         const unjournaled = [...fundings].filter((h) => !acknowledged.has(h));
-        const orphaned = await orphanedJobs();
         left = [
           open.length ? `${open.length} open sessions` : '',
           refunds.length ? `refunds ${refunds.map((r) => r.refund_id).join(',')} unsettled` : '',
@@ -593,9 +568,8 @@ async function drain(
                 .map((e) => e.id)
                 .join(',')})`
             : '',
-          // Both were computed but left out of this list since the orphaned-jobs wait was added: the drain now waits.
+          // Computed but left out of this list before: the invariants judge the journal only once these are booked.
           unjournaled.length ? `${unjournaled.length} runner top-ups not yet journaled` : '',
-          orphaned.length ? `jobs ${orphaned.slice(0, 3).join(',')} active without a live worker` : '',
         ]
           .filter(Boolean)
           .join('; ');
