@@ -1,29 +1,23 @@
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import ts from 'typescript';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 // How the simulator starts the service's roles (docs/simulation.md, "Throughput"): under tsx from the sources (the
 // default), or from a build compiled once per invocation (`--build dist` or SIM_SERVICE_BUILD=dist). The compiled build
 // is made from the tree the roles would run from (the project, or a mutant's mutated copy: scripts/sim/mutants.ts) into
 // a private temp directory (never the project's dist/, which another build may be using): every .ts file of src/ and
 // chains/ transpiled by TypeScript's own emitter file by file (`transpileModule`: the same per-file transform tsx
-// applies when it loads a file, done once ahead of time, without the type check that `npm run typecheck` does), the
+// applies when it loads a file, done once ahead of time, without the type check that `npm run typecheck` does; in its
+// own process, transpile-tree.mjs, so the environment keeps starting meanwhile), the
 // non-TypeScript assets copied as `npm run build` does (scripts/tools/copy-build-assets.mjs), the package.json (ES
 // modules) and a node_modules link. A node process then starts `dist/src/main.js` there with no transform at start-up.
-// (A full `tsc -p tsconfig.build.json` took 96 s on this loaded machine; transpiling takes a few seconds.)
+// (A full `tsc -p tsconfig.build.json` took 96 s on this loaded machine, transpiling 27 s.)
+
+const run = promisify(execFile);
+const TRANSPILER = join(dirname(fileURLToPath(import.meta.url)), 'transpile-tree.mjs');
 
 export type BuildMode = 'tsx' | 'dist';
 
@@ -49,7 +43,12 @@ export async function prepareServiceBuild(sourceRoot: string, mode: BuildMode): 
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'stablepay-sim-build-'));
   try {
-    transpileTree(sourceRoot, join(dir, 'dist'));
+    // The transpiler is resolved from the source tree's node_modules (typescript), run in its own process.
+    await run(process.execPath, [TRANSPILER, sourceRoot, join(dir, 'dist')], { cwd: sourceRoot, maxBuffer: 16 * 1024 * 1024 }).catch(
+      (err: Error & { stderr?: string }) => {
+        throw new Error(`transpiling the service for the simulator failed: ${err.stderr || err.message}`);
+      },
+    );
     copyAssets(sourceRoot, join(dir, 'dist'));
     cpSync(join(sourceRoot, 'package.json'), join(dir, 'package.json'));
     symlinkSync(realpathSync(join(sourceRoot, 'node_modules')), join(dir, 'node_modules'));
@@ -65,32 +64,6 @@ export async function prepareServiceBuild(sourceRoot: string, mode: BuildMode): 
     ms: Date.now() - started,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
-}
-
-/** Every .ts file of src/ and chains/ (not declarations) as ES2022 modules under `out`, import specifiers unchanged. */
-function transpileTree(root: string, out: string): void {
-  const compilerOptions: ts.CompilerOptions = {
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    sourceMap: false,
-    esModuleInterop: true,
-  };
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (/\.ts$/.test(name) && !name.endsWith('.d.ts')) {
-        const r = ts.transpileModule(readFileSync(path, 'utf8'), { compilerOptions, fileName: path, reportDiagnostics: true });
-        const errors = (r.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
-        if (errors.length > 0)
-          throw new Error(`transpiling ${relative(root, path)} failed: ${ts.flattenDiagnosticMessageText(errors[0]!.messageText, ' ')}`);
-        const to = join(out, relative(root, path)).replace(/\.ts$/, '.js');
-        mkdirSync(dirname(to), { recursive: true });
-        writeFileSync(to, r.outputText);
-      }
-    }
-  };
-  for (const top of ['src', 'chains']) if (existsSync(join(root, top))) walk(join(root, top));
 }
 
 /** The files of src/ and chains/ that are not TypeScript, and docs/errors.md, at the same place under `out`. */
