@@ -1,4 +1,4 @@
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type SimEnvironment, startEnvironment } from './environment.js';
@@ -6,7 +6,9 @@ import { SIM_NETWORKS, type SimNetwork } from './env/chain.js';
 import { invariants } from './invariants/index.js';
 import { buildMutantTree, findMutant } from './mutants.js';
 import { shrinkWithStats } from './shrink.js';
+import { addPhases, formatPhases } from './phases.js';
 import { countByKind } from './schedule.js';
+import { buildModeOf, prepareServiceBuild } from './service-build.js';
 import { activeSupervisors } from './supervisor.js';
 import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
 
@@ -37,6 +39,10 @@ async function main(): Promise<void> {
       'expect-violation': { type: 'boolean', default: false },
       /** As --expect-violation, and the violations of every seed must include this invariant. */
       'expect-invariant': { type: 'string' },
+      /** How the roles run: `tsx` (the sources) or `dist` (compiled once for this run); default SIM_SERVICE_BUILD or tsx. */
+      build: { type: 'string' },
+      /** Seconds between rounds of the continuous invariants during a seed (0: only at the end). */
+      'check-every': { type: 'string', default: '3' },
     },
   });
   const seedList = (values.seed ?? []).flatMap((s) => s.split(',')).map((s) => Number(s.trim()));
@@ -54,30 +60,55 @@ async function main(): Promise<void> {
     networks,
     intensity: Number(values.intensity),
     invariants,
+    continuousMs: Number(values['check-every']) * 1000,
     ...(values.faults ? { faults: JSON.parse(values.faults) as SeedOptions['faults'] } : {}),
   };
 
-  if (values.mutant && process.env.SIM_SERVICE_BUILD === 'dist')
-    throw new Error('--mutant runs the roles from mutated sources under tsx: unset SIM_SERVICE_BUILD');
+  const buildMode = buildModeOf(values.build);
   const mutant = values.mutant ? findMutant(values.mutant) : undefined;
   const mutantTree = mutant ? buildMutantTree(process.cwd(), mutant) : undefined;
   if (mutant && mutantTree) {
     say(`mutant ${mutant.name}: ${mutant.breaks}`);
     say(`  roles run from ${mutantTree.dir}`);
-    options.serviceRoot = mutantTree.dir;
   }
 
   const started = Date.now();
-  say(`simulator: starting PostgreSQL, Redis and ${networks.join(', ')} (private instances)…`);
-  const env: SimEnvironment = await startEnvironment({ networks, outDir: values.out });
+  say(
+    `simulator: starting PostgreSQL, Redis and ${networks.join(', ')} (private instances)` +
+      (buildMode === 'dist' ? `, compiling the roles${mutant ? ' (the mutated copy)' : ''}…` : '…'),
+  );
+  // The roles' compiled build (if asked) is made while the environment starts; the build of a mutant is the mutated copy.
+  const [envResult, buildResult] = await Promise.allSettled([
+    startEnvironment({ networks, outDir: values.out }),
+    prepareServiceBuild(mutantTree?.dir ?? process.cwd(), buildMode),
+  ]);
+  if (envResult.status === 'rejected' || buildResult.status === 'rejected') {
+    if (envResult.status === 'fulfilled') await envResult.value.stop();
+    if (buildResult.status === 'fulfilled') buildResult.value.remove();
+    mutantTree?.remove();
+    throw envResult.status === 'rejected' ? envResult.reason : (buildResult as PromiseRejectedResult).reason;
+  }
+  const env: SimEnvironment = envResult.value;
+  const build = buildResult.value;
+  options.serviceRoot = build.cwd;
+  options.serviceArgs = build.args;
+  say(
+    `environment up in ${((Date.now() - started) / 1000).toFixed(1)} s; roles run ` +
+      (build.mode === 'dist' ? `from a build compiled alongside in ${(build.ms / 1000).toFixed(1)} s (${build.cwd})` : 'under tsx'),
+  );
   const stopOnSignal = () =>
     void Promise.allSettled([...activeSupervisors].map((s) => s.stopAll()))
       .then(() => env.stop())
-      .finally(() => process.exit(130));
+      .finally(() => {
+        build.remove();
+        mutantTree?.remove();
+        process.exit(130);
+      });
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   const results: SeedResult[] = [];
   const faultsByKind: Record<string, number> = {};
+  const phaseTotals: Record<string, number> = {};
   const extraArgs =
     `--active-seconds ${values['active-seconds']} --networks ${values.networks} --intensity ${values.intensity}` +
     (mutant ? ` --mutant ${mutant.name}` : '');
@@ -88,6 +119,7 @@ async function main(): Promise<void> {
       const r = await runSeed(env, seed, { ...options, runIndex: i });
       results.push(r);
       countByKind(r.faults, faultsByKind);
+      addPhases(phaseTotals, r.phases);
       const kinds = r.faults
         .map((f) => (f.kind === 'kill' ? `kill:${f.params.role}` : f.kind === 'failpoint' ? `fp:${f.params.point}` : f.kind))
         .join(' ');
@@ -96,6 +128,7 @@ async function main(): Promise<void> {
           `deliveries ${r.stats.deliveries} process starts ${r.stats.starts}  faults [${kinds}]`,
       );
       say(`    ${r.stats.extras}`);
+      say(`    phases: ${formatPhases(r.phases)}`);
       if (!r.ok) {
         for (const v of r.violations.slice(0, 10)) say(`    ${v.invariant}: ${v.message}${v.subject ? ` (${v.subject})` : ''}`);
         say(`    replay: npm run sim -- --seed ${seed} ${extraArgs}`);
@@ -105,6 +138,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await env.stop();
+    build.remove();
     mutantTree?.remove();
   }
   const failed = results.filter((r) => !r.ok);
@@ -114,8 +148,12 @@ async function main(): Promise<void> {
     `seeds: ${results.length} run, ${results.length - failed.length} passed, ${failed.length} failed${failed.length ? ` (${failed.map((r) => r.seed).join(', ')})` : ''}`,
   );
   say(
-    `wall time: ${((Date.now() - started) / 1000).toFixed(0)} s (environment start-up included); seeds per minute: ${(results.length / minutes).toFixed(2)}`,
+    `wall time: ${((Date.now() - started) / 1000).toFixed(0)} s (environment start-up included); seeds per minute: ${(results.length / minutes).toFixed(2)}; ` +
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
   );
+  if (results.length > 0) say(`mean per seed: ${formatPhases(phaseTotals, results.length)} (roles: ${build.mode})`);
   say(
     `faults injected by kind: ${
       Object.entries(faultsByKind)

@@ -29,6 +29,9 @@ import { serialRestart } from './restart-queue.js';
 import { fundOtherHotWallets, healChains, injectSolanaFault, otherChainsEnv, payerOf, proxiesOf, ratesFor } from './seed-networks.js';
 import type { SimNetwork } from './env/chain.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
+import { type ContinuousChecks, startContinuousChecks } from './invariants/continuous.js';
+import { expireByChainTime } from './late.js';
+import { type PhaseClock, phaseClock } from './phases.js';
 
 // One seed: a fresh database and BullMQ prefix, merchants with the simulator's webhook receiver, the service's roles
 // as supervised OS processes, the scenario and the fault schedule run together for `activeMs`, then the drain (every
@@ -50,8 +53,13 @@ export interface SeedOptions {
   intensity: number;
   /** Serial number of this seed in the invocation: keeps HD accounts (and so addresses) apart across seeds. */
   runIndex: number;
-  /** The directory the service's roles run from (a mutated copy: scripts/sim/mutants.ts); default the project. */
+  /** The directory the service's roles run from (a mutated copy: scripts/sim/mutants.ts; a compiled build:
+   * scripts/sim/service-build.ts); default the project. */
   serviceRoot?: string;
+  /** Node's arguments for a role there (default tsx on src/main.ts). */
+  serviceArgs?: string[];
+  /** How often the continuous invariants run during the seed (invariants/continuous.ts); 0 turns them off. */
+  continuousMs?: number;
 }
 
 export interface SeedResult {
@@ -61,6 +69,8 @@ export interface SeedResult {
   faults: ScheduledFault[];
   events: SimEvent[];
   wallMs: number;
+  /** Wall time per phase of the seed (scripts/sim/phases.ts), ms. */
+  phases: Record<string, number>;
   eventsFile: string;
   logFile: string;
   stats: {
@@ -98,10 +108,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const events: SimEvent[] = [];
   const violations: Violation[] = [];
   const t0 = { at: Date.now() };
-  /** Wall time of the last exit of a process that runs BullMQ workers (the worker role). */
-  const workerDeath = { at: 0 };
   const ev = (kind: string, detail: Record<string, unknown> = {}) => {
-    if (kind === 'process.exit' && detail.role === 'worker') workerDeath.at = Date.now();
     events.push({ at: Date.now() - t0.at, kind, detail });
   };
   const tag = o.faults ? `.run${o.runIndex}` : '';
@@ -109,6 +116,8 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const eventsFile = seedFile(env.outDir, seed, `${tag.slice(1) || 'seed'}.events.json`);
   writeFileSync(logFile, '');
   const state = { stopped: false };
+  const phases: PhaseClock = phaseClock((name, ms) => ev('phase', { name, ms }));
+  phases.mark('setup');
 
   // Fresh state: every Redis key gone (the instance is private to this run), a new database from the template.
   const flush = new Redis(env.redis.url, { maxRetriesPerRequest: 1 });
@@ -169,15 +178,24 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   ];
   const supervisor = startSupervisor(
     roles.map((r) => ({ name: r.name, env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) } })),
-    { logFile, restartDelayMs: 500, onEvent: ev, ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}) },
+    {
+      logFile,
+      restartDelayMs: 500,
+      onEvent: ev,
+      ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}),
+      ...(o.serviceArgs ? { args: o.serviceArgs } : {}),
+    },
   );
+  const rolesStarted = Date.now();
 
   const merchants: TrackedMerchant[] = [];
   const fundings = new Set<string>();
   // The gas the runner gave each hot wallet (after registering it): acknowledged once reconcile books it.
   const nativeFunded = new Map<string, bigint>();
+  const live: { continuous?: ContinuousChecks } = {};
   const cleanup = async () => {
     state.stopped = true;
+    await live.continuous?.stop();
     await supervisor.stopAll();
     await receiver.close();
     await extras.stop().catch(() => {});
@@ -225,6 +243,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     }
 
     ev('seed.setup', { ms: Date.now() - started });
+    phases.mark('roles');
     await waitFor(
       async () =>
         (await fetch(`${base}/healthz`)
@@ -233,7 +252,28 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       120_000,
       'the API never answered /healthz',
     );
+    ev('roles.ready', { ms: Date.now() - rolesStarted });
     t0.at = Date.now();
+    phases.mark('active');
+    live.continuous =
+      o.continuousMs === 0
+        ? undefined
+        : startContinuousChecks(
+            {
+              db,
+              chains: env.chains,
+              deliveries: receiver.deliveries,
+              signatureProblems: receiver.problems,
+              redis: { url: env.redis.url, prefix },
+            },
+            {
+              intervalMs: o.continuousMs ?? 3000,
+              onViolation: (v) => {
+                violations.push(v);
+                ev('violation.continuous', { ...v });
+              },
+            },
+          );
     ev('seed.start', { seed, merchants: merchants.map((m) => m.id), faults: faults.length, sessions: scenario.sessions.length });
 
     // The fault schedule and the scenario run side by side from t0.
@@ -260,19 +300,15 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
 
     // Drain: everything healed, the receiver says 200, open sessions expire now.
     ev('drain.start');
+    phases.mark('drain');
     receiver.heal();
     await healChains(env);
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(
-      db,
-      receiver.deliveries,
-      fundings,
-      { url: env.redis.url, prefix, workerDeath },
-      o.drainMs,
-      extras.unsettled,
-    );
+    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix }, o.drainMs, extras.unsettled);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
+    if (live.continuous) ev('continuous.summary', await live.continuous.stop());
+    phases.mark('invariants');
     // Where every session and refund ended, and when: the event log shows how long each took to settle.
     for (const r of await db.selectFrom('payment_sessions').select(['id', 'status', 'created_at', 'paid_at', 'expired_at']).execute())
       ev('session.final', { sessionId: r.id, status: r.status, created: r.created_at, paid: r.paid_at, expired: r.expired_at });
@@ -322,10 +358,26 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     answers: receiver.answers,
     extras: await extras.summary(db, events).catch((err: Error) => `extras summary failed: ${err.message}`),
   };
+  phases.mark('teardown');
   await cleanup();
+  const phaseMs = phases.end();
+  // A violation the continuous checks reported during the seed is found again by the end-of-seed invariants: once.
+  const unique = [...new Map(violations.map((v) => [`${v.invariant}|${v.message}`, v])).values()];
+  violations.splice(0, violations.length, ...unique);
   for (const v of violations) ev('violation', { ...v });
   writeFileSync(eventsFile, JSON.stringify({ seed, faults, scenario, extras: extrasPlan, violations, events }, null, 1));
-  return { seed, ok: violations.length === 0, violations, faults, events, wallMs: Date.now() - started, eventsFile, logFile, stats };
+  return {
+    seed,
+    ok: violations.length === 0,
+    violations,
+    faults,
+    events,
+    wallMs: Date.now() - started,
+    phases: phaseMs,
+    eventsFile,
+    logFile,
+    stats,
+  };
 }
 
 async function waitFor<T>(f: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
@@ -367,9 +419,9 @@ async function inject(
     const e = env.evm.find((x) => x.contract.network === p.network);
     if (!e) return ev('fault.reorg.skipped', { network: p.network, reason: 'reorgs run on the Anvil-backed EVM chains only' });
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
-    // Dropped payer transactions leave a nonce gap: the payer reads its nonce from the node again.
-    await e.resync();
-    ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped });
+    // Dropped payer transactions are broadcast again by the payer, as a wallet does (same nonce, same hash).
+    const resent = await e.resync();
+    ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped, resent });
   } else if (f.kind === 'rpc') {
     const proxies = proxiesOf(env, String(p.network));
     if (proxies.length === 0) return;
@@ -435,7 +487,7 @@ async function runSession(
   });
   const chain = payerOf(env, plan.network)!;
   const pay = async (amount: bigint) => {
-    const hash = await chain.pay(plan.token, address, amount);
+    const hash = await chain.pay(plan.token, address, amount, (h) => ev('payment.rebroadcast', { sessionId: id, hash: h }));
     ev('payment.sent', { sessionId: id, amount: amount.toString(), hash });
   };
   switch (plan.payment) {
@@ -453,13 +505,17 @@ async function runSession(
     case 'under':
       await pay(due / 2n);
       break;
-    case 'late':
-      // The session's expiry moved into the past (as if its lifetime ran out), then the full amount arrives.
-      await retry(() => sql`update payment_sessions set expires_at = now() - interval '1 second' where id = ${id}`.execute(db));
-      ev('session.expired-by-runner', { sessionId: id });
+    case 'late': {
+      // The session's expiry moved before the chain's latest block (as if its lifetime ran out), then the full amount
+      // arrives: in a later block, so late by the chain's clock (late.ts).
+      const expiresAt = await retry(async () =>
+        expireByChainTime(db, id, (await chain.chain.node.provider.getBlock('latest'))?.timestamp ?? Math.floor(Date.now() / 1000)),
+      );
+      ev('session.expired-by-runner', { sessionId: id, expiresAt: expiresAt.toISOString() });
       await sleep(1100);
       await pay(due);
       break;
+    }
     case 'none':
       break;
   }
@@ -512,7 +568,7 @@ async function drain(
   db: Db,
   deliveries: Array<{ eventId: string; answered: number }>,
   fundings: Set<string>,
-  redisAt: { url: string; prefix: string; workerDeath: { at: number } },
+  redisAt: { url: string; prefix: string },
   ms: number,
   unsettled: (db: Db) => Promise<string[]>,
 ): Promise<string | undefined> {
@@ -525,27 +581,6 @@ async function drain(
   } finally {
     await deliveryQueue.close().catch(() => {});
     redis.disconnect();
-  }
-  // BullMQ jobs left active by a killed worker process (taken before its last death, or with their lock gone): a live
-  // worker's stalled check must take them back once the lock expires, so the drain waits for that instead of judging
-  // too early (a job that is never taken back keeps the drain from ending: a `drain` violation).
-  async function orphanedJobs(): Promise<string[]> {
-    const out: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisAt.prefix}:*:active`, 'COUNT', 1000);
-      cursor = next;
-      for (const k of keys) {
-        const base = k.slice(0, -':active'.length);
-        for (const id of await redis.lrange(k, 0, -1))
-          if (
-            !(await redis.exists(`${base}:${id}:lock`)) ||
-            Number((await redis.hget(`${base}:${id}`, 'processedOn')) ?? 0) < redisAt.workerDeath.at
-          )
-            out.push(`${base.slice(base.lastIndexOf(':') + 1)}/${id}`);
-      }
-    } while (cursor !== '0');
-    return out;
   }
   async function drainLoop(): Promise<string | undefined> {
     const end = Date.now() + ms;
@@ -575,7 +610,6 @@ async function drain(
           acknowledged.add(hash);
         }
         const unjournaled = [...fundings].filter((h) => !acknowledged.has(h));
-        const orphaned = await orphanedJobs();
         left = [
           open.length ? `${open.length} open sessions` : '',
           refunds.length ? `refunds ${refunds.map((r) => r.refund_id).join(',')} unsettled` : '',
@@ -586,8 +620,8 @@ async function drain(
                 .map((e) => e.id)
                 .join(',')})`
             : '',
-          unjournaled.length ? `${unjournaled.length} runner top-ups not journaled yet` : '',
-          orphaned.length ? `jobs left active by a dead worker: ${orphaned.slice(0, 3).join(',')}` : '',
+          // Computed but left out of this list before: the invariants judge the journal only once these are booked.
+          unjournaled.length ? `${unjournaled.length} runner top-ups not yet journaled` : '',
           ...(await unsettled(db)),
         ]
           .filter(Boolean)
@@ -597,7 +631,7 @@ async function drain(
         left = `database unreachable: ${(err as Error).message}`;
       }
       if (Date.now() > end) return left;
-      await sleep(500);
+      await sleep(250);
     }
   }
 }

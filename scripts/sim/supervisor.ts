@@ -4,7 +4,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 // The service's roles as separate OS processes (src/main.ts with ROLES=api|worker|watcher), supervised as systemd or
 // Kubernetes would: a process that exits for any reason (a scheduled SIGKILL, a failpoint's own SIGKILL, a crash on a
 // dead database) is started again after `restartDelayMs`. Every start, kill and exit is reported to `onEvent` for the
-// seed's event log. SIM_SERVICE_BUILD=dist runs `node dist/src/main.js` (after `npm run build`) instead of tsx.
+// seed's event log. `o.args` (scripts/sim/service-build.ts) says what node runs: tsx on src/main.ts by default, or the
+// compiled dist/src/main.js of a build made for this invocation.
 
 export type RoleName = 'api' | 'worker' | 'watcher-a' | 'watcher-b';
 
@@ -28,18 +29,16 @@ const CRASH = /Unhandled 'error' event|uncaughtException|UnhandledPromiseRejecti
 /** Every supervisor running now: a signal to the simulator stops their processes before it exits. */
 export const activeSupervisors = new Set<Supervisor>();
 
-function entry(): string[] {
-  return process.env.SIM_SERVICE_BUILD === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
-}
-
 export function startSupervisor(
   roles: RoleSpec[],
   o: {
     logFile: string;
     restartDelayMs: number;
     onEvent: (kind: string, detail: Record<string, unknown>) => void;
-    /** Where the roles run from (a mutated copy of the project: scripts/sim/mutants.ts); default the current directory. */
+    /** Where the roles run from (a mutated copy of the project, a compiled build); default the current directory. */
     cwd?: string;
+    /** Node's arguments for a role (default: tsx on src/main.ts). */
+    args?: string[];
   },
 ): Supervisor {
   const log: WriteStream = createWriteStream(o.logFile, { flags: 'a' });
@@ -50,7 +49,7 @@ export function startSupervisor(
   // Each start of a role is one generation; an exit or a timer of an older generation does nothing.
   const launch = (spec: RoleSpec, failpoints: string[], gen: number) => {
     if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
-    const child = spawn(process.execPath, entry(), {
+    const child = spawn(process.execPath, o.args ?? ['--import', 'tsx', 'src/main.ts'], {
       ...(o.cwd ? { cwd: o.cwd } : {}),
       env: { PATH: process.env.PATH ?? '', ...spec.env, SP_FAILPOINTS: failpoints.join(',') },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,16 +1,17 @@
-import { Contract, HDNodeWallet, NonceManager, Wallet } from 'ethers';
+import { HDNodeWallet, Wallet } from 'ethers';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
 import { type FaultProxy, startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
 import { type DevEvmChain, startDevEvmChain } from '../../devnet/evm.js';
 import type { SimEvmChain } from '../contract.js';
+import { evmPayer } from '../payer.js';
 
 /** The native coin (wei) `fundHotWallet` gives a fresh hot wallet: set, not added (acknowledged as gas funding). */
 export const HOT_WALLET_GAS = 10n * 10n ** 18n;
 
 // The EVM chains of a simulator run: Anvil nodes as the local demo starts them (scripts/devnet/evm.ts: a block a second,
 // Tether- and FiatToken-style USDT/USDC, the devnet payer funded), each behind the RPC fault proxy for the SERVICE;
-// the simulator itself talks to the node directly. Payments leave the devnet payer through one NonceManager, one at a
-// time (`send`), so concurrent scenario steps never race for a nonce.
+// the simulator itself talks to the node directly. Payments leave the devnet payer through its wallet (../payer.ts):
+// one at a time at the nonces it keeps, re-broadcast with the same signed bytes when a reorg made them vanish.
 
 export interface SimEvm {
   chain: DevEvmChain;
@@ -18,10 +19,11 @@ export interface SimEvm {
   /** CHAIN_<NETWORK>_TEST_* for the service, pointing at the proxy. */
   env: Record<string, string>;
   contract: SimEvmChain;
-  /** Sends `amount` base units of `token` from the payer to `to`; resolves with the tx hash once mined. */
-  pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
-  /** After a reorg dropped payer transactions: the next payment reads the payer's nonce from the node again. */
-  resync(): Promise<void>;
+  /** Sends `amount` base units of `token` from the payer to `to`; resolves with the tx hash once mined (re-broadcast
+   * whenever it vanished from the node meanwhile: `onRebroadcast`). */
+  pay(token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string>;
+  /** After a reorg: the payer's transfers it dropped are broadcast again (same nonce, same hash); returns their hashes. */
+  resync(): Promise<string[]>;
   /** Gas and tokens for a merchant's refund hot wallet; the token transfers' hashes. */
   fundHotWallet(address: string, tokenUnits: bigint): Promise<string[]>;
   stop(): Promise<void>;
@@ -33,20 +35,11 @@ export const SIM_CONFIRMATIONS = 3;
 export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Promise<SimEvm> {
   const chain = network === 'ethereum' ? await startDevEvmChain('ethereum', 31337, 6) : await startDevEvmChain('bsc', 97, 18);
   const proxy = await startFaultProxy({ upstream: chain.node.url, seed });
-  const payer = new NonceManager(
+  const payer = evmPayer(
     new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider),
+    chain.node.provider,
   );
-  const queue = { tail: Promise.resolve() as Promise<unknown> };
-  const serial = <T>(f: () => Promise<T>): Promise<T> => {
-    const next = queue.tail.then(f, f);
-    queue.tail = next.catch(() => {});
-    return next;
-  };
-  const transfer = (token: 'USDT' | 'USDC', to: string, amount: bigint) =>
-    serial(async () => {
-      const c = new Contract(chain.tokens[token].address, ['function transfer(address to, uint256 value)'], payer);
-      return (await c.getFunction('transfer')(to, amount)) as { hash: string; wait(): Promise<unknown> };
-    });
+  const transfer = (token: 'USDT' | 'USDC', to: string, amount: bigint) => payer.transfer(chain.tokens[token].address, to, amount);
   const p = `CHAIN_${network.toUpperCase()}_TEST_`;
   return {
     chain,
@@ -70,24 +63,18 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
       confirmations: SIM_CONFIRMATIONS,
       decimals: { USDT: chain.tokens.USDT.decimals, USDC: chain.tokens.USDC.decimals },
     },
-    async pay(token, to, amount) {
+    async pay(token, to, amount, onRebroadcast) {
       const tx = await transfer(token, to, amount);
-      // A reorg can drop the transaction for good: the payer gives up after 30 s, as a wallet would show it failed.
-      const dropped = new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`payment ${tx.hash} never mined`)), 30_000).unref(),
-      );
-      await Promise.race([tx.wait(), dropped]);
+      // The payer re-sends a transfer a reorg dropped; it gives up after 60 s, as a wallet would show it failed.
+      await payer.mined(tx.hash, 60_000, onRebroadcast);
       return tx.hash;
     },
-    resync: () =>
-      serial(async () => {
-        payer.reset();
-      }),
+    resync: () => payer.rebroadcastVanished(),
     async fundHotWallet(address, tokenUnits) {
       await chain.node.provider.send('anvil_setBalance', [address, `0x${HOT_WALLET_GAS.toString(16)}`]);
       const txs = [];
       for (const t of ['USDT', 'USDC'] as const) txs.push(await transfer(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals)));
-      await Promise.all(txs.map((t) => t.wait()));
+      await Promise.all(txs.map((t) => payer.mined(t.hash, 60_000)));
       return txs.map((t) => t.hash);
     },
     async stop() {
