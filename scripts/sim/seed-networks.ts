@@ -54,7 +54,7 @@ export async function fundOtherHotWallets(
 export function payerOf(
   env: SimEnvironment,
   network: string,
-): { pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string> } | undefined {
+): { pay(token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string> } | undefined {
   return env.evm.find((e) => e.contract.network === network) ?? env.others.find((c) => c.network === network);
 }
 

@@ -486,6 +486,9 @@ async function runSession(
     address,
   });
   const chain = payerOf(env, plan.network)!;
+  // Late is judged by the chain's clock on Anvil; the other chains' nodes here follow the wall clock.
+  const evmChain = env.evm.find((e) => e.contract.network === plan.network);
+  const latestEvmBlockTime = async () => (evmChain ? (await evmChain.chain.node.provider.getBlock('latest'))?.timestamp : undefined);
   const pay = async (amount: bigint) => {
     const hash = await chain.pay(plan.token, address, amount, (h) => ev('payment.rebroadcast', { sessionId: id, hash: h }));
     ev('payment.sent', { sessionId: id, amount: amount.toString(), hash });
@@ -508,9 +511,7 @@ async function runSession(
     case 'late': {
       // The session's expiry moved before the chain's latest block (as if its lifetime ran out), then the full amount
       // arrives: in a later block, so late by the chain's clock (late.ts).
-      const expiresAt = await retry(async () =>
-        expireByChainTime(db, id, (await chain.chain.node.provider.getBlock('latest'))?.timestamp ?? Math.floor(Date.now() / 1000)),
-      );
+      const expiresAt = await retry(async () => expireByChainTime(db, id, (await latestEvmBlockTime()) ?? Math.floor(Date.now() / 1000)));
       ev('session.expired-by-runner', { sessionId: id, expiresAt: expiresAt.toISOString() });
       await sleep(1100);
       await pay(due);
