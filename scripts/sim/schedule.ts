@@ -78,7 +78,36 @@ export function buildSchedule(
       faults.push({ at, kind, params: { downMs: prng.int(300, 3000) } });
     }
   }
-  return faults.sort((a, b) => a.at - b.at);
+  return spaceReorgs(
+    faults.sort((a, b) => a.at - b.at),
+    o,
+  );
+}
+
+/**
+ * Each reorg stays below the confirmation depth, but two on one network a block or two apart can together replace a
+ * block the watcher already holds final (seed 108: depth 2 at 5.2 s, then depth 1 at 6.1 s), and the watcher then stops
+ * by design. A reorg less than `confirmations + 1` block times (1 s each) after the previous one on its network is
+ * moved to that distance, or left out when that is past the active phase. No PRNG draw: every other schedule is
+ * unchanged (the CI seeds' included).
+ */
+function spaceReorgs(faults: ScheduledFault[], o: { activeMs: number; confirmations: number }): ScheduledFault[] {
+  const gap = (o.confirmations + 1) * 1000;
+  const last = new Map<string, number>();
+  const out: ScheduledFault[] = [];
+  for (const f of faults) {
+    if (f.kind !== 'reorg') {
+      out.push(f);
+      continue;
+    }
+    const network = String(f.params.network);
+    const prev = last.get(network);
+    const at = prev === undefined ? f.at : Math.max(f.at, prev + gap);
+    if (at > o.activeMs - 1000) continue;
+    last.set(network, at);
+    out.push(at === f.at ? f : { ...f, at });
+  }
+  return out.sort((a, b) => a.at - b.at);
 }
 
 export function countByKind(faults: ScheduledFault[], into: Record<string, number>): void {

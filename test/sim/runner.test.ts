@@ -24,6 +24,26 @@ describe('simulator PRNG, scenario and schedule', () => {
     expect(buildSchedule(createPrng(1).fork('faults'), opts)).not.toEqual(buildSchedule(createPrng(2).fork('faults'), opts));
   });
 
+  it('keeps reorgs on one network at least confirmations + 1 blocks apart, so together they never reach a final block', () => {
+    const o = { activeMs: 15_000, networks: ['ethereum'], intensity: 1, confirmations: 3 };
+    // Seed 108 drew a depth-2 reorg at 5.2 s and a depth-1 one at 6.1 s; the second now comes 4 s after the first.
+    const reorgs108 = buildSchedule(createPrng(108).fork('faults'), o).filter((f) => f.kind === 'reorg');
+    expect(reorgs108.map((f) => [f.at, f.params.depth])).toEqual([
+      [5201, 2],
+      [9201, 1],
+    ]);
+    let spaced = 0;
+    for (let seed = 0; seed < 500; seed++) {
+      const s = buildSchedule(createPrng(seed).fork('faults'), { ...o, networks: ['ethereum', 'bsc'] });
+      for (const network of ['ethereum', 'bsc']) {
+        const at = s.filter((f) => f.kind === 'reorg' && f.params.network === network).map((f) => f.at);
+        for (let i = 1; i < at.length; i++, spaced++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(4000);
+        for (const x of at) expect(x).toBeLessThanOrEqual(o.activeMs - 1000);
+      }
+    }
+    expect(spaced).toBeGreaterThan(0);
+  });
+
   it('draws within its ranges: numbers in [0,1), ints inclusive, faults inside the active phase of known kinds', () => {
     const p = createPrng(7);
     const seen = new Set<number>();
