@@ -5,6 +5,7 @@ import { fund, walletAt, type DeployedToken } from '../support/evm-tokens/scenar
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
+import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
 
 // The fee of a reverted transaction is burnt and journaled (docs/journal.md, "Failed transactions"): a refund whose
 // token the issuer pauses while the payout is in the mempool is mined with receipt status 0; the outcome carries its
@@ -105,10 +106,17 @@ describe('fees of reverted transactions', () => {
       ]);
 
       const adapter = h.service.adapters.get('ethereum', 'test')!;
-      const report = await h.until(async () => {
-        const r = await reconcileChain(h.t.db, adapter);
-        return r.height !== null && r.height >= BigInt(receipt.blockNumber) ? r : undefined;
+      // One reconcile, once the pinned height covers the receipt's block: a run made earlier would already book the
+      // top-up as unexplained, and this run would then see no difference left to report.
+      await h.until(async () => {
+        const committed = await watcherFinalHeight(h.t.db, { network: 'ethereum', mode: 'test' });
+        const head = await adapter.getHead();
+        return committed !== null && committed >= BigInt(receipt.blockNumber) && head.final >= BigInt(receipt.blockNumber)
+          ? true
+          : undefined;
       }, 60_000);
+      const report = await reconcileChain(h.t.db, adapter);
+      expect(report.height).toBeGreaterThanOrEqual(BigInt(receipt.blockNumber));
       expect(report.differences.filter((d) => d.asset !== 'native')).toEqual([]);
       // The hot wallet's ETH: books = −(the reverted payout's fee); chain = the outside top-up − that fee. The top-up
       // (after registration, a plain value change no log shows) is booked as an unexplained native movement: it fails
