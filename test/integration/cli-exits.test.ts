@@ -102,6 +102,9 @@ beforeAll(async () => {
     .where('id', '=', underpaid.id)
     .execute();
   await h.until(async () => {
+    // Expiry waits until the watcher has seen a block timestamped after expires_at (money may still arrive before it):
+    // without a block mined after the expiry was moved into the past, the tip's time can stay before it for good.
+    await h.node.mine(1);
     await expireSession(h.t.db, underpaid.id, { tokenDecimals: h.service.adapters.tokenDecimals });
     const s = await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', underpaid.id).executeTakeFirstOrThrow();
     return s.status === 'expired' ? true : undefined;
