@@ -4,7 +4,7 @@ import { fund } from '../support/evm-tokens/scenario.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 
 // The journal beside the whole service on Anvil (docs/journal.md): a registered hot wallet's top-up is journaled as
 // unexplained and acknowledged by the operator; a paid (overpaid) session and a refund payout are journaled, the
@@ -80,14 +80,7 @@ describe('journal of a refund payout', () => {
     expect(await listUnexplained(h.t.db, { network: 'ethereum', mode: 'test' })).toEqual([]);
 
     const adapter = h.service.adapters.get('ethereum', 'test')!;
-    // One reconcile, once the pinned height covers the receipt's block: a run made earlier would already book the
-    // test's gas as unexplained, and this run would then see no difference left to report.
-    await h.until(async () => {
-      const committed = await watcherFinalHeight(h.t.db, { network: 'ethereum', mode: 'test' });
-      const head = await adapter.getHead();
-      return committed !== null && committed >= BigInt(receipt.blockNumber) && head.final >= BigInt(receipt.blockNumber) ? true : undefined;
-    }, 60_000);
-    const report = await reconcileChain(h.t.db, adapter);
+    const report = await reconcileOnceCovering(h.t.db, adapter, BigInt(receipt.blockNumber), h.until);
     expect(report.height).toBeGreaterThanOrEqual(BigInt(receipt.blockNumber));
     expect(report.differences.filter((d) => d.asset !== 'native')).toEqual([]);
     const usdt = report.summary.find((x) => x.merchantId === shop.id && x.asset === 'USDT')!;

@@ -5,7 +5,7 @@ import { fund, walletAt, type DeployedToken } from '../support/evm-tokens/scenar
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 
 // The fee of a reverted transaction is burnt and journaled (docs/journal.md, "Failed transactions"): a refund whose
 // token the issuer pauses while the payout is in the mempool is mined with receipt status 0; the outcome carries its
@@ -106,16 +106,7 @@ describe('fees of reverted transactions', () => {
       ]);
 
       const adapter = h.service.adapters.get('ethereum', 'test')!;
-      // One reconcile, once the pinned height covers the receipt's block: a run made earlier would already book the
-      // top-up as unexplained, and this run would then see no difference left to report.
-      await h.until(async () => {
-        const committed = await watcherFinalHeight(h.t.db, { network: 'ethereum', mode: 'test' });
-        const head = await adapter.getHead();
-        return committed !== null && committed >= BigInt(receipt.blockNumber) && head.final >= BigInt(receipt.blockNumber)
-          ? true
-          : undefined;
-      }, 60_000);
-      const report = await reconcileChain(h.t.db, adapter);
+      const report = await reconcileOnceCovering(h.t.db, adapter, BigInt(receipt.blockNumber), h.until);
       expect(report.height).toBeGreaterThanOrEqual(BigInt(receipt.blockNumber));
       expect(report.differences.filter((d) => d.asset !== 'native')).toEqual([]);
       // The hot wallet's ETH: books = −(the reverted payout's fee); chain = the outside top-up − that fee. The top-up

@@ -1,0 +1,25 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { type ChainReconciliation, reconcileChain } from '../../src/reconcile/reconcile.js';
+
+type Adapter = Parameters<typeof reconcileChain>[1];
+
+/**
+ * One reconcile, made once its pinned height (the lower of the watcher's committed final height and the chain's)
+ * covers `height`. Reconciling inside the wait would book outside native funding as unexplained in an earlier run,
+ * leaving the judged run no difference to report.
+ */
+export async function reconcileOnceCovering(
+  db: Kysely<Database>,
+  adapter: Adapter,
+  height: bigint,
+  until: <T>(f: () => Promise<T | undefined>, ms?: number) => Promise<T>,
+): Promise<ChainReconciliation> {
+  await until(async () => {
+    const committed = await watcherFinalHeight(db, { network: adapter.network, mode: adapter.mode });
+    const head = await adapter.getHead();
+    return committed !== null && committed >= height && head.final >= height ? true : undefined;
+  }, 60_000);
+  return reconcileChain(db, adapter);
+}
