@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
-import type { InvariantContext, ReceivedDelivery, Violation } from '../../scripts/sim/contract.js';
+import type { InvariantContext, ReceivedDelivery } from '../../scripts/sim/contract.js';
 import { CANCELED_SESSIONS, canceledSessionMoneyUnmatched } from '../../scripts/sim/invariants/canceled-sessions.js';
 import { CHARGES, renewalPeriodChargedOnce } from '../../scripts/sim/invariants/charges.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
-import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
-import { REDIS_URL } from '../support/env.js';
+import { rolledBack, simContext, simDeliveries, subjects } from '../support/sim-invariant-harness.js';
 
 // The simulator's invariants for canceled sessions and subscription charges (scripts/sim/invariants/canceled-sessions.ts,
 // charges.ts) over a REAL state: the whole service on Anvil, a session canceled through the API and then paid in full
@@ -22,56 +22,9 @@ let canceled: { id: string; hash: string };
 let subscriptionId: string;
 let miner: NodeJS.Timeout;
 
-const answered = (a: ReceivedRequest['answeredWith']): number => (typeof a === 'number' ? a : typeof a === 'object' ? a.status : 0);
-
-function deliveries(): ReceivedDelivery[] {
-  return receiver.received.map((r, seq) => {
-    let objectId = '';
-    try {
-      objectId = String(JSON.parse(r.body).data?.object?.id ?? '');
-    } catch {}
-    return { eventId: r.eventId ?? '', type: r.eventType ?? '', objectId, body: r.body, answered: answered(r.answeredWith), seq };
-  });
-}
-
-function context(over: Partial<InvariantContext> = {}): InvariantContext {
-  return {
-    db: h.t.db,
-    chains: {
-      evm: [
-        {
-          network: 'ethereum',
-          rpcUrl: h.node.url,
-          chainId: 31337,
-          tokens: { USDT: h.tokens.USDT.address, USDC: h.tokens.USDC.address },
-          confirmations: 2,
-        },
-      ],
-    },
-    deliveries: deliveries(),
-    events: [],
-    redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
-    ...over,
-  };
-}
-
-class Rollback extends Error {}
-
-async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  let result: T | undefined;
-  await h.t.db
-    .transaction()
-    .execute(async (trx) => {
-      result = await f(trx);
-      throw new Rollback();
-    })
-    .catch((e) => {
-      if (!(e instanceof Rollback)) throw e;
-    });
-  return result as T;
-}
-
-const subjects = (vs: Violation[], invariant: string) => vs.filter((v) => v.invariant === invariant).map((v) => v.subject);
+const deliveries = (): ReceivedDelivery[] => simDeliveries(receiver);
+const context = (over: Partial<InvariantContext> = {}): InvariantContext => simContext(h, receiver, over);
+const corrupted = <T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> => rolledBack(h.t.db, f);
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();

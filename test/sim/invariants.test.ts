@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
-import type { InvariantContext, ReceivedDelivery, Violation } from '../../scripts/sim/contract.js';
+import type { InvariantContext, ReceivedDelivery } from '../../scripts/sim/contract.js';
 import { allInvariants } from '../../scripts/sim/invariants/index.js';
 import { SESSION_PAID, sessionPaidIffChain } from '../../scripts/sim/invariants/session-paid.js';
 import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invariants/single-credit.js';
@@ -15,9 +15,10 @@ import { JOBS_INVARIANT, noJobLeftUnresumed } from '../../scripts/sim/invariants
 import { CHARGES } from '../../scripts/sim/invariants/charges.js';
 import { CANCELED_SESSIONS } from '../../scripts/sim/invariants/canceled-sessions.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
-import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
 import { REDIS_URL } from '../support/env.js';
+import { rolledBack, simContext, simDeliveries, subjects } from '../support/sim-invariant-harness.js';
 import { reorgEvm } from '../../scripts/sim/faults/chain-evm.js';
 
 // The simulator's invariants (scripts/sim/invariants/) over a REAL state: the whole service on Anvil, a session paid on
@@ -36,57 +37,9 @@ let partial: { id: string };
 let overpaid: { id: string };
 let miner: NodeJS.Timeout;
 
-const answered = (a: ReceivedRequest['answeredWith']): number => (typeof a === 'number' ? a : typeof a === 'object' ? a.status : 0);
-
-function deliveries(): ReceivedDelivery[] {
-  return receiver.received.map((r, seq) => {
-    let objectId = '';
-    try {
-      objectId = String(JSON.parse(r.body).data?.object?.id ?? '');
-    } catch {}
-    return { eventId: r.eventId ?? '', type: r.eventType ?? '', objectId, body: r.body, answered: answered(r.answeredWith), seq };
-  });
-}
-
-function context(over: Partial<InvariantContext> = {}): InvariantContext {
-  return {
-    db: h.t.db,
-    chains: {
-      evm: [
-        {
-          network: 'ethereum',
-          rpcUrl: h.node.url,
-          chainId: 31337,
-          tokens: { USDT: h.tokens.USDT.address, USDC: h.tokens.USDC.address },
-          confirmations: 2,
-        },
-      ],
-    },
-    deliveries: deliveries(),
-    events: [],
-    redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
-    ...over,
-  };
-}
-
-class Rollback extends Error {}
-
-/** Runs `f` against a transaction that is always rolled back: the corruption never outlives the check. */
-async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  let result: T | undefined;
-  await h.t.db
-    .transaction()
-    .execute(async (trx) => {
-      result = await f(trx);
-      throw new Rollback();
-    })
-    .catch((e) => {
-      if (!(e instanceof Rollback)) throw e;
-    });
-  return result as T;
-}
-
-const subjects = (vs: Violation[], invariant: string) => vs.filter((v) => v.invariant === invariant).map((v) => v.subject);
+const deliveries = (): ReceivedDelivery[] => simDeliveries(receiver);
+const context = (over: Partial<InvariantContext> = {}): InvariantContext => simContext(h, receiver, over);
+const corrupted = <T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> => rolledBack(h.t.db, f);
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();

@@ -1,0 +1,66 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import type { InvariantContext, ReceivedDelivery, Violation } from '../../scripts/sim/contract.js';
+import type { ServiceHarness } from './service-harness.js';
+import type { ReceivedRequest, WebhookReceiver } from './webhook-receiver.js';
+import { REDIS_URL } from './env.js';
+
+// What the tests of the simulator's invariants over a real service share (test/sim/invariants*.test.ts): the
+// receiver's requests as the simulator records deliveries, the invariants' context on the harness's Anvil, and a
+// corruption made inside a transaction that is always rolled back.
+
+const answered = (a: ReceivedRequest['answeredWith']): number => (typeof a === 'number' ? a : typeof a === 'object' ? a.status : 0);
+
+/** The receiver's requests as the simulator's `ReceivedDelivery` list, in arrival order. */
+export function simDeliveries(receiver: WebhookReceiver): ReceivedDelivery[] {
+  return receiver.received.map((r, seq) => {
+    let objectId = '';
+    try {
+      objectId = String(JSON.parse(r.body).data?.object?.id ?? '');
+    } catch {}
+    return { eventId: r.eventId ?? '', type: r.eventType ?? '', objectId, body: r.body, answered: answered(r.answeredWith), seq };
+  });
+}
+
+/** The invariants' context over the harness (its Anvil as the one `ethereum` chain, 2 confirmations). */
+export function simContext(h: ServiceHarness, receiver: WebhookReceiver, over: Partial<InvariantContext> = {}): InvariantContext {
+  return {
+    db: h.t.db,
+    chains: {
+      evm: [
+        {
+          network: 'ethereum',
+          rpcUrl: h.node.url,
+          chainId: 31337,
+          tokens: { USDT: h.tokens.USDT.address, USDC: h.tokens.USDC.address },
+          confirmations: 2,
+        },
+      ],
+    },
+    deliveries: simDeliveries(receiver),
+    events: [],
+    redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
+    ...over,
+  };
+}
+
+class Rollback extends Error {}
+
+/** Runs `f` against a transaction that is always rolled back: the corruption never outlives the check. */
+export async function rolledBack<T>(db: Kysely<Database>, f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      result = await f(trx);
+      throw new Rollback();
+    })
+    .catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+  return result as T;
+}
+
+/** The subjects of the violations of one invariant. */
+export const subjects = (vs: Violation[], invariant: string): Array<string | undefined> =>
+  vs.filter((v) => v.invariant === invariant).map((v) => v.subject);
