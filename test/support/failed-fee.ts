@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
+import type { FailpointAction } from '../../src/outbound/failpoints.js';
 import type { FakeSolanaValidator } from '../../scripts/devnet/solana-rpc/fake-validator.js';
 
 // Shared steps of the failed-transaction tests (docs/journal.md "Failed transactions: the fee is still burnt"): land a
@@ -89,4 +90,22 @@ export async function landFailedOnSolana(
     spoil();
     validator.resumeLanding();
   }
+}
+
+/** What the in-process interruption at `outbound:after_burnt_fee` throws. */
+export class StoppedAtBurntFee extends Error {}
+
+/**
+ * The in-process stand-in for a process killed at `outbound:after_burnt_fee` (for kinds driven in the test's own
+ * process, such as the subscription scheduler): deps whose outbound step throws there, once, so the burnt fee is
+ * journaled and nothing after it runs (the job is not failed). `stopped()` tells whether it was reached.
+ */
+export function stopOnceAtBurntFee<D extends object>(deps: D): { deps: D & { failpoint: FailpointAction }; stopped: () => boolean } {
+  let reached = false;
+  const failpoint: FailpointAction = (name) => {
+    if (name !== 'outbound:after_burnt_fee' || reached) return;
+    reached = true;
+    throw new StoppedAtBurntFee(name);
+  };
+  return { deps: { ...deps, failpoint }, stopped: () => reached };
 }
