@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
@@ -9,6 +7,7 @@ import { signer } from '../support/evm-tokens/scenario.js';
 import { expectBurntFeeOnce, journalBalance, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
+import { sweepRunCli } from '../support/sweep-cli.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 
 // The fee of a failed Solana sweep step is burnt and journaled (docs/journal.md "Failed transactions", "Sweeps"): the
@@ -18,7 +17,6 @@ import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support
 // killed there (SIGKILL at outbound:after_burnt_fee); the next run resumes the sweep, fails it, and the fee stays
 // journaled once, on the sweep. Reconcile then reads the gas station's SOL and the deposit's USDC exactly as the
 // journal says.
-const run = promisify(execFile);
 let h: SolanaServiceHarness;
 let ticker: FakeTicker;
 let station: string;
@@ -44,17 +42,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function sweepRun(merchantId: string, env: Record<string, string> = {}) {
-  try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '90'], {
-      env: { ...process.env, ...h.env, LOG_LEVEL: 'silent', NATIVE_PRICE_SOURCES: 'coinbase', RATE_COINBASE_BASE_URL: ticker.url, ...env },
-    });
-    return { code: 0 as number | null, signal: null as string | null, out: r.stdout, err: r.stderr };
-  } catch (e) {
-    const x = e as { code: number | null; signal: string | null; stdout: string; stderr: string };
-    return { code: x.code, signal: x.signal, out: x.stdout, err: x.stderr };
-  }
-}
+const sweepRun = (merchantId: string, env: Record<string, string> = {}) => sweepRunCli(h.env, ticker.url, merchantId, env);
 
 describe('fees of failed Solana sweep steps', () => {
   it('a batch that lands failed (deposit token account frozen): the fee is journaled once on the sweep across a SIGKILL, the sweep fails, SOL reconciles', async () => {

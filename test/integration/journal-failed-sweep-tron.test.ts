@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
 import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
@@ -10,6 +8,7 @@ import { signer } from '../support/evm-tokens/scenario.js';
 import { expectBurntFeeOnce, journalBalance } from '../support/failed-fee.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
+import { sweepRunCli } from '../support/sweep-cli.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 
 // The fee of a failed TRON sweep step is burnt and journaled (docs/journal.md "Failed transactions", "Sweeps"): on the
@@ -19,7 +18,6 @@ import { startTronServiceHarness, type TronServiceHarness } from '../support/tro
 // outbound:after_burnt_fee, limited to the transfer step); the next run resumes the sweep, fails it, and the fee stays
 // journaled once, on the sweep. Reconcile then reads the deposit address's and the gas station's TRX, and the
 // deposit's USDT, exactly as the journal says.
-const run = promisify(execFile);
 let h: TronServiceHarness;
 let ticker: FakeTicker;
 let gasStation: string;
@@ -37,25 +35,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function sweepRun(merchantId: string, env: Record<string, string> = {}) {
-  try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '90'], {
-      env: {
-        ...process.env,
-        ...h.env,
-        LOG_LEVEL: 'silent',
-        NATIVE_PRICE_SOURCES: 'coinbase',
-        RATE_COINBASE_BASE_URL: ticker.url,
-        PAYOUT_POLL_MS: '100',
-        ...env,
-      },
-    });
-    return { code: 0 as number | null, signal: null as string | null, out: r.stdout, err: r.stderr };
-  } catch (e) {
-    const x = e as { code: number | null; signal: string | null; stdout: string; stderr: string };
-    return { code: x.code, signal: x.signal, out: x.stdout, err: x.stderr };
-  }
-}
+const sweepRun = (merchantId: string, env: Record<string, string> = {}) =>
+  sweepRunCli(h.env, ticker.url, merchantId, { PAYOUT_POLL_MS: '100', ...env });
 
 describe('fees of failed TRON sweep steps', () => {
   it('a transfer that runs OUT_OF_ENERGY: the fee is journaled once on the sweep across a SIGKILL, the sweep fails, TRX reconciles', async () => {
