@@ -1,10 +1,10 @@
 import { getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
+import { reconcileAfterWatcher } from '../support/reconcile-covering.js';
 import { expectBurntFeeOnce, journalBalance, landFailedOnSolana, openingBalances, stopOnceAtBurntFee } from '../support/failed-fee.js';
 import { plan } from './subscriptions-fixture.js';
 import { startSolanaSubsFixture, type SolanaSubsFixture } from './subscriptions-solana-fixture.js';
@@ -25,13 +25,7 @@ beforeAll(async () => {
 afterAll(async () => f?.close());
 
 /** Lets what landed finalize, the watcher commit it, then reconciles Solana. */
-async function reconciled() {
-  f.rpc.validator.advanceSlots(33);
-  let caughtUp = false;
-  for (let i = 0; i < 100 && !caughtUp; i++) caughtUp = (await watcher.step()).caughtUp;
-  expect(caughtUp).toBe(true);
-  return reconcileChain(f.h.t.db, f.adapter);
-}
+const reconciled = () => reconcileAfterWatcher(f.h.t.db, f.adapter, watcher, () => f.rpc.validator.advanceSlots(33));
 
 describe('fees of failed Solana charges', () => {
   it('a charge that lands failed (customer token account frozen): the fee is journaled once on the invoice across an interrupted step, the charge fails, SOL reconciles', async () => {

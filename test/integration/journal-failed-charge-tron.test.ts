@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
+import { reconcileAfterWatcher } from '../support/reconcile-covering.js';
 import { expectBurntFeeOnce, journalBalance, openingBalances, stopOnceAtBurntFee } from '../support/failed-fee.js';
 import { plan } from './subscriptions-fixture.js';
 import { TRX, startTronSubsFixture, type TronSubsFixture } from './subscriptions-tron-fixture.js';
@@ -23,13 +23,7 @@ beforeAll(async () => {
 afterAll(async () => f?.close());
 
 /** Lets what was mined become final, the watcher commit it, then reconciles TRON. */
-async function reconciled() {
-  await f.node.rpc('anvil_mine', ['0x4']);
-  let caughtUp = false;
-  for (let i = 0; i < 100 && !caughtUp; i++) caughtUp = (await watcher.step()).caughtUp;
-  expect(caughtUp).toBe(true);
-  return reconcileChain(f.h.t.db, f.adapter);
-}
+const reconciled = () => reconcileAfterWatcher(f.h.t.db, f.adapter, watcher, () => f.node.rpc('anvil_mine', ['0x4']));
 
 describe('fees of failed TRON charges', () => {
   it('a charge that runs OUT_OF_ENERGY: the fee is journaled once on the invoice across an interrupted step, the charge fails, TRX reconciles', async () => {
