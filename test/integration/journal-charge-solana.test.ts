@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plan } from './subscriptions-fixture.js';
 import { startSolanaSubsFixture, type SolanaSubsFixture } from './subscriptions-solana-fixture.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
-import { reconcileChain } from '../../src/reconcile/reconcile.js';
+import { reconcileAfterWatcher } from '../support/reconcile-covering.js';
 
 // The rent a Solana subscription charge locks (docs/journal.md "Solana deposit setup and rent"): the first charge to a
 // settlement address creates its token account in the same transaction, paid by the charger (the fee payer). The
@@ -22,13 +22,7 @@ beforeAll(async () => {
 afterAll(async () => f?.close());
 
 /** Lets what landed finalize, the watcher commit it, then reconciles Solana. */
-async function reconciled() {
-  f.rpc.validator.advanceSlots(33);
-  let caughtUp = false;
-  for (let i = 0; i < 100 && !caughtUp; i++) caughtUp = (await watcher.step()).caughtUp;
-  expect(caughtUp).toBe(true);
-  return reconcileChain(f.h.t.db, f.adapter);
-}
+const reconciled = () => reconcileAfterWatcher(f.h.t.db, f.adapter, watcher, () => f.rpc.validator.advanceSlots(33));
 
 async function chargeEntry(txHash: string) {
   const entry = await f.h.t.db

@@ -4,6 +4,7 @@ import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
+import { expectBurntFeeOnce, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';
 
 // The fee of a failed Solana transaction is burnt and journaled (docs/journal.md, "Failed transactions"): a refund
 // whose transfer passed the node's preflight lands after the issuer froze the hot wallet's token account, so the
@@ -40,13 +41,7 @@ describe('fees of failed Solana transactions', () => {
       return r.height !== null && r.differences.length === 0 && r.addresses >= 2 ? r : undefined;
     }, 60_000);
     expect(before.unexplainedNative).toEqual([]);
-    const opening = await h.t.db
-      .selectFrom('journal_entries as e')
-      .innerJoin('journal_legs as l', 'l.entry_id', 'e.id')
-      .select(['l.asset', 'l.amount'])
-      .where('e.kind', '=', 'opening_balance')
-      .where('l.account', '=', ours)
-      .execute();
+    const opening = await openingBalances(h.t.db, ours);
     expect(opening).toHaveLength(2);
     expect(opening).toEqual(
       expect.arrayContaining([
@@ -57,21 +52,20 @@ describe('fees of failed Solana transactions', () => {
 
     // The refund is signed and accepted by the node's preflight, but held before it lands; the issuer freezes the hot
     // wallet's token account and the transaction lands (in the same tick: no engine step in between).
-    h.rpc.validator.pauseLanding('hold');
-    let refundId: string;
-    let txHash: string;
-    try {
-      const created = await h.createRefund(shop, { session_id: s.id, refund_id: 'sol-burnt-fee', amount: 200, currency: 'USDT' });
-      expect(created.status).toBe(201);
-      refundId = created.json.id;
-      txHash = await h.until(async () => {
-        const a = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', refundId).execute();
-        return a.find((x) => x.state === 'broadcast')?.tx_hash;
-      }, 60_000);
-    } finally {
-      h.rpc.validator.setTokenAccount({ mint: h.mints.USDT, owner: hot, amount: USDT, frozen: true });
-      h.rpc.validator.resumeLanding();
-    }
+    let refundId = '';
+    const txHash = await landFailedOnSolana(
+      h.rpc.validator,
+      async () => {
+        const created = await h.createRefund(shop, { session_id: s.id, refund_id: 'sol-burnt-fee', amount: 200, currency: 'USDT' });
+        expect(created.status).toBe(201);
+        refundId = created.json.id;
+        return h.until(async () => {
+          const a = await h.t.db.selectFrom('payout_attempts').select(['state', 'tx_hash']).where('refund_id', '=', refundId).execute();
+          return a.find((x) => x.state === 'broadcast')?.tx_hash;
+        }, 60_000);
+      },
+      () => h.rpc.validator.setTokenAccount({ mint: h.mints.USDT, owner: hot, amount: USDT, frozen: true }),
+    );
     const lamportsAtLanding = BigInt(await h.conn.getBalance(new PublicKey(hot), 'confirmed'));
 
     const done = await h.settled(shop, 'sol-burnt-fee', 60_000);
@@ -90,30 +84,16 @@ describe('fees of failed Solana transactions', () => {
     expect(BigInt(tx.meta!.preBalances[0]!) - BigInt(tx.meta!.postBalances[0]!)).toBe(fee);
     expect(tx.transaction.message.staticAccountKeys[0]!.toBase58()).toBe(hot);
 
-    const entries = await h.t.db
-      .selectFrom('journal_entries')
-      .selectAll()
-      .where('object_type', '=', 'refund')
-      .where('object_id', '=', refundId)
-      .execute();
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({
+    await expectBurntFeeOnce(h.t.db, {
       kind: 'refund_payout',
-      leg_key: 'reverted',
-      tx_hash: txHash,
-      merchant_id: shop.id,
-      block_height: BigInt(tx.slot),
+      object: { type: 'refund', id: refundId },
+      network: 'solana',
+      txHash,
+      merchantId: shop.id,
+      blockHeight: BigInt(tx.slot),
+      sender: hot,
+      fee,
     });
-    const legs = await h.t.db
-      .selectFrom('journal_legs')
-      .select(['account', 'asset', 'amount'])
-      .where('entry_id', '=', entries[0]!.id)
-      .orderBy('amount')
-      .execute();
-    expect(legs).toEqual([
-      { account: ours, asset: 'solana:test:native', amount: -fee },
-      { account: 'fees:solana', asset: 'solana:test:native', amount: fee },
-    ]);
 
     // The hot wallet's SOL reconciles to the lamport: no native drift is booked.
     const after = await h.until(async () => {

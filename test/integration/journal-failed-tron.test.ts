@@ -3,6 +3,7 @@ import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
+import { expectBurntFeeOnce, openingBalances } from '../support/failed-fee.js';
 
 // The fee of a failed TRON transaction is burnt and journaled (docs/journal.md, "Failed transactions"): a refund whose
 // TriggerSmartContract runs OUT_OF_ENERGY on the (fake) java-tron is mined with a failed receipt that still burns TRX
@@ -45,13 +46,7 @@ describe('fees of failed TRON transactions', () => {
       return r.height !== null && r.differences.length === 0 && r.addresses >= 2 ? r : undefined;
     }, 60_000);
     expect(before.unexplainedNative).toEqual([]);
-    const opening = await h.t.db
-      .selectFrom('journal_entries as e')
-      .innerJoin('journal_legs as l', 'l.entry_id', 'e.id')
-      .select(['l.asset', 'l.amount'])
-      .where('e.kind', '=', 'opening_balance')
-      .where('l.account', '=', ours)
-      .execute();
+    const opening = await openingBalances(h.t.db, ours);
     expect(opening).toEqual([{ asset: 'tron:test:native', amount: TRX }]);
     const sunBefore = h.fake.chain.accounts.get(hot)!.balanceSun;
     expect(sunBefore).toBe(TRX);
@@ -74,14 +69,17 @@ describe('fees of failed TRON transactions', () => {
     expect(h.fake.chain.accounts.get(hot)!.balanceSun).toBe(sunBefore - fee); // the TRX is burnt
     const mid = await h.t.db.selectFrom('refunds').select('status').where('id', '=', created.json.id).executeTakeFirstOrThrow();
     expect(mid.status).toBe('processing');
-    const journaled = () =>
-      h.t.db
-        .selectFrom('journal_entries')
-        .selectAll()
-        .where('object_type', '=', 'refund')
-        .where('object_id', '=', created.json.id)
-        .execute();
-    expect(await journaled()).toHaveLength(1);
+    const burnt = {
+      kind: 'refund_payout',
+      object: { type: 'refund', id: created.json.id },
+      network: 'tron',
+      txHash: attempt!.tx_hash,
+      merchantId: shop.id,
+      blockHeight: mined.blockNumber,
+      sender: hot,
+      fee,
+    } as const;
+    await expectBurntFeeOnce(h.t.db, burnt);
 
     const survivor = h.runWorker();
     const done = await h.settled(shop, created.json.refund_id, 120_000).finally(async () => {
@@ -94,25 +92,7 @@ describe('fees of failed TRON transactions', () => {
     expect((await h.refundEvents(created.json.id)).map((e) => e.type)).toEqual(['refund.failed']);
     expect(await h.transfers('USDT', hot, s.payer)).toEqual([]);
 
-    const entries = await journaled();
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({
-      kind: 'refund_payout',
-      leg_key: 'reverted',
-      tx_hash: attempt!.tx_hash,
-      merchant_id: shop.id,
-      block_height: mined.blockNumber,
-    });
-    const legs = await h.t.db
-      .selectFrom('journal_legs')
-      .select(['account', 'asset', 'amount'])
-      .where('entry_id', '=', entries[0]!.id)
-      .orderBy('amount')
-      .execute();
-    expect(legs).toEqual([
-      { account: ours, asset: 'tron:test:native', amount: -fee },
-      { account: 'fees:tron', asset: 'tron:test:native', amount: fee },
-    ]);
+    await expectBurntFeeOnce(h.t.db, burnt); // still once
 
     // The hot wallet's TRX (and everything else) reconciles to the sun: no native drift is booked.
     const after = await h.until(async () => {

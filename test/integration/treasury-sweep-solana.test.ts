@@ -8,6 +8,7 @@ import { listSweeps, sweepCosts } from '../../src/ledger/sweeps.js';
 import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { signer } from '../support/evm-tokens/scenario.js';
+import { sweepRunCli } from '../support/sweep-cli.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 
@@ -43,17 +44,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function sweepRun(merchantId: string): Promise<{ code: number | null; out: string; err: string }> {
-  try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '90'], {
-      env: { ...process.env, ...h.env, LOG_LEVEL: 'silent', NATIVE_PRICE_SOURCES: 'coinbase', RATE_COINBASE_BASE_URL: ticker.url },
-    });
-    return { code: 0, out: r.stdout, err: r.stderr };
-  } catch (e) {
-    const x = e as { code: number | null; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout, err: x.stderr };
-  }
-}
+const sweepRun = (merchantId: string) => sweepRunCli(h.env, ticker.url, merchantId);
 
 async function fundedMerchant(
   name: string,

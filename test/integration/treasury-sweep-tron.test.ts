@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { getBytes } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
@@ -11,6 +9,7 @@ import { createNativePriceService } from '../../src/rates/native-prices.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { signer } from '../support/evm-tokens/scenario.js';
+import { sweepRunCli } from '../support/sweep-cli.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 
@@ -19,7 +18,6 @@ import { startTronServiceHarness, type TronServiceHarness } from '../support/tro
 // token transfers executed on Anvil). The runner derives the resources account before asking the energy method whether
 // it is available, delegates the estimated energy, transfers with it and takes it back; the energy is taken back even
 // when the transfer fails (OUT_OF_ENERGY); the sources the stake cannot cover are swept with the TRX top-up instead.
-const run = promisify(execFile);
 let h: TronServiceHarness;
 let ticker: FakeTicker;
 let gasStation: Wallet;
@@ -60,24 +58,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function sweepRun(merchantId: string): Promise<{ code: number | null; out: string; err: string }> {
-  try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '90'], {
-      env: {
-        ...process.env,
-        ...h.env,
-        LOG_LEVEL: 'silent',
-        NATIVE_PRICE_SOURCES: 'coinbase',
-        RATE_COINBASE_BASE_URL: ticker.url,
-        PAYOUT_POLL_MS: '100',
-      },
-    });
-    return { code: 0, out: r.stdout, err: r.stderr };
-  } catch (e) {
-    const x = e as { code: number | null; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout, err: x.stderr };
-  }
-}
+const sweepRun = (merchantId: string) => sweepRunCli(h.env, ticker.url, merchantId, { PAYOUT_POLL_MS: '100' });
 
 /** A merchant with a treasury and one paid session per amount, every deposit final (credited and confirmed). */
 async function fundedMerchant(

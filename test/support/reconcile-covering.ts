@@ -23,3 +23,20 @@ export async function reconcileOnceCovering(
   }, 60_000);
   return reconcileChain(db, adapter);
 }
+
+/**
+ * For fixtures that drive their own watcher (no service running one): makes what landed final (`finalize`: mine
+ * blocks, advance slots), lets the watcher commit it, then reconciles once.
+ */
+export async function reconcileAfterWatcher(
+  db: Kysely<Database>,
+  adapter: Adapter,
+  watcher: { step(): Promise<{ caughtUp: boolean }> },
+  finalize: () => unknown,
+): Promise<ChainReconciliation> {
+  await finalize();
+  let caughtUp = false;
+  for (let i = 0; i < 100 && !caughtUp; i++) caughtUp = (await watcher.step()).caughtUp;
+  if (!caughtUp) throw new Error('the watcher did not catch up');
+  return reconcileChain(db, adapter);
+}

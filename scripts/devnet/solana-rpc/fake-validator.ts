@@ -602,8 +602,18 @@ export class FakeSolanaValidator {
     return address;
   }
 
-  /** Writes an initialized token account (the owner's ATA unless `address` is given) holding `amount` base units. */
-  setTokenAccount(t: { mint: string; owner: string; amount: bigint; address?: string; programId?: string; frozen?: boolean }): string {
+  /** Writes an initialized token account (the owner's ATA unless `address` is given) holding `amount` base units, with
+   * its delegate and delegated amount if given (an approval survives a freeze written over it). */
+  setTokenAccount(t: {
+    mint: string;
+    owner: string;
+    amount: bigint;
+    address?: string;
+    programId?: string;
+    frozen?: boolean;
+    delegate?: string | null;
+    delegatedAmount?: bigint;
+  }): string {
     const programId = t.programId ?? TOKEN_PROGRAM_ID.toBase58();
     const address =
       t.address ?? getAssociatedTokenAddressSync(new PublicKey(t.mint), new PublicKey(t.owner), true, new PublicKey(programId)).toBase58();
