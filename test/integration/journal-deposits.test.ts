@@ -7,7 +7,8 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // The watcher's deposits journaled by the statement that records them (docs/performance.md "Journal cost"): the same
 // entry and legs recordMovements writes, one statement for deposits, entries and legs; nothing written twice; a
-// deposit revived after a reorg gets its key's next revision; a zero amount moves nothing.
+// deposit revived after a reorg gets its key's next revision; a zero amount moves nothing. And the database checks
+// that replaced a foreign key and the indexes narrowed by migration 2026_11_28_0100_journal_index_cost still hold.
 
 const chain = { network: 'ethereum', mode: 'test' as const };
 const USDT = journalAsset('ethereum', 'test', 'USDT');
@@ -149,5 +150,37 @@ describe('deposits journaled by the statement that records them', () => {
     expect(rows[3]!.legs).toBe(`external ${USDT} -300, address:ethereum:test:${ADDR(2)} ${USDT} 300`);
     expect((await observe([transfer('0xj2', 0, ADDR(2), 300n, 21n)])).rows).toEqual([]);
     expect(await entriesOf('0xj2')).toHaveLength(4);
+  });
+
+  it('refuses a reversal naming no entry, and an unbalanced deposit entry, in the database', async () => {
+    await expect(
+      sql`insert into journal_entries (network, mode, tx_hash, leg_key, kind, block_height, reverses_id)
+          values ('ethereum', 'test', '0xj3', 'log:0', 'deposit', 1, 987654321)`.execute(tdb.db),
+    ).rejects.toMatchObject({ code: '23503', message: expect.stringMatching(/does not exist/) });
+    const [e] = (await entriesOf('0xj1')).slice(0, 1);
+    await expect(
+      sql`insert into journal_legs (entry_id, account, asset, amount) values (${e!.id}::bigint, 'fees:ethereum', ${USDT}, 1)`.execute(
+        tdb.db,
+      ),
+    ).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it("serves an address's legs and a refund's entries from the narrowed indexes", async () => {
+    const plan = async (q: string) =>
+      tdb.db.transaction().execute(async (trx) => {
+        await sql`set local enable_seqscan = off`.execute(trx);
+        const r = await sql<{ 'QUERY PLAN': string }>`${sql.raw(`explain ${q}`)}`.execute(trx);
+        return r.rows.map((x) => x['QUERY PLAN']).join('\n');
+      });
+    expect(await plan(`select * from journal_legs where account = 'address:ethereum:test:${ADDR(1)}'`)).toMatch(/journal_legs_account/);
+    expect(await plan(`select * from journal_entries where object_type = 'refund' and object_id = 'rf_x'`)).toMatch(
+      /journal_entries_object/,
+    );
+    // A deposit's entry is found by its key.
+    expect(
+      await plan(
+        `select * from journal_entries where network = 'ethereum' and mode = 'test' and tx_hash = '0xj1' and leg_key = 'log:1' and reverses_id is null`,
+      ),
+    ).toMatch(/journal_entries_key/);
   });
 });
