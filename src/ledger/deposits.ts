@@ -11,7 +11,15 @@ import type { ChainRef } from './deposit-schema.js';
 import { settlesAsPaid } from './settlement-rule.js';
 import { receivedPayments } from './session-payments.js';
 import { sessionReceivedFields } from '../domain/events/session-received.js';
-import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, recordMovements, reverseObservedAbove, transferLegs } from './journal.js';
+import {
+  EXTERNAL_ACCOUNT,
+  addressAccount,
+  journalAsset,
+  recordMovementsAgain,
+  reverseObservedAbove,
+  transferLegs,
+  withDepositEntries,
+} from './journal.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an
@@ -72,7 +80,7 @@ export async function recordObservedDepositRows(
 ): Promise<RecordedDeposit[]> {
   if (items.length === 0) return [];
   const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
-  const result = await sql<RecordedDeposit>`
+  const insert = sql<RecordedDeposit>`
     insert into deposits (id, network, mode, tx_hash, log_index, block_number, block_hash, block_time, token,
                           token_contract, from_address, to_address, amount_base, session_id, status)
     select v.id, ${chain.network}, ${chain.mode}, v.tx_hash, v.log_index, v.block_number, v.block_hash, v.block_time,
@@ -90,12 +98,17 @@ export async function recordObservedDepositRows(
       where deposits.status = 'orphaned'
     returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token,
               deposits.amount_base, deposits.to_address, deposits.block_hash,
-              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`.execute(trx);
-  // Journal: customer → deposit address, from the block it was seen in; reversed if a reorg removes that block.
-  if (opts.journal === false) return result.rows;
-  await recordMovements(
+              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`;
+  if (opts.journal === false) return (await insert.execute(trx)).rows;
+  // Journal: customer → deposit address, from the block it was seen in; reversed if a reorg removes that block. Written
+  // by the same statement; a deposit revived after a reorg (its key taken by the reversed entry) by a second one.
+  const result = await withDepositEntries(chain, insert).execute(trx);
+  const rows = result.rows.map(({ journaled: _, ...d }) => d);
+  const revived = rows.filter((_, i) => !result.rows[i]!.journaled);
+  if (revived.length === 0) return rows;
+  await recordMovementsAgain(
     trx,
-    result.rows.map((d) => ({
+    revived.map((d) => ({
       network: chain.network,
       mode: chain.mode,
       txHash: d.tx_hash,
@@ -114,7 +127,7 @@ export async function recordObservedDepositRows(
       ),
     })),
   );
-  return result.rows;
+  return rows;
 }
 
 /** Reorg: provisional deposits in blocks above `height` stopped being canonical. Confirmed ones are never touched. */

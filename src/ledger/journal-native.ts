@@ -26,7 +26,9 @@ export async function registeredWallets(db: Kysely<Database>, chain: ChainRef): 
            coalesce(w.registered_height,
                     (select min(e.block_height) - 1 from journal_entries e join journal_legs l on l.entry_id = e.id
                      where e.network = w.network and e.mode = w.mode
-                       and l.account = ${addressAccount(chain.network, chain.mode, '')} || w.address))::text as opening_height,
+                       and l.account = ${addressAccount(chain.network, chain.mode, '')} || w.address
+                       -- always true here: lets the planner use journal_legs_account, which leaves external legs out
+                       and l.account <> ${EXTERNAL_ACCOUNT}))::text as opening_height,
            exists (select 1 from journal_entries o where o.network = w.network and o.mode = w.mode
                    and o.kind = 'opening_balance' and o.tx_hash = 'opening:' || w.address) as booked
     from journal_wallets w where w.network = ${chain.network} and w.mode = ${chain.mode}

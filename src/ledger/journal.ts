@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { JournalKind, JournalObjectType } from '../db/journal-tables.js';
 import type { Mode } from '../domain/vocabulary.js';
@@ -129,6 +129,19 @@ export async function recordMovements(
     .map((w) => ({ movement: w.item.m, entryId: w.entryId }));
 }
 
+/**
+ * recordMovements for movements whose key is known to be taken (a deposit revived after a reorg reversed its entry):
+ * one statement, the key's next revision when its latest one was reversed, nothing when it is live.
+ */
+export async function recordMovementsAgain(
+  trx: Transaction<Database>,
+  movements: readonly Movement[],
+): Promise<Array<{ movement: Movement; entryId: bigint }>> {
+  const items = movements.map((m) => ({ m, legs: normalizeLegs(m.legs) })).filter((x) => x.legs.length > 0);
+  if (items.length === 0) return [];
+  return (await insertEntries(trx, items, 'next')).map((w) => ({ movement: w.item.m, entryId: w.entryId }));
+}
+
 interface JournalItem {
   m: Movement;
   legs: JournalLeg[];
@@ -185,6 +198,53 @@ async function insertEntries(
                          ${legs.map((l) => l.amount.toString())}::numeric[]) as l(i, account, asset, amount) on l.i = w.i)
     select w.id::text as id, w.i from w order by w.i`.execute(trx);
   return inserted.rows.map((r) => ({ entryId: BigInt(r.id), item: items[r.i]! }));
+}
+
+/** What the watcher's deposit insert answers, as much of it as its journal entry needs (deposits.ts, RecordedDeposit). */
+export interface InsertedDeposit {
+  id: string;
+  session_id: string | null;
+  tx_hash: string;
+  log_index: number;
+  block_number: bigint;
+  token: string;
+  amount_base: bigint;
+  to_address: string;
+  block_hash: string;
+  merchant_id: string | null;
+}
+
+/**
+ * The watcher's deposits journaled in the statement that records them (issue 16, docs/performance.md "Journal cost"):
+ * `inserted` is an `insert into deposits ... returning` of InsertedDeposit's columns; the answer is the same rows, each
+ * with `journaled`. Each deposit's entry (kind `deposit`, leg key `log:<index>`, object the deposit, revision 0) and its
+ * two legs (external → the deposit address, in the token) are built in SQL from the row the insert returned: no
+ * parameter per entry or leg, the same rows recordMovements writes. A key already taken (a deposit revived after a
+ * reorg reversed its entry) writes nothing here and answers `journaled: false`: the caller records those through
+ * recordMovements (next revision), in the same transaction. A zero amount moves nothing and is never journaled.
+ */
+export function withDepositEntries<R extends InsertedDeposit>(
+  chain: ChainRef,
+  inserted: RawBuilder<R>,
+): RawBuilder<R & { journaled: boolean }> {
+  return sql<R & { journaled: boolean }>`
+    with d as (${inserted}),
+    ins as (
+      insert into journal_entries (network, mode, tx_hash, leg_key, revision, kind, block_height, block_hash, merchant_id,
+                                   session_id, object_type, object_id)
+      select ${chain.network}, ${chain.mode}, d.tx_hash, 'log:' || d.log_index, 0, 'deposit', d.block_number, d.block_hash,
+             d.merchant_id, d.session_id, 'deposit', d.id
+      from d where d.amount_base <> 0
+      order by d.block_number, d.tx_hash, d.log_index
+      on conflict (network, mode, tx_hash, leg_key, revision) where reverses_id is null do nothing
+      returning id, object_id),
+    legs as (
+      insert into journal_legs (entry_id, account, asset, amount)
+      select ins.id, l.account, ${assetPrefix(chain)} || d.token, l.amount
+      from ins join d on d.id = ins.object_id
+      cross join lateral (values (${EXTERNAL_ACCOUNT}, -d.amount_base),
+                                 (${addressPrefix(chain.network, chain.mode)} || d.to_address, d.amount_base)) as l(account, amount))
+    select d.*, ins.id is not null as journaled from d left join ins on ins.object_id = d.id`;
 }
 
 /** The network fee a failed (reverted) transaction of ours burnt: nothing else moved. */
