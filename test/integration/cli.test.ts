@@ -55,7 +55,7 @@ describe('operator CLI (a real child process)', () => {
     const again = await cli('key', 'revoke', live.key_prefix);
     expect(again.code).toBe(2);
     expect(again.err).toContain('no active key');
-  });
+  }, 240_000); // five CLI processes, each loading the service under tsx: over 60 s on a loaded machine (CI, 2026-11-24)
 
   it('checks --webhook-url against the endpoint rules', async () => {
     const refused = await cli('merchant', 'create', '--name', 'Local', '--webhook-url', 'http://127.0.0.1:9999/hook');
