@@ -8,6 +8,8 @@ import {
   type Wallet,
   type BalanceQuery,
   type BalanceReader,
+  type FinalStateRead,
+  type FinalStateReader,
   type ChainAdapter,
   type ChargeTransfer,
   type ObservedApproval,
@@ -37,6 +39,7 @@ import { toHex, type RpcLog } from '../evm/rpc-types.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { FailoverJsonRpc } from '../evm/failover-rpc.js';
+import { RpcError } from '../evm/rpc-errors.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
 import { tronPaymentLinks } from './payment-uri.js';
@@ -77,7 +80,13 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader {
+/** Balances read between two looks at the solidified block (finalStateBalances), and the reads of one chunk allowed. */
+const FINAL_READ_CHUNK = 32;
+const FINAL_READ_ATTEMPTS = 5;
+
+export class TronChainAdapter
+  implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader
+{
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -175,9 +184,48 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
 
   /**
    * BalanceReader, per account through the wallet API (TRX balance, TRC-20 balanceOf), eight in flight. The wallet API
-   * keeps no state by height: this is the latest state, read after the pinned height is final (docs/journal.md).
+   * keeps no state by height: this is the latest state. Reconcile reads with finalStateBalances instead.
    */
   async balancesAt(_height: bigint, items: readonly BalanceQuery[]): Promise<bigint[]> {
+    return this.#readBalances(items, 'latest');
+  }
+
+  /**
+   * FinalStateReader: the solidified state, exactly. The solidity API (walletsolidity/getaccount,
+   * walletsolidity/triggerconstantcontract) answers from the latest solidified block, and TRON's JSON-RPC serves
+   * `latest` only (no block parameter), so each chunk of FINAL_READ_CHUNK balances is bracketed by the solidified
+   * block's height (walletsolidity/getnowblock) before and after: unchanged, every balance of the chunk is that
+   * block's state; moved, the chunk is read again (at most FINAL_READ_ATTEMPTS times, then the read fails). The
+   * height after one chunk is the height before the next. `minHeight` is not needed: the solidified block only grows.
+   */
+  async finalStateBalances(_minHeight: bigint, items: readonly BalanceQuery[]): Promise<FinalStateRead> {
+    const sender = this.#send();
+    const balances: bigint[] = [];
+    const heights: bigint[] = [];
+    let retries = 0;
+    this.#balanceRpcCalls++;
+    let before = await sender.solidHeight();
+    for (let start = 0; start < items.length; start += FINAL_READ_CHUNK) {
+      const chunk = items.slice(start, start + FINAL_READ_CHUNK);
+      for (let attempt = 1; ; attempt++) {
+        const read = await this.#readBalances(chunk, 'final');
+        this.#balanceRpcCalls++;
+        const after = await sender.solidHeight();
+        if (after === before) {
+          balances.push(...read);
+          heights.push(...chunk.map(() => after));
+          break;
+        }
+        before = after;
+        if (attempt >= FINAL_READ_ATTEMPTS)
+          throw new RpcError('unavailable', `tron: the solidified block moved during ${attempt} reads of the same balances`);
+        retries++;
+      }
+    }
+    return { balances, heights, retries };
+  }
+
+  async #readBalances(items: readonly BalanceQuery[], at: 'latest' | 'final'): Promise<bigint[]> {
     const sender = this.#send();
     const out: bigint[] = new Array(items.length);
     let next = 0;
@@ -188,11 +236,11 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
         const canonical = normalizeTronAddress(q.address);
         if (!canonical) throw new Error(`not a TRON address: ${q.address}`);
         this.#balanceRpcCalls++;
-        if (q.asset === 'native') out[i] = await sender.trxBalance(canonical);
+        if (q.asset === 'native') out[i] = await sender.trxBalance(canonical, at);
         else {
           const token = this.tokens.find((t) => t.symbol === q.asset);
           if (!token) throw new Error(`tron: no ${q.asset} in the token registry`);
-          out[i] = await sender.tokenBalance(token, canonical);
+          out[i] = await sender.tokenBalance(token, canonical, at);
         }
       }
     };
