@@ -73,7 +73,12 @@ export interface SolanaAdapterOptions {
 /** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
  * delegation (see "Allowance charging" below and docs/solana.md). */
 export class SolanaChainAdapter
-  implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody>, Sweeper<SolanaUnsignedBody>, BalanceReader, FinalStateReader
+  implements
+    ChainAdapter<SolanaUnsignedBody>,
+    AllowanceCharger<SolanaUnsignedBody>,
+    Sweeper<SolanaUnsignedBody>,
+    BalanceReader,
+    FinalStateReader
 {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';

@@ -80,9 +80,12 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-/** Balances read between two looks at the solidified block (finalStateBalances), and the reads of one chunk allowed. */
+/**
+ * Balances read between two looks at the solidified block (finalStateBalances), and the chunks read again (each
+ * time smaller) before the read fails.
+ */
 const FINAL_READ_CHUNK = 32;
-const FINAL_READ_ATTEMPTS = 5;
+const FINAL_READ_RETRIES = 20;
 
 export class TronChainAdapter
   implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader
@@ -195,8 +198,9 @@ export class TronChainAdapter
    * walletsolidity/triggerconstantcontract) answers from the latest solidified block, and TRON's JSON-RPC serves
    * `latest` only (no block parameter), so each chunk of FINAL_READ_CHUNK balances is bracketed by the solidified
    * block's height (walletsolidity/getnowblock) before and after: unchanged, every balance of the chunk is that
-   * block's state; moved, the chunk is read again (at most FINAL_READ_ATTEMPTS times, then the read fails). The
-   * height after one chunk is the height before the next. `minHeight` is not needed: the solidified block only grows.
+   * block's state; moved, the chunk is read again, half as large (FINAL_READ_RETRIES such reads in a whole read, then
+   * it fails). The height after one chunk is the height before the next. `minHeight` is not needed: the solidified
+   * block only grows.
    */
   async finalStateBalances(_minHeight: bigint, items: readonly BalanceQuery[]): Promise<FinalStateRead> {
     const sender = this.#send();
@@ -205,22 +209,23 @@ export class TronChainAdapter
     let retries = 0;
     this.#balanceRpcCalls++;
     let before = await sender.solidHeight();
-    for (let start = 0; start < items.length; start += FINAL_READ_CHUNK) {
-      const chunk = items.slice(start, start + FINAL_READ_CHUNK);
-      for (let attempt = 1; ; attempt++) {
-        const read = await this.#readBalances(chunk, 'final');
-        this.#balanceRpcCalls++;
-        const after = await sender.solidHeight();
-        if (after === before) {
-          balances.push(...read);
-          heights.push(...chunk.map(() => after));
-          break;
-        }
-        before = after;
-        if (attempt >= FINAL_READ_ATTEMPTS)
-          throw new RpcError('unavailable', `tron: the solidified block moved during ${attempt} reads of the same balances`);
-        retries++;
+    let size = FINAL_READ_CHUNK;
+    for (let start = 0; start < items.length; ) {
+      const chunk = items.slice(start, start + size);
+      const read = await this.#readBalances(chunk, 'final');
+      this.#balanceRpcCalls++;
+      const after = await sender.solidHeight();
+      if (after === before) {
+        balances.push(...read);
+        heights.push(...chunk.map(() => after));
+        start += chunk.length;
+        continue;
       }
+      // The solidified block moved during the chunk: read it again, smaller (blocks come faster than the reads).
+      before = after;
+      if (++retries > FINAL_READ_RETRIES)
+        throw new RpcError('unavailable', `tron: the solidified block moved during ${retries} reads of the balances`);
+      size = Math.max(1, Math.floor(size / 2));
     }
     return { balances, heights, retries };
   }

@@ -43,7 +43,9 @@ export async function openRegisteredWallets(db: Db, adapter: ChainAdapter, waitM
           address: w.address,
           merchantId: w.merchantId,
           height: h,
-          balances: queries.flatMap((q, i) => (q.address === w.address ? [{ asset: q.asset, amount: read.balances[i]! - books[i]!.balance }] : [])),
+          balances: queries.flatMap((q, i) =>
+            q.address === w.address ? [{ asset: q.asset, amount: read.balances[i]! - books[i]!.balance }] : [],
+          ),
         })),
       );
       return pending.map((w) => w.address);

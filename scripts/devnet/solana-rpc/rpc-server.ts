@@ -163,7 +163,8 @@ function commitmentParam(cfg: Record<string, unknown>, fallback: Commitment = 'f
 function reachedCommitment(v: FakeSolanaValidator, cfg: Record<string, unknown>): Commitment {
   const c = commitmentParam(cfg);
   const min = cfg.minContextSlot;
-  if (min !== undefined && (typeof min !== 'number' || !Number.isSafeInteger(min) || min < 0)) invalid('minContextSlot must be a slot number');
+  if (min !== undefined && (typeof min !== 'number' || !Number.isSafeInteger(min) || min < 0))
+    invalid('minContextSlot must be a slot number');
   const slot = v.slot(c);
   if (typeof min === 'number' && slot < min) throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: slot });
   return c;
