@@ -231,8 +231,13 @@ export interface BalanceReader {
 /** Balances read from a chain's latest final state, each with the height whose state it is. */
 export interface FinalStateRead {
   balances: bigint[];
-  /** Per item: the block height (slot) whose state the balance is. */
+  /** Per item: the block height (slot) whose state the balance is; the highest it can be when `lowHeights` differ. */
   heights: bigint[];
+  /**
+   * Per item: the lowest height whose state the balance can be (TRON: the solidified block moved during the read and
+   * the request does not say which state answered). Equal to `heights[i]` when the height is exact; absent: all exact.
+   */
+  lowHeights?: bigint[];
   /** Reads done again because the final state moved during them (TRON). */
   retries: number;
 }

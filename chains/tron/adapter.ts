@@ -39,7 +39,6 @@ import { toHex, type RpcLog } from '../evm/rpc-types.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { FailoverJsonRpc } from '../evm/failover-rpc.js';
-import { RpcError } from '../evm/rpc-errors.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 import { tronAddressAt, tronDepositKeyPath, tronHotWalletKeyPath } from './keys.js';
 import { tronPaymentLinks } from './payment-uri.js';
@@ -81,11 +80,11 @@ export interface TronAdapterOptions {
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
 /**
- * Balances read between two looks at the solidified block (finalStateBalances), and the chunks read again (each
- * time smaller) before the read fails.
+ * Balances read between two looks at the solidified block (finalStateBalances), and the reads of a chunk (each time
+ * half as large) before its balances are taken with a height range.
  */
 const FINAL_READ_CHUNK = 32;
-const FINAL_READ_RETRIES = 20;
+const FINAL_READ_ATTEMPTS = 3;
 
 export class TronChainAdapter
   implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader
@@ -198,36 +197,39 @@ export class TronChainAdapter
    * walletsolidity/triggerconstantcontract) answers from the latest solidified block, and TRON's JSON-RPC serves
    * `latest` only (no block parameter), so each chunk of FINAL_READ_CHUNK balances is bracketed by the solidified
    * block's height (walletsolidity/getnowblock) before and after: unchanged, every balance of the chunk is that
-   * block's state; moved, the chunk is read again, half as large (FINAL_READ_RETRIES such reads in a whole read, then
-   * it fails). The height after one chunk is the height before the next. `minHeight` is not needed: the solidified
-   * block only grows.
+   * block's state; moved, the chunk is read again, half as large, and after FINAL_READ_ATTEMPTS reads its balances
+   * are answered with the range of blocks they may be from (`lowHeights`). The height after one chunk is the height
+   * before the next. `minHeight` is not needed: the solidified block only grows.
    */
   async finalStateBalances(_minHeight: bigint, items: readonly BalanceQuery[]): Promise<FinalStateRead> {
     const sender = this.#send();
     const balances: bigint[] = [];
     const heights: bigint[] = [];
+    const lowHeights: bigint[] = [];
     let retries = 0;
     this.#balanceRpcCalls++;
     let before = await sender.solidHeight();
-    let size = FINAL_READ_CHUNK;
     for (let start = 0; start < items.length; ) {
-      const chunk = items.slice(start, start + size);
-      const read = await this.#readBalances(chunk, 'final');
-      this.#balanceRpcCalls++;
-      const after = await sender.solidHeight();
-      if (after === before) {
-        balances.push(...read);
-        heights.push(...chunk.map(() => after));
-        start += chunk.length;
-        continue;
+      for (let attempt = 1, size = FINAL_READ_CHUNK; ; attempt++, size = Math.max(1, Math.floor(size / 2))) {
+        const chunk = items.slice(start, start + size);
+        const read = await this.#readBalances(chunk, 'final');
+        this.#balanceRpcCalls++;
+        const after = await sender.solidHeight();
+        // Unchanged: exactly that block's state. Moved: read again, smaller; after the last attempt, each balance is
+        // the state of some block in [before, after], said so by lowHeights (reconcile compares what that settles).
+        if (after === before || attempt === FINAL_READ_ATTEMPTS) {
+          balances.push(...read);
+          heights.push(...chunk.map(() => after));
+          lowHeights.push(...chunk.map(() => before));
+          start += chunk.length;
+          before = after;
+          break;
+        }
+        before = after;
+        retries++;
       }
-      // The solidified block moved during the chunk: read it again, smaller (blocks come faster than the reads).
-      before = after;
-      if (++retries > FINAL_READ_RETRIES)
-        throw new RpcError('unavailable', `tron: the solidified block moved during ${retries} reads of the balances`);
-      size = Math.max(1, Math.floor(size / 2));
     }
-    return { balances, heights, retries };
+    return { balances, heights, lowHeights, retries };
   }
 
   async #readBalances(items: readonly BalanceQuery[], at: 'latest' | 'final'): Promise<bigint[]> {

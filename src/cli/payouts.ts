@@ -30,7 +30,7 @@ ${WALLET_GUARD_USAGE}
 deposits unmatched [--network <n>] [--mode test|live] [--limit N]`;
 
 /** How long `payouts wallets` waits for a TRON/Solana final state covering the registration (opening balances). */
-const OPENING_WAIT_MS = 60_000;
+const OPENING_WAIT_MS = 90_000;
 
 // Operator commands for refund payouts (issue 5) and unmatched deposits (issue 3).
 export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise<void> {

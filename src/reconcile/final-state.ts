@@ -24,13 +24,14 @@ export async function readBalances(
 /**
  * Waits (polling every `pollMs`, at most `waitMs`) until the watcher's committed final height of `chain` reaches
  * `height`: every movement the journal can hold up to it is then recorded. Answers the committed height, or null on
- * timeout.
+ * timeout or when the watcher never ran on the chain.
  */
 export async function waitForWatcher(db: Db, chain: Chain, height: bigint, waitMs: number, pollMs = 250): Promise<bigint | null> {
   const until = Date.now() + waitMs;
   for (;;) {
     const committed = await watcherFinalHeight(db, chain);
-    if (committed !== null && committed >= height) return committed;
+    if (committed === null) return null;
+    if (committed >= height) return committed;
     if (Date.now() >= until) return null;
     await new Promise((r) => setTimeout(r, pollMs));
   }
@@ -43,7 +44,8 @@ const key = (address: string, asset: string) => `${address}\u0000${asset}`;
 /**
  * The books of each query at its own height (`heights[i]`): the journal balance of that address and asset counting
  * entries at or below it, and the unacknowledged unexplained part. `atPinned` is journalBalancesAt(`pinned`), reused
- * when no height is below it.
+ * when no height is below it. With `lowHeights` (a balance whose height is only known to lie in a range), `ambiguous`
+ * says where the books differ within that range: the comparison would depend on which height answered.
  */
 export async function booksAtHeights(
   db: Db,
@@ -52,10 +54,11 @@ export async function booksAtHeights(
   atPinned: readonly JournalBalance[],
   queries: readonly BalanceQuery[],
   heights: readonly bigint[],
-): Promise<Books[]> {
+  lowHeights: readonly bigint[] = heights,
+): Promise<Array<Books & { ambiguous: boolean }>> {
   let low = pinned;
   let high = pinned;
-  for (const h of heights) {
+  for (const h of [...heights, ...lowHeights]) {
     if (h < low) low = h;
     if (h > high) high = h;
   }
@@ -75,12 +78,71 @@ export async function booksAtHeights(
   }
   return queries.map((q, i) => {
     const k = key(q.address, q.asset);
-    const b = { ...(byKey.get(k) ?? { balance: 0n, unexplained: 0n }) };
+    const b = { ...(byKey.get(k) ?? { balance: 0n, unexplained: 0n }), ambiguous: false };
     for (const l of later.get(k) ?? []) {
       if (l.height > heights[i]!) continue;
       b.balance += l.balance;
       b.unexplained += l.unexplained;
+      if (l.height > lowHeights[i]! && (l.balance !== 0n || l.unexplained !== 0n)) b.ambiguous = true;
     }
     return b;
   });
+}
+
+/** Reads of balances whose height stayed ambiguous, before they are left uncompared for this run. */
+const REREADS = 3;
+
+export interface SettledRead {
+  balances: bigint[];
+  heights: bigint[];
+  books: Array<Books & { ambiguous: boolean }>;
+  exact: 'block' | 'final-state';
+  /** Chunk re-reads inside the adapter plus the balances read again here. */
+  retries: number;
+}
+
+/**
+ * Reads `queries` (readBalances), waits for the watcher to cover the highest height read, and computes the books of
+ * each balance at its height. A balance whose height is a range over which its books change (TRON, the solidified
+ * block moved during its read) is read again, at most REREADS times; still ambiguous, its `books.ambiguous` stays true
+ * and reconcile leaves it uncompared. Null: the watcher did not cover the read within `waitMs`.
+ */
+export async function readSettled(
+  db: Db,
+  adapter: ChainAdapter & BalanceReader,
+  chain: Chain,
+  pinned: bigint,
+  committed: bigint,
+  atPinned: readonly JournalBalance[],
+  queries: readonly BalanceQuery[],
+  waitMs: number,
+): Promise<SettledRead | null> {
+  const first = await readBalances(adapter, pinned, queries);
+  const balances = [...first.balances];
+  const heights = [...first.heights];
+  const lows = [...(first.lowHeights ?? first.heights)];
+  let retries = first.retries;
+  let covered = committed;
+  for (let round = 0; ; round++) {
+    const top = heights.reduce((a, h) => (h > a ? h : a), pinned);
+    if (top > covered) {
+      const c = await waitForWatcher(db, chain, top, waitMs);
+      if (c === null) return null;
+      covered = c;
+    }
+    const books = await booksAtHeights(db, chain, pinned, atPinned, queries, heights, lows);
+    const ambiguous = books.flatMap((b, i) => (b.ambiguous ? [i] : []));
+    if (ambiguous.length === 0 || round === REREADS) return { balances, heights, books, exact: first.exact, retries };
+    const again = await readBalances(
+      adapter,
+      pinned,
+      ambiguous.map((i) => queries[i]!),
+    );
+    retries += again.retries + ambiguous.length;
+    ambiguous.forEach((i, j) => {
+      balances[i] = again.balances[j]!;
+      heights[i] = again.heights[j]!;
+      lows[i] = (again.lowHeights ?? again.heights)[j]!;
+    });
+  }
 }

@@ -31,9 +31,13 @@ export async function openRegisteredWallets(db: Db, adapter: ChainAdapter, waitM
   const assets = [...adapter.tokens.map((t) => t.symbol), 'native' as const];
   const queries: BalanceQuery[] = pending.flatMap((w) => assets.map((asset) => ({ address: w.address, asset })));
   for (;;) {
-    const read = await adapter.finalStateBalances(minHeight, queries).catch(() => null);
-    const h = read?.heights[0];
-    if (read && h !== undefined && h >= minHeight && read.heights.every((x) => x === h)) {
+    // The latest final state (no minimum: a node not there yet would answer an error), read again until it reaches
+    // the registrations at one exact height; a failing read gives up at once (reconcile books the openings then).
+    const read = await adapter.finalStateBalances(0n, queries).catch(() => null);
+    if (!read) return [];
+    const h = read.heights[0];
+    const exact = read.heights.every((x, i) => x === h && (read.lowHeights?.[i] ?? x) === h);
+    if (h !== undefined && h >= minHeight && exact) {
       if ((await waitForWatcher(db, chain, h, Math.max(0, until - Date.now()))) === null) return [];
       const books = await booksAtHeights(db, chain, h, await journalBalancesAt(db, chain, h), queries, read.heights);
       await bookOpeningBalances(

@@ -22,7 +22,7 @@ import {
 import { addressMerchants, lastRunAgeMs, storeReconcileRun, watcherFinalHeight, withReconcileLock } from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 import { countUnexplained } from '../metrics/watcher.js';
-import { booksAtHeights, readBalances, waitForWatcher, type Books } from './final-state.js';
+import { readSettled, type Books } from './final-state.js';
 
 // Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
 // at a pinned final height, minus unexplained movements no operator acknowledged) against the chain's balance at that
@@ -75,10 +75,11 @@ export interface ChainReconciliation {
   summary: ReconcileSummaryRow[];
   /**
    * TRON and Solana (final state read, no state by height): the lowest and highest heights whose state the balances
-   * are (each compared with the books at its own height; `height` is the highest), and the reads repeated because the
-   * final state moved during them.
+   * are (each compared with the books at its own height; `height` is the highest), the reads repeated because the
+   * final state moved during them, and the balances left uncompared this run (their height stayed a range over which
+   * their books change: TRON, the solidified block moving during every read of them).
    */
-  stateHeights?: { lowest: bigint; highest: bigint; retries: number };
+  stateHeights?: { lowest: bigint; highest: bigint; retries: number; uncompared: number };
   /** Unexplained native movements this run booked (on-chain minus journal; docs/journal.md "Native balances"). */
   unexplainedNative?: Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }>;
 }
@@ -155,21 +156,21 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { cove
   }
   const list = [...addresses];
   const queries: BalanceQuery[] = list.flatMap((address) => assets.map((asset) => ({ address, asset })));
-  // EVM: every balance at the pinned block. TRON and Solana: the latest final state, each balance with its height.
-  const read = await readBalances(adapter, pinned, queries);
+  // EVM: every balance at the pinned block. TRON and Solana: the latest final state, each balance with its height, the
+  // books at that height once the watcher covers it.
+  const waitMs = opts.coverWaitMs ?? DEFAULT_COVER_WAIT_MS;
+  const read = await readSettled(db, adapter, chain, pinned, committed, journal, queries, waitMs);
+  if (read === null)
+    return {
+      ...empty,
+      height: null,
+      skipped: `the watcher's committed final height stayed below the height of the final state read for ${waitMs} ms`,
+    };
   const onChain = read.balances;
+  const books = read.books;
   const top = read.heights.reduce((a, h) => (h > a ? h : a), pinned);
   const lowest = read.heights.reduce((a, h) => (h < a ? h : a), top);
-  if (top > committed) {
-    const waitMs = opts.coverWaitMs ?? DEFAULT_COVER_WAIT_MS;
-    if ((await waitForWatcher(db, chain, top, waitMs)) === null)
-      return {
-        ...empty,
-        height: null,
-        skipped: `the watcher's committed final height stayed below ${top}, the height of the final state read, for ${waitMs} ms`,
-      };
-  }
-  const books = await booksAtHeights(db, chain, pinned, journal, queries, read.heights);
+  const uncompared = books.filter((b) => b.ambiguous).length;
   const merchants = await addressMerchants(db, chain, list);
   if (read.exact === 'final-state') await bookOpeningsFromRead(db, chain, wallets, queries, read, books);
   const unexplainedNative = await recordNativeDrift(db, chain, queries, onChain, read.heights, books, merchants);
@@ -179,6 +180,7 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { cove
   const summary = new Map<string, ReconcileSummaryRow & { seen: Set<string> }>();
   queries.forEach((q, i) => {
     const j = books[i]!;
+    if (j.ambiguous) return;
     const expected = j.balance - j.unexplained;
     const actual = onChain[i]!;
     const merchantId = merchants.get(q.address) ?? null;
@@ -234,7 +236,7 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { cove
   return {
     ...chain,
     height: top,
-    ...(read.exact === 'final-state' ? { stateHeights: { lowest, highest: top, retries: read.retries } } : {}),
+    ...(read.exact === 'final-state' ? { stateHeights: { lowest, highest: top, retries: read.retries, uncompared } } : {}),
     runId,
     addresses: list.length,
     balances: queries.length,
@@ -295,7 +297,7 @@ async function bookOpeningsFromRead(
   wallets: readonly RegisteredWallet[],
   queries: readonly BalanceQuery[],
   read: { balances: readonly bigint[]; heights: readonly bigint[] },
-  books: Books[],
+  books: Array<Books & { ambiguous: boolean }>,
 ): Promise<void> {
   const pending = wallets.filter((w) => w.needsOpening);
   if (pending.length === 0) return;
@@ -310,7 +312,7 @@ async function bookOpeningsFromRead(
     if (inFlight.has(w.address)) continue;
     const idx = queries.flatMap((q, i) => (q.address === w.address ? [i] : []));
     const h = read.heights[idx[0]!]!;
-    if (idx.some((i) => read.heights[i] !== h)) continue;
+    if (idx.some((i) => read.heights[i] !== h || books[i]!.ambiguous)) continue;
     if (w.openingHeight !== null && w.openingHeight > h) continue;
     openings.push({
       address: w.address,
@@ -335,10 +337,10 @@ async function recordNativeDrift(
   queries: readonly BalanceQuery[],
   onChain: readonly bigint[],
   heights: readonly bigint[],
-  books: Books[],
+  books: Array<Books & { ambiguous: boolean }>,
   merchants: ReadonlyMap<string, string>,
 ): Promise<Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }>> {
-  const drifting = queries.flatMap((q, i) => (q.asset === 'native' && onChain[i] !== books[i]!.balance ? [i] : []));
+  const drifting = queries.flatMap((q, i) => (q.asset === 'native' && !books[i]!.ambiguous && onChain[i] !== books[i]!.balance ? [i] : []));
   if (drifting.length === 0) return [];
   const inFlight = await addressesWithTransfersInFlight(
     db,
@@ -371,7 +373,7 @@ async function recordNativeDrift(
     );
     for (const w of written) {
       const i = byAddress.get(w.drift.address)!;
-      books[i] = { balance: books[i]!.balance + w.drift.amount, unexplained: books[i]!.unexplained + w.drift.amount };
+      books[i] = { ...books[i]!, balance: books[i]!.balance + w.drift.amount, unexplained: books[i]!.unexplained + w.drift.amount };
       out.push({ entryId: w.entryId, address: w.drift.address, amount: w.drift.amount, merchantId: w.drift.merchantId });
     }
   }
