@@ -11,13 +11,29 @@ import { watcherFinalHeight } from '../ledger/reconcile-runs.js';
 
 export type Chain = { network: string; mode: Mode };
 
-/** Reads `queries` at `pinned` (EVM) or in the latest final state, no older than `pinned` (TRON, Solana). */
+/** How long a final state read waits for the node to reach the floor height. */
+const FLOOR_WAIT_MS = 60_000;
+
+/**
+ * Reads `queries` at `pinned` (EVM) or in the latest final state, no older than `floor` (TRON, Solana: the higher of
+ * the pinned height and the previous run's, so that a movement this chain's previous run booked at its height is
+ * never read again from an older state and booked twice).
+ */
 export async function readBalances(
   adapter: ChainAdapter & BalanceReader,
   pinned: bigint,
   queries: readonly BalanceQuery[],
+  floor: bigint = pinned,
 ): Promise<FinalStateRead & { exact: 'block' | 'final-state' }> {
-  if (isFinalStateReader(adapter)) return { ...(await adapter.finalStateBalances(pinned, queries)), exact: 'final-state' };
+  if (isFinalStateReader(adapter)) {
+    // TRON's solidified block has no minimum to ask for: a node behind the floor is read again, for a while.
+    for (const until = Date.now() + FLOOR_WAIT_MS; ; ) {
+      const read = await adapter.finalStateBalances(floor, queries);
+      if (read.heights.every((h) => h >= floor)) return { ...read, exact: 'final-state' };
+      if (Date.now() >= until) throw new Error(`${adapter.network}: the final state stayed below height ${floor}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
   return { balances: await adapter.balancesAt(pinned, queries), heights: queries.map(() => pinned), retries: 0, exact: 'block' };
 }
 
@@ -116,15 +132,16 @@ export async function readSettled(
   atPinned: readonly JournalBalance[],
   queries: readonly BalanceQuery[],
   waitMs: number,
+  floor: bigint = pinned,
 ): Promise<SettledRead | null> {
-  const first = await readBalances(adapter, pinned, queries);
+  const first = await readBalances(adapter, pinned, queries, floor);
   const balances = [...first.balances];
   const heights = [...first.heights];
   const lows = [...(first.lowHeights ?? first.heights)];
   let retries = first.retries;
   let covered = committed;
   for (let round = 0; ; round++) {
-    const top = heights.reduce((a, h) => (h > a ? h : a), pinned);
+    const top = heights.reduce((a, h) => (h > a ? h : a), floor);
     if (top > covered) {
       const c = await waitForWatcher(db, chain, top, waitMs);
       if (c === null) return null;
@@ -137,6 +154,7 @@ export async function readSettled(
       adapter,
       pinned,
       ambiguous.map((i) => queries[i]!),
+      floor,
     );
     retries += again.retries + ambiguous.length;
     ambiguous.forEach((i, j) => {

@@ -159,7 +159,9 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { cove
   // EVM: every balance at the pinned block. TRON and Solana: the latest final state, each balance with its height, the
   // books at that height once the watcher covers it.
   const waitMs = opts.coverWaitMs ?? DEFAULT_COVER_WAIT_MS;
-  const read = await readSettled(db, adapter, chain, pinned, committed, journal, queries, waitMs);
+  const previous = await lastRunHeight(db, chain);
+  const floor = previous !== null && previous > pinned && isFinalStateReader(adapter) ? previous : pinned;
+  const read = await readSettled(db, adapter, chain, pinned, committed, journal, queries, waitMs, floor);
   if (read === null)
     return {
       ...empty,
@@ -168,7 +170,7 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { cove
     };
   const onChain = read.balances;
   const books = read.books;
-  const top = read.heights.reduce((a, h) => (h > a ? h : a), pinned);
+  const top = read.heights.length === 0 ? floor : read.heights.reduce((a, h) => (h > a ? h : a), read.heights[0]!);
   const lowest = read.heights.reduce((a, h) => (h < a ? h : a), top);
   const uncompared = books.filter((b) => b.ambiguous).length;
   const merchants = await addressMerchants(db, chain, list);
