@@ -28,7 +28,9 @@ import { readSettled, type Books } from './final-state.js';
 // at a pinned final height, minus unexplained movements no operator acknowledged) against the chain's balance at that
 // same height, to the base unit, for each registry token and the native coin. Pinned height: the lower of the
 // watcher's committed final height and the chain's current final height, so every movement the journal can hold for
-// it is already final and recorded. Every difference fails the run. Native coin: registered wallets get their opening
+// it is already final and recorded. EVM reads at that block; TRON and Solana serve only their latest final state, read
+// with the height of that state, and the books are computed at that height once the watcher covers it
+// (final-state.ts). Every difference fails the run. Native coin: registered wallets get their opening
 // balance booked once, and a native balance that differs from the journal while nothing of ours is in flight from that
 // address is booked as an unexplained movement (flagged until an operator acknowledges it), since gas arrives as plain
 // value transfers no log shows (docs/journal.md).
