@@ -228,6 +228,34 @@ export interface BalanceReader {
   readonly balanceRpcCalls: number;
 }
 
+/** Balances read from a chain's latest final state, each with the height whose state it is. */
+export interface FinalStateRead {
+  balances: bigint[];
+  /** Per item: the block height (slot) whose state the balance is; the highest it can be when `lowHeights` differ. */
+  heights: bigint[];
+  /**
+   * Per item: the lowest height whose state the balance can be (TRON: the solidified block moved during the read and
+   * the request does not say which state answered). Equal to `heights[i]` when the height is exact; absent: all exact.
+   */
+  lowHeights?: bigint[];
+  /** Reads done again because the final state moved during them (TRON). */
+  retries: number;
+}
+
+/**
+ * Optional capability of chains that keep no state by height (TRON, Solana): balances of the latest final state, each
+ * with the exact height of that state (Solana: `context.slot` of a finalized getMultipleAccounts, at least
+ * `minHeight`; TRON: the solidified block, unchanged before and after the read). Reconcile then computes the books at
+ * those heights (docs/journal.md).
+ */
+export interface FinalStateReader {
+  finalStateBalances(minHeight: bigint, items: readonly BalanceQuery[]): Promise<FinalStateRead>;
+}
+
+export function isFinalStateReader(a: ChainAdapter): a is ChainAdapter & FinalStateReader {
+  return typeof (a as Partial<FinalStateReader>).finalStateBalances === 'function';
+}
+
 export function isBalanceReader(a: ChainAdapter): a is ChainAdapter & BalanceReader {
   return typeof (a as Partial<BalanceReader>).balancesAt === 'function';
 }

@@ -11,6 +11,8 @@ import {
   type AddressBalances,
   type BalanceQuery,
   type BalanceReader,
+  type FinalStateRead,
+  type FinalStateReader,
   type ChainHead,
   type CursorState,
   type KeyDeriver,
@@ -71,7 +73,12 @@ export interface SolanaAdapterOptions {
 /** Solana (mainnet-beta, devnet, or the local LiteSVM endpoint): SPL Token USDT and USDC; subscriptions by SPL Token
  * delegation (see "Allowance charging" below and docs/solana.md). */
 export class SolanaChainAdapter
-  implements ChainAdapter<SolanaUnsignedBody>, AllowanceCharger<SolanaUnsignedBody>, Sweeper<SolanaUnsignedBody>, BalanceReader
+  implements
+    ChainAdapter<SolanaUnsignedBody>,
+    AllowanceCharger<SolanaUnsignedBody>,
+    Sweeper<SolanaUnsignedBody>,
+    BalanceReader,
+    FinalStateReader
 {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
@@ -197,13 +204,18 @@ export class SolanaChainAdapter
     return this.#balanceRpcCalls;
   }
 
-  /**
-   * BalanceReader: lamports of the address (`native`) or the amount in its associated token account of the mint, read
-   * with getMultipleAccounts (100 accounts a request, four in flight) at the adapter's finality, no older than
-   * `height` (minContextSlot). Solana keeps no state by slot: the answer is the state at the slot the node has
-   * finalized now, at or after `height` (docs/journal.md).
-   */
+  /** BalanceReader: the state the node has finalized now, no older than `height` (see finalStateBalances). */
   async balancesAt(height: bigint, items: readonly BalanceQuery[]): Promise<bigint[]> {
+    return (await this.finalStateBalances(height, items)).balances;
+  }
+
+  /**
+   * FinalStateReader: lamports of the address (`native`) or the amount in its associated token account of the mint, read
+   * with getMultipleAccounts (100 accounts a request, four in flight) at the adapter's finality with `minContextSlot` =
+   * `minHeight`. Each answer's `context.slot` is the slot whose state it is: the height of its balances. A node whose
+   * finalized slot is still below `minHeight` answers -32016 (minimum context slot not reached): the read fails.
+   */
+  async finalStateBalances(minHeight: bigint, items: readonly BalanceQuery[]): Promise<FinalStateRead> {
     const keys = items.map((q) => {
       const owner = new PublicKey(q.address);
       if (q.asset === 'native') return owner;
@@ -211,7 +223,8 @@ export class SolanaChainAdapter
       if (!token) throw new Error(`solana: no ${q.asset} in the token registry`);
       return getAssociatedTokenAddressSync(new PublicKey(token.address), owner, true, this.#tokenProgramId);
     });
-    const out: bigint[] = new Array(items.length);
+    const balances: bigint[] = new Array(items.length);
+    const heights: bigint[] = new Array(items.length);
     const starts: number[] = [];
     for (let i = 0; i < keys.length; i += 100) starts.push(i);
     let next = 0;
@@ -219,20 +232,21 @@ export class SolanaChainAdapter
       while (next < starts.length) {
         const start = starts[next++]!;
         this.#balanceRpcCalls++;
-        const { value } = await this.connection.getMultipleAccountsInfoAndContext(keys.slice(start, start + 100), {
+        const { context, value } = await this.connection.getMultipleAccountsInfoAndContext(keys.slice(start, start + 100), {
           commitment: this.finality,
-          minContextSlot: Number(height),
+          minContextSlot: Number(minHeight),
         });
         value.forEach((acc, j) => {
           const q = items[start + j]!;
           // SPL token account layout: the u64 amount sits at byte offset 64, little-endian.
-          out[start + j] =
+          balances[start + j] =
             q.asset === 'native' ? BigInt(acc?.lamports ?? 0) : acc && acc.data.length >= 72 ? acc.data.readBigUInt64LE(64) : 0n;
+          heights[start + j] = BigInt(context.slot);
         });
       }
     };
     await Promise.all(Array.from({ length: Math.min(4, starts.length) }, worker));
-    return out;
+    return { balances, heights, retries: 0 };
   }
 
   getHead(): Promise<ChainHead> {

@@ -8,6 +8,8 @@ import {
   type Wallet,
   type BalanceQuery,
   type BalanceReader,
+  type FinalStateRead,
+  type FinalStateReader,
   type ChainAdapter,
   type ChargeTransfer,
   type ObservedApproval,
@@ -77,7 +79,16 @@ export interface TronAdapterOptions {
  * TRON mainnet / Nile / Shasta: TRC-20 USDT (and USDC when configured). Canonical addresses are `41...` hex.
  * Subscriptions (AllowanceCharger): Approval logs from the JSON-RPC, everything else through the wallet API.
  */
-export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader {
+/**
+ * Balances read between two looks at the solidified block (finalStateBalances), and the reads of a chunk (each time
+ * half as large) before its balances are taken with a height range.
+ */
+const FINAL_READ_CHUNK = 32;
+const FINAL_READ_ATTEMPTS = 3;
+
+export class TronChainAdapter
+  implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader
+{
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
   readonly mode: Mode;
@@ -175,9 +186,53 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
 
   /**
    * BalanceReader, per account through the wallet API (TRX balance, TRC-20 balanceOf), eight in flight. The wallet API
-   * keeps no state by height: this is the latest state, read after the pinned height is final (docs/journal.md).
+   * keeps no state by height: this is the latest state. Reconcile reads with finalStateBalances instead.
    */
   async balancesAt(_height: bigint, items: readonly BalanceQuery[]): Promise<bigint[]> {
+    return this.#readBalances(items, 'latest');
+  }
+
+  /**
+   * FinalStateReader: the solidified state, exactly. The solidity API (walletsolidity/getaccount,
+   * walletsolidity/triggerconstantcontract) answers from the latest solidified block, and TRON's JSON-RPC serves
+   * `latest` only (no block parameter), so each chunk of FINAL_READ_CHUNK balances is bracketed by the solidified
+   * block's height (walletsolidity/getnowblock) before and after: unchanged, every balance of the chunk is that
+   * block's state; moved, the chunk is read again, half as large, and after FINAL_READ_ATTEMPTS reads its balances
+   * are answered with the range of blocks they may be from (`lowHeights`). The height after one chunk is the height
+   * before the next. `minHeight` is not needed: the solidified block only grows.
+   */
+  async finalStateBalances(_minHeight: bigint, items: readonly BalanceQuery[]): Promise<FinalStateRead> {
+    const sender = this.#send();
+    const balances: bigint[] = [];
+    const heights: bigint[] = [];
+    const lowHeights: bigint[] = [];
+    let retries = 0;
+    this.#balanceRpcCalls++;
+    let before = await sender.solidHeight();
+    for (let start = 0; start < items.length; ) {
+      for (let attempt = 1, size = FINAL_READ_CHUNK; ; attempt++, size = Math.max(1, Math.floor(size / 2))) {
+        const chunk = items.slice(start, start + size);
+        const read = await this.#readBalances(chunk, 'final');
+        this.#balanceRpcCalls++;
+        const after = await sender.solidHeight();
+        // Unchanged: exactly that block's state. Moved: read again, smaller; after the last attempt, each balance is
+        // the state of some block in [before, after], said so by lowHeights (reconcile compares what that settles).
+        if (after === before || attempt === FINAL_READ_ATTEMPTS) {
+          balances.push(...read);
+          heights.push(...chunk.map(() => after));
+          lowHeights.push(...chunk.map(() => before));
+          start += chunk.length;
+          before = after;
+          break;
+        }
+        before = after;
+        retries++;
+      }
+    }
+    return { balances, heights, lowHeights, retries };
+  }
+
+  async #readBalances(items: readonly BalanceQuery[], at: 'latest' | 'final'): Promise<bigint[]> {
     const sender = this.#send();
     const out: bigint[] = new Array(items.length);
     let next = 0;
@@ -188,11 +243,11 @@ export class TronChainAdapter implements ChainAdapter<TronTxBody>, AllowanceChar
         const canonical = normalizeTronAddress(q.address);
         if (!canonical) throw new Error(`not a TRON address: ${q.address}`);
         this.#balanceRpcCalls++;
-        if (q.asset === 'native') out[i] = await sender.trxBalance(canonical);
+        if (q.asset === 'native') out[i] = await sender.trxBalance(canonical, at);
         else {
           const token = this.tokens.find((t) => t.symbol === q.asset);
           if (!token) throw new Error(`tron: no ${q.asset} in the token registry`);
-          out[i] = await sender.tokenBalance(token, canonical);
+          out[i] = await sender.tokenBalance(token, canonical, at);
         }
       }
     };

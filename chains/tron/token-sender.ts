@@ -589,9 +589,19 @@ export class TronTokenSender {
     return r.result === '' ? 0n : BigInt(`0x${r.result.slice(0, 64)}`);
   }
 
-  /** TRX balance (sun) from getaccount; 0 for an account never activated. */
-  async trxBalance(owner: string): Promise<bigint> {
-    return int64((await this.#o.api.full<AccountJson>('wallet/getaccount', { address: owner })).balance);
+  /** TRX balance (sun) from getaccount; 0 for an account never activated. `at: 'final'`: the solidity API's. */
+  async trxBalance(owner: string, at: 'latest' | 'final' = 'latest'): Promise<bigint> {
+    const r =
+      at === 'final'
+        ? await this.#o.api.solidity<AccountJson>('walletsolidity/getaccount', { address: owner })
+        : await this.#o.api.full<AccountJson>('wallet/getaccount', { address: owner });
+    return int64(r.balance);
+  }
+
+  /** The solidified block's height (walletsolidity/getnowblock): the state the solidity API answers from. */
+  async solidHeight(): Promise<bigint> {
+    const solid = await this.#o.api.solidity<BlockJson>('walletsolidity/getnowblock', {});
+    return int64(solid.block_header?.raw_data?.number);
   }
 
   /**

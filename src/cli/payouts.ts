@@ -1,6 +1,7 @@
 import type { ChainRegistry } from '../../chains/registry.js';
 import { registerWallets } from '../ledger/journal.js';
-import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
+import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
+import { openRegisteredWallets } from '../reconcile/openings.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
 import { formatBaseUnits, formatMinor } from '../domain/money.js';
@@ -28,6 +29,9 @@ payouts retry <refund_id> --merchant <id>      pay a failed refund again, as a n
 ${WALLET_GUARD_USAGE}
 deposits unmatched [--network <n>] [--mode test|live] [--limit N]`;
 
+/** How long `payouts wallets` waits for a TRON/Solana final state covering the registration (opening balances). */
+const OPENING_WAIT_MS = 90_000;
+
 // Operator commands for refund payouts (issue 5) and unmatched deposits (issue 3).
 export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise<void> {
   const out = ctx.out ?? print;
@@ -45,6 +49,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       const adapters = await ctx.adapters();
       const nonces = await walletNonceStates(ctx.db);
       const rows = [];
+      const registered = new Set<ChainAdapter>();
       for (const acc of accounts) {
         for (const adapter of adapters) {
           if (adapter.mode !== acc.mode) continue;
@@ -53,6 +58,7 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
           await registerWallets(ctx.db, [
             { network: adapter.network, mode: acc.mode, address: wallet.address, merchantId: acc.merchant_id, role: 'refunds' },
           ]);
+          registered.add(adapter);
           const balances = await adapter.getBalances(wallet.address).catch((e: Error) => ({ error: e.message }));
           const resources = adapter.describeFeeResources
             ? await adapter.describeFeeResources(wallet.address).catch((e: Error) => ({ error: e.message }))
@@ -76,6 +82,9 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
           });
         }
       }
+      // TRON and Solana keep no state by height: their opening balances are booked now, before any funding
+      // (docs/journal.md "Native balances"); a chain not ready in time leaves it to the first reconcile.
+      for (const adapter of registered) await openRegisteredWallets(ctx.db, adapter, OPENING_WAIT_MS).catch(() => []);
       out(rows);
       return;
     }

@@ -457,3 +457,33 @@ export async function unbalancedEntries(db: Kysely<Database>): Promise<Array<{ e
   );
   return r.rows.map((x) => ({ entryId: BigInt(x.entry_id), asset: x.asset, total: BigInt(x.total) }));
 }
+
+/** One leg of an `address:` account of `chain` in a block above `from` and at or below `to` (books at several heights). */
+export interface JournalLegAt extends JournalBalance {
+  height: bigint;
+}
+
+/**
+ * The legs of `address:` accounts of `chain` in blocks in (`from`, `to`], with their height, `unexplained` as in
+ * journalBalancesAt: with journalBalancesAt(from), the balance at any height up to `to`.
+ */
+export async function journalLegsBetween(db: Kysely<Database>, chain: ChainRef, from: bigint, to: bigint): Promise<JournalLegAt[]> {
+  if (to <= from) return [];
+  const r = await sql<{ account: string; asset: string; height: string; balance: string; unexplained: string }>`
+    select l.account, l.asset, e.block_height::text as height, sum(l.amount)::text as balance,
+           coalesce(sum(l.amount) filter (where e.kind = 'unexplained' and a.entry_id is null), 0)::text as unexplained
+    from journal_entries e
+    join journal_legs l on l.entry_id = e.id
+    left join journal_acknowledgements a on a.entry_id = coalesce(e.reverses_id, e.id)
+    where e.network = ${chain.network} and e.mode = ${chain.mode}
+      and e.block_height > ${from.toString()}::bigint and e.block_height <= ${to.toString()}::bigint
+      and l.account like ${addressAccountPattern(chain)}
+    group by l.account, l.asset, e.block_height`.execute(db);
+  return r.rows.map((x) => ({
+    account: x.account,
+    asset: x.asset,
+    height: BigInt(x.height),
+    balance: BigInt(x.balance),
+    unexplained: BigInt(x.unexplained),
+  }));
+}

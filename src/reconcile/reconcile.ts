@@ -1,8 +1,15 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import { isBalanceReader, type BalanceQuery, type BalanceReader, type ChainAdapter, type TokenSymbol } from '../../chains/types.js';
+import {
+  isBalanceReader,
+  isFinalStateReader,
+  type BalanceQuery,
+  type BalanceReader,
+  type ChainAdapter,
+  type TokenSymbol,
+} from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../domain/vocabulary.js';
-import { accountAddress, addressAccount, assetPrefix, journalAsset, journalBalancesAt } from '../ledger/journal.js';
+import { accountAddress, addressAccount, journalAsset, journalBalancesAt } from '../ledger/journal.js';
 import {
   addressesWithTransfersInFlight,
   bookOpeningBalances,
@@ -15,12 +22,15 @@ import {
 import { addressMerchants, lastRunAgeMs, storeReconcileRun, watcherFinalHeight, withReconcileLock } from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 import { countUnexplained } from '../metrics/watcher.js';
+import { readSettled, type Books } from './final-state.js';
 
 // Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
 // at a pinned final height, minus unexplained movements no operator acknowledged) against the chain's balance at that
 // same height, to the base unit, for each registry token and the native coin. Pinned height: the lower of the
 // watcher's committed final height and the chain's current final height, so every movement the journal can hold for
-// it is already final and recorded. Every difference fails the run. Native coin: registered wallets get their opening
+// it is already final and recorded. EVM reads at that block; TRON and Solana serve only their latest final state, read
+// with the height of that state, and the books are computed at that height once the watcher covers it
+// (final-state.ts). Every difference fails the run. Native coin: registered wallets get their opening
 // balance booked once, and a native balance that differs from the journal while nothing of ours is in flight from that
 // address is booked as an unexplained movement (flagged until an operator acknowledges it), since gas arrives as plain
 // value transfers no log shows (docs/journal.md).
@@ -65,6 +75,13 @@ export interface ChainReconciliation {
   durationMs: number;
   differences: ReconcileDifference[];
   summary: ReconcileSummaryRow[];
+  /**
+   * TRON and Solana (final state read, no state by height): the lowest and highest heights whose state the balances
+   * are (each compared with the books at its own height; `height` is the highest), the reads repeated because the
+   * final state moved during them, and the balances left uncompared this run (their height stayed a range over which
+   * their books change: TRON, the solidified block moving during every read of them).
+   */
+  stateHeights?: { lowest: bigint; highest: bigint; retries: number; uncompared: number };
   /** Unexplained native movements this run booked (on-chain minus journal; docs/journal.md "Native balances"). */
   unexplainedNative?: Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }>;
 }
@@ -84,7 +101,7 @@ export interface ReconcileReport {
  */
 export async function reconcile(
   deps: { db: Db; adapters: ChainRegistry },
-  opts: { network?: string; mode?: Mode; scheduled?: { minIntervalMs: number } } = {},
+  opts: { network?: string; mode?: Mode; scheduled?: { minIntervalMs: number }; coverWaitMs?: number } = {},
 ): Promise<ReconcileReport> {
   const chains: ChainReconciliation[] = [];
   for (const adapter of deps.adapters) {
@@ -107,14 +124,17 @@ export async function reconcile(
         const age = await lastRunAgeMs(deps.db, chain);
         if (age !== null && age < opts.scheduled.minIntervalMs) return skipped('reconciled by another worker within the interval');
       }
-      return reconcileChain(deps.db, adapter);
+      return reconcileChain(deps.db, adapter, { coverWaitMs: opts.coverWaitMs });
     });
     chains.push('busy' in r ? skipped('another worker is reconciling this chain') : r);
   }
   return { chains, ok: chains.every((c) => c.differences.every((d) => !d.failing)) };
 }
 
-export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<ChainReconciliation> {
+/** How long a run waits for the watcher to cover the height of a final state read (TRON, Solana) before skipping. */
+export const DEFAULT_COVER_WAIT_MS = 120_000;
+
+export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { coverWaitMs?: number } = {}): Promise<ChainReconciliation> {
   const chain = { network: adapter.network, mode: adapter.mode };
   const empty = { ...chain, addresses: 0, balances: 0, rpcCalls: 0, durationMs: 0, differences: [], summary: [] };
   if (!isBalanceReader(adapter))
@@ -125,41 +145,46 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
   const committed = await watcherFinalHeight(db, chain);
   if (committed === null) return { ...empty, height: null, skipped: 'the watcher has not run on this chain yet' };
   const head = await adapter.getHead();
-  const height = committed < head.final ? committed : head.final;
+  const pinned = committed < head.final ? committed : head.final;
 
   const assets: Array<TokenSymbol | 'native'> = [...adapter.tokens.map((t) => t.symbol), 'native'];
   const wallets = await registeredWallets(db, chain);
-  await bookOpenings(db, adapter, height, assets, wallets);
-  const journal = await journalBalancesAt(db, chain, height);
-  const byKey = new Map<string, { balance: bigint; unexplained: bigint }>();
+  await bookHistoricalOpenings(db, adapter, pinned, assets, wallets);
+  const journal = await journalBalancesAt(db, chain, pinned);
   const addresses = new Set<string>(wallets.map((w) => w.address));
   for (const j of journal) {
     const address = accountAddress(chain, j.account);
-    if (address === null) continue;
-    addresses.add(address);
-    byKey.set(`${address}\u0000${j.asset.slice(assetPrefix(chain).length)}`, { balance: j.balance, unexplained: j.unexplained });
+    if (address !== null) addresses.add(address);
   }
   const list = [...addresses];
   const queries: BalanceQuery[] = list.flatMap((address) => assets.map((asset) => ({ address, asset })));
-  const onChain = await adapter.balancesAt(height, queries);
+  // EVM: every balance at the pinned block. TRON and Solana: the latest final state, each balance with its height, the
+  // books at that height once the watcher covers it.
+  const waitMs = opts.coverWaitMs ?? DEFAULT_COVER_WAIT_MS;
+  const previous = await lastRunHeight(db, chain);
+  const floor = previous !== null && previous > pinned && isFinalStateReader(adapter) ? previous : pinned;
+  const read = await readSettled(db, adapter, chain, pinned, committed, journal, queries, waitMs, floor);
+  if (read === null)
+    return {
+      ...empty,
+      height: null,
+      skipped: `the watcher's committed final height stayed below the height of the final state read for ${waitMs} ms`,
+    };
+  const onChain = read.balances;
+  const books = read.books;
+  const top = read.heights.length === 0 ? floor : read.heights.reduce((a, h) => (h > a ? h : a), read.heights[0]!);
+  const lowest = read.heights.reduce((a, h) => (h < a ? h : a), top);
+  const uncompared = books.filter((b) => b.ambiguous).length;
   const merchants = await addressMerchants(db, chain, list);
-  // TRON and Solana are read now, not at the height: their drift is measured against every entry of the journal.
-  const reference =
-    adapter.family === 'evm'
-      ? byKey
-      : new Map(
-          (await journalBalancesAt(db, chain, EVERY_HEIGHT)).map((j) => [
-            `${accountAddress(chain, j.account)}\u0000${j.asset.slice(assetPrefix(chain).length)}`,
-            { balance: j.balance, unexplained: j.unexplained },
-          ]),
-        );
-  const unexplainedNative = await recordNativeDrift(db, chain, height, queries, onChain, byKey, reference, merchants);
+  if (read.exact === 'final-state') await bookOpeningsFromRead(db, chain, wallets, queries, read, books);
+  const unexplainedNative = await recordNativeDrift(db, chain, queries, onChain, read.heights, books, merchants);
   for (const u of unexplainedNative) countUnexplained(chain, u.amount > 0n ? 'in' : 'out');
 
   const differences: ReconcileDifference[] = [];
   const summary = new Map<string, ReconcileSummaryRow & { seen: Set<string> }>();
   queries.forEach((q, i) => {
-    const j = byKey.get(`${q.address}\u0000${q.asset}`) ?? { balance: 0n, unexplained: 0n };
+    const j = books[i]!;
+    if (j.ambiguous) return;
     const expected = j.balance - j.unexplained;
     const actual = onChain[i]!;
     const merchantId = merchants.get(q.address) ?? null;
@@ -191,7 +216,7 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
   const rpcCalls = adapter.balanceRpcCalls - calls0;
   const runId = await storeReconcileRun(db, {
     chain,
-    height,
+    height: top,
     addresses: list.length,
     balances: queries.length,
     rpcCalls,
@@ -214,7 +239,8 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
   reconciliationLastRun.set(chain, Date.now() / 1000);
   return {
     ...chain,
-    height,
+    height: top,
+    ...(read.exact === 'final-state' ? { stateHeights: { lowest, highest: top, retries: read.retries, uncompared } } : {}),
     runId,
     addresses: list.length,
     balances: queries.length,
@@ -227,110 +253,133 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter): Promise<Cha
 }
 
 /**
- * Books the opening balance of each registered wallet that has none yet, on every asset reconcile reads. EVM keeps
- * state by block: read at the wallet's opening height (its registration). TRON and Solana keep none: the chain now
- * minus the journal at the pinned height (what the journal does not explain up to the first run that sees the wallet).
+ * EVM keeps state by block: books the opening balance of each registered wallet that has none yet, read at its
+ * opening height (its registration), once the pinned height reaches it. TRON and Solana: bookOpeningsFromRead.
  */
-/** Above any block height: every entry of the journal. */
-const EVERY_HEIGHT = 2n ** 62n;
-
-async function bookOpenings(
+async function bookHistoricalOpenings(
   db: Db,
   adapter: ChainAdapter & BalanceReader,
   height: bigint,
   assets: ReadonlyArray<TokenSymbol | 'native'>,
   wallets: readonly RegisteredWallet[],
 ): Promise<void> {
+  if (isFinalStateReader(adapter)) return;
   const chain = { network: adapter.network, mode: adapter.mode };
   const pending = wallets.filter((w) => w.needsOpening && (w.openingHeight === null || w.openingHeight <= height));
   if (pending.length === 0) return;
-  const historical = adapter.family === 'evm';
-  // No state by height: the chain is read now, so compare with every entry (and leave wallets with a transfer in flight
-  // for a later run, their landed-but-unsettled fee would be taken for part of the opening).
-  const journal = historical ? [] : await journalBalancesAt(db, chain, EVERY_HEIGHT);
-  const inFlight = historical
-    ? new Set<string>()
-    : await addressesWithTransfersInFlight(
-        db,
-        chain,
-        pending.map((w) => w.address),
-      );
   const byHeight = new Map<bigint, RegisteredWallet[]>();
   for (const w of pending) {
-    if (inFlight.has(w.address)) continue;
-    const h = historical ? (w.openingHeight ?? height) : w.openingHeight !== null && w.openingHeight < height ? w.openingHeight : height;
+    const h = w.openingHeight ?? height;
     byHeight.set(h, [...(byHeight.get(h) ?? []), w]);
   }
-  const known = (address: string, asset: string): bigint =>
-    journal.find(
-      (j) => j.account === addressAccount(chain.network, chain.mode, address) && j.asset === journalAsset(chain.network, chain.mode, asset),
-    )?.balance ?? 0n;
-  const openings: Array<{
-    address: string;
-    merchantId: string | null;
-    height: bigint;
-    balances: Array<{ asset: string; amount: bigint }>;
-  }> = [];
+  const openings: Opening[] = [];
   for (const [h, ws] of byHeight) {
     const queries = ws.flatMap((w) => assets.map((asset) => ({ address: w.address, asset })));
-    const read = await adapter.balancesAt(historical ? h : height, queries);
-    for (const w of ws) {
-      const balances = assets.map((asset) => {
-        const i = queries.findIndex((q) => q.address === w.address && q.asset === asset);
-        return { asset, amount: read[i]! - (historical ? 0n : known(w.address, asset)) };
+    const read = await adapter.balancesAt(h, queries);
+    for (const w of ws)
+      openings.push({
+        address: w.address,
+        merchantId: w.merchantId,
+        height: h,
+        balances: assets.map((asset) => ({ asset, amount: read[queries.findIndex((q) => q.address === w.address && q.asset === asset)]! })),
       });
-      openings.push({ address: w.address, merchantId: w.merchantId, height: h, balances });
-    }
   }
   await bookOpeningBalances(db, chain, openings);
 }
 
+type Opening = { address: string; merchantId: string | null; height: bigint; balances: Array<{ asset: string; amount: bigint }> };
+
 /**
- * Native balances that differ from the journal at the pinned height, on addresses with nothing of ours in flight:
- * booked as unexplained movements (the books, which leave unacknowledged ones out, still differ until an operator
- * acknowledges them). Updates `byKey` with what was written.
+ * TRON and Solana: the opening balance of each registered wallet that has none yet, from this run's exact read of the
+ * final state at height h (at or after its registration): what the chain held at h minus the journal at h, booked at h.
+ * A wallet whose balances came from different heights, or with a transaction of ours in flight (its landed fee may not
+ * be journaled yet), waits for a later run. Updates `books` with what was booked.
+ */
+async function bookOpeningsFromRead(
+  db: Db,
+  chain: { network: string; mode: Mode },
+  wallets: readonly RegisteredWallet[],
+  queries: readonly BalanceQuery[],
+  read: { balances: readonly bigint[]; heights: readonly bigint[] },
+  books: Array<Books & { ambiguous: boolean }>,
+): Promise<void> {
+  const pending = wallets.filter((w) => w.needsOpening);
+  if (pending.length === 0) return;
+  const inFlight = await addressesWithTransfersInFlight(
+    db,
+    chain,
+    pending.map((w) => w.address),
+  );
+  const openings: Opening[] = [];
+  const touched: number[] = [];
+  for (const w of pending) {
+    if (inFlight.has(w.address)) continue;
+    const idx = queries.flatMap((q, i) => (q.address === w.address ? [i] : []));
+    const h = read.heights[idx[0]!]!;
+    if (idx.some((i) => read.heights[i] !== h || books[i]!.ambiguous)) continue;
+    if (w.openingHeight !== null && w.openingHeight > h) continue;
+    openings.push({
+      address: w.address,
+      merchantId: w.merchantId,
+      height: h,
+      balances: idx.map((i) => ({ asset: queries[i]!.asset, amount: read.balances[i]! - books[i]!.balance })),
+    });
+    touched.push(...idx);
+  }
+  await bookOpeningBalances(db, chain, openings);
+  for (const i of touched) books[i] = { ...books[i]!, balance: read.balances[i]! };
+}
+
+/**
+ * Native balances that differ from the books at their height, on addresses with nothing of ours in flight: booked as
+ * unexplained movements at that height (the books, which leave unacknowledged ones out, still differ until an
+ * operator acknowledges them). Updates `books` with what was written.
  */
 async function recordNativeDrift(
   db: Db,
   chain: { network: string; mode: Mode },
-  height: bigint,
   queries: readonly BalanceQuery[],
   onChain: readonly bigint[],
-  byKey: Map<string, { balance: bigint; unexplained: bigint }>,
-  reference: ReadonlyMap<string, { balance: bigint }>,
+  heights: readonly bigint[],
+  books: Array<Books & { ambiguous: boolean }>,
   merchants: ReadonlyMap<string, string>,
 ): Promise<Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }>> {
-  const nativeKey = (address: string) => `${address}\u0000native`;
-  const drifting = queries
-    .map((q, i) => ({ q, chain: onChain[i]! }))
-    .filter(({ q, chain: c }) => q.asset === 'native' && c !== (reference.get(nativeKey(q.address))?.balance ?? 0n));
+  const drifting = queries.flatMap((q, i) => (q.asset === 'native' && !books[i]!.ambiguous && onChain[i] !== books[i]!.balance ? [i] : []));
   if (drifting.length === 0) return [];
   const inFlight = await addressesWithTransfersInFlight(
     db,
     chain,
-    drifting.map((d) => d.q.address),
+    drifting.map((i) => queries[i]!.address),
   );
-  const settled = drifting.filter((d) => !inFlight.has(d.q.address));
+  const settled = drifting.filter((i) => !inFlight.has(queries[i]!.address));
   const sessions = await depositSessions(
     db,
     chain,
-    settled.map((d) => d.q.address),
+    settled.map((i) => queries[i]!.address),
   );
-  const written = await recordUnexplainedNative(
-    db,
-    chain,
-    await lastRunHeight(db, chain),
-    height,
-    settled.map((d) => ({
-      address: d.q.address,
-      merchantId: merchants.get(d.q.address) ?? null,
-      sessionId: sessions.get(d.q.address) ?? null,
-      amount: d.chain - (reference.get(nativeKey(d.q.address))?.balance ?? 0n),
-    })),
-  );
-  for (const w of written) {
-    const j = byKey.get(nativeKey(w.drift.address)) ?? { balance: 0n, unexplained: 0n };
-    byKey.set(nativeKey(w.drift.address), { balance: j.balance + w.drift.amount, unexplained: j.unexplained + w.drift.amount });
+  const from = await lastRunHeight(db, chain);
+  const byHeight = new Map<bigint, number[]>();
+  for (const i of settled) byHeight.set(heights[i]!, [...(byHeight.get(heights[i]!) ?? []), i]);
+  const out: Array<{ entryId: bigint; address: string; amount: bigint; merchantId: string | null }> = [];
+  for (const [height, idx] of byHeight) {
+    const byAddress = new Map(idx.map((i) => [queries[i]!.address, i]));
+    const written = await recordUnexplainedNative(
+      db,
+      chain,
+      from,
+      height,
+      idx.map((i) => ({
+        address: queries[i]!.address,
+        merchantId: merchants.get(queries[i]!.address) ?? null,
+        sessionId: sessions.get(queries[i]!.address) ?? null,
+        amount: onChain[i]! - books[i]!.balance,
+      })),
+    );
+    for (const w of written) {
+      const i = byAddress.get(w.drift.address)!;
+      books[i] = { ...books[i]!, balance: books[i]!.balance + w.drift.amount, unexplained: books[i]!.unexplained + w.drift.amount };
+      out.push({ entryId: w.entryId, address: w.drift.address, amount: w.drift.amount, merchantId: w.drift.merchantId });
+    }
   }
-  return written.map((w) => ({ entryId: w.entryId, address: w.drift.address, amount: w.drift.amount, merchantId: w.drift.merchantId }));
+  return out;
 }

@@ -114,11 +114,43 @@ export class FakeTronChain {
     return this.accounts.get(address);
   }
 
-  /** Activates the account if needed and sets its TRX balance. */
+  /**
+   * TRX balances by block, for the solidity API: each account's balance after every block that changed it (recorded
+   * after each executed transaction, at its block, and by `setTrx`, at the head block). Resources are not versioned.
+   */
+  readonly #trxHistory = new Map<string, Array<{ block: bigint; sun: bigint }>>();
+
+  /** The TRX balance (sun) of `address` in the state of block `height`; undefined when it did not exist yet. */
+  trxAt(address: string, height: bigint): bigint | undefined {
+    let found: bigint | undefined;
+    for (const v of this.#trxHistory.get(address) ?? []) if (v.block <= height) found = v.sun;
+    return found;
+  }
+
+  /** Records every account whose balance changed since its last record, as of `block`. */
+  #recordTrx(block: bigint): void {
+    for (const [address, a] of this.accounts) {
+      const list = this.#trxHistory.get(address) ?? [];
+      const last = list[list.length - 1];
+      if (last && last.sun === a.balanceSun) continue;
+      if (last && last.block === block) last.sun = a.balanceSun;
+      else list.push({ block, sun: a.balanceSun });
+      this.#trxHistory.set(address, list);
+    }
+  }
+
+  /** Test-control writes not yet given a block (setTrx): the next head read records them at that head. */
+  #unrecordedTrx = false;
+
+  /**
+   * Activates the account if needed and sets its TRX balance. Test control: the change becomes part of the state of
+   * the head block as next read (never earlier than the block it was made at, so never solidified too early).
+   */
   setTrx(address: string, sun: bigint): void {
     const a = this.accounts.get(address) ?? newAccount();
     a.balanceSun = sun;
     this.accounts.set(address, a);
+    this.#unrecordedTrx = true;
   }
 
   /** Test knob: grants resources directly (as if staked or rented), replacing earlier grants. */
@@ -179,7 +211,12 @@ export class FakeTronChain {
   }
 
   async head(): Promise<HeadBlock> {
-    return (await this.block('latest'))!;
+    const head = (await this.block('latest'))!;
+    if (this.#unrecordedTrx) {
+      this.#unrecordedTrx = false;
+      this.#recordTrx(head.number);
+    }
+    return head;
   }
 
   async solidHeight(): Promise<bigint> {
@@ -246,7 +283,11 @@ export class FakeTronChain {
    * a timeout) execute once, the second answering DUP_TRANSACTION_ERROR.
    */
   broadcast(rawDataHex: string, signatures: string[], sizeBytes: number): Promise<StoredTx> {
-    const run = this.#applying.then(() => this.#apply(rawDataHex, signatures, sizeBytes));
+    const run = this.#applying.then(async () => {
+      const stored = await this.#apply(rawDataHex, signatures, sizeBytes);
+      this.#recordTrx(stored.blockNumber);
+      return stored;
+    });
     this.#applying = run.catch(() => undefined);
     return run;
   }

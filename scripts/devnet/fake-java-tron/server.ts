@@ -66,7 +66,14 @@ export async function startFakeJavaTron(
       };
     },
     'wallet/getaccount': async (b) => accountJson(chain, b),
-    'walletsolidity/getaccount': async (b) => accountJson(chain, b),
+    // The solidity node's account: its TRX balance in the solidified block's state (resources are the latest).
+    'walletsolidity/getaccount': async (b) => {
+      const address = normalizeTronAddress(String(b.address ?? ''));
+      const sun = address ? chain.trxAt(address, await chain.solidHeight()) : undefined;
+      if (sun === undefined) return {};
+      const { balance: _latest, ...rest } = accountJson(chain, b) as { balance?: number };
+      return { ...rest, ...(sun > 0n ? { balance: Number(sun) } : {}) };
+    },
     'wallet/getaccountresource': async (b) => resourceJson(chain, b),
     'wallet/triggersmartcontract': async (b) => {
       const p = triggerParams(b);

@@ -156,6 +156,20 @@ function commitmentParam(cfg: Record<string, unknown>, fallback: Commitment = 'f
   }
 }
 
+/**
+ * The commitment of a state read, refusing it as a validator does when that commitment's slot is below the request's
+ * `minContextSlot`: error -32016 "Minimum context slot has not been reached", data {contextSlot}.
+ */
+function reachedCommitment(v: FakeSolanaValidator, cfg: Record<string, unknown>): Commitment {
+  const c = commitmentParam(cfg);
+  const min = cfg.minContextSlot;
+  if (min !== undefined && (typeof min !== 'number' || !Number.isSafeInteger(min) || min < 0))
+    invalid('minContextSlot must be a slot number');
+  const slot = v.slot(c);
+  if (typeof min === 'number' && slot < min) throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: slot });
+  return c;
+}
+
 function atLeastConfirmed(cfg: Record<string, unknown>): Commitment {
   const c = commitmentParam(cfg);
   if (c === 'processed') invalid('Method does not support commitment below `confirmed`');
@@ -248,17 +262,18 @@ function methodHandlers(v: FakeSolanaValidator, calls: Map<string, number>): Map
   h.set('getMinimumBalanceForRentExemption', ([len]) => Number(v.svm.minimumBalanceForRentExemption(bigintParam(len, 'data length'))));
   h.set('getFeeForMessage', ([, cfg]) => ({ context: ctx(commitmentParam(configParam(cfg))), value: v.lamportsPerSignature }));
   h.set('getBalance', ([address, cfg]) => {
-    const c = commitmentParam(configParam(cfg));
+    const c = reachedCommitment(v, configParam(cfg));
     return { context: ctx(c), value: Number(v.account(pubkeyParam(address), c)?.lamports ?? 0n) };
   });
   h.set('getAccountInfo', ([address, cfg]) => {
     const config = configParam(cfg);
-    return { context: ctx(commitmentParam(config)), value: encodeAccount(pubkeyParam(address), config) };
+    return { context: ctx(reachedCommitment(v, config)), value: encodeAccount(pubkeyParam(address), config) };
   });
   h.set('getMultipleAccounts', ([addresses, cfg]) => {
     if (!Array.isArray(addresses) || addresses.length > 100) invalid('expected an array of at most 100 addresses');
     const config = configParam(cfg);
-    return { context: ctx(commitmentParam(config)), value: addresses.map((a) => encodeAccount(pubkeyParam(a), config)) };
+    // The context slot is the slot whose state the accounts are (at `finalized`: replayed to it, fake-validator.ts).
+    return { context: ctx(reachedCommitment(v, config)), value: addresses.map((a) => encodeAccount(pubkeyParam(a), config)) };
   });
   h.set('getTokenAccountBalance', ([address, cfg]) => {
     const addr = pubkeyParam(address);
