@@ -2,12 +2,15 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../domain/vocabulary.js';
 import { acknowledgeUnexplained, listUnexplained } from '../ledger/journal.js';
-import { reconcile, type ReconcileReport } from '../reconcile/reconcile.js';
+import { incompleteness, reconcile, type ReconcileReport } from '../reconcile/reconcile.js';
 import { UsageError, options, print } from './args.js';
 
-// `reconcile` and `journal` (docs/journal.md). reconcile exits 3 when any balance differs (tokens and native coin), naming each address.
+// `reconcile` and `journal` (docs/journal.md). reconcile exits 3 when any balance differs (tokens and native coin), naming
+// each address, and 4 when it could not compare everything (a chain skipped, balances left uncompared) but found no
+// difference: "nothing differs among what was compared" is not "reconciled".
 export const RECONCILE_USAGE = `reconcile [--network <id>] [--mode test|live] [--json]
-                                                    journal vs on-chain balances at a pinned final height (exit 3 on a difference)
+                                                    journal vs on-chain balances at a pinned final height (exit 3 on a difference,
+                                                    4 when a chain was skipped or balances left uncompared)
 journal unexplained [--network <id>] [--mode test|live] [--all]
                                                     movements the service did not make (unacknowledged unless --all)
 journal acknowledge <entry_id> --note <text>        accept an unexplained movement after looking at it`;
@@ -18,10 +21,19 @@ export async function reconcileCli(args: string[], deps: { db: Db; adapters: () 
   const report = await reconcile({ db: deps.db, adapters: await deps.adapters() }, { network: values.network, mode });
   if (values.json) print(report);
   else process.stdout.write(renderTable(report));
-  for (const c of report.chains)
+  for (const c of report.chains) {
     for (const d of c.differences.filter((x) => x.failing))
       process.stderr.write(`difference: ${c.network}/${c.mode} ${d.address} ${d.asset}: ledger - chain = ${d.difference} base units\n`);
-  if (!report.ok) process.exitCode = 3;
+    for (const gap of incompleteness(c)) process.stderr.write(`not compared: ${c.network}/${c.mode}: ${gap}\n`);
+  }
+  const code = reconcileExitCode(report);
+  if (code !== 0) process.exitCode = code;
+}
+
+/** 3: a balance differs; 4: no difference, but a chain was skipped or balances left uncompared; 0: reconciled. */
+export function reconcileExitCode(report: ReconcileReport): 0 | 3 | 4 {
+  if (!report.ok) return 3;
+  return report.chains.some((c) => incompleteness(c).length > 0) ? 4 : 0;
 }
 
 export async function journalCli(args: string[], deps: { db: Db }): Promise<void> {
@@ -73,6 +85,13 @@ export function renderTable(report: ReconcileReport): string {
         `  ${d.failing ? 'DIFFERENCE' : 'native (not failing)'} ${d.address} ${d.asset}: ledger ${d.expected} chain ${d.chain} difference ${d.difference} (unexplained ${d.unexplained})`,
       );
   }
-  lines.push(report.ok ? 'reconciled: no difference' : 'NOT reconciled: differences above');
+  const code = reconcileExitCode(report);
+  lines.push(
+    code === 0
+      ? 'reconciled: no difference'
+      : code === 3
+        ? 'NOT reconciled: differences above'
+        : 'NOT reconciled: no difference among what was compared, but not everything was (above)',
+  );
   return `${lines.join('\n')}\n`;
 }

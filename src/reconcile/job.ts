@@ -1,10 +1,15 @@
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { Db } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import { reconcile } from './reconcile.js';
+import { incompleteness, reconcile } from './reconcile.js';
 
 /** The worker role's scheduled reconcile: every `intervalMs`, each run stored and the drift gauge set; differences logged as errors. */
-export function startReconcileJob(deps: { db: Db; adapters: ChainRegistry; intervalMs: number; log: Pick<Logger, 'info' | 'error'> }): {
+export function startReconcileJob(deps: {
+  db: Db;
+  adapters: ChainRegistry;
+  intervalMs: number;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+}): {
   stop(): Promise<void>;
 } {
   let running: Promise<void> | null = null;
@@ -42,8 +47,12 @@ export function startReconcileJob(deps: { db: Db; adapters: ChainRegistry; inter
               },
               'reconcile: ledger and chain differ',
             );
+        // Another worker's run is the normal case (info); a chain left uncompared otherwise (its watcher behind or never
+        // run, balances whose final state kept moving) is a gap in the proof an operator must see (warn).
         for (const c of report.chains)
-          if (c.skipped) deps.log.info({ network: c.network, mode: c.mode, reason: c.skipped }, 'reconcile: chain skipped');
+          if (c.skipped && c.coordinated)
+            deps.log.info({ network: c.network, mode: c.mode, reason: c.skipped }, 'reconcile: chain skipped');
+          else for (const gap of incompleteness(c)) deps.log.warn({ network: c.network, mode: c.mode, gap }, 'reconcile: not compared');
         deps.log.info({ ok: report.ok, chains: report.chains.length }, 'reconcile run finished');
       } catch (e) {
         deps.log.error({ err: (e as Error).message }, 'reconcile run failed');

@@ -68,6 +68,8 @@ export interface ChainReconciliation {
   /** Null when the chain was skipped (`skipped` says why). */
   height: bigint | null;
   skipped?: string;
+  /** The skip is the scheduled runs' coordination (another worker reconciles, or did within the interval), not a gap. */
+  coordinated?: true;
   runId?: bigint;
   addresses: number;
   balances: number;
@@ -112,6 +114,7 @@ export async function reconcile(
       ...chain,
       height: null,
       skipped: why,
+      coordinated: true,
       addresses: 0,
       balances: 0,
       rpcCalls: 0,
@@ -129,6 +132,13 @@ export async function reconcile(
     chains.push('busy' in r ? skipped('another worker is reconciling this chain') : r);
   }
   return { chains, ok: chains.every((c) => c.differences.every((d) => !d.failing)) };
+}
+
+/** What a chain's run left uncompared: the chain itself (skipped, with the reason) or some of its balances. */
+export function incompleteness(c: ChainReconciliation): string[] {
+  if (c.skipped) return [`skipped (${c.skipped})`];
+  const uncompared = c.stateHeights?.uncompared ?? 0;
+  return uncompared > 0 ? [`${uncompared} balances left uncompared (the final state moved during every read of them)`] : [];
 }
 
 /** How long a run waits for the watcher to cover the height of a final state read (TRON, Solana) before skipping. */
