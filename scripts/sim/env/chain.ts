@@ -26,9 +26,10 @@ export interface SimOtherChain {
   /** Sends `amount` base units of `token` from the simulator's payer to `to` (any address form the API answers);
    * resolves with the transaction id once it landed. */
   pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
-  /** The native coin and `tokenUnits` whole tokens of each kind for a refund hot wallet (canonical address). `hashes`:
-   * the token transfers' ids as the journal records them (lowercase); `native`: the native base units given. */
-  fundHotWallet(address: string, tokenUnits: bigint): Promise<{ hashes: string[]; native: bigint }>;
+  /** The native coin and `tokenUnits` whole tokens of each kind for a refund hot wallet (canonical address). `txIds`:
+   * the token transfers' ids exactly as the journal records them (TRON: bare lowercase hex; Solana: the base58
+   * signature, case kept; ../top-ups.ts); `native`: the native base units given, set on the node (no transaction). */
+  fundHotWallet(address: string, tokenUnits: bigint): Promise<{ txIds: string[]; native: bigint }>;
   /** Every fault of this chain off (the drain). */
   heal(): Promise<void>;
   stop(): Promise<void>;

@@ -78,13 +78,13 @@ export async function startSimTron(seed: number): Promise<SimTron> {
       const canonical = normalizeTronAddress(address);
       if (!canonical) throw new Error(`tron: not an address: ${address}`);
       chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + TRON_HOT_WALLET_SUN);
-      const hashes: string[] = [];
+      const txIds: string[] = [];
       for (const t of ['USDT', 'USDC'] as const) {
-        const h = (await pay(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals))).toLowerCase();
-        // The journal names TRON transactions without the 0x (java-tron's txid); both spellings are listed.
-        hashes.push(h, h.replace(/^0x/, ''));
+        const h = await pay(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals));
+        // As the journal names a TRON transaction: java-tron's txID, bare lowercase hex (chains/tron/transfer-source.ts).
+        txIds.push(h.replace(/^0x/i, '').toLowerCase());
       }
-      return { hashes, native: TRON_HOT_WALLET_SUN };
+      return { txIds, native: TRON_HOT_WALLET_SUN };
     },
     async heal() {
       rpcProxy.setFaults(healedRates);
