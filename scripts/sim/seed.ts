@@ -26,7 +26,16 @@ import { buildScenario, type SessionPlan } from './scenario.js';
 import { planExtras, startExtras } from './scenario-extras.js';
 import { buildSchedule } from './schedule.js';
 import { serialRestart } from './restart-queue.js';
-import { fundOtherHotWallets, healChains, injectSolanaFault, otherChainsEnv, payerOf, proxiesOf, ratesFor } from './seed-networks.js';
+import {
+  fundOtherHotWallets,
+  healChains,
+  injectOtherReorg,
+  injectSolanaFault,
+  otherChainsEnv,
+  payerOf,
+  proxiesOf,
+  ratesFor,
+} from './seed-networks.js';
 import type { SimNetwork } from './env/chain.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
 import { type ContinuousChecks, startContinuousChecks } from './invariants/continuous.js';
@@ -418,7 +427,7 @@ async function inject(
     if (p.watchers) for (const w of ['watcher-a', 'watcher-b'] as const) sup.arm(w, [String(p.watchers)]);
   } else if (f.kind === 'reorg') {
     const e = env.evm.find((x) => x.contract.network === p.network);
-    if (!e) return ev('fault.reorg.skipped', { network: p.network, reason: 'reorgs run on the Anvil-backed EVM chains only' });
+    if (!e) return injectOtherReorg(env, f, ev);
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
     // Dropped payer transactions are broadcast again by the payer, as a wallet does (same nonce, same hash).
     const resent = await e.resync();

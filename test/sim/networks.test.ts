@@ -19,7 +19,7 @@ import { buildSchedule, SOLANA_FAULT_KINDS } from '../../scripts/sim/schedule.js
 const base = { activeMs: 20_000, intensity: 1, confirmations: 3 };
 
 describe('simulator schedule with Solana and TRON', () => {
-  it('draws the Solana fault kinds only when Solana runs, and Anvil reorgs only on an EVM network of the seed', () => {
+  it('draws the Solana fault kinds only when Solana runs, and Anvil reorgs only on an Anvil-backed network of the seed', () => {
     const kinds = (networks: string[]) => {
       const seen = new Set<string>();
       const reorgs = new Set<string>();
@@ -39,11 +39,19 @@ describe('simulator schedule with Solana and TRON', () => {
     for (const k of SOLANA_FAULT_KINDS) expect(evmOnly.seen.has(k)).toBe(false);
     const mixed = kinds(['ethereum', 'solana', 'tron']);
     for (const k of SOLANA_FAULT_KINDS) expect(mixed.seen.has(k)).toBe(true);
-    expect([...mixed.reorgs]).toEqual(['ethereum']);
+    // TRON's node is an Anvil under the fake java-tron: reorged too.
+    expect([...mixed.reorgs].sort()).toEqual(['ethereum', 'tron']);
+    expect([...kinds(['solana']).reorgs]).toEqual(['solana']); // no Anvil: drawn, then skipped by the runner
     expect(kinds(['tron']).seen.has('solana.drop')).toBe(false);
     // An EVM-only seed's schedule is what it was before Solana joined: the Solana kinds add no draw to it.
     const s1 = buildSchedule(createPrng(1).fork('faults'), { ...base, networks: ['ethereum'] });
     expect(s1.every((f) => !f.kind.startsWith('solana.'))).toBe(true);
+    // The CI seed on three networks draws no reorg: TRON's reorgs left its schedule as it was.
+    const ci2 = buildSchedule(createPrng(2).fork('faults'), { ...base, activeMs: 15_000, networks: ['ethereum', 'solana', 'tron'] });
+    expect(ci2.map((f) => [f.at, f.kind, f.params])).toEqual([
+      [8649, 'kill', { role: 'api' }],
+      [10550, 'solana.drop', { count: 2 }],
+    ]);
   });
 });
 
