@@ -4,7 +4,7 @@ import { RpcError } from './rpc-errors.js';
 import { endpointFault, type FailoverJsonRpc, type PinnedRpc } from './failover-rpc.js';
 import { MissingBlockError, fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
 import { TRANSFER_TOPIC, decodeTransferLog } from './transfer-log.js';
-import { cursorAt, decodeCursor, encodeCursor, type ScanCursor } from './cursor.js';
+import { cursorAt, decodeCursor, encodeCursor, finalSeen, type ScanCursor } from './cursor.js';
 
 export type ConfirmationPolicy = { kind: 'depth'; confirmations: number } | { kind: 'finalized' };
 
@@ -135,7 +135,7 @@ export class BlockScanner {
       transfers: [],
       finalHeight: final,
       processedTip: cursor.tip,
-      cursor: encodeCursor(cursor),
+      cursor: encodeCursor({ ...cursor, final: finalSeen(cursor, final) }),
       caughtUp: true,
     });
     // An endpoint behind the block we already processed (failover to a slower node): nothing to read from it yet.
@@ -190,7 +190,7 @@ export class BlockScanner {
       if (hd) recent.push({ height: hd.height, hash: hd.hash });
     }
     if (recent.at(-1)?.height !== to) recent.push({ height: to, hash: tipHeader.hash });
-    const next: ScanCursor = { tip: { height: to, hash: tipHeader.hash, time: tipHeader.time }, recent };
+    const next: ScanCursor = { tip: { height: to, hash: tipHeader.hash, time: tipHeader.time }, recent, final: finalSeen(cursor, final) };
     return {
       rollbackAbove: null,
       transfers,
@@ -232,11 +232,21 @@ export class BlockScanner {
     for (const b of candidates) {
       const now = await fetchHeader(rpc, b.height);
       if (now.hash !== b.hash) continue;
-      // Blocks above the ancestor were replaced. If one of them was at or below the final height, a credit may
-      // already have been confirmed from it: that is a reorg deeper than the policy and needs an operator.
-      if (b.height + 1n <= final) throw new DeepReorgError(`reorg replaced block ${b.height + 1n} at or below final height ${final}`);
+      // Blocks above the ancestor were replaced. If one of them was at or below a final height reported with the
+      // cursor, a credit may already have been confirmed from it: a reorg deeper than the policy, for an operator.
+      // Judged by the cursor's own final height, not the new branch's: a shallow reorg seen only once the new branch
+      // has grown past the replaced blocks by the confirmation depth (a watcher behind, or a reorg that extends the
+      // chain) replaced nothing that was ever final (simulator seed 108).
+      const confirmedThrough = cursor.final ?? final;
+      if (b.height + 1n <= confirmedThrough)
+        throw new DeepReorgError(`reorg replaced block ${b.height + 1n} at or below final height ${confirmedThrough}`);
       const recent = cursor.recent.filter((r) => r.height <= b.height);
-      const next: ScanCursor = { tip: { height: now.height, hash: now.hash, time: now.time }, recent };
+      // This step confirms credits up to the ancestor at most (every provisional one above it is rolled back).
+      const next: ScanCursor = {
+        tip: { height: now.height, hash: now.hash, time: now.time },
+        recent,
+        final: finalSeen(cursor, final < b.height ? final : b.height),
+      };
       return {
         rollbackAbove: b.height,
         transfers: [],

@@ -11,7 +11,7 @@ import type { RoleName } from './supervisor.js';
 // - failpoint: restart the worker with SP_FAILPOINTS naming one outbound failpoint (it kills itself there), and both
 //   watchers with the watcher's `watcher:before_commit` (each kills itself before committing a step that records deposits);
 // - reorg: an EVM reorg shallower than the confirmation depth on Anvil (faults/chain-evm.ts), re-including or dropping
-//   the removed transactions;
+//   the removed transactions; on Ethereum, BSC, and TRON (the Anvil node under the fake java-tron) when it runs;
 // - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs;
 // - solana.blockhash-expiry / solana.drop (only when Solana runs): every blockhash handed out expires; the next 1–3
 //   transactions sent, or all sent during 1–4 s, are accepted and never land (faults/chain-solana.ts).
@@ -53,13 +53,14 @@ export function buildSchedule(
     } else if (kind === 'kill') {
       faults.push({ at, kind, params: { role: prng.pick(ROLES) } });
     } else if (kind === 'reorg') {
-      // Anvil reorgs: on an EVM network of the seed (a seed without one draws a network that the runner skips).
-      const evm = o.networks.filter((n) => n === 'ethereum' || n === 'bsc');
+      // Anvil reorgs: on an Anvil-backed network of the seed, TRON included (a seed without one draws a network that
+      // the runner skips). One draw whatever the list: a seed without TRON draws what it always did.
+      const anvil = o.networks.filter((n) => n === 'ethereum' || n === 'bsc' || n === 'tron');
       faults.push({
         at,
         kind,
         params: {
-          network: prng.pick(evm.length > 0 ? evm : o.networks),
+          network: prng.pick(anvil.length > 0 ? anvil : o.networks),
           // A block with `confirmations` confirmations is final: a deeper reorg is one the service rightly refuses to
           // absorb (the watcher stops and alerts), so the schedule stays below it.
           depth: prng.int(1, Math.max(1, o.confirmations - 1)),

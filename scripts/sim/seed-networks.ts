@@ -7,6 +7,8 @@ import { loadChainSettings } from '../../src/watcher/config.js';
 import type { ScheduledFault } from './contract.js';
 import { healedRates, type SimProxy } from './env/chain.js';
 import type { SimEnvironment } from './environment.js';
+import type { RunnerTopUps } from './top-ups.js';
+import type { ReorgDrop } from './faults/chain-evm.js';
 import { dropNextSolanaTransactions, dropSolanaTransactionsFor, expireSolanaBlockhashes } from './faults/chain-solana.js';
 
 // What a seed (seed.ts) does with the networks beyond the EVM ones (env/solana.ts, env/tron.ts): their service env,
@@ -24,8 +26,9 @@ export async function otherChainsEnv(env: SimEnvironment): Promise<Record<string
 
 /**
  * A merchant's refund hot wallet on each non-EVM network, registered in the journal and then funded, as an operator
- * does: the token top-ups' ids go to `fundings` (acknowledged by the drain once journaled as unexplained), the native
- * coin given to `nativeFunded` (lowercase canonical address → base units; acknowledged before the invariants).
+ * does: the token top-ups' ids go to `topUps` (acknowledged by the drain once journaled as unexplained: top-ups.ts),
+ * the native coin given to `nativeFunded` (lowercase canonical address → base units; acknowledged before the
+ * invariants).
  */
 export async function fundOtherHotWallets(
   env: SimEnvironment,
@@ -35,7 +38,7 @@ export async function fundOtherHotWallets(
     keys: KeyDeriver;
     accountIndex: number;
     merchantId: string;
-    fundings: Set<string>;
+    topUps: RunnerTopUps;
     nativeFunded: Map<string, bigint>;
   },
 ): Promise<void> {
@@ -45,7 +48,7 @@ export async function fundOtherHotWallets(
     const address = adapter.normalizeAddress(hot.address) ?? hot.address;
     await registerWallets(o.db, [{ network: c.network, mode: 'test', address, merchantId: o.merchantId, role: 'refunds' }]);
     const funded = await c.fundHotWallet(address, 1000n);
-    for (const h of funded.hashes) o.fundings.add(h.toLowerCase());
+    o.topUps.add(c.network, funded.txIds);
     o.nativeFunded.set(address.toLowerCase(), funded.native);
   }
 }
@@ -96,4 +99,19 @@ export async function injectSolanaFault(env: SimEnvironment, f: ScheduledFault, 
       ev('fault.solana.dropping', { pending: r.pending });
     }
   }
+}
+
+/**
+ * A `reorg` fault on a non-EVM network (TRON: the Anvil node under the fake java-tron, env/tron.ts): skipped when the
+ * chain has no node to reorg, or when a block it would replace holds a transaction the fake executed; otherwise the
+ * payer broadcasts its dropped transfers again, as on EVM.
+ */
+export async function injectOtherReorg(env: SimEnvironment, f: ScheduledFault, ev: Ev): Promise<void> {
+  const p = f.params;
+  const c = env.others.find((x) => x.network === p.network);
+  if (!c?.reorg) return ev('fault.reorg.skipped', { network: p.network, reason: 'no node to reorg on this network' });
+  const r = await c.reorg({ depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
+  if (!r) return ev('fault.reorg.skipped', { network: p.network, reason: 'a replaced block holds a transaction the fake executed' });
+  const resent = (await c.resync?.()) ?? [];
+  ev('fault.reorg.done', { network: p.network, removed: r.removed.length, reincluded: r.reincluded.length, dropped: r.dropped, resent });
 }

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import { createDb, type Db } from '../../src/db/database.js';
-import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
+import { registerWallets } from '../../src/ledger/journal.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
@@ -26,12 +26,22 @@ import { buildScenario, type SessionPlan } from './scenario.js';
 import { planExtras, startExtras } from './scenario-extras.js';
 import { buildSchedule } from './schedule.js';
 import { serialRestart } from './restart-queue.js';
-import { fundOtherHotWallets, healChains, injectSolanaFault, otherChainsEnv, payerOf, proxiesOf, ratesFor } from './seed-networks.js';
+import {
+  fundOtherHotWallets,
+  healChains,
+  injectOtherReorg,
+  injectSolanaFault,
+  otherChainsEnv,
+  payerOf,
+  proxiesOf,
+  ratesFor,
+} from './seed-networks.js';
 import type { SimNetwork } from './env/chain.js';
 import { type RoleName, startSupervisor } from './supervisor.js';
 import { type ContinuousChecks, startContinuousChecks } from './invariants/continuous.js';
 import { expireByChainTime } from './late.js';
 import { type PhaseClock, phaseClock } from './phases.js';
+import { acknowledgeRunnerTopUps, RunnerTopUps } from './top-ups.js';
 
 // One seed: a fresh database and BullMQ prefix, merchants with the simulator's webhook receiver, the service's roles
 // as supervised OS processes, the scenario and the fault schedule run together for `activeMs`, then the drain (every
@@ -189,7 +199,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   const rolesStarted = Date.now();
 
   const merchants: TrackedMerchant[] = [];
-  const fundings = new Set<string>();
+  const topUps = new RunnerTopUps();
   // The gas the runner gave each hot wallet (after registering it): acknowledged once reconcile books it.
   const nativeFunded = new Map<string, bigint>();
   const live: { continuous?: ContinuousChecks } = {};
@@ -226,7 +236,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
         await registerWallets(db, [
           { network: e.contract.network, mode: 'test', address: hot.address, merchantId: m.merchantId, role: 'refunds' },
         ]);
-        for (const h of await e.fundHotWallet(hot.address, 1000n)) fundings.add(h.toLowerCase());
+        topUps.add(e.contract.network, await e.fundHotWallet(hot.address, 1000n));
         nativeFunded.set(hot.address.toLowerCase(), HOT_WALLET_GAS);
         await extras.setupMerchant(db, e, adapter, keys, { merchantId: m.merchantId, accountIndex: account_index }, nativeFunded);
       }
@@ -236,7 +246,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
         keys,
         accountIndex: account_index,
         merchantId: m.merchantId,
-        fundings,
+        topUps,
         nativeFunded,
       });
       merchants.push({ id: m.merchantId, api: merchantApi(base, m.testKey.key, m.testKey.secret, () => state.stopped) });
@@ -304,7 +314,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     receiver.heal();
     await healChains(env);
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(db, receiver.deliveries, fundings, { url: env.redis.url, prefix }, o.drainMs, extras.unsettled);
+    const drained = await drain(db, receiver.deliveries, topUps, { url: env.redis.url, prefix }, o.drainMs, extras.unsettled);
     if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
     if (live.continuous) ev('continuous.summary', await live.continuous.stop());
@@ -417,7 +427,7 @@ async function inject(
     if (p.watchers) for (const w of ['watcher-a', 'watcher-b'] as const) sup.arm(w, [String(p.watchers)]);
   } else if (f.kind === 'reorg') {
     const e = env.evm.find((x) => x.contract.network === p.network);
-    if (!e) return ev('fault.reorg.skipped', { network: p.network, reason: 'reorgs run on the Anvil-backed EVM chains only' });
+    if (!e) return injectOtherReorg(env, f, ev);
     const r = await reorgEvm(e.contract.rpcUrl, { depth: Number(p.depth), drop: p.drop as ReorgDrop, extend: Number(p.extend ?? 0) });
     // Dropped payer transactions are broadcast again by the payer, as a wallet does (same nonce, same hash).
     const resent = await e.resync();
@@ -568,12 +578,11 @@ async function runSession(
 async function drain(
   db: Db,
   deliveries: Array<{ eventId: string; answered: number }>,
-  fundings: Set<string>,
+  topUps: RunnerTopUps,
   redisAt: { url: string; prefix: string },
   ms: number,
   unsettled: (db: Db) => Promise<string[]>,
 ): Promise<string | undefined> {
-  const acknowledged = new Set<string>();
   const redis = new Redis(redisAt.url, { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on('error', () => {});
   const deliveryQueue = createDeliveryQueue(redis, redisAt.prefix);
@@ -604,13 +613,7 @@ async function drain(
           await deliveryQueue.queue.add(j.name, j.data, j.opts);
         }
         // The runner's own hot-wallet top-ups, once journaled as unexplained, acknowledged as an operator would.
-        for (const u of await listUnexplained(db, { all: true, limit: 1000 })) {
-          const hash = u.txHash.toLowerCase();
-          if (!fundings.has(hash)) continue;
-          if (!u.acknowledged) await acknowledgeUnexplained(db, u.entryId, 'simulator: hot wallet funded by the runner');
-          acknowledged.add(hash);
-        }
-        const unjournaled = [...fundings].filter((h) => !acknowledged.has(h));
+        const unjournaled = await acknowledgeRunnerTopUps(db, topUps, 'simulator: hot wallet funded by the runner');
         left = [
           open.length ? `${open.length} open sessions` : '',
           refunds.length ? `refunds ${refunds.map((r) => r.refund_id).join(',')} unsettled` : '',
@@ -622,7 +625,12 @@ async function drain(
                 .join(',')})`
             : '',
           // Computed but left out of this list before: the invariants judge the journal only once these are booked.
-          unjournaled.length ? `${unjournaled.length} runner top-ups not yet journaled` : '',
+          unjournaled.length
+            ? `${unjournaled.length} runner top-ups not yet journaled (${unjournaled
+                .slice(0, 3)
+                .map((t) => `${t.network} ${t.txId}`)
+                .join(', ')})`
+            : '',
           ...(await unsettled(db)),
         ]
           .filter(Boolean)

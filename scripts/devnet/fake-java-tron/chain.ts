@@ -292,6 +292,22 @@ export class FakeTronChain {
     return run;
   }
 
+  /**
+   * Runs `f` with no broadcast applying meanwhile (queued like one): the simulator reorgs the node under the fake
+   * inside it, after checking with `holdsFrom` that no block it replaces holds anything the fake executed.
+   */
+  exclusive<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.#applying.then(f);
+    this.#applying = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Whether a transaction the fake executed (or the block it mined for a failed one) is at `height` or above. */
+  holdsFrom(height: bigint): boolean {
+    for (const t of this.txs.values()) if (t.blockNumber >= height) return true;
+    return false;
+  }
+
   async #apply(rawDataHex: string, signatures: string[], sizeBytes: number): Promise<StoredTx> {
     const txId = txIdOf(rawDataHex);
     if (this.txs.has(txId)) throw new BroadcastRefusal('DUP_TRANSACTION_ERROR', 'Dup transaction.');

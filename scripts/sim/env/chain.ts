@@ -1,4 +1,5 @@
 import type { FaultProxy } from '../../../test/support/rpc-fault-proxy.js';
+import type { EvmReorgParams, EvmReorgResult } from '../faults/chain-evm.js';
 
 // The simulator's networks besides the Anvil-backed EVM ones (env/evm.ts): Solana on the LiteSVM endpoint
 // (env/solana.ts) and TRON on the fake java-tron (env/tron.ts). Each is started once per invocation and serves every
@@ -24,11 +25,17 @@ export interface SimOtherChain {
   /** CHAIN_<NETWORK>_TEST_START_BLOCK (the chain's current height, per seed). */
   startBlockEnv(): Promise<Record<string, string>>;
   /** Sends `amount` base units of `token` from the simulator's payer to `to` (any address form the API answers);
-   * resolves with the transaction id once it landed. */
-  pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
-  /** The native coin and `tokenUnits` whole tokens of each kind for a refund hot wallet (canonical address). `hashes`:
-   * the token transfers' ids as the journal records them (lowercase); `native`: the native base units given. */
-  fundHotWallet(address: string, tokenUnits: bigint): Promise<{ hashes: string[]; native: bigint }>;
+   * resolves with the transaction id once it landed (re-broadcast meanwhile when a reorg dropped it: `onRebroadcast`). */
+  pay(token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string>;
+  /** The native coin and `tokenUnits` whole tokens of each kind for a refund hot wallet (canonical address). `txIds`:
+   * the token transfers' ids exactly as the journal records them (TRON: bare lowercase hex; Solana: the base58
+   * signature, case kept; ../top-ups.ts); `native`: the native base units given, set on the node (no transaction). */
+  fundHotWallet(address: string, tokenUnits: bigint): Promise<{ txIds: string[]; native: bigint }>;
+  /** A reorg of the chain's node (faults/chain-evm.ts), when this chain has one the simulator can reorg (TRON: the
+   * Anvil under the fake); null when skipped (a block it would replace holds something that cannot be put back). */
+  reorg?(params: EvmReorgParams): Promise<EvmReorgResult | null>;
+  /** After a reorg: the payer's transfers it dropped, broadcast again (same bytes); their ids. */
+  resync?(): Promise<string[]>;
   /** Every fault of this chain off (the drain). */
   heal(): Promise<void>;
   stop(): Promise<void>;

@@ -24,7 +24,8 @@ export interface SimEvm {
   pay(token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string>;
   /** After a reorg: the payer's transfers it dropped are broadcast again (same nonce, same hash); returns their hashes. */
   resync(): Promise<string[]>;
-  /** Gas and tokens for a merchant's refund hot wallet; the token transfers' hashes. */
+  /** Gas (set on the node: no transaction) and tokens for a merchant's refund hot wallet; the token transfers' hashes
+   * as the journal records them (lowercase 0x hex, chains/evm/transfer-log.ts). */
   fundHotWallet(address: string, tokenUnits: bigint): Promise<string[]>;
   stop(): Promise<void>;
 }
@@ -75,7 +76,7 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
       const txs = [];
       for (const t of ['USDT', 'USDC'] as const) txs.push(await transfer(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals)));
       await Promise.all(txs.map((t) => payer.mined(t.hash, 60_000)));
-      return txs.map((t) => t.hash);
+      return txs.map((t) => t.hash.toLowerCase());
     },
     async stop() {
       await proxy.close();

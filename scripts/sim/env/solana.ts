@@ -112,9 +112,10 @@ export async function startSimSolana(seed: number): Promise<SimSolana> {
     pay,
     async fundHotWallet(address, tokenUnits) {
       rpc.validator.airdrop(address, SOLANA_HOT_WALLET_LAMPORTS);
-      const hashes: string[] = [];
-      for (const t of ['USDT', 'USDC'] as const) hashes.push((await pay(t, address, tokenUnits * 10n ** BigInt(DECIMALS))).toLowerCase());
-      return { hashes, native: SOLANA_HOT_WALLET_LAMPORTS };
+      // The signatures exactly as the journal names them: base58 is case-sensitive, never lowercased.
+      const txIds: string[] = [];
+      for (const t of ['USDT', 'USDC'] as const) txIds.push(await pay(t, address, tokenUnits * 10n ** BigInt(DECIMALS)));
+      return { txIds, native: SOLANA_HOT_WALLET_LAMPORTS };
     },
     async heal() {
       proxy.setFaults(healedRates);

@@ -1,8 +1,10 @@
-import { Contract, HDNodeWallet, NonceManager, Wallet } from 'ethers';
+import { HDNodeWallet, Wallet } from 'ethers';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
 import { startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
 import { type DevTronChain, startDevTronChain } from '../../devnet/tron.js';
+import { evmPayer } from '../payer.js';
+import { type EvmReorgParams, type EvmReorgResult, reorgEvm } from '../faults/chain-evm.js';
 import type { SimChains } from '../contract.js';
 import { tronHex } from '../invariants/tron-chain.js';
 import { healedRates, type SimOtherChain } from './chain.js';
@@ -29,26 +31,17 @@ export async function startSimTron(seed: number): Promise<SimTron> {
   const chain = await startDevTronChain();
   const rpcProxy = await startFaultProxy({ upstream: `${chain.fake.url}/jsonrpc`, seed });
   const walletProxy = await startFaultProxy({ upstream: chain.fake.url, seed: seed + 1, forwardPath: true });
-  const payer = new NonceManager(
+  // As on EVM (../payer.ts): the payer signs each transfer itself and re-broadcasts the same bytes when a reorg of the
+  // node under the fake dropped it.
+  const payer = evmPayer(
     new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider),
+    chain.node.provider,
   );
-  const queue = { tail: Promise.resolve() as Promise<unknown> };
-  const serial = <T>(f: () => Promise<T>): Promise<T> => {
-    const next = queue.tail.then(f, f);
-    queue.tail = next.catch(() => {});
-    return next;
-  };
-  const pay = async (token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string> => {
+  const pay = async (token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string> => {
     const hex = tronHex(to);
     if (!hex) throw new Error(`tron: not an address: ${to}`);
-    const tx = await serial(async () => {
-      const c = new Contract(chain.evmTokens[token], ['function transfer(address to, uint256 value)'], payer);
-      return (await c.getFunction('transfer')(hex, amount)) as { hash: string; wait(): Promise<unknown> };
-    });
-    const stuck = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`tron payment ${tx.hash} never mined`)), 30_000).unref(),
-    );
-    await Promise.race([tx.wait(), stuck]);
+    const tx = await payer.transfer(chain.evmTokens[token], hex, amount);
+    await payer.mined(tx.hash, 60_000, onRebroadcast);
     return tx.hash;
   };
   const tokens = { USDT: chain.tokens.USDT.address, USDC: chain.tokens.USDC.address };
@@ -78,14 +71,24 @@ export async function startSimTron(seed: number): Promise<SimTron> {
       const canonical = normalizeTronAddress(address);
       if (!canonical) throw new Error(`tron: not an address: ${address}`);
       chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + TRON_HOT_WALLET_SUN);
-      const hashes: string[] = [];
+      const txIds: string[] = [];
       for (const t of ['USDT', 'USDC'] as const) {
-        const h = (await pay(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals))).toLowerCase();
-        // The journal names TRON transactions without the 0x (java-tron's txid); both spellings are listed.
-        hashes.push(h, h.replace(/^0x/, ''));
+        const h = await pay(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals));
+        // As the journal names a TRON transaction: java-tron's txID, bare lowercase hex (chains/tron/transfer-source.ts).
+        txIds.push(h.replace(/^0x/i, '').toLowerCase());
       }
-      return { hashes, native: TRON_HOT_WALLET_SUN };
+      return { txIds, native: TRON_HOT_WALLET_SUN };
     },
+    // A reorg of the node under the fake, unless a block it would replace holds a transaction the fake executed (the
+    // service's payouts, charges, sweeps): the fake keeps those in memory and executes them as impersonated Anvil
+    // transactions, which anvil_reorg cannot put back. Run with no broadcast applying meanwhile.
+    reorg: (params: EvmReorgParams): Promise<EvmReorgResult | null> =>
+      chain.fake.chain.exclusive(async () => {
+        const head = BigInt(await chain.node.provider.getBlockNumber());
+        if (chain.fake.chain.holdsFrom(head - BigInt(params.depth) + 1n)) return null;
+        return reorgEvm(chain.node.url, params);
+      }),
+    resync: () => payer.rebroadcastVanished(),
     async heal() {
       rpcProxy.setFaults(healedRates);
       walletProxy.setFaults(healedRates);
