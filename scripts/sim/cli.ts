@@ -61,6 +61,9 @@ async function main(): Promise<void> {
     intensity: Number(values.intensity),
     invariants,
     continuousMs: Number(values['check-every']) * 1000,
+    // A broken build's check: once the continuous checks found the expected invariant, waiting out the drain bound
+    // (a mutant's refunds never settle) proves nothing more.
+    ...(values['expect-invariant'] ? { stopDrainOn: values['expect-invariant'] } : {}),
     ...(values.faults ? { faults: JSON.parse(values.faults) as SeedOptions['faults'] } : {}),
   };
 

@@ -66,6 +66,24 @@ export const MUTANTS: Mutant[] = [
       },
     ],
   },
+  {
+    name: 'sweep-resign-without-attempt-check',
+    breaks:
+      'a sweep step (a gas top-up of a deposit address, or its token transfer to the hot wallet) signs and broadcasts a ' +
+      'fresh transaction without looking at the attempts it already signed: every retry of the step sends again',
+    replacements: [
+      {
+        file: 'src/ledger/sweep-outbound.ts',
+        find: '      return (await sweepStepAttempts(db, job.step.id)).filter((a) => LIVE.has(a.state)).map(toAttempt);\n',
+        replace: '      return [];\n',
+      },
+      {
+        file: 'src/ledger/sweep-outbound.ts',
+        find: "        if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;\n",
+        replace: '        void blocking;\n',
+      },
+    ],
+  },
 ];
 
 export function findMutant(name: string): Mutant {

@@ -70,6 +70,11 @@ export interface SeedOptions {
   serviceArgs?: string[];
   /** How often the continuous invariants run during the seed (invariants/continuous.ts); 0 turns them off. */
   continuousMs?: number;
+  /**
+   * `--expect-invariant` (a broken build's check): the drain ends as soon as a violation of this invariant was found
+   * (the continuous checks), instead of waiting out its bound; the end-of-seed invariants still run.
+   */
+  stopDrainOn?: string;
 }
 
 export interface SeedResult {
@@ -314,8 +319,18 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     receiver.heal();
     await healChains(env);
     await retry(() => sql`update payment_sessions set expires_at = now() where status = 'open' and expires_at > now()`.execute(db));
-    const drained = await drain(db, receiver.deliveries, topUps, { url: env.redis.url, prefix }, o.drainMs, extras.unsettled);
-    if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
+    const expectedFound = () => o.stopDrainOn !== undefined && violations.some((v) => v.invariant === o.stopDrainOn);
+    const drained = await drain(
+      db,
+      receiver.deliveries,
+      topUps,
+      { url: env.redis.url, prefix },
+      o.drainMs,
+      extras.unsettled,
+      expectedFound,
+    );
+    if (drained && expectedFound()) ev('drain.stopped', { reason: `expected invariant ${o.stopDrainOn} found`, left: drained });
+    else if (drained) violations.push({ invariant: 'drain', message: `not settled within ${o.drainMs} ms: ${drained}` });
     ev('drain.end', { left: drained ?? null });
     if (live.continuous) ev('continuous.summary', await live.continuous.stop());
     phases.mark('invariants');
@@ -582,6 +597,7 @@ async function drain(
   redisAt: { url: string; prefix: string },
   ms: number,
   unsettled: (db: Db) => Promise<string[]>,
+  stopEarly: () => boolean = () => false,
 ): Promise<string | undefined> {
   const redis = new Redis(redisAt.url, { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on('error', () => {});
@@ -639,7 +655,7 @@ async function drain(
       } catch (err) {
         left = `database unreachable: ${(err as Error).message}`;
       }
-      if (Date.now() > end) return left;
+      if (Date.now() > end || stopEarly()) return left;
       await sleep(250);
     }
   }

@@ -6,6 +6,10 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 // dead database) is started again after `restartDelayMs`. Every start, kill and exit is reported to `onEvent` for the
 // seed's event log. `o.args` (scripts/sim/service-build.ts) says what node runs: tsx on src/main.ts by default, or the
 // compiled dist/src/main.js of a build made for this invocation.
+// A role armed with failpoints (SP_FAILPOINTS) stays armed until one fires: every start of it gets them, whatever ended
+// the previous process (a `kill` fault, a crash on a dead database, a start-up that failed during an RPC fault window),
+// until a process of it exits by a SIGKILL the supervisor did not send (a failpoint's own), after which it runs without.
+// So an armed fault always happens at the next point the role reaches, never silently lost to an unrelated restart.
 
 export type RoleName = 'api' | 'worker' | 'watcher-a' | 'watcher-b';
 
@@ -15,9 +19,9 @@ export interface RoleSpec {
 }
 
 export interface Supervisor {
-  /** SIGKILLs the role now (it is restarted); `failpoints` arms SP_FAILPOINTS for its next start only. */
+  /** SIGKILLs the role now (it is restarted, armed as it was; `failpoints`, when given, replaces what it is armed with). */
   kill(name: RoleName, failpoints?: string[]): void;
-  /** Arms SP_FAILPOINTS: the role restarts now with them set (it kills itself when it reaches one). */
+  /** Arms SP_FAILPOINTS: the role restarts now with them set and keeps them until one fires (it kills itself there). */
   arm(name: RoleName, failpoints: string[]): void;
   running(name: RoleName): boolean;
   counts: { starts: number; kills: number; exits: number };
@@ -42,13 +46,16 @@ export function startSupervisor(
   },
 ): Supervisor {
   const log: WriteStream = createWriteStream(o.logFile, { flags: 'a' });
-  const procs = new Map<RoleName, { child?: ChildProcess; spec: RoleSpec; gen: number }>();
+  /** `armed`: the failpoints every start of the role gets until one fires. */
+  const procs = new Map<RoleName, { child?: ChildProcess; spec: RoleSpec; gen: number; armed: string[] }>();
   const state = { stopping: false };
   const counts = { starts: 0, kills: 0, exits: 0 };
 
   // Each start of a role is one generation; an exit or a timer of an older generation does nothing.
-  const launch = (spec: RoleSpec, failpoints: string[], gen: number) => {
-    if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
+  const launch = (spec: RoleSpec, gen: number) => {
+    const p = procs.get(spec.name);
+    if (state.stopping || p?.gen !== gen) return;
+    const failpoints = p.armed;
     const child = spawn(process.execPath, o.args ?? ['--import', 'tsx', 'src/main.ts'], {
       ...(o.cwd ? { cwd: o.cwd } : {}),
       env: { PATH: process.env.PATH ?? '', ...spec.env, SP_FAILPOINTS: failpoints.join(',') },
@@ -63,7 +70,7 @@ export function startSupervisor(
     };
     child.stdout?.on('data', pipe);
     child.stderr?.on('data', pipe);
-    procs.set(spec.name, { child, spec, gen });
+    procs.set(spec.name, { child, spec, gen, armed: failpoints });
     o.onEvent('process.start', { role: spec.name, pid: child.pid, failpoints });
     child.once('exit', (code, signal) => {
       counts.exits++;
@@ -79,30 +86,34 @@ export function startSupervisor(
           excerpt: tail.text.slice(Math.max(0, crash.index - 200), crash.index + 600),
         });
       if (state.stopping || procs.get(spec.name)?.gen !== gen) return;
-      // A failpoint fires once per arming: the restarted process runs without it.
-      procs.set(spec.name, { spec, gen: gen + 1 });
-      setTimeout(() => launch(spec, [], gen + 1), o.restartDelayMs).unref();
+      // This generation's SIGKILL was not the supervisor's (its kills come with a new generation): a failpoint fired.
+      // A failpoint fires once per arming: from then on the role runs without; any other exit keeps it armed.
+      const fired = failpoints.length > 0 && signal === 'SIGKILL';
+      if (fired) o.onEvent('failpoint.fired', { role: spec.name, pid: child.pid, failpoints });
+      procs.set(spec.name, { spec, gen: gen + 1, armed: fired ? [] : failpoints });
+      setTimeout(() => launch(spec, gen + 1), o.restartDelayMs).unref();
     });
   };
   for (const spec of roles) {
-    procs.set(spec.name, { spec, gen: 0 });
-    launch(spec, [], 0);
+    procs.set(spec.name, { spec, gen: 0, armed: [] });
+    launch(spec, 0);
   }
 
-  const relaunch = (name: RoleName, failpoints: string[], reason: string) => {
+  const relaunch = (name: RoleName, failpoints: string[] | undefined, reason: string) => {
     const p = procs.get(name);
     if (!p || state.stopping) return;
     counts.kills++;
-    o.onEvent(reason, { role: name, pid: p.child?.pid, failpoints });
+    const armed = failpoints ?? p.armed;
+    o.onEvent(reason, { role: name, pid: p.child?.pid, failpoints: armed });
     const gen = p.gen + 1;
-    procs.set(name, { spec: p.spec, gen });
+    procs.set(name, { spec: p.spec, gen, armed });
     const old = p.child;
     if (old && old.exitCode === null && old.signalCode === null) old.kill('SIGKILL');
-    setTimeout(() => launch(p.spec, failpoints, gen), reason === 'fault.failpoint' ? 0 : o.restartDelayMs).unref();
+    setTimeout(() => launch(p.spec, gen), reason === 'fault.failpoint' ? 0 : o.restartDelayMs).unref();
   };
 
   const sup: Supervisor = {
-    kill: (name, failpoints = []) => relaunch(name, failpoints, 'fault.kill'),
+    kill: (name, failpoints) => relaunch(name, failpoints, 'fault.kill'),
     arm: (name, failpoints) => relaunch(name, failpoints, 'fault.failpoint'),
     running: (name) => {
       const c = procs.get(name)?.child;

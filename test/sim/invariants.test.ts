@@ -14,6 +14,7 @@ import { JOURNAL, acknowledgeNativeFunding, journalReconcilesWithChains } from '
 import { JOBS_INVARIANT, noJobLeftUnresumed } from '../../scripts/sim/invariants/jobs.js';
 import { CHARGES } from '../../scripts/sim/invariants/charges.js';
 import { CANCELED_SESSIONS } from '../../scripts/sim/invariants/canceled-sessions.js';
+import { DEPOSITS_RECORDED, depositsRecordedBelowCursor } from '../../scripts/sim/invariants/deposits-recorded.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
@@ -125,6 +126,7 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
       JOBS_INVARIANT,
       CHARGES,
       CANCELED_SESSIONS,
+      DEPOSITS_RECORDED,
     ]);
     const violations = (await Promise.all(allInvariants.map((f) => f(ctx)))).flat();
     expect(violations).toEqual([]);
@@ -186,6 +188,38 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
     expect(got).toContain(`ethereum/test/${vs.ghost}:${dep.log_index}`);
     expect(got).toContain(session.id); // received_base no longer equals the credited sum
     expect(vs.found.find((v) => v.subject === key)!.message).toMatch(/2 live deposit rows/);
+  });
+
+  it('deposits recorded below the cursor: a transfer the cursor passed with no live deposit row (the cursor-before-effects loss)', async () => {
+    const dep = await h.t.db
+      .selectFrom('deposits')
+      .select(['id', 'tx_hash', 'block_number'])
+      .where('session_id', '=', partial.id)
+      .executeTakeFirstOrThrow();
+    expect(await depositsRecordedBelowCursor(context())).toEqual([]);
+    // The row gone (its key no longer the chain's transfer), and the row orphaned: both are a deposit the cursor passed.
+    for (const change of [{ tx_hash: `0x${randomBytes(32).toString('hex')}` }, { status: 'orphaned' as const, disposition: null }]) {
+      const vs = await corrupted(async (trx) => {
+        await trx.updateTable('deposits').set(change).where('id', '=', dep.id).execute();
+        return depositsRecordedBelowCursor(context({ db: trx }));
+      });
+      expect(subjects(vs, DEPOSITS_RECORDED)).toEqual([partial.id]);
+      expect(vs[0]!.message).toMatch(
+        new RegExp(
+          `3000000 USDC to 0x[0-9a-f]{40} \\(session ${partial.id}\\) in ${dep.tx_hash.toLowerCase()} at block ${dep.block_number} is not recorded as a deposit, but the ethereum:test watcher's committed cursor is past it`,
+        ),
+      );
+    }
+    // A cursor below the transfer's block: the watcher has not reached it, nothing to judge.
+    const below = await corrupted(async (trx) => {
+      await trx.updateTable('deposits').set({ status: 'orphaned', disposition: null }).where('id', '=', dep.id).execute();
+      await trx
+        .updateTable('chain_cursors')
+        .set({ tip_height: dep.block_number - 1n })
+        .execute();
+      return depositsRecordedBelowCursor(context({ db: trx }));
+    });
+    expect(below).toEqual([]);
   });
 
   it('every event delivered once, in order: a missing delivery, a changed retry body, a reordered pair', async () => {

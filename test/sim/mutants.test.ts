@@ -13,7 +13,11 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 describe('simulator mutants', () => {
   it('every mutant anchor is found exactly once in the current sources, and applying it changes them', () => {
-    expect(MUTANTS.map((m) => m.name)).toEqual(['cursor-before-effects', 'resign-without-attempt-check']);
+    expect(MUTANTS.map((m) => m.name)).toEqual([
+      'cursor-before-effects',
+      'resign-without-attempt-check',
+      'sweep-resign-without-attempt-check',
+    ]);
     for (const m of MUTANTS) {
       for (const file of new Set(m.replacements.map((r) => r.file))) {
         const text = readFileSync(join(ROOT, file), 'utf8');

@@ -1,6 +1,7 @@
 import type { Invariant } from '../contract.js';
 import { CANCELED_SESSIONS, canceledSessionMoneyUnmatched } from './canceled-sessions.js';
 import { CHARGES, renewalPeriodChargedOnce } from './charges.js';
+import { DEPOSITS_RECORDED, depositsRecordedBelowCursor } from './deposits-recorded.js';
 import { JOBS_INVARIANT, noJobLeftUnresumed } from './jobs.js';
 import { JOURNAL, journalReconcilesWithChains } from './journal.js';
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from './outbound-once.js';
@@ -20,6 +21,7 @@ export const invariants = {
   [JOBS_INVARIANT]: noJobLeftUnresumed(),
   [CHARGES]: renewalPeriodChargedOnce,
   [CANCELED_SESSIONS]: canceledSessionMoneyUnmatched,
+  [DEPOSITS_RECORDED]: depositsRecordedBelowCursor,
 } satisfies Record<string, Invariant>;
 
 export const allInvariants: Invariant[] = Object.entries(invariants).map(([name, f]) => named(name, f));

@@ -1,0 +1,56 @@
+import type { Invariant, Violation } from '../contract.js';
+import { transfers } from './evm-chain.js';
+import { tronAsEvm, tronHex } from './tron-chain.js';
+
+export const DEPOSITS_RECORDED = 'deposits-recorded-below-cursor';
+
+// The watcher's cursor never passes a deposit it did not record (src/watcher/network-watcher.ts: a step's deposits and
+// its cursor commit in one transaction): every transfer of a configured token to a deposit address of ours, on the
+// canonical chain in a block at or below the watcher's committed cursor tip (`chain_cursors.tip_height`), has a live
+// (not orphaned) deposit row, whatever the session (paid, under- or late-paid, canceled). A transfer above the tip is
+// not judged (the watcher has not reached it yet), nor one of zero value. This is what `session-paid-iff-chain` sees
+// only when the lost transfer would have paid a session; here an underpayment, a late payment or money to a canceled
+// session lost past the cursor counts as well. The watch set cannot miss an address whose payment is in the range: a
+// poll reads the head before it syncs the addresses, and a payment is made after its address is committed
+// (src/watcher/watch-set.ts). EVM networks and TRON (its Ethereum-compatible JSON-RPC); not Solana.
+export const depositsRecordedBelowCursor: Invariant = async (ctx) => {
+  const out: Violation[] = [];
+  const cursors = await ctx.db.selectFrom('chain_cursors').select(['chain_key', 'tip_height']).execute();
+  const tron = tronAsEvm(ctx.chains);
+  const bare = (hash: string) => hash.toLowerCase().replace(/^0x/, '');
+  for (const chain of [...ctx.chains.evm, ...(tron ? [tron] : [])]) {
+    const hex = (a: string) => (chain.network === 'tron' ? (tronHex(a) ?? a) : a.toLowerCase());
+    for (const c of cursors) {
+      const [network, mode] = c.chain_key.split(':');
+      if (network !== chain.network || (mode !== 'test' && mode !== 'live')) continue;
+      const addresses = await ctx.db
+        .selectFrom('deposit_addresses')
+        .select(['address', 'session_id'])
+        .where('network', '=', network)
+        .where('mode', '=', mode)
+        .execute();
+      if (addresses.length === 0) continue;
+      const sessionOf = new Map(addresses.map((a) => [hex(a.address), a.session_id]));
+      const rows = await ctx.db
+        .selectFrom('deposits')
+        .select(['tx_hash', 'log_index'])
+        .where('network', '=', network)
+        .where('mode', '=', mode)
+        .where('status', '!=', 'orphaned')
+        .execute();
+      const live = new Set(rows.map((r) => `${bare(r.tx_hash)}:${r.log_index}`));
+      for (const t of await transfers(chain, { to: [...sessionOf.keys()], toBlock: c.tip_height })) {
+        if (t.value === 0n || live.has(`${bare(t.txHash)}:${t.logIndex}`)) continue;
+        const session = sessionOf.get(t.to) ?? 'none';
+        out.push({
+          invariant: DEPOSITS_RECORDED,
+          subject: session,
+          message:
+            `${t.value} ${t.token} to ${t.to} (session ${session}) in ${t.txHash} at block ${t.blockNumber} is not recorded as a ` +
+            `deposit, but the ${c.chain_key} watcher's committed cursor is past it (tip ${c.tip_height})`,
+        });
+      }
+    }
+  }
+  return out;
+};
