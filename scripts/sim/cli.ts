@@ -9,8 +9,10 @@ import { shrinkWithStats } from './shrink.js';
 import { addPhases, formatPhases } from './phases.js';
 import { countByKind } from './schedule.js';
 import { buildModeOf, prepareServiceBuild } from './service-build.js';
+import { runParallel } from './parallel.js';
 import { activeSupervisors } from './supervisor.js';
 import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
+import { seedLines } from './seed-lines.js';
 
 // `npm run sim -- --seeds N [--seed S] [--minutes M] [--shrink]` (issue #20, docs/simulation.md): runs seeds S, S+1, …
 // (or the --seed list) until N seeds ran or M minutes passed, one line per seed, then the totals: seeds passed and
@@ -43,6 +45,11 @@ async function main(): Promise<void> {
       build: { type: 'string' },
       /** Seconds between rounds of the continuous invariants during a seed (0: only at the end). */
       'check-every': { type: 'string', default: '3' },
+      /** Shards side by side, each with its own environment, the seeds dealt among them (parallel.ts). */
+      parallel: { type: 'string' },
+      /** The results file (JSONL, one line per seed) of a parallel run; --resume continues one. */
+      results: { type: 'string' },
+      resume: { type: 'string' },
     },
   });
   const seedList = (values.seed ?? []).flatMap((s) => s.split(',')).map((s) => Number(s.trim()));
@@ -68,6 +75,42 @@ async function main(): Promise<void> {
   };
 
   const buildMode = buildModeOf(values.build);
+  // --- parallel run (scripts/sim/parallel.ts): K shards, a results file, a resumable combined report ---
+  if (values.parallel !== undefined || values.results !== undefined || values.resume !== undefined) {
+    const parallel = Number(values.parallel ?? '1');
+    if (!Number.isInteger(parallel) || parallel < 1) throw new Error('--parallel takes a positive integer');
+    const alone = (['shrink', 'faults', 'mutant', 'expect-violation', 'expect-invariant'] as const).filter((k) => values[k]);
+    if (alone.length) throw new Error(`--parallel / --results / --resume do not combine with --${alone.join(', --')}`);
+    if (values.results && values.resume) throw new Error('--results or --resume, not both');
+    process.exit(
+      await runParallel({
+        seeds,
+        parallel,
+        deadline,
+        networks,
+        options: {
+          activeMs: options.activeMs,
+          drainMs: options.drainMs,
+          networks,
+          intensity: options.intensity,
+          continuousMs: options.continuousMs,
+        },
+        buildMode,
+        outDir: values.out,
+        resultsFile: values.resume ?? values.results ?? join(values.out, `results-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`),
+        resume: values.resume !== undefined,
+        config: {
+          activeSeconds: values['active-seconds'],
+          drainSeconds: values['drain-seconds'],
+          networks: values.networks,
+          intensity: values.intensity,
+          checkEvery: values['check-every'],
+        },
+        say,
+      }),
+    );
+  }
+  // --- end of the parallel run ---
   const mutant = values.mutant ? findMutant(values.mutant) : undefined;
   const mutantTree = mutant ? buildMutantTree(process.cwd(), mutant) : undefined;
   if (mutant && mutantTree) {
@@ -123,19 +166,8 @@ async function main(): Promise<void> {
       results.push(r);
       countByKind(r.faults, faultsByKind);
       addPhases(phaseTotals, r.phases);
-      const kinds = r.faults
-        .map((f) => (f.kind === 'kill' ? `kill:${f.params.role}` : f.kind === 'failpoint' ? `fp:${f.params.point}` : f.kind))
-        .join(' ');
-      say(
-        `seed ${seed}: ${r.ok ? 'ok  ' : 'FAIL'} ${(r.wallMs / 1000).toFixed(1)}s  sessions ${r.stats.sessions} refunds ${r.stats.refunds} ` +
-          `deliveries ${r.stats.deliveries} process starts ${r.stats.starts}  faults [${kinds}]`,
-      );
-      say(`    ${r.stats.extras}`);
-      say(`    phases: ${formatPhases(r.phases)}`);
+      for (const line of seedLines(r, extraArgs)) say(line);
       if (!r.ok) {
-        for (const v of r.violations.slice(0, 10)) say(`    ${v.invariant}: ${v.message}${v.subject ? ` (${v.subject})` : ''}`);
-        say(`    replay: npm run sim -- --seed ${seed} ${extraArgs}`);
-        say(`    event log: ${r.eventsFile}   service log: ${r.logFile}`);
         if (values.shrink) await shrinkSeed(env, seed, r, { ...options, runIndex: 10_000 + i }, say);
       }
     }

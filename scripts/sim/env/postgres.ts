@@ -11,6 +11,11 @@ import { freePort } from '../../../test/support/anvil.js';
 // The simulator's OWN PostgreSQL cluster (never the machine's shared one): initdb + pg_ctl in a temp directory on a
 // private port. `crash()` stops it with `-m immediate` (no checkpoint, as a power cut) and `start()` brings it back;
 // the migrated template `sim_tpl` makes a fresh database per seed cheap (CREATE DATABASE … TEMPLATE).
+// `fsync=off` (and no full-page writes) is safe for that crash: the server process dies, the machine does not, so
+// every WAL write() is in the OS's page cache. `synchronous_commit` stays on: off, a commit is acknowledged before its
+// WAL leaves the server's own buffers, and an immediate stop then loses commits the service was told were done, which
+// no deployment's PostgreSQL does (the likely cause of a seed whose subscription, created with a 200, was then "No such
+// subscription" after a postgres.restart).
 
 const run = promisify(execFile);
 
@@ -48,7 +53,7 @@ export async function startSimPostgres(): Promise<SimPostgres> {
   const data = join(dir, 'data');
   const port = await freePort();
   await asPostgres(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
   const pgCtl = (args: string[]) => asPostgres(join(bin, 'pg_ctl'), ['-D', data, ...args]);
   const start = async () => {
     await pgCtl(['-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
