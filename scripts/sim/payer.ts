@@ -1,4 +1,4 @@
-import { Interface, type JsonRpcProvider, type Wallet } from 'ethers';
+import { type BaseWallet, Interface, type JsonRpcProvider } from 'ethers';
 
 // The simulated payer's wallet on an EVM chain (docs/simulation.md): it signs each token transfer itself at the next
 // nonce it keeps, broadcasts the signed bytes, and keeps them until the transfer is mined. A transfer that vanished from
@@ -19,6 +19,8 @@ export interface EvmPayer {
   address: string;
   /** Signs and broadcasts a `transfer(to, amount)` of the token contract; resolves once the node accepted it. */
   transfer(token: string, to: string, amount: bigint): Promise<SentTransfer>;
+  /** Signs and broadcasts a call of `to` with `data` (an `approve`, say), kept and re-sent like a transfer. */
+  send(to: string, data: string): Promise<SentTransfer>;
   /** Resolves once `hash` is mined, re-broadcasting it whenever it vanished; rejects after `timeoutMs`. */
   mined(hash: string, timeoutMs: number, onRebroadcast?: (hash: string) => void): Promise<void>;
   /** Re-broadcasts every watched transfer that is neither mined nor pending (after a reorg); returns their hashes. */
@@ -31,7 +33,7 @@ interface Watched {
   minedAt?: number;
 }
 
-export function evmPayer(wallet: Wallet, provider: JsonRpcProvider): EvmPayer {
+export function evmPayer(wallet: BaseWallet, provider: JsonRpcProvider): EvmPayer {
   const watched = new Map<string, Watched>();
   const state: { next?: number } = {};
   const queue = { tail: Promise.resolve() as Promise<unknown> };
@@ -65,21 +67,23 @@ export function evmPayer(wallet: Wallet, provider: JsonRpcProvider): EvmPayer {
     await broadcast(w.raw);
     return true;
   };
+  const send = (to: string, data: string): Promise<SentTransfer> =>
+    serial(async () => {
+      state.next ??= await provider.getTransactionCount(wallet.address, 'pending');
+      const nonce = state.next;
+      const tx = await wallet.populateTransaction({ to, data, nonce });
+      const raw = await wallet.signTransaction(tx);
+      const hash = (await provider.send('eth_sendRawTransaction', [raw])) as string;
+      state.next = nonce + 1;
+      const now = Date.now();
+      for (const [h, w] of watched) if (w.minedAt !== undefined && now - w.minedAt > KEEP_MINED_MS) watched.delete(h);
+      watched.set(hash.toLowerCase(), { raw, nonce });
+      return { hash, nonce };
+    });
   return {
     address: wallet.address,
-    transfer: (token, to, amount) =>
-      serial(async () => {
-        state.next ??= await provider.getTransactionCount(wallet.address, 'pending');
-        const nonce = state.next;
-        const tx = await wallet.populateTransaction({ to: token, data: ERC20.encodeFunctionData('transfer', [to, amount]), nonce });
-        const raw = await wallet.signTransaction(tx);
-        const hash = (await provider.send('eth_sendRawTransaction', [raw])) as string;
-        state.next = nonce + 1;
-        const now = Date.now();
-        for (const [h, w] of watched) if (w.minedAt !== undefined && now - w.minedAt > KEEP_MINED_MS) watched.delete(h);
-        watched.set(hash.toLowerCase(), { raw, nonce });
-        return { hash, nonce };
-      }),
+    transfer: (token, to, amount) => send(token, ERC20.encodeFunctionData('transfer', [to, amount])),
+    send,
     async mined(hash, timeoutMs, onRebroadcast) {
       const end = Date.now() + timeoutMs;
       const w = watched.get(hash.toLowerCase());

@@ -1,10 +1,13 @@
-import { Contract, HDNodeWallet } from 'ethers';
+import { HDNodeWallet, Interface } from 'ethers';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import type { MerchantApi } from './api.js';
 import type { SimEvm } from './env/evm.js';
 import type { Violation } from './contract.js';
 import type { Prng } from './prng.js';
+import { evmPayer } from './payer.js';
+
+const ERC20_APPROVE = new Interface(['function approve(address spender, uint256 value)']);
 
 // Subscriptions in a seed (issue #20; docs/simulation.md "Scenario"): a customer wallet approves the merchant's
 // charger from the authorization page's selection (POST /subscribe/{id}/select, then ERC-20 `approve` as the page's
@@ -119,60 +122,70 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
   }
   const spender = String(sel.json.spender);
   const full = BigInt(sel.json.allowance_base);
-  const token = new Contract(chain.chain.tokens[plan.token].address, ['function approve(address spender, uint256 value)'], customer);
+  const tokenAddress = chain.chain.tokens[plan.token].address;
+  // The customer's wallet keeps what it signed and sends it again when a reorg dropped it (../payer.ts), while it waits
+  // and after every reorg fault (adopted by the chain's resync), as the payer does for payments: an approval a reorg
+  // removed is the same approval sent again, never lost (seed 2 once waited 240 s for a renewal failure that the
+  // dropped "lower" approval could no longer cause).
+  const wallet = evmPayer(customer, chain.chain.node.provider);
+  const forget = chain.adopt(wallet);
   const current = { value: 0n };
   const approve = async (value: bigint, why: string) => {
     // Tether's approve refuses a change from one non-zero allowance to another: reset to 0 first, as the page does.
     if (plan.token === 'USDT' && current.value !== 0n && value !== 0n) await approve(0n, `${why} (reset first)`);
-    const tx = (await token.getFunction('approve')(spender, value)) as { hash: string; wait(): Promise<unknown> };
-    // A reorg fault can drop it for good: the customer gives up after 30 s, as a wallet shows it failed.
-    const dropped = new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`approve ${tx.hash} never mined`)), 30_000).unref(),
-    );
-    await Promise.race([tx.wait(), dropped]);
+    const tx = await wallet.send(tokenAddress, ERC20_APPROVE.encodeFunctionData('approve', [spender, value]));
+    await wallet.mined(tx.hash, 60_000, (hash) => ev('subscription.approve.rebroadcast', { subscriptionId: id, hash }));
     current.value = value;
     ev('subscription.approve', { subscriptionId: id, value: value.toString(), why, hash: tx.hash });
   };
-  ev('subscription.created', { subscriptionId: id, network: plan.network, token: plan.token, priceBase: priceBase.toString(), plan });
-  await approve(full, 'authorize');
+  try {
+    ev('subscription.created', { subscriptionId: id, network: plan.network, token: plan.token, priceBase: priceBase.toString(), plan });
+    await approve(full, 'authorize');
 
-  const first = await waitStatus(d, id, paidUp, WAIT_MS);
-  if (!first) return stuck(d, id, 'first charge');
-  ev('subscription.charged', { subscriptionId: id, period: 1, invoice: first.latest_invoice });
+    const first = await waitStatus(d, id, paidUp, WAIT_MS);
+    if (!first) return stuck(d, id, 'first charge');
+    ev('subscription.charged', { subscriptionId: id, period: 1, invoice: first.latest_invoice });
 
-  for (let r = 1; r <= plan.renewals; r++) {
-    const failing = r === 1 && plan.allowance !== 'keep';
-    if (failing) {
-      await approve(plan.allowance === 'revoke' ? 0n : priceBase - 1n, plan.allowance);
-      // Until the change is final (3 confirmations) the charge's pre-flight may still read the old allowance at the
-      // final height; the customer's change is what this renewal is about, so it waits for it.
-      await sleep(5000);
+    for (let r = 1; r <= plan.renewals; r++) {
+      const failing = r === 1 && plan.allowance !== 'keep';
+      if (failing) {
+        await approve(plan.allowance === 'revoke' ? 0n : priceBase - 1n, plan.allowance);
+        // Until the change is final (3 confirmations) the charge's pre-flight may still read the old allowance at the
+        // final height; the customer's change is what this renewal is about, so it waits for it.
+        await sleep(5000);
+      }
+      const before = await getSub(d, id);
+      if (!before) return stuck(d, id, 'the subscription to be readable');
+      const due = await retryDb(() =>
+        sql`update subscriptions set next_action_at = now() where id = ${id} and next_action = 'renew' and status = 'active'`.execute(d.db),
+      );
+      ev('subscription.renewal-due', { subscriptionId: id, renewal: r, moved: Number(due.numAffectedRows ?? 0), failing });
+      if (!failing) {
+        const renewed = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
+        if (!renewed) return stuck(d, id, `renewal ${r}`);
+        ev('subscription.charged', { subscriptionId: id, period: r + 1, invoice: renewed.latest_invoice });
+        continue;
+      }
+      const pastDue = await waitStatus(d, id, (s) => s.status === 'past_due', WAIT_MS);
+      if (!pastDue) return stuck(d, id, `renewal ${r} to fail`);
+      ev('subscription.past_due', { subscriptionId: id, renewal: r, invoice: pastDue.latest_invoice });
+      await approve(full, 'restore');
+      const recovered = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
+      if (!recovered) return stuck(d, id, `recovery of renewal ${r}`);
+      ev('subscription.recovered', { subscriptionId: id, renewal: r, invoice: recovered.latest_invoice });
     }
-    const before = await getSub(d, id);
-    if (!before) return stuck(d, id, 'the subscription to be readable');
-    const due = await retryDb(() =>
-      sql`update subscriptions set next_action_at = now() where id = ${id} and next_action = 'renew' and status = 'active'`.execute(d.db),
-    );
-    ev('subscription.renewal-due', { subscriptionId: id, renewal: r, moved: Number(due.numAffectedRows ?? 0), failing });
-    if (!failing) {
-      const renewed = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
-      if (!renewed) return stuck(d, id, `renewal ${r}`);
-      ev('subscription.charged', { subscriptionId: id, period: r + 1, invoice: renewed.latest_invoice });
-      continue;
+    if (plan.cancelAtEnd) {
+      const c = await api.call('POST', `/api/v1/subscriptions/${id}/cancel`, {});
+      ev('subscription.cancel', { subscriptionId: id, status: c.status, state: c.json?.status });
+      if (c.status !== 200)
+        d.violations.push({
+          invariant: 'api',
+          message: `subscription cancel answered ${c.status}: ${JSON.stringify(c.json)}`,
+          subject: id,
+        });
     }
-    const pastDue = await waitStatus(d, id, (s) => s.status === 'past_due', WAIT_MS);
-    if (!pastDue) return stuck(d, id, `renewal ${r} to fail`);
-    ev('subscription.past_due', { subscriptionId: id, renewal: r, invoice: pastDue.latest_invoice });
-    await approve(full, 'restore');
-    const recovered = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
-    if (!recovered) return stuck(d, id, `recovery of renewal ${r}`);
-    ev('subscription.recovered', { subscriptionId: id, renewal: r, invoice: recovered.latest_invoice });
-  }
-  if (plan.cancelAtEnd) {
-    const c = await api.call('POST', `/api/v1/subscriptions/${id}/cancel`, {});
-    ev('subscription.cancel', { subscriptionId: id, status: c.status, state: c.json?.status });
-    if (c.status !== 200)
-      d.violations.push({ invariant: 'api', message: `subscription cancel answered ${c.status}: ${JSON.stringify(c.json)}`, subject: id });
+  } finally {
+    forget();
   }
 }
 

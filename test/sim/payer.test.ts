@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Wallet } from 'ethers';
+import { Interface, Wallet } from 'ethers';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { deployTokens, fund, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { reorgEvm } from '../../scripts/sim/faults/chain-evm.js';
@@ -58,5 +58,25 @@ describe('simulated payer re-broadcast', () => {
     expect(await balance(to)).toBe(2_300_000n);
     // Nothing is left to re-send once both are mined.
     expect(await payer.rebroadcastVanished()).toEqual([]);
+  });
+
+  it("a subscription customer's approve sent through `send` and dropped by a reorg is re-sent: the allowance holds", async () => {
+    // scripts/sim/scenario-subscriptions.ts: the customer's approvals go through the same wallet, so a "lower" or
+    // "restore" approval a reorg dropped is sent again instead of leaving the renewal waiting on an allowance never set.
+    const customer = walletAt(4, node.provider);
+    await node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+    const wallet = evmPayer(customer, node.provider);
+    const spender = Wallet.createRandom().address;
+    const approve = new Interface(['function approve(address spender, uint256 value)']);
+    const allowance = async () => (await usdc.contract.getFunction('allowance')(customer.address, spender)) as bigint;
+    const sent = await wallet.send(usdc.address, approve.encodeFunctionData('approve', [spender, 7_000_000n]));
+    await wallet.mined(sent.hash, 30_000);
+    expect(await allowance()).toBe(7_000_000n);
+    const r = await reorgEvm(node.url, { depth: 1, drop: 'all' });
+    expect(r.dropped.map((h) => h.toLowerCase())).toContain(sent.hash.toLowerCase());
+    expect(await allowance()).toBe(0n);
+    expect(await wallet.rebroadcastVanished()).toEqual([sent.hash.toLowerCase()]);
+    await wallet.mined(sent.hash, 30_000);
+    expect(await allowance()).toBe(7_000_000n);
   });
 });

@@ -3,7 +3,7 @@ import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
 import { type FaultProxy, startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
 import { type DevEvmChain, startDevEvmChain } from '../../devnet/evm.js';
 import type { SimEvmChain } from '../contract.js';
-import { evmPayer } from '../payer.js';
+import { type EvmPayer, evmPayer } from '../payer.js';
 
 /** The native coin (wei) `fundHotWallet` gives a fresh hot wallet: set, not added (acknowledged as gas funding). */
 export const HOT_WALLET_GAS = 10n * 10n ** 18n;
@@ -22,8 +22,11 @@ export interface SimEvm {
   /** Sends `amount` base units of `token` from the payer to `to`; resolves with the tx hash once mined (re-broadcast
    * whenever it vanished from the node meanwhile: `onRebroadcast`). */
   pay(token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string>;
-  /** After a reorg: the payer's transfers it dropped are broadcast again (same nonce, same hash); returns their hashes. */
+  /** After a reorg: the payer's transfers it dropped are broadcast again (same nonce, same hash); returns their hashes.
+   * So are those of every wallet `adopt`ed (the subscriptions' customers). */
   resync(): Promise<string[]>;
+  /** Another simulated wallet on this chain whose dropped transactions `resync` re-sends; returns the undo. */
+  adopt(wallet: EvmPayer): () => void;
   /** Gas (set on the node: no transaction) and tokens for a merchant's refund hot wallet; the token transfers' hashes
    * as the journal records them (lowercase 0x hex, chains/evm/transfer-log.ts). */
   fundHotWallet(address: string, tokenUnits: bigint): Promise<string[]>;
@@ -41,6 +44,7 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
     chain.node.provider,
   );
   const transfer = (token: 'USDT' | 'USDC', to: string, amount: bigint) => payer.transfer(chain.tokens[token].address, to, amount);
+  const adopted = new Set<EvmPayer>();
   const p = `CHAIN_${network.toUpperCase()}_TEST_`;
   return {
     chain,
@@ -70,7 +74,15 @@ export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Pr
       await payer.mined(tx.hash, 60_000, onRebroadcast);
       return tx.hash;
     },
-    resync: () => payer.rebroadcastVanished(),
+    async resync() {
+      const out = await payer.rebroadcastVanished();
+      for (const w of adopted) out.push(...(await w.rebroadcastVanished()));
+      return out;
+    },
+    adopt(wallet) {
+      adopted.add(wallet);
+      return () => adopted.delete(wallet);
+    },
     async fundHotWallet(address, tokenUnits) {
       await chain.node.provider.send('anvil_setBalance', [address, `0x${HOT_WALLET_GAS.toString(16)}`]);
       const txs = [];
