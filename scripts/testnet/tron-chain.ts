@@ -71,7 +71,10 @@ export const createTronChain: ChainFactory = async (profile, env) => {
       return word ? Number(BigInt(`0x${word}`)) : null;
     },
     tokenBalance: (t, owner) => constant(t, 'balanceOf(address)', [{ type: 'address', value: owner }]),
-    nativeBalance: async (owner) => BigInt(await tronWeb.trx.getBalance(owner)),
+    // What the wallet can spend now: the full node's account (`wallet/getaccount`), as EVM's latest balance. tronweb's
+    // getBalance reads the solidity node (`walletsolidity/getaccount`), about a minute behind on Nile and 3 blocks
+    // behind on the demo's fake: a wallet funded just before the run read 0 there and failed the preflight.
+    nativeBalance: async (owner) => BigInt(await tronWeb.trx.getUnconfirmedBalance(owner)),
     pay: (t, to, amount) =>
       call(t, 'transfer(address,uint256)', [
         { type: 'address', value: to },
