@@ -24,6 +24,7 @@ import { keyDeriverOf, keyMaterialFromEnv } from '../src/signer/from-env.js';
 import { Redis } from 'ioredis';
 import { fundRefundWallets, type DevSolana } from './devnet/fund.js';
 import { freePort } from '../test/support/anvil.js';
+import { startFakeTicker } from '../test/support/fake-ticker.js';
 import { chainEnv, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
 import { startDevTronChain, tronChainEnv } from './devnet/tron.js';
 
@@ -104,16 +105,29 @@ async function main(): Promise<void> {
   webhooks.secret = merchant.webhookSecret;
 
   const session = await createDemoSession(baseUrl, merchant.testKey.key, merchant.testKey.secret);
+  // Sweeps price their fees with the native coins' prices (docs/treasury.md, Policy); no exchange is reached from the
+  // demo: the operator CLI's prices come from a fake of Coinbase's public ticker with fixed prices (the service's own
+  // rates are untouched).
+  const ticker = await startFakeTicker({
+    coinbaseRates: Object.fromEntries(
+      Object.entries({ ETH: '3000.00', BNB: '600.00', TRX: '0.25', SOL: '150.00' }).map(([coin, p]) => [coin, { USDT: p, USDC: p }]),
+    ),
+  });
+  stops.push({ name: 'price ticker', stop: () => ticker.close() });
   // The runner of scripts/testnet (`npm run testnet -- --local`) acts as the demo's operator: it creates its own
   // merchant and funds that merchant's wallets, with the demo's settings. Demo-only secrets (a random MASTER_KEY, the
   // public test mnemonic), in a file only this user can read, removed on exit.
-  const operatorEnv = Object.fromEntries(
-    Object.entries(serviceEnv).filter(
-      (e): e is [string, string] =>
-        e[1] !== undefined &&
-        (/^(DATABASE_URL|MASTER_KEY|HD_MNEMONIC|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_')),
+  const operatorEnv = {
+    ...Object.fromEntries(
+      Object.entries(serviceEnv).filter(
+        (e): e is [string, string] =>
+          e[1] !== undefined &&
+          (/^(DATABASE_URL|MASTER_KEY|HD_MNEMONIC|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_')),
+      ),
     ),
-  );
+    NATIVE_PRICE_SOURCES: 'coinbase',
+    RATE_COINBASE_BASE_URL: ticker.url,
+  };
   const state: DevnetState & { operatorEnv: Record<string, string> } = {
     baseUrl,
     checkoutBaseUrl: config.checkoutBaseUrl,

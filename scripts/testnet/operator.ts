@@ -1,4 +1,6 @@
-import { HOT_WALLET_SLOT } from '../../chains/types.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { HOT_WALLET_SLOT, OPERATOR_SLOT, isSweeper, type ChainAdapter } from '../../chains/types.js';
 import { createDb, type Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
@@ -10,7 +12,9 @@ import type { Profile } from './profiles.js';
 
 // What the operator of the service does for the run, with the service's own settings (its .env, or the demo's state
 // file): create the merchant, and name the merchant's refund hot wallet so the run can fund it. The same calls as
-// `npm run cli -- merchant create` and `payouts wallets`. Secrets stay in memory.
+// `npm run cli -- merchant create` and `payouts wallets`; the sweep and reconciliation are the operator CLI itself
+// (`npm run cli -- sweep ...`, `reconcile`, `journal ...`) run in a child process with those settings. Secrets stay in
+// memory and in that child's environment.
 
 export interface RunMerchant {
   merchantId: string;
@@ -23,8 +27,24 @@ export interface Operator {
   createMerchant(name: string, webhookUrl: string): Promise<RunMerchant>;
   /** The merchant's refund hot wallet on the profile's network (test mode), as the chain displays it. */
   refundHotWallet(merchantId: string): Promise<string>;
+  /** The operator's gas station on the profile's network (OPERATOR_SLOT.gasStation), which pays sweep fees. */
+  gasStation(): Promise<string>;
+  /** The address as the ledger stores it (the adapter's canonical form), null when not an address of the network. */
+  canonical(address: string): Promise<string | null>;
+  /** `npm run cli -- <args>` with the service's settings; never throws on a non-zero exit (the caller judges it). */
+  cli(args: string[]): Promise<CliResult>;
+  /** The address as the chain displays it (TRON base58, EVM checksummed). */
+  display(address: string): string;
   close(): Promise<void>;
 }
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const CLI = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 
 export function missingOperatorSetting(env: Record<string, string | undefined>): string | null {
   for (const name of ['DATABASE_URL', 'MASTER_KEY']) if (!env[name]?.trim()) return name;
@@ -36,6 +56,16 @@ export async function openOperator(profile: Profile, env: Record<string, string 
   const db: Db = createDb(env.DATABASE_URL!, 2);
   const box = new SecretBox(env.MASTER_KEY!.trim());
   const keys = keyDeriverOf(keyMaterialFromEnv(env));
+  const adapters = new Map<string, ChainAdapter>();
+  const adapter = (): ChainAdapter => {
+    const known = adapters.get(profile.serviceNetwork);
+    if (known) return known;
+    const settings = loadChainSettings(env, profile.serviceNetwork, 'test');
+    if (!settings) throw new Error(`the service settings have no CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_RPC_URL`);
+    const created = createChainAdapter(settings, env);
+    adapters.set(profile.serviceNetwork, created);
+    return created;
+  };
   return {
     async createMerchant(name, webhookUrl) {
       await migrateToLatest(db);
@@ -50,12 +80,34 @@ export async function openOperator(profile: Profile, env: Record<string, string 
         .where('merchant_id', '=', merchantId)
         .where('mode', '=', 'test')
         .executeTakeFirstOrThrow();
-      const settings = loadChainSettings(env, profile.serviceNetwork, 'test');
-      if (!settings) throw new Error(`the service settings have no CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_RPC_URL`);
-      const adapter = createChainAdapter(settings, env);
-      const wallet = await adapter.deriveHotWallet(keys, row.account_index, HOT_WALLET_SLOT.refunds);
-      return adapter.displayAddress(wallet.address);
+      const wallet = await adapter().deriveHotWallet(keys, row.account_index, HOT_WALLET_SLOT.refunds);
+      return adapter().displayAddress(wallet.address);
     },
+    async gasStation() {
+      if (!keys) throw new Error('the service settings have no HD_MNEMONIC or HD_ACCOUNT_XPUBS');
+      const a = adapter();
+      if (!isSweeper(a)) throw new Error(`${profile.serviceNetwork} has no sweep methods in this version`);
+      const wallet = await a.deriveOperatorWallet(keys, OPERATOR_SLOT.gasStation);
+      return a.displayAddress(wallet.address);
+    },
+    canonical: async (address) => adapter().normalizeAddress(address),
+    display: (canonical) => {
+      const c = adapter().normalizeAddress(canonical);
+      return c ? adapter().displayAddress(c) : canonical;
+    },
+    cli: (args) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+          env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += String(d)));
+        child.stderr.on('data', (d) => (stderr += String(d)));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      }),
     close: () => db.destroy(),
   };
 }

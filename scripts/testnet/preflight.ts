@@ -52,7 +52,8 @@ export async function preflight(i: PreflightInput, s: StepContext): Promise<stri
   s.note(`${token.symbol}: ${token.address}, ${decimals} decimals`);
 
   // 3. The payer holds enough gas and token for every transfer of the run.
-  const gasNeeded = profile.feeReserve + (i.funds ? 2n * profile.fundGas : 0n);
+  // The merchant's hot wallet and charger, and the operator's gas station (sweep fees), each get fundGas.
+  const gasNeeded = profile.feeReserve + (i.funds ? 3n * profile.fundGas : 0n);
   const gas = await chain.nativeBalance(chain.payer);
   s.data.payer = chain.payer;
   s.data.payer_native = show(gas, profile.native.decimals, profile.native.symbol);

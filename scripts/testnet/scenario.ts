@@ -4,14 +4,15 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/w
 import { minorToBase, show, type RunAmounts } from './amounts.js';
 import type { PayerChain } from './chain.js';
 import type { Operator, RunMerchant } from './operator.js';
+import { reconcileStep, sweepStep, type Funded } from './operator-steps.js';
 import { preflight } from './preflight.js';
 import type { Profile, TokenSpec } from './profiles.js';
 import { StepFailure, type Recorder, type StepContext } from './report.js';
 
 // The scenario, the same on every network: preflight, a merchant, a session paid from the test wallet (`paid` and
 // its signed webhook), part of it refunded (`completed` with a transaction hash, the payer credited exactly), a
-// subscription authorized and its first charge collected. Sweeping and reconciliation are reported as skipped until
-// the service has them. The run stops at the first failed step.
+// subscription authorized and its first charge collected, the deposit address swept and the network reconciled as the
+// operator does both (operator-steps.ts). The run stops at the first failed step.
 
 export interface ScenarioInput {
   profile: Profile;
@@ -54,6 +55,9 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
   };
 
   let receiver: WebhookReceiver | null = null;
+  // Native coin this run sent to the service's wallets, and the addresses it touched: what reconcile must find exact.
+  const funded: Funded = [];
+  const touched: string[] = [];
   try {
     await rec.step('preflight', (s) =>
       preflight({ profile, token, chain, amounts, serviceUrl: i.serviceUrl, funds: i.operator !== null }, s),
@@ -155,9 +159,12 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
       await rec.step('fund hot wallet', async (s) => {
         const hot = await operator.refundHotWallet(m.merchantId);
         s.data.hot_wallet = hot;
+        touched.push(hot);
         const gasTx = await chain.sendNative(hot, profile.fundGas);
+        funded.push({ hash: gasTx, address: hot, asset: 'native', amount: profile.fundGas });
         s.tx(`${show(profile.fundGas, profile.native.decimals, profile.native.symbol)} for refund fees`, gasTx, link(gasTx));
         const tokenTx = await chain.transferToken(token, hot, refundBase);
+        funded.push({ hash: tokenTx, address: hot, asset: token.symbol, amount: refundBase });
         s.tx(`${show(refundBase, token.decimals, token.symbol)} to refund`, tokenTx, link(tokenTx));
         return `refund hot wallet ${hot} funded`;
       });
@@ -216,7 +223,7 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
         200,
       );
       s.data.subscription_id = sub.id;
-      let funded = false;
+      let charger = false;
       for (let round = 0; ; round++) {
         const sel = await publicPost(`/subscribe/${encodeURIComponent(sub.id)}/select`, {
           network: profile.serviceNetwork,
@@ -224,14 +231,16 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
           address: chain.payer,
         });
         if (sel.status !== 200) throw new StepFailure(`subscription select: HTTP ${sel.status} ${JSON.stringify(sel.json)}`);
-        if (!funded && i.operator) {
+        if (!charger && i.operator) {
           const gasTx = await chain.sendNative(sel.json.spender, profile.fundGas);
+          funded.push({ hash: gasTx, address: sel.json.spender, asset: 'native', amount: profile.fundGas });
+          touched.push(sel.json.spender);
           s.tx(
             `${show(profile.fundGas, profile.native.decimals, profile.native.symbol)} to the charger ${sel.json.spender}`,
             gasTx,
             link(gasTx),
           );
-          funded = true;
+          charger = true;
         }
         if (sel.json.authorized) break;
         const walletTransactions = (sel.json.wallet_transactions ?? []) as unknown[];
@@ -260,8 +269,27 @@ export async function runScenario(i: ScenarioInput, rec: Recorder): Promise<void
       return `subscription ${sub.id} active, first invoice ${paid.id} paid`;
     });
 
-    rec.skip('sweep', 'not available in this version');
-    rec.skip('reconcile', 'not available in this version');
+    if (i.operator && merchant) {
+      const steps = {
+        profile,
+        token,
+        chain,
+        amounts,
+        operator: i.operator,
+        merchantId: (merchant as RunMerchant).merchantId,
+        deposit,
+        paid: due,
+        timeoutMs: i.timeoutMs,
+        link,
+      };
+      touched.push(deposit);
+      await rec.step('sweep', (s) => sweepStep(steps, s, funded));
+      await rec.step('reconcile', (s) => reconcileStep(steps, s, funded, touched));
+    } else {
+      const why = "existing merchant: sweeping and reconciling are the operator's (npm run cli -- sweep run, reconcile)";
+      rec.skip('sweep', why);
+      rec.skip('reconcile', why);
+    }
   } finally {
     await (receiver as WebhookReceiver | null)?.close();
   }

@@ -113,8 +113,16 @@ export const createTronChain: ChainFactory = async (profile, env) => {
       return out;
     },
     async succeeded(txID) {
-      const info = (await tronWeb.trx.getTransactionInfo(txID.replace(/^0x/, ''))) as { receipt?: { result?: string } };
-      return info.receipt?.result === 'SUCCESS';
+      const info = (await tronWeb.trx.getTransactionInfo(txID.replace(/^0x/, ''))) as {
+        id?: string;
+        blockNumber?: number;
+        result?: string;
+        receipt?: { result?: string };
+      };
+      // A contract call's receipt says SUCCESS; a TRX transfer (a sweep's fund step) has no receipt result, and
+      // java-tron marks a failed transaction `result: FAILED`. Unknown or not in a block: not succeeded.
+      if (!info.id || info.blockNumber === undefined || info.result === 'FAILED') return false;
+      return info.receipt?.result === undefined || info.receipt.result === 'SUCCESS';
     },
     async close() {},
   };
