@@ -19,6 +19,7 @@ import {
   reverseObservedAbove,
   transferLegs,
   withDepositEntries,
+  type InsertedDeposit,
 } from './journal.js';
 
 // The ledger side of deposits. Rules (decisions.md):
@@ -47,19 +48,8 @@ export interface ObservedDeposit {
   amount: bigint;
 }
 
-/** A deposit row written or revived by recordObservedDeposits (for log lines). */
-export interface RecordedDeposit {
-  id: string;
-  session_id: string | null;
-  tx_hash: string;
-  log_index: number;
-  block_number: bigint;
-  token: string;
-  amount_base: bigint;
-  to_address: string;
-  block_hash: string;
-  merchant_id: string | null;
-}
+/** A deposit row written or revived by recordObservedDeposits (for log lines): what its journal entry is made from. */
+export type RecordedDeposit = InsertedDeposit;
 
 /** Inserts provisional deposits (one statement), linking each to the session owning its address. Returns rows new or revived. */
 export async function recordObservedDeposits(
