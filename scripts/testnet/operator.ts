@@ -56,15 +56,14 @@ export async function openOperator(profile: Profile, env: Record<string, string 
   const db: Db = createDb(env.DATABASE_URL!, 2);
   const box = new SecretBox(env.MASTER_KEY!.trim());
   const keys = keyDeriverOf(keyMaterialFromEnv(env));
-  const adapters = new Map<string, ChainAdapter>();
+  // The run's one network: its adapter, made on first use.
+  const memo: { adapter?: ChainAdapter } = {};
   const adapter = (): ChainAdapter => {
-    const known = adapters.get(profile.serviceNetwork);
-    if (known) return known;
+    if (memo.adapter) return memo.adapter;
     const settings = loadChainSettings(env, profile.serviceNetwork, 'test');
     if (!settings) throw new Error(`the service settings have no CHAIN_${profile.serviceNetwork.toUpperCase()}_TEST_RPC_URL`);
-    const created = createChainAdapter(settings, env);
-    adapters.set(profile.serviceNetwork, created);
-    return created;
+    memo.adapter = createChainAdapter(settings, env);
+    return memo.adapter;
   };
   return {
     async createMerchant(name, webhookUrl) {
