@@ -3,7 +3,7 @@ import { pollApprovals } from '../../src/subscriptions/approval-poller.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
 import { reconcileAfterWatcher } from '../support/reconcile-covering.js';
-import { expectBurntFeeOnce, journalBalance, openingBalances, stopOnceAtBurntFee } from '../support/failed-fee.js';
+import { expectBurntFeeOnce, journalBalance, openingBalances, stopOnceAtBurntFee, untilTrxSolidified } from '../support/failed-fee.js';
 import { plan } from './subscriptions-fixture.js';
 import { TRX, startTronSubsFixture, type TronSubsFixture } from './subscriptions-tron-fixture.js';
 
@@ -29,7 +29,9 @@ describe('fees of failed TRON charges', () => {
   it('a charge that runs OUT_OF_ENERGY: the fee is journaled once on the invoice across an interrupted step, the charge fails, TRX reconciles', async () => {
     const charger = f.wallets.charger;
     const ours = `address:tron:test:${charger}`;
-    // Before any charge: the charger's opening balance (the TRX it was funded with) is booked, nothing differs.
+    // Before any charge: the charger's opening balance (the TRX it was funded with, once solidified) is booked, nothing
+    // differs.
+    await untilTrxSolidified(f.fake, charger, 1_000n * TRX, () => f.node.rpc('anvil_mine', ['0x1']));
     const opening = await reconciled();
     expect(opening.height).not.toBeNull();
     expect(opening.differences).toEqual([]);

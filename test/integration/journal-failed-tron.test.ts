@@ -3,7 +3,7 @@ import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { expectBurntFeeOnce, openingBalances } from '../support/failed-fee.js';
+import { expectBurntFeeOnce, openingBalances, untilTrxSolidified } from '../support/failed-fee.js';
 
 // The fee of a failed TRON transaction is burnt and journaled (docs/journal.md, "Failed transactions"): a refund whose
 // TriggerSmartContract runs OUT_OF_ENERGY on the (fake) java-tron is mined with a failed receipt that still burns TRX
@@ -40,7 +40,8 @@ describe('fees of failed TRON transactions', () => {
     expect(await acknowledgeUnexplained(h.t.db, topUp!.entryId, 'treasury top-up')).toBe(true);
     const s = await h.paidSession(shop, { amount: '2.00', token: 'USDT' });
 
-    // Before the refund: the hot wallet's opening balance (its TRX) is booked and nothing differs.
+    // Before the refund: the hot wallet's opening balance (its TRX, once solidified) is booked and nothing differs.
+    await untilTrxSolidified(h.fake, hot, TRX);
     const before = await h.until(async () => {
       const r = await reconcileChain(h.t.db, h.adapter);
       return r.height !== null && r.differences.length === 0 && r.addresses >= 2 ? r : undefined;

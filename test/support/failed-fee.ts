@@ -109,3 +109,27 @@ export function stopOnceAtBurntFee<D extends object>(deps: D): { deps: D & { fai
   };
   return { deps: { ...deps, failpoint }, stopped: () => reached };
 }
+
+/**
+ * Waits until the fake java-tron's solidified state holds `sun` for `address` (what reconcile reads on TRON: the
+ * solidity API, docs/journal.md), mining with `mine` meanwhile when blocks do not come by themselves. An operator's
+ * TRX funding set just before becomes readable only a few blocks later; a reconcile before that reads the wallet
+ * unfunded and books no opening for it.
+ */
+export async function untilTrxSolidified(
+  fake: { url: string },
+  address: string,
+  sun: bigint,
+  mine?: () => Promise<unknown>,
+  ms = 60_000,
+): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const res = await fetch(`${fake.url}/walletsolidity/getaccount`, { method: 'POST', body: JSON.stringify({ address }) });
+    const a = (await res.json()) as { balance?: number };
+    if (BigInt(a.balance ?? 0) === sun) return;
+    if (Date.now() > end) throw new Error(`the solidified TRX of ${address} never reached ${sun} sun (last ${a.balance ?? 0})`);
+    await mine?.();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
