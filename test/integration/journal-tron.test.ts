@@ -42,9 +42,13 @@ describe('journal and reconcile on TRON', () => {
     expect(report.differences.filter((d) => d.failing)).toEqual([]);
     expect(report.balances).toBe(2 * 3);
     // One request per balance through the solidity API, and the solidified block before and after them; with blocks
-    // every 150 ms the block may move during the read (read again): exact once no block comes.
-    h.stopMiner();
-    const still = await reconcileChain(h.t.db, h.adapter);
+    // every 150 ms the block may move during the read (read again): a run during which none moved reads each balance
+    // once, at one exact height. (Stopping the miner to force that made the run outlive the test's 60 s in CI,
+    // 2026-11-24: not diagnosed yet, see docs/journal.md "Not yet".)
+    const still = await h.until(async () => {
+      const r = await reconcileChain(h.t.db, h.adapter);
+      return r.height !== null && r.stateHeights?.retries === 0 ? r : undefined;
+    }, 30_000);
     expect(still.stateHeights).toEqual({ lowest: still.height, highest: still.height, retries: 0, uncompared: 0 });
     expect(still.differences).toEqual([]);
     expect(still.rpcCalls).toBe(6 + 2);
