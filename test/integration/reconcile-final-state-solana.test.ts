@@ -21,6 +21,7 @@ import { openRegisteredWallets } from '../../src/reconcile/openings.js';
 import { journalBalancesAt, registerWallets } from '../../src/ledger/journal.js';
 import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
 import { isFinalStateReader } from '../../chains/types.js';
+import { openingsWithHeights } from '../support/failed-fee.js';
 
 // Reconcile on Solana at the exact slot of the finalized state it reads (docs/journal.md "Reconcile"): each
 // getMultipleAccounts answer's context.slot is the height of its balances, the books are computed at that slot.
@@ -104,15 +105,7 @@ describe('reconcile on Solana reads the finalized state at its context slot', ()
     await registerWallets(h.t.db, [{ ...chain, address: hot, merchantId: shop.id, role: 'refunds' }]);
     // What `payouts wallets` does after registering: the opening from the finalized state at or above registration.
     expect(await openRegisteredWallets(h.t.db, h.adapter, 60_000)).toEqual([hot]);
-    const opening = await h.t.db
-      .selectFrom('journal_entries as e')
-      .innerJoin('journal_legs as l', 'l.entry_id', 'e.id')
-      .innerJoin('journal_wallets as w', (j) => j.onRef('w.address', '=', 'e.object_id'))
-      .select(['e.block_height', 'w.registered_height', 'l.asset', 'l.amount'])
-      .where('e.kind', '=', 'opening_balance')
-      .where('e.object_id', '=', hot)
-      .where('l.account', '=', `address:solana:test:${hot}`)
-      .execute();
+    const opening = await openingsWithHeights(h.t.db, hot, `address:solana:test:${hot}`);
     expect(opening.map((o) => [o.asset, o.amount])).toEqual([['solana:test:native', 2n * BigInt(LAMPORTS_PER_SOL)]]);
     expect(BigInt(opening[0]!.block_height)).toBeGreaterThanOrEqual(BigInt(opening[0]!.registered_height!));
     // Someone sends the wallet 0.25 SOL (a plain transfer, which no log shows) before any reconcile ran.

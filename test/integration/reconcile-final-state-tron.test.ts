@@ -8,6 +8,7 @@ import { openRegisteredWallets } from '../../src/reconcile/openings.js';
 import { journalBalancesAt, registerWallets } from '../../src/ledger/journal.js';
 import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
 import { isFinalStateReader } from '../../chains/types.js';
+import { openingsWithHeights } from '../support/failed-fee.js';
 
 // Reconcile on TRON at the exact height of the solidified state it reads (docs/journal.md "Reconcile"): balances from
 // the solidity API bracketed by the solidified block's height, the books at that height.
@@ -71,15 +72,7 @@ describe('reconcile on TRON reads the solidified state at a known height', () =>
     await registerWallets(h.t.db, [{ ...chain, address: hot, merchantId: shop.id, role: 'refunds' }]);
     // What `payouts wallets` does after registering: the opening from the solidified state at or above registration.
     expect(await openRegisteredWallets(h.t.db, h.adapter, 60_000)).toEqual([hot]);
-    const opening = await h.t.db
-      .selectFrom('journal_entries as e')
-      .innerJoin('journal_legs as l', 'l.entry_id', 'e.id')
-      .innerJoin('journal_wallets as w', (j) => j.onRef('w.address', '=', 'e.object_id'))
-      .select(['e.block_height', 'w.registered_height', 'l.asset', 'l.amount'])
-      .where('e.kind', '=', 'opening_balance')
-      .where('e.object_id', '=', hot)
-      .where('l.account', '=', `address:tron:test:${hot}`)
-      .execute();
+    const opening = await openingsWithHeights(h.t.db, hot, `address:tron:test:${hot}`);
     expect(opening.map((o) => [o.asset, o.amount])).toEqual([['tron:test:native', 100n * TRX]]);
     expect(BigInt(opening[0]!.block_height)).toBeGreaterThanOrEqual(BigInt(opening[0]!.registered_height!));
     // The operator (or anyone) tops the wallet up by 25 TRX before any reconcile ran.

@@ -133,3 +133,16 @@ export async function untilTrxSolidified(
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** A wallet's opening entries with their height and the wallet's registration height (TRON/Solana openings). */
+export function openingsWithHeights(db: Db, address: string, account: string) {
+  return db
+    .selectFrom('journal_entries as e')
+    .innerJoin('journal_legs as l', 'l.entry_id', 'e.id')
+    .innerJoin('journal_wallets as w', (j) => j.onRef('w.address', '=', 'e.object_id'))
+    .select(['e.block_height', 'w.registered_height', 'l.asset', 'l.amount'])
+    .where('e.kind', '=', 'opening_balance')
+    .where('e.object_id', '=', address)
+    .where('l.account', '=', account)
+    .execute();
+}
