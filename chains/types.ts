@@ -79,6 +79,12 @@ export interface PollResult {
   cursor: CursorState;
   /** True when the cursor reached the head: the watcher may sleep a poll interval. */
   caughtUp: boolean;
+  /**
+   * Called once the poll's effects and `cursor` are committed. An adapter that keeps state between polls in memory
+   * (Solana: which accounts' balances its history explains) keeps what this poll learned only then, so a poll whose
+   * commit failed is repeated in full by the next one. Not called: the next poll repeats this one's work.
+   */
+  committed?: () => void;
 }
 
 export interface ChainHead {

@@ -137,7 +137,6 @@ export class SolanaDepositScanner {
     );
     const every = this.#o.referenceScanEveryPolls;
     const scanReferences = this.#polls === 0 || (every > 0 && this.#polls % every === 0);
-    this.#polls++;
     const references = scanReferences ? [...watch.addresses()].map(paymentReference) : [];
 
     // 3. list signatures above fromSlot (and the newest one of each scanned ATA, whatever its slot)
@@ -186,27 +185,36 @@ export class SolanaDepositScanner {
       ),
     );
 
-    // 5. credits and explained balances
+    // 5. credits and explained balances. What this poll learned (delivered signatures, explained balances, that the
+    // reference scan ran) is kept only once its result is committed (`committed`): a poll whose commit failed (the
+    // database down, a fenced cursor, a crash in a test) must leave the caches as they were, or the next poll in this
+    // process would take an account as explained and never list the transfer the lost commit held.
     const transfers: { t: ObservedTransfer; order: number }[] = [];
     const outgoing: { t: ObservedTransfer; order: number }[] = [];
+    const delivered: Array<[string, number]> = [];
     for (const [sig, tx] of txs) {
       if (fetch.get(sig)) {
         for (const t of this.#creditsOf(sig, tx, watch)) transfers.push({ t, order: tx.slot });
         for (const t of this.#debitsOf(sig, tx, watch)) outgoing.push({ t, order: tx.slot });
-        this.#delivered.set(sig, tx.slot);
+        delivered.push([sig, tx.slot]);
       }
     }
+    const explained: Array<[string, { signature: string; amount: bigint }]> = [];
     for (const [ata, newest] of newestOf) {
       const tx = txs.get(newest.signature);
       if (!tx) continue;
       const amount = postAmountOf(tx, ata);
-      if (amount !== null) this.#explained.set(ata, { signature: newest.signature, amount });
+      if (amount !== null) explained.push([ata, { signature: newest.signature, amount }]);
     }
-    for (const ata of toScan) {
-      // An account with no history at all (only possible on a test ledger) has nothing to credit.
-      if (!newestOf.has(ata)) this.#explained.delete(ata);
-    }
-    for (const [sig, slot] of this.#delivered) if (slot < fromSlot) this.#delivered.delete(sig);
+    // An account with no history at all (only possible on a test ledger) has nothing to credit.
+    const unexplained = [...toScan].filter((ata) => !newestOf.has(ata));
+    const committed = () => {
+      this.#polls++;
+      for (const [sig, slot] of delivered) this.#delivered.set(sig, slot);
+      for (const [ata, e] of explained) this.#explained.set(ata, e);
+      for (const ata of unexplained) this.#explained.delete(ata);
+      for (const [sig, slot] of this.#delivered) if (slot < fromSlot) this.#delivered.delete(sig);
+    };
 
     count('getBlockTime');
     const tipTime = provenTime ?? (await conn.getBlockTime(confirmed).catch(() => null));
@@ -225,6 +233,7 @@ export class SolanaDepositScanner {
       },
       cursor: encodeSolanaCursor(BigInt(Math.max(confirmed, Number(persisted)))),
       caughtUp: true,
+      committed,
     };
   }
 

@@ -58,6 +58,7 @@ async function poll() {
   const t0 = performance.now();
   const r = await adapter.pollTransfers(cursor, watch);
   cursor = r.cursor;
+  r.committed?.(); // as the watcher does once the poll's result is committed
   // As the watcher does: a reported transfer is paid once the final height reaches its slot.
   for (const t of r.transfers) if (!paidAt.has(t.txHash)) seen.set(t.txHash, t.block.height);
   for (const [sig, height] of seen) {

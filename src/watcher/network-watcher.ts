@@ -142,6 +142,7 @@ export class NetworkWatcher {
       if (toDeposit.length > 0) killAtWatcherFailpoint('watcher:before_commit');
       return { ...confirmed, recorded, unexplained, version };
     });
+    poll.committed?.(); // only now may the adapter keep what this poll learned (a failed commit leaves it unlearned)
     // Logged after the commit: a line says what the ledger holds. Ids as in docs/operations.md ("Logs").
     const ids = { network: this.chain.network, mode: this.chain.mode };
     for (const d of outcome.recorded) {

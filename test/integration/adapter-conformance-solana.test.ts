@@ -70,6 +70,7 @@ class MiniLedger {
     for (const c of this.credits.values()) if (c.t.block.height <= r.finalHeight) c.final = true;
     this.cursor = r.cursor;
     this.last = r;
+    r.committed?.(); // as the watcher does after its commit
   }
   sum(owner: string, symbol: 'USDC' | 'USDT', finalOnly = true): bigint {
     let s = 0n;
@@ -223,6 +224,9 @@ describe('Solana deposits', () => {
     // Crash: this poll's result is computed but never persisted.
     const lost = await adapter.pollTransfers(ledger.cursor, watch);
     expect(lost.transfers.length).toBeGreaterThan(0);
+    // The same process polls again: the lost poll taught its caches nothing, so its transfers are listed again.
+    const again = await pollInto(adapter, ledger, watch);
+    expect(again.transfers.map((t) => t.txHash).sort()).toEqual(lost.transfers.map((t) => t.txHash).sort());
     adapter = makeAdapter(); // a new process, empty caches, resumes from the persisted cursor
     for (let i = 12; i < 18; i++) await pay(i, BigInt(1_000 + i));
     rpc.validator.advanceSlots(1);

@@ -69,4 +69,47 @@ describe('watcher polling', () => {
       await running;
     }
   });
+
+  it("tells the adapter a poll was committed only after its commit: a failed commit's poll is never marked learned", async () => {
+    const adapter = makeAdapter(node, [usdt]);
+    const merchant = await createMerchant(tdb.db);
+    const s = await createBoundSession(tdb.db, adapter, merchant, { amountMinor: 500n, token: 'USDT' });
+    // Each poll's result gets a `committed` that records which poll it was; the first commit fails (as when the
+    // database goes down between the poll and its commit).
+    const marked: number[] = [];
+    let polls = 0;
+    const tracked = Object.create(adapter) as typeof adapter;
+    tracked.pollTransfers = async (cursor, watch) => {
+      const r = await adapter.pollTransfers(cursor, watch);
+      const n = ++polls;
+      // Armed: the next transaction, the one committing this poll, fails.
+      if (armed) [armed, failCommit] = [false, true];
+      return { ...r, committed: () => marked.push(n) };
+    };
+    let armed = false;
+    let failCommit = false;
+    const db = new Proxy(tdb.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction' && failCommit) {
+          failCommit = false;
+          return () => ({ execute: async () => Promise.reject(new Error('commit failed (test)')) });
+        }
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const watcher = new NetworkWatcher({ db, adapter: tracked, pollIntervalMs: 3_600_000 });
+    await watcher.step(); // the cursor stored, the first poll committed
+    expect(marked).toEqual([1]);
+    await payFrom(walletAt(1, node.provider), usdt, s.address, parseUnits('5', 6));
+    await node.mine(3);
+    armed = true;
+    await expect(watcher.step()).rejects.toThrow('commit failed (test)');
+    expect(polls).toBe(2);
+    expect(marked).toEqual([1]);
+    expect((await sessionRow(tdb.db, s.id)).status).toBe('open');
+    await watcher.step();
+    expect(marked).toEqual([1, 3]);
+    expect((await sessionRow(tdb.db, s.id)).status).toBe('paid');
+  });
 });
