@@ -15,9 +15,9 @@ export type Chain = { network: string; mode: Mode };
 const FLOOR_WAIT_MS = 60_000;
 
 /**
- * Reads `queries` at `pinned` (EVM) or in the latest final state, no older than `floor` (TRON, Solana: the higher of
- * the pinned height and the previous run's, so that a movement this chain's previous run booked at its height is
- * never read again from an older state and booked twice).
+ * Reads `queries` at `pinned` (EVM) or in the latest final state, no older than `floor` (TRON, Solana: the previous
+ * run's height, so that a movement this chain's previous run booked at its height is never read again from an older
+ * state and booked twice; the state may be below `pinned`, whose books booksAtHeights computes at its own height).
  */
 export async function readBalances(
   adapter: ChainAdapter & BalanceReader,

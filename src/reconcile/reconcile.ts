@@ -171,8 +171,12 @@ export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { cove
   // EVM: every balance at the pinned block. TRON and Solana: the latest final state, each balance with its height, the
   // books at that height once the watcher covers it.
   const waitMs = opts.coverWaitMs ?? DEFAULT_COVER_WAIT_MS;
+  // The floor of a final state read is the previous run's height only (a movement it booked there is never read again
+  // from an older state): not the pinned height, which a CONFIRMATIONS shallower than the node's solidification puts
+  // above the state the node serves; a chain or solidity node that stopped would never reach it (the run waited
+  // FLOOR_WAIT_MS and threw). Books are computed at each balance's own height, below the pinned one too.
   const previous = await lastRunHeight(db, chain);
-  const floor = previous !== null && previous > pinned && isFinalStateReader(adapter) ? previous : pinned;
+  const floor = isFinalStateReader(adapter) ? (previous ?? 0n) : pinned;
   const read = await readSettled(db, adapter, chain, pinned, committed, journal, queries, waitMs, floor);
   if (read === null)
     return {

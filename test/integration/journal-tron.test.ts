@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
+import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
 
 // Reconcile on TRON (docs/journal.md): deposits journaled by the watcher (the EVM log scanner over TRON's JSON-RPC),
 // balances read per account through the solidity API of the fake java-tron at the solidified block, zero difference
@@ -43,8 +44,7 @@ describe('journal and reconcile on TRON', () => {
     expect(report.balances).toBe(2 * 3);
     // One request per balance through the solidity API, and the solidified block before and after them; with blocks
     // every 150 ms the block may move during the read (read again): a run during which none moved reads each balance
-    // once, at one exact height. (Stopping the miner to force that made the run outlive the test's 60 s in CI,
-    // 2026-11-24: not diagnosed yet, see docs/journal.md "Not yet".)
+    // once, at one exact height.
     const still = await h.until(async () => {
       const r = await reconcileChain(h.t.db, h.adapter);
       // A run during which no block moved: 6 balance requests and the solidified block before and after them.
@@ -55,5 +55,22 @@ describe('journal and reconcile on TRON', () => {
     expect(still.rpcCalls).toBe(6 + 2);
     const usdc = report.summary.find((x) => x.asset === 'USDC' && x.merchantId === shop.id)!;
     expect(usdc).toMatchObject({ expected: 1_750_000n, chain: 1_750_000n, difference: 0n, addresses: 2 });
+  });
+
+  it("reconciles a chain that stopped producing blocks, at the solidified block below the watcher's final height", async () => {
+    // CONFIRMATIONS equal to the fake's solidification depth puts the service's final height (head − 3 + 1) one block
+    // above the solidified one (head − 3). Once the watcher has committed that height on a stopped chain, the solidity
+    // API never reaches it: reconcile used to wait for it for a minute and throw ("the final state stayed below height").
+    h.stopMiner();
+    const chain = { network: 'tron', mode: 'test' } as const;
+    const head = await h.adapter.getHead();
+    expect(head.final).toBe(head.latest - 3n + 1n);
+    await h.until(async () => ((await watcherFinalHeight(h.t.db, chain)) === head.final ? true : undefined), 30_000);
+    const r = await reconcileChain(h.t.db, h.adapter);
+    expect(r.skipped).toBeUndefined();
+    expect(r.height).toBe(head.latest - 3n);
+    expect(r.stateHeights).toEqual({ lowest: head.latest - 3n, highest: head.latest - 3n, retries: 0, uncompared: 0 });
+    expect(r.balances).toBe(2 * 3);
+    expect(r.differences).toEqual([]);
   });
 });
