@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { sign } from '../../test/support/signed-client.js';
 
 // The merchant's side of the API during a seed: signed requests (interface.md, Authentication) that a merchant's
-// integration would retry while the service is down or restarting. A retry of a create sends the same
-// Idempotency-Key, so a lost answer never creates a second object.
+// integration would retry while the service is down or restarting. A retry of a create or a cancel sends the same
+// Idempotency-Key, so a lost answer never creates a second object, and a cancel whose answer was lost (the API killed
+// after its commit) is answered again rather than refused as already canceled (seed 65).
 
 export interface ApiAnswer {
   status: number;

@@ -68,7 +68,7 @@ export async function runCanceledSession(d: CancelDeps, plan: CancelPlan): Promi
   }
   const due = BigInt(sel.json.amount_due_base);
   const address = String(sel.json.deposit_address);
-  const c = await api.call('POST', `/api/v1/checkout/sessions/${id}/cancel`, {});
+  const c = await api.call('POST', `/api/v1/checkout/sessions/${id}/cancel`, {}, { idempotencyKey: `cancel-${id}` });
   ev('session.canceled', { sessionId: id, network: plan.network, token: plan.token, status: c.status, state: c.json?.status, address });
   if (c.status !== 200 || c.json?.status !== 'canceled') {
     d.violations.push({ invariant: 'api', message: `session cancel answered ${c.status}: ${JSON.stringify(c.json)}`, subject: id });

@@ -223,9 +223,24 @@ export type CancelRefundResult = { kind: 'canceled'; refund: RefundRow } | { kin
 
 /**
  * Cancels a pending refund, or a processing one whose payout has not been signed yet. `signed_at` is set in the
- * same row by the transaction that stores the signed payout, so this single-row check cannot race it.
+ * same row by the transaction that stores the signed payout, so this single-row check cannot race it. With
+ * `onCanceled` (the API storing its answer under the request's Idempotency-Key), the update and it share a transaction.
  */
-export async function cancelRefund(db: Db, refund: RefundRow): Promise<CancelRefundResult> {
+export async function cancelRefund(
+  db: Db,
+  refund: RefundRow,
+  onCanceled?: (trx: Transaction<Database>, refund: RefundRow) => Promise<void>,
+): Promise<CancelRefundResult> {
+  if (onCanceled)
+    return db.transaction().execute(async (trx) => {
+      const r = await cancelRefundIn(trx, refund);
+      if (r.kind === 'canceled') await onCanceled(trx, r.refund);
+      return r;
+    });
+  return cancelRefundIn(db, refund);
+}
+
+async function cancelRefundIn(db: Db, refund: RefundRow): Promise<CancelRefundResult> {
   const canceled = await db
     .updateTable('refunds')
     .set({ status: 'canceled', canceled_at: sql`now()` })

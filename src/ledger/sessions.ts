@@ -106,8 +106,17 @@ export type CancelResult =
   | { kind: 'expired'; session: SessionRow }
   | { kind: 'paid'; session: SessionRow };
 
-/** Cancels an open, unexpired session and writes `payment.cancelled` in the same transaction. */
-export async function cancelSession(db: Db, merchantId: string, mode: Mode, id: string): Promise<CancelResult> {
+/**
+ * Cancels an open, unexpired session and writes `payment.cancelled` in the same transaction; `onCanceled` runs in it
+ * too (the API stores its answer under the request's Idempotency-Key there).
+ */
+export async function cancelSession(
+  db: Db,
+  merchantId: string,
+  mode: Mode,
+  id: string,
+  onCanceled?: (trx: Transaction<Database>, session: SessionRow) => Promise<void>,
+): Promise<CancelResult> {
   return db.transaction().execute(async (trx) => {
     const session = await trx
       .updateTable('payment_sessions')
@@ -127,6 +136,7 @@ export async function cancelSession(db: Db, merchantId: string, mode: Mode, id: 
         object: paymentEventObject(session, 'canceled'),
         aggregateId: session.id,
       });
+      await onCanceled?.(trx, session);
       return { kind: 'canceled', session };
     }
     const current = await findSession(trx, merchantId, mode, id);

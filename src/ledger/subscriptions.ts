@@ -221,7 +221,15 @@ export type CancelSubscriptionResult =
 export async function cancelSubscription(
   db: Db,
   id: string,
-  o: { atPeriodEnd: boolean; reason: CancellationReason | null; comment: string | null; clock: Clock; checkoutBaseUrl: string },
+  o: {
+    atPeriodEnd: boolean;
+    reason: CancellationReason | null;
+    comment: string | null;
+    clock: Clock;
+    checkoutBaseUrl: string;
+    /** Runs in the cancel's transaction once it changed the subscription (the API stores its Idempotency-Key answer). */
+    onChanged?: (trx: Transaction<Database>, subscription: SubscriptionRow) => Promise<void>;
+  },
 ): Promise<CancelSubscriptionResult> {
   return db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom('subscriptions').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
@@ -245,9 +253,11 @@ export async function cancelSubscription(
         .returningAll()
         .executeTakeFirstOrThrow();
       await insertSubscriptionEvent(trx, updated, 'subscription.updated', o.checkoutBaseUrl, now);
+      await o.onChanged?.(trx, updated);
       return { kind: 'scheduled', subscription: updated };
     }
     const canceled = await cancelNow(trx, current, { reason: o.reason, comment: o.comment, at: now, checkoutBaseUrl: o.checkoutBaseUrl });
+    await o.onChanged?.(trx, canceled);
     return { kind: 'canceled', subscription: canceled };
   });
 }

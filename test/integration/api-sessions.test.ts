@@ -344,6 +344,34 @@ describe('cancel payment session', () => {
     expect(late.json.error.code).toBe('session_expired');
   });
 
+  it('replays a cancel with the same Idempotency-Key (a retry after a lost answer), one event; 409 for the key on another session', async () => {
+    const c = (await shop.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: order() })).json;
+    const headers = { 'idempotency-key': `cancel-${c.id}` };
+    const first = await shop.post(`${BASE}/${c.id}/cancel`, {}, { headers });
+    expect(first.status).toBe(200);
+    expect(first.json.status).toBe('canceled');
+    const retry = await shop.post(`${BASE}/${c.id}/cancel`, {}, { headers });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.json).toEqual(first.json);
+    expect(await outbox(c.id)).toHaveLength(1);
+    // Without the key a second cancel is still refused (decisions.md); with it on another session, a reuse.
+    expect((await shop.post(`${BASE}/${c.id}/cancel`)).json.error.code).toBe('session_expired');
+    const d = (await shop.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: order() })).json;
+    const reused = await shop.post(`${BASE}/${d.id}/cancel`, {}, { headers });
+    expect(reused.status).toBe(409);
+    expect(reused.json.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
+    expect((await shop.get(`${BASE}/${d.id}`)).json.status).toBe('open');
+    // Ten retries at once with one key (a client retrying on a timeout): one cancel, one event, ten identical answers.
+    const e = (await shop.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: order() })).json;
+    const twins = await Promise.all(
+      Array.from({ length: 10 }, () => shop.post(`${BASE}/${e.id}/cancel`, {}, { headers: { 'idempotency-key': `cancel-${e.id}` } })),
+    );
+    expect(twins.map((t) => t.status)).toEqual(Array(10).fill(200));
+    expect(new Set(twins.map((t) => JSON.stringify(t.json))).size).toBe(1);
+    expect(await outbox(e.id)).toHaveLength(1);
+  });
+
   it('answers 400 INVALID_SESSION_STATUS for a paid session, 404 for unknown or foreign, 400 on a bad body', async () => {
     const c = (await shop.post(`${BASE}/create`, { amount: '1', currency: 'USD', order_id: order() })).json;
     await h.t.db.updateTable('payment_sessions').set({ status: 'paid' }).where('id', '=', c.id).execute();

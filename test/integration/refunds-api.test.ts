@@ -271,6 +271,26 @@ describe('get, cancel and list refunds', () => {
     expect(late.json.error.code).toBe('CANNOT_CANCEL_REFUND');
   });
 
+  it('replays a refund cancel with the same Idempotency-Key; without it a second cancel is CANNOT_CANCEL_REFUND', async () => {
+    const sessionId = await paidSession();
+    const created = (await refund({ session_id: sessionId, refund_id: rid(), amount: 50, currency: 'USDT' })).json;
+    const headers = { 'idempotency-key': `cancel-${created.refund_id}` };
+    const first = await shop.post(`/api/v1/refunds/${created.refund_id}/cancel`, {}, { headers });
+    expect(first.status).toBe(200);
+    const retry = await shop.post(`/api/v1/refunds/${created.refund_id}/cancel`, {}, { headers });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.json).toEqual(first.json);
+    expect((await shop.post(`/api/v1/refunds/${created.refund_id}/cancel`)).json.error.code).toBe('CANNOT_CANCEL_REFUND');
+    const other = (await refund({ session_id: sessionId, refund_id: rid(), amount: 50, currency: 'USDT' })).json;
+    const reused = await shop.post(`/api/v1/refunds/${other.refund_id}/cancel`, {}, { headers });
+    expect(reused.status).toBe(409);
+    expect(reused.json.error.code).toBe('idempotency_key_reused');
+    expect((await h.t.db.selectFrom('refunds').select('status').where('id', '=', other.id).executeTakeFirstOrThrow()).status).toBe(
+      'pending',
+    );
+  });
+
   it('lists refunds page by page', async () => {
     const m = await h.merchant('Lister');
     const s = await paidSession(m.test);

@@ -194,6 +194,24 @@ describe('get, expand, cancel', () => {
     );
     expect(types).toEqual(['subscription.created', 'subscription.canceled']);
   });
+
+  it('replays a cancel with the same Idempotency-Key and body; another body with that key is 409', async () => {
+    const s = (await client.post('/api/v1/subscriptions/create', body({ customer: 'cus_cancel_idem' }))).json;
+    const headers = { 'idempotency-key': `cancel-${s.id}` };
+    const first = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancellation_reason: 'other' }, { headers });
+    expect(first.status).toBe(200);
+    expect(first.json.status).toBe('canceled');
+    const retry = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancellation_reason: 'other' }, { headers });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.json).toEqual(first.json);
+    const changed = await client.post(`/api/v1/subscriptions/${s.id}/cancel`, { cancellation_reason: 'fraud' }, { headers });
+    expect(changed.status).toBe(409);
+    expect(changed.json.error.code).toBe('idempotency_key_reused');
+    expect((await client.post(`/api/v1/subscriptions/${s.id}/cancel`, {})).json.error.code).toBe('subscription_not_cancelable');
+    const events = await h.t.db.selectFrom('outbox_events').select('type').where('aggregate_id', '=', s.id).execute();
+    expect(events.filter((e) => e.type === 'subscription.canceled')).toHaveLength(1);
+  });
 });
 
 describe('invoices, payments, payment methods', () => {

@@ -22,7 +22,8 @@ import type {
 
 // The Stablepay API client: every operation of the OpenAPI document as a method, each request signed. Creates carry
 // an Idempotency-Key (generated unless given; a refund's own refund_id is its key), so they are retried safely on a
-// network error, 429 or 5xx, like every read; cancels are not retried (a lost answer cannot be told from a refusal).
+// network error, 429 or 5xx, like every read; so are cancels, which send one too (a retry after a lost answer gets
+// that answer again instead of being refused as already canceled).
 
 export interface ClientOptions {
   baseUrl: string;
@@ -60,7 +61,14 @@ export class StablepayClient {
     create: (body: CreateSessionRequest, opts: { idempotencyKey?: string } = {}) =>
       this.call<PaymentSession>({ method: 'POST', path: '/checkout/sessions/create', body, idempotencyKey: opts.idempotencyKey ?? randomUUID(), retry: true }),
     retrieve: (id: string) => this.call<PaymentSession>({ method: 'GET', path: `/checkout/sessions/${enc(id)}`, retry: true }),
-    cancel: (id: string) => this.call<PaymentSession>({ method: 'POST', path: `/checkout/sessions/${enc(id)}/cancel`, body: {}, retry: false }),
+    cancel: (id: string, opts: { idempotencyKey?: string } = {}) =>
+      this.call<PaymentSession>({
+        method: 'POST',
+        path: `/checkout/sessions/${enc(id)}/cancel`,
+        body: {},
+        idempotencyKey: opts.idempotencyKey ?? randomUUID(),
+        retry: true,
+      }),
     list: (query: { page?: number; page_size?: number; cursor?: string; status?: string; order_id?: string } = {}) =>
       this.call<PaymentSessionPage>({ method: 'GET', path: '/checkout/sessions', query, retry: true }),
     /** Every session, page after page (follows pagination.next_cursor). */
@@ -72,7 +80,14 @@ export class StablepayClient {
     /** `refund_id` is the idempotency key: the same refund_id and body replay the refund, so retries are safe. */
     create: (body: CreateRefundRequest) => this.call<Refund>({ method: 'POST', path: '/refunds/create', body, retry: true }),
     retrieve: (refundId: string) => this.call<Refund>({ method: 'GET', path: `/refunds/${enc(refundId)}`, retry: true }),
-    cancel: (refundId: string) => this.call<RefundCancellation>({ method: 'POST', path: `/refunds/${enc(refundId)}/cancel`, body: {}, retry: false }),
+    cancel: (refundId: string, opts: { idempotencyKey?: string } = {}) =>
+      this.call<RefundCancellation>({
+        method: 'POST',
+        path: `/refunds/${enc(refundId)}/cancel`,
+        body: {},
+        idempotencyKey: opts.idempotencyKey ?? randomUUID(),
+        retry: true,
+      }),
     list: (query: { page?: number; page_size?: number; cursor?: string; status?: string; session_id?: string } = {}) =>
       this.call<RefundPage>({ method: 'GET', path: '/refunds', query, retry: true }),
     all: (query: { page_size?: number; status?: string; session_id?: string } = {}) => this.pages((cursor) => this.refunds.list({ ...query, cursor })),
@@ -83,8 +98,14 @@ export class StablepayClient {
       this.call<Subscription>({ method: 'POST', path: '/subscriptions/create', body, idempotencyKey: opts.idempotencyKey ?? randomUUID(), retry: true }),
     retrieve: (id: string, opts: { expand?: Array<'latest_invoice' | 'customer' | 'payment_method'> } = {}) =>
       this.call<Subscription>({ method: 'GET', path: `/subscriptions/${enc(id)}`, query: { expand: opts.expand?.join(',') }, retry: true }),
-    cancel: (id: string, body: CancelSubscriptionRequest = {}) =>
-      this.call<SubscriptionCancellation>({ method: 'POST', path: `/subscriptions/${enc(id)}/cancel`, body, retry: false }),
+    cancel: (id: string, body: CancelSubscriptionRequest = {}, opts: { idempotencyKey?: string } = {}) =>
+      this.call<SubscriptionCancellation>({
+        method: 'POST',
+        path: `/subscriptions/${enc(id)}/cancel`,
+        body,
+        idempotencyKey: opts.idempotencyKey ?? randomUUID(),
+        retry: true,
+      }),
     list: (query: { limit?: number; starting_after?: string; ending_before?: string; customer?: string; status?: string } = {}) =>
       this.call<SubscriptionList>({ method: 'GET', path: '/subscriptions', query, retry: true }),
     all: (query: { limit?: number; customer?: string; status?: string } = {}) =>

@@ -48,7 +48,7 @@ export const OPERATION_ERRORS = {
     503: ['rate_unavailable'],
   },
   getSession: {},
-  cancelSession: { 400: [...BODY, 'session_expired', 'INVALID_SESSION_STATUS'] },
+  cancelSession: { 400: [...BODY, 'session_expired', 'INVALID_SESSION_STATUS'], 409: ['idempotency_key_reused'] },
   listSessions: { 400: QUERY },
   createRefund: {
     400: [
@@ -69,7 +69,7 @@ export const OPERATION_ERRORS = {
     429: ['DAILY_REFUND_LIMIT_EXCEEDED'],
   },
   getRefund: { 403: ['FORBIDDEN'], 404: ['REFUND_NOT_FOUND'] },
-  cancelRefund: { 400: [...BODY, 'CANNOT_CANCEL_REFUND'], 403: ['FORBIDDEN'], 404: ['REFUND_NOT_FOUND'] },
+  cancelRefund: { 400: [...BODY, 'CANNOT_CANCEL_REFUND'], 403: ['FORBIDDEN'], 404: ['REFUND_NOT_FOUND'], 409: ['idempotency_key_reused'] },
   listRefunds: { 400: QUERY },
   createSubscription: {
     400: [...BODY, 'parameter_missing', 'INVALID_AMOUNT'],
@@ -77,7 +77,7 @@ export const OPERATION_ERRORS = {
   },
   getSubscription: { 400: QUERY },
   listSubscriptions: { 400: QUERY },
-  cancelSubscription: { 400: [...BODY, 'subscription_not_cancelable'] },
+  cancelSubscription: { 400: [...BODY, 'subscription_not_cancelable'], 409: ['idempotency_key_reused'] },
   getInvoice: { 400: QUERY },
   listInvoices: { 400: QUERY },
   getPayment: {},

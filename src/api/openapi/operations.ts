@@ -106,8 +106,11 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: '/checkout/sessions/{session_id}/cancel',
     tag: 'Payment sessions',
     summary: 'Cancel an open payment session',
+    description:
+      'With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header `Idempotent-Replayed: true`) where without one it would be refused as already canceled; the key with another session is 409.',
     pathParam: { name: 'session_id', description: 'The cs_ id.', pattern: ID },
     body: { schema: 'EmptyRequest', required: false },
+    idempotencyKey: true,
     success: { status: 200, schema: 'PaymentSession', description: 'The canceled session (without line_items).' },
   },
   {
@@ -145,8 +148,11 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: '/refunds/{refund_id}/cancel',
     tag: 'Refunds',
     summary: 'Cancel a refund whose payout is not signed yet',
+    description:
+      'With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header `Idempotent-Replayed: true`) where without one it would be refused as already canceled; the key with another refund is 409.',
     pathParam: { name: 'refund_id', description: 'Your refund_id or our re_ id.' },
     body: { schema: 'EmptyRequest', required: false },
+    idempotencyKey: true,
     success: { status: 200, schema: 'RefundCancellation', description: 'The refund, now canceled.' },
   },
   {
@@ -190,8 +196,11 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: '/subscriptions/{subscription_id}/cancel',
     tag: 'Subscriptions',
     summary: 'Cancel a subscription now or at the end of its period',
+    description:
+      'With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header `Idempotent-Replayed: true`) where without one it would be refused as already canceled; the key with another subscription or body is 409.',
     pathParam: { name: 'subscription_id', description: 'The sub_ id.', pattern: ID },
     body: { schema: 'CancelSubscriptionRequest', required: false },
+    idempotencyKey: true,
     success: { status: 200, schema: 'SubscriptionCancellation', description: 'The subscription after the cancel.' },
   },
   {

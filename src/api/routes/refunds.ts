@@ -7,6 +7,7 @@ import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { requestFingerprint } from '../../ledger/idempotency.js';
 import { isSubscriptionPayment, type RefundSubscriptionRefs } from '../serializers/refund.js';
+import { actionIdempotency } from './idempotent-replay.js';
 import { cancelRefund, createRefund, listRefunds, lookupRefund, type RefundRow } from '../../ledger/refunds.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
 import { serializeRefund } from '../serializers/refund.js';
@@ -122,18 +123,25 @@ export function registerRefundRoutes(app: FastifyInstance, deps: RefundRouteDeps
 
   app.get('/refunds/:refund_id', async (req) => (await renderAll([await ownRefund(req)]))[0]);
 
-  app.post('/refunds/:refund_id/cancel', async (req) => {
-    refuseAnyField(jsonObjectBody(req)); // no body or `{}` (decisions.md: unknown fields are refused)
+  // Idempotency-Key (an extension, docs/errors.md "Retrying safely"): a retry gets the stored answer again.
+  app.post('/refunds/:refund_id/cancel', async (req, reply) => {
+    const body = jsonObjectBody(req);
+    refuseAnyField(body); // no body or `{}` (decisions.md: unknown fields are refused)
     const refund = await ownRefund(req);
-    const r = await cancelRefund(deps.db, refund);
+    const idem = actionIdempotency(deps.db, req, 'refunds.cancel', refund.id, body);
+    const earlier = await idem?.replay(reply);
+    if (earlier) return earlier;
+    const r = await cancelRefund(deps.db, refund, idem && ((trx, canceled) => idem.store(trx, cancellation(canceled))));
     if (r.kind === 'not_cancelable') {
+      const twin = await idem?.replay(reply); // a twin with the same key canceled it first
+      if (twin) return twin;
       throw invalidRequest(
         'CANNOT_CANCEL_REFUND',
         `A refund in status ${r.refund.status}${r.refund.signed_at ? ' whose payout was signed' : ''} cannot be canceled.`,
         'refund_id',
       );
     }
-    return { refund_id: r.refund.refund_id, status: r.refund.status, canceled_at: Math.floor(r.refund.canceled_at!.getTime() / 1000) };
+    return cancellation(r.refund);
   });
 
   app.get('/refunds', async (req) => {
@@ -202,4 +210,9 @@ async function paymentRefs(db: Db, paymentId: string): Promise<{ invoice_id: str
     .executeTakeFirst();
   if (!row) throw notFound();
   return row;
+}
+
+/** The refund cancel's answer (interface.md: `refund_id`, `status`, `canceled_at`). */
+function cancellation(r: RefundRow) {
+  return { refund_id: r.refund_id, status: r.status, canceled_at: Math.floor(r.canceled_at!.getTime() / 1000) };
 }

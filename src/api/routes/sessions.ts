@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
@@ -6,15 +6,9 @@ import type { Database } from '../../db/schema.js';
 import { NO_CHAINS, type ChainLookup } from '../../domain/chain-lookup.js';
 import { currencyExponent } from '../../domain/currency.js';
 import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
-import { idempotencyKeyReused, invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
+import { invalidRequest, rateUnavailable, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import {
-  findStoredResponse,
-  isIdempotencyKeyTaken,
-  requestFingerprint,
-  storeResponse,
-  type IdempotencyScope,
-} from '../../ledger/idempotency.js';
+import { isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import { isOrderIdTaken, cancelSession, insertSession, listSessions, ownedBy, type SessionRow } from '../../ledger/sessions.js';
 import { convertMinor, formatRate, RateUnavailableError, type RateService } from '../../rates/index.js';
 import { jsonObjectBody, refuseAnyField, refuseBadStrings, validate } from '../json-body.js';
@@ -23,6 +17,7 @@ import { sessionReceivedFields, type ReceivedPayment } from '../../domain/events
 import { findSessionReceived, receivedPayments } from '../../ledger/session-payments.js';
 import { parseCreateSession, type CreateSessionInput } from './session-input.js';
 import type { Coin, LockedQuote } from '../../ledger/locked-quotes.js';
+import { actionIdempotency, replayStored } from './idempotent-replay.js';
 import { idempotencyKeyOf, pageEnvelope, pageQuery, pageRequest, unknownPageCursor } from './query.js';
 
 export interface SessionRouteDeps {
@@ -38,6 +33,7 @@ export interface SessionRouteDeps {
 }
 
 const IDEMPOTENCY_SCOPE = 'checkout.sessions.create';
+const CANCEL_IDEMPOTENCY_SCOPE = 'checkout.sessions.cancel';
 
 /** Query of GET /checkout/sessions (also the OpenAPI document's parameters). */
 export const sessionListQuery = pageQuery({
@@ -84,7 +80,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     const fingerprint = requestFingerprint(body);
 
     if (scope) {
-      const replay = await replayStored(scope, fingerprint, reply);
+      const replay = await replayStored(deps.db, scope, fingerprint, reply);
       if (replay) return replay;
     }
 
@@ -139,7 +135,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     } catch (err) {
       // A concurrent twin won the race: replay its response when it carried the same key, else report the conflict.
       if (scope && (isOrderIdTaken(err) || isIdempotencyKeyTaken(err))) {
-        const replay = await replayStored(scope, fingerprint, reply);
+        const replay = await replayStored(deps.db, scope, fingerprint, reply);
         if (replay) return replay;
       }
       if (isOrderIdTaken(err)) {
@@ -157,20 +153,30 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     return { ...render(found.session), ...receivedFieldsOf(found.session, found.payments) };
   });
 
-  app.post('/checkout/sessions/:session_id/cancel', async (req) => {
+  // With an Idempotency-Key (an extension, docs/errors.md "Retrying safely") a retry gets the stored 200 again,
+  // where a retry without one finds the session canceled and is refused (session_expired).
+  app.post('/checkout/sessions/:session_id/cancel', async (req, reply) => {
     const auth = req.auth!;
-    refuseAnyField(jsonObjectBody(req)); // no body or `{}` (decisions.md: unknown fields are refused)
+    const body = jsonObjectBody(req);
+    refuseAnyField(body); // no body or `{}` (decisions.md: unknown fields are refused)
     const id = sessionIdParam(req);
-    const r = await cancelSession(deps.db, auth.merchantId, auth.mode, id);
+    const idem = actionIdempotency(deps.db, req, CANCEL_IDEMPOTENCY_SCOPE, id, body);
+    const earlier = await idem?.replay(reply);
+    if (earlier) return earlier;
+    const r = await cancelSession(deps.db, auth.merchantId, auth.mode, id, idem && ((trx, s) => idem.store(trx, render(s, false))));
     switch (r.kind) {
       case 'canceled':
         return render(r.session, false);
       case 'not_found':
         throw resourceNotFound('session_id', 'payment session');
       case 'expired':
+      case 'paid': {
+        // A twin with the same key canceled it while this one waited for the row: its answer is this one's.
+        const twin = await idem?.replay(reply);
+        if (twin) return twin;
+        if (r.kind === 'paid') throw invalidRequest('INVALID_SESSION_STATUS', 'A paid payment session cannot be canceled.', 'session_id');
         throw invalidRequest('session_expired', 'The payment session has already expired or been canceled.', 'session_id');
-      case 'paid':
-        throw invalidRequest('INVALID_SESSION_STATUS', 'A paid payment session cannot be canceled.', 'session_id');
+      }
     }
   });
 
@@ -190,13 +196,6 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     if (!page) throw unknownPageCursor();
     return pageEnvelope(p, await renderWithReceived(page.rows), page.total, page.position, page.rows.at(-1)?.id);
   });
-
-  async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const stored = await findStoredResponse(deps.db, scope);
-    if (!stored) return undefined;
-    if (stored.requestHash !== fingerprint) throw idempotencyKeyReused('Idempotency-Key');
-    return reply.code(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
-  }
 }
 
 /**

@@ -1,16 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
-import { idempotencyKeyReused, invalidAmount, invalidRequest, parameterInvalid, resourceNotFound } from '../../domain/errors.js';
+import { invalidAmount, invalidRequest, parameterInvalid, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import {
-  findStoredResponse,
-  isIdempotencyKeyTaken,
-  requestFingerprint,
-  storeResponse,
-  type IdempotencyScope,
-} from '../../ledger/idempotency.js';
+import { isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
 import { findInvoice } from '../../ledger/invoices.js';
 import { findPaymentMethod } from '../../ledger/payment-methods.js';
 import {
@@ -28,6 +22,7 @@ import { jsonObjectBody, refuseBadStrings, validate } from '../json-body.js';
 import { serializeCancellation, serializeSubscription } from '../serializers/subscription.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';
 import { idempotencyKeyOf } from './query.js';
+import { actionIdempotency, replayStored } from './idempotent-replay.js';
 
 export interface SubscriptionRouteDeps {
   db: Db;
@@ -104,7 +99,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
       : undefined;
     const fingerprint = requestFingerprint(body);
     if (scope) {
-      const replay = await replayStored(scope, fingerprint, reply);
+      const replay = await replayStored(deps.db, scope, fingerprint, reply);
       if (replay) return replay;
     }
     const input = validate(createSubscriptionBody, body, new Set(['unit_amount']));
@@ -162,7 +157,7 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
       return reply.code(200).type('application/json').send(payload);
     } catch (err) {
       if (scope && isIdempotencyKeyTaken(err)) {
-        const replay = await replayStored(scope, fingerprint, reply);
+        const replay = await replayStored(deps.db, scope, fingerprint, reply);
         if (replay) return replay;
       }
       throw err;
@@ -206,26 +201,35 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
     return listEnvelope(req, r.page.rows.map(render), r.page.hasMore);
   });
 
-  app.post('/subscriptions/:subscription_id/cancel', async (req) => {
-    const body = validate(cancelSubscriptionBody, jsonObjectBody(req));
+  // Idempotency-Key (an extension, docs/errors.md "Retrying safely"): a retry gets the stored answer again.
+  app.post('/subscriptions/:subscription_id/cancel', async (req, reply) => {
+    const raw = jsonObjectBody(req);
+    const body = validate(cancelSubscriptionBody, raw);
     const s = await subscriptionOr404(req);
+    const idem = actionIdempotency(deps.db, req, 'subscriptions.cancel', s.id, raw);
+    const earlier = await idem?.replay(reply);
+    if (earlier) return earlier;
     const r = await cancelSubscription(deps.db, s.id, {
       atPeriodEnd: body.cancel_at_period_end ?? false,
       reason: body.cancellation_reason ?? null,
       comment: body.cancellation_comment ?? null,
       clock,
       checkoutBaseUrl: deps.checkoutBaseUrl,
+      ...(idem ? { onChanged: (trx, changed) => idem.store(trx, serializeCancellation(changed)) } : {}),
     });
     switch (r.kind) {
       case 'canceled':
       case 'scheduled':
         return serializeCancellation(r.subscription);
-      case 'not_cancelable':
+      case 'not_cancelable': {
+        const twin = await idem?.replay(reply); // a twin with the same key canceled it first
+        if (twin) return twin;
         throw invalidRequest(
           'subscription_not_cancelable',
           `A subscription in status ${r.subscription.status} cannot be canceled.`,
           'subscription_id',
         );
+      }
       case 'no_period':
         throw parameterInvalid('cancel_at_period_end', 'This subscription has no current period yet; cancel it now instead.');
     }
@@ -238,13 +242,6 @@ export function registerSubscriptionRoutes(app: FastifyInstance, deps: Subscript
     const s = await findSubscription(deps.db, auth.merchantId, auth.mode, id);
     if (!s) throw resourceNotFound('subscription_id', 'subscription');
     return s;
-  }
-
-  async function replayStored(scope: IdempotencyScope, fingerprint: string, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const stored = await findStoredResponse(deps.db, scope);
-    if (!stored) return undefined;
-    if (stored.requestHash !== fingerprint) throw idempotencyKeyReused('Idempotency-Key');
-    return reply.code(stored.status).header('Idempotent-Replayed', 'true').type('application/json').send(stored.body);
   }
 }
 
