@@ -10,6 +10,7 @@ import { addPhases, formatPhases } from './phases.js';
 import { countByKind } from './schedule.js';
 import { buildModeOf, prepareServiceBuild } from './service-build.js';
 import { runParallel } from './parallel.js';
+import { reportResults } from './results-report.js';
 import { activeSupervisors } from './supervisor.js';
 import { runSeed, type SeedOptions, type SeedResult } from './seed.js';
 import { seedLines } from './seed-lines.js';
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
       /** The results file (JSONL, one line per seed) of a parallel run; --resume continues one. */
       results: { type: 'string' },
       resume: { type: 'string' },
+      /** Prints the combined report of a results file and runs nothing (the seeds of --seeds/--seed, or all in it). */
+      report: { type: 'string' },
     },
   });
   const seedList = (values.seed ?? []).flatMap((s) => s.split(',')).map((s) => Number(s.trim()));
@@ -73,6 +76,11 @@ async function main(): Promise<void> {
     ...(values['expect-invariant'] ? { stopDrainOn: values['expect-invariant'] } : {}),
     ...(values.faults ? { faults: JSON.parse(values.faults) as SeedOptions['faults'] } : {}),
   };
+
+  if (values.report !== undefined) {
+    const explicit = values.seeds !== undefined || values.seed !== undefined;
+    process.exit(reportResults(values.report, explicit ? seeds : undefined, say));
+  }
 
   const buildMode = buildModeOf(values.build);
   // --- parallel run (scripts/sim/parallel.ts): K shards, a results file, a resumable combined report ---

@@ -72,6 +72,48 @@ export interface CombinedReport {
   /** Sum of the seeds' own wall times, ms. */
   seedMs: number;
   load1: { min: number; max: number; mean: number } | undefined;
+  /** The stretches of time the run's seeds ran in (runSpans): one per session of a run resumed across sessions. */
+  spans: RunSpan[];
+}
+
+/** A stretch of time seeds ran in: from the start of its first seed to the end of its last, with no gap longer than SPAN_GAP_MS. */
+export interface RunSpan {
+  from: string;
+  to: string;
+  seeds: number;
+  wallMs: number;
+}
+
+/** A pause in the records longer than this starts a new span (a run stopped and resumed later). */
+export const SPAN_GAP_MS = 10 * 60_000;
+
+/**
+ * The spans of time the records were made in. A seed runs from `finishedAt − wallMs` to `finishedAt`; seeds whose
+ * times overlap or follow within SPAN_GAP_MS belong to one span. A run resumed across sessions has one span per
+ * session, and the sum of their wall times is the run's wall time (start-ups between the spans not counted).
+ */
+export function runSpans(records: readonly SeedRecord[]): RunSpan[] {
+  const times = records
+    .map((r) => {
+      const end = Date.parse(r.finishedAt);
+      return { start: end - r.wallMs, end };
+    })
+    .filter((t) => Number.isFinite(t.end))
+    .sort((a, b) => a.start - b.start);
+  const spans: Array<{ start: number; end: number; seeds: number }> = [];
+  for (const t of times) {
+    const last = spans.at(-1);
+    if (last && t.start <= last.end + SPAN_GAP_MS) {
+      last.end = Math.max(last.end, t.end);
+      last.seeds++;
+    } else spans.push({ ...t, seeds: 1 });
+  }
+  return spans.map((s) => ({
+    from: new Date(s.start).toISOString(),
+    to: new Date(s.end).toISOString(),
+    seeds: s.seeds,
+    wallMs: s.end - s.start,
+  }));
 }
 
 export function combineRecords(planned: number[], records: SeedRecord[]): CombinedReport {
@@ -110,6 +152,7 @@ export function combineRecords(planned: number[], records: SeedRecord[]): Combin
     load1: loads.length
       ? { min: Math.min(...loads), max: Math.max(...loads), mean: loads.reduce((a, b) => a + b, 0) / loads.length }
       : undefined,
+    spans: runSpans(mine),
   };
 }
 
@@ -147,6 +190,13 @@ export function formatReport(c: CombinedReport): string[] {
       .map(([commit, seeds]) => `${commit} (seeds ${seedRanges(seeds)})`)
       .join('; ')}`,
   );
+  if (c.spans.length) {
+    const wall = c.spans.reduce((t, sp) => t + sp.wallMs, 0);
+    lines.push(
+      `wall time: ${(wall / 60_000).toFixed(1)} min in ${c.spans.length} span(s), ${(c.run / Math.max(wall / 60_000, 1e-9)).toFixed(2)} seeds per minute` +
+        ` (${c.spans.map((sp) => `${sp.from.slice(0, 16).replace('T', ' ')}–${sp.to.slice(11, 16)} UTC: ${sp.seeds} seeds`).join('; ')})`,
+    );
+  }
   if (c.outside) lines.push(`(${c.outside} record(s) in the results file are for seeds outside this run's range: ignored)`);
   return lines;
 }

@@ -82,8 +82,14 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
   const { api, chain, customer, ev } = d;
   const decimals = chain.chain.tokens[plan.token].decimals;
   const priceBase = BigInt(plan.amountCents) * 10n ** BigInt(decimals - 2);
-  // Gas for the customer's approvals, and tokens for the first charge and the renewals.
-  await chain.chain.node.provider.send('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+  // Gas for the customer's approvals (1 ETH/BNB, set again whenever below 0.1), and tokens for the first charge and
+  // the renewals.
+  const provider = chain.chain.node.provider;
+  const ensureGas = async () => {
+    if ((await provider.getBalance(customer.address)) < 10n ** 17n)
+      await provider.send('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+  };
+  await ensureGas();
   await chain.pay(plan.token, customer.address, priceBase * BigInt(plan.renewals + 2));
 
   const created = await api.call(
@@ -133,7 +139,16 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
   const approve = async (value: bigint, why: string) => {
     // Tether's approve refuses a change from one non-zero allowance to another: reset to 0 first, as the page does.
     if (plan.token === 'USDT' && current.value !== 0n && value !== 0n) await approve(0n, `${why} (reset first)`);
-    const tx = await wallet.send(tokenAddress, ERC20_APPROVE.encodeFunctionData('approve', [spender, value]));
+    const data = ERC20_APPROVE.encodeFunctionData('approve', [spender, value]);
+    // Gas is set with anvil_setBalance, which is no transaction: a reorg fault re-mining the blocks since undoes it
+    // (seed 134: the customer's first approve refused for "insufficient funds" right after a BSC reorg). Set it again
+    // before each approve, and once more if a reorg came between that and the send.
+    await ensureGas();
+    const tx = await wallet.send(tokenAddress, data).catch(async (err: unknown) => {
+      if (!String((err as Error)?.message).includes('insufficient funds')) throw err;
+      await ensureGas();
+      return wallet.send(tokenAddress, data);
+    });
     await wallet.mined(tx.hash, 60_000, (hash) => ev('subscription.approve.rebroadcast', { subscriptionId: id, hash }));
     current.value = value;
     ev('subscription.approve', { subscriptionId: id, value: value.toString(), why, hash: tx.hash });
@@ -175,7 +190,7 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
       ev('subscription.recovered', { subscriptionId: id, renewal: r, invoice: recovered.latest_invoice });
     }
     if (plan.cancelAtEnd) {
-      const c = await api.call('POST', `/api/v1/subscriptions/${id}/cancel`, {});
+      const c = await api.call('POST', `/api/v1/subscriptions/${id}/cancel`, {}, { idempotencyKey: `cancel-${id}` });
       ev('subscription.cancel', { subscriptionId: id, status: c.status, state: c.json?.status });
       if (c.status !== 200)
         d.violations.push({

@@ -584,7 +584,7 @@ async function runSession(
       });
   } else if (plan.refund === 'canceled') {
     const r = await refund('a', full);
-    const c = await m.api.call('POST', `/api/v1/refunds/r-${key}-a/cancel`, {});
+    const c = await m.api.call('POST', `/api/v1/refunds/r-${key}-a/cancel`, {}, { idempotencyKey: `cancel-r-${key}-a` });
     ev('refund.cancel', { sessionId: id, created: r.status, canceled: c.status, status: c.json?.status });
   }
 }

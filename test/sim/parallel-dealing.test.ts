@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { dealSeeds, seedsToRun } from '../../scripts/sim/dealer.js';
 import { createPrng } from '../../scripts/sim/prng.js';
 import { appendRecord, configMismatch, readRecords } from '../../scripts/sim/results-file.js';
-import { combineRecords, formatReport, type RunConfig, type SeedRecord, seedRanges } from '../../scripts/sim/run-report.js';
+import { combineRecords, formatReport, type RunConfig, runSpans, type SeedRecord, seedRanges } from '../../scripts/sim/run-report.js';
+import { reportResults } from '../../scripts/sim/results-report.js';
 
 // The parallel simulator's bookkeeping (scripts/sim/dealer.ts, run-report.ts, results-file.ts; docs/simulation.md
 // "Running 1,000+ seeds"): seeds dealt from one queue to shards of uneven speed run exactly once each; a deadline stops
@@ -141,6 +142,52 @@ describe('the combined report of a parallel run', () => {
     expect(formatReport(c)).toContain('consecutive seeds passed: 0 (the first seed did not pass)');
     expect(combineRecords([1], [rec(1, false), rec(1, true)]).passed).toBe(1);
     expect(seedRanges([5, 1, 2, 3, 9, 10])).toBe('1–3, 5, 9–10');
+  });
+});
+
+describe('a run resumed across sessions', () => {
+  // Session 1: seeds 1–3 from 10:00 (each 60 s, side by side); session 2, a day later: seeds 4–5.
+  const at = (iso: string, seed: number, ok = true) => rec(seed, ok, { finishedAt: iso, wallMs: 60_000 });
+  const records = [
+    at('2026-01-01T10:01:00.000Z', 1),
+    at('2026-01-01T10:01:30.000Z', 2),
+    at('2026-01-01T10:02:10.000Z', 3),
+    at('2026-01-02T09:01:00.000Z', 4),
+    at('2026-01-02T09:02:00.000Z', 5),
+  ];
+
+  it('has one span per session, its wall time from the first seed start to the last seed end', () => {
+    expect(runSpans(records)).toEqual([
+      { from: '2026-01-01T10:00:00.000Z', to: '2026-01-01T10:02:10.000Z', seeds: 3, wallMs: 130_000 },
+      { from: '2026-01-02T09:00:00.000Z', to: '2026-01-02T09:02:00.000Z', seeds: 2, wallMs: 120_000 },
+    ]);
+    const text = formatReport(combineRecords([1, 2, 3, 4, 5], records)).join('\n');
+    expect(text).toContain('wall time: 4.2 min in 2 span(s), 1.20 seeds per minute');
+  });
+
+  it("--report prints the file's combined report without running a seed; its range is the file's unless given", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sim-report-'));
+    try {
+      const file = join(dir, 'results.jsonl');
+      for (const r of records.filter((r) => r.seed !== 4)) appendRecord(file, r);
+      const lines: string[] = [];
+      expect(reportResults(file, undefined, (l) => lines.push(l))).toBe(0);
+      expect(lines).toContain('seeds: 4 of 5 run, 4 passed, 0 failed; not run: 4');
+      expect(lines).toContain('consecutive seeds passed: 3 (seeds 1–3)');
+      expect(lines).toContain('options: --active-seconds 20 --drain-seconds 120 --networks ethereum --intensity 1 --check-every 3');
+      appendRecord(file, at('2026-01-02T09:03:00.000Z', 4, false));
+      const again: string[] = [];
+      expect(reportResults(file, [1, 2, 3, 4, 5], (l) => again.push(l))).toBe(1);
+      expect(again).toContain('seeds: 5 of 5 run, 4 passed, 1 failed (4)');
+      expect(reportResults(file, [1, 2], () => {})).toBe(0);
+      const empty = join(dir, 'empty.jsonl');
+      writeFileSync(empty, 'not json\n');
+      const none: string[] = [];
+      expect(reportResults(empty, undefined, (l) => none.push(l))).toBe(1);
+      expect(none[0]).toContain('no seed results in it (1 unreadable line(s))');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
