@@ -343,11 +343,18 @@ async function portOr(preferred: number): Promise<number> {
   return free ? preferred : freePort();
 }
 
-let stopping = false;
+/** When the stop began: a signal within FORCE_AFTER_MS of it is the same Ctrl-C again; a later one forces the exit. */
+const stop = { since: 0 };
+const FORCE_AFTER_MS = 3_000;
 async function shutdown(code: number): Promise<never> {
-  if (stopping) process.exit(code);
-  stopping = true;
-  say('Stopping…');
+  if (stop.since !== 0) {
+    // One Ctrl-C arrives more than once (the terminal signals the whole group and npm forwards it to its script).
+    if (Date.now() - stop.since < FORCE_AFTER_MS) return new Promise<never>(() => {});
+    process.stderr.write('Forced exit: what was not stopped yet may still run.\n');
+    process.exit(130);
+  }
+  stop.since = Date.now();
+  say('Stopping… (Ctrl-C again, after a few seconds, forces the exit)');
   for (const s of stops.reverse()) {
     try {
       await s.stop();

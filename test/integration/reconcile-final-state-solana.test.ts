@@ -61,8 +61,10 @@ describe('reconcile on Solana reads the finalized state at its context slot', ()
     if (!isFinalStateReader(h.adapter)) throw new Error('the Solana adapter reads final state');
     let pinned = -1n;
     let landed = -1n;
-    const adapter = readingAfter(h.adapter, async (minHeight) => {
-      pinned = minHeight;
+    const adapter = readingAfter(h.adapter, async () => {
+      // The run pinned its slot at or below the watcher's committed final slot, which holds the paid 2.00 (the read's
+      // floor is only the previous run's slot, possibly below the deposit: not the slot to judge the books at).
+      pinned = (await watcherFinalHeight(h.t.db, chain))!;
       const payer = Keypair.generate();
       const mint = new PublicKey(h.mints.USDC);
       h.rpc.validator.airdrop(payer.publicKey.toBase58(), BigInt(LAMPORTS_PER_SOL));
