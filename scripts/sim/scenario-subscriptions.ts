@@ -142,13 +142,10 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
     const data = ERC20_APPROVE.encodeFunctionData('approve', [spender, value]);
     // Gas is set with anvil_setBalance, which is no transaction: a reorg fault re-mining the blocks since undoes it
     // (seed 134: the customer's first approve refused for "insufficient funds" right after a BSC reorg). Set it again
-    // before each approve, and once more if a reorg came between that and the send.
+    // before each approve, and again while a reorg keeps undoing it (seed 247 of the 1,000-seed run: the one retry
+    // set it while the reorg was still under way, which undid it once more).
     await ensureGas();
-    const tx = await wallet.send(tokenAddress, data).catch(async (err: unknown) => {
-      if (!String((err as Error)?.message).includes('insufficient funds')) throw err;
-      await ensureGas();
-      return wallet.send(tokenAddress, data);
-    });
+    const tx = await sendWithGas(() => wallet.send(tokenAddress, data), ensureGas);
     await wallet.mined(tx.hash, 60_000, (hash) => ev('subscription.approve.rebroadcast', { subscriptionId: id, hash }));
     current.value = value;
     ev('subscription.approve', { subscriptionId: id, value: value.toString(), why, hash: tx.hash });
@@ -264,6 +261,19 @@ async function retryDb<T>(f: () => Promise<T>, ms = 60_000): Promise<T> {
     } catch (err) {
       if (Date.now() > end) throw err;
       await sleep(300);
+    }
+  }
+}
+
+/** Sends; refused for "insufficient funds" (a reorg undid the gas set with anvil_setBalance), sets it and sends again. */
+async function sendWithGas<T>(send: () => Promise<T>, ensureGas: () => Promise<void>, attempts = 6): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (i >= attempts || !String((err as Error)?.message).includes('insufficient funds')) throw err;
+      await sleep(250 * i);
+      await ensureGas();
     }
   }
 }

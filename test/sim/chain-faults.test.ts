@@ -83,6 +83,29 @@ describe('EVM reorg (anvil_reorg)', () => {
   });
 });
 
+describe('EVM reorg on a node that mines a block a second', () => {
+  let node: AnvilNode;
+  beforeAll(async () => {
+    node = await startAnvil({ blockTime: 1 });
+  });
+  afterAll(async () => node?.stop());
+
+  it('pauses the interval miner for the reorg only: every height up to the head has its block, and mining goes on', async () => {
+    await node.mine(4);
+    const r = await reorgEvm(node.url, { depth: 2 });
+    expect(r.removed).toHaveLength(2);
+    // The miner is back on, at the same interval (seed 244: a block it mined during the reorg once left a hole).
+    expect(await node.rpc<number | null>('anvil_getIntervalMining', [])).toBe(1);
+    const head = BigInt(await node.rpc<string>('eth_blockNumber', []));
+    for (let h = 0n; h <= head; h++)
+      expect(await node.rpc('eth_getBlockByNumber', [`0x${h.toString(16)}`, false]), `block ${h}`).not.toBeNull();
+    const later = Date.now() + 15_000;
+    while (BigInt(await node.rpc<string>('eth_blockNumber', [])) <= head && Date.now() < later)
+      await new Promise((ok) => setTimeout(ok, 100));
+    expect(BigInt(await node.rpc<string>('eth_blockNumber', []))).toBeGreaterThan(head);
+  });
+});
+
 describe('Solana faults (LiteSVM endpoint)', () => {
   let rpc: FakeSolanaRpc;
   let conn: Connection;

@@ -46,6 +46,20 @@ interface RpcBlock {
 
 export async function reorgEvm(rpcUrl: string, params: EvmReorgParams): Promise<EvmReorgResult> {
   if (!Number.isInteger(params.depth) || params.depth < 1) throw new Error(`reorg depth must be a positive integer, got ${params.depth}`);
+  // A real node switches branches at once. Anvil's interval miner does not wait for anvil_reorg: a block it mined while
+  // the reorg rewound and re-mined once left the node serving a head above a height it no longer had a block for
+  // (seed 244 of the 1,000-seed run: eth_getBlockByNumber of a height below eth_blockNumber answered null for the rest
+  // of the seed, and the TRON watcher, rightly, confirmed nothing past it). The miner is paused around the reorg.
+  const interval = await jsonRpc<number | null>(rpcUrl, 'anvil_getIntervalMining');
+  if (interval) await jsonRpc(rpcUrl, 'evm_setIntervalMining', [0]);
+  try {
+    return await reorgPaused(rpcUrl, params);
+  } finally {
+    if (interval) await jsonRpc(rpcUrl, 'evm_setIntervalMining', [interval]);
+  }
+}
+
+async function reorgPaused(rpcUrl: string, params: EvmReorgParams): Promise<EvmReorgResult> {
   const height = Number(BigInt(await jsonRpc<string>(rpcUrl, 'eth_blockNumber')));
   const depth = Math.min(params.depth, height); // never below the genesis block
   if (depth === 0) return { height, removed: [], reincluded: [], dropped: [], head: await headOf(rpcUrl) };
