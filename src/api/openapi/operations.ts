@@ -69,6 +69,10 @@ export interface OperationSpec {
 
 const ID = '^[A-Za-z0-9_]{1,255}$';
 
+/** The description of a cancel that takes an Idempotency-Key (an extension, docs/errors.md "Retrying safely"). */
+const retryableCancel = (other: string) =>
+  `With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header \`Idempotent-Replayed: true\`) where without one it would be refused as already canceled; the key with another ${other} is 409.`;
+
 export const OPERATIONS: readonly OperationSpec[] = [
   {
     id: 'createSession',
@@ -106,8 +110,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: '/checkout/sessions/{session_id}/cancel',
     tag: 'Payment sessions',
     summary: 'Cancel an open payment session',
-    description:
-      'With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header `Idempotent-Replayed: true`) where without one it would be refused as already canceled; the key with another session is 409.',
+    description: retryableCancel('session'),
     pathParam: { name: 'session_id', description: 'The cs_ id.', pattern: ID },
     body: { schema: 'EmptyRequest', required: false },
     idempotencyKey: true,
@@ -148,8 +151,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: '/refunds/{refund_id}/cancel',
     tag: 'Refunds',
     summary: 'Cancel a refund whose payout is not signed yet',
-    description:
-      'With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header `Idempotent-Replayed: true`) where without one it would be refused as already canceled; the key with another refund is 409.',
+    description: retryableCancel('refund'),
     pathParam: { name: 'refund_id', description: 'Your refund_id or our re_ id.' },
     body: { schema: 'EmptyRequest', required: false },
     idempotencyKey: true,
@@ -196,8 +198,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: '/subscriptions/{subscription_id}/cancel',
     tag: 'Subscriptions',
     summary: 'Cancel a subscription now or at the end of its period',
-    description:
-      'With an Idempotency-Key (an extension), a retry with the same key gets the first answer again (header `Idempotent-Replayed: true`) where without one it would be refused as already canceled; the key with another subscription or body is 409.',
+    description: retryableCancel('subscription or body'),
     pathParam: { name: 'subscription_id', description: 'The sub_ id.', pattern: ID },
     body: { schema: 'CancelSubscriptionRequest', required: false },
     idempotencyKey: true,
