@@ -92,6 +92,29 @@ describe('simulator invariants on Solana', () => {
     expect(vs.find((v) => v.invariant === OUTBOUND_ONCE)!.message).toMatch(/is failed but its transaction .* moved money/);
   });
 
+  it('outbound at most once: a token debit of the hot wallet that no attempt records is reported, with its amount', async () => {
+    const attempt = await h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).executeTakeFirstOrThrow();
+    const landed = attempt.tx_hash;
+    // The refund's real, landed transfer loses its record: its attempt names another signature, the refund none.
+    const vs = await corrupted(async (trx) => {
+      await trx
+        .updateTable('payout_attempts')
+        .set({ tx_hash: base58Encode(randomBytes(64)) })
+        .where('id', '=', attempt.id)
+        .execute();
+      await trx.updateTable('refunds').set({ transaction_hash: null }).where('id', '=', refundId).execute();
+      return outboundMovedMoneyAtMostOnce(context(trx));
+    });
+    expect(vs.every((v) => v.invariant === OUTBOUND_ONCE)).toBe(true);
+    expect(vs.map((v) => v.subject).sort()).toEqual([landed, refundId].sort());
+    const unrecorded = vs.find((v) => v.subject === landed)!;
+    // 1.50 USDC (6 decimals) left the hot wallet the attempt was sent from.
+    expect(unrecorded.message).toBe(
+      `1500000 USDC left hot wallet ${attempt.sender} in ${landed} (solana), a transaction no refund, charge or sweep recorded`,
+    );
+    expect(await outboundMovedMoneyAtMostOnce(context(h.t.db))).toEqual([]);
+  });
+
   it("the journal invariant reconciles solana through the service's adapter on the chain's own URL, naming each failing difference", async () => {
     const ctx = context(h.t.db);
     const report = await reconcile({ db: h.t.db, adapters: new ChainRegistry(await otherChainAdapters(ctx.chains)) });

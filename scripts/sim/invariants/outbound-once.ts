@@ -18,7 +18,8 @@ export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 // - and no Transfer out of a payout hot wallet that none of those attempts explains (money moved with no record).
 // EVM networks for all of it; on Solana, refunds (a landed, successful attempt crediting the destination's account of
 // the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC, and the hot-wallet
-// scan; charges and sweeps on Solana and TRON, and the hot-wallet scan on Solana, not yet.
+// scan; on Solana also the hot-wallet scan (a decrease of a registry token in an account the hot wallet owns, in a
+// transaction no attempt names); charges and sweeps on Solana and TRON not yet (the scenario runs them on EVM only).
 export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const v = (subject: string, message: string) => out.push({ invariant: OUTBOUND_ONCE, subject, message });
@@ -135,7 +136,6 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
     ),
   );
   for (const r of refunds) if (r.transaction_hash) for (const h of hashForms(r.transaction_hash)) known.add(h);
-  // (Solana: the hot wallets' outgoing transfers are not scanned yet.)
   for (const chain of [...ctx.chains.evm, ...(tron ? [tron] : [])]) {
     const hex = (x: string) => (chain.network === 'tron' ? (tronHex(x) ?? x) : x.toLowerCase());
     const senders = [...new Set(attempts.filter((a) => a.network === chain.network).map((a) => hex(a.sender)))];
@@ -145,6 +145,20 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
           t.txHash,
           `${t.value} ${t.token} left hot wallet ${t.from} for ${t.to} in ${t.txHash} (${chain.network}), a transaction no refund, charge or sweep recorded`,
         );
+  }
+  // Solana: the token debits of each refund hot wallet, against the exact signatures recorded (base58 is case-sensitive).
+  if (solana) {
+    const recorded = new Set([
+      ...[...attempts, ...chargeAttempts, ...stepAttempts].map((a) => a.tx_hash),
+      ...refunds.flatMap((r) => (r.network === 'solana' && r.transaction_hash ? [r.transaction_hash] : [])),
+    ]);
+    for (const sender of new Set(attempts.filter((a) => a.network === 'solana').map((a) => a.sender)))
+      for (const d of await solana.debitsFrom(sender))
+        if (!recorded.has(d.signature))
+          v(
+            d.signature,
+            `${d.amount} ${d.token} left hot wallet ${sender} in ${d.signature} (solana), a transaction no refund, charge or sweep recorded`,
+          );
   }
   return out;
 };

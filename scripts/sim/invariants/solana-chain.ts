@@ -20,9 +20,14 @@ export interface SolanaCredit {
   blockTimeMs: number;
 }
 
+/** A balance decrease of a registry mint in an account owned by `owner` (`amount` is what left, positive). */
+export type SolanaDebit = SolanaCredit;
+
 export interface SolanaReader {
   /** Every balance increase of a registry mint in an account owned by `owner`, oldest first. */
   creditsTo(owner: string): Promise<SolanaCredit[]>;
+  /** Every balance decrease of a registry mint in an account owned by `owner` (closed accounts included), oldest first. */
+  debitsFrom(owner: string): Promise<SolanaDebit[]>;
   /** The mint's decimals, read from the mint account on chain. */
   decimals(symbol: string): Promise<number>;
   /** The transaction at the commitment, or null when it did not land (or failed: `failed` true). */
@@ -64,6 +69,50 @@ export function solanaReader(chain: SimSolana): SolanaReader {
     }
     return out;
   };
+  // The decreases: an account's pre balance above its post balance (a closed account has no post balance: all of it left).
+  const debitsOf = (signature: string, t: VersionedTransactionResponse): SolanaDebit[] => {
+    const meta = t.meta;
+    if (!meta || meta.err !== null) return [];
+    const post = new Map((meta.postTokenBalances ?? []).map((b) => [b.accountIndex, b]));
+    const out: SolanaDebit[] = [];
+    for (const pre of meta.preTokenBalances ?? []) {
+      const token = symbolOf.get(pre.mint);
+      if (!token || !pre.owner) continue;
+      const after = post.get(pre.accountIndex);
+      const amount = BigInt(pre.uiTokenAmount.amount) - (after && after.mint === pre.mint ? BigInt(after.uiTokenAmount.amount) : 0n);
+      if (amount <= 0n) continue;
+      out.push({
+        signature,
+        accountIndex: pre.accountIndex,
+        token,
+        owner: pre.owner,
+        amount,
+        slot: t.slot,
+        blockTimeMs: (t.blockTime ?? 0) * 1000,
+      });
+    }
+    return out;
+  };
+  // The successful transactions naming the owner or one of its associated token accounts of a registry mint.
+  const signaturesOf = async (owner: string): Promise<Set<string>> => {
+    const accounts = [
+      new PublicKey(owner),
+      ...Object.values(chain.mints).map((m) => getAssociatedTokenAddressSync(new PublicKey(m), new PublicKey(owner), true)),
+    ];
+    const signatures = new Set<string>();
+    for (const a of accounts)
+      for (const s of await conn.getSignaturesForAddress(a, { limit: 1000 }, chain.confirmations))
+        if (s.err === null) signatures.add(s.signature);
+    return signatures;
+  };
+  const changes = async (owner: string, of: typeof creditsOf): Promise<SolanaCredit[]> => {
+    const out: SolanaCredit[] = [];
+    for (const s of await signaturesOf(owner)) {
+      const t = await tx(s);
+      if (t) out.push(...of(s, t).filter((c) => c.owner === owner));
+    }
+    return out.sort((a, b) => a.slot - b.slot || a.accountIndex - b.accountIndex);
+  };
   return {
     async decimals(symbol) {
       const mint = chain.mints[symbol];
@@ -73,22 +122,8 @@ export function solanaReader(chain: SimSolana): SolanaReader {
       if (!info || info.data.length < 45) throw new Error(`solana: ${symbol} mint ${mint} is not a mint account`);
       return info.data[44]!;
     },
-    async creditsTo(owner) {
-      const accounts = [
-        new PublicKey(owner),
-        ...Object.values(chain.mints).map((m) => getAssociatedTokenAddressSync(new PublicKey(m), new PublicKey(owner), true)),
-      ];
-      const signatures = new Set<string>();
-      for (const a of accounts)
-        for (const s of await conn.getSignaturesForAddress(a, { limit: 1000 }, chain.confirmations))
-          if (s.err === null) signatures.add(s.signature);
-      const out: SolanaCredit[] = [];
-      for (const s of signatures) {
-        const t = await tx(s);
-        if (t) out.push(...creditsOf(s, t).filter((c) => c.owner === owner));
-      }
-      return out.sort((a, b) => a.slot - b.slot || a.accountIndex - b.accountIndex);
-    },
+    creditsTo: (owner) => changes(owner, creditsOf),
+    debitsFrom: (owner) => changes(owner, debitsOf),
     async credits(signature) {
       const t = await tx(signature);
       if (!t) return { landed: false, failed: false, credits: [] };
