@@ -13,6 +13,7 @@ import { REDIS_URL } from '../support/env.js';
 import { ChainRegistry } from '../../chains/registry.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
+import { DEPOSITS_RECORDED, depositsRecordedBelowCursor } from '../../scripts/sim/invariants/deposits-recorded.js';
 import { otherChainAdapters } from '../../scripts/sim/invariants/other-adapters.js';
 
 // The chain-reading invariants on Solana (scripts/sim/invariants/solana-chain.ts): the whole service on the LiteSVM
@@ -113,6 +114,40 @@ describe('simulator invariants on Solana', () => {
       `1500000 USDC left hot wallet ${attempt.sender} in ${landed} (solana), a transaction no refund, charge or sweep recorded`,
     );
     expect(await outboundMovedMoneyAtMostOnce(context(h.t.db))).toEqual([]);
+  });
+
+  it('deposits recorded below the cursor: a landed payment the cursor passed with no live deposit row is reported; above the tip it is not judged', async () => {
+    const dep = await h.t.db
+      .selectFrom('deposits')
+      .select(['id', 'tx_hash', 'log_index', 'block_number'])
+      .where('session_id', '=', paid.id)
+      .executeTakeFirstOrThrow();
+    expect(dep.tx_hash).toBe(paid.paymentTx);
+    expect(await depositsRecordedBelowCursor(context(h.t.db))).toEqual([]);
+    // The row orphaned, and the row keyed by another account index: both are a deposit the cursor passed.
+    for (const change of [{ status: 'orphaned' as const, disposition: null }, { log_index: dep.log_index + 7 }]) {
+      const vs = await corrupted(async (trx) => {
+        await trx.updateTable('deposits').set(change).where('id', '=', dep.id).execute();
+        return depositsRecordedBelowCursor(context(trx));
+      });
+      expect(vs.map((v) => `${v.invariant} ${v.subject}`)).toEqual([`${DEPOSITS_RECORDED} ${paid.id}`]);
+      const prefix =
+        `4000000 USDC to ${paid.depositOwner} (session ${paid.id}) in ${paid.paymentTx} at slot ${dep.block_number} is not recorded ` +
+        "as a deposit, but the solana:test watcher's committed cursor is past it (tip ";
+      expect(vs[0]!.message.startsWith(prefix)).toBe(true);
+      expect(BigInt(vs[0]!.message.slice(prefix.length, -1))).toBeGreaterThanOrEqual(dep.block_number);
+    }
+    // A cursor below the payment's slot: the watcher has not reached it, nothing to judge.
+    const below = await corrupted(async (trx) => {
+      await trx.updateTable('deposits').set({ status: 'orphaned', disposition: null }).where('id', '=', dep.id).execute();
+      await trx
+        .updateTable('chain_cursors')
+        .set({ tip_height: dep.block_number - 1n })
+        .where('chain_key', '=', 'solana:test')
+        .execute();
+      return depositsRecordedBelowCursor(context(trx));
+    });
+    expect(below).toEqual([]);
   });
 
   it("the journal invariant reconciles solana through the service's adapter on the chain's own URL, naming each failing difference", async () => {

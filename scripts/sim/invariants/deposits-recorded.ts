@@ -1,5 +1,6 @@
 import type { Invariant, Violation } from '../contract.js';
 import { transfers } from './evm-chain.js';
+import { solanaReader } from './solana-chain.js';
 import { tronAsEvm, tronHex } from './tron-chain.js';
 
 export const DEPOSITS_RECORDED = 'deposits-recorded-below-cursor';
@@ -12,7 +13,11 @@ export const DEPOSITS_RECORDED = 'deposits-recorded-below-cursor';
 // only when the lost transfer would have paid a session; here an underpayment, a late payment or money to a canceled
 // session lost past the cursor counts as well. The watch set cannot miss an address whose payment is in the range: a
 // poll reads the head before it syncs the addresses, and a payment is made after its address is committed
-// (src/watcher/watch-set.ts). EVM networks and TRON (its Ethereum-compatible JSON-RPC); not Solana.
+// (src/watcher/watch-set.ts). EVM networks and TRON (its Ethereum-compatible JSON-RPC), and Solana: there the cursor's
+// tip is the confirmed slot its poll read before any listing (chains/solana/deposit-scanner.ts), a transfer is a
+// balance increase of a registry mint in an account the deposit address owns, keyed by signature and that account's
+// index in the transaction (the deposit row's log_index), read at the service's commitment, and signatures compare
+// exactly (base58).
 export const depositsRecordedBelowCursor: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const cursors = await ctx.db.selectFrom('chain_cursors').select(['chain_key', 'tip_height']).execute();
@@ -52,5 +57,42 @@ export const depositsRecordedBelowCursor: Invariant = async (ctx) => {
       }
     }
   }
+  if (ctx.chains.solana) out.push(...(await solanaDeposits(ctx, cursors)));
   return out;
 };
+
+async function solanaDeposits(ctx: Parameters<Invariant>[0], cursors: { chain_key: string; tip_height: bigint }[]): Promise<Violation[]> {
+  const out: Violation[] = [];
+  const reader = solanaReader(ctx.chains.solana!);
+  for (const c of cursors) {
+    const [network, mode] = c.chain_key.split(':');
+    if (network !== 'solana' || (mode !== 'test' && mode !== 'live')) continue;
+    const addresses = await ctx.db
+      .selectFrom('deposit_addresses')
+      .select(['address', 'session_id'])
+      .where('network', '=', network)
+      .where('mode', '=', mode)
+      .execute();
+    if (addresses.length === 0) continue;
+    const rows = await ctx.db
+      .selectFrom('deposits')
+      .select(['tx_hash', 'log_index'])
+      .where('network', '=', network)
+      .where('mode', '=', mode)
+      .where('status', '!=', 'orphaned')
+      .execute();
+    const live = new Set(rows.map((r) => `${r.tx_hash}:${r.log_index}`));
+    for (const a of addresses)
+      for (const t of await reader.creditsTo(a.address)) {
+        if (BigInt(t.slot) > c.tip_height || live.has(`${t.signature}:${t.accountIndex}`)) continue;
+        out.push({
+          invariant: DEPOSITS_RECORDED,
+          subject: a.session_id,
+          message:
+            `${t.amount} ${t.token} to ${a.address} (session ${a.session_id}) in ${t.signature} at slot ${t.slot} is not recorded as a ` +
+            `deposit, but the ${c.chain_key} watcher's committed cursor is past it (tip ${c.tip_height})`,
+        });
+      }
+  }
+  return out;
+}

@@ -20,7 +20,10 @@ export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 // the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC, and the hot-wallet
 // scan; on Solana also the hot-wallet scan (a decrease of a registry token in an account the hot wallet owns, in a
 // transaction no attempt names); charges and sweeps on Solana and TRON not yet (the scenario runs them on EVM only).
-export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
+export const outboundMovedMoneyAtMostOnce = async (
+  ctx: Parameters<Invariant>[0],
+  o: { scanHotWallets?: boolean } = {},
+): ReturnType<Invariant> => {
   const out: Violation[] = [];
   const v = (subject: string, message: string) => out.push({ invariant: OUTBOUND_ONCE, subject, message });
   const evmNetworks = ctx.chains.evm.map((c) => c.network);
@@ -127,6 +130,10 @@ export const outboundMovedMoneyAtMostOnce: Invariant = async (ctx) => {
     else if (s.status !== 'succeeded' && s.status !== 'processing' && moved.length > 0)
       v(subject, `sweep step ${s.id} of ${s.sweep_id} is ${s.status} but its transaction ${moved[0]} succeeded on the canonical chain`);
   }
+
+  // The continuous rounds keep only the "moved money N times" findings, and skip the scans below (`scanHotWallets`
+  // false): a payout can be on chain a moment before the service records it, so those are judged at the end.
+  if (o.scanHotWallets === false) return out;
 
   // Transfers out of the payout hot wallets that no attempt explains (EVM and TRON; TRON txIDs are stored bare, the
   // JSON-RPC names them 0x-prefixed: both spellings are known).
