@@ -25,24 +25,8 @@ export const depositsRecordedBelowCursor: Invariant = async (ctx) => {
   const bare = (hash: string) => hash.toLowerCase().replace(/^0x/, '');
   for (const chain of [...ctx.chains.evm, ...(tron ? [tron] : [])]) {
     const hex = (a: string) => (chain.network === 'tron' ? (tronHex(a) ?? a) : a.toLowerCase());
-    for (const c of cursors) {
-      const [network, mode] = c.chain_key.split(':');
-      if (network !== chain.network || (mode !== 'test' && mode !== 'live')) continue;
-      const addresses = await ctx.db
-        .selectFrom('deposit_addresses')
-        .select(['address', 'session_id'])
-        .where('network', '=', network)
-        .where('mode', '=', mode)
-        .execute();
-      if (addresses.length === 0) continue;
+    for (const { c, addresses, rows } of await watched(ctx, cursors, chain.network)) {
       const sessionOf = new Map(addresses.map((a) => [hex(a.address), a.session_id]));
-      const rows = await ctx.db
-        .selectFrom('deposits')
-        .select(['tx_hash', 'log_index'])
-        .where('network', '=', network)
-        .where('mode', '=', mode)
-        .where('status', '!=', 'orphaned')
-        .execute();
       const live = new Set(rows.map((r) => `${bare(r.tx_hash)}:${r.log_index}`));
       for (const t of await transfers(chain, { to: [...sessionOf.keys()], toBlock: c.tip_height })) {
         if (t.value === 0n || live.has(`${bare(t.txHash)}:${t.logIndex}`)) continue;
@@ -61,12 +45,15 @@ export const depositsRecordedBelowCursor: Invariant = async (ctx) => {
   return out;
 };
 
-async function solanaDeposits(ctx: Parameters<Invariant>[0], cursors: { chain_key: string; tip_height: bigint }[]): Promise<Violation[]> {
-  const out: Violation[] = [];
-  const reader = solanaReader(ctx.chains.solana!);
+type Ctx = Parameters<Invariant>[0];
+type Cursor = { chain_key: string; tip_height: bigint };
+
+/** Each cursor of `network` (test and live) with its deposit addresses (none: left out) and its live deposit rows. */
+async function watched(ctx: Ctx, cursors: Cursor[], network: string) {
+  const out = [];
   for (const c of cursors) {
-    const [network, mode] = c.chain_key.split(':');
-    if (network !== 'solana' || (mode !== 'test' && mode !== 'live')) continue;
+    const [net, mode] = c.chain_key.split(':');
+    if (net !== network || (mode !== 'test' && mode !== 'live')) continue;
     const addresses = await ctx.db
       .selectFrom('deposit_addresses')
       .select(['address', 'session_id'])
@@ -81,6 +68,15 @@ async function solanaDeposits(ctx: Parameters<Invariant>[0], cursors: { chain_ke
       .where('mode', '=', mode)
       .where('status', '!=', 'orphaned')
       .execute();
+    out.push({ c, addresses, rows });
+  }
+  return out;
+}
+
+async function solanaDeposits(ctx: Ctx, cursors: Cursor[]): Promise<Violation[]> {
+  const out: Violation[] = [];
+  const reader = solanaReader(ctx.chains.solana!);
+  for (const { c, addresses, rows } of await watched(ctx, cursors, 'solana')) {
     const live = new Set(rows.map((r) => `${r.tx_hash}:${r.log_index}`));
     for (const a of addresses)
       for (const t of await reader.creditsTo(a.address)) {
