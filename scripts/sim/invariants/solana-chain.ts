@@ -46,53 +46,38 @@ export function solanaReader(chain: SimSolana): SolanaReader {
     }
     return p;
   };
-  const creditsOf = (signature: string, t: VersionedTransactionResponse): SolanaCredit[] => {
-    const meta = t.meta;
-    if (!meta || meta.err !== null) return [];
-    const pre = new Map((meta.preTokenBalances ?? []).map((b) => [b.accountIndex, b]));
-    const out: SolanaCredit[] = [];
-    for (const post of meta.postTokenBalances ?? []) {
-      const token = symbolOf.get(post.mint);
-      if (!token || !post.owner) continue;
-      const before = pre.get(post.accountIndex);
-      const amount = BigInt(post.uiTokenAmount.amount) - (before && before.mint === post.mint ? BigInt(before.uiTokenAmount.amount) : 0n);
-      if (amount <= 0n) continue;
-      out.push({
-        signature,
-        accountIndex: post.accountIndex,
-        token,
-        owner: post.owner,
-        amount,
-        slot: t.slot,
-        blockTimeMs: (t.blockTime ?? 0) * 1000,
-      });
-    }
-    return out;
-  };
-  // The decreases: an account's pre balance above its post balance (a closed account has no post balance: all of it left).
-  const debitsOf = (signature: string, t: VersionedTransactionResponse): SolanaDebit[] => {
-    const meta = t.meta;
-    if (!meta || meta.err !== null) return [];
-    const post = new Map((meta.postTokenBalances ?? []).map((b) => [b.accountIndex, b]));
-    const out: SolanaDebit[] = [];
-    for (const pre of meta.preTokenBalances ?? []) {
-      const token = symbolOf.get(pre.mint);
-      if (!token || !pre.owner) continue;
-      const after = post.get(pre.accountIndex);
-      const amount = BigInt(pre.uiTokenAmount.amount) - (after && after.mint === pre.mint ? BigInt(after.uiTokenAmount.amount) : 0n);
-      if (amount <= 0n) continue;
-      out.push({
-        signature,
-        accountIndex: pre.accountIndex,
-        token,
-        owner: pre.owner,
-        amount,
-        slot: t.slot,
-        blockTimeMs: (t.blockTime ?? 0) * 1000,
-      });
-    }
-    return out;
-  };
+  // What moved in a successful transaction, one side against the other: the accounts of `to` whose balance of a
+  // registry mint is above the same account's in `from` (an account missing from `from`, or holding another mint
+  // there, counts from zero). Credits are post against pre; debits pre against post (a closed account has no post
+  // balance: all of it left).
+  type Balances = NonNullable<NonNullable<VersionedTransactionResponse['meta']>['postTokenBalances']>;
+  const grew =
+    (side: (m: NonNullable<VersionedTransactionResponse['meta']>) => { from?: Balances | null; to?: Balances | null }) =>
+    (signature: string, t: VersionedTransactionResponse): SolanaCredit[] => {
+      if (!t.meta || t.meta.err !== null) return [];
+      const { from, to } = side(t.meta);
+      const before = new Map((from ?? []).map((b) => [b.accountIndex, b]));
+      const out: SolanaCredit[] = [];
+      for (const b of to ?? []) {
+        const token = symbolOf.get(b.mint);
+        if (!token || !b.owner) continue;
+        const prev = before.get(b.accountIndex);
+        const amount = BigInt(b.uiTokenAmount.amount) - (prev && prev.mint === b.mint ? BigInt(prev.uiTokenAmount.amount) : 0n);
+        if (amount <= 0n) continue;
+        out.push({
+          signature,
+          accountIndex: b.accountIndex,
+          token,
+          owner: b.owner,
+          amount,
+          slot: t.slot,
+          blockTimeMs: (t.blockTime ?? 0) * 1000,
+        });
+      }
+      return out;
+    };
+  const creditsOf = grew((m) => ({ from: m.preTokenBalances, to: m.postTokenBalances }));
+  const debitsOf = grew((m) => ({ from: m.postTokenBalances, to: m.preTokenBalances }));
   // The successful transactions naming the owner or one of its associated token accounts of a registry mint.
   const signaturesOf = async (owner: string): Promise<Set<string>> => {
     const accounts = [
