@@ -184,10 +184,19 @@ export async function settleDepositSetup(db: Db, setupId: bigint, landed: Landed
 }
 
 /** processing → skipped or failed, with a reason; live attempts are closed. */
-export async function closeDepositSetup(db: Db, setupId: bigint, status: 'skipped' | 'failed', reason: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+export async function closeDepositSetup(
+  db: Db,
+  setupId: bigint,
+  status: 'skipped' | 'failed',
+  reason: string,
+  opts: { unsent?: boolean } = {},
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
     const setup = await lockProcessingSetup(trx, setupId);
-    if (!setup) return;
+    if (!setup) return false;
+    // Skipped or refused before signing (`unsent`): only while no attempt can still land (another run of the setup may
+    // have signed and sent it since this one looked; its check then finds the account created): it is followed.
+    if (opts.unsent && (await blockingSetupAttemptIds(trx, setupId)).length > 0) return false;
     await trx
       .updateTable('deposit_setup_attempts')
       .set({ state: 'failed', settled_at: sql`now()`, detail: reason })
@@ -199,5 +208,6 @@ export async function closeDepositSetup(db: Db, setupId: bigint, status: 'skippe
       .set({ status, failure_reason: reason, settled_at: sql`now()` })
       .where('id', '=', setupId)
       .execute();
+    return true;
   });
 }

@@ -381,8 +381,13 @@ export async function failRefund(
   code: RefundFailureCode,
   detail?: string,
   txHash?: string,
+  opts: { unsent?: boolean } = {},
 ): Promise<RefundRow | undefined> {
   return db.transaction().execute(async (trx) => {
+    // Refused before signing (`unsent`): only while no attempt can still land. A duplicate run of this refund may have
+    // signed and sent it since this one looked (its pre-flight then sees the tokens already gone): it is followed.
+    if (opts.unsent && (!(await lockProcessingRefund(trx, refundId)) || (await blockingAttemptIds(trx, refundId)).length > 0))
+      return undefined;
     const reason = detail ? `${REFUND_FAILURE_MESSAGES[code]} (${detail.slice(0, 300)})` : REFUND_FAILURE_MESSAGES[code];
     const failed = await trx
       .updateTable('refunds')

@@ -361,13 +361,20 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
  * past_due with its next retry, or canceled (payment_failed) when the retries are spent. A subscription that was
  * never paid stays incomplete and ends incomplete_expired instead.
  */
-export async function chargeFailed(deps: LifecycleDeps, chargeId: bigint, reason: string): Promise<boolean> {
+export async function chargeFailed(
+  deps: LifecycleDeps,
+  chargeId: bigint,
+  reason: string,
+  opts: { unsent?: boolean } = {},
+): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
+    // Refused before signing (`unsent`): only while still pending (nothing signed). Another scheduler may have signed
+    // it since this one looked (its pre-flight then sees the allowance already spent): it is followed, not failed.
     const charge = await trx
       .selectFrom('subscription_charges')
       .selectAll()
       .where('id', '=', chargeId)
-      .where('state', 'in', ['pending', 'signed', 'broadcast'])
+      .where('state', 'in', opts.unsent ? ['pending'] : ['pending', 'signed', 'broadcast'])
       .forUpdate()
       .executeTakeFirst();
     if (!charge) return false;

@@ -321,14 +321,19 @@ export async function settleSweepStep(
   });
 }
 
-/** The step became unnecessary (its builder said so): settled as skipped. */
-export async function skipSweepStep(db: Db, stepId: string, reason: string): Promise<void> {
-  await db
-    .updateTable('sweep_steps')
-    .set({ status: 'skipped', failure_reason: reason, settled_at: sql`now()` })
-    .where('id', '=', stepId)
-    .where('status', 'in', ['pending', 'processing'])
-    .execute();
+/**
+ * Settles a step that nothing was signed for (skipped: not needed; failed: refused before signing), under the step's
+ * lock and only while none of its attempts can still land: another run of the same step (the CLI's drive beside the
+ * worker's pass) may have signed and sent it since this one looked, and then the step is followed, not closed.
+ * False when nothing was written.
+ */
+export async function closeUnsentSweepStep(db: Db, stepId: string, status: 'skipped' | 'failed', reason: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await lockProcessingStep(trx, stepId))) return false;
+    if ((await blockingStepAttemptIds(trx, stepId)).length > 0) return false;
+    await trx.updateTable('sweep_steps').set({ status, failure_reason: reason, settled_at: sql`now()` }).where('id', '=', stepId).execute();
+    return true;
+  });
 }
 
 /** The step failed (refused, reverted, nothing delivered): its live attempts end with it. */

@@ -48,6 +48,9 @@ export type OutboundFailure =
   /** Landed, yet nothing reached the destination; `elsewhere` base units left for other addresses. */
   | { cause: 'undelivered'; elsewhere: bigint; txHash: string };
 
+/** True when the engine failed the job before this run signed anything (its close must not overrule another run's attempt). */
+export const nothingSigned = (f: OutboundFailure): boolean => f.cause === 'rejected' || f.cause === 'unavailable';
+
 /** Where a succeeded transaction landed and the fee it burnt (native base units, paid by the sender). */
 export interface Landed {
   block: BlockRef;

@@ -15,7 +15,7 @@ import { registerWallets } from '../ledger/journal.js';
 import { merchantAccountIndex } from '../ledger/payouts.js';
 import type { Logger } from '../logger.js';
 import { advanceOutbound } from '../outbound/engine.js';
-import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult } from '../outbound/kind.js';
+import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';
 
 // When a payer picks a network whose deposit addresses need preparing (Solana: the owner's associated token account
 // for the chosen mint), the merchant account's refunds hot wallet pays for it, rent included, so the payer's wallet
@@ -93,7 +93,7 @@ export function depositSetupKind(deps: DepositSetupDeps): OutboundKind<DepositSe
               ? 'the deposit token account already exists'
               : null;
         if (reason) {
-          await closeDepositSetup(deps.db, s.id, 'skipped', reason);
+          if (!(await closeDepositSetup(deps.db, s.id, 'skipped', reason, { unsent: true }))) return { kind: 'wait', ms: deps.pollMs };
           deps.log?.info({ ...kind.describe(s), reason }, 'deposit setup not needed; skipped');
           return { kind: 'done', status: 'skipped' };
         }
@@ -112,7 +112,9 @@ export function depositSetupKind(deps: DepositSetupDeps): OutboundKind<DepositSe
     },
     async fail(s, f) {
       const reason = failureText(f);
-      await closeDepositSetup(deps.db, s.id, 'failed', reason);
+      // Nothing signed by this run (refused before signing): failed only while no other run's attempt can still land.
+      const unsent = nothingSigned(f);
+      if (!(await closeDepositSetup(deps.db, s.id, 'failed', reason, { unsent })) && unsent) return { kind: 'wait', ms: deps.pollMs };
       deps.log?.warn({ ...kind.describe(s), reason }, 'deposit setup failed; the payer’s wallet creates the account itself');
       return { kind: 'done', status: 'failed' };
     },

@@ -14,7 +14,7 @@ import { refundOutboundStore } from '../ledger/refund-outbound.js';
 import { registerWallets } from '../ledger/journal.js';
 import type { RefundRow } from '../ledger/refunds.js';
 import { advanceOutbound } from '../outbound/engine.js';
-import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult } from '../outbound/kind.js';
+import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';
 
 // Refund payouts: a `transfer` from the merchant's refunds hot wallet to the refund's destination, driven by the
 // outbound engine (src/outbound/engine.ts: persist-before-broadcast, gapless nonces, replacement, proven-dead
@@ -95,7 +95,7 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
         gross = adapter.grossForNet ? await adapter.grossForNet(token, refund.amount_base) : refund.amount_base;
       } catch (err) {
         if (!(err instanceof TransferRejectedError)) throw err;
-        if (!replacing) return failed(deps, refund.id, sendFailureCode(err.reason), err.message);
+        if (!replacing) return failedUnsent(deps, refund.id, sendFailureCode(err.reason), err.message);
         deps.log?.warn({ refund_id: refund.id, reason: err.reason }, 'replacement refused; keeping the original in flight');
         return { kind: 'wait', ms: deps.pollMs };
       }
@@ -104,7 +104,7 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
         const balances = await adapter.getBalances(wallet.address);
         if ((balances.tokens[token] ?? 0n) < gross) {
           const fee = gross > refund.amount_base ? ` (${refund.amount_base} plus the token's transfer fee)` : '';
-          return failed(
+          return failedUnsent(
             deps,
             refund.id,
             'insufficient_token_balance',
@@ -133,7 +133,11 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
         },
       };
     },
-    fail: (refund, f) => failed(deps, refund.id, ...failure(f)),
+    fail: (refund, f) => {
+      const [code, detail, txHash] = failure(f);
+      // Refused before anything was signed: only while no duplicate run's attempt can still land.
+      return nothingSigned(f) ? failedUnsent(deps, refund.id, code, detail) : failed(deps, refund.id, code, detail, txHash);
+    },
   };
   kinds.set(deps, kind);
   return kind;
@@ -170,6 +174,16 @@ async function failed(
 ): Promise<StepResult> {
   // A mined transaction that failed keeps its hash in transaction_hash too (issue 16 item 5), not only in the reason.
   await failRefund(deps.db, refundId, code, detail, txHash);
+  deps.log?.warn({ refund_id: refundId, code, detail }, 'refund failed');
+  return { kind: 'done', status: 'failed' };
+}
+
+/**
+ * Fails a refund this run signed nothing for (refused in pre-flight or before signing), unless a duplicate run's
+ * attempt can still land: then it waits and follows that attempt (its pre-flight may have failed because of it).
+ */
+async function failedUnsent(deps: PayoutEngineDeps, refundId: string, code: RefundFailureCode, detail?: string): Promise<StepResult> {
+  if (!(await failRefund(deps.db, refundId, code, detail, undefined, { unsent: true }))) return { kind: 'wait', ms: deps.pollMs };
   deps.log?.warn({ refund_id: refundId, code, detail }, 'refund failed');
   return { kind: 'done', status: 'failed' };
 }

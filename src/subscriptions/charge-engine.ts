@@ -13,7 +13,7 @@ import type { LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import type { FailpointAction } from '../outbound/failpoints.js';
-import type { OutboundDeps, OutboundFailure, OutboundKind, StuckReplacement } from '../outbound/kind.js';
+import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult, StuckReplacement } from '../outbound/kind.js';
 import type { WalletResolver } from './wallets.js';
 
 // Subscription charges: a `transferFrom` (EVM, TRON) or delegated transfer (Solana) of the customer's tokens, sent
@@ -173,8 +173,9 @@ function refusalText(refusal: TokenRefusal, detail: string): string {
   return `${refusal}: ${CHARGE_REFUSALS[refusal]} (${detail})`;
 }
 
-async function failNow(deps: ChargeEngineDeps, charge: ChargeRow, reason: string): Promise<{ kind: 'done'; status: string }> {
-  await chargeFailed(deps, charge.id, reason);
+/** Fails a charge nothing was signed for, unless another scheduler signed it meanwhile: then it is followed. */
+async function failNow(deps: ChargeEngineDeps, charge: ChargeRow, reason: string): Promise<StepResult> {
+  if (!(await chargeFailed(deps, charge.id, reason, { unsent: true }))) return { kind: 'wait', ms: 0 };
   deps.log?.info({ charge_id: String(charge.id), subscription_id: charge.subscription_id, reason }, 'charge failed before signing');
   return { kind: 'done', status: 'failed' };
 }

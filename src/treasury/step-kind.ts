@@ -8,10 +8,10 @@ import {
   type UnsignedTransfer,
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { failSweepStep, settleSweepStep, skipSweepStep } from '../ledger/sweeps.js';
+import { closeUnsentSweepStep, failSweepStep, settleSweepStep } from '../ledger/sweeps.js';
 import { sweepOutboundStore, type SweepStepJob } from '../ledger/sweep-outbound.js';
 import { advanceOutbound } from '../outbound/engine.js';
-import type { OutboundDeps, OutboundFailure, OutboundKind, StepResult } from '../outbound/kind.js';
+import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';
 import { requestFromJson, stepFromJson } from './codec.js';
 import { recordSweepStepSettled } from '../metrics/sweeps.js';
 
@@ -95,7 +95,9 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
         const nonce = await adapter.getAccountNonce(step.from.address);
         const unsigned = await method.build(request, step, nonce, 0);
         if (!unsigned) {
-          await skipSweepStep(deps.db, job.step.id, 'not needed when built');
+          // Not if another run of this step signed it meanwhile (what made it unneeded may be that very transaction).
+          if (!(await closeUnsentSweepStep(deps.db, job.step.id, 'skipped', 'not needed when built')))
+            return { kind: 'wait', ms: deps.pollMs };
           deps.log?.info(kind.describe(job), 'sweep step not needed; skipped');
           return { kind: 'done', status: 'skipped' };
         }
@@ -114,7 +116,10 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
     },
     async fail(job, f) {
       const reason = failureText(f);
-      await failSweepStep(deps.db, job.step.id, reason);
+      if (nothingSigned(f)) {
+        // Nothing signed by this run: failed only while no other run's attempt of the step can still land.
+        if (!(await closeUnsentSweepStep(deps.db, job.step.id, 'failed', reason))) return { kind: 'wait', ms: deps.pollMs };
+      } else await failSweepStep(deps.db, job.step.id, reason);
       deps.log?.warn({ ...kind.describe(job), reason }, 'sweep step failed');
       return { kind: 'done', status: 'failed' };
     },

@@ -88,27 +88,59 @@ describe.each(['outbound:after_sign', 'outbound:after_broadcast', 'outbound:afte
   }, 240_000);
 });
 
-describe('two runs of one payout at once (a duplicated job)', () => {
-  it('sign one attempt between them and pay once', async () => {
-    const { advanceRefund } = await import('../../src/payouts/engine.js');
-    const { signer } = await import('../support/evm-tokens/scenario.js');
-    const s = await h.paidSession(shop, { amount: '3.00' });
-    const created = await shop.client.post('/api/v1/refunds/create', {
-      session_id: s.id,
-      refund_id: 'twin-runs',
-      amount: 300,
-      currency: 'USDT',
-    });
-    expect(created.status).toBe(201);
-    const deps = { db: h.t.db, adapters: h.service.adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
-    await Promise.all([advanceRefund(deps, created.json.id), advanceRefund(deps, created.json.id), advanceRefund(deps, created.json.id)]);
-    const done = await h.until(async () => {
-      const step = await advanceRefund(deps, created.json.id);
+/** A paid session of `cents` (integer minor units) refunded in full through the API, and the engine's settings for driving its payout in this process. */
+async function refundToDrive(refundId: string, cents: number) {
+  const { advanceRefund } = await import('../../src/payouts/engine.js');
+  const { signer } = await import('../support/evm-tokens/scenario.js');
+  const digits = String(cents).padStart(3, '0');
+  const s = await h.paidSession(shop, { amount: `${digits.slice(0, -2)}.${digits.slice(-2)}` });
+  const created = await shop.client.post('/api/v1/refunds/create', {
+    session_id: s.id,
+    refund_id: refundId,
+    amount: cents,
+    currency: 'USDT',
+  });
+  expect(created.status).toBe(201);
+  const id = created.json.id as string;
+  const deps = { db: h.t.db, adapters: h.service.adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
+  const advance = () => advanceRefund(deps, id);
+  /** Advances until the refund settles; answers its final status. */
+  const settle = () =>
+    h.until(async () => {
+      const step = await advance();
       return step.kind === 'done' ? step.status : undefined;
     });
-    expect(done).toBe('completed');
-    const attempts = await h.t.db.selectFrom('payout_attempts').select('tx_hash').where('refund_id', '=', created.json.id).execute();
-    expect(attempts).toHaveLength(1);
-    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toHaveLength(1);
+  const attemptStates = async () =>
+    (await h.t.db.selectFrom('payout_attempts').select('state').where('refund_id', '=', id).orderBy('id').execute()).map((a) => a.state);
+  return { id, payer: s.payer, advance, settle, attemptStates };
+}
+
+describe('two runs of one payout at once (a duplicated job)', () => {
+  it('sign one attempt between them and pay once', async () => {
+    const r = await refundToDrive('twin-runs', 300);
+    await Promise.all([r.advance(), r.advance(), r.advance()]);
+    expect(await r.settle()).toBe('completed');
+    expect(await r.attemptStates()).toHaveLength(1);
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, r.payer)).toHaveLength(1);
+  });
+});
+
+describe('a run that signed nothing, after a duplicate run signed and sent the payout', () => {
+  it('does not fail the refund in pre-flight (the hot wallet already paid it): the payout is followed and completes', async () => {
+    const { failRefund } = await import('../../src/ledger/payouts.js');
+    const r = await refundToDrive('late-preflight', 200);
+    // The first run signs and broadcasts.
+    expect((await r.advance()).kind).toBe('wait');
+    expect(await r.attemptStates()).toEqual(['broadcast']);
+    // A second run that looked before the first signed finds the tokens gone in its pre-flight and would fail it:
+    // refused, nothing written, the attempt still live.
+    expect(
+      await failRefund(h.t.db, r.id, 'insufficient_token_balance', 'seen after the payout left', undefined, { unsent: true }),
+    ).toBeUndefined();
+    const mid = await h.t.db.selectFrom('refunds').select(['status']).where('id', '=', r.id).executeTakeFirstOrThrow();
+    expect(mid.status).toBe('processing');
+    expect(await r.attemptStates()).toEqual(['broadcast']);
+    expect(await r.settle()).toBe('completed');
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, r.payer)).toHaveLength(1);
   });
 });

@@ -3,10 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
 import { evmHexToTron } from '../../chains/tron/address.js';
 import { OPERATOR_SLOT, isSweeper, type Wallet } from '../../chains/types.js';
-import { listSweeps, sweepCosts } from '../../src/ledger/sweeps.js';
+import { claimSweepStep, listSweeps, sweepCosts } from '../../src/ledger/sweeps.js';
 import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
 import { createNativePriceService } from '../../src/rates/native-prices.js';
 import { planSweeps } from '../../src/treasury/planner.js';
+import { createSweeps, driveSweeps } from '../../src/treasury/runner.js';
+import { advanceSweepStep, sweepStepKind } from '../../src/treasury/step-kind.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { signer } from '../support/evm-tokens/scenario.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
@@ -180,6 +182,56 @@ describe('sweep run on TRON', () => {
       expect(sweep!.steps.map((s) => s.purpose)).toEqual(['fund', 'transfer']);
       expect((await h.transfers('USDT', deposits[0]!, treasury)).map((m) => m.amount)).toEqual([u6(40)]);
       expect(sweep!.actual_fee).toBeGreaterThan(0n);
+    } finally {
+      h.fake.chain.resources.outsideEnergyWeightTrx /= 1000n;
+    }
+  }, 300_000);
+
+  it('a run that looked before another run sent the top-up does not skip it (now not needed): it is followed, confirmed and journaled', async () => {
+    const { shop, deposits } = await fundedMerchant('Twin runs', ['30.00']);
+    h.fake.chain.resources.outsideEnergyWeightTrx *= 1000n; // no energy to delegate: the TRX top-up
+    try {
+      const plan = await planSweeps(planner(), { merchantId: shop.id });
+      expect(plan.batches.map((b) => b.plan.method)).toEqual(['tron-trx-topup']);
+      const [sweep] = await createSweeps(h.t.db, plan.batches);
+      const fundStep = await h.t.db
+        .selectFrom('sweep_steps')
+        .select('id')
+        .where('sweep_id', '=', sweep!.id)
+        .where('purpose', '=', 'fund')
+        .executeTakeFirstOrThrow();
+      const deps = { db: h.t.db, adapters: h.service.adapters, signer, pollMs: 100, stuckAfterMs: 600_000, feeBumpPercent: 25 };
+      // Run B (the worker's pass) claims the step and has seen no attempt yet; run A (the CLI's drive) signs and sends the
+      // top-up, which lands.
+      const staleJob = (await claimSweepStep(h.t.db, fundStep.id))!;
+      expect((await advanceSweepStep(deps, fundStep.id)).kind).toBe('wait');
+      await h.until(async () => ((h.fake.chain.account(deposits[0]!)?.balanceSun ?? 0n) > 0n ? true : undefined), 60_000);
+      // Run B now builds: the address holds the TRX, so the step is not needed any more. It must not be skipped.
+      const tron = h.service.adapters.require('tron', 'test');
+      if (!isSweeper(tron)) throw new Error('the TRON adapter is not a Sweeper');
+      const b = await sweepStepKind(deps).prepare(tron, staleJob, null);
+      expect(b.kind).toBe('wait');
+      const mid = await h.t.db.selectFrom('sweep_steps').select('status').where('id', '=', fundStep.id).executeTakeFirstOrThrow();
+      expect(mid.status).toBe('processing');
+      expect(await driveSweeps(deps, { timeoutMs: 120_000 })).toBe(0);
+      const [done] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 5 });
+      expect(done).toMatchObject({ status: 'completed', swept_base: u6(30) });
+      const attempts = await h.t.db
+        .selectFrom('sweep_step_attempts')
+        .select(['state', 'tx_hash'])
+        .where('step_id', '=', fundStep.id)
+        .execute();
+      expect(attempts.map((a) => a.state)).toEqual(['confirmed']);
+      // The top-up's TRX is journaled: what left the gas station reached the deposit address in the books.
+      const legs = await h.t.db
+        .selectFrom('journal_entries as e')
+        .innerJoin('journal_legs as l', 'l.entry_id', 'e.id')
+        .select(['l.account', 'l.amount'])
+        .where('e.tx_hash', '=', attempts[0]!.tx_hash)
+        .execute();
+      expect(
+        legs.some((l) => l.account.endsWith(`:${h.adapter.normalizeAddress(deposits[0]!) ?? deposits[0]!}`) && BigInt(l.amount) > 0n),
+      ).toBe(true);
     } finally {
       h.fake.chain.resources.outsideEnergyWeightTrx /= 1000n;
     }
