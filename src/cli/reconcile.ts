@@ -82,7 +82,7 @@ export function renderTable(report: ReconcileReport): string {
       );
     for (const d of c.differences)
       lines.push(
-        `  ${d.failing ? 'DIFFERENCE' : 'native (not failing)'} ${d.address} ${d.asset}: ledger ${d.expected} chain ${d.chain} difference ${d.difference} (unexplained ${d.unexplained})`,
+        `  ${d.failing ? 'DIFFERENCE' : 'in flight (not compared)'} ${d.address} ${d.asset}: ledger ${d.expected} chain ${d.chain} difference ${d.difference} (unexplained ${d.unexplained})`,
       );
   }
   const code = reconcileExitCode(report);

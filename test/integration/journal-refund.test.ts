@@ -5,6 +5,7 @@ import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '
 import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
+import { fundAfterRegistration } from '../support/funded-refund-wallet.js';
 
 // The journal beside the whole service on Anvil (docs/journal.md): a registered hot wallet's top-up is journaled as
 // unexplained and acknowledged by the operator; a paid (overpaid) session and a refund payout are journaled, the
@@ -31,6 +32,7 @@ describe('journal of a refund payout', () => {
   it('journals top-up, deposit and payout with its fee; reconcile has no token difference', async () => {
     const hot = shop.hotWallet.toLowerCase();
     await registerWallets(h.t.db, [{ network: 'ethereum', mode: 'test', address: hot, merchantId: shop.id, role: 'refunds' }]);
+    await fundAfterRegistration(h.node);
     await h.node.rpc('anvil_setBalance', [shop.hotWallet, `0x${GAS.toString(16)}`]);
     await fund(h.tokens.USDT, shop.hotWallet, 50_000_000n);
 

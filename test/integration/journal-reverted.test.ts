@@ -1,9 +1,10 @@
 import { Contract } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundMiner } from '../support/chain-watch.js';
-import { fund, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
+import { walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
-import { acknowledgeUnexplained, listUnexplained, registerWallets } from '../../src/ledger/journal.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal.js';
+import { fundedRefundWallet } from '../support/funded-refund-wallet.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 
@@ -36,15 +37,7 @@ async function asIssuer(token: DeployedToken, signature: string, o: Record<strin
 
 describe('fees of reverted transactions', () => {
   it('a refund reverted on chain: its burnt fee is journaled against the hot wallet and reconcile reads it', async () => {
-    const hot = shop.hotWallet.toLowerCase();
-    await registerWallets(h.t.db, [{ network: 'ethereum', mode: 'test', address: hot, merchantId: shop.id, role: 'refunds' }]);
-    await h.node.rpc('anvil_setBalance', [shop.hotWallet, `0x${GAS.toString(16)}`]);
-    await fund(h.tokens.USDT, shop.hotWallet, 20_000_000n);
-    const [topUp] = await h.until(async () => {
-      const u = await listUnexplained(h.t.db, { network: 'ethereum', mode: 'test' });
-      return u.length > 0 ? u : undefined;
-    });
-    expect(await acknowledgeUnexplained(h.t.db, topUp!.entryId, 'treasury top-up')).toBe(true);
+    const hot = await fundedRefundWallet(h, shop, GAS, 20_000_000n);
     const s = await h.paidSession(shop, { amount: '2.00', token: 'USDT' });
 
     // Mining held: the payout waits in the mempool, the issuer pauses the token first in the same block.
