@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { RATE_LIMITS_OFF_ENV, REDIS_URL } from '../support/env.js';
 import { TEST_MNEMONIC, deployTokens, fund, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { SignedClient } from '../support/signed-client.js';
+import { listenOnLoopback } from '../support/listen.js';
 
 // The whole service as main.ts starts it (all roles) over Anvil standing in for Ethereum, a merchant, a local
 // "merchant site" that receives the success redirect, and headless Chromium (Debian's package, via playwright-core).
@@ -112,8 +113,7 @@ async function startMerchantSite(): Promise<{ server: Server; url: string; hits:
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
       .end(`<!doctype html><title>Merchant</title><h1>Merchant page ${req.url}</h1>`);
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const port = await listenOnLoopback(server);
   return { server, url: `http://127.0.0.1:${port}`, hits };
 }
 
@@ -138,6 +138,9 @@ export async function launchBrowser(locale = 'en-US'): Promise<BrowserContext & 
     viewport: { width: 390, height: 844 }, // a phone: the page is mobile first
     deviceScaleFactor: 2,
   });
+  // Every wait of a page (navigation, locators, screenshots) fails by itself, naming what it waited for, well inside
+  // the test's own 60 s: a slow step on a loaded machine reports itself instead of a bare "test timed out".
+  ctx.setDefaultTimeout(20_000);
   return Object.assign(ctx, {
     async dispose() {
       await ctx.close();
@@ -161,6 +164,22 @@ export function decodeQr(png: Buffer): string | null {
   const img = PNG.sync.read(png);
   const code = jsQR(new Uint8ClampedArray(img.data.buffer, img.data.byteOffset, img.data.length), img.width, img.height);
   return code?.data ?? null;
+}
+
+/**
+ * Awaits `p`, or fails naming `what` once `ms` pass. For the steps Playwright gives no timeout of their own (opening
+ * and closing a page, closing a server): a hung one fails with its name instead of the test's timeout.
+ */
+export async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function until<T>(f: () => Promise<T | undefined>, ms = 30_000, what = 'condition'): Promise<T> {

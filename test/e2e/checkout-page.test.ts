@@ -8,7 +8,7 @@ import { computeLiveStatus } from '../../src/checkout/live-status.js';
 import { loadPageSession } from '../../src/checkout/page-data.js';
 import { renderPage, type PaymentOption } from '../../src/checkout/render-page.js';
 import { payFrom } from '../support/evm-tokens/scenario.js';
-import { freePort } from '../support/anvil.js';
+import { listenOnLoopback } from '../support/listen.js';
 import {
   CONFIRMATIONS,
   EXPLORER_TX_URL,
@@ -17,6 +17,7 @@ import {
   launchBrowser,
   startCheckoutStack,
   until,
+  within,
   type CheckoutStack,
 } from './checkout-harness.js';
 
@@ -270,9 +271,8 @@ describe('hosted payment page in Chromium', () => {
         return res.writeHead(200, { 'content-type': assets.style.contentType }).end(assets.style.body);
       res.writeHead(404).end();
     });
-    const port = await freePort();
-    await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-    const page = await browser.newPage();
+    const port = await listenOnLoopback(server);
+    const page = await within(15_000, 'opening a page', browser.newPage());
     try {
       await page.setViewportSize(PHONE);
       await page.goto(`http://127.0.0.1:${port}/`);
@@ -291,8 +291,11 @@ describe('hosted payment page in Chromium', () => {
       expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
       await page.screenshot({ path: artifact('10-picker-8-options-375.png'), fullPage: true });
     } finally {
-      await page.close();
-      await new Promise<void>((r) => server.close(() => r()));
+      // Chromium may still hold a connection to this server (a preconnect, a late request): cut them all, so the close
+      // never waits on the browser, and a failure above is reported rather than hidden behind a hung teardown.
+      server.closeAllConnections();
+      await within(15_000, 'closing the page server', new Promise<void>((r) => server.close(() => r())));
+      await within(15_000, 'closing the page', page.close());
     }
   });
 

@@ -250,6 +250,10 @@ export async function startFakeJavaTron(
       );
     });
   });
+  // Longer than any client's free-socket timeout, as TronGrid's load balancer keeps idle connections (see the Solana
+  // endpoint's rpc-server.ts): no client writes to a socket this server already closed.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve) => server.listen(o.port ?? 0, '127.0.0.1', resolve));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;

@@ -37,7 +37,11 @@ export async function startFakeSolanaRpc(options: FakeSolanaRpcOptions = {}): Pr
   const calls = new Map<string, number>();
   const handlers = methodHandlers(validator, calls);
   const server: Server = createServer((req, res) => void serve(req, res, handlers, calls));
-  server.keepAliveTimeout = 5_000;
+  // Idle connections are kept longer than any client here keeps a free socket (web3.js's keep-alive agent: 4 s), as a
+  // hosted RPC's load balancer does: a client must never write to a socket this server already closed (ECONNRESET
+  // under a stalled event loop). Connection faults are the fault proxy's job (test/support/rpc-fault-proxy.ts).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
