@@ -45,6 +45,15 @@ export function endpointFault(e: unknown): string | null {
   }
 }
 
+/**
+ * A send's failure without a clear answer, as an error no caller reads as the node refusing the bytes: a JSON-RPC
+ * error that is the node's fault (an internal error) becomes `unavailable`; timeouts and transport failures stay.
+ */
+function unanswered(e: unknown): unknown {
+  if (!(e instanceof RpcError) || e.kind !== 'rpc_error') return e;
+  return new RpcError('unavailable', `eth_sendRawTransaction got no clear answer (the bytes may have been taken): ${e.message}`, e.code);
+}
+
 function logsUpperBlock(method: string, params: unknown[]): bigint | null {
   if (method !== 'eth_getLogs') return null;
   const to = (params[0] as { toBlock?: unknown } | undefined)?.toBlock;
@@ -82,6 +91,10 @@ export class FailoverJsonRpc implements RpcCaller {
   async call<T>(method: string, params: unknown[]): Promise<T> {
     const upper = logsUpperBlock(method, params);
     let last: unknown = null;
+    // A transaction offered to an endpoint that failed without a clear answer (a timeout, a dropped connection, an
+    // internal error) may have been taken and propagated: a later endpoint's refusal of the same bytes is then no
+    // proof that they cannot land, so the ambiguous failure is what the caller sees (docs/outbound.md).
+    let maybeTaken: unknown = null;
     for (const e of this.pool.order()) {
       if (upper !== null && !(await this.#covers(e, upper))) {
         last ??= new RpcError('unavailable', `${method}: no endpoint's head covers block ${upper}`);
@@ -92,10 +105,13 @@ export class FailoverJsonRpc implements RpcCaller {
         this.pool.serving(e);
         return result;
       } catch (err) {
-        if (endpointFault(err) === null) throw err;
+        if (endpointFault(err) === null) throw maybeTaken ?? err;
+        if (method === 'eth_sendRawTransaction' && !(err instanceof RpcError && err.kind === 'rate_limited'))
+          maybeTaken ??= unanswered(err);
         last = err;
       }
     }
+    if (maybeTaken) throw maybeTaken;
     throw last ?? new RpcError('unavailable', `${method}: no RPC endpoint`);
   }
 

@@ -70,8 +70,9 @@ export interface OutboundStore<J> {
   /** The bytes provably can never land (expired, or their nonce went to another transaction). */
   dropAttempt(job: J, a: OutboundAttempt, reason: string): Promise<void>;
   /**
-   * For bytes the network refused (no gas, ...): gives their nonce back and drops them when no later nonce was handed
-   * out, so the next step signs afresh and its pre-flight names the reason. False when the kind keeps offering them.
+   * For bytes whose first offer the network refused (no gas, ...; no node ever took them): gives their nonce back and
+   * drops them when no later nonce was handed out, so the next step signs afresh and its pre-flight names the reason.
+   * False when the kind keeps offering them.
    */
   releaseNonceIfLast(job: J, ref: NonceRef, a: OutboundAttempt): Promise<boolean>;
   /** Every attempt proven dead: the job may be signed afresh (after its pre-flight). False when raced. */

@@ -1,4 +1,4 @@
-import { TransferRejectedError, type ChainAdapter, type SignedTransfer } from '../../chains/types.js';
+import { TransferRejectedError, type ChainAdapter, type SendFailureReason, type SignedTransfer } from '../../chains/types.js';
 import type { OutboundAttempt } from '../ledger/outbound-store.js';
 import { killAtFailpoint, type Failpoint } from './failpoints.js';
 import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
@@ -92,9 +92,15 @@ export async function advanceOutbound<J, A extends ChainAdapter>(
     return signAndSend(kind, deps, adapter, job, null);
   }
 
-  // Stuck in the mempool: replace the newest attempt at the same nonce with a higher fee.
+  // Stuck: replace the newest attempt at the same nonce with a higher fee, whether it waits in the mempool or the node
+  // forgot it and refuses it again (a fee below a risen base fee): at most one transaction at a nonce can be mined.
   const newest = stillLive[stillLive.length - 1]!;
-  if (anyPending && newest.nonce !== null && Date.now() - newest.createdAt.getTime() > deps.stuckAfterMs) {
+  if (
+    (anyPending || refused) &&
+    newest.nonce !== null &&
+    bytes(newest).raw &&
+    Date.now() - newest.createdAt.getTime() > deps.stuckAfterMs
+  ) {
     return signAndSend(kind, deps, adapter, job, newest);
   }
   return { kind: 'wait', ms: refused ? Math.max(deps.pollMs, 5000) : deps.pollMs };
@@ -124,26 +130,48 @@ async function rebroadcastOrDrop<J, A extends ChainAdapter>(
     await kind.store.markBroadcast(job, a);
     return 'offered';
   }
-  if (result.reason === 'nonce_too_low' || result.reason === 'expired') {
+  if (provesDead(result.reason)) {
     // The chain does not have these bytes and can no longer take them: the nonce went to another transaction (a
     // replacement of this job, looked up in the same pass, or something else).
     await kind.store.dropAttempt(job, a, result.detail);
     return 'dropped';
   }
-  // Refused for lack of funds or similar. If the kind gives the nonce back and no later nonce was handed out, the
-  // bytes are dropped: the next signature's pre-flight names the reason. Otherwise later transfers of the wallet wait
-  // behind this nonce, so the same bytes are offered again until the operator tops the wallet up.
-  const ref = { ...kind.network(job), address: adapter.normalizeAddress(signed.sender) ?? signed.sender };
-  if (a.nonce !== null && (await kind.store.releaseNonceIfLast(job, ref, a))) return 'dropped';
-  // Families without nonces (Solana, TRON): nothing waits behind these bytes, but they may still land (another node
-  // may hold them) until proven expired; they are offered again until then, and isExpired drops them above.
+  // Refused for lack of funds, a fee below the base fee or similar. These bytes may have been offered before (this
+  // node or another may have taken them then, and forgotten them since): a node refusing them now does not prove
+  // that they cannot land, so the nonce is never given back here (docs/outbound.md, "A refusal is not a death").
+  // They are offered again until they land or a transaction at their nonce does; a stuck replacement at the same
+  // nonce may take their place. Families without nonces (Solana, TRON): until proven expired (isExpired, above).
   deps.log?.error(
     { ...kind.describe(job), tx_hash: a.txHash, reason: result.reason, detail: result.detail },
     a.nonce === null
       ? 'broadcast refused; the same bytes are offered again until they land or are proven expired'
-      : 'broadcast refused; later transfers of the wallet wait behind this nonce',
+      : 'broadcast refused; the same bytes are offered again (or replaced at their nonce) until a transaction at their nonce lands',
   );
   return 'refused';
+}
+
+/** A refusal that proves the bytes can never land: their nonce is taken, or their validity ran out. */
+function provesDead(reason: SendFailureReason): boolean {
+  return reason === 'nonce_too_low' || reason === 'expired';
+}
+
+/**
+ * The first offer of freshly signed bytes was refused (not a replacement: the nonce is its own). No node ever took
+ * these bytes, so if the kind gives the nonce back and no later nonce was handed out, the attempt is dropped and the
+ * next step signs afresh, whose pre-flight names the reason (or signs the identical bytes again). Answers whether it
+ * did; otherwise the next step offers the same bytes again by the rules of rebroadcastOrDrop.
+ */
+async function releaseUnoffered<J, A extends ChainAdapter>(
+  kind: OutboundKind<J, A>,
+  adapter: A,
+  job: J,
+  a: OutboundAttempt,
+  reason: SendFailureReason,
+): Promise<boolean> {
+  if (a.nonce === null || provesDead(reason)) return false;
+  const sender = bytes(a).sender;
+  const ref = { ...kind.network(job), address: adapter.normalizeAddress(sender) ?? sender };
+  return kind.store.releaseNonceIfLast(job, ref, a);
 }
 
 /**
@@ -218,8 +246,13 @@ async function signAndSend<J, A extends ChainAdapter>(
   const result = await adapter.broadcast(bytes(attempt));
   hit(deps, 'outbound:after_broadcast');
   if (result.status === 'rejected') {
-    // Not on chain. The next step looks the hash up again and re-broadcasts or drops it by the rules above.
-    deps.log?.warn({ ...kind.describe(job), tx_hash: attempt.txHash, reason: result.reason, detail: result.detail }, 'broadcast refused');
+    // Not on chain. A first offer refused gives its nonce back when it can; otherwise the next step looks the hash up
+    // again and re-broadcasts or drops it by the rules above.
+    const released = !replacing && (await releaseUnoffered(kind, adapter, job, attempt, result.reason));
+    deps.log?.warn(
+      { ...kind.describe(job), tx_hash: attempt.txHash, reason: result.reason, detail: result.detail },
+      released ? 'broadcast refused; nonce given back, the next step signs afresh' : 'broadcast refused',
+    );
     return { kind: 'wait', ms: deps.pollMs };
   }
   await kind.store.markBroadcast(job, attempt);

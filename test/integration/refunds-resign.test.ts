@@ -2,36 +2,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainRegistry } from '../../chains/registry.js';
 import { acceptWalletNonce } from '../../src/ledger/wallet-nonce-guard.js';
 import { advanceRefund, type PayoutEngineDeps } from '../../src/payouts/engine.js';
-import { loadWatcherSettings } from '../../src/watcher/config.js';
-import { createVerifiedAdapters } from '../../src/watcher/start.js';
 import { transfersFrom } from '../support/chain-watch.js';
 import { fund, signer } from '../support/evm-tokens/scenario.js';
-import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
-import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+import { attemptsOf as attemptsOfIn, startProxiedRefunds, type ProxiedRefunds } from '../support/proxied-refunds.js';
+import type { FaultProxy } from '../support/rpc-fault-proxy.js';
+import type { HarnessMerchant, ServiceHarness } from '../support/service-harness.js';
 
-// A refund whose nonce was given back (the node refused its bytes and no later nonce was handed out) is signed again
-// at the same nonce. With the same fees the new signature is byte for byte the old one (deterministic ECDSA): the
-// same transaction hash. The refund's dropped attempt with that hash is revived (one row, one transaction), never a
-// second row (the (network, mode, tx_hash) unique key would refuse it and leave the refund stuck) nor a second send.
+// A refund whose nonce was given back (the node refused the first offer of its bytes and no later nonce was handed
+// out) is signed again at the same nonce. With the same fees the new signature is byte for byte the old one
+// (deterministic ECDSA): the same transaction hash. The refund's dropped attempt with that hash is revived (one row,
+// one transaction), never a second row (the (network, mode, tx_hash) unique key would refuse it and leave the refund
+// stuck) nor a second send.
 // The real payout engine on Anvil, behind a JSON-RPC proxy that plays a node refusing eth_sendRawTransaction.
 let h: ServiceHarness;
 let shop: HarnessMerchant;
 let proxy: FaultProxy;
 let adapters: ChainRegistry;
+let env: ProxiedRefunds | undefined;
 
 beforeAll(async () => {
   // In-process: API and watcher only; the payout engine is driven step by step below.
-  h = await startServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  shop = await h.newMerchant('Resigner');
-  await h.node.rpc('anvil_setBalance', [shop.hotWallet, '0x8ac7230489e80000']);
-  await fund(h.tokens.USDT, shop.hotWallet, 1_000_000_000n);
-  proxy = await startFaultProxy({ upstream: h.node.url });
-  const env = { ...h.env, CHAIN_ETHEREUM_TEST_RPC_URL: proxy.url };
-  adapters = await createVerifiedAdapters(loadWatcherSettings(env), env);
+  env = await startProxiedRefunds('Resigner');
+  ({ h, shop, proxy, adapters } = env);
 }, 120_000);
 afterAll(async () => {
-  await proxy?.close();
-  await h?.close();
+  await env?.close();
 });
 
 /** A paid session of `m` and a refund of `amountMinor` against it, in USDT: its internal id and the payer. */
@@ -57,23 +52,22 @@ async function payOut(deps: PayoutEngineDeps, id: string): Promise<string> {
   return 'not done';
 }
 
-const attemptsOf = (refundId: string) =>
-  h.t.db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).orderBy('id').execute();
+const attemptsOf = (refundId: string) => attemptsOfIn(h, refundId);
 
 describe('a refund signed again after its nonce was given back', () => {
   it('revives its dropped attempt with the identical bytes and pays once', async () => {
     const { id, payer } = await refundOf(shop, 'resign-1', '4.00', 400);
     const deps: PayoutEngineDeps = { db: h.t.db, adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
 
-    // The node refuses the first broadcast and the re-broadcast ("txpool is full"): a refusal that is neither
-    // "nonce too low" nor an expiry, so the refund gives its nonce back and drops the bytes.
-    proxy.setFaults({ refuseSendRaw: 2 });
+    // The node refuses the first offer of the bytes ("txpool is full"): a refusal that is neither "nonce too low" nor
+    // an expiry, of bytes no node ever took, so the refund gives its nonce back and drops them.
+    proxy.setFaults({ refuseSendRaw: 1 });
     expect((await advanceRefund(deps, id)).kind).toBe('wait');
     const first = await attemptsOf(id);
-    expect(first.map((a) => a.state)).toEqual(['signed']);
+    expect(first.map((a) => [a.state, a.detail])).toEqual([['dropped', 'refused by the network before landing; nonce given back']]);
     // No block is mined meanwhile: same nonce, same fees, so the next signature is the same transaction.
     expect((await advanceRefund(deps, id)).kind).toBe('wait');
-    expect(proxy.counts.refused).toBe(2);
+    expect(proxy.counts.refused).toBe(1);
     const revived = await attemptsOf(id);
     expect(revived).toHaveLength(1);
     expect(revived[0]).toMatchObject({ id: first[0]!.id, tx_hash: first[0]!.tx_hash, nonce: first[0]!.nonce, state: 'broadcast' });
