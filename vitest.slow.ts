@@ -1,0 +1,18 @@
+// The slow scenarios (docs/testing.md, "Slow scenarios"): whole-process runs of several minutes each, outside `npm test`
+// so that the suite and CI stay well under 30 minutes on a 2-core machine. `npm run test:slow` runs them all; CI runs
+// the small subset below.
+export const SLOW_SCENARIOS = [
+  'test/integration/cli-exits.test.ts', // every CLI command as a child process, both paths (~4–5 min)
+  'test/e2e/testnet-runner.test.ts', // `npm run testnet -- --local` on three networks (~3 min)
+  'test/sim/parallel-run.test.ts', // the simulator's parallel runner, two shards (~2 min)
+  'test/integration/backup-restore.test.ts', // pg_dump mid-traffic restored (~1.5 min)
+  'test/e2e/checkout-dev.test.ts', // `npm run dev`, the whole local demo (~1.5 min)
+  'test/integration/treasury-cli.test.ts', // `sweep` commands as child processes against the service (~1.5 min)
+  'test/integration/cli.test.ts', // operator commands as child processes, five at once for the key test (~1 min)
+  'test/integration/session-lifetime.test.ts', // SESSION_LIFETIME_SECONDS through src/main.ts and the CLI (~1 min)
+  'test/integration/journal-scripted-day.test.ts', // a merchant's whole day on four chains, reconciled (~1.5 min)
+  'test/integration/treasury-sweep-faults.test.ts', // sweeps through reorgs and RPC faults (~1.5 min)
+  'test/integration/treasury-sweep-7702.test.ts', // EIP-7702 batch sweeps through the service (~1.2 min)
+];
+
+// CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
