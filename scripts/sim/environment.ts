@@ -7,7 +7,7 @@ import { type SimEvm, startSimEvm } from './env/evm.js';
 import { type SimPostgres, startSimPostgres } from './env/postgres.js';
 import { type SimRedis, startSimRedis } from './env/redis.js';
 import { startSimSolana } from './env/solana.js';
-import { startSimTron } from './env/tron.js';
+import { type SimTron, startSimTron } from './env/tron.js';
 
 // Everything a simulator invocation starts once and every seed reuses: the private PostgreSQL cluster (a fresh
 // database per seed from its migrated template), the private redis-server (flushed between seeds, a fresh BullMQ
@@ -19,6 +19,8 @@ export interface SimEnvironment {
   evm: SimEvm[];
   /** Solana (LiteSVM endpoint) and TRON (fake java-tron), when `--networks` names them. */
   others: SimOtherChain[];
+  /** TRON among `others`, when it runs (its subscriptions: scenario-subscriptions.ts). */
+  tron?: SimTron;
   chains: SimChains;
   /** The API role's port, the same across its restarts. */
   apiPort: number;
@@ -40,6 +42,7 @@ export async function startEnvironment(o: { networks: SimNetwork[]; outDir: stri
     redis: redis as SimRedis,
     evm: evm as SimEvm[],
     others: [...(solana ? [solana] : []), ...(tron ? [tron] : [])],
+    ...(tron ? { tron } : {}),
     chains: {
       evm: (evm as SimEvm[]).map((e) => e.contract),
       ...(solana ? { solana: solana.contract } : {}),

@@ -7,7 +7,15 @@ import type { Violation } from './contract.js';
 import { HOT_WALLET_GAS, type SimEvm } from './env/evm.js';
 import type { Prng } from './prng.js';
 import { buildCancelPlans, type CancelPlan, runCanceledSession } from './scenario-cancel.js';
-import { buildSubscriptionPlans, customerWallet, runSubscription, type SubscriptionPlan } from './scenario-subscriptions.js';
+import type { SimTron } from './env/tron.js';
+import {
+  buildSubscriptionPlans,
+  customerWallet,
+  evmSubscriptionChain,
+  runSubscription,
+  tronSubscriptionChain,
+  type SubscriptionPlan,
+} from './scenario-subscriptions.js';
 import { buildSweepPlan, pauseSweeps, setupSweepNetwork, startSweeps, type SweepPlan } from './scenario-sweeps.js';
 
 // The scenario's parts beyond sessions and refunds (issue #20; docs/simulation.md "Scenario"): subscriptions with
@@ -34,6 +42,7 @@ export interface FlowContext {
   db: Db;
   base: string;
   evm: SimEvm[];
+  tron?: SimTron;
   merchants: Array<{ api: MerchantApi }>;
   mnemonic: string;
   runIndex: number;
@@ -74,6 +83,8 @@ export async function startExtras(plan: ExtrasPlan) {
     /** The flows, each started at its planned moment from t0. */
     flows(c: FlowContext): Array<Promise<void>> {
       const chainOf = (network: string) => c.evm.find((e) => e.contract.network === network)!;
+      const subscriptionChainOf = (network: string) =>
+        network === 'tron' && c.tron ? tronSubscriptionChain(c.tron) : evmSubscriptionChain(chainOf(network));
       const subs = plan.subscriptions.map((p, i) =>
         sleep(p.at).then(() =>
           runSubscription(
@@ -81,8 +92,8 @@ export async function startExtras(plan: ExtrasPlan) {
               db: c.db,
               base: c.base,
               api: c.merchants[p.merchant]!.api,
-              chain: chainOf(p.network),
-              customer: customerWallet(c.mnemonic, c.runIndex, i, chainOf(p.network)),
+              chain: subscriptionChainOf(p.network),
+              customer: customerWallet(c.mnemonic, c.runIndex, i, subscriptionChainOf(p.network)),
               key: `${c.key}-sub${i}`,
               ev: c.ev,
               violations: c.violations,

@@ -1,11 +1,14 @@
-import { HDNodeWallet, Interface } from 'ethers';
+import { HDNodeWallet, Interface, type JsonRpcProvider } from 'ethers';
 import { sql } from 'kysely';
+import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import type { Db } from '../../src/db/database.js';
 import type { MerchantApi } from './api.js';
 import type { SimEvm } from './env/evm.js';
+import type { SimTron } from './env/tron.js';
 import type { Violation } from './contract.js';
+import { tronHex } from './invariants/tron-chain.js';
 import type { Prng } from './prng.js';
-import { evmPayer } from './payer.js';
+import { type EvmPayer, evmPayer } from './payer.js';
 
 const ERC20_APPROVE = new Interface(['function approve(address spender, uint256 value)']);
 
@@ -17,6 +20,10 @@ const ERC20_APPROVE = new Interface(['function approve(address spender, uint256 
 // fails before gas (insufficient_allowance) and the subscription goes past_due (docs/subscriptions.md); the customer
 // then approves again straight from the wallet, which restores the payment method and retries the open invoice at once.
 // Some subscriptions are canceled through the API at the end. Everything is drawn from the seed's scenario stream.
+// On TRON (the fake java-tron over its Anvil node) the customer's wallet is the same kind of EVM key: its TRON address is
+// the key's address under the 0x41 prefix, its TRC-20 `approve` goes to the node under the fake as the payer's transfers
+// do (java-tron executes TRC-20 calls on the same EVM), and the service detects it from the Approval log over
+// java-tron's JSON-RPC and charges through the wallet API, its charger paying energy in TRX (seed-networks.ts funds it).
 
 export type AllowanceChange = 'keep' | 'revoke' | 'lower';
 
@@ -34,16 +41,19 @@ export interface SubscriptionPlan {
   cancelAtEnd: boolean;
 }
 
+/** Where the simulator runs subscriptions (Solana's delegation flow is not simulated yet: docs/simulation.md "Not yet"). */
+export const SUBSCRIPTION_NETWORKS = ['ethereum', 'bsc', 'tron'] as const;
+
 export function buildSubscriptionPlans(prng: Prng, o: { activeMs: number; networks: string[]; merchants: number }): SubscriptionPlan[] {
-  const evm = o.networks.filter((n) => n === 'ethereum' || n === 'bsc');
-  if (evm.length === 0) return [];
+  const networks = o.networks.filter((n) => (SUBSCRIPTION_NETWORKS as readonly string[]).includes(n));
+  if (networks.length === 0) return [];
   const count = prng.int(1, 2);
   const plans: SubscriptionPlan[] = [];
   for (let i = 0; i < count; i++)
     plans.push({
       at: prng.int(0, Math.max(0, o.activeMs - 10_000)),
       merchant: prng.int(0, o.merchants - 1),
-      network: prng.pick(evm),
+      network: prng.pick(networks),
       token: prng.pick(['USDT', 'USDC'] as const),
       amountCents: prng.int(100, 3000),
       renewals: prng.int(1, 2),
@@ -55,15 +65,60 @@ export function buildSubscriptionPlans(prng: Prng, o: { activeMs: number; networ
 }
 
 /** A customer wallet per subscription: its own HD account, apart from the service's and the payer's, per run index. */
-export function customerWallet(mnemonic: string, runIndex: number, i: number, chain: SimEvm): HDNodeWallet {
-  return HDNodeWallet.fromPhrase(mnemonic, undefined, `m/44'/60'/7'/0/${runIndex * 16 + i}`).connect(chain.chain.node.provider);
+export function customerWallet(mnemonic: string, runIndex: number, i: number, chain: SubscriptionChain): HDNodeWallet {
+  return HDNodeWallet.fromPhrase(mnemonic, undefined, `m/44'/60'/7'/0/${runIndex * 16 + i}`).connect(chain.provider);
+}
+
+/** What a subscription's customer needs of its chain: an EVM node to send `approve` to (TRON: the node under the fake). */
+export interface SubscriptionChain {
+  network: string;
+  provider: JsonRpcProvider;
+  decimals(token: 'USDT' | 'USDC'): number;
+  /** The token contract on the node (0x). */
+  contract(token: 'USDT' | 'USDC'): string;
+  /** The customer's address as the API and the payer take it (TRON: base58). */
+  address(evm: string): string;
+  /** The page's `spender` in the 0x form `approve` takes. */
+  spenderHex(spender: string): string;
+  pay(token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string>;
+  adopt(wallet: EvmPayer): () => void;
+}
+
+export function evmSubscriptionChain(e: SimEvm): SubscriptionChain {
+  return {
+    network: e.contract.network,
+    provider: e.chain.node.provider,
+    decimals: (t) => e.chain.tokens[t].decimals,
+    contract: (t) => e.chain.tokens[t].address,
+    address: (evm) => evm,
+    spenderHex: (spender) => spender,
+    pay: (t, to, amount) => e.pay(t, to, amount),
+    adopt: (w) => e.adopt(w),
+  };
+}
+
+export function tronSubscriptionChain(t: SimTron): SubscriptionChain {
+  return {
+    network: 'tron',
+    provider: t.chain.node.provider,
+    decimals: (token) => t.chain.tokens[token].decimals,
+    contract: (token) => t.chain.evmTokens[token],
+    address: (evm) => tronBase58(evmHexToTron(evm)),
+    spenderHex: (spender) => {
+      const hex = tronHex(spender);
+      if (!hex) throw new Error(`tron: the page's spender ${spender} is not a TRON address`);
+      return hex;
+    },
+    pay: (token, to, amount) => t.pay(token, to, amount),
+    adopt: (w) => t.adopt(w),
+  };
 }
 
 export interface SubscriptionDeps {
   db: Db;
   base: string;
   api: MerchantApi;
-  chain: SimEvm;
+  chain: SubscriptionChain;
   customer: HDNodeWallet;
   key: string;
   ev: (kind: string, detail: Record<string, unknown>) => void;
@@ -80,17 +135,18 @@ const WAIT_MS = 240_000;
 
 export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPlan): Promise<void> {
   const { api, chain, customer, ev } = d;
-  const decimals = chain.chain.tokens[plan.token].decimals;
+  const decimals = chain.decimals(plan.token);
   const priceBase = BigInt(plan.amountCents) * 10n ** BigInt(decimals - 2);
   // Gas for the customer's approvals (1 ETH/BNB, set again whenever below 0.1), and tokens for the first charge and
   // the renewals.
-  const provider = chain.chain.node.provider;
+  const provider = chain.provider;
+  const customerAddress = chain.address(customer.address);
   const ensureGas = async () => {
     if ((await provider.getBalance(customer.address)) < 10n ** 17n)
       await provider.send('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
   };
   await ensureGas();
-  await chain.pay(plan.token, customer.address, priceBase * BigInt(plan.renewals + 2));
+  await chain.pay(plan.token, customerAddress, priceBase * BigInt(plan.renewals + 2));
 
   const created = await api.call(
     'POST',
@@ -117,7 +173,7 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
     return;
   }
   const id = String(created.json.id);
-  const sel = await pageSelect(d.base, id, plan.network, plan.token, customer.address);
+  const sel = await pageSelect(d.base, id, plan.network, plan.token, customerAddress);
   if (sel.status !== 200) {
     d.violations.push({
       invariant: 'api',
@@ -126,14 +182,14 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
     });
     return;
   }
-  const spender = String(sel.json.spender);
+  const spender = chain.spenderHex(String(sel.json.spender));
   const full = BigInt(sel.json.allowance_base);
-  const tokenAddress = chain.chain.tokens[plan.token].address;
+  const tokenAddress = chain.contract(plan.token);
   // The customer's wallet keeps what it signed and sends it again when a reorg dropped it (../payer.ts), while it waits
   // and after every reorg fault (adopted by the chain's resync), as the payer does for payments: an approval a reorg
   // removed is the same approval sent again, never lost (seed 2 once waited 240 s for a renewal failure that the
   // dropped "lower" approval could no longer cause).
-  const wallet = evmPayer(customer, chain.chain.node.provider);
+  const wallet = evmPayer(customer, provider);
   const forget = chain.adopt(wallet);
   const current = { value: 0n };
   const approve = async (value: bigint, why: string) => {

@@ -50,6 +50,14 @@ export async function fundOtherHotWallets(
     const funded = await c.fundHotWallet(address, 1000n);
     o.topUps.add(c.network, funded.txIds);
     o.nativeFunded.set(address.toLowerCase(), funded.native);
+    if (c === env.tron) {
+      // The charger of the merchant's TRON subscriptions (scenario-subscriptions.ts): registered, then TRX for the
+      // energy of its transferFrom calls, acknowledged like the hot wallet's (EVM: scenario-extras.ts setupMerchant).
+      const charger = await adapter.deriveHotWallet(o.keys, o.accountIndex, HOT_WALLET_SLOT.charges);
+      const chargerAddress = adapter.normalizeAddress(charger.address) ?? charger.address;
+      await registerWallets(o.db, [{ network: 'tron', mode: 'test', address: chargerAddress, merchantId: o.merchantId, role: 'charges' }]);
+      o.nativeFunded.set(chargerAddress.toLowerCase(), await env.tron.fundFees(chargerAddress));
+    }
   }
 }
 

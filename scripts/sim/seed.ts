@@ -300,6 +300,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       db,
       base,
       evm: env.evm,
+      ...(env.tron ? { tron: env.tron } : {}),
       merchants,
       mnemonic: SIM_MNEMONIC,
       runIndex: o.runIndex,

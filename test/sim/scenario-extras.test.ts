@@ -39,9 +39,24 @@ describe('simulator scenario extras', () => {
     expect(buildScenario(prng.fork('scenario'), o)).toEqual(before);
   });
 
-  it('draws nothing for networks it does not simulate yet', () => {
-    const p = planExtras(createPrng(1).fork('scenario'), { ...o, networks: ['solana', 'tron'] });
+  it('draws nothing for networks it does not simulate yet (Solana)', () => {
+    const p = planExtras(createPrng(1).fork('scenario'), { ...o, networks: ['solana'] });
     expect(p.subscriptions).toEqual([]);
     expect(p.cancels).toEqual([]);
+  });
+
+  it('draws subscriptions on TRON (failing and recovering allowances there too), canceled sessions on EVM only', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const p = planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['solana', 'tron'] });
+      expect(p.subscriptions.length).toBeGreaterThanOrEqual(1);
+      expect(p.subscriptions.every((s) => s.network === 'tron')).toBe(true);
+      expect(p.subscriptions.some((s) => s.allowance !== 'keep')).toBe(true);
+      expect(p.cancels).toEqual([]);
+    }
+    const networks = new Set<string>();
+    for (let seed = 1; seed <= 50; seed++)
+      for (const s of planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['ethereum', 'bsc', 'solana', 'tron'] }).subscriptions)
+        networks.add(s.network);
+    expect([...networks].sort()).toEqual(['bsc', 'ethereum', 'tron']);
   });
 });

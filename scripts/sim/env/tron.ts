@@ -3,7 +3,7 @@ import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
 import { startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
 import { type DevTronChain, startDevTronChain } from '../../devnet/tron.js';
-import { evmPayer } from '../payer.js';
+import { type EvmPayer, evmPayer } from '../payer.js';
 import { type EvmReorgParams, type EvmReorgResult, reorgEvm } from '../faults/chain-evm.js';
 import type { SimChains } from '../contract.js';
 import { tronHex } from '../invariants/tron-chain.js';
@@ -25,6 +25,12 @@ export interface SimTron extends SimOtherChain {
   network: 'tron';
   chain: DevTronChain;
   contract: NonNullable<SimChains['tron']>;
+  /** Another simulated wallet on the node under the fake (a subscription's customer) whose dropped transactions
+   * `resync` re-sends, as the payer's; returns the undo. */
+  adopt(wallet: EvmPayer): () => void;
+  /** TRX for a wallet of the service that pays fees (a charger's energy), set in the fake's ledger: no transaction,
+   * acknowledged like the refund hot wallets' (sun). */
+  fundFees(address: string): Promise<bigint>;
 }
 
 export async function startSimTron(seed: number): Promise<SimTron> {
@@ -45,6 +51,13 @@ export async function startSimTron(seed: number): Promise<SimTron> {
     return tx.hash;
   };
   const tokens = { USDT: chain.tokens.USDT.address, USDC: chain.tokens.USDC.address };
+  const adopted = new Set<EvmPayer>();
+  const fundFees = async (address: string): Promise<bigint> => {
+    const canonical = normalizeTronAddress(address);
+    if (!canonical) throw new Error(`tron: not an address: ${address}`);
+    chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + TRON_HOT_WALLET_SUN);
+    return TRON_HOT_WALLET_SUN;
+  };
   return {
     network: 'tron',
     chain,
@@ -67,10 +80,13 @@ export async function startSimTron(seed: number): Promise<SimTron> {
     contract: { walletApiUrl: chain.fake.url, jsonRpcUrl: `${chain.fake.url}/jsonrpc`, tokens, confirmations: TRON_CONFIRMATIONS },
     startBlockEnv: async () => ({ CHAIN_TRON_TEST_START_BLOCK: String(await chain.node.provider.getBlockNumber()) }),
     pay,
+    adopt(wallet) {
+      adopted.add(wallet);
+      return () => adopted.delete(wallet);
+    },
+    fundFees,
     async fundHotWallet(address, tokenUnits) {
-      const canonical = normalizeTronAddress(address);
-      if (!canonical) throw new Error(`tron: not an address: ${address}`);
-      chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + TRON_HOT_WALLET_SUN);
+      await fundFees(address);
       const txIds: string[] = [];
       for (const t of ['USDT', 'USDC'] as const) {
         const h = await pay(t, address, tokenUnits * 10n ** BigInt(chain.tokens[t].decimals));
@@ -88,7 +104,11 @@ export async function startSimTron(seed: number): Promise<SimTron> {
         if (chain.fake.chain.holdsFrom(head - BigInt(params.depth) + 1n)) return null;
         return reorgEvm(chain.node.url, params);
       }),
-    resync: () => payer.rebroadcastVanished(),
+    async resync() {
+      const out = await payer.rebroadcastVanished();
+      for (const w of adopted) out.push(...(await w.rebroadcastVanished()));
+      return out;
+    },
     async heal() {
       rpcProxy.setFaults(healedRates);
       walletProxy.setFaults(healedRates);

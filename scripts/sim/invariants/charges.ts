@@ -1,6 +1,7 @@
 import type { Invariant, Violation } from '../contract.js';
 import { deliveredEvents } from './delivered.js';
-import { evmChain, receipt, receiptTransfers } from './evm-chain.js';
+import { receipt, receiptTransfers } from './evm-chain.js';
+import { evmLikeOf } from './tron-chain.js';
 
 export const CHARGES = 'renewal-period-charged-once';
 
@@ -11,7 +12,8 @@ export const CHARGES = 'renewal-period-charged-once';
 // `amount_paid` = `amount_due`. A paid invoice has one succeeded charge; a subscription that is `active` has its latest
 // invoice paid; one invoice per (subscription, period). The webhook side: every paid invoice's `invoice.paid`, every
 // failed charge's invoice `invoice.payment_failed` and every canceled subscription's `subscription.canceled` reached the
-// receiver with a 2xx (their order per subscription is the webhooks invariant's). EVM networks.
+// receiver with a 2xx (their order per subscription is the webhooks invariant's). EVM networks and TRON (read through
+// java-tron's JSON-RPC, addresses in 0x form).
 export const renewalPeriodChargedOnce: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const v = (subject: string, message: string) => out.push({ invariant: CHARGES, subject, message });
@@ -39,15 +41,16 @@ export const renewalPeriodChargedOnce: Invariant = async (ctx) => {
     const mine = charges.filter((c) => c.invoice_id === inv.id);
     const moved = new Set<string>();
     for (const c of mine) {
-      const chain = evmChain(ctx.chains.evm, c.network);
-      if (!chain) continue;
+      const on = evmLikeOf(ctx.chains, c.network);
+      if (!on) continue;
+      const { chain, hex } = on;
       const hashes = new Set(attempts.filter((a) => String(a.charge_id) === String(c.id)).map((a) => a.tx_hash.toLowerCase()));
       if (c.tx_hash) hashes.add(c.tx_hash.toLowerCase());
       for (const h of hashes) {
         const r = await receipt(chain, h);
         if (!r || r.status !== '0x1') continue;
-        const from = c.owner_address.toLowerCase();
-        const to = c.destination_address.toLowerCase();
+        const from = hex(c.owner_address);
+        const to = hex(c.destination_address);
         if (receiptTransfers(chain, r).some((t) => t.token === c.token && t.from === from && t.to === to && t.value > 0n)) moved.add(h);
       }
     }

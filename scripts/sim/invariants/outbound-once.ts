@@ -2,7 +2,7 @@ import type { NetworkId } from '../../../src/domain/vocabulary.js';
 import type { Invariant, Violation } from '../contract.js';
 import { type EvmLike, evmChain, receipt, receiptTransfers, transfers } from './evm-chain.js';
 import { solanaReader } from './solana-chain.js';
-import { tronAsEvm, tronHex } from './tron-chain.js';
+import { evmLikeOf, tronAsEvm, tronHex } from './tron-chain.js';
 
 export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 
@@ -19,7 +19,8 @@ export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 // EVM networks for all of it; on Solana, refunds (a landed, successful attempt crediting the destination's account of
 // the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC, and the hot-wallet
 // scan; on Solana also the hot-wallet scan (a decrease of a registry token in an account the hot wallet owns, in a
-// transaction no attempt names); charges and sweeps on Solana and TRON not yet (the scenario runs them on EVM only).
+// transaction no attempt names); charges on EVM and TRON (the scenario runs subscriptions there); sweeps on EVM only
+// (the scenario sweeps there).
 export const outboundMovedMoneyAtMostOnce = async (
   ctx: Parameters<Invariant>[0],
   o: { scanHotWallets?: boolean } = {},
@@ -77,27 +78,28 @@ export const outboundMovedMoneyAtMostOnce = async (
       v(r.id, `refund ${r.id} is ${r.status} but its transaction ${moved[0]} moved money on the canonical chain`);
   }
 
-  // Charges and sweeps: EVM only (an empty list when the seed runs no EVM chain).
+  // Charges: EVM and TRON; sweeps: EVM only (an empty list when the seed runs none of them).
+  const chargeNetworks: NetworkId[] = [...evmNetworks, ...(tron ? (['tron'] as const) : [])];
   const charges =
-    evmNetworks.length === 0
+    chargeNetworks.length === 0
       ? []
       : await ctx.db
           .selectFrom('subscription_charges')
           .select(['id', 'state', 'network', 'token', 'owner_address', 'destination_address', 'tx_hash'])
-          .where('network', 'in', evmNetworks)
+          .where('network', 'in', chargeNetworks)
           .execute();
   const chargeAttempts = await ctx.db.selectFrom('subscription_charge_attempts').select(['charge_id', 'tx_hash']).execute();
   const byCharge = new Map<string, string[]>();
   for (const a of chargeAttempts)
     byCharge.set(String(a.charge_id), [...(byCharge.get(String(a.charge_id)) ?? []), a.tx_hash.toLowerCase()]);
   for (const c of charges) {
-    const chain = evmChain(ctx.chains.evm, c.network)!;
+    const { chain, hex } = evmLikeOf(ctx.chains, c.network)!;
     const hashes = new Set(byCharge.get(String(c.id)) ?? []);
     if (c.tx_hash) hashes.add(c.tx_hash.toLowerCase());
     const moved = await movingHashes(
       chain,
       [...hashes],
-      (t) => t.token === c.token && t.from === c.owner_address.toLowerCase() && t.to === c.destination_address.toLowerCase(),
+      (t) => t.token === c.token && t.from === hex(c.owner_address) && t.to === hex(c.destination_address),
     );
     const subject = `charge:${c.id}`;
     if (moved.length > 1) v(subject, `charge ${c.id} (${c.state}) moved money ${moved.length} times: ${moved.join(', ')}`);

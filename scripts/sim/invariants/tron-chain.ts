@@ -1,6 +1,6 @@
 import { normalizeTronAddress, tronToEvmHex } from '../../../chains/tron/address.js';
 import type { SimChains } from '../contract.js';
-import type { EvmLike } from './evm-chain.js';
+import { type EvmLike, evmChain } from './evm-chain.js';
 
 // TRON for the invariants: java-tron's Ethereum-compatible JSON-RPC (`SimChains.tron.jsonRpcUrl`, the fake's /jsonrpc
 // over Anvil in the simulator) read like an EVM chain, addresses converted between the ledger's canonical `41…` hex
@@ -24,4 +24,17 @@ export function tronAsEvm(chains: SimChains): EvmLike | undefined {
     tokens[symbol] = hex;
   }
   return { network: 'tron', rpcUrl: t.jsonRpcUrl, tokens, confirmations: t.confirmations };
+}
+
+/**
+ * The chain a ledger row of `network` lives on, read like EVM (Ethereum, BSC, and TRON through its JSON-RPC), with the
+ * 0x form its addresses take there (TRON: from base58 or canonical `41…`); undefined for Solana or a network not run.
+ */
+export function evmLikeOf(chains: SimChains, network: string): { chain: EvmLike; hex(address: string): string } | undefined {
+  if (network === 'tron') {
+    const chain = tronAsEvm(chains);
+    return chain ? { chain, hex: (a) => tronHex(a) ?? a.toLowerCase() } : undefined;
+  }
+  const chain = evmChain(chains.evm, network);
+  return chain ? { chain, hex: (a) => a.toLowerCase() } : undefined;
 }
