@@ -55,7 +55,8 @@ describe('simulator scenario extras', () => {
     }
     const networks = new Set<string>();
     for (let seed = 1; seed <= 50; seed++)
-      for (const s of planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['ethereum', 'bsc', 'solana', 'tron'] }).subscriptions)
+      for (const s of planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['ethereum', 'bsc', 'solana', 'tron'] })
+        .subscriptions)
         networks.add(s.network);
     expect([...networks].sort()).toEqual(['bsc', 'ethereum', 'tron']);
   });
