@@ -35,7 +35,9 @@ import {
 } from '../types.js';
 import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from '../evm/approval-log.js';
 import type { ConfirmationPolicy } from '../evm/block-scanner.js';
-import { toHex, type RpcLog } from '../evm/rpc-types.js';
+import { toHex, type RpcLog, type RpcReceipt } from '../evm/rpc-types.js';
+import { RpcError } from '../evm/rpc-errors.js';
+import { TRANSFER_TOPIC } from '../evm/transfer-log.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
 import { FailoverJsonRpc } from '../evm/failover-rpc.js';
@@ -370,8 +372,31 @@ export class TronChainAdapter
     return this.#send().outcome(hash, this.#canonical(owner));
   }
 
-  findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
-    return this.#send().chargeTransfer(hash, owner, to);
+  /**
+   * The charge's Transfer, found and checked on the wallet API's solidified receipt, named by its log index as java-tron's
+   * JSON-RPC numbers it: across the block, as detection (`scan`, `scanApprovals`) and every other TRON ledger row name
+   * logs. The wallet API's `log` list numbers a transaction's logs from 0; the ledger must never name one transfer two
+   * ways (docs/tron.md "Subscriptions"; found by the simulator, docs/simulation.md "What it found" 13).
+   */
+  async findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
+    const t = await this.#send().chargeTransfer(hash, owner, to);
+    if (!t) return null;
+    return { ...t, logIndex: await this.#blockLogIndex(hash, t.logIndex, t.tokenContract) };
+  }
+
+  /** The JSON-RPC (block-wide) index of the `position`-th log of transaction `hash`; throws while the node cannot tell. */
+  async #blockLogIndex(hash: string, position: number, tokenContract: string): Promise<number> {
+    const txHash = `0x${hash.replace(/^0x/, '').toLowerCase()}`;
+    const r = await this.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [txHash]);
+    const log = r?.logs[position];
+    if (!log) throw new RpcError('unavailable', `the JSON-RPC has no log ${position} of ${hash} yet`);
+    const contract = tronToEvmHex(normalizeTronAddress(tokenContract) ?? tokenContract).toLowerCase();
+    if (log.address.toLowerCase() !== contract || log.topics[0]?.toLowerCase() !== TRANSFER_TOPIC)
+      throw new RpcError(
+        'bad_response',
+        `log ${position} of ${hash} on the JSON-RPC is not the ${tokenContract} Transfer the wallet API names`,
+      );
+    return Number(BigInt(log.logIndex));
   }
 
   #canonical(address: string): string {

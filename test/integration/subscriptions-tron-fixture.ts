@@ -65,7 +65,8 @@ export async function startTronSubsFixture(o: { settings?: Partial<SubscriptionS
   const fake = await startFakeJavaTron(node, { solidifyDepth: DEPTH });
   const adapter = createTronAdapterFactory({ CHAIN_TRON_TEST_FULL_HOST: fake.url })({
     mode: 'test',
-    rpcUrl: node.url,
+    // java-tron's JSON-RPC as the fake serves it (transaction hashes as TRON txIDs), as a deployment points the adapter at.
+    rpcUrl: `${fake.url}/jsonrpc`,
     rpcTimeoutMs: 10_000,
     chainId: 0x2b6653dcn,
     tokens: [
