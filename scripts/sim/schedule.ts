@@ -14,11 +14,16 @@ import type { RoleName } from './supervisor.js';
 //   the removed transactions; on Ethereum, BSC, and TRON (the Anvil node under the fake java-tron) when it runs;
 // - redis.restart / postgres.restart: SIGKILL / immediate-stop the private instance, start it again after downMs;
 // - solana.blockhash-expiry / solana.drop (only when Solana runs): every blockhash handed out expires; the next 1–3
-//   transactions sent, or all sent during 1–4 s, are accepted and never land (faults/chain-solana.ts).
+//   transactions sent, or all sent during 1–4 s, are accepted and never land (faults/chain-solana.ts);
+// - solana.stall (only when Solana runs, in about a third of its seeds, from a stream of its own): a leader holds every
+//   transaction sent during 1–4 s, then lands the held ones late, or first lets their blockhashes expire so that none
+//   of them ever lands.
 
 export const FAULT_KINDS = ['rpc', 'kill', 'failpoint', 'redis.restart', 'postgres.restart', 'reorg'] as const;
 /** Drawn only when the seed runs Solana (an EVM-only seed's schedule is what it always was). */
 export const SOLANA_FAULT_KINDS = ['solana.blockhash-expiry', 'solana.drop'] as const;
+/** A stalled Solana leader: added from its own stream (`fork`), so a seed's other faults are what they were before it. */
+export const SOLANA_STALL = 'solana.stall';
 export const ROLES: RoleName[] = ['api', 'worker', 'watcher-a', 'watcher-b'];
 
 export function buildSchedule(
@@ -78,6 +83,15 @@ export function buildSchedule(
     } else {
       faults.push({ at, kind, params: { downMs: prng.int(300, 3000) } });
     }
+  }
+  if (o.networks.includes('solana')) {
+    const stall = prng.fork(SOLANA_STALL);
+    if (stall.chance(0.35))
+      faults.push({
+        at: stall.int(1500, Math.max(2000, o.activeMs - 2000)),
+        kind: SOLANA_STALL,
+        params: { forMs: stall.int(1000, 4000), expire: stall.chance(0.5) },
+      });
   }
   return spaceReorgs(
     faults.sort((a, b) => a.at - b.at),

@@ -9,7 +9,12 @@ import { healedRates, type SimProxy } from './env/chain.js';
 import type { SimEnvironment } from './environment.js';
 import type { RunnerTopUps } from './top-ups.js';
 import type { ReorgDrop } from './faults/chain-evm.js';
-import { dropNextSolanaTransactions, dropSolanaTransactionsFor, expireSolanaBlockhashes } from './faults/chain-solana.js';
+import {
+  dropNextSolanaTransactions,
+  dropSolanaTransactionsFor,
+  expireSolanaBlockhashes,
+  stallSolanaLeader,
+} from './faults/chain-solana.js';
 
 // What a seed (seed.ts) does with the networks beyond the EVM ones (env/solana.ts, env/tron.ts): their service env,
 // their hot wallets registered and funded, the payer of a session, the proxies an `rpc` fault hits, the Solana chain
@@ -90,7 +95,8 @@ export async function healChains(env: SimEnvironment): Promise<void> {
 /**
  * The Solana chain faults (faults/chain-solana.ts) on the endpoint itself:
  * - `solana.blockhash-expiry`: every blockhash handed out so far expires (a transaction signed before can never land);
- * - `solana.drop`: the next `count` transactions sent, or every one sent during `forMs`, are accepted and never land.
+ * - `solana.drop`: the next `count` transactions sent, or every one sent during `forMs`, are accepted and never land;
+ * - `solana.stall`: every transaction sent during `forMs` is held, then landed late (or, with `expire`, never).
  */
 export async function injectSolanaFault(env: SimEnvironment, f: ScheduledFault, ev: Ev): Promise<void> {
   const rpcUrl = env.chains.solana?.rpcUrl;
@@ -106,6 +112,9 @@ export async function injectSolanaFault(env: SimEnvironment, f: ScheduledFault, 
       const r = await dropNextSolanaTransactions(rpcUrl, { count: Number(f.params.count) });
       ev('fault.solana.dropping', { pending: r.pending });
     }
+  } else if (f.kind === 'solana.stall') {
+    const r = await stallSolanaLeader(rpcUrl, { forMs: Number(f.params.forMs), expire: f.params.expire === true });
+    ev('fault.solana.stall.resumed', { landed: r.landed });
   }
 }
 

@@ -9,7 +9,7 @@ import { solanaReader } from '../../scripts/sim/invariants/solana-chain.js';
 import { tronAsEvm, tronHex } from '../../scripts/sim/invariants/tron-chain.js';
 import { transfers } from '../../scripts/sim/invariants/evm-chain.js';
 import { createPrng } from '../../scripts/sim/prng.js';
-import { buildSchedule, SOLANA_FAULT_KINDS } from '../../scripts/sim/schedule.js';
+import { buildSchedule, SOLANA_FAULT_KINDS, SOLANA_STALL } from '../../scripts/sim/schedule.js';
 
 // The simulator's Solana and TRON (docs/simulation.md): the schedule draws the Solana faults only when Solana runs;
 // the Solana payer behaves as a wallet (a dropped transaction or an expired blockhash: it signs again, and the payment
@@ -27,6 +27,12 @@ describe('simulator schedule with Solana and TRON', () => {
         for (const f of buildSchedule(createPrng(seed).fork('faults'), { ...base, networks })) {
           seen.add(f.kind);
           if (f.kind === 'reorg') reorgs.add(String(f.params.network));
+          if (f.kind === SOLANA_STALL) {
+            const p = f.params as { forMs: number; expire: boolean };
+            expect(p.forMs).toBeGreaterThanOrEqual(1000);
+            expect(p.forMs).toBeLessThanOrEqual(4000);
+            expect(typeof p.expire).toBe('boolean');
+          }
           if (f.kind === 'solana.drop') {
             const p = f.params as { count?: number; forMs?: number };
             if (p.count !== undefined) expect(p.count).toBeGreaterThanOrEqual(1);
@@ -39,6 +45,8 @@ describe('simulator schedule with Solana and TRON', () => {
     for (const k of SOLANA_FAULT_KINDS) expect(evmOnly.seen.has(k)).toBe(false);
     const mixed = kinds(['ethereum', 'solana', 'tron']);
     for (const k of SOLANA_FAULT_KINDS) expect(mixed.seen.has(k)).toBe(true);
+    expect(evmOnly.seen.has(SOLANA_STALL)).toBe(false);
+    expect(mixed.seen.has(SOLANA_STALL)).toBe(true);
     // TRON's node is an Anvil under the fake java-tron: reorged too.
     expect([...mixed.reorgs].sort()).toEqual(['ethereum', 'tron']);
     expect([...kinds(['solana']).reorgs]).toEqual(['solana']); // no Anvil: drawn, then skipped by the runner
@@ -46,9 +54,11 @@ describe('simulator schedule with Solana and TRON', () => {
     // An EVM-only seed's schedule is what it was before Solana joined: the Solana kinds add no draw to it.
     const s1 = buildSchedule(createPrng(1).fork('faults'), { ...base, networks: ['ethereum'] });
     expect(s1.every((f) => !f.kind.startsWith('solana.'))).toBe(true);
-    // The CI seed on three networks draws no reorg: TRON's reorgs left its schedule as it was.
+    // The CI seed on three networks draws no reorg: TRON's reorgs left its schedule as it was. The stalled leader comes
+    // from a stream of its own: the seed's other faults are the ones it drew before (8649 kill, 10550 drop).
     const ci2 = buildSchedule(createPrng(2).fork('faults'), { ...base, activeMs: 15_000, networks: ['ethereum', 'solana', 'tron'] });
     expect(ci2.map((f) => [f.at, f.kind, f.params])).toEqual([
+      [2781, SOLANA_STALL, { forMs: 3110, expire: false }],
       [8649, 'kill', { role: 'api' }],
       [10550, 'solana.drop', { count: 2 }],
     ]);
