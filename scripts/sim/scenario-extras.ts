@@ -85,23 +85,24 @@ export async function startExtras(plan: ExtrasPlan) {
       const chainOf = (network: string) => c.evm.find((e) => e.contract.network === network)!;
       const subscriptionChainOf = (network: string) =>
         network === 'tron' && c.tron ? tronSubscriptionChain(c.tron) : evmSubscriptionChain(chainOf(network));
-      const subs = plan.subscriptions.map((p, i) =>
-        sleep(p.at).then(() =>
+      const subs = plan.subscriptions.map((p, i) => {
+        const chain = subscriptionChainOf(p.network);
+        return sleep(p.at).then(() =>
           runSubscription(
             {
               db: c.db,
               base: c.base,
               api: c.merchants[p.merchant]!.api,
-              chain: subscriptionChainOf(p.network),
-              customer: customerWallet(c.mnemonic, c.runIndex, i, subscriptionChainOf(p.network)),
+              chain,
+              customer: customerWallet(c.mnemonic, c.runIndex, i, chain),
               key: `${c.key}-sub${i}`,
               ev: c.ev,
               violations: c.violations,
             },
             p,
           ),
-        ),
-      );
+        );
+      });
       const cancels = plan.cancels.map((p, i) =>
         sleep(p.at).then(() =>
           runCanceledSession(

@@ -171,9 +171,12 @@ async function failed(
   code: RefundFailureCode,
   detail?: string,
   txHash?: string,
+  opts: { unsent?: boolean } = {},
 ): Promise<StepResult> {
   // A mined transaction that failed keeps its hash in transaction_hash too (issue 16 item 5), not only in the reason.
-  await failRefund(deps.db, refundId, code, detail, txHash);
+  const row = await failRefund(deps.db, refundId, code, detail, txHash, opts);
+  // Nothing signed by this run, and a duplicate run's attempt can still land: that attempt is followed instead.
+  if (opts.unsent && !row) return { kind: 'wait', ms: deps.pollMs };
   deps.log?.warn({ refund_id: refundId, code, detail }, 'refund failed');
   return { kind: 'done', status: 'failed' };
 }
@@ -182,11 +185,8 @@ async function failed(
  * Fails a refund this run signed nothing for (refused in pre-flight or before signing), unless a duplicate run's
  * attempt can still land: then it waits and follows that attempt (its pre-flight may have failed because of it).
  */
-async function failedUnsent(deps: PayoutEngineDeps, refundId: string, code: RefundFailureCode, detail?: string): Promise<StepResult> {
-  if (!(await failRefund(deps.db, refundId, code, detail, undefined, { unsent: true }))) return { kind: 'wait', ms: deps.pollMs };
-  deps.log?.warn({ refund_id: refundId, code, detail }, 'refund failed');
-  return { kind: 'done', status: 'failed' };
-}
+const failedUnsent = (deps: PayoutEngineDeps, refundId: string, code: RefundFailureCode, detail?: string): Promise<StepResult> =>
+  failed(deps, refundId, code, detail, undefined, { unsent: true });
 
 function txFailureCode(reason: TxFailureReason): RefundFailureCode {
   switch (reason) {

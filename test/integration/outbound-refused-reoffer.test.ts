@@ -5,6 +5,7 @@ import { transfersFrom } from '../support/chain-watch.js';
 import { signer } from '../support/evm-tokens/scenario.js';
 import { attemptsOf as attemptsOfIn, REFUND_WALLET_GAS, startProxiedRefunds, type ProxiedRefunds } from '../support/proxied-refunds.js';
 import type { FaultProxy } from '../support/rpc-fault-proxy.js';
+import { paidRefund } from '../support/paid-refund.js';
 import type { HarnessMerchant, ServiceHarness } from '../support/service-harness.js';
 
 // A refusal is not a death (docs/outbound.md). A refund's bytes were taken by the node, which then forgot them (evicted
@@ -42,15 +43,7 @@ const nextNonce = async () =>
 
 describe('a refund whose node forgot its bytes and refuses them again', () => {
   it('keeps its nonce and attempt (no fresh pre-flight, no failure), is replaced at the same nonce once stuck, pays once', async () => {
-    const s = await h.paidSession(shop, { amount: '3.00' });
-    const created = await shop.client.post('/api/v1/refunds/create', {
-      session_id: s.id,
-      refund_id: 'reoffer-1',
-      amount: 300,
-      currency: 'USDT',
-    });
-    expect(created.status).toBe(201);
-    const id = created.json.id as string;
+    const { id, payer } = await paidRefund(h, shop, 'reoffer-1', '3.00', 300);
     const patient: PayoutEngineDeps = { db: h.t.db, adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
 
     // Signed and taken by the node; then the node forgets it (evicted from its pool before any block: blocks are
@@ -97,8 +90,8 @@ describe('a refund whose node forgot its bytes and refuses them again', () => {
       [a!.tx_hash, 'dropped'],
       [both[1]!.tx_hash, 'confirmed'],
     ]);
-    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, s.payer)).toEqual([
-      { to: s.payer, amount: 3_000_000n, tx: both[1]!.tx_hash },
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, payer)).toEqual([
+      { to: payer, amount: 3_000_000n, tx: both[1]!.tx_hash },
     ]);
     expect((await refundRow(id)).transaction_hash).toBe(both[1]!.tx_hash);
   }, 180_000);

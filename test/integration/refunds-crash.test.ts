@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundMiner, transfersFrom } from '../support/chain-watch.js';
 import { fund } from '../support/evm-tokens/scenario.js';
+import { paidRefund } from '../support/paid-refund.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // Crash injection: the payout worker runs as a real child process (src/main.ts, role `worker`) that SIGKILLs itself
@@ -93,15 +94,7 @@ async function refundToDrive(refundId: string, cents: number) {
   const { advanceRefund } = await import('../../src/payouts/engine.js');
   const { signer } = await import('../support/evm-tokens/scenario.js');
   const digits = String(cents).padStart(3, '0');
-  const s = await h.paidSession(shop, { amount: `${digits.slice(0, -2)}.${digits.slice(-2)}` });
-  const created = await shop.client.post('/api/v1/refunds/create', {
-    session_id: s.id,
-    refund_id: refundId,
-    amount: cents,
-    currency: 'USDT',
-  });
-  expect(created.status).toBe(201);
-  const id = created.json.id as string;
+  const { id, payer } = await paidRefund(h, shop, refundId, `${digits.slice(0, -2)}.${digits.slice(-2)}`, cents);
   const deps = { db: h.t.db, adapters: h.service.adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
   const advance = () => advanceRefund(deps, id);
   /** Advances until the refund settles; answers its final status. */
@@ -112,7 +105,7 @@ async function refundToDrive(refundId: string, cents: number) {
     });
   const attemptStates = async () =>
     (await h.t.db.selectFrom('payout_attempts').select('state').where('refund_id', '=', id).orderBy('id').execute()).map((a) => a.state);
-  return { id, payer: s.payer, advance, settle, attemptStates };
+  return { id, payer, advance, settle, attemptStates };
 }
 
 describe('two runs of one payout at once (a duplicated job)', () => {

@@ -5,6 +5,7 @@ import { advanceRefund, type PayoutEngineDeps } from '../../src/payouts/engine.j
 import { transfersFrom } from '../support/chain-watch.js';
 import { fund, signer } from '../support/evm-tokens/scenario.js';
 import { attemptsOf as attemptsOfIn, startProxiedRefunds, type ProxiedRefunds } from '../support/proxied-refunds.js';
+import { paidRefund } from '../support/paid-refund.js';
 import type { FaultProxy } from '../support/rpc-fault-proxy.js';
 import type { HarnessMerchant, ServiceHarness } from '../support/service-harness.js';
 
@@ -30,17 +31,8 @@ afterAll(async () => {
 });
 
 /** A paid session of `m` and a refund of `amountMinor` against it, in USDT: its internal id and the payer. */
-async function refundOf(m: HarnessMerchant, refundId: string, amount: string, amountMinor: number) {
-  const s = await h.paidSession(m, { amount });
-  const created = await m.client.post('/api/v1/refunds/create', {
-    session_id: s.id,
-    refund_id: refundId,
-    amount: amountMinor,
-    currency: 'USDT',
-  });
-  expect(created.status).toBe(201);
-  return { id: created.json.id as string, payer: s.payer };
-}
+const refundOf = (m: HarnessMerchant, refundId: string, amount: string, amountMinor: number) =>
+  paidRefund(h, m, refundId, amount, amountMinor);
 
 /** Steps the payout engine, mining a block between steps, until the refund is done; answers its final status. */
 async function payOut(deps: PayoutEngineDeps, id: string): Promise<string> {

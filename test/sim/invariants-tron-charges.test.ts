@@ -1,6 +1,6 @@
 import { Interface, parseUnits } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
+import { tronToEvmHex } from '../../chains/tron/address.js';
 import type { RpcReceipt } from '../../chains/evm/rpc-types.js';
 import { TRANSFER_TOPIC } from '../../chains/evm/transfer-log.js';
 import { jsonRpc } from '../../scripts/sim/faults/rpc.js';
@@ -9,8 +9,7 @@ import { fund, walletAt } from '../support/evm-tokens/scenario.js';
 import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { CHARGES, renewalPeriodChargedOnce } from '../../scripts/sim/invariants/charges.js';
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
-import { REDIS_URL } from '../support/env.js';
-import { rolledBack } from '../support/sim-invariant-harness.js';
+import { rolledBack, tronSimContext } from '../support/sim-invariant-harness.js';
 import { startTronSubsFixture, type TronSubsFixture } from '../integration/subscriptions-tron-fixture.js';
 
 // The simulator's charge invariants on TRON (scripts/sim/invariants/charges.ts, outbound-once.ts), over a REAL charge:
@@ -25,21 +24,8 @@ import { startTronSubsFixture, type TronSubsFixture } from '../integration/subsc
 let f: TronSubsFixture;
 let subscriptionId: string;
 
-const context = (db: InvariantContext['db']): InvariantContext => ({
-  db,
-  chains: {
-    evm: [],
-    tron: {
-      walletApiUrl: f.fake.url,
-      jsonRpcUrl: `${f.fake.url}/jsonrpc`,
-      tokens: { USDT: tronBase58(evmHexToTron(f.tokens.USDT.address)), USDC: f.tokens.USDC.address },
-      confirmations: 3,
-    },
-  },
-  deliveries: [],
-  events: [],
-  redis: { url: REDIS_URL, prefix: 'sp_unused' },
-});
+const context = (db: InvariantContext['db']): InvariantContext =>
+  tronSimContext(db, { fakeUrl: f.fake.url, usdt: f.tokens.USDT.address, usdc: f.tokens.USDC.address, redisPrefix: 'sp_unused' });
 
 /** The invariants' findings about money on chain, leaving out webhook deliveries (this fixture has no receiver). */
 const moneyFindings = (vs: Array<{ invariant: string; message: string }>) =>

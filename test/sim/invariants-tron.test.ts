@@ -5,10 +5,9 @@ import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { SESSION_PAID, sessionPaidIffChain } from '../../scripts/sim/invariants/session-paid.js';
 import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invariants/single-credit.js';
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
-import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
-import { REDIS_URL } from '../support/env.js';
+import { tronSimContext } from '../support/sim-invariant-harness.js';
 import { ChainRegistry } from '../../chains/registry.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
@@ -23,22 +22,13 @@ let shop: ChainHarnessMerchant;
 let paid: { id: string };
 let refundId: string;
 
-const context = (db: InvariantContext['db']): InvariantContext => ({
-  db,
-  chains: {
-    evm: [],
-    tron: {
-      walletApiUrl: h.fake.url,
-      jsonRpcUrl: `${h.fake.url}/jsonrpc`,
-      // As configured for the service: base58 for USDT, the 0x form for USDC (both accepted).
-      tokens: { USDT: tronBase58(evmHexToTron(h.tokens.USDT.address)), USDC: h.tokens.USDC.address },
-      confirmations: 3,
-    },
-  },
-  deliveries: [],
-  events: [],
-  redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
-});
+const context = (db: InvariantContext['db']): InvariantContext =>
+  tronSimContext(db, {
+    fakeUrl: h.fake.url,
+    usdt: h.tokens.USDT.address,
+    usdc: h.tokens.USDC.address,
+    redisPrefix: h.env.REDIS_KEY_PREFIX!,
+  });
 
 class Rollback extends Error {}
 async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {

@@ -4,6 +4,7 @@ import type { InvariantContext, ReceivedDelivery, Violation } from '../../script
 import type { ServiceHarness } from './service-harness.js';
 import type { ReceivedRequest, WebhookReceiver } from './webhook-receiver.js';
 import { REDIS_URL } from './env.js';
+import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 
 // What the tests of the simulator's invariants over a real service share (test/sim/invariants*.test.ts): the
 // receiver's requests as the simulator records deliveries, the invariants' context on the harness's Anvil, and a
@@ -64,3 +65,28 @@ export async function rolledBack<T>(db: Kysely<Database>, f: (trx: Transaction<D
 /** The subjects of the violations of one invariant. */
 export const subjects = (vs: Violation[], invariant: string): Array<string | undefined> =>
   vs.filter((v) => v.invariant === invariant).map((v) => v.subject);
+
+/**
+ * The invariants' context with TRON as the only chain: the fake java-tron at `fakeUrl` (its wallet API and /jsonrpc),
+ * tokens as configured for the service (base58 for USDT, the 0x form for USDC: both accepted), 3 confirmations.
+ */
+export function tronSimContext(
+  db: InvariantContext['db'],
+  o: { fakeUrl: string; usdt: string; usdc: string; redisPrefix: string },
+): InvariantContext {
+  return {
+    db,
+    chains: {
+      evm: [],
+      tron: {
+        walletApiUrl: o.fakeUrl,
+        jsonRpcUrl: `${o.fakeUrl}/jsonrpc`,
+        tokens: { USDT: tronBase58(evmHexToTron(o.usdt)), USDC: o.usdc },
+        confirmations: 3,
+      },
+    },
+    deliveries: [],
+    events: [],
+    redis: { url: REDIS_URL, prefix: o.redisPrefix },
+  };
+}
