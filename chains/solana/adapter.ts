@@ -428,7 +428,7 @@ export class SolanaChainAdapter
     return this.sender.outcome(hash, this.delegation.debitCheck(owner));
   }
 
-  /** logIndex: the index of the transfer instruction in the transaction. */
+  /** logIndex: the credited token account's index in the transaction's account keys, as every Solana transfer is named. */
   findChargeTransfer(hash: string, owner: string, to: string): Promise<ChargeTransfer | null> {
     return this.delegation.findChargeTransfer(hash, owner, to);
   }

@@ -164,15 +164,21 @@ export class SolanaDelegation {
     const keys = accountKeysOf(tx);
     const program = this.#o.tokenProgramId.toBase58();
     const instructions = tx.transaction.message.compiledInstructions;
-    for (const [index, ix] of instructions.entries()) {
+    for (const ix of instructions) {
       if (keys[ix.programIdIndex] !== program) continue;
       const accounts = ix.accountKeyIndexes.map((i) => keys[i]);
       let source: string | undefined;
       let destination: string | undefined;
       let mint: string | undefined;
-      if (ix.data[0] === IX.transferChecked && ix.data.length >= 10) [source, mint, destination] = accounts;
-      else if (ix.data[0] === IX.transfer && ix.data.length >= 9) {
+      // The credited account's index in the transaction's account keys: what names a Solana transfer everywhere
+      // (the deposit scanner's logIndex, the token balances' accountIndex), never the instruction's position.
+      let credited: number | undefined;
+      if (ix.data[0] === IX.transferChecked && ix.data.length >= 10) {
+        [source, mint, destination] = accounts;
+        credited = ix.accountKeyIndexes[2];
+      } else if (ix.data[0] === IX.transfer && ix.data.length >= 9) {
         [source, destination] = accounts;
+        credited = ix.accountKeyIndexes[1];
         mint = tx.meta.preTokenBalances?.find((b) => keys[b.accountIndex] === source)?.mint;
       } else continue;
       const token = this.#o.tokens.find((t) => t.address === mint);
@@ -185,9 +191,9 @@ export class SolanaDelegation {
         rewards: false,
         maxSupportedTransactionVersion: 0,
       });
-      if (!block) return null;
+      if (!block || credited === undefined) return null;
       return {
-        logIndex: index,
+        logIndex: credited,
         amount,
         tokenContract: token.address,
         block: { height: BigInt(tx.slot), hash: block.blockhash, time: new Date((tx.blockTime ?? block.blockTime ?? 0) * 1000) },

@@ -96,12 +96,21 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     const first = await f.conn.getTransaction(charges[0]!.tx_hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     expect(first?.transaction.message.staticAccountKeys[0]!.toBase58()).toBe(w.charger); // fee payer: the charger
     expect(first?.meta?.err).toBeNull();
-    // The credited transfer: the TransferChecked instruction's index, the amount, the mint, the slot and its blockhash.
+    // The credited transfer, named as the deposit scanner names every Solana transfer: by the credited token account's
+    // index in the transaction (the settlement wallet's ATA, TransferChecked's third account), not by the instruction's
+    // position (they differ here: the compute-budget and create-ATA instructions come first); then the amount, the
+    // mint, the slot and its blockhash.
     const keys = first!.transaction.message.staticAccountKeys.map((k) => k.toBase58());
     const transferIndex = first!.transaction.message.compiledInstructions.findIndex(
       (i) => keys[i.programIdIndex] === TOKEN_PROGRAM_ID.toBase58() && i.data[0] === 12,
     );
     expect(transferIndex).toBeGreaterThan(0);
+    const creditedIndex = first!.transaction.message.compiledInstructions[transferIndex]!.accountKeyIndexes[2]!;
+    expect(keys[creditedIndex]).toBe(
+      getAssociatedTokenAddressSync(new PublicKey(f.mints.USDT), new PublicKey(w.settlement), true).toBase58(),
+    );
+    expect(first!.meta!.postTokenBalances!.find((b) => b.accountIndex === creditedIndex)?.owner).toBe(w.settlement);
+    expect(creditedIndex).not.toBe(transferIndex);
     const block = await f.conn.getBlock(first!.slot, {
       commitment: 'confirmed',
       transactionDetails: 'none',
@@ -110,7 +119,7 @@ describe('subscriptions on Solana (SPL Token delegation)', () => {
     });
     const deposit = await f.h.t.db.selectFrom('deposits').selectAll().where('tx_hash', '=', charges[0]!.tx_hash!).executeTakeFirstOrThrow();
     expect(deposit).toMatchObject({
-      log_index: transferIndex,
+      log_index: creditedIndex,
       token_contract: f.mints.USDT,
       from_address: owner,
       to_address: w.settlement,
