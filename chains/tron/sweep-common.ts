@@ -129,6 +129,11 @@ export class BandwidthBudget {
     this.#staked = s.stakedNetLeft;
     this.#free = s.freeNetLeft;
   }
+  /** A budget that starts where this one is: taken from as a trial, kept only if the caller adopts it. */
+  copy(): BandwidthBudget {
+    const c = new BandwidthBudget({ stakedNetLeft: this.#staked, freeNetLeft: this.#free }, this.p);
+    return c;
+  }
   /** TRX (sun) the next transaction of `bytes` burns for bandwidth. */
   take(bytes: bigint, createsAccount = false): bigint {
     if (this.#staked >= bytes) {

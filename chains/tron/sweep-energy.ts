@@ -63,7 +63,12 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
     const p = await sweepChainParams(this.sender);
     const [res, gas] = await Promise.all([accountState(this.sender, resources), accountState(this.sender, request.gasStation.address)]);
     let delegatable = await delegatableSun(this.sender, resources);
-    const resBandwidth = new BandwidthBudget(res, p);
+    let resBandwidth = new BandwidthBudget(res, p);
+    // The resources account's own TRX pays the bandwidth its (un)delegations burn once its free and staked bandwidth is
+    // used up. A delegation whose undelegation it could not pay would leave the energy lent out and the sweep stuck
+    // after the tokens moved (the undelegate refused for BANDWITH_ERROR until someone tops the account up): such a
+    // source is skipped here, with the reason, and the TRX top-up sweeps it instead.
+    let resTrx = res.balanceSun;
     const gasBandwidth = new BandwidthBudget(gas, p);
     const steps: SweepStep[] = [];
     const skipped: SweepPlan['skipped'] = [];
@@ -91,6 +96,18 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
         });
         continue;
       }
+      const resTrial = resBandwidth.copy();
+      const delegateFee = resTrial.take(SYSTEM_TX_BYTES);
+      const undelegateFee = resTrial.take(SYSTEM_TX_BYTES);
+      if (delegateFee + undelegateFee > resTrx) {
+        skipped.push({
+          address,
+          reason: `resources account lacks TRX for the bandwidth of delegating and taking back: needs ${delegateFee + undelegateFee} sun, ${resTrx} left`,
+        });
+        continue;
+      }
+      resBandwidth = resTrial;
+      resTrx -= delegateFee + undelegateFee;
       delegatable -= stake;
       const delegated = energyOfStake(stake, res.totalEnergyLimit, res.totalEnergyWeight);
       const wallet = { key: source.key, address };
@@ -107,7 +124,6 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
         cost += fee + need - st.balanceSun;
       }
       const params = { balance: stake.toString(), energy: delegated.toString(), estimate: estimate.toString() };
-      const delegateFee = resBandwidth.take(SYSTEM_TX_BYTES);
       steps.push(step(1, 'delegate', request.resources, address, [], 0n, params, delegateFee));
       const transferFee = st.exists && st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES ? TRANSFER_BYTES * p.bandwidthSun : 0n;
       steps.push(
@@ -122,7 +138,6 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
           transferFee,
         ),
       );
-      const undelegateFee = resBandwidth.take(SYSTEM_TX_BYTES);
       steps.push(step(3, 'undelegate', request.resources, address, [], 0n, params, undelegateFee));
       cost += delegateFee + transferFee + undelegateFee;
     }

@@ -5,9 +5,10 @@ import { deployTokens, fund, type DeployedToken } from '../support/evm-tokens/sc
 import { driveSweep } from '../support/sweep-driver.js';
 import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
+import { FREE_NET_LIMIT } from '../../scripts/devnet/fake-java-tron/resources.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import type { TronTxBody } from '../../chains/tron/token-sender.js';
-import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
+import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { tronDepositKeyPath } from '../../chains/tron/keys.js';
 import { OPERATOR_SLOT, isSweeper, type SweepMethodImpl, type SweepRequest, type Wallet } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
@@ -188,6 +189,37 @@ describe('tron-energy-delegation', () => {
       expect(plan.skipped).toEqual([{ address: big.address, reason: expect.stringMatching(/resources account lacks delegatable energy/) }]);
     } finally {
       fake.chain.resources.outsideEnergyWeightTrx /= 1000n;
+    }
+  });
+
+  it('skips, with the reason, a source whose delegation and undelegation the resources account could not pay bandwidth for', async () => {
+    // Found by the simulator: with its free bandwidth used up and no liquid TRX, the resources account could delegate
+    // (free bandwidth left for one transaction) but not take the energy back: the undelegate was refused for
+    // BANDWITH_ERROR after the tokens moved, and the sweep stayed running. Now the planner leaves such a source to the
+    // TRX top-up.
+    const method = methodOf('tron-energy-delegation');
+    const src = await deposit(u6('2'));
+    const acct = fake.chain.account(normalizeTronAddress(resources.address)!)!;
+    const saved = { balanceSun: acct.balanceSun, freeNetUsed: acct.freeNetUsed };
+    acct.balanceSun = 0n; // everything staked, nothing liquid
+    acct.freeNetUsed = FREE_NET_LIMIT - 400n; // bandwidth left today for one system transaction, not two
+    try {
+      const plan = await method.plan(request([src], newDestination()));
+      expect(plan.steps).toEqual([]);
+      expect(plan.skipped).toEqual([
+        {
+          address: src.address,
+          reason: expect.stringMatching(/resources account lacks TRX for the bandwidth of delegating and taking back/),
+        },
+      ]);
+      // With the TRX its bandwidth burns, the same source is delegated and taken back.
+      acct.balanceSun = 1_000_000n;
+      const funded = await method.plan(request([src], newDestination()));
+      expect(funded.skipped).toEqual([]);
+      expect(funded.steps.map((x) => x.purpose)).toEqual(['activate', 'delegate', 'transfer', 'undelegate']);
+      expect(funded.steps.find((x) => x.purpose === 'undelegate')!.estimatedFee).toBeGreaterThan(0n);
+    } finally {
+      Object.assign(acct, saved);
     }
   });
 
