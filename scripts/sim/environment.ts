@@ -6,7 +6,7 @@ import { isEvmNetwork, type SimNetwork, type SimOtherChain } from './env/chain.j
 import { type SimEvm, startSimEvm } from './env/evm.js';
 import { type SimPostgres, startSimPostgres } from './env/postgres.js';
 import { type SimRedis, startSimRedis } from './env/redis.js';
-import { startSimSolana } from './env/solana.js';
+import { type SimSolana, startSimSolana } from './env/solana.js';
 import { type SimTron, startSimTron } from './env/tron.js';
 
 // Everything a simulator invocation starts once and every seed reuses: the private PostgreSQL cluster (a fresh
@@ -19,6 +19,8 @@ export interface SimEnvironment {
   evm: SimEvm[];
   /** Solana (LiteSVM endpoint) and TRON (fake java-tron), when `--networks` names them. */
   others: SimOtherChain[];
+  /** Solana among `others`, when it runs (its subscriptions: scenario-subscriptions-solana.ts). */
+  solana?: SimSolana;
   /** TRON among `others`, when it runs (its subscriptions: scenario-subscriptions.ts). */
   tron?: SimTron;
   chains: SimChains;
@@ -42,6 +44,7 @@ export async function startEnvironment(o: { networks: SimNetwork[]; outDir: stri
     redis: redis as SimRedis,
     evm: evm as SimEvm[],
     others: [...(solana ? [solana] : []), ...(tron ? [tron] : [])],
+    ...(solana ? { solana } : {}),
     ...(tron ? { tron } : {}),
     chains: {
       evm: (evm as SimEvm[]).map((e) => e.contract),

@@ -7,16 +7,20 @@ import type { Violation } from './contract.js';
 import { HOT_WALLET_GAS, type SimEvm } from './env/evm.js';
 import type { Prng } from './prng.js';
 import { buildCancelPlans, type CancelPlan, runCanceledSession } from './scenario-cancel.js';
+import type { SimSolana } from './env/solana.js';
 import type { SimTron } from './env/tron.js';
 import {
   buildSubscriptionPlans,
   customerWallet,
+  evmCustomer,
   evmSubscriptionChain,
   runSubscription,
+  type SubscriptionCustomer,
   tronSubscriptionChain,
   type SubscriptionPlan,
 } from './scenario-subscriptions.js';
-import { buildSweepPlan, pauseSweeps, setupSweepNetwork, startSweeps, type SweepPlan } from './scenario-sweeps.js';
+import { solanaCustomer, solanaCustomerKeypair, solanaSubscriptionChain } from './scenario-subscriptions-solana.js';
+import { buildSweepPlan, pauseSweeps, setupSweepNetwork, startSweeps, type SweepNetwork, type SweepPlan } from './scenario-sweeps.js';
 
 // The scenario's parts beyond sessions and refunds (issue #20; docs/simulation.md "Scenario"): subscriptions with
 // failing and recovering allowances, sweeps by the worker's schedule, canceled sessions paid anyway. Drawn from forks
@@ -42,6 +46,7 @@ export interface FlowContext {
   db: Db;
   base: string;
   evm: SimEvm[];
+  solana?: SimSolana;
   tron?: SimTron;
   merchants: Array<{ api: MerchantApi }>;
   mnemonic: string;
@@ -61,9 +66,9 @@ export async function startExtras(plan: ExtrasPlan) {
   return {
     /** Added to every role's environment. */
     env: { ...sweeps.env, SUBSCRIPTION_TICK_MS: '500' },
-    /** Per seed and network (before the scenario): sweep policy and gas station. */
-    setupNetwork: (db: Db, e: SimEvm, adapter: ChainAdapter, keys: KeyDeriver, nativeFunded: Map<string, bigint>) =>
-      setupSweepNetwork(db, e, adapter, keys, nativeFunded),
+    /** Per seed and network (before the scenario): sweep policy and gas station (TRON: and the stake as drawn). */
+    setupNetwork: (db: Db, n: SweepNetwork, keys: KeyDeriver, nativeFunded: Map<string, bigint>) =>
+      setupSweepNetwork(db, plan.sweeps, n, keys, nativeFunded),
     /** Per merchant and network: the charger registered in the journal, then given gas (acknowledged like the hot wallets'). */
     async setupMerchant(
       db: Db,
@@ -83,18 +88,22 @@ export async function startExtras(plan: ExtrasPlan) {
     /** The flows, each started at its planned moment from t0. */
     flows(c: FlowContext): Array<Promise<void>> {
       const chainOf = (network: string) => c.evm.find((e) => e.contract.network === network)!;
-      const subscriptionChainOf = (network: string) =>
-        network === 'tron' && c.tron ? tronSubscriptionChain(c.tron) : evmSubscriptionChain(chainOf(network));
+      // The customer of subscription i: an ed25519 keypair on Solana, an EVM key elsewhere (TRON: under the 0x41 prefix).
+      const customerOf = (network: string, i: number): SubscriptionCustomer => {
+        if (network === 'solana' && c.solana)
+          return solanaCustomer(solanaSubscriptionChain(c.solana), solanaCustomerKeypair(c.mnemonic, c.runIndex, i));
+        const chain = network === 'tron' && c.tron ? tronSubscriptionChain(c.tron) : evmSubscriptionChain(chainOf(network));
+        return evmCustomer(chain, customerWallet(c.mnemonic, c.runIndex, i, chain));
+      };
       const subs = plan.subscriptions.map((p, i) => {
-        const chain = subscriptionChainOf(p.network);
+        const customer = customerOf(p.network, i);
         return sleep(p.at).then(() =>
           runSubscription(
             {
               db: c.db,
               base: c.base,
               api: c.merchants[p.merchant]!.api,
-              chain,
-              customer: customerWallet(c.mnemonic, c.runIndex, i, chain),
+              customer,
               key: `${c.key}-sub${i}`,
               ev: c.ev,
               violations: c.violations,

@@ -24,6 +24,11 @@ const ERC20_APPROVE = new Interface(['function approve(address spender, uint256 
 // the key's address under the 0x41 prefix, its TRC-20 `approve` goes to the node under the fake as the payer's transfers
 // do (java-tron executes TRC-20 calls on the same EVM), and the service detects it from the Approval log over
 // java-tron's JSON-RPC and charges through the wallet API, its charger paying energy in TRX (seed-networks.ts funds it).
+// On Solana (scenario-subscriptions-solana.ts) the customer is an ed25519 keypair: SPL Token `ApproveChecked` naming
+// the page's spender as delegate, `Revoke` to revoke, and after the failed renewal it authorizes again through the
+// page (select, then ApproveChecked), the path docs/subscriptions.md gives for Solana, where a plain `Revoke` or a
+// lowered delegation leaves no log the service could react to at once.
+// The customer's side is a `SubscriptionCustomer` (evmCustomer here, solanaCustomer there); the flow is one.
 
 export type AllowanceChange = 'keep' | 'revoke' | 'lower';
 
@@ -41,8 +46,12 @@ export interface SubscriptionPlan {
   cancelAtEnd: boolean;
 }
 
-/** Where the simulator runs subscriptions (Solana's delegation flow is not simulated yet: docs/simulation.md "Not yet"). */
-export const SUBSCRIPTION_NETWORKS = ['ethereum', 'bsc', 'tron'] as const;
+/**
+ * Where the simulator runs subscriptions. Solana came last: since, a seed running Solana draws its subscriptions'
+ * networks (`prng.pick`) among one more network, so its subscription plans differ from before (the sessions,
+ * refunds and fault schedule it draws do not: the subscriptions' stream is a fork of its own).
+ */
+export const SUBSCRIPTION_NETWORKS = ['ethereum', 'bsc', 'tron', 'solana'] as const;
 
 export function buildSubscriptionPlans(prng: Prng, o: { activeMs: number; networks: string[]; merchants: number }): SubscriptionPlan[] {
   const networks = o.networks.filter((n) => (SUBSCRIPTION_NETWORKS as readonly string[]).includes(n));
@@ -67,6 +76,34 @@ export function buildSubscriptionPlans(prng: Prng, o: { activeMs: number; networ
 /** A customer wallet per subscription: its own HD account, apart from the service's and the payer's, per run index. */
 export function customerWallet(mnemonic: string, runIndex: number, i: number, chain: SubscriptionChain): HDNodeWallet {
   return HDNodeWallet.fromPhrase(mnemonic, undefined, `m/44'/60'/7'/0/${runIndex * 16 + i}`).connect(chain.provider);
+}
+
+/**
+ * A subscription's customer as the flow drives it: a wallet of its own on the subscription's network, given fees and
+ * tokens before the subscription is created, then authorizing the page's spender (and changing that authorization).
+ */
+export interface SubscriptionCustomer {
+  network: string;
+  decimals(token: 'USDT' | 'USDC'): number;
+  /** The customer's address as the page and the payer take it (TRON, Solana: base58). */
+  address: string;
+  /** Fees for its approvals, and `amount` base units of `token` for the charges (paid by the simulator's payer). */
+  fund(token: 'USDT' | 'USDC', amount: bigint): Promise<void>;
+  /** The wallet authorizing `spender` (as the page answered it) to pull `token`; `close` once the flow is over. */
+  authorizer(token: 'USDT' | 'USDC', spender: string, onRebroadcast: (hash: string) => void): CustomerAuthorizer;
+  /** Tether's ERC-20 `approve` refuses a change from one non-zero allowance to another (EVM, TRON): reset to 0 first.
+   * An SPL delegation simply replaces the previous one. */
+  resetsTether: boolean;
+  /** How the customer authorizes again after the failed renewal: straight from the wallet (EVM, TRON: the poller
+   * scans the Approval log), or through the page's selection first (Solana: docs/subscriptions.md "Revocation and
+   * re-authorization"). */
+  restore: 'wallet' | 'page';
+}
+
+export interface CustomerAuthorizer {
+  /** Sets the spender's allowance to `value` (0: revoked); resolves with the transaction's id once it landed. */
+  approve(value: bigint): Promise<string>;
+  close(): void;
 }
 
 /** What a subscription's customer needs of its chain: an EVM node to send `approve` to (TRON: the node under the fake). */
@@ -114,12 +151,60 @@ export function tronSubscriptionChain(t: SimTron): SubscriptionChain {
   };
 }
 
+/**
+ * The customer of an EVM-like chain (Ethereum, BSC; TRON through the node under the fake): `customer`'s key, ERC-20
+ * `approve` sent through a re-broadcasting wallet, gas set on the node.
+ */
+export function evmCustomer(chain: SubscriptionChain, customer: HDNodeWallet): SubscriptionCustomer {
+  const provider = chain.provider;
+  const address = chain.address(customer.address);
+  // Gas for the customer's approvals: 1 ETH/BNB, set again whenever below 0.1.
+  const ensureGas = async () => {
+    if ((await provider.getBalance(customer.address)) < 10n ** 17n)
+      await provider.send('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+  };
+  return {
+    network: chain.network,
+    decimals: (token) => chain.decimals(token),
+    address,
+    resetsTether: true,
+    restore: 'wallet',
+    async fund(token, amount) {
+      await ensureGas();
+      await chain.pay(token, address, amount);
+    },
+    authorizer(token, spender, onRebroadcast) {
+      const spenderHex = chain.spenderHex(spender);
+      const tokenAddress = chain.contract(token);
+      // The customer's wallet keeps what it signed and sends it again when a reorg dropped it (../payer.ts), while it
+      // waits and after every reorg fault (adopted by the chain's resync), as the payer does for payments: an approval a
+      // reorg removed is the same approval sent again, never lost (seed 2 once waited 240 s for a renewal failure that
+      // the dropped "lower" approval could no longer cause).
+      const wallet = evmPayer(customer, provider);
+      const forget = chain.adopt(wallet);
+      return {
+        async approve(value) {
+          const data = ERC20_APPROVE.encodeFunctionData('approve', [spenderHex, value]);
+          // Gas is set with anvil_setBalance, which is no transaction: a reorg fault re-mining the blocks since undoes it
+          // (seed 134: the customer's first approve refused for "insufficient funds" right after a BSC reorg). Set it
+          // again before each approve, and again while a reorg keeps undoing it (seed 247 of the 1,000-seed run: the one
+          // retry set it while the reorg was still under way, which undid it once more).
+          await ensureGas();
+          const tx = await sendWithGas(() => wallet.send(tokenAddress, data), ensureGas);
+          await wallet.mined(tx.hash, 60_000, onRebroadcast);
+          return tx.hash;
+        },
+        close: forget,
+      };
+    },
+  };
+}
+
 export interface SubscriptionDeps {
   db: Db;
   base: string;
   api: MerchantApi;
-  chain: SubscriptionChain;
-  customer: HDNodeWallet;
+  customer: SubscriptionCustomer;
   key: string;
   ev: (kind: string, detail: Record<string, unknown>) => void;
   violations: Violation[];
@@ -134,19 +219,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WAIT_MS = 240_000;
 
 export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPlan): Promise<void> {
-  const { api, chain, customer, ev } = d;
-  const decimals = chain.decimals(plan.token);
+  const { api, customer, ev } = d;
+  const decimals = customer.decimals(plan.token);
   const priceBase = BigInt(plan.amountCents) * 10n ** BigInt(decimals - 2);
-  // Gas for the customer's approvals (1 ETH/BNB, set again whenever below 0.1), and tokens for the first charge and
-  // the renewals.
-  const provider = chain.provider;
-  const customerAddress = chain.address(customer.address);
-  const ensureGas = async () => {
-    if ((await provider.getBalance(customer.address)) < 10n ** 17n)
-      await provider.send('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
-  };
-  await ensureGas();
-  await chain.pay(plan.token, customerAddress, priceBase * BigInt(plan.renewals + 2));
+  // Fees for the customer's approvals, and tokens for the first charge and the renewals.
+  const customerAddress = customer.address;
+  await customer.fund(plan.token, priceBase * BigInt(plan.renewals + 2));
 
   const created = await api.call(
     'POST',
@@ -182,29 +260,16 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
     });
     return;
   }
-  const spender = chain.spenderHex(String(sel.json.spender));
+  const spender = String(sel.json.spender);
   const full = BigInt(sel.json.allowance_base);
-  const tokenAddress = chain.contract(plan.token);
-  // The customer's wallet keeps what it signed and sends it again when a reorg dropped it (../payer.ts), while it waits
-  // and after every reorg fault (adopted by the chain's resync), as the payer does for payments: an approval a reorg
-  // removed is the same approval sent again, never lost (seed 2 once waited 240 s for a renewal failure that the
-  // dropped "lower" approval could no longer cause).
-  const wallet = evmPayer(customer, provider);
-  const forget = chain.adopt(wallet);
+  const wallet = customer.authorizer(plan.token, spender, (hash) => ev('subscription.approve.rebroadcast', { subscriptionId: id, hash }));
   const current = { value: 0n };
   const approve = async (value: bigint, why: string) => {
     // Tether's approve refuses a change from one non-zero allowance to another: reset to 0 first, as the page does.
-    if (plan.token === 'USDT' && current.value !== 0n && value !== 0n) await approve(0n, `${why} (reset first)`);
-    const data = ERC20_APPROVE.encodeFunctionData('approve', [spender, value]);
-    // Gas is set with anvil_setBalance, which is no transaction: a reorg fault re-mining the blocks since undoes it
-    // (seed 134: the customer's first approve refused for "insufficient funds" right after a BSC reorg). Set it again
-    // before each approve, and again while a reorg keeps undoing it (seed 247 of the 1,000-seed run: the one retry
-    // set it while the reorg was still under way, which undid it once more).
-    await ensureGas();
-    const tx = await sendWithGas(() => wallet.send(tokenAddress, data), ensureGas);
-    await wallet.mined(tx.hash, 60_000, (hash) => ev('subscription.approve.rebroadcast', { subscriptionId: id, hash }));
+    if (customer.resetsTether && plan.token === 'USDT' && current.value !== 0n && value !== 0n) await approve(0n, `${why} (reset first)`);
+    const hash = await wallet.approve(value);
     current.value = value;
-    ev('subscription.approve', { subscriptionId: id, value: value.toString(), why, hash: tx.hash });
+    ev('subscription.approve', { subscriptionId: id, value: value.toString(), why, hash });
   };
   try {
     ev('subscription.created', { subscriptionId: id, network: plan.network, token: plan.token, priceBase: priceBase.toString(), plan });
@@ -237,6 +302,19 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
       const pastDue = await waitStatus(d, id, (s) => s.status === 'past_due', WAIT_MS);
       if (!pastDue) return stuck(d, id, `renewal ${r} to fail`);
       ev('subscription.past_due', { subscriptionId: id, renewal: r, invoice: pastDue.latest_invoice });
+      if (customer.restore === 'page') {
+        // The page of a past_due subscription asks to authorize again: the same selection, then the wallet's approve.
+        const again = await pageSelect(d.base, id, plan.network, plan.token, customerAddress);
+        ev('subscription.reselect', { subscriptionId: id, status: again.status, spender: again.json?.spender });
+        if (again.status !== 200 || String(again.json.spender) !== spender || BigInt(again.json.allowance_base) !== full) {
+          d.violations.push({
+            invariant: 'api',
+            message: `subscription re-authorization select answered ${again.status}: ${JSON.stringify(again.json)} (first: spender ${spender}, allowance ${full})`,
+            subject: id,
+          });
+          return;
+        }
+      }
       await approve(full, 'restore');
       const recovered = await waitStatus(d, id, (s) => paidUp(s) && s.latest_invoice !== before.latest_invoice, WAIT_MS);
       if (!recovered) return stuck(d, id, `recovery of renewal ${r}`);
@@ -253,7 +331,7 @@ export async function runSubscription(d: SubscriptionDeps, plan: SubscriptionPla
         });
     }
   } finally {
-    forget();
+    wallet.close();
   }
 }
 

@@ -1,4 +1,5 @@
-import { isSweeper, OPERATOR_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
+import { isSweeper, OPERATOR_SLOT, type ChainAdapter, type KeyDeriver, type Wallet } from '../../chains/types.js';
+import type { NetworkId } from '../../src/domain/vocabulary.js';
 import type { Db } from '../../src/db/database.js';
 import { registerWallets } from '../../src/ledger/journal.js';
 import { setSweepPolicy } from '../../src/ledger/treasury.js';
@@ -15,15 +16,32 @@ import type { Prng } from './prng.js';
 // ticker (test/support/fake-ticker.ts: no exchange runs here); the gas station (the operator wallet that pays sweep
 // fees) is registered in the journal and given gas as the hot wallets are, acknowledged the same way.
 
+/** TRON's resources account: nothing staked (every address swept with the TRX top-up), too little stake for a busy
+ * sweep (delegation first, the rest by top-up: `skipped` with the reason), or plenty (delegation only). */
+export type TronEnergy = 'none' | 'short' | 'ample';
+
 export interface SweepPlan {
   intervalSeconds: number;
+  tronEnergy: TronEnergy;
 }
 
-/** Units of the gas station's top-up per seed (wei), acknowledged by the runner as gas it funded. */
+/** Units of the EVM gas station's top-up per seed (wei), acknowledged by the runner as gas it funded. */
 export const GAS_STATION_TOPUP = 10n * 10n ** 18n;
+/** Lamports of the Solana gas station's top-up per seed (the fee payer of every sweep batch). */
+export const SOLANA_GAS_STATION_TOPUP = 5n * 10n ** 9n;
+/** Sun of the TRON gas station's top-up per seed (activation and the TRX top-ups: ~1 TRX + ~6.5 TRX per address). */
+export const TRON_GAS_STATION_TOPUP = 5_000n * 1_000_000n;
+/** TRX (sun) the TRON resources account stakes for energy (~10 energy a day per TRX on the fake's network totals; a
+ * USDT transfer needs ~30–65k). */
+/** Liquid TRX (sun) the TRON resources account keeps beside its stake, for the bandwidth its (un)delegations burn
+ * (~0.3 TRX each once the 600 free bytes a day are used). */
+export const TRON_RESOURCES_LIQUID = 50n * 1_000_000n;
+const TRON_STAKE: Record<TronEnergy, bigint> = { none: 0n, short: 8_000n * 1_000_000n, ample: 500_000n * 1_000_000n };
 
 export function buildSweepPlan(prng: Prng): SweepPlan {
-  return { intervalSeconds: prng.pick([2, 3, 5]) };
+  // Drawn in this order, so the interval of a seed stays what it was before the TRON stake was drawn.
+  const intervalSeconds = prng.pick([2, 3, 5]);
+  return { intervalSeconds, tronEnergy: prng.pick(['none', 'short', 'ample'] as const) };
 }
 
 export interface SweepRun {
@@ -32,8 +50,9 @@ export interface SweepRun {
 }
 
 export async function startSweeps(plan: SweepPlan): Promise<SweepRun> {
+  const rates = (usd: string) => ({ USDT: usd, USDC: usd });
   const ticker: FakeTicker = await startFakeTicker({
-    coinbaseRates: { ETH: { USDT: '3000.00', USDC: '3000.00' }, BNB: { USDT: '600.00', USDC: '600.00' } },
+    coinbaseRates: { ETH: rates('3000.00'), BNB: rates('600.00'), SOL: rates('150.00'), TRX: rates('0.10') },
   });
   return {
     env: {
@@ -46,33 +65,61 @@ export async function startSweeps(plan: SweepPlan): Promise<SweepRun> {
   };
 }
 
-/** Per seed and network: the sweep policy of both tokens, and the gas station registered and given gas. */
+/** One network's side of a seed's sweeps: how the operator gives its gas station the native coin (after registering
+ * it), and, on TRON, stakes energy beforehand. */
+export interface SweepNetwork {
+  network: NetworkId;
+  adapter: ChainAdapter;
+  /** The registry's decimals of each token on this network (the policy's minimum is 1 token). */
+  decimals: Record<'USDT' | 'USDC', number>;
+  /** Adds native coin to `address` from outside; returns the base units added (acknowledged by the runner). */
+  fundGasStation(address: string): Promise<bigint>;
+  /** TRON: stakes `sun` for energy on the resources account, as the operator does once before any sweep. */
+  stakeResources?(resources: Wallet, sun: bigint): Promise<void>;
+}
+
+/** Per seed and network: the sweep policy of both tokens, the gas station registered and given gas, and on TRON the
+ * resources account staked as drawn (before the service ever sees it: its opening balance is what staking left). */
 export async function setupSweepNetwork(
   db: Db,
-  e: SimEvm,
-  adapter: ChainAdapter,
+  plan: SweepPlan,
+  n: SweepNetwork,
   keys: KeyDeriver,
   nativeFunded: Map<string, bigint>,
 ): Promise<string | undefined> {
-  const network = e.contract.network;
+  const { network, adapter } = n;
   if (!isSweeper(adapter)) return undefined;
   for (const token of ['USDT', 'USDC'] as const)
     await setSweepPolicy(db, {
       network,
       mode: 'test',
       token,
-      minAmountBase: 10n ** BigInt(e.chain.tokens[token].decimals),
+      minAmountBase: 10n ** BigInt(n.decimals[token]),
       maxFeeBps: 5000,
       actor: 'simulator',
     });
-  const station = (await adapter.deriveOperatorWallet(keys, OPERATOR_SLOT.gasStation)).address;
+  if (n.stakeResources && TRON_STAKE[plan.tronEnergy] > 0n)
+    await n.stakeResources(await adapter.deriveOperatorWallet(keys, OPERATOR_SLOT.resources), TRON_STAKE[plan.tronEnergy]);
+  const station = adapter.normalizeAddress((await adapter.deriveOperatorWallet(keys, OPERATOR_SLOT.gasStation)).address)!;
   await registerWallets(db, [{ network, mode: 'test', address: station, merchantId: null, role: 'gas_station' }]);
   // The gas station is the same operator wallet in every seed of a run: what earlier seeds left stays, the top-up is
   // added (and acknowledged as exactly that).
-  const before = await e.chain.node.provider.getBalance(station);
-  await e.chain.node.provider.send('anvil_setBalance', [station, `0x${(before + GAS_STATION_TOPUP).toString(16)}`]);
-  nativeFunded.set(station.toLowerCase(), GAS_STATION_TOPUP);
+  nativeFunded.set(station.toLowerCase(), await n.fundGasStation(station));
   return station;
+}
+
+/** The EVM side: `anvil_setBalance` adds GAS_STATION_TOPUP to what the gas station holds. */
+export function evmSweepNetwork(e: SimEvm, adapter: ChainAdapter): SweepNetwork {
+  return {
+    network: e.contract.network,
+    adapter,
+    decimals: { USDT: e.chain.tokens.USDT.decimals, USDC: e.chain.tokens.USDC.decimals },
+    async fundGasStation(station) {
+      const before = await e.chain.node.provider.getBalance(station);
+      await e.chain.node.provider.send('anvil_setBalance', [station, `0x${(before + GAS_STATION_TOPUP).toString(16)}`]);
+      return GAS_STATION_TOPUP;
+    },
+  };
 }
 
 /**

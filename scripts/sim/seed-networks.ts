@@ -1,7 +1,9 @@
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import type { Db } from '../../src/db/database.js';
 import { registerWallets } from '../../src/ledger/journal.js';
-import type { KeyDeriver } from '../../chains/types.js';
+import type { KeyDeriver, TxSigner } from '../../chains/types.js';
+import { SOLANA_CHARGER_LAMPORTS } from './env/solana.js';
+import { SOLANA_GAS_STATION_TOPUP, type SweepNetwork, TRON_GAS_STATION_TOPUP, TRON_RESOURCES_LIQUID } from './scenario-sweeps.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 import type { ScheduledFault } from './contract.js';
@@ -55,15 +57,56 @@ export async function fundOtherHotWallets(
     const funded = await c.fundHotWallet(address, 1000n);
     o.topUps.add(c.network, funded.txIds);
     o.nativeFunded.set(address.toLowerCase(), funded.native);
-    if (c === env.tron) {
-      // The charger of the merchant's TRON subscriptions (scenario-subscriptions.ts): registered, then TRX for the
-      // energy of its transferFrom calls, acknowledged like the hot wallet's (EVM: scenario-extras.ts setupMerchant).
+    if (c === env.tron || c === env.solana) {
+      // The charger of the merchant's TRON and Solana subscriptions (scenario-subscriptions.ts, -solana.ts):
+      // registered, then the native coin for its fees, acknowledged like the hot wallet's (EVM: scenario-extras.ts
+      // setupMerchant). TRON: TRX for the energy of its transferFrom calls; Solana: SOL by airdrop, for each charge's
+      // fee (the charger is the fee payer) and the settlement ATA's rent when its first charge creates that account.
       const charger = await adapter.deriveHotWallet(o.keys, o.accountIndex, HOT_WALLET_SLOT.charges);
       const chargerAddress = adapter.normalizeAddress(charger.address) ?? charger.address;
-      await registerWallets(o.db, [{ network: 'tron', mode: 'test', address: chargerAddress, merchantId: o.merchantId, role: 'charges' }]);
-      o.nativeFunded.set(chargerAddress.toLowerCase(), await env.tron.fundFees(chargerAddress));
+      await registerWallets(o.db, [
+        { network: c.network, mode: 'test', address: chargerAddress, merchantId: o.merchantId, role: 'charges' },
+      ]);
+      let native: bigint;
+      if (c === env.tron) native = await env.tron.fundFees(chargerAddress);
+      else {
+        env.solana!.rpc.validator.airdrop(chargerAddress, SOLANA_CHARGER_LAMPORTS);
+        native = SOLANA_CHARGER_LAMPORTS;
+      }
+      o.nativeFunded.set(chargerAddress.toLowerCase(), native);
     }
   }
+}
+
+/**
+ * The sweep side of each non-EVM network (scenario-sweeps.ts): Solana's gas station (the fee payer of every batch, and
+ * where the rent of closed deposit accounts goes) given SOL by airdrop; TRON's given TRX in the fake's ledger, and its
+ * resources account staked for energy through the wallet API, signed with the service's own key material.
+ */
+export function otherSweepNetworks(env: SimEnvironment, serviceEnv: Record<string, string>, signer: TxSigner): SweepNetwork[] {
+  return env.others.map((c): SweepNetwork => {
+    const settings = loadChainSettings(serviceEnv, c.network, 'test')!;
+    const adapter = createChainAdapter(settings, serviceEnv);
+    const decimalsOf = (symbol: 'USDT' | 'USDC') => settings.tokens.find((t) => t.symbol === symbol)!.decimals;
+    const base = { network: settings.network, adapter, decimals: { USDT: decimalsOf('USDT'), USDC: decimalsOf('USDC') } };
+    if (c === env.tron) {
+      const tron = env.tron;
+      return {
+        ...base,
+        fundGasStation: (address) => tron.fundFees(address, TRON_GAS_STATION_TOPUP),
+        stakeResources: (resources, sun) => tron.stakeForEnergy(resources, signer, sun, TRON_RESOURCES_LIQUID),
+      };
+    }
+    const solana = env.solana;
+    if (c !== solana) throw new Error(`simulator: no sweep setup for ${c.network}`);
+    return {
+      ...base,
+      async fundGasStation(address) {
+        solana.rpc.validator.airdrop(address, SOLANA_GAS_STATION_TOPUP);
+        return SOLANA_GAS_STATION_TOPUP;
+      },
+    };
+  });
 }
 
 /** The payer of a session on `network`. */

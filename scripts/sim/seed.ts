@@ -7,7 +7,8 @@ import { createDb, type Db } from '../../src/db/database.js';
 import { registerWallets } from '../../src/ledger/journal.js';
 import { createMerchant } from '../../src/ledger/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
-import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
+import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
+import { evmSweepNetwork } from './scenario-sweeps.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 import { type ReorgDrop, reorgEvm } from './faults/chain-evm.js';
@@ -28,6 +29,7 @@ import { buildSchedule } from './schedule.js';
 import { serialRestart } from './restart-queue.js';
 import {
   fundOtherHotWallets,
+  otherSweepNetworks,
   healChains,
   injectOtherReorg,
   injectSolanaFault,
@@ -221,9 +223,13 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
   try {
     // Merchants (in the database, as the CLI does), their refund hot wallets funded on every network.
     const box = new SecretBox(MASTER_KEY);
-    const keys = keyDeriverOf(keyMaterialFromEnv(serviceEnv))!;
+    const material = keyMaterialFromEnv(serviceEnv);
+    if (material.kind !== 'signer') throw new Error('the simulator runs the service with HD_MNEMONIC');
+    const keys = material.signer;
     const adapterOf = (network: 'ethereum' | 'bsc') => createChainAdapter(loadChainSettings(serviceEnv, network, 'test')!, serviceEnv);
-    for (const e of env.evm) await extras.setupNetwork(db, e, adapterOf(e.contract.network), keys, nativeFunded);
+    // Sweeps on every network: EVM's gas stations given gas by anvil_setBalance, Solana's and TRON's (seed-networks.ts).
+    for (const e of env.evm) await extras.setupNetwork(db, evmSweepNetwork(e, adapterOf(e.contract.network)), keys, nativeFunded);
+    for (const n of otherSweepNetworks(env, serviceEnv, keys)) await extras.setupNetwork(db, n, keys, nativeFunded);
     for (let i = 0; i < scenario.merchants; i++) {
       const m = await createMerchant(db, box, { name: `Sim ${seed}/${i}`, webhookUrl: receiver.url });
       receiver.addSecret(m.webhookSecret);
@@ -300,6 +306,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       db,
       base,
       evm: env.evm,
+      ...(env.solana ? { solana: env.solana } : {}),
       ...(env.tron ? { tron: env.tron } : {}),
       merchants,
       mnemonic: SIM_MNEMONIC,

@@ -39,17 +39,26 @@ describe('simulator scenario extras', () => {
     expect(buildScenario(prng.fork('scenario'), o)).toEqual(before);
   });
 
-  it('draws nothing for networks it does not simulate yet (Solana)', () => {
-    const p = planExtras(createPrng(1).fork('scenario'), { ...o, networks: ['solana'] });
-    expect(p.subscriptions).toEqual([]);
-    expect(p.cancels).toEqual([]);
+  it('draws subscriptions on Solana alone (failing and recovering delegations there too), no canceled sessions', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const p = planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['solana'] });
+      expect(p.subscriptions.length).toBeGreaterThanOrEqual(1);
+      expect(p.subscriptions.every((s) => s.network === 'solana')).toBe(true);
+      expect(p.subscriptions.some((s) => s.allowance !== 'keep')).toBe(true);
+      expect(p.cancels).toEqual([]);
+    }
+    // Seed 2 draws a lowered and a revoked delegation (the seed that found Solana charges named by instruction index).
+    expect(planExtras(createPrng(2).fork('scenario'), { ...o, networks: ['solana'] }).subscriptions.map((s) => s.allowance)).toEqual([
+      'lower',
+      'revoke',
+    ]);
   });
 
-  it('draws subscriptions on TRON (failing and recovering allowances there too), canceled sessions on EVM only', () => {
+  it('draws subscriptions on TRON and Solana (failing and recovering allowances there too), canceled sessions on EVM only', () => {
     for (let seed = 1; seed <= 20; seed++) {
       const p = planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['solana', 'tron'] });
       expect(p.subscriptions.length).toBeGreaterThanOrEqual(1);
-      expect(p.subscriptions.every((s) => s.network === 'tron')).toBe(true);
+      expect(p.subscriptions.every((s) => s.network === 'tron' || s.network === 'solana')).toBe(true);
       expect(p.subscriptions.some((s) => s.allowance !== 'keep')).toBe(true);
       expect(p.cancels).toEqual([]);
     }
@@ -58,6 +67,26 @@ describe('simulator scenario extras', () => {
       for (const s of planExtras(createPrng(seed).fork('scenario'), { ...o, networks: ['ethereum', 'bsc', 'solana', 'tron'] })
         .subscriptions)
         networks.add(s.network);
-    expect([...networks].sort()).toEqual(['bsc', 'ethereum', 'tron']);
+    expect([...networks].sort()).toEqual(['bsc', 'ethereum', 'solana', 'tron']);
+  });
+
+  it("draws TRON's stake per seed (every kind appears) without changing the sweep interval a seed drew before it", () => {
+    const energy = new Set<string>();
+    for (let seed = 1; seed <= 30; seed++) {
+      const sweeps = planExtras(createPrng(seed).fork('scenario'), o).sweeps;
+      energy.add(sweeps.tronEnergy);
+      // The interval is the stream's first draw, as before the stake was drawn after it.
+      expect(sweeps.intervalSeconds).toBe(createPrng(seed).fork('scenario').fork('sweeps').pick([2, 3, 5]));
+    }
+    expect([...energy].sort()).toEqual(['ample', 'none', 'short']);
+  });
+
+  it('CI seed 8 on three networks pays sessions on Solana and TRON and stakes energy: both chains sweep, TRON by delegation', () => {
+    const networks = ['ethereum', 'solana', 'tron'];
+    const scenario = buildScenario(createPrng(8).fork('scenario'), { activeMs: 15_000, networks });
+    const paid = scenario.sessions.filter((s) => s.payment === 'exact' || s.payment === 'over' || s.payment === 'partial');
+    expect(new Set(paid.map((s) => s.network))).toEqual(new Set(['ethereum', 'solana', 'tron']));
+    const p = planExtras(createPrng(8).fork('scenario'), { activeMs: 15_000, networks, merchants: scenario.merchants });
+    expect(p.sweeps.tronEnergy).not.toBe('none');
   });
 });

@@ -4,7 +4,7 @@ import {
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import { Connection, Keypair, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
+import { Connection, Keypair, PublicKey, type TransactionInstruction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
 import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../devnet/solana-rpc/rpc-server.js';
 import type { SimChains } from '../contract.js';
@@ -20,8 +20,12 @@ import { healedRates, type SimOtherChain } from './chain.js';
 
 const SLOT_MS = 100;
 const DECIMALS = 6;
+/** The decimals of the simulator's USDT and USDC mints. */
+export const SOLANA_SIM_DECIMALS = DECIMALS;
 /** Lamports a fresh refund hot wallet gets (fees and deposit-account rent): set from outside, acknowledged. */
 export const SOLANA_HOT_WALLET_LAMPORTS = 10_000_000_000n;
+/** Lamports a merchant's subscription charger gets (each charge's fee; the settlement ATA's rent once): acknowledged. */
+export const SOLANA_CHARGER_LAMPORTS = 2_000_000_000n;
 
 const seeded = (label: string) => Keypair.fromSeed(createHash('sha256').update(`stablepay simulator ${label}`).digest());
 
@@ -44,14 +48,12 @@ export async function startSimSolana(seed: number): Promise<SimSolana> {
   const conn = new Connection(rpc.url, 'confirmed');
   const ata = (mint: string, owner: string) => getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(owner), true);
 
-  /** One signed transfer with a fresh blockhash; resolves with its signature once confirmed, or null when its
-   * blockhash expired without it landing (then it never can). */
-  const attempt = async (mint: string, to: string, amount: bigint): Promise<{ signature: string | null; error?: string }> => {
-    const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
-    const msg = new TransactionMessage({
-      payerKey: payer.publicKey,
-      recentBlockhash: blockhash,
-      instructions: [
+  const pay = (token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string> => {
+    const mint = mints[token];
+    return sendUntilLanded(
+      conn,
+      [payer],
+      [
         createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, ata(mint, to), new PublicKey(to), new PublicKey(mint)),
         createTransferCheckedInstruction(
           ata(mint, payer.publicKey.toBase58()),
@@ -62,37 +64,8 @@ export async function startSimSolana(seed: number): Promise<SimSolana> {
           DECIMALS,
         ),
       ],
-    }).compileToV0Message();
-    const tx = new VersionedTransaction(msg);
-    tx.sign([payer]);
-    let signature: string;
-    try {
-      signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed', maxRetries: 0 });
-    } catch (e) {
-      // A blockhash expired between the read and the send (a blockhash-expiry fault): sign again.
-      return { signature: null, error: (e as Error).message };
-    }
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 300));
-      const st = (await conn.getSignatureStatuses([signature])).value[0];
-      if (st?.err) throw new Error(`solana payment ${signature} failed: ${JSON.stringify(st.err)}`);
-      if (st && (st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized')) return { signature };
-      if ((await conn.getBlockHeight('confirmed')) > lastValidBlockHeight) {
-        // Expired: it can no longer land, unless it landed in the meantime.
-        const again = (await conn.getSignatureStatuses([signature])).value[0];
-        if (again && !again.err) return { signature };
-        return { signature: null, error: `${signature} never landed before its blockhash expired` };
-      }
-    }
-  };
-  const pay = async (token: 'USDT' | 'USDC', to: string, amount: bigint): Promise<string> => {
-    const errors: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      const r = await attempt(mints[token], to, amount);
-      if (r.signature) return r.signature;
-      errors.push(r.error ?? 'not landed');
-    }
-    throw new Error(`solana payment to ${to} never landed: ${errors.join('; ')}`);
+      `solana payment to ${to}`,
+    );
   };
   return {
     network: 'solana',
@@ -126,4 +99,61 @@ export async function startSimSolana(seed: number): Promise<SimSolana> {
       await rpc.close();
     },
   };
+}
+
+/**
+ * Sends `instructions` as a wallet does (fee payer `signers[0]`, every signer signing): signed with a recent
+ * blockhash, sent once, then waited for until confirmed; one that never lands (a dropped transaction, an expired
+ * blockhash, a stalled leader holding it past its blockhash) is signed again with a fresh blockhash only once the old
+ * one can no longer land, so the instructions land at most once. Resolves with the signature that landed; throws when
+ * it failed on chain, or did not land after `attempts` signings. The payer's payments and the subscription customers'
+ * approvals (../scenario-subscriptions-solana.ts) go through it.
+ */
+export async function sendUntilLanded(
+  conn: Connection,
+  signers: Keypair[],
+  instructions: TransactionInstruction[],
+  what: string,
+  attempts = 6,
+): Promise<string> {
+  const errors: string[] = [];
+  for (let i = 0; i < attempts; i++) {
+    const r = await landOnce(conn, signers, instructions, what);
+    if (r.signature) return r.signature;
+    errors.push(r.error ?? 'not landed');
+  }
+  throw new Error(`${what} never landed: ${errors.join('; ')}`);
+}
+
+/** One signing with a fresh blockhash; its signature once confirmed, or null when its blockhash expired without it
+ * landing (then it never can). */
+async function landOnce(
+  conn: Connection,
+  signers: Keypair[],
+  instructions: TransactionInstruction[],
+  what: string,
+): Promise<{ signature: string | null; error?: string }> {
+  const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
+  const msg = new TransactionMessage({ payerKey: signers[0]!.publicKey, recentBlockhash: blockhash, instructions }).compileToV0Message();
+  const tx = new VersionedTransaction(msg);
+  tx.sign(signers);
+  let signature: string;
+  try {
+    signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed', maxRetries: 0 });
+  } catch (e) {
+    // A blockhash expired between the read and the send (a blockhash-expiry fault): sign again.
+    return { signature: null, error: (e as Error).message };
+  }
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 300));
+    const st = (await conn.getSignatureStatuses([signature])).value[0];
+    if (st?.err) throw new Error(`${what}: ${signature} failed: ${JSON.stringify(st.err)}`);
+    if (st && (st.confirmationStatus === 'confirmed' || st.confirmationStatus === 'finalized')) return { signature };
+    if ((await conn.getBlockHeight('confirmed')) > lastValidBlockHeight) {
+      // Expired: it can no longer land, unless it landed in the meantime.
+      const again = (await conn.getSignatureStatuses([signature])).value[0];
+      if (again && !again.err) return { signature };
+      return { signature: null, error: `${signature} never landed before its blockhash expired` };
+    }
+  }
 }

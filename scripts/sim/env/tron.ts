@@ -1,4 +1,5 @@
-import { HDNodeWallet, Wallet } from 'ethers';
+import { getBytes, HDNodeWallet, Wallet as EthersWallet } from 'ethers';
+import type { TxSigner, Wallet } from '../../../chains/types.js';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
 import { startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
@@ -28,9 +29,13 @@ export interface SimTron extends SimOtherChain {
   /** Another simulated wallet on the node under the fake (a subscription's customer) whose dropped transactions
    * `resync` re-sends, as the payer's; returns the undo. */
   adopt(wallet: EvmPayer): () => void;
-  /** TRX for a wallet of the service that pays fees (a charger's energy), set in the fake's ledger: no transaction,
-   * acknowledged like the refund hot wallets' (sun). */
-  fundFees(address: string): Promise<bigint>;
+  /** TRX for a wallet of the service that pays fees (a charger's energy, the gas station), added in the fake's ledger:
+   * no transaction, acknowledged like the refund hot wallets' (sun; TRON_HOT_WALLET_SUN unless given). */
+  fundFees(address: string, sun?: bigint): Promise<bigint>;
+  /** As an operator does once, outside the service (docs/treasury-tron.md): `sun + liquidSun` of TRX given to `wallet`,
+   * `sun` of it staked for ENERGY through the wallet API (`freezebalancev2`, signed by the wallet's key); the liquid
+   * rest pays the bandwidth of its (un)delegations once the free allowance is used. */
+  stakeForEnergy(wallet: Wallet, signer: TxSigner, sun: bigint, liquidSun: bigint): Promise<void>;
 }
 
 export async function startSimTron(seed: number): Promise<SimTron> {
@@ -40,7 +45,7 @@ export async function startSimTron(seed: number): Promise<SimTron> {
   // As on EVM (../payer.ts): the payer signs each transfer itself and re-broadcasts the same bytes when a reorg of the
   // node under the fake dropped it.
   const payer = evmPayer(
-    new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider),
+    new EthersWallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider),
     chain.node.provider,
   );
   const pay = async (token: 'USDT' | 'USDC', to: string, amount: bigint, onRebroadcast?: (hash: string) => void): Promise<string> => {
@@ -52,11 +57,16 @@ export async function startSimTron(seed: number): Promise<SimTron> {
   };
   const tokens = { USDT: chain.tokens.USDT.address, USDC: chain.tokens.USDC.address };
   const adopted = new Set<EvmPayer>();
-  const fundFees = async (address: string): Promise<bigint> => {
+  const fundFees = async (address: string, sun = TRON_HOT_WALLET_SUN): Promise<bigint> => {
     const canonical = normalizeTronAddress(address);
     if (!canonical) throw new Error(`tron: not an address: ${address}`);
-    chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + TRON_HOT_WALLET_SUN);
-    return TRON_HOT_WALLET_SUN;
+    chain.fake.chain.setTrx(canonical, (chain.fake.chain.account(canonical)?.balanceSun ?? 0n) + sun);
+    return sun;
+  };
+  const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${chain.fake.url}/${path}`, { method: 'POST', body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`tron: ${path} answered ${res.status}`);
+    return (await res.json()) as Record<string, unknown>;
   };
   return {
     network: 'tron',
@@ -85,6 +95,17 @@ export async function startSimTron(seed: number): Promise<SimTron> {
       return () => adopted.delete(wallet);
     },
     fundFees,
+    async stakeForEnergy(wallet, signer, sun, liquidSun) {
+      await fundFees(wallet.address, sun + liquidSun);
+      const tx = await post('wallet/freezebalancev2', { owner_address: wallet.address, frozen_balance: Number(sun), resource: 'ENERGY' });
+      if (typeof tx.txID !== 'string') throw new Error(`tron: freezebalancev2 built no transaction: ${JSON.stringify(tx)}`);
+      const sig = await signer.signSecp256k1Digest(wallet.key, getBytes(`0x${tx.txID}`));
+      const sent = await post('wallet/broadcasttransaction', {
+        ...tx,
+        signature: [`${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`],
+      });
+      if (sent.result !== true) throw new Error(`tron: the stake was refused: ${JSON.stringify(sent)}`);
+    },
     async fundHotWallet(address, tokenUnits) {
       await fundFees(address);
       const txIds: string[] = [];

@@ -1,6 +1,7 @@
 import type { Invariant, Violation } from '../contract.js';
 import { deliveredEvents } from './delivered.js';
 import { receipt, receiptTransfers } from './evm-chain.js';
+import { solanaCreditingSignatures, solanaReader } from './solana-chain.js';
 import { evmLikeOf } from './tron-chain.js';
 
 export const CHARGES = 'renewal-period-charged-once';
@@ -13,7 +14,9 @@ export const CHARGES = 'renewal-period-charged-once';
 // invoice paid; one invoice per (subscription, period). The webhook side: every paid invoice's `invoice.paid`, every
 // failed charge's invoice `invoice.payment_failed` and every canceled subscription's `subscription.canceled` reached the
 // receiver with a 2xx (their order per subscription is the webhooks invariant's). EVM networks and TRON (read through
-// java-tron's JSON-RPC, addresses in 0x form).
+// java-tron's JSON-RPC, addresses in 0x form); Solana, where a charge's signature counts when it landed at the
+// commitment the service requires, did not fail, and credited the settlement wallet's account of the token
+// (solana-chain.ts `solanaCreditingSignatures`; base58 signatures compared as they are).
 export const renewalPeriodChargedOnce: Invariant = async (ctx) => {
   const out: Violation[] = [];
   const v = (subject: string, message: string) => out.push({ invariant: CHARGES, subject, message });
@@ -29,6 +32,7 @@ export const renewalPeriodChargedOnce: Invariant = async (ctx) => {
   const attempts = await ctx.db.selectFrom('subscription_charge_attempts').select(['charge_id', 'tx_hash']).execute();
   const subs = await ctx.db.selectFrom('subscriptions').select(['id', 'status', 'latest_invoice_id']).execute();
   const { acked: delivered } = await deliveredEvents(ctx);
+  const solana = ctx.chains.solana ? solanaReader(ctx.chains.solana) : undefined;
 
   const periods = new Map<string, string>();
   for (const inv of invoices) {
@@ -41,6 +45,13 @@ export const renewalPeriodChargedOnce: Invariant = async (ctx) => {
     const mine = charges.filter((c) => c.invoice_id === inv.id);
     const moved = new Set<string>();
     for (const c of mine) {
+      if (c.network === 'solana') {
+        if (!solana) continue;
+        const signatures = attempts.filter((a) => String(a.charge_id) === String(c.id)).map((a) => a.tx_hash);
+        if (c.tx_hash) signatures.push(c.tx_hash);
+        for (const s of await solanaCreditingSignatures(solana, signatures, c.token, c.destination_address)) moved.add(s);
+        continue;
+      }
       const on = evmLikeOf(ctx.chains, c.network);
       if (!on) continue;
       const { chain, hex } = on;

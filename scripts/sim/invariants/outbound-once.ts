@@ -1,8 +1,8 @@
 import type { NetworkId } from '../../../src/domain/vocabulary.js';
 import type { Invariant, Violation } from '../contract.js';
 import { type EvmLike, evmChain, receipt, receiptTransfers, transfers } from './evm-chain.js';
-import { solanaReader } from './solana-chain.js';
-import { evmLikeOf, tronAsEvm, tronHex } from './tron-chain.js';
+import { solanaCreditingSignatures, solanaReader } from './solana-chain.js';
+import { evmLikeOf, tronAsEvm, tronHex, tronSucceeded } from './tron-chain.js';
 
 export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 
@@ -19,8 +19,7 @@ export const OUTBOUND_ONCE = 'outbound-moved-money-at-most-once';
 // EVM networks for all of it; on Solana, refunds (a landed, successful attempt crediting the destination's account of
 // the token counts as moving money); on TRON, refunds, read like EVM through java-tron's JSON-RPC, and the hot-wallet
 // scan; on Solana also the hot-wallet scan (a decrease of a registry token in an account the hot wallet owns, in a
-// transaction no attempt names); charges on EVM and TRON (the scenario runs subscriptions there); sweeps on EVM only
-// (the scenario sweeps there).
+// transaction no attempt names); charges and sweep steps on every network (the scenario runs both everywhere).
 export const outboundMovedMoneyAtMostOnce = async (
   ctx: Parameters<Invariant>[0],
   o: { scanHotWallets?: boolean } = {},
@@ -78,29 +77,29 @@ export const outboundMovedMoneyAtMostOnce = async (
       v(r.id, `refund ${r.id} is ${r.status} but its transaction ${moved[0]} moved money on the canonical chain`);
   }
 
-  // Charges: EVM and TRON; sweeps: EVM only (an empty list when the seed runs none of them).
-  const chargeNetworks: NetworkId[] = [...evmNetworks, ...(tron ? (['tron'] as const) : [])];
-  const charges =
-    chargeNetworks.length === 0
-      ? []
-      : await ctx.db
-          .selectFrom('subscription_charges')
-          .select(['id', 'state', 'network', 'token', 'owner_address', 'destination_address', 'tx_hash'])
-          .where('network', 'in', chargeNetworks)
-          .execute();
+  // Charges on every network run (an empty list when the seed runs none). Solana: a landed, successful signature
+  // crediting the destination's account of the token counts as moving money (solana-chain.ts), as for refunds.
+  const charges = await ctx.db
+    .selectFrom('subscription_charges')
+    .select(['id', 'state', 'network', 'token', 'owner_address', 'destination_address', 'tx_hash'])
+    .where('network', 'in', networks)
+    .execute();
   const chargeAttempts = await ctx.db.selectFrom('subscription_charge_attempts').select(['charge_id', 'tx_hash']).execute();
   const byCharge = new Map<string, string[]>();
-  for (const a of chargeAttempts)
-    byCharge.set(String(a.charge_id), [...(byCharge.get(String(a.charge_id)) ?? []), a.tx_hash.toLowerCase()]);
+  for (const a of chargeAttempts) byCharge.set(String(a.charge_id), [...(byCharge.get(String(a.charge_id)) ?? []), a.tx_hash]);
   for (const c of charges) {
-    const { chain, hex } = evmLikeOf(ctx.chains, c.network)!;
-    const hashes = new Set(byCharge.get(String(c.id)) ?? []);
-    if (c.tx_hash) hashes.add(c.tx_hash.toLowerCase());
-    const moved = await movingHashes(
-      chain,
-      [...hashes],
-      (t) => t.token === c.token && t.from === hex(c.owner_address) && t.to === hex(c.destination_address),
-    );
+    const hashes = new Set((byCharge.get(String(c.id)) ?? []).map((h) => norm(c.network, h)));
+    if (c.tx_hash) hashes.add(norm(c.network, c.tx_hash));
+    let moved: string[];
+    if (c.network === 'solana') moved = await solanaCreditingSignatures(solana!, hashes, c.token, c.destination_address);
+    else {
+      const { chain, hex } = evmLikeOf(ctx.chains, c.network)!;
+      moved = await movingHashes(
+        chain,
+        [...hashes],
+        (t) => t.token === c.token && t.from === hex(c.owner_address) && t.to === hex(c.destination_address),
+      );
+    }
     const subject = `charge:${c.id}`;
     if (moved.length > 1) v(subject, `charge ${c.id} (${c.state}) moved money ${moved.length} times: ${moved.join(', ')}`);
     else if (c.state === 'succeeded' && moved.length === 0)
@@ -109,21 +108,30 @@ export const outboundMovedMoneyAtMostOnce = async (
       v(subject, `charge ${c.id} failed but its transaction ${moved[0]} moved money on the canonical chain`);
   }
 
-  const steps =
-    evmNetworks.length === 0
-      ? []
-      : await ctx.db
-          .selectFrom('sweep_steps as st')
-          .innerJoin('sweeps as sw', 'sw.id', 'st.sweep_id')
-          .select(['st.id', 'st.sweep_id', 'st.status', 'sw.network'])
-          .where('sw.network', 'in', evmNetworks)
-          .execute();
+  // Sweep steps on every network run (an empty list when the seed sweeps nowhere): a step's attempt "landed" when its
+  // transaction is canonical and succeeded (EVM and TRON's TRC-20 calls alike, but TRON's TRX transfers and
+  // (un)delegations have no JSON-RPC receipt: TRON reads java-tron's solidified wallet API for every step; Solana a
+  // landed transaction without error).
+  const steps = await ctx.db
+    .selectFrom('sweep_steps as st')
+    .innerJoin('sweeps as sw', 'sw.id', 'st.sweep_id')
+    .select(['st.id', 'st.sweep_id', 'st.status', 'sw.network'])
+    .where('sw.network', 'in', networks)
+    .execute();
   const stepAttempts = await ctx.db.selectFrom('sweep_step_attempts').select(['step_id', 'tx_hash']).execute();
   const byStep = new Map<string, string[]>();
-  for (const a of stepAttempts) byStep.set(a.step_id, [...(byStep.get(a.step_id) ?? []), a.tx_hash.toLowerCase()]);
+  for (const a of stepAttempts) byStep.set(a.step_id, [...(byStep.get(a.step_id) ?? []), a.tx_hash]);
+  const tronWalletApi = ctx.chains.tron?.walletApiUrl;
   for (const s of steps) {
-    const chain = evmChain(ctx.chains.evm, s.network)!;
-    const moved = await movingHashes(chain, [...new Set(byStep.get(s.id) ?? [])], () => true, true);
+    const hashes = [...new Set((byStep.get(s.id) ?? []).map((h) => norm(s.network, h)))];
+    let moved: string[];
+    if (s.network === 'solana')
+      moved = await landedOk(hashes, async (h) => {
+        const t = await solana!.credits(h);
+        return t.landed && !t.failed;
+      });
+    else if (s.network === 'tron') moved = await landedOk(hashes, (h) => tronSucceeded(tronWalletApi!, h));
+    else moved = await movingHashes(evmChain(ctx.chains.evm, s.network)!, hashes, () => true, true);
     const subject = `sweep:${s.sweep_id}/${s.id}`;
     if (moved.length > 1)
       v(subject, `sweep step ${s.id} of ${s.sweep_id} (${s.status}) landed ${moved.length} transactions: ${moved.join(', ')}`);
@@ -176,6 +184,13 @@ const hashForms = (h: string): string[] => {
   const bare = h.toLowerCase().replace(/^0x/, '');
   return [bare, `0x${bare}`];
 };
+
+/** The hashes among `hashes` for which `ok` holds, in order. */
+async function landedOk(hashes: string[], ok: (h: string) => Promise<boolean>): Promise<string[]> {
+  const out: string[] = [];
+  for (const h of hashes) if (await ok(h)) out.push(h);
+  return out;
+}
 
 /** The hashes among `hashes` whose canonical receipt succeeded and (unless `any`) carries a matching Transfer. */
 async function movingHashes(

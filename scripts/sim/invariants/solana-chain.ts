@@ -116,3 +116,22 @@ export function solanaReader(chain: SimSolana): SolanaReader {
     },
   };
 }
+
+/**
+ * The signatures among `signatures` that moved `token` to `destination` on Solana: landed at the commitment, did not
+ * fail, and credited an account `destination` owns of the token's mint (a subscription charge's `TransferChecked`
+ * into the settlement wallet's ATA, as refunds are judged in outbound-once.ts). Base58 signatures, compared as they are.
+ */
+export async function solanaCreditingSignatures(
+  reader: SolanaReader,
+  signatures: Iterable<string>,
+  token: string,
+  destination: string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const s of new Set(signatures)) {
+    const t = await reader.credits(s);
+    if (t.landed && !t.failed && t.credits.some((c) => c.token === token && c.owner === destination && c.amount > 0n)) out.push(s);
+  }
+  return out;
+}

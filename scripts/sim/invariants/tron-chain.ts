@@ -38,3 +38,17 @@ export function evmLikeOf(chains: SimChains, network: string): { chain: EvmLike;
   const chain = evmChain(chains.evm, network);
   return chain ? { chain, hex: (a) => a.toLowerCase() } : undefined;
 }
+
+/**
+ * Whether TRON transaction `txId` (bare or 0x hex) is solidified and succeeded, read as java-tron documents it:
+ * `walletsolidity/gettransactionbyid` answers `{}` for a transaction unknown or not yet solidified, otherwise the
+ * transaction with `ret[0].contractRet` (`SUCCESS`, or the failure: `OUT_OF_ENERGY`, `REVERT`…). Any transaction kind
+ * (TRX transfers, (un)delegations, TRC-20 calls), which java-tron's JSON-RPC does not all show as receipts.
+ */
+export async function tronSucceeded(walletApiUrl: string, txId: string): Promise<boolean> {
+  const value = txId.replace(/^0x/i, '').toLowerCase();
+  const res = await fetch(`${walletApiUrl}/walletsolidity/gettransactionbyid`, { method: 'POST', body: JSON.stringify({ value }) });
+  if (!res.ok) throw new Error(`tron: walletsolidity/gettransactionbyid answered ${res.status}`);
+  const tx = (await res.json()) as { txID?: string; ret?: Array<{ contractRet?: string }> };
+  return tx.txID !== undefined && tx.ret?.[0]?.contractRet === 'SUCCESS';
+}
