@@ -6,6 +6,7 @@ import type { MerchantApi } from './api.js';
 import type { Violation } from './contract.js';
 import { HOT_WALLET_GAS, type SimEvm } from './env/evm.js';
 import type { Prng } from './prng.js';
+import { runSecondDriver, type ServiceCli } from './second-driver.js';
 import { buildCancelPlans, type CancelPlan, runCanceledSession } from './scenario-cancel.js';
 import type { SimSolana } from './env/solana.js';
 import type { SimTron } from './env/tron.js';
@@ -38,7 +39,7 @@ export function planExtras(scenarioPrng: Prng, o: { activeMs: number; networks: 
   return {
     subscriptions: buildSubscriptionPlans(scenarioPrng.fork('subscriptions'), o),
     cancels: buildCancelPlans(scenarioPrng.fork('cancel'), o),
-    sweeps: buildSweepPlan(scenarioPrng.fork('sweeps')),
+    sweeps: buildSweepPlan(scenarioPrng.fork('sweeps'), o),
   };
 }
 
@@ -54,6 +55,10 @@ export interface FlowContext {
   key: string;
   ev: (kind: string, detail: Record<string, unknown>) => void;
   violations: Violation[];
+  /** The service's CLI, started where the roles start (the second driver of the sweeps). */
+  cli: ServiceCli;
+  /** The active phase's length (ms from t0, when `flows` is called). */
+  activeMs: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -127,7 +132,17 @@ export async function startExtras(plan: ExtrasPlan) {
           ),
         ),
       );
-      return [...subs, ...cancels];
+      const second = plan.sweeps.secondDriver;
+      const t0 = Date.now();
+      const drivers =
+        second === null
+          ? []
+          : [
+              sleep(second.at).then(() =>
+                runSecondDriver({ cli: c.cli, db: c.db, runs: second.runs, t0, latestAt: c.activeMs }, c.ev, c.violations),
+              ),
+            ];
+      return [...subs, ...cancels, ...drivers];
     },
     /** What the drain still waits for: charges and sweeps in flight; sweeping paused (first call) and settled. */
     async unsettled(db: Db): Promise<string[]> {
@@ -158,9 +173,12 @@ export async function startExtras(plan: ExtrasPlan) {
       const canceled = await n(db.selectFrom('payment_sessions').select(count).where('status', '=', 'canceled').execute());
       const recovered = events.filter((e) => e.kind === 'subscription.recovered').length;
       const paidAnyway = events.filter((e) => e.kind === 'deposit.unmatched').length;
+      const cli = events.filter((e) => e.kind === 'sweep.cli.end') as Array<{ detail?: { code?: number | null } }>;
+      const driver =
+        plan.sweeps.secondDriver === null ? '' : ` (cli sweep run: exits ${cli.map((e) => e.detail?.code).join(',') || 'none'})`;
       return (
         `subscriptions ${plan.subscriptions.length} charges ${charged} ok/${failed} failed recovered ${recovered} ` +
-        `sweeps ${swept}/${sweeps} completed canceled ${canceled} (paid anyway ${paidAnyway})`
+        `sweeps ${swept}/${sweeps} completed${driver} canceled ${canceled} (paid anyway ${paidAnyway})`
       );
     },
     stop: () => sweeps.stop(),

@@ -23,6 +23,9 @@ export type TronEnergy = 'none' | 'short' | 'ample';
 export interface SweepPlan {
   intervalSeconds: number;
   tronEnergy: TronEnergy;
+  /** The operator's `sweep run` beside the worker (second-driver.ts): first started `at` ms from t0, run `runs` times
+   * back to back (each drives whatever is running then); null: not in this seed. */
+  secondDriver: { at: number; runs: number } | null;
 }
 
 /** Units of the EVM gas station's top-up per seed (wei), acknowledged by the runner as gas it funded. */
@@ -38,10 +41,13 @@ export const TRON_GAS_STATION_TOPUP = 5_000n * 1_000_000n;
 export const TRON_RESOURCES_LIQUID = 50n * 1_000_000n;
 const TRON_STAKE: Record<TronEnergy, bigint> = { none: 0n, short: 8_000n * 1_000_000n, ample: 500_000n * 1_000_000n };
 
-export function buildSweepPlan(prng: Prng): SweepPlan {
-  // Drawn in this order, so the interval of a seed stays what it was before the TRON stake was drawn.
+export function buildSweepPlan(prng: Prng, o: { activeMs: number }): SweepPlan {
+  // Drawn in this order, so what a seed drew before each later draw existed stays as it was.
   const intervalSeconds = prng.pick([2, 3, 5]);
-  return { intervalSeconds, tronEnergy: prng.pick(['none', 'short', 'ample'] as const) };
+  const tronEnergy = prng.pick(['none', 'short', 'ample'] as const);
+  // Two seeds in three: the CLI's `sweep run` as a second driver, from somewhere in the active phase, 1–3 times.
+  const secondDriver = prng.int(0, 2) > 0 ? { at: prng.int(0, Math.max(0, o.activeMs - 3000)), runs: prng.int(1, 3) } : null;
+  return { intervalSeconds, tronEnergy, secondDriver };
 }
 
 export interface SweepRun {

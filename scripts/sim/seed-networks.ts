@@ -18,6 +18,8 @@ import {
   stallSolanaLeader,
 } from './faults/chain-solana.js';
 
+const SYSTEM_PROGRAM = '11111111111111111111111111111111';
+
 // What a seed (seed.ts) does with the networks beyond the EVM ones (env/solana.ts, env/tron.ts): their service env,
 // their hot wallets registered and funded, the payer of a session, the proxies an `rpc` fault hits, the Solana chain
 // faults, and the healing of all of it at the drain. docs/simulation.md.
@@ -102,7 +104,19 @@ export function otherSweepNetworks(env: SimEnvironment, serviceEnv: Record<strin
     return {
       ...base,
       async fundGasStation(address) {
-        solana.rpc.validator.airdrop(address, SOLANA_GAS_STATION_TOPUP);
+        // The same wallet in every seed of a run: an airdrop of the same amount to it again is the same transaction
+        // (LiteSVM refuses it as already processed), so the lamports are set, what earlier seeds left plus the top-up,
+        // as anvil_setBalance does on EVM.
+        const v = solana.rpc.validator;
+        const before = v.account(address);
+        if (before && (before.data.length > 0 || before.owner !== SYSTEM_PROGRAM))
+          throw new Error(`simulator: the Solana gas station ${address} is not a plain wallet`);
+        v.setAccount({
+          address,
+          lamports: (before?.lamports ?? 0n) + SOLANA_GAS_STATION_TOPUP,
+          data: new Uint8Array(),
+          owner: SYSTEM_PROGRAM,
+        });
         return SOLANA_GAS_STATION_TOPUP;
       },
     };

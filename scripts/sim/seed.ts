@@ -9,6 +9,8 @@ import { createMerchant } from '../../src/ledger/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
 import { evmSweepNetwork } from './scenario-sweeps.js';
+import { serviceCli } from './second-driver.js';
+import { TSX_SERVICE_ARGS } from './service-build.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 import { type ReorgDrop, reorgEvm } from './faults/chain-evm.js';
@@ -314,6 +316,13 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       key: `${seed}-${o.runIndex}`,
       ev,
       violations,
+      cli: serviceCli({
+        ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}),
+        serviceArgs: o.serviceArgs ?? TSX_SERVICE_ARGS,
+        env: serviceEnv,
+        logFile,
+      }),
+      activeMs: o.activeMs,
     });
     await Promise.all([
       ...injections,

@@ -21,6 +21,9 @@ const TRANSPILER = join(dirname(fileURLToPath(import.meta.url)), 'transpile-tree
 
 export type BuildMode = 'tsx' | 'dist';
 
+/** Node's arguments for one role from the sources (the supervisor's default too). */
+export const TSX_SERVICE_ARGS: readonly string[] = ['--import', 'tsx', 'src/main.ts'];
+
 export interface ServiceBuild {
   mode: BuildMode;
   /** Where the roles run (their working directory). */
@@ -39,7 +42,7 @@ export function buildModeOf(flag: string | undefined, env: NodeJS.ProcessEnv = p
 }
 
 export async function prepareServiceBuild(sourceRoot: string, mode: BuildMode): Promise<ServiceBuild> {
-  if (mode === 'tsx') return { mode, cwd: sourceRoot, args: ['--import', 'tsx', 'src/main.ts'], ms: 0, remove: () => {} };
+  if (mode === 'tsx') return { mode, cwd: sourceRoot, args: [...TSX_SERVICE_ARGS], ms: 0, remove: () => {} };
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'stablepay-sim-build-'));
   try {

@@ -81,6 +81,22 @@ describe('simulator scenario extras', () => {
     expect([...energy].sort()).toEqual(['ample', 'none', 'short']);
   });
 
+  it("draws the second driver (the CLI's sweep run beside the worker) in some seeds, 1–3 runs within the active phase", () => {
+    const drivers = [];
+    for (let seed = 1; seed <= 30; seed++) drivers.push(planExtras(createPrng(seed).fork('scenario'), o).sweeps.secondDriver);
+    const drawn = drivers.filter((d) => d !== null);
+    expect(drawn.length).toBeGreaterThan(10);
+    expect(drawn.length).toBeLessThan(30);
+    for (const d of drawn) {
+      expect(d!.at).toBeGreaterThanOrEqual(0);
+      expect(d!.at).toBeLessThanOrEqual(o.activeMs - 3000);
+      expect([1, 2, 3]).toContain(d!.runs);
+    }
+    // CI seed 8 draws it: the CLI drives the worker's sweeps on Solana and TRON.
+    const ci8 = planExtras(createPrng(8).fork('scenario'), { activeMs: 15_000, networks: ['ethereum', 'solana', 'tron'], merchants: 1 });
+    expect(ci8.sweeps.secondDriver).not.toBeNull();
+  });
+
   it('CI seed 8 on three networks pays sessions on Solana and TRON and stakes energy: both chains sweep, TRON by delegation', () => {
     const networks = ['ethereum', 'solana', 'tron'];
     const scenario = buildScenario(createPrng(8).fork('scenario'), { activeMs: 15_000, networks });
