@@ -130,13 +130,32 @@ async function deployInFlight(db: Db, sweep: SweepRow, stepId: string): Promise<
   return row !== undefined;
 }
 
-/** Advances every running sweep once. Answers how many are still running. */
+/**
+ * When each running sweep may be advanced again (epoch ms), per driver (its deps): a step that asked to wait longer
+ * than a pass (the outbound engine waits 5 s after a node refused its bytes, docs/outbound.md) is not offered again on
+ * every pass, which re-broadcast refused bytes and logged the refusal at error level every tick.
+ */
+const notBefore = new WeakMap<SweepEngineDeps, Map<string, number>>();
+
+/** Advances every running sweep once, skipping those still waiting. Answers how many are still running. */
 export async function advanceRunningSweeps(deps: SweepEngineDeps): Promise<number> {
+  let pace = notBefore.get(deps);
+  if (!pace) notBefore.set(deps, (pace = new Map()));
+  const ids = await runningSweepIds(deps.db);
+  for (const id of pace.keys()) if (!ids.includes(id)) pace.delete(id);
   let running = 0;
-  for (const id of await runningSweepIds(deps.db)) {
+  for (const id of ids) {
+    if ((pace.get(id) ?? 0) > Date.now()) {
+      running++;
+      continue;
+    }
+    pace.delete(id);
     try {
       const r = await advanceSweep(deps, id);
-      if (r.kind === 'wait') running++;
+      if (r.kind === 'wait') {
+        running++;
+        if (r.ms > deps.pollMs) pace.set(id, Date.now() + r.ms);
+      }
     } catch (err) {
       running++;
       deps.log?.warn({ err, sweep_id: id }, 'sweep step failed to advance; retried on the next pass');

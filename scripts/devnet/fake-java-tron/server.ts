@@ -20,10 +20,20 @@ export interface FakeJavaTron {
   unhandled: string[];
   /** The next broadcast transaction's receipt is this failure (queue). */
   forceNextResult(r: ForcedResult): void;
+  /** Until cleared (`null`), every broadcast is refused as java-tron refuses a sender without bandwidth: `code`
+   * BANDWITH_ERROR, "Account resource insufficient error." (the documented reply of /wallet/broadcasthex). Counted in
+   * `refused`. */
+  refuseBroadcasts(on: boolean): void;
+  /** Broadcasts refused by `refuseBroadcasts`. */
+  readonly refused: number;
   close(): Promise<void>;
 }
 
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
+
+/** Chains whose broadcasts are refused (refuseBroadcasts), with the count refused so far. */
+const refusing = new Map<FakeTronChain, number>();
+const refusedTotal = new WeakMap<FakeTronChain, number>();
 
 export async function startFakeJavaTron(
   anvil: { rpc: Rpc; url?: string },
@@ -263,6 +273,16 @@ export async function startFakeJavaTron(
     calls,
     unhandled,
     forceNextResult: (r) => chain.forced.push(r),
+    refuseBroadcasts(on) {
+      if (on && !refusing.has(chain)) refusing.set(chain, 0);
+      if (!on && refusing.has(chain)) {
+        refusedTotal.set(chain, (refusedTotal.get(chain) ?? 0) + refusing.get(chain)!);
+        refusing.delete(chain);
+      }
+    },
+    get refused() {
+      return (refusedTotal.get(chain) ?? 0) + (refusing.get(chain) ?? 0);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -283,6 +303,10 @@ function triggerParams(b: Record<string, unknown>): { owner: string; contract: s
 }
 
 async function broadcastReply(chain: FakeTronChain, rawDataHex: string, signatures: string[], size: number, hex: boolean) {
+  if (refusing.has(chain)) {
+    refusing.set(chain, refusing.get(chain)! + 1);
+    return { code: 'BANDWITH_ERROR', txid: '', message: hexUtf8('Account resource insufficient error.') };
+  }
   try {
     const t = await chain.broadcast(rawDataHex.toLowerCase(), signatures, size);
     return { result: true, code: 'SUCCESS', txid: t.txId, ...(hex ? { transaction: JSON.stringify(chain.txJson(t)) } : {}) };
