@@ -1,11 +1,10 @@
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { solanaSweepSetup } from '../support/sweep-setup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
-import { signer } from '../support/evm-tokens/scenario.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury.js';
 import { expectBurntFeeOnce, journalBalance, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';
-import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
+import { type FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
@@ -24,18 +23,7 @@ const funded = 10n * BigInt(LAMPORTS_PER_SOL);
 
 beforeAll(async () => {
   h = await startSolanaServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  ticker = await startFakeTicker({ coinbaseRates: { SOL: { USDT: '150', USDC: '150' } } });
-  if (!isSweeper(h.adapter)) throw new Error('the Solana adapter is not a Sweeper');
-  station = (await h.adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation)).address;
-  h.rpc.validator.airdrop(station, funded);
-  await setSweepPolicy(h.t.db, {
-    network: 'solana',
-    mode: 'test',
-    token: 'USDC',
-    minAmountBase: 1_000_000n,
-    maxFeeBps: 5000,
-    actor: 'test',
-  });
+  ({ ticker, station } = await solanaSweepSetup(h, { token: 'USDC', lamports: funded }));
 }, 180_000);
 afterAll(async () => {
   await ticker?.close();

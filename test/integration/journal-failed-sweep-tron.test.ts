@@ -1,12 +1,12 @@
+import { tronSweepSetup } from '../support/sweep-setup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
-import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
+import { isSweeper } from '../../chains/types.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury.js';
 import { evmHexToTron, normalizeTronAddress } from '../../chains/tron/address.js';
-import { signer } from '../support/evm-tokens/scenario.js';
 import { expectBurntFeeOnce, journalBalance } from '../support/failed-fee.js';
-import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
+import { type FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
@@ -24,11 +24,8 @@ let gasStation: string;
 
 beforeAll(async () => {
   h = await startTronServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  ticker = await startFakeTicker({ coinbaseRates: { TRX: { USDT: '0.25', USDC: '0.25' } } });
-  if (!isSweeper(h.adapter)) throw new Error('the TRON adapter is not a Sweeper');
-  gasStation = (await h.adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation)).address;
-  h.fake.chain.setTrx(gasStation, 10_000n * TRX); // nothing staked for energy: the sweep takes the TRX top-up path
-  await setSweepPolicy(h.t.db, { network: 'tron', mode: 'test', token: 'USDT', minAmountBase: 1_000_000n, maxFeeBps: 5000, actor: 'test' });
+  // Nothing staked for energy: the sweep takes the TRX top-up path.
+  ({ ticker, station: gasStation } = await tronSweepSetup(h, { stationSun: 10_000n * TRX }));
 }, 180_000);
 afterAll(async () => {
   await ticker?.close();

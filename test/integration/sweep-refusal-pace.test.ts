@@ -1,14 +1,15 @@
+import { tronSweepSetup } from '../support/sweep-setup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
 import { evmHexToTron } from '../../chains/tron/address.js';
-import { isSweeper, OPERATOR_SLOT } from '../../chains/types.js';
+import { isSweeper } from '../../chains/types.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury.js';
 import { createNativePriceService } from '../../src/rates/native-prices.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { advanceRunningSweeps, createSweeps, driveSweeps } from '../../src/treasury/runner.js';
 import { signer } from '../support/evm-tokens/scenario.js';
-import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
+import { type FakeTicker } from '../support/fake-ticker.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 
 // A sweep step whose bytes the node refuses (java-tron's BANDWITH_ERROR: the sender lacks bandwidth) is offered again
@@ -21,10 +22,7 @@ let ticker: FakeTicker;
 
 beforeAll(async () => {
   h = await startTronServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  ticker = await startFakeTicker({ coinbaseRates: { TRX: { USDT: '0.25', USDC: '0.25' } } });
-  if (!isSweeper(h.adapter)) throw new Error('not a Sweeper');
-  h.fake.chain.setTrx((await h.adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation)).address, 1_000n * TRX);
-  await setSweepPolicy(h.t.db, { network: 'tron', mode: 'test', token: 'USDT', minAmountBase: 1_000_000n, maxFeeBps: 5000, actor: 'test' });
+  ({ ticker } = await tronSweepSetup(h, { stationSun: 1_000n * TRX }));
 }, 180_000);
 afterAll(async () => {
   await ticker?.close();

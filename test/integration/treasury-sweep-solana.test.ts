@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { Keypair, PublicKey } from '@solana/web3.js';
+import { solanaSweepSetup } from '../support/sweep-setup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
 import { listSweeps, sweepCosts } from '../../src/ledger/sweeps.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
-import { signer } from '../support/evm-tokens/scenario.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
-import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
+import { type FakeTicker } from '../support/fake-ticker.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 
 // Solana sweeps driven by the service: `sweep run` (the CLI, a child process) on the LiteSVM endpoint. The operator's
@@ -25,19 +24,8 @@ const u6 = (n: number) => BigInt(Math.round(n * 1_000_000));
 
 beforeAll(async () => {
   h = await startSolanaServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  ticker = await startFakeTicker({ coinbaseRates: { SOL: { USDT: '150', USDC: '150' } } });
-  if (!isSweeper(h.adapter)) throw new Error('the Solana adapter is not a Sweeper');
-  station = (await h.adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation)).address;
-  h.rpc.validator.airdrop(station, 10n * BigInt(LAMPORTS_PER_SOL));
+  ({ ticker, station } = await solanaSweepSetup(h, { token: 'USDC' }));
   rent = BigInt(await h.conn.getMinimumBalanceForRentExemption(165));
-  await setSweepPolicy(h.t.db, {
-    network: 'solana',
-    mode: 'test',
-    token: 'USDC',
-    minAmountBase: 1_000_000n,
-    maxFeeBps: 5000,
-    actor: 'test',
-  });
 }, 180_000);
 afterAll(async () => {
   await ticker?.close();

@@ -3,8 +3,7 @@ import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { CHARGES, renewalPeriodChargedOnce } from '../../scripts/sim/invariants/charges.js';
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invariants/single-credit.js';
-import { REDIS_URL } from '../support/env.js';
-import { rolledBack } from '../support/sim-invariant-harness.js';
+import { rolledBack, solanaSimContext } from '../support/sim-invariant-harness.js';
 import { plan } from '../integration/subscriptions-fixture.js';
 import { startSolanaSubsFixture, type SolanaSubsFixture } from '../integration/subscriptions-solana-fixture.js';
 
@@ -19,13 +18,8 @@ import { startSolanaSubsFixture, type SolanaSubsFixture } from '../integration/s
 let f: SolanaSubsFixture;
 let approveSig: string;
 
-const context = (db: InvariantContext['db']): InvariantContext => ({
-  db,
-  chains: { evm: [], solana: { rpcUrl: f.rpc.url, mints: f.mints, confirmations: 'finalized' } },
-  deliveries: [],
-  events: [],
-  redis: { url: REDIS_URL, prefix: 'sp_unused' },
-});
+const context = (db: InvariantContext['db']): InvariantContext =>
+  solanaSimContext(db, { rpcUrl: f.rpc.url, mints: f.mints, redisPrefix: 'sp_unused' });
 
 /** The invariants' findings about money on chain, leaving out webhook deliveries (this fixture has no receiver). */
 const moneyFindings = (vs: Array<{ invariant: string; message: string }>) =>

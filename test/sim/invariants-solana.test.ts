@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { solanaSimContext } from '../support/sim-invariant-harness.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base58Encode } from '../../chains/solana/base58.js';
 import type { Transaction } from 'kysely';
@@ -9,7 +10,6 @@ import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invari
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
-import { REDIS_URL } from '../support/env.js';
 import { ChainRegistry } from '../../chains/registry.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
@@ -25,13 +25,8 @@ let shop: ChainHarnessMerchant;
 let paid: { id: string; payer: string; depositOwner: string; paymentTx: string };
 let refundId: string;
 
-const context = (db: InvariantContext['db']): InvariantContext => ({
-  db,
-  chains: { evm: [], solana: { rpcUrl: h.rpc.url, mints: h.mints, confirmations: 'finalized' } },
-  deliveries: [],
-  events: [],
-  redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
-});
+const context = (db: InvariantContext['db']): InvariantContext =>
+  solanaSimContext(db, { rpcUrl: h.rpc.url, mints: h.mints, redisPrefix: h.env.REDIS_KEY_PREFIX! });
 
 class Rollback extends Error {}
 async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
+import { solanaSweepSetup } from '../support/sweep-setup.js';
+import { solanaSimContext } from '../support/sim-invariant-harness.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base58Encode } from '../../chains/solana/base58.js';
-import { isSweeper, OPERATOR_SLOT } from '../../chains/types.js';
 import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
-import { REDIS_URL } from '../support/env.js';
-import { signer } from '../support/evm-tokens/scenario.js';
-import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { type FakeTicker } from '../support/fake-ticker.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { expectSweepStepJudged } from '../support/sweep-step-judging.js';
@@ -20,28 +19,12 @@ import { expectSweepStepJudged } from '../support/sweep-step-judging.js';
 let h: SolanaServiceHarness;
 let ticker: FakeTicker;
 
-const context = (db: InvariantContext['db']): InvariantContext => ({
-  db,
-  chains: { evm: [], solana: { rpcUrl: h.rpc.url, mints: h.mints, confirmations: 'finalized' } },
-  deliveries: [],
-  events: [],
-  redis: { url: REDIS_URL, prefix: h.env.REDIS_KEY_PREFIX! },
-});
+const context = (db: InvariantContext['db']): InvariantContext =>
+  solanaSimContext(db, { rpcUrl: h.rpc.url, mints: h.mints, redisPrefix: h.env.REDIS_KEY_PREFIX! });
 
 beforeAll(async () => {
   h = await startSolanaServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  ticker = await startFakeTicker({ coinbaseRates: { SOL: { USDT: '150', USDC: '150' } } });
-  if (!isSweeper(h.adapter)) throw new Error('not a Sweeper');
-  const station = (await h.adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation)).address;
-  h.rpc.validator.airdrop(station, 10n * BigInt(LAMPORTS_PER_SOL));
-  await setSweepPolicy(h.t.db, {
-    network: 'solana',
-    mode: 'test',
-    token: 'USDC',
-    minAmountBase: 1_000_000n,
-    maxFeeBps: 5000,
-    actor: 'test',
-  });
+  ({ ticker } = await solanaSweepSetup(h, { token: 'USDC' }));
 }, 180_000);
 afterAll(async () => {
   await ticker?.close();

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { tronSweepSetup } from '../support/sweep-setup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRX } from '../../scripts/devnet/fake-java-tron/chain.js';
 import { evmHexToTron } from '../../chains/tron/address.js';
-import { isSweeper, OPERATOR_SLOT } from '../../chains/types.js';
+import { isSweeper } from '../../chains/types.js';
 import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { tronSucceeded } from '../../scripts/sim/invariants/tron-chain.js';
 import { outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
-import { signer } from '../support/evm-tokens/scenario.js';
-import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
-import { rolledBack, tronSimContext } from '../support/sim-invariant-harness.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { type FakeTicker } from '../support/fake-ticker.js';
+import { rolledBack, tronHarnessContext } from '../support/sim-invariant-harness.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { expectSweepStepJudged } from '../support/sweep-step-judging.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
@@ -23,21 +23,11 @@ import { startTronServiceHarness, type TronServiceHarness } from '../support/tro
 let h: TronServiceHarness;
 let ticker: FakeTicker;
 
-const context = (db: InvariantContext['db']): InvariantContext =>
-  tronSimContext(db, {
-    fakeUrl: h.fake.url,
-    usdt: h.tokens.USDT.address,
-    usdc: h.tokens.USDC.address,
-    redisPrefix: h.env.REDIS_KEY_PREFIX!,
-  });
+const context = (db: InvariantContext['db']): InvariantContext => tronHarnessContext(h)(db);
 
 beforeAll(async () => {
   h = await startTronServiceHarness({ extraEnv: { ROLES: 'api,watcher' } });
-  ticker = await startFakeTicker({ coinbaseRates: { TRX: { USDT: '0.25', USDC: '0.25' } } });
-  if (!isSweeper(h.adapter)) throw new Error('not a Sweeper');
-  const station = await h.adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation);
-  h.fake.chain.setTrx(station.address, 10_000n * TRX); // nothing staked: the TRX top-up
-  await setSweepPolicy(h.t.db, { network: 'tron', mode: 'test', token: 'USDT', minAmountBase: 1_000_000n, maxFeeBps: 5000, actor: 'test' });
+  ({ ticker } = await tronSweepSetup(h, { stationSun: 10_000n * TRX })); // nothing staked: the TRX top-up
 }, 180_000);
 afterAll(async () => {
   await ticker?.close();

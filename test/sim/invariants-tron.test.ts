@@ -7,7 +7,7 @@ import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invari
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
-import { tronSimContext } from '../support/sim-invariant-harness.js';
+import { tronHarnessContext } from '../support/sim-invariant-harness.js';
 import { ChainRegistry } from '../../chains/registry.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
@@ -22,13 +22,7 @@ let shop: ChainHarnessMerchant;
 let paid: { id: string };
 let refundId: string;
 
-const context = (db: InvariantContext['db']): InvariantContext =>
-  tronSimContext(db, {
-    fakeUrl: h.fake.url,
-    usdt: h.tokens.USDT.address,
-    usdc: h.tokens.USDC.address,
-    redisPrefix: h.env.REDIS_KEY_PREFIX!,
-  });
+const context = (db: InvariantContext['db']): InvariantContext => tronHarnessContext(h)(db);
 
 class Rollback extends Error {}
 async function corrupted<T>(f: (trx: Transaction<Database>) => Promise<T>): Promise<T> {

@@ -90,3 +90,28 @@ export function tronSimContext(
     redis: { url: REDIS_URL, prefix: o.redisPrefix },
   };
 }
+
+/** The invariants' context with Solana as the only chain: the LiteSVM endpoint at `rpcUrl`, read at `finalized`. */
+export function solanaSimContext(
+  db: InvariantContext['db'],
+  o: { rpcUrl: string; mints: { USDT: string; USDC: string }; redisPrefix: string },
+): InvariantContext {
+  return {
+    db,
+    chains: { evm: [], solana: { rpcUrl: o.rpcUrl, mints: o.mints, confirmations: 'finalized' } },
+    deliveries: [],
+    events: [],
+    redis: { url: REDIS_URL, prefix: o.redisPrefix },
+  };
+}
+
+/** `tronSimContext` over a TRON service harness (its fake java-tron, tokens and Redis prefix). */
+export const tronHarnessContext =
+  (h: { fake: { url: string }; tokens: { USDT: { address: string }; USDC: { address: string } }; env: Record<string, string> }) =>
+  (db: InvariantContext['db']): InvariantContext =>
+    tronSimContext(db, {
+      fakeUrl: h.fake.url,
+      usdt: h.tokens.USDT.address,
+      usdc: h.tokens.USDC.address,
+      redisPrefix: h.env.REDIS_KEY_PREFIX!,
+    });

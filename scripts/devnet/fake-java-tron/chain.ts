@@ -87,6 +87,9 @@ export class FakeTronChain {
   readonly tronToEvmHash = new Map<string, string>();
   readonly txs = new Map<string, StoredTx>();
   readonly forced: ForcedResult[] = [];
+  /** Test knob (server's refuseBroadcasts): while set, every broadcast is refused (BANDWITH_ERROR), counted here. */
+  refuseAll = false;
+  refusedCount = 0;
   readonly resources = new ResourceBook(this.accounts);
   /** getEnergyFee: sun per energy unit. */
   energyPriceSun = 100n;

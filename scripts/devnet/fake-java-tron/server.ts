@@ -31,10 +31,6 @@ export interface FakeJavaTron {
 
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 
-/** Chains whose broadcasts are refused (refuseBroadcasts), with the count refused so far. */
-const refusing = new Map<FakeTronChain, number>();
-const refusedTotal = new WeakMap<FakeTronChain, number>();
-
 export async function startFakeJavaTron(
   anvil: { rpc: Rpc; url?: string },
   o: { solidifyDepth?: number; port?: number } = {},
@@ -274,14 +270,10 @@ export async function startFakeJavaTron(
     unhandled,
     forceNextResult: (r) => chain.forced.push(r),
     refuseBroadcasts(on) {
-      if (on && !refusing.has(chain)) refusing.set(chain, 0);
-      if (!on && refusing.has(chain)) {
-        refusedTotal.set(chain, (refusedTotal.get(chain) ?? 0) + refusing.get(chain)!);
-        refusing.delete(chain);
-      }
+      chain.refuseAll = on;
     },
     get refused() {
-      return (refusedTotal.get(chain) ?? 0) + (refusing.get(chain) ?? 0);
+      return chain.refusedCount;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -303,8 +295,8 @@ function triggerParams(b: Record<string, unknown>): { owner: string; contract: s
 }
 
 async function broadcastReply(chain: FakeTronChain, rawDataHex: string, signatures: string[], size: number, hex: boolean) {
-  if (refusing.has(chain)) {
-    refusing.set(chain, refusing.get(chain)! + 1);
+  if (chain.refuseAll) {
+    chain.refusedCount++;
     return { code: 'BANDWITH_ERROR', txid: '', message: hexUtf8('Account resource insufficient error.') };
   }
   try {
