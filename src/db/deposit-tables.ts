@@ -8,7 +8,9 @@ type NullableTs = ColumnType<Date | null, Date | string | null | undefined, Date
 
 export type DepositStatus = 'provisional' | 'confirmed' | 'orphaned';
 export type DepositDisposition = 'credited' | 'unmatched';
-export type UnmatchedReason = 'late' | 'session_paid' | 'session_canceled' | 'session_expired' | 'not_selected' | 'no_session';
+import type { UnmatchedReason } from '../domain/deposit-credit.js';
+
+export type { UnmatchedReason };
 
 export interface DepositAddressesTable {
   id: Generated<bigint>;

@@ -1,14 +1,15 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Selectable } from 'kysely';
+import type { Database, PaymentSessionsTable } from '../db/schema.js';
 import type { Mode } from '../domain/vocabulary.js';
 import { newId } from '../domain/ids.js';
 import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
+import { decideCredits } from '../domain/deposit-credit.js';
 import { insertOutboxEvents, type OutboxEventInput } from './outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
 import type { UnmatchedReason } from '../db/deposit-tables.js';
 import type { ChainRef } from './deposit-schema.js';
-import { settlesAsPaid } from './settlement-rule.js';
 import { receivedPayments } from './session-payments.js';
 import { sessionReceivedFields } from '../domain/events/session-received.js';
 import {
@@ -163,8 +164,7 @@ export async function confirmFinalDeposits(
   /** The form of an address shown to people (TRON base58), for the senders in payment.completed; default: as stored. */
   displayAddress?: (canonical: string) => string,
 ): Promise<ConfirmResult> {
-  const t = trx;
-  const deposits = await t
+  const deposits = await trx
     .selectFrom('deposits')
     .select(['id', 'session_id', 'token', 'amount_base', 'block_time', 'tx_hash'])
     .where('network', '=', chain.network)
@@ -177,164 +177,178 @@ export async function confirmFinalDeposits(
     .execute();
   if (deposits.length === 0) return { confirmed: 0, credited: 0, paidSessionIds: [], decisions: [] };
 
-  const sessionIds = [...new Set(deposits.flatMap((d) => (d.session_id ? [d.session_id] : [])))];
-  const sessions = sessionIds.length
-    ? await trx
-        .selectFrom('payment_sessions')
-        .selectAll()
-        .where(sql<boolean>`id = any(${sessionIds}::text[])`)
-        .orderBy('id')
-        .forUpdate()
-        .execute()
-    : [];
-  const merchantIds = [...new Set(sessions.map((x) => x.merchant_id))];
-  const toleranceBps = new Map(
-    merchantIds.length
-      ? (await trx.selectFrom('merchants').select(['id', 'underpayment_tolerance_bps']).where('id', 'in', merchantIds).execute()).map(
-          (m) => [m.id, m.underpayment_tolerance_bps],
-        )
-      : [],
+  const sessions = await lockDepositSessions(trx, deposits);
+  const toleranceBps = await merchantTolerances(trx, sessions);
+  const batch = decideCredits(
+    deposits.map((d) => ({ id: d.id, sessionId: d.session_id, token: d.token, amountBase: d.amount_base, blockTime: d.block_time })),
+    sessions.map((s) => ({
+      id: s.id,
+      merchantId: s.merchant_id,
+      network: s.network,
+      token: s.token,
+      status: s.status,
+      expiresAt: s.expires_at,
+      targetAmountMinor: s.target_amount_minor,
+      receivedBase: s.received_base,
+    })),
+    { network: chain.network, tokenDecimals, toleranceBps: (m) => toleranceBps.get(m) ?? 0 },
   );
-  const failedTransfers: Array<{ session: (typeof sessions)[number]; token: string; amount: bigint }> = [];
-  const byId = new Map(sessions.map((s) => [s.id, { row: s, received: s.received_base, paidBy: null as string | null, credited: false }]));
-  const payable = new Set<string>(SESSION_TRANSITIONS.pay);
-
-  const decisions: Array<{ id: string; disposition: 'credited' | 'unmatched'; reason: UnmatchedReason | null }> = [];
-  for (const d of deposits) {
-    const s = d.session_id ? byId.get(d.session_id) : undefined;
-    const unmatched = (reason: UnmatchedReason) => decisions.push({ id: d.id, disposition: 'unmatched', reason });
-    if (!s) {
-      unmatched('no_session');
-      continue;
-    }
-    const row = s.row;
-    if (row.network !== chain.network || row.token !== d.token) {
-      unmatched('not_selected');
-      // A zero-value transfer moves no money (address-poisoning spam): no event.
-      if (row.status === 'open' && s.paidBy === null && d.amount_base > 0n && d.block_time.getTime() <= row.expires_at.getTime()) {
-        failedTransfers.push({ session: row, token: d.token, amount: d.amount_base });
-      }
-    } else if (d.block_time.getTime() > row.expires_at.getTime()) unmatched('late');
-    else if (s.paidBy !== null || row.status === 'paid') unmatched('session_paid');
-    else if (!payable.has(row.status)) unmatched(row.status === 'canceled' ? 'session_canceled' : 'session_expired');
-    else {
-      s.received += d.amount_base;
-      s.credited = true;
-      decisions.push({ id: d.id, disposition: 'credited', reason: null });
-      const due = stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(d.token));
-      if (settlesAsPaid(due, s.received, tokenDecimals(d.token), toleranceBps.get(row.merchant_id) ?? 0)) s.paidBy = d.id;
-    }
-  }
+  const { decisions } = batch;
 
   await sql`
     update deposits set status = 'confirmed', confirmed_at = now(), disposition = v.disposition, unmatched_reason = v.reason
-    from unnest(${decisions.map((x) => x.id)}::text[], ${decisions.map((x) => x.disposition)}::text[],
+    from unnest(${decisions.map((x) => x.depositId)}::text[], ${decisions.map((x) => x.disposition)}::text[],
                 ${decisions.map((x) => x.reason)}::text[]) as v(id, disposition, reason)
     where deposits.id = v.id and deposits.status = 'provisional'`.execute(trx);
 
+  const sessionById = new Map(sessions.map((s) => [s.id, s]));
   // Written before any payment.completed of this batch: such a transfer is only recorded while its session is unpaid.
-  const events: OutboxEventInput[] = failedTransfers.map((f) => ({
-    merchantId: f.session.merchant_id,
-    mode: f.session.mode,
-    type: PAYMENT_EVENT_TYPE.failed,
-    object: paymentEventObject(f.session, 'failed', { text: formatBaseUnits(f.amount, tokenDecimals(f.token)), currency: f.token }),
-    aggregateId: f.session.id,
-  }));
-
-  const shortfallOf = (row: (typeof sessions)[number], received: bigint): bigint => {
-    const due = stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(row.token!));
-    return due > received ? due - received : 0n;
-  };
-
-  const touched = [...byId.values()].filter((s) => s.credited);
-  const paidSessionIds: string[] = [];
-  if (touched.length) {
-    const r = await sql<{ id: string }>`
-      update payment_sessions p
-      set received_base = v.received,
-          status = case when v.paid then 'paid' else p.status end,
-          paid_at = case when v.paid then now() else p.paid_at end,
-          shortfall_base = case when v.paid then v.shortfall else p.shortfall_base end
-      from unnest(${touched.map((s) => s.row.id)}::text[], ${touched.map((s) => s.received.toString())}::numeric[],
-                  ${touched.map((s) => s.paidBy !== null)}::bool[], ${touched.map((s) => shortfallOf(s.row, s.received).toString())}::numeric[])
-           as v(id, received, paid, shortfall)
-      where p.id = v.id and p.status in (${sql.join([...payable])})
-      returning p.id`.execute(trx);
-    if (r.rows.length !== touched.length) throw new Error('session state changed under a deposit credit (conflict)');
-
-    // Every session paid by this batch: its settlement row and payment.completed, in one statement each (not one
-    // round trip per session: the confirming step of a busy block credits thousands; docs/performance.md).
-    const paid = touched.filter((s) => s.paidBy !== null);
-    if (paid.length) {
-      const settled = paid.map((s) => {
-        const due = stablecoinMinorToBase(s.row.target_amount_minor, tokenDecimals(s.row.token!));
-        return { s, due, overpaid: s.received > due ? s.received - due : 0n, shortfall: due > s.received ? due - s.received : 0n };
-      });
-      const text = (f: (x: (typeof settled)[number]) => bigint) => settled.map((x) => f(x).toString());
-      await sql`
-        insert into session_settlements (session_id, network, token, due_base, received_base, overpaid_base, shortfall_base, paying_deposit_id)
-        select v.session_id, ${chain.network}, v.token, v.due, v.received, v.overpaid, v.shortfall, v.paying
-        from unnest(${settled.map((x) => x.s.row.id)}::text[], ${settled.map((x) => x.s.row.token!)}::text[],
-                    ${text((x) => x.due)}::numeric[], ${text((x) => x.s.received)}::numeric[], ${text((x) => x.overpaid)}::numeric[],
-                    ${text((x) => x.shortfall)}::numeric[], ${settled.map((x) => x.s.paidBy!)}::text[])
-             as v(session_id, token, due, received, overpaid, shortfall, paying)`.execute(trx);
-      // Extension (issue 16 item 5): what each session received, transfer by transfer, as it now stands (the
-      // deposits just confirmed included), read for all of them in one query.
-      // Each sender's display form computed once per step (EVM: a keccak checksum, half this step's CPU for a
-      // 1,000-session block in the benchmark's profile; senders such as exchange hot wallets repeat).
-      const shown = new Map<string, string>();
-      const display = displayAddress
-        ? (_network: string, c: string) => {
-            const known = shown.get(c);
-            if (known !== undefined) return known;
-            const v = displayAddress(c);
-            shown.set(c, v);
-            return v;
-          }
-        : undefined;
-      const payments = await receivedPayments(
-        trx,
-        paid.map((s) => s.row.id),
-      );
-      for (const s of paid) {
-        const row = { ...s.row, status: 'paid' as const, received_base: s.received };
-        events.push({
-          merchantId: s.row.merchant_id,
-          mode: s.row.mode,
-          type: PAYMENT_EVENT_TYPE.completed,
-          object: {
-            ...paymentEventObject(row, 'completed'),
-            ...sessionReceivedFields(
-              { status: row.status, token: row.token, targetAmountMinor: row.target_amount_minor, receivedBase: row.received_base },
-              payments.get(s.row.id) ?? [],
-              (_network, token) => tokenDecimals(token),
-              display,
-            ),
-          },
-          aggregateId: s.row.id,
-        });
-        paidSessionIds.push(s.row.id);
-      }
-    }
-  }
+  const events: OutboxEventInput[] = batch.failedTransfers.map((f) => {
+    const session = sessionById.get(f.sessionId)!;
+    return {
+      merchantId: session.merchant_id,
+      mode: session.mode,
+      type: PAYMENT_EVENT_TYPE.failed,
+      object: paymentEventObject(session, 'failed', { text: formatBaseUnits(f.amountBase, tokenDecimals(f.token)), currency: f.token }),
+      aggregateId: session.id,
+    };
+  });
+  const credited = batch.credited.map((c) => ({ ...c, row: sessionById.get(c.sessionId)! }));
+  const paidSessionIds = await creditSessions(trx, chain, credited, tokenDecimals, displayAddress, events);
   await insertOutboxEvents(trx, events);
+
   const byDeposit = new Map(deposits.map((d) => [d.id, d]));
-  const paidBy = new Set([...byId.values()].flatMap((s) => (s.paidBy ? [s.paidBy] : [])));
+  const paidBy = new Set(batch.credited.flatMap((s) => (s.paidBy ? [s.paidBy] : [])));
   return {
     confirmed: decisions.length,
     credited: decisions.filter((x) => x.disposition === 'credited').length,
     paidSessionIds,
     decisions: decisions.map((x) => {
-      const d = byDeposit.get(x.id)!;
+      const d = byDeposit.get(x.depositId)!;
       return {
-        depositId: x.id,
+        depositId: x.depositId,
         sessionId: d.session_id,
         txHash: d.tx_hash,
         disposition: x.disposition,
         reason: x.reason,
-        paidSession: paidBy.has(x.id),
+        paidSession: paidBy.has(x.depositId),
       };
     }),
+  };
+}
+
+type LockedSession = Selectable<PaymentSessionsTable>;
+
+/** The sessions of these deposits, locked in id order (one lock order for every writer). */
+async function lockDepositSessions(
+  trx: Transaction<Database>,
+  deposits: ReadonlyArray<{ session_id: string | null }>,
+): Promise<LockedSession[]> {
+  const sessionIds = [...new Set(deposits.flatMap((d) => (d.session_id ? [d.session_id] : [])))];
+  if (sessionIds.length === 0) return [];
+  return trx
+    .selectFrom('payment_sessions')
+    .selectAll()
+    .where(sql<boolean>`id = any(${sessionIds}::text[])`)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+async function merchantTolerances(trx: Transaction<Database>, sessions: readonly LockedSession[]): Promise<Map<string, number>> {
+  const merchantIds = [...new Set(sessions.map((x) => x.merchant_id))];
+  if (merchantIds.length === 0) return new Map();
+  const rows = await trx.selectFrom('merchants').select(['id', 'underpayment_tolerance_bps']).where('id', 'in', merchantIds).execute();
+  return new Map(rows.map((m) => [m.id, m.underpayment_tolerance_bps]));
+}
+
+/**
+ * Writes what the batch credited: each session's running total, and for every session it paid the settlement row and
+ * payment.completed (pushed onto `events`). Answers the ids of the sessions paid.
+ */
+async function creditSessions(
+  trx: Transaction<Database>,
+  chain: ChainRef,
+  credited: ReadonlyArray<{ row: LockedSession; received: bigint; paidBy: string | null }>,
+  tokenDecimals: (token: string) => number,
+  displayAddress: ((canonical: string) => string) | undefined,
+  events: OutboxEventInput[],
+): Promise<string[]> {
+  if (credited.length === 0) return [];
+  const dueOf = (row: LockedSession) => stablecoinMinorToBase(row.target_amount_minor, tokenDecimals(row.token!));
+  const shortfallOf = (row: LockedSession, received: bigint): bigint => {
+    const due = dueOf(row);
+    return due > received ? due - received : 0n;
+  };
+  const r = await sql<{ id: string }>`
+    update payment_sessions p
+    set received_base = v.received,
+        status = case when v.paid then 'paid' else p.status end,
+        paid_at = case when v.paid then now() else p.paid_at end,
+        shortfall_base = case when v.paid then v.shortfall else p.shortfall_base end
+    from unnest(${credited.map((s) => s.row.id)}::text[], ${credited.map((s) => s.received.toString())}::numeric[],
+                ${credited.map((s) => s.paidBy !== null)}::bool[], ${credited.map((s) => shortfallOf(s.row, s.received).toString())}::numeric[])
+         as v(id, received, paid, shortfall)
+    where p.id = v.id and p.status in (${sql.join([...SESSION_TRANSITIONS.pay])})
+    returning p.id`.execute(trx);
+  if (r.rows.length !== credited.length) throw new Error('session state changed under a deposit credit (conflict)');
+
+  // Every session paid by this batch: its settlement row and payment.completed, in one statement each (not one
+  // round trip per session: the confirming step of a busy block credits thousands; docs/performance.md).
+  const paid = credited.filter((s) => s.paidBy !== null);
+  if (paid.length === 0) return [];
+  const settled = paid.map((s) => {
+    const due = dueOf(s.row);
+    return { s, due, overpaid: s.received > due ? s.received - due : 0n, shortfall: due > s.received ? due - s.received : 0n };
+  });
+  const text = (f: (x: (typeof settled)[number]) => bigint) => settled.map((x) => f(x).toString());
+  await sql`
+    insert into session_settlements (session_id, network, token, due_base, received_base, overpaid_base, shortfall_base, paying_deposit_id)
+    select v.session_id, ${chain.network}, v.token, v.due, v.received, v.overpaid, v.shortfall, v.paying
+    from unnest(${settled.map((x) => x.s.row.id)}::text[], ${settled.map((x) => x.s.row.token!)}::text[],
+                ${text((x) => x.due)}::numeric[], ${text((x) => x.s.received)}::numeric[], ${text((x) => x.overpaid)}::numeric[],
+                ${text((x) => x.shortfall)}::numeric[], ${settled.map((x) => x.s.paidBy!)}::text[])
+         as v(session_id, token, due, received, overpaid, shortfall, paying)`.execute(trx);
+  // Extension (issue 16 item 5): what each session received, transfer by transfer, as it now stands (the
+  // deposits just confirmed included), read for all of them in one query.
+  const payments = await receivedPayments(
+    trx,
+    paid.map((s) => s.row.id),
+  );
+  const display = displayAddress ? memoisedDisplay(displayAddress) : undefined;
+  for (const s of paid) {
+    const row = { ...s.row, status: 'paid' as const, received_base: s.received };
+    events.push({
+      merchantId: s.row.merchant_id,
+      mode: s.row.mode,
+      type: PAYMENT_EVENT_TYPE.completed,
+      object: {
+        ...paymentEventObject(row, 'completed'),
+        ...sessionReceivedFields(
+          { status: row.status, token: row.token, targetAmountMinor: row.target_amount_minor, receivedBase: row.received_base },
+          payments.get(s.row.id) ?? [],
+          (_network, token) => tokenDecimals(token),
+          display,
+        ),
+      },
+      aggregateId: s.row.id,
+    });
+  }
+  return paid.map((s) => s.row.id);
+}
+
+/**
+ * Each sender's display form computed once per step (EVM: a keccak checksum, half this step's CPU for a
+ * 1,000-session block in the benchmark's profile; senders such as exchange hot wallets repeat).
+ */
+function memoisedDisplay(displayAddress: (canonical: string) => string): (network: string, canonical: string) => string {
+  const shown = new Map<string, string>();
+  return (_network, c) => {
+    const known = shown.get(c);
+    if (known !== undefined) return known;
+    const v = displayAddress(c);
+    shown.set(c, v);
+    return v;
   };
 }
 

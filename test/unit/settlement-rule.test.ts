@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { minorUnitInBase, settlesAsPaid } from '../../src/ledger/settlement-rule.js';
+import { minorUnitInBase, settlesAsPaid } from '../../src/domain/settlement-rule.js';
 
 // The paid rule of confirmed credits (issue 13, item 19), against its definition: exact bigint arithmetic only.
 describe('settlesAsPaid', () => {

@@ -1,5 +1,5 @@
 import { stablecoinMinorToBase } from '../../../src/domain/money.js';
-import { settlesAsPaid } from '../../../src/ledger/settlement-rule.js';
+import { settlesAsPaid } from '../../../src/domain/settlement-rule.js';
 import type { Invariant, Violation } from '../contract.js';
 import { blockTimes, confirmedHeight, tokenDecimals, transfers } from './evm-chain.js';
 import { solanaReader } from './solana-chain.js';
@@ -9,7 +9,7 @@ export const SESSION_PAID = 'session-paid-iff-chain';
 
 // A session is paid iff the canonical chain holds enough confirmed transfers of its selected token to its deposit
 // address in blocks timestamped at or before its expiry (src/ledger/deposits.ts `confirmFinalDeposits`): "enough" by
-// the settlement rule (src/ledger/settlement-rule.ts: in full, within a sub-unit remainder, or within the merchant's
+// the settlement rule (src/domain/settlement-rule.ts: in full, within a sub-unit remainder, or within the merchant's
 // underpayment tolerance), the amount due being the session's target amount in the token's base units. Zero-value
 // transfers count for nothing. A canceled session is never paid (the chain's money then is an unmatched deposit), so
 // only the "paid ⇒ enough on chain" direction applies to it. EVM networks (confirmed: head − confirmations + 1) and
