@@ -7,7 +7,7 @@ import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { SESSION_TRANSITIONS } from '../domain/session-state.js';
 import { decideCredits } from '../domain/deposit-credit.js';
 import { insertOutboxEvents, type OutboxEventInput } from './outbox.js';
-import { PAYMENT_EVENT_TYPE, paymentEventObject } from './payment-events.js';
+import { PAYMENT_EVENT_TYPE, paymentEventObject } from '../domain/events/payment.js';
 import type { UnmatchedReason } from '../db/deposit-tables.js';
 import type { ChainRef } from './deposit-schema.js';
 import { receivedPayments } from './session-payments.js';

@@ -1,4 +1,4 @@
-import type { SessionRow } from './payment-events.js';
+import type { SessionRow } from './session-row.js';
 import type { TokenSymbol } from '../domain/vocabulary.js';
 
 // The quote of each stablecoin locked when a session was created (decisions.md: the rate is locked at creation for

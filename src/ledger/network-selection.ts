@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
-import type { SessionRow } from './payment-events.js';
+import type { SessionRow } from './session-row.js';
 import { lockedQuote } from './locked-quotes.js';
 
 // The payer's (or merchant's) choice of network and token for a session, and the deposit address it binds.

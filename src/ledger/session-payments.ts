@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { sessionReceivedFields, type ReceivedPayment } from '../domain/events/session-received.js';
-import type { SessionRow } from './payment-events.js';
+import type { SessionRow } from './session-row.js';
 
 /**
  * The final deposits to each of these sessions' addresses, in chain order (issue 16 item 5): credited ones and

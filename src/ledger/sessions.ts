@@ -9,7 +9,8 @@ import type { NetworkId, TokenSymbol } from '../domain/vocabulary.js';
 import { hasProvisionalDepositsBefore } from './deposits.js';
 import { newestFirstPage, type NewestFirstPage } from './newest-first-page.js';
 import { insertOutboxEvent } from './outbox.js';
-import { PAYMENT_EVENT_TYPE, paymentEventObject, type SessionRow } from './payment-events.js';
+import { PAYMENT_EVENT_TYPE, paymentEventObject } from '../domain/events/payment.js';
+import type { SessionRow } from './session-row.js';
 import { receivedEventFields } from './session-payments.js';
 import { quoteColumns, type Coin, type LockedQuote } from './locked-quotes.js';
 

@@ -108,11 +108,7 @@ describe('decideCredits', () => {
   });
 
   it('reads each token decimals from the rules (18-decimal tokens)', () => {
-    const r = decideCredits(
-      [deposit('d1', 10n * 10n ** 18n, { token: 'USDC18' })],
-      [session({ token: 'USDC18' })],
-      rules(),
-    );
+    const r = decideCredits([deposit('d1', 10n * 10n ** 18n, { token: 'USDC18' })], [session({ token: 'USDC18' })], rules());
     expect(r.credited).toEqual([{ sessionId: 'cs_1', received: 10n * 10n ** 18n, paidBy: 'd1' }]);
   });
 });

@@ -1,3 +1,4 @@
+export { paymentEventObject, PAYMENT_EVENT_TYPE, type PaymentEventType, type PaymentOutcome, type PaymentEventSession } from './payment.js';
 export { refundEventObject, REFUND_EVENT_TYPE, type RefundEventInput, type RefundEventType } from './refund.js';
 export {
   subscriptionEventObject,
