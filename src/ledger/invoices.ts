@@ -1,9 +1,9 @@
-import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, InvoicesTable, Mode } from '../db/schema.js';
 import { invoiceEventObject, type InvoiceEventType } from '../domain/events/invoice.js';
 import { insertOutboxEvent } from './outbox.js';
-import type { CursorListResult } from './subscriptions.js';
+import { cursorPage, type CursorListResult, type CursorPageRequest } from './cursor-page.js';
 
 // Invoices of subscriptions. One per (subscription, period), enforced by a unique key.
 
@@ -45,49 +45,18 @@ export async function findInvoice(db: Db, merchantId: string, mode: Mode, id: st
     .executeTakeFirst();
 }
 
-/** Same ordering and cursor rules as listSubscriptions: newest first by (created_at, id). */
+/** Newest first by (created_at, id): the Stripe-style cursor rules of cursor-page.ts. */
 export async function listInvoices(
   db: Db,
   merchantId: string,
   mode: Mode,
-  o: {
-    limit: number;
-    startingAfter?: string;
-    endingBefore?: string;
-    subscriptionId?: string;
-    customer?: string;
-    status?: InvoiceStatusValue;
-  },
+  o: CursorPageRequest & { subscriptionId?: string; customer?: string; status?: InvoiceStatusValue },
 ): Promise<CursorListResult<InvoiceRow>> {
-  const cursorId = o.startingAfter ?? o.endingBefore;
-  let cursor: { created_at: Date; id: string } | undefined;
-  if (cursorId !== undefined) {
-    cursor = await db
-      .selectFrom('invoices')
-      .select(['created_at', 'id'])
-      .where('id', '=', cursorId)
-      .where('merchant_id', '=', merchantId)
-      .where('mode', '=', mode)
-      .executeTakeFirst();
-    if (!cursor) return { kind: 'bad_cursor', param: o.startingAfter !== undefined ? 'starting_after' : 'ending_before' };
-  }
-  let q = db.selectFrom('invoices').selectAll().where('merchant_id', '=', merchantId).where('mode', '=', mode);
-  if (o.subscriptionId !== undefined) q = q.where('subscription_id', '=', o.subscriptionId);
-  if (o.customer !== undefined) q = q.where('customer', '=', o.customer);
-  if (o.status !== undefined) q = q.where('status', '=', o.status);
-  const backwards = o.startingAfter === undefined && o.endingBefore !== undefined;
-  if (cursor) {
-    // Compared in SQL against the stored row: created_at has microseconds, a JS Date only milliseconds.
-    const at = sql`(select created_at, id from invoices where id = ${cursor.id})`;
-    q = q.where(backwards ? sql<boolean>`(created_at, id) > ${at}` : sql<boolean>`(created_at, id) < ${at}`);
-  }
-  const dir = backwards ? 'asc' : 'desc';
-  const rows = await q
-    .orderBy('created_at', dir)
-    .orderBy('id', dir)
-    .limit(o.limit + 1)
-    .execute();
-  const page = rows.slice(0, o.limit);
-  if (backwards) page.reverse();
-  return { kind: 'page', page: { rows: page, hasMore: rows.length > o.limit } };
+  return cursorPage(db, 'invoices', { merchantId, mode }, o, (q) => {
+    let f = q;
+    if (o.subscriptionId !== undefined) f = f.where('subscription_id', '=', o.subscriptionId);
+    if (o.customer !== undefined) f = f.where('customer', '=', o.customer);
+    if (o.status !== undefined) f = f.where('status', '=', o.status);
+    return f;
+  });
 }

@@ -1,8 +1,9 @@
-import { sql, type Selectable, type Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode, SubscriptionInterval, SubscriptionStatusValue, SubscriptionsTable } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
 import { SUBSCRIPTION_STATUS_EVENT, subscriptionEventObject, type SubscriptionEventType } from '../domain/events/subscription.js';
+import { cursorPage, type CursorListResult, type CursorPageRequest } from './cursor-page.js';
 import { insertOutboxEvent } from './outbox.js';
 
 // The ledger of subscriptions: creation, lookups, lists, cancellation. Life-cycle transitions driven by the
@@ -157,55 +158,19 @@ export async function findSubscription(db: Db, merchantId: string, mode: Mode, i
     .executeTakeFirst();
 }
 
-export interface CursorPage<T> {
-  rows: T[];
-  hasMore: boolean;
-}
-
-export type CursorListResult<T> = { kind: 'page'; page: CursorPage<T> } | { kind: 'bad_cursor'; param: 'starting_after' | 'ending_before' };
-
-/**
- * Newest first by (created_at, id). `starting_after` pages towards older rows, `ending_before` towards newer ones.
- * The cursor is a row of the same merchant and mode; its (created_at, id) is compared as a tuple, so rows created
- * while a client pages never shift a page (no duplicate, no gap).
- */
+/** Newest first by (created_at, id): the Stripe-style cursor rules of cursor-page.ts. */
 export async function listSubscriptions(
   db: Db,
   merchantId: string,
   mode: Mode,
-  o: { limit: number; startingAfter?: string; endingBefore?: string; customer?: string; status?: SubscriptionStatusValue },
+  o: CursorPageRequest & { customer?: string; status?: SubscriptionStatusValue },
 ): Promise<CursorListResult<SubscriptionRow>> {
-  const cursorId = o.startingAfter ?? o.endingBefore;
-  let cursor: { created_at: Date; id: string } | undefined;
-  if (cursorId !== undefined) {
-    cursor = await db
-      .selectFrom('subscriptions')
-      .select(['created_at', 'id'])
-      .where('id', '=', cursorId)
-      .where('merchant_id', '=', merchantId)
-      .where('mode', '=', mode)
-      .executeTakeFirst();
-    if (!cursor) return { kind: 'bad_cursor', param: o.startingAfter !== undefined ? 'starting_after' : 'ending_before' };
-  }
-  let q = db.selectFrom('subscriptions').selectAll().where('merchant_id', '=', merchantId).where('mode', '=', mode);
-  if (o.customer !== undefined) q = q.where('customer', '=', o.customer);
-  if (o.status !== undefined) q = q.where('status', '=', o.status);
-  const backwards = o.startingAfter === undefined && o.endingBefore !== undefined;
-  if (cursor) {
-    // Compared in SQL against the stored row: created_at has microseconds, a JS Date only milliseconds.
-    const at = sql`(select created_at, id from subscriptions where id = ${cursor.id})`;
-    q = q.where(backwards ? sql<boolean>`(created_at, id) > ${at}` : sql<boolean>`(created_at, id) < ${at}`);
-  }
-  const dir = backwards ? 'asc' : 'desc';
-  const rows = await q
-    .orderBy('created_at', dir)
-    .orderBy('id', dir)
-    .limit(o.limit + 1)
-    .execute();
-  const hasMore = rows.length > o.limit;
-  const page = rows.slice(0, o.limit);
-  if (backwards) page.reverse();
-  return { kind: 'page', page: { rows: page, hasMore } };
+  return cursorPage(db, 'subscriptions', { merchantId, mode }, o, (q) => {
+    let f = q;
+    if (o.customer !== undefined) f = f.where('customer', '=', o.customer);
+    if (o.status !== undefined) f = f.where('status', '=', o.status);
+    return f;
+  });
 }
 
 export type CancelSubscriptionResult =
