@@ -2,7 +2,8 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { DepositSetupAttemptState, DepositSetupAttemptsTable, DepositSetupsTable } from '../db/deposit-setup-tables.js';
-import { feeLegs, feesAccount, journalAsset, addressAccount, recordMovement, registerWallets, transferLegs } from './journal.js';
+import { feeLegs, feesAccount, journalAsset, addressAccount, transferLegs } from './journal-accounts.js';
+import { recordMovement, registerWallets } from './journal.js';
 
 // Deposit setups (Solana: the deposit owner's associated token account, created and paid by the merchant account's
 // refunds hot wallet) as outbound jobs: the row is `processing` while its attempts are followed and ends succeeded,

@@ -12,16 +12,8 @@ import type { UnmatchedReason } from '../db/deposit-tables.js';
 import type { ChainRef } from './deposit-schema.js';
 import { receivedPayments } from './session-payments.js';
 import { sessionReceivedFields } from '../domain/events/session-received.js';
-import {
-  EXTERNAL_ACCOUNT,
-  addressAccount,
-  journalAsset,
-  recordMovementsAgain,
-  reverseObservedAbove,
-  transferLegs,
-  withDepositEntries,
-  type InsertedDeposit,
-} from './journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs } from './journal-accounts.js';
+import { recordMovementsAgain, reverseObservedAbove, withDepositEntries, type InsertedDeposit } from './journal.js';
 
 // The ledger side of deposits. Rules (decisions.md):
 // - a deposit is unique by (network, mode, tx hash, log index); observing it again changes nothing, except that an

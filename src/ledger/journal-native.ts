@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ChainRef } from './deposit-schema.js';
-import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, recordMovements, transferLegs, type Movement } from './journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs, type Movement } from './journal-accounts.js';
+import { recordMovements } from './journal.js';
 
 // Native balances in the journal (docs/journal.md, "Native balances"). Gas reaches our wallets as plain value transfers
 // that no log shows, so reconcile itself books what it finds:

@@ -2,15 +2,8 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ChainRef } from './deposit-schema.js';
 import type { ObservedDeposit } from './deposits.js';
-import {
-  EXTERNAL_ACCOUNT,
-  addressAccount,
-  journalAsset,
-  ownTransactionHashes,
-  recordMovements,
-  transferLegs,
-  type Movement,
-} from './journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs, type Movement } from './journal-accounts.js';
+import { ownTransactionHashes, recordMovements } from './journal.js';
 
 // What the watcher sees move that is not a deposit: transfers into a registered wallet (a hot wallet topped up from
 // outside) and transfers out of a deposit address or wallet, that the service did not send itself. Both are journaled

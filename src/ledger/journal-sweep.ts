@@ -7,12 +7,11 @@ import {
   addressAccount,
   feesAccount,
   journalAsset,
-  recordMovement,
-  registerWallets,
   transferLegs,
   treasuryAccount,
   type JournalLeg,
-} from './journal.js';
+} from './journal-accounts.js';
+import { recordMovement, registerWallets } from './journal.js';
 
 // The journal entry of one settled sweep step (docs/journal.md "Sweeps"), written by settleSweepStep in its own
 // transaction, once the step's transaction is final. One entry per step transaction (leg key `sweep`), kind `sweep`,

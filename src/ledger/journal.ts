@@ -3,6 +3,15 @@ import type { Database } from '../db/schema.js';
 import type { JournalKind, JournalObjectType } from '../db/journal-tables.js';
 import type { Mode } from '../domain/vocabulary.js';
 import { chainKey, type ChainRef } from './deposit-schema.js';
+import {
+  EXTERNAL_ACCOUNT,
+  addressPrefix,
+  assetPrefix,
+  feeLegs,
+  normalizeLegs,
+  type JournalLeg,
+  type Movement,
+} from './journal-accounts.js';
 
 // The double-entry journal of on-chain movements (docs/journal.md). This file is its only writer. A movement is one
 // entry of balanced legs in base units: for each asset the legs sum to zero. Accounts:
@@ -14,86 +23,6 @@ import { chainKey, type ChainRef } from './deposit-schema.js';
 // Entries the watcher recorded from blocks a reorg removed are reversed by new entries (same height, negated legs,
 // `reverses_id` naming the original); nothing is ever updated or deleted (triggers refuse it). A movement reversed and
 // then seen again in the new branch is recorded once more, as the next revision of its key.
-
-// Account and asset names are persisted: built here only, from the chain key (deposit-schema.ts), never elsewhere.
-export const EXTERNAL_ACCOUNT = 'external';
-const addressPrefix = (network: string, mode: Mode): string => `address:${chainKey({ network, mode })}:`;
-export const addressAccount = (network: string, mode: Mode, address: string): string => `${addressPrefix(network, mode)}${address}`;
-/** A treasury (cold wallet or multisig, keys never held): journaled, never reconciled. */
-export const treasuryAccount = (network: string, mode: Mode, address: string): string =>
-  `treasury:${chainKey({ network, mode })}:${address}`;
-export const feesAccount = (network: string): string => `fees:${network}`;
-export const journalAsset = (network: string, mode: Mode, token: string | 'native'): string => `${assetPrefix({ network, mode })}${token}`;
-/** What precedes the token in an asset name of `chain`. */
-export const assetPrefix = (chain: { network: string; mode: Mode }): string => `${chainKey(chain)}:`;
-/** SQL LIKE pattern of every `address:` account of `chain`. */
-export const addressAccountPattern = (chain: ChainRef): string => `${addressPrefix(chain.network, chain.mode)}%`;
-
-/** The address inside an `address:` account of `chain`, or null for any other account. */
-export function accountAddress(chain: ChainRef, account: string): string | null {
-  const prefix = addressPrefix(chain.network, chain.mode);
-  return account.startsWith(prefix) ? account.slice(prefix.length) : null;
-}
-
-export interface JournalLeg {
-  account: string;
-  asset: string;
-  /** Signed base units: positive into the account. */
-  amount: bigint;
-}
-
-export interface Movement {
-  network: string;
-  mode: Mode;
-  txHash: string;
-  /** What inside the transaction this entry records: `log:<index>` for one transfer log, `tx` for a whole transaction. */
-  legKey: string;
-  kind: JournalKind;
-  blockHeight: bigint;
-  blockHash?: string | null;
-  merchantId?: string | null;
-  sessionId?: string | null;
-  object?: { type: JournalObjectType; id: string } | null;
-  legs: readonly JournalLeg[];
-}
-
-export class UnbalancedMovementError extends Error {}
-
-/** Legs moving `amount` of `asset` from one account to another (none for a zero amount). */
-export function transferLegs(asset: string, from: string, to: string, amount: bigint): JournalLeg[] {
-  if (amount === 0n) return [];
-  return [
-    { account: from, asset, amount: -amount },
-    { account: to, asset, amount },
-  ];
-}
-
-/** Legs of a network fee `fee` (native base units) paid by `payer` on `chain`. */
-export function feeLegs(chain: ChainRef, payer: string, fee: bigint): JournalLeg[] {
-  return transferLegs(
-    journalAsset(chain.network, chain.mode, 'native'),
-    addressAccount(chain.network, chain.mode, payer),
-    feesAccount(chain.network),
-    fee,
-  );
-}
-
-/** Merges legs by (account, asset), drops zero legs, and checks that each asset sums to zero. */
-export function normalizeLegs(legs: readonly JournalLeg[]): JournalLeg[] {
-  const byKey = new Map<string, JournalLeg>();
-  const totals = new Map<string, bigint>();
-  for (const l of legs) {
-    const k = `${l.account}\u0000${l.asset}`;
-    const prev = byKey.get(k);
-    byKey.set(k, { account: l.account, asset: l.asset, amount: (prev?.amount ?? 0n) + l.amount });
-    totals.set(l.asset, (totals.get(l.asset) ?? 0n) + l.amount);
-  }
-  for (const [asset, total] of totals) {
-    if (total !== 0n) throw new UnbalancedMovementError(`legs of ${asset} sum to ${total}, not 0`);
-  }
-  return [...byKey.values()].filter((l) => l.amount !== 0n);
-}
-
 /**
  * Records one movement in the caller's transaction (the same one as the business write it belongs to). Answers the
  * new entry's id, or null when the movement was already recorded (or moves nothing).
@@ -359,131 +288,4 @@ export async function ownTransactionHashes(trx: Transaction<Database>, chain: Ch
     select tx_hash from deposit_setup_attempts
     where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])`.execute(trx);
   return new Set(r.rows.map((x) => x.tx_hash));
-}
-
-export interface JournalBalance {
-  account: string;
-  asset: string;
-  /** Every entry at or below the height, unexplained ones included: what the chain shows if the watcher saw everything. */
-  balance: bigint;
-  /** The part of `balance` that unexplained entries no operator acknowledged account for. */
-  unexplained: bigint;
-}
-
-/**
- * Balances of every `address:` account of `chain` with journal activity, at `height` (entries in blocks at or below
- * it; a reversal counts at its original's height, so a reversed pair nets to zero at any height).
- */
-export async function journalBalancesAt(db: Kysely<Database>, chain: ChainRef, height: bigint): Promise<JournalBalance[]> {
-  const r = await sql<{ account: string; asset: string; balance: string; unexplained: string }>`
-    select l.account, l.asset, sum(l.amount)::text as balance,
-           coalesce(sum(l.amount) filter (where e.kind = 'unexplained' and a.entry_id is null), 0)::text as unexplained
-    from journal_entries e
-    join journal_legs l on l.entry_id = e.id
-    left join journal_acknowledgements a on a.entry_id = coalesce(e.reverses_id, e.id)
-    where e.network = ${chain.network} and e.mode = ${chain.mode} and e.block_height <= ${height.toString()}::bigint
-      and l.account like ${addressAccountPattern(chain)}
-    group by l.account, l.asset
-    order by l.account, l.asset`.execute(db);
-  return r.rows.map((x) => ({ account: x.account, asset: x.asset, balance: BigInt(x.balance), unexplained: BigInt(x.unexplained) }));
-}
-
-export interface UnexplainedEntry {
-  entryId: bigint;
-  network: string;
-  mode: Mode;
-  txHash: string;
-  blockHeight: bigint;
-  legs: JournalLeg[];
-  acknowledged: boolean;
-  reversed: boolean;
-}
-
-/** Unexplained entries, newest first (the operator's list; `acknowledged: false` only by default). */
-export async function listUnexplained(
-  db: Kysely<Database>,
-  opts: { network?: string; mode?: Mode; all?: boolean; limit?: number } = {},
-): Promise<UnexplainedEntry[]> {
-  let q = db
-    .selectFrom('journal_entries as e')
-    .leftJoin('journal_acknowledgements as a', 'a.entry_id', 'e.id')
-    .select(['e.id', 'e.network', 'e.mode', 'e.tx_hash', 'e.block_height', 'a.entry_id as ack'])
-    .select(sql<boolean>`exists (select 1 from journal_entries r where r.reverses_id = e.id)`.as('reversed'))
-    .where('e.kind', '=', 'unexplained')
-    .where('e.reverses_id', 'is', null);
-  if (opts.network) q = q.where('e.network', '=', opts.network);
-  if (opts.mode) q = q.where('e.mode', '=', opts.mode);
-  if (!opts.all) q = q.where('a.entry_id', 'is', null);
-  const rows = await q
-    .orderBy('e.id', 'desc')
-    .limit(opts.limit ?? 100)
-    .execute();
-  if (rows.length === 0) return [];
-  const legs = await db
-    .selectFrom('journal_legs')
-    .selectAll()
-    .where(
-      'entry_id',
-      'in',
-      rows.map((r) => r.id),
-    )
-    .execute();
-  return rows.map((r) => ({
-    entryId: r.id,
-    network: r.network,
-    mode: r.mode,
-    txHash: r.tx_hash,
-    blockHeight: r.block_height,
-    legs: legs.filter((l) => l.entry_id === r.id).map((l) => ({ account: l.account, asset: l.asset, amount: l.amount })),
-    acknowledged: r.ack !== null,
-    reversed: r.reversed,
-  }));
-}
-
-/** The operator accepts an unexplained entry (with a note); reconcile then counts it. False when no such entry. */
-export async function acknowledgeUnexplained(db: Kysely<Database>, entryId: bigint, note: string): Promise<boolean> {
-  const r = await sql`
-    insert into journal_acknowledgements (entry_id, note)
-    select id, ${note} from journal_entries where id = ${entryId.toString()}::bigint and kind = 'unexplained' and reverses_id is null
-    on conflict (entry_id) do nothing`.execute(db);
-  return Number(r.numAffectedRows ?? 0n) > 0;
-}
-
-/** Entries whose legs do not sum to zero for some asset (must always be empty; the insert trigger refuses them). */
-export async function unbalancedEntries(db: Kysely<Database>): Promise<Array<{ entryId: bigint; asset: string; total: bigint }>> {
-  const r = await sql<{ entry_id: string; asset: string; total: string }>`
-    select entry_id::text, asset, sum(amount)::text as total from journal_legs group by entry_id, asset having sum(amount) <> 0`.execute(
-    db,
-  );
-  return r.rows.map((x) => ({ entryId: BigInt(x.entry_id), asset: x.asset, total: BigInt(x.total) }));
-}
-
-/** One leg of an `address:` account of `chain` in a block above `from` and at or below `to` (books at several heights). */
-export interface JournalLegAt extends JournalBalance {
-  height: bigint;
-}
-
-/**
- * The legs of `address:` accounts of `chain` in blocks in (`from`, `to`], with their height, `unexplained` as in
- * journalBalancesAt: with journalBalancesAt(from), the balance at any height up to `to`.
- */
-export async function journalLegsBetween(db: Kysely<Database>, chain: ChainRef, from: bigint, to: bigint): Promise<JournalLegAt[]> {
-  if (to <= from) return [];
-  const r = await sql<{ account: string; asset: string; height: string; balance: string; unexplained: string }>`
-    select l.account, l.asset, e.block_height::text as height, sum(l.amount)::text as balance,
-           coalesce(sum(l.amount) filter (where e.kind = 'unexplained' and a.entry_id is null), 0)::text as unexplained
-    from journal_entries e
-    join journal_legs l on l.entry_id = e.id
-    left join journal_acknowledgements a on a.entry_id = coalesce(e.reverses_id, e.id)
-    where e.network = ${chain.network} and e.mode = ${chain.mode}
-      and e.block_height > ${from.toString()}::bigint and e.block_height <= ${to.toString()}::bigint
-      and l.account like ${addressAccountPattern(chain)}
-    group by l.account, l.asset, e.block_height`.execute(db);
-  return r.rows.map((x) => ({
-    account: x.account,
-    asset: x.asset,
-    height: BigInt(x.height),
-    balance: BigInt(x.balance),
-    unexplained: BigInt(x.unexplained),
-  }));
 }

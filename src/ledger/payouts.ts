@@ -7,7 +7,8 @@ import { hasIdShape } from '../domain/ids.js';
 import { REFUND_EVENT_TYPE, refundEventObject } from '../domain/events/refund.js';
 import { insertOutboxEvent } from './outbox.js';
 import type { RefundRow } from './refunds.js';
-import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, recordMovement, transferLegs } from './journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, transferLegs } from './journal-accounts.js';
+import { recordMovement } from './journal.js';
 import { noteChainNonce } from './wallet-nonce-guard.js';
 import type { TakenNonce } from './outbound-store.js';
 

@@ -3,7 +3,8 @@ import type { Db } from '../db/database.js';
 import type { Database, SubscriptionChargesTable } from '../db/schema.js';
 import { newId } from '../domain/ids.js';
 import { insertInvoiceEvent } from './invoices.js';
-import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, recordMovement, transferLegs } from './journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, transferLegs } from './journal-accounts.js';
+import { recordMovement } from './journal.js';
 import { nextAfterPaid, type LifecycleDeps } from './subscriptions-lifecycle.js';
 import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent } from './subscriptions.js';
 

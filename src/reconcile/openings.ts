@@ -1,6 +1,6 @@
 import { isBalanceReader, isFinalStateReader, type BalanceQuery, type ChainAdapter } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { journalBalancesAt } from '../ledger/journal.js';
+import { journalBalancesAt } from '../ledger/journal-balances.js';
 import { addressesWithTransfersInFlight, bookOpeningBalances, registeredWallets } from '../ledger/journal-native.js';
 import { booksAtHeights, waitForWatcher } from './final-state.js';
 

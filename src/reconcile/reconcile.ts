@@ -9,7 +9,8 @@ import {
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../domain/vocabulary.js';
-import { accountAddress, addressAccount, journalAsset, journalBalancesAt } from '../ledger/journal.js';
+import { accountAddress, addressAccount, journalAsset } from '../ledger/journal-accounts.js';
+import { journalBalancesAt } from '../ledger/journal-balances.js';
 import {
   addressesWithTransfersInFlight,
   bookOpeningBalances,

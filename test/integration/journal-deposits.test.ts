@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orphanProvisionalDepositsAbove, recordObservedDepositRows, type ObservedDeposit } from '../../src/ledger/deposits.js';
-import { journalAsset } from '../../src/ledger/journal.js';
+import { journalAsset } from '../../src/ledger/journal-accounts.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // The watcher's deposits journaled by the statement that records them (docs/performance.md "Journal cost"): the same

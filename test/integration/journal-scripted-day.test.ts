@@ -7,13 +7,9 @@ import { HOT_WALLET_SLOT, OPERATOR_SLOT, isBalanceReader, isSweeper, type Networ
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { evmHexToTron, normalizeTronAddress, tronToEvmHex } from '../../chains/tron/address.js';
-import {
-  acknowledgeUnexplained,
-  journalBalancesAt,
-  listUnexplained,
-  registerWallets,
-  unbalancedEntries,
-} from '../../src/ledger/journal.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { journalBalancesAt, unbalancedEntries } from '../../src/ledger/journal-balances.js';
+import { registerWallets } from '../../src/ledger/journal.js';
 import { expireSession } from '../../src/ledger/sessions.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
 import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
