@@ -33,6 +33,13 @@ import type { TronTokenSender, TronTxBody } from './token-sender.js';
 // the delegation, bandwidth from the account's free daily allowance); group 3 `undelegate`. No TRX is burnt for the
 // transfer's energy. docs/treasury-tron.md has the arithmetic and the security model.
 
+/**
+ * java-tron's refusals of an undelegation that has nothing (left) to take back (UnDelegateResourceActuator): "delegated
+ * Resource does not exist", or "insufficient delegateFrozenBalance(Energy), ..." (sic; BANDWIDTH reads
+ * "delegatedFrozenBalance"). Either means the delegation was already taken back.
+ */
+export const UNDELEGATE_GONE = /delegated Resource does not exist|insufficient delegated?FrozenBalance/i;
+
 export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
   readonly method = 'tron-energy-delegation' as const;
 
@@ -160,14 +167,7 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
         return buildSystemStep(this.sender, request, s, 'DelegateResourceContract', BigInt(s.params.balance!));
       case 'undelegate':
         // Already taken back (a replay after a crash): nothing left to do.
-        return buildSystemStep(
-          this.sender,
-          request,
-          s,
-          'UnDelegateResourceContract',
-          BigInt(s.params.balance!),
-          /does not exist|insufficient delegated/i,
-        );
+        return buildSystemStep(this.sender, request, s, 'UnDelegateResourceContract', BigInt(s.params.balance!), UNDELEGATE_GONE);
       case 'transfer':
         return this.sender.build({ from: s.from, to: s.to, token: request.token, amount: BigInt(s.params.amount!) });
       default:

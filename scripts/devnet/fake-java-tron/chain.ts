@@ -453,7 +453,8 @@ export class FakeTronChain {
       id: txId,
       blockNumber: Number(blockNumber),
       blockTimeStamp: Number(block.timeMs),
-      contractResult: [result === 'SUCCESS' ? '' : sim.result],
+      // No return data when the TVM halts out of energy; a revert's data otherwise (empty without a reason).
+      contractResult: [result === 'SUCCESS' || result === 'OUT_OF_ENERGY' ? '' : sim.result],
       contract_address: raw.contract,
       receipt: {
         ...(fromStake > 0n ? { energy_usage: Number(fromStake) } : {}),

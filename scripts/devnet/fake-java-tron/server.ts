@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { id } from 'ethers';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
-import { decodeSignedTransaction } from '../../../chains/tron/protobuf.js';
+import { decodeSignedTransaction, txIdOf } from '../../../chains/tron/protobuf.js';
 import type { SystemContractValue } from '../../../chains/tron/system-contracts.js';
 import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc } from './chain.js';
 import { validateSystemContract } from './system.js';
@@ -98,8 +99,7 @@ export async function startFakeJavaTron(
       const p = triggerParams(b);
       if ('error' in p) return p.error;
       const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
-      if (code === '0x')
-        return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') } };
+      if (code === '0x') return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('Smart contract is not exist.') } };
       const sim = await chain.simulate(p.owner, p.contract, p.data);
       const transaction = await chain.buildTrigger({ ...p, feeLimit: 0n, callValue: 0n });
       if (!sim.ok) {
@@ -167,19 +167,18 @@ export async function startFakeJavaTron(
       const max = a ? chain.resources.canDelegateMax(a, Number(b.type ?? 0) === 1 ? 'ENERGY' : 'BANDWIDTH') : 0n;
       return max > 0n ? { max_size: Number(max) } : {};
     },
-    // Energy a call needs (java-tron with vm.estimateEnergy = true); errors in result, never {"Error"}.
+    // Energy a call needs (java-tron with vm.estimateEnergy = true); errors in result, never {"Error"}; result.result
+    // false is the proto default and is not printed.
     'wallet/estimateenergy': async (b) => {
       if (!chain.estimateEnergyEnabled)
-        return { result: { result: false, code: 'OTHER_ERROR', message: hexUtf8('this node does not support estimate energy') } };
+        return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('this node does not support estimate energy') } };
       const p = triggerParams(b);
       if ('error' in p) return p.error;
       const code = await chain.rpc<string>('eth_getCode', [`0x${p.contract.slice(2)}`, 'latest']);
-      if (code === '0x')
-        return {
-          result: { result: false, code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('No contract or not a valid smart contract') },
-        };
+      if (code === '0x') return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8('Smart contract is not exist.') } };
       const sim = await chain.simulate(p.owner, p.contract, p.data);
-      if (!sim.ok) return { result: { result: false, code: 'OTHER_ERROR', message: hexUtf8('REVERT opcode executed') } };
+      // Wallet.estimateEnergy: a failing constant call is returned at once with CONTRACT_EXE_ERROR.
+      if (!sim.ok) return { result: { code: 'CONTRACT_EXE_ERROR', message: hexUtf8('REVERT opcode executed') } };
       return { result: { result: true }, energy_required: Number(sim.energy) };
     },
     'wallet/broadcasttransaction': async (b) => {
@@ -294,18 +293,53 @@ function triggerParams(b: Record<string, unknown>): { owner: string; contract: s
   return { owner, contract, data: data.toLowerCase() };
 }
 
+/**
+ * java-tron's two broadcast servlets print the same GrpcAPI.Return differently. BroadcastServlet (`broadcasttransaction`):
+ * protobuf JSON with visible=false, so `result: false` and `code: SUCCESS` (defaults) are left out and `message` is
+ * hex-encoded UTF-8. BroadcastHexServlet (`broadcasthex`): every field always, `message` as plain UTF-8 text, and the
+ * transaction as a JSON text. Both name the transaction's txid, refused or not. Messages are Wallet.broadcastTransaction's.
+ */
 async function broadcastReply(chain: FakeTronChain, rawDataHex: string, signatures: string[], size: number, hex: boolean) {
+  const txid = txIdOf(rawDataHex.toLowerCase());
+  const refusal = (code: string, text: string) =>
+    hex
+      ? {
+          result: false,
+          code,
+          message: text,
+          transaction: JSON.stringify({ signature: signatures, txID: txid, raw_data_hex: rawDataHex }),
+          txid,
+        }
+      : { code, message: hexUtf8(text), txid };
   if (chain.refuseAll) {
     chain.refusedCount++;
-    return { code: 'BANDWITH_ERROR', txid: '', message: hexUtf8('Account resource insufficient error.') };
+    return refusal('BANDWITH_ERROR', BROADCAST_MESSAGES.BANDWITH_ERROR!);
   }
   try {
     const t = await chain.broadcast(rawDataHex.toLowerCase(), signatures, size);
-    return { result: true, code: 'SUCCESS', txid: t.txId, ...(hex ? { transaction: JSON.stringify(chain.txJson(t)) } : {}) };
+    return hex
+      ? { result: true, code: 'SUCCESS', message: '', transaction: JSON.stringify(chain.txJson(t)), txid: t.txId }
+      : { result: true, code: 'SUCCESS', txid: t.txId };
   } catch (e) {
     if (!(e instanceof BroadcastRefusal)) throw e;
-    return { code: e.code, txid: '', message: hexUtf8(e.message) };
+    return refusal(e.code, broadcastMessage(e));
   }
+}
+
+/** Wallet.broadcastTransaction's message for each refusal code (java-tron 4.8); the others carry the cause's text. */
+const BROADCAST_MESSAGES: Partial<Record<string, string>> = {
+  BANDWITH_ERROR: 'Account resource insufficient error.',
+  DUP_TRANSACTION_ERROR: 'Dup transaction.',
+  TAPOS_ERROR: 'Tapos check error.',
+  TRANSACTION_EXPIRATION_ERROR: 'Transaction expired',
+};
+
+function broadcastMessage(e: BroadcastRefusal): string {
+  const fixed = BROADCAST_MESSAGES[e.code];
+  if (fixed) return fixed;
+  if (e.code === 'CONTRACT_VALIDATE_ERROR') return `Contract validate error : ${e.message}`;
+  if (e.code === 'OTHER_ERROR') return `Error: ${e.message}`;
+  return e.message;
 }
 
 function blockJson(b: { number: bigint; timeMs: bigint; blockId: string; parentId: string }) {
@@ -320,9 +354,15 @@ function blockJson(b: { number: bigint; timeMs: bigint; blockId: string; parentI
         version: 31,
         timestamp: Number(b.timeMs),
       },
-      witness_signature: '',
+      // A witness signs every block: 65 bytes, hex. Here a stand-in derived from the block id (nothing checks it).
+      witness_signature: standInSignature(b.blockId),
     },
   };
+}
+
+function standInSignature(blockId: string): string {
+  const h = (x: string) => createHash('sha256').update(x).digest('hex');
+  return `${h(blockId)}${h(h(blockId))}00`;
 }
 
 function blockOrEmpty(b: Parameters<typeof blockJson>[0] | null) {

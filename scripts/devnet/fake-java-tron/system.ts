@@ -33,7 +33,10 @@ export function validateSystemContract(chain: FakeTronChain, v: SystemContractVa
     case 'DelegateResourceContract': {
       if (v.amount < TRX) refuse('delegateBalance must be greater than or equal to 1 TRX');
       const max = chain.resources.canDelegateMax(o, v.resource);
-      if (v.amount > max) refuse(`delegateBalance must be less than or equal to available FreezeV2 balance for ${v.resource}: ${max}`);
+      if (v.amount > max)
+        refuse(
+          `delegateBalance must be less than or equal to available ${v.resource === 'ENERGY' ? 'FreezeEnergyV2' : 'FreezeBandwidthV2'} balance`,
+        );
       if (v.to === v.owner) refuse('receiverAddress must not be the same as ownerAddress');
       if (!chain.accounts.has(v.to)) refuse(`Account[${tronBase58(v.to)}] not exists`);
       if (v.lock) refuse('fake java-tron: lock is not modelled');
@@ -44,7 +47,13 @@ export function validateSystemContract(chain: FakeTronChain, v: SystemContractVa
       const d = chain.resources.delegated(v.owner, v.to);
       const held = v.resource === 'ENERGY' ? d.energySun : d.bandwidthSun;
       if (held === 0n) refuse(`delegated Resource does not exist`);
-      if (held < v.amount) refuse(`insufficient delegatedFrozenBalance(${v.resource}), request=${v.amount}, unDelegateBalance=${held}`);
+      // UnDelegateResourceActuator's two spellings, as java-tron writes them.
+      if (held < v.amount)
+        refuse(
+          v.resource === 'ENERGY'
+            ? `insufficient delegateFrozenBalance(Energy), request=${v.amount}, unlock_balance=${held}`
+            : `insufficient delegatedFrozenBalance(BANDWIDTH), request=${v.amount}, unlock_balance=${held}`,
+        );
       return;
     }
     default: {
