@@ -11,6 +11,7 @@ import {
   type SystemRawData,
 } from '../../../chains/tron/system-contracts.js';
 import { FREE_NET_LIMIT, ResourceBook, newAccount, type FakeAccount } from './resources.js';
+import { BroadcastRefusal } from './refusal.js';
 import { executeSystemContract } from './system.js';
 
 export { FREE_NET_LIMIT, TRX, type FakeAccount } from './resources.js';
@@ -66,15 +67,6 @@ export type Rpc = <T>(method: string, params?: unknown[]) => Promise<T>;
 
 export const TRANSFER_SELECTOR = id('transfer(address,uint256)').slice(2, 10);
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
-
-export class BroadcastRefusal extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export class FakeTronChain {
   readonly accounts = new Map<string, FakeAccount>();

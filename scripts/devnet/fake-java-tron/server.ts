@@ -4,7 +4,8 @@ import { id } from 'ethers';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { decodeSignedTransaction, txIdOf } from '../../../chains/tron/protobuf.js';
 import type { SystemContractValue } from '../../../chains/tron/system-contracts.js';
-import { BroadcastRefusal, FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc } from './chain.js';
+import { FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc } from './chain.js';
+import { BroadcastRefusal } from './refusal.js';
 import { validateSystemContract } from './system.js';
 
 // THIS IS A FAKE of java-tron's HTTP wallet API, for tests and the local demo only: no TRON node can be installed here (docs/testing.md).

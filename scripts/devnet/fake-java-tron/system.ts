@@ -1,7 +1,15 @@
 import type { SystemContractValue } from '../../../chains/tron/system-contracts.js';
 import { tronBase58 } from '../../../chains/tron/address.js';
-import { BroadcastRefusal, type FakeTronChain } from './chain.js';
-import { TRX, newAccount } from './resources.js';
+import { BroadcastRefusal } from './refusal.js';
+import { TRX, newAccount, type FakeAccount, type ResourceBook } from './resources.js';
+
+/** What the system contracts read and change of the fake chain (FakeTronChain has it). */
+export interface SystemContractChain {
+  readonly accounts: Map<string, FakeAccount>;
+  readonly resources: ResourceBook;
+  readonly createNewAccountFeeSun: bigint;
+  chargeBandwidth(a: FakeAccount, bytes: bigint, createsAccount: boolean): { netFee: bigint; netUsage: bigint };
+}
 
 // THIS IS A FAKE. The system contracts the fake java-tron executes besides TriggerSmartContract, with java-tron's
 // validation messages (its actuators: TransferActuator, FreezeBalanceV2Actuator, DelegateResourceActuator,
@@ -13,7 +21,7 @@ const refuse = (m: string): never => {
 };
 
 /** Throws BroadcastRefusal(CONTRACT_VALIDATE_ERROR) as java-tron's actuator validation would. */
-export function validateSystemContract(chain: FakeTronChain, v: SystemContractValue): void {
+export function validateSystemContract(chain: SystemContractChain, v: SystemContractValue): void {
   const owner = chain.accounts.get(v.owner);
   const name = v.name;
   if (!owner) refuse(`Validate ${name} error, no OwnerAccount.`);
@@ -65,7 +73,7 @@ export function validateSystemContract(chain: FakeTronChain, v: SystemContractVa
 
 /** Validates, charges bandwidth (and account creation), applies. Fee = TRX burned. */
 export function executeSystemContract(
-  chain: FakeTronChain,
+  chain: SystemContractChain,
   v: SystemContractValue,
   bytes: bigint,
 ): { fee: bigint; netFee: bigint; netUsage: bigint } {
