@@ -80,6 +80,7 @@ const subscriptionObject = z.strictObject({
       amount: int.nonnegative(),
     }),
   ),
+  operator_hold: z.strictObject({ reason: z.string(), charge_transaction: z.string().nullable(), since: int }).optional(),
 });
 const invoiceObject = (statuses: [string, ...string[]]) =>
   z.strictObject({
