@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { UnmatchedReason } from '../domain/unmatched-reasons.js';
 
 // Kysely types of the tables created by migration 2026_11_21_0100_deposits; src/db/schema.ts's Database includes them.
 
@@ -8,7 +9,7 @@ type NullableTs = ColumnType<Date | null, Date | string | null | undefined, Date
 
 export type DepositStatus = 'provisional' | 'confirmed' | 'orphaned';
 export type DepositDisposition = 'credited' | 'unmatched';
-export type UnmatchedReason = 'late' | 'session_paid' | 'session_canceled' | 'session_expired' | 'not_selected' | 'no_session';
+export type { UnmatchedReason };
 
 export interface DepositAddressesTable {
   id: Generated<bigint>;

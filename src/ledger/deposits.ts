@@ -216,7 +216,8 @@ export async function confirmFinalDeposits(
       }
     } else if (d.block_time.getTime() > row.expires_at.getTime()) unmatched('late');
     else if (s.paidBy !== null || row.status === 'paid') unmatched('session_paid');
-    else if (!payable.has(row.status)) unmatched(row.status === 'canceled' ? 'session_canceled' : 'session_expired');
+    // Payable: open, or expired for a block at or before expires_at (a later block is `late` above); so only canceled.
+    else if (!payable.has(row.status)) unmatched('session_canceled');
     else {
       s.received += d.amount_base;
       s.credited = true;

@@ -65,7 +65,7 @@ export type PaymentSession = {
     sender: string | null;
     confirmed_at: number | null;
     status: "credited" | "unmatched";
-    unmatched_reason?: string;
+    unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
   }>;
 };
 
@@ -476,7 +476,7 @@ export type EventPaymentCompleted = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -512,7 +512,7 @@ export type EventPaymentFailed = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -548,7 +548,7 @@ export type EventPaymentExpired = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -584,7 +584,7 @@ export type EventPaymentCancelled = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
