@@ -6,9 +6,10 @@ import { UsageError, options, print } from './args.js';
 // Operator commands of subscriptions held for an operator (docs/subscriptions.md "Operator hold"): a thin face over
 // src/ledger/subscriptions-hold.ts.
 
-export const SUBSCRIPTIONS_USAGE = `subscriptions held                             subscriptions waiting for an operator (e.g. a charge's tokens went to a wrong recipient)
+export const SUBSCRIPTIONS_USAGE = `subscriptions held                                  subscriptions waiting for an operator (a charge's tokens went
+                                                    to a wrong recipient), with their charge and transaction
 subscriptions resolve <subscription_id> --retry|--cancel
-                                               end a hold: charge the open invoice again, or cancel the subscription`;
+                                                    end a hold: charge the open invoice again, or cancel`;
 
 export interface SubscriptionsCliContext {
   db: Db;
