@@ -22,6 +22,8 @@ import { CliFailure, TREASURY_USAGE, sweepCli, treasuryCli, type TreasuryCliCont
 import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
 import { createLogger } from '../logger.js';
 import { RECONCILE_USAGE, journalCli, reconcileCli } from './reconcile.js';
+import { SUBSCRIPTIONS_USAGE, subscriptionsCli } from './subscriptions.js';
+import { systemClock } from '../domain/clock.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -54,6 +56,9 @@ ${TREASURY_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${RECONCILE_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${SUBSCRIPTIONS_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -132,6 +137,8 @@ async function main(argv: string[]): Promise<void> {
         return await reconcileCli(rest, { db, adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env) });
       case 'journal':
         return await journalCli(rest, { db });
+      case 'subscriptions':
+        return await subscriptionsCli(rest, { db, clock: systemClock, checkoutBaseUrl: config.checkoutBaseUrl });
       case 'webhooks': {
         const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {

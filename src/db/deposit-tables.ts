@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { UnmatchedReason } from '../domain/unmatched-reasons.js';
 
 // Kysely types of the tables created by migration 2026_11_21_0100_deposits; src/db/schema.ts's Database includes them.
 
@@ -8,8 +9,6 @@ type NullableTs = ColumnType<Date | null, Date | string | null | undefined, Date
 
 export type DepositStatus = 'provisional' | 'confirmed' | 'orphaned';
 export type DepositDisposition = 'credited' | 'unmatched';
-import type { UnmatchedReason } from '../domain/deposit-credit.js';
-
 export type { UnmatchedReason };
 
 export interface DepositAddressesTable {

@@ -213,6 +213,8 @@ export interface ReceiptCountersTable {
 export type SubscriptionStatusValue = 'incomplete' | 'incomplete_expired' | 'trialing' | 'active' | 'past_due' | 'canceled';
 export type { SubscriptionInterval };
 export type SubscriptionNextAction = 'expire' | 'renew' | 'retry' | 'cancel';
+/** Why a subscription waits for an operator (docs/subscriptions.md "Operator hold"). */
+export type SubscriptionHoldReason = 'wrong_recipient';
 export type ChargeState = 'pending' | 'signed' | 'broadcast' | 'succeeded' | 'failed';
 
 export interface SubscriptionsTable {
@@ -256,6 +258,11 @@ export interface SubscriptionsTable {
   auth_requested_at: NullableTimestamp;
   next_action: SubscriptionNextAction | null;
   next_action_at: NullableTimestamp;
+  /** Operator hold (migration 2026_11_29_0100_subscription_hold): why nothing is charged until an operator resolves it. */
+  hold_reason: ColumnType<SubscriptionHoldReason | null, SubscriptionHoldReason | null | undefined, SubscriptionHoldReason | null>;
+  hold_charge_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  hold_tx_hash: string | null;
+  held_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -1,6 +1,7 @@
 import { stablecoinMinorToBase } from './money.js';
 import { SESSION_TRANSITIONS } from './session-state.js';
 import { settlesAsPaid } from './settlement-rule.js';
+import type { UnmatchedReason } from './unmatched-reasons.js';
 
 // The credit decision for a batch of deposits turning final (decisions.md, "Deposits"): which deposit credits which
 // session, which is confirmed as unmatched (and why), which session it pays, and which transfer is reported as a
@@ -11,11 +12,8 @@ import { settlesAsPaid } from './settlement-rule.js';
 //   transfer while the session is open and unpaid, the transfer non-zero and in a block at or before expires_at;
 // - a block after expires_at: unmatched `late`;
 // - the session already paid (before or by an earlier deposit of this batch): unmatched `session_paid`;
-// - a canceled or otherwise unpayable session: `session_canceled` / `session_expired`;
+// - a canceled session: `session_canceled`;
 // - else credited; the first credit whose running total settles the session (settlement-rule.ts) pays it.
-
-/** Why a final deposit credits nothing (stored in deposits.unmatched_reason). */
-export type UnmatchedReason = 'late' | 'session_paid' | 'session_canceled' | 'session_expired' | 'not_selected' | 'no_session';
 
 export interface FinalDeposit {
   id: string;
@@ -86,7 +84,8 @@ export function decideCredits(deposits: readonly FinalDeposit[], sessions: reado
         failedTransfers.push({ sessionId: row.id, token: d.token, amountBase: d.amountBase });
     } else if (!inTime) unmatched('late');
     else if (s.paidBy !== null || row.status === 'paid') unmatched('session_paid');
-    else if (!payable.has(row.status)) unmatched(row.status === 'canceled' ? 'session_canceled' : 'session_expired');
+    // Payable: open, or expired for a block at or before expires_at (a later block is `late` above); so only canceled.
+    else if (!payable.has(row.status)) unmatched('session_canceled');
     else {
       s.received += d.amountBase;
       s.credited = true;

@@ -2,7 +2,12 @@ import type { Selectable, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode, SubscriptionInterval, SubscriptionStatusValue, SubscriptionsTable } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
-import { SUBSCRIPTION_STATUS_EVENT, subscriptionEventObject, type SubscriptionEventType } from '../domain/events/subscription.js';
+import {
+  SUBSCRIPTION_STATUS_EVENT,
+  subscriptionEventObject,
+  type OperatorHoldInput,
+  type SubscriptionEventType,
+} from '../domain/events/subscription.js';
 import { cursorPage, type CursorListResult, type CursorPageRequest } from './cursor-page.js';
 import { insertOutboxEvent } from './outbox.js';
 
@@ -139,8 +144,14 @@ export async function insertSubscriptionEvent(
           amountMinor: s.unit_amount_minor,
         },
       ],
+      operatorHold: subscriptionHold(s),
     }),
   });
+}
+
+/** The operator hold of a subscription row, or null (docs/subscriptions.md "Operator hold"). */
+export function subscriptionHold(s: SubscriptionRow): OperatorHoldInput | null {
+  return s.hold_reason !== null && s.held_at !== null ? { reason: s.hold_reason, transactionHash: s.hold_tx_hash, since: s.held_at } : null;
 }
 
 /** The event of entering `status`, or subscription.updated when the status did not change. */
@@ -243,6 +254,11 @@ export async function cancelNow(
       cancellation_comment: o.comment ?? current.cancellation_comment,
       next_action: null,
       next_action_at: null,
+      // A canceled subscription waits for nobody: its operator hold (if any) ends with it.
+      hold_reason: null,
+      hold_charge_id: null,
+      hold_tx_hash: null,
+      held_at: null,
       updated_at: o.at,
     })
     .where('id', '=', current.id)

@@ -64,11 +64,16 @@ const unknownTransactions = metrics.gauge<'network' | 'mode'>({
   labels: ['network', 'mode'],
   values: { mode: ['test', 'live'] },
 });
+const subscriptionsOnHold = metrics.gauge<never>({
+  name: 'stablepay_subscriptions_on_hold',
+  help: 'Subscriptions held for an operator (e.g. a charge whose tokens went to a wrong recipient): nothing is charged until `subscriptions resolve`.',
+  labels: [],
+});
 const age = (t: Date | string | null): number => (t ? Math.max(0, (Date.now() - new Date(t).getTime()) / 1000) : 0);
 
 export function registerLedgerCollectors(db: Db): () => void {
   return metrics.onScrape('ledger', async () => {
-    const [outbox, deliveries, refundRows, chargeRows, deposits, unknownWallets] = await Promise.all([
+    const [outbox, deliveries, refundRows, chargeRows, deposits, unknownWallets, held] = await Promise.all([
       sql<{ n: string; oldest: Date | null }>`
         select count(*)::text as n,
                (select created_at from outbox_events where relayed_at is null order by seq limit 1) as oldest
@@ -87,6 +92,8 @@ export function registerLedgerCollectors(db: Db): () => void {
       sql<{ network: string; mode: string; n: string }>`
         select network, mode, count(*)::text as n from hot_wallet_nonces
         where unknown_chain_nonce is not null group by network, mode`.execute(db),
+      // The partial index subscriptions_held holds the held rows only.
+      sql<{ n: string }>`select count(*)::text as n from subscriptions where hold_reason is not null`.execute(db),
     ]);
     outboxBacklog.set({}, Number(outbox.rows[0]?.n ?? 0));
     outboxOldest.set({}, age(outbox.rows[0]?.oldest ?? null));
@@ -104,6 +111,7 @@ export function registerLedgerCollectors(db: Db): () => void {
     }
     provisional.reset();
     for (const d of deposits.rows) provisional.set({ network: d.network, mode: d.mode }, Number(d.n));
+    subscriptionsOnHold.set({}, Number(held.rows[0]?.n ?? 0));
     unknownTransactions.reset();
     for (const w of unknownWallets.rows) unknownTransactions.set({ network: w.network, mode: w.mode }, Number(w.n));
   });

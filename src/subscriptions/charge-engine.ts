@@ -9,6 +9,7 @@ import {
 import type { ChainRegistry } from '../../chains/registry.js';
 import { chargeOutboundStore } from '../ledger/charge-outbound.js';
 import { chargeFailed, chargeSucceeded, type ChargeRow } from '../ledger/subscriptions-charges.js';
+import { chargeHeld } from '../ledger/subscriptions-hold.js';
 import type { LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
 import type { Logger } from '../logger.js';
 import { advanceOutbound } from '../outbound/engine.js';
@@ -118,10 +119,19 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
     async fail(charge, f) {
       if (f.cause === 'rejected') return failNow(deps, charge, failureText(charge, f));
       if (f.cause === 'undelivered' && f.elsewhere > 0n) {
+        // Not a customer short of funds: dunning would take their money again. The subscription waits for an
+        // operator instead (docs/subscriptions.md "Operator hold"; `subscriptions held`, `subscriptions resolve`).
         deps.log?.error(
-          { charge_id: String(charge.id), tx_hash: f.txHash, elsewhere_base: String(f.elsewhere) },
-          "charge moved the customer's tokens to another address than the settlement address",
+          {
+            charge_id: String(charge.id),
+            subscription_id: charge.subscription_id,
+            tx_hash: f.txHash,
+            elsewhere_base: String(f.elsewhere),
+          },
+          "charge moved the customer's tokens to another address than the settlement address; subscription held for an operator (subscriptions resolve)",
         );
+        await chargeHeld(deps, charge.id, { reason: 'wrong_recipient', failureText: failureText(charge, f), txHash: f.txHash });
+        return { kind: 'done', status: 'failed' };
       }
       await chargeFailed(deps, charge.id, failureText(charge, f));
       return { kind: 'done', status: 'failed' };

@@ -191,13 +191,17 @@ describe('per-IP limits (5 requests per second, 3 failed authentications per min
     expect((await shop.get(`/pay/${sessionId}/status`, from('2001:db8:7:2::1'))).status).toBe(200);
   });
 
-  it('after 3 failed authentications refuses even a valid request from that IP with 429, not another IP', async () => {
+  it('after 3 failed authentications throttles that IP: a valid signature is still served, a key failing 3 more times gets 429, not another IP', async () => {
     for (let i = 0; i < 3; i++) {
       const bad = await shop.get(LIST, { signWith: 'wrong', ...from('203.0.113.9') });
       expect(bad.status).toBe(401);
     }
+    // A valid signature proves the secret (issue 34 item 7; test/integration/api-auth-failures.test.ts).
+    expect((await shop.get(LIST, from('203.0.113.9'))).status).toBe(200);
+    await sleep(1000); // the per-IP request limit (5 per second) refills
+    for (let i = 0; i < 3; i++) expect((await shop.get(LIST, { signWith: 'wrong', ...from('203.0.113.9') })).status).toBe(401);
     const good = await shop.get(LIST, from('203.0.113.9'));
-    expect429(good, /Too many failed authentications from this address\./);
+    expect429(good, /Too many failed authentications from this address with this API key\./);
     const seconds = Number(good.headers.get('retry-after'));
     expect(seconds).toBeGreaterThanOrEqual(15);
     expect(seconds).toBeLessThanOrEqual(20);

@@ -98,4 +98,16 @@ describe('operator CLI (a real child process)', () => {
       expect((e as { stderr: string }).stderr).not.toContain('nope');
     }
   });
+
+  it('subscriptions held / resolve: lists holds as JSON, refuses to resolve what is not held (exit 2)', async () => {
+    const held = await cli('subscriptions', 'held');
+    expect(held.code).toBe(0);
+    expect(JSON.parse(held.out)).toEqual([]);
+    const unknown = await cli('subscriptions', 'resolve', 'sub_nope', '--retry');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('no subscription sub_nope');
+    const both = await cli('subscriptions', 'resolve', 'sub_nope', '--retry', '--cancel');
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--retry|--cancel');
+  }, 120_000);
 });

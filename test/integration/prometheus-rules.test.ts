@@ -38,6 +38,7 @@ describe('deploy/prometheus and deploy/grafana', () => {
         'HotWalletLow',
         'ReconciliationDrift',
         'HotWalletUnknownTransactions',
+        'SubscriptionsOnHold',
       ]),
     );
     for (const n of names) expect(runbook, n).toContain(`### ${n.toLowerCase()}`);

@@ -49,12 +49,7 @@ describe('decideCredits', () => {
   });
 
   it('names why a deposit credits nothing', () => {
-    const sessions = [
-      session(),
-      session({ id: 'cs_paid', status: 'paid' }),
-      session({ id: 'cs_canceled', status: 'canceled' }),
-      session({ id: 'cs_other', status: 'superseded' }),
-    ];
+    const sessions = [session(), session({ id: 'cs_paid', status: 'paid' }), session({ id: 'cs_canceled', status: 'canceled' })];
     const r = decideCredits(
       [
         deposit('late', 1n, { blockTime: at(601) }),
@@ -62,7 +57,6 @@ describe('decideCredits', () => {
         deposit('unknown', 1n, { sessionId: 'cs_gone' }),
         deposit('paid', 1n, { sessionId: 'cs_paid' }),
         deposit('canceled', 1n, { sessionId: 'cs_canceled' }),
-        deposit('other', 1n, { sessionId: 'cs_other' }),
       ],
       sessions,
       rules(),
@@ -73,7 +67,6 @@ describe('decideCredits', () => {
       ['unknown', 'no_session'],
       ['paid', 'session_paid'],
       ['canceled', 'session_canceled'],
-      ['other', 'session_expired'],
     ]);
     expect(r.credited).toEqual([]);
   });

@@ -65,7 +65,7 @@ export type PaymentSession = {
     sender: string | null;
     confirmed_at: number | null;
     status: "credited" | "unmatched";
-    unmatched_reason?: string;
+    unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
   }>;
 };
 
@@ -179,6 +179,13 @@ export type Subscription = {
     comment: string | null;
   };
   iterations: number | null;
+  /** Extension: null, or why no charge is made until an operator resolves the subscription (`subscriptions resolve`); the status keeps its value. */
+  operator_hold: {
+    reason: "wrong_recipient";
+    charge_transaction: string | null;
+    /** Unix time in seconds. */
+    since: number;
+  } | null;
   success_url: string | null;
   cancel_url: string | null;
   /** Unix time in seconds. */
@@ -469,7 +476,7 @@ export type EventPaymentCompleted = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -505,7 +512,7 @@ export type EventPaymentFailed = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -541,7 +548,7 @@ export type EventPaymentExpired = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -577,7 +584,7 @@ export type EventPaymentCancelled = {
         sender: string | null;
         confirmed_at: number | null;
         status: "credited" | "unmatched";
-        unmatched_reason?: string;
+        unmatched_reason?: "late" | "session_paid" | "session_canceled" | "not_selected" | "no_session";
       }>;
     };
   };
@@ -651,6 +658,11 @@ export type EventSubscriptionCreated = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };
@@ -679,6 +691,11 @@ export type EventSubscriptionTrialing = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };
@@ -707,6 +724,11 @@ export type EventSubscriptionActive = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };
@@ -735,6 +757,11 @@ export type EventSubscriptionPastDue = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };
@@ -763,6 +790,11 @@ export type EventSubscriptionCanceled = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };
@@ -791,6 +823,11 @@ export type EventSubscriptionUpdated = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };
@@ -819,6 +856,11 @@ export type EventSubscriptionIncompleteExpired = {
         interval_count: number;
         amount: number;
       }>;
+      operator_hold?: {
+        reason: string;
+        charge_transaction: string | null;
+        since: number;
+      };
     };
   };
 };

@@ -2,7 +2,14 @@ import { z } from 'zod';
 import type { InvoiceRow } from '../../ledger/invoices.js';
 import type { PaymentMethodRow } from '../../ledger/payment-methods.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
-import { CANCELLATION_REASONS, SUBSCRIPTION_STATUSES, subscriptionCheckoutUrl, type SubscriptionRow } from '../../ledger/subscriptions.js';
+import {
+  CANCELLATION_REASONS,
+  SUBSCRIPTION_STATUSES,
+  subscriptionCheckoutUrl,
+  subscriptionHold,
+  type SubscriptionRow,
+} from '../../ledger/subscriptions.js';
+import { operatorHoldObject } from '../../domain/events/subscription.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 import { INVOICE_STATUSES } from './invoice.js';
@@ -48,6 +55,17 @@ export const subscriptionSchema = z.strictObject({
   canceled_at: unixTime.nullable(),
   cancellation_details: cancellationDetails,
   iterations: z.number().int().nullable(),
+  operator_hold: z
+    .strictObject({
+      reason: z.enum(['wrong_recipient']),
+      charge_transaction: z.string().nullable(),
+      since: unixTime,
+    })
+    .nullable()
+    .meta({
+      description:
+        'Extension: null, or why no charge is made until an operator resolves the subscription (`subscriptions resolve`); the status keeps its value.',
+    }),
   success_url: z.string().nullable(),
   cancel_url: z.string().nullable(),
   updated: unixTime,
@@ -97,6 +115,11 @@ export interface SubscriptionExpansions {
 
 const ts = (d: Date | null): number | null => (d ? unix(d) : null);
 
+function operatorHoldOut(s: SubscriptionRow): Record<string, unknown> | null {
+  const hold = subscriptionHold(s);
+  return hold ? operatorHoldObject(hold) : null;
+}
+
 export function serializeSubscription(
   s: SubscriptionRow,
   checkoutBaseUrl: string,
@@ -135,6 +158,8 @@ export function serializeSubscription(
     canceled_at: ts(s.canceled_at),
     cancellation_details: { reason: s.cancellation_reason, comment: s.cancellation_comment },
     iterations: s.iterations,
+    // Extension (docs/subscriptions.md "Operator hold"): null, or why the subscription waits for an operator.
+    operator_hold: operatorHoldOut(s),
     success_url: s.success_url,
     cancel_url: s.cancel_url,
     updated: unix(s.updated_at),

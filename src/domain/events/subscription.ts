@@ -51,6 +51,19 @@ export interface SubscriptionEventInput {
   checkoutUrl?: string | null;
   canceledAt?: Date | null;
   items: SubscriptionItemInput[];
+  /** Extension: the subscription waits for an operator (docs/subscriptions.md "Operator hold"); omitted when not held. */
+  operatorHold?: OperatorHoldInput | null;
+}
+
+export interface OperatorHoldInput {
+  reason: string;
+  transactionHash: string | null;
+  since: Date;
+}
+
+/** The extension `operator_hold` as the API and the events show it. */
+export function operatorHoldObject(h: OperatorHoldInput): Record<string, unknown> {
+  return { reason: h.reason, charge_transaction: h.transactionHash, since: unixSeconds(h.since) };
 }
 
 export function subscriptionEventObject(s: SubscriptionEventInput): Record<string, unknown> {
@@ -73,5 +86,6 @@ export function subscriptionEventObject(s: SubscriptionEventInput): Record<strin
       interval_count: i.intervalCount,
       amount: jsonInt(i.amountMinor, 'items.amount'),
     })),
+    ...(s.operatorHold ? { operator_hold: operatorHoldObject(s.operatorHold) } : {}),
   };
 }

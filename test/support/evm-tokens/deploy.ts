@@ -1,7 +1,7 @@
 import { type Contract, ContractFactory, type Signer } from 'ethers';
 import { compileTestContracts } from './compile.js';
 
-// Deploys the token shapes of TESTING.md on a local node.
+// Deploys the token shapes of docs/testing.md ("Ethereum, BSC") on a local node.
 
 export type TokenShape = 'tether' | 'fiat';
 
