@@ -7,7 +7,7 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, TransactionMessage, VersionedTran
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSweeps } from '../../src/ledger/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury.js';
-import { journalBalance } from '../support/failed-fee.js';
+import { expectBurntFeeOnce, journalBalance } from '../support/failed-fee.js';
 import type { FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
@@ -54,6 +54,17 @@ async function payment(owner: string, amount: bigint): Promise<Uint8Array> {
   tx.sign([payer]);
   return tx.serialize();
 }
+
+/** The states of a merchant's sweep attempts of `purpose`. */
+const attemptStates = (merchantId: string, purpose: string) =>
+  h.t.db
+    .selectFrom('sweep_step_attempts as a')
+    .innerJoin('sweep_steps as st', 'st.id', 'a.step_id')
+    .innerJoin('sweeps as w', 'w.id', 'st.sweep_id')
+    .select(['a.state', 'a.tx_hash'])
+    .where('w.merchant_id', '=', merchantId)
+    .where('st.purpose', '=', purpose)
+    .execute();
 
 const confirmedDeposit = (txHash: string) =>
   h.until(async () => {
@@ -144,5 +155,83 @@ describe('a payment landing in a deposit address while its sweep is in flight (S
     expect(await journalBalance(h.t.db, account(station), 'solana:test:native')).toBe(
       BigInt(await h.conn.getBalance(new PublicKey(station), 'finalized')),
     );
+  }, 360_000);
+
+  it('a payment landing after the close step is built fails that close alone: the sweep completes, the fee is journaled', async () => {
+    const shop = await h.newMerchant('Late payer at close');
+    const treasury = Keypair.generate().publicKey.toBase58();
+    await setTreasuryDestination(h.t.db, {
+      merchantId: shop.id,
+      network: 'solana',
+      mode: 'test',
+      treasuryAddress: treasury,
+      actor: 'test',
+    });
+    const [a, b] = [await h.paidSession(shop, { amount: '4.00' }), await h.paidSession(shop, { amount: '6.00' })];
+    await confirmedDeposit(a.paymentTx);
+    await confirmedDeposit(b.paymentTx);
+
+    // The batch lands as usual; the close step, built and broadcast once the batch is final, is held by the leader,
+    // which lands a payment to `a` first: that CloseAccount meets a non-empty account and the close transaction fails.
+    const late = 1_500_000n;
+    let lateTx = '';
+    let closeTx = '';
+    let run: ReturnType<typeof sweepRun> | undefined;
+    h.rpc.validator.pauseLanding('hold');
+    try {
+      run = sweepRun(shop.id);
+      await h.until(async () => ((await attemptStates(shop.id, 'batch')).some((x) => x.state === 'broadcast') ? true : undefined), 90_000);
+      h.rpc.validator.resumeLanding();
+      h.rpc.validator.pauseLanding('hold');
+      closeTx = await h.until(async () => (await attemptStates(shop.id, 'close')).find((x) => x.state === 'broadcast')?.tx_hash, 90_000);
+      lateTx = h.rpc.validator.landAhead(await payment(a.depositOwner, late));
+    } finally {
+      h.rpc.validator.resumeLanding();
+    }
+    const r = await run!;
+    expect(r.code, r.err).toBe(0);
+
+    const [sweep] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
+    expect(sweep).toMatchObject({ status: 'completed', swept_base: 10_000_000n, failure_reason: null });
+    expect(sweep!.steps.map((x) => [x.purpose, x.status])).toEqual([
+      ['batch', 'succeeded'],
+      ['close', 'failed'],
+    ]);
+    expect(sweep!.steps[1]!.failure_reason).toMatch(/failed on chain/);
+    expect(sweep!.sources.map((x) => x.state)).toEqual(['swept', 'swept']);
+    expect(await h.tokenBalance(h.mints.USDC, treasury)).toBe(10_000_000n);
+    const tx = (await h.conn.getTransaction(closeTx, { commitment: 'finalized', maxSupportedTransactionVersion: 0 }))!;
+    expect(tx.meta!.err).not.toBeNull();
+    await expectBurntFeeOnce(h.t.db, {
+      kind: 'sweep',
+      object: { type: 'sweep', id: sweep!.id },
+      network: 'solana',
+      txHash: closeTx,
+      merchantId: shop.id,
+      blockHeight: BigInt(tx.slot),
+      sender: station,
+      fee: BigInt(tx.meta!.fee),
+    });
+    // Nothing closed: `a` holds the late payment, `b` stays open and empty (its rent stays in it: the documented cost).
+    expect(await h.tokenBalance(h.mints.USDC, a.depositOwner)).toBe(late);
+    expect(await h.conn.getAccountInfo(ata(b.depositOwner), 'confirmed')).not.toBeNull();
+
+    // The payment is credited; a later sweep takes it and closes `a`'s account.
+    await confirmedDeposit(lateTx);
+    const r2 = await sweepRun(shop.id);
+    expect(r2.code, r2.err).toBe(0);
+    const [second] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
+    expect(second).toMatchObject({ status: 'completed', swept_base: late });
+    expect(second!.steps.map((x) => [x.purpose, x.status])).toEqual([
+      ['batch', 'succeeded'],
+      ['close', 'succeeded'],
+    ]);
+    expect(await h.conn.getAccountInfo(ata(a.depositOwner), 'confirmed')).toBeNull();
+
+    const last = (await h.conn.getTransaction(second!.steps[1]!.tx_hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!;
+    const report = await reconcileOnceCovering(h.t.db, h.adapter, BigInt(last.slot), h.until);
+    expect(report.differences).toEqual([]);
+    expect(report.unexplainedNative).toEqual([]);
+    for (const d of [a, b]) expect(await journalBalance(h.t.db, `address:solana:test:${d.depositOwner}`, 'solana:test:USDC')).toBe(0n);
   }, 360_000);
 });
