@@ -1,13 +1,16 @@
 import { createCloseAccountInstruction } from '@solana/spl-token';
 import {
   ComputeBudgetProgram,
+  PACKET_DATA_SIZE,
+  type Connection,
   PublicKey,
   TransactionMessage,
   type MessageV0,
   type TransactionInstruction,
   type VersionedTransactionResponse,
 } from '@solana/web3.js';
-import { TransferRejectedError, type SweepStep, type SweepStepReceipt } from '../types.js';
+import { TransferRejectedError, type SweepRequest, type SweepStep, type SweepStepReceipt, type UnsignedTransfer } from '../types.js';
+import type { SolanaUnsignedBody } from './token-sender.js';
 
 // The `close` step of a Solana sweep (docs/treasury-solana.md, "Closing"): after the batches of a sweep landed, one
 // transaction per batch closes the deposit token accounts that batch emptied, rent to the gas station (the fee payer).
@@ -112,5 +115,67 @@ export function planCloseStep(
     value: 0n,
     params: { ...params },
     estimatedFee,
+  };
+}
+
+export interface CloseContext {
+  connection: Connection;
+  tokenProgramId: PublicKey;
+  computeUnitPrice(writable: PublicKey[], bumpPercent: number): Promise<bigint>;
+  /** Per owner, its token account of `mint` when it may be closed now (holds exactly 0, ours, not frozen); else null. */
+  closable(mint: PublicKey, owners: string[]): Promise<Array<PublicKey | null>>;
+}
+
+/**
+ * The close step's transaction: CloseAccount (rent to the gas station) for each planned account that holds exactly 0
+ * base units now, after its batch landed; null (the step is skipped) when none does. An account that received a
+ * payment since its batch was built stays open: the watcher credits that payment and a later sweep takes it.
+ */
+export async function buildCloseStep(
+  ctx: CloseContext,
+  request: SweepRequest,
+  step: SweepStep,
+  mint: PublicKey,
+  feeBumpPercent: number,
+): Promise<UnsignedTransfer<SolanaUnsignedBody> | null> {
+  const payer = new PublicKey(request.gasStation.address);
+  const owners = closeParams(step.params).close.split(',');
+  const keys = new Map(request.sources.map((s) => [s.address, s.key]));
+  for (const owner of owners)
+    if (!keys.has(owner)) throw new TransferRejectedError('invalid', `close step owner ${owner} is not in the request`);
+  const closable = await ctx.closable(mint, owners);
+  const accounts: CloseShape['accounts'] = [];
+  owners.forEach((owner, i) => {
+    const account = closable[i];
+    if (account) accounts.push({ owner: new PublicKey(owner), account });
+  });
+  if (accounts.length === 0) return null;
+  const shape: CloseShape = {
+    tokenProgramId: ctx.tokenProgramId,
+    payer,
+    accounts,
+    computeUnitPrice: await ctx.computeUnitPrice([payer], feeBumpPercent),
+  };
+  const size = closeTransactionSize(shape);
+  if (size > PACKET_DATA_SIZE)
+    throw new TransferRejectedError('invalid', `close step of ${accounts.length} would be ${size} bytes (max ${PACKET_DATA_SIZE})`);
+  const needed = closeMaxFee(shape);
+  const lamports = BigInt(await ctx.connection.getBalance(payer, 'confirmed'));
+  if (lamports < needed)
+    throw new TransferRejectedError(
+      'insufficient_gas',
+      `gas station ${payer.toBase58()} has ${lamports} lamports, needs ${needed} for the fee`,
+    );
+  const { blockhash, lastValidBlockHeight } = await ctx.connection.getLatestBlockhash('confirmed');
+  const signers: SolanaUnsignedBody['signers'] = { [payer.toBase58()]: request.gasStation.key };
+  for (const a of accounts) signers[a.owner.toBase58()] = keys.get(a.owner.toBase58())!;
+  return {
+    network: 'solana',
+    request: { from: request.gasStation, to: request.gasStation.address, token: request.token, amount: 0n, feeBumpPercent },
+    body: {
+      message: Buffer.from(compileClose(shape, blockhash).serialize()).toString('base64'),
+      lastValidBlockHeight: String(lastValidBlockHeight),
+      signers,
+    },
   };
 }

@@ -31,15 +31,7 @@ import {
 } from '../types.js';
 import { accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress } from './keys.js';
-import {
-  closeMaxFee,
-  closeParams,
-  closeReceipt,
-  closeTransactionSize,
-  compileClose,
-  planCloseStep,
-  type CloseShape,
-} from './sweep-close.js';
+import { buildCloseStep, closeMaxFee, closeParams, closeReceipt, planCloseStep } from './sweep-close.js';
 import type { SolanaUnsignedBody } from './token-sender.js';
 
 // Sweep method 'solana-fee-payer' (docs/treasury-solana.md). The gas station (OPERATOR_ACCOUNT, OPERATOR_SLOT.gasStation)
@@ -292,59 +284,19 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     return { method: this.method, steps: [...steps, ...closes], estimatedCost, skipped };
   }
 
-  /**
-   * The close step: CloseAccount (rent to the gas station) for each planned account that holds exactly 0 base units
-   * now, at `confirmed`, after its batch landed; null (skipped) when none does. An account that received a payment
-   * since its batch was built stays open: that payment is credited by the watcher and swept by a later sweep.
-   */
-  async #buildClose(request: SweepRequest, step: SweepStep, feeBumpPercent: number): Promise<UnsignedTransfer<SolanaUnsignedBody> | null> {
-    const conn = this.#o.connection;
-    const mint = new PublicKey(this.#token(request.token).address);
-    const payer = new PublicKey(request.gasStation.address);
-    const owners = closeParams(step.params).close.split(',');
-    const keys = new Map(request.sources.map((s) => [s.address, s.key]));
+  /** Per owner, its token account of `mint` when the close step may close it now (at `confirmed`): it exists, is the
+   * owner's, holds exactly 0 base units, is not frozen, and the owner is its close authority; null otherwise. */
+  async #closable(mint: PublicKey, owners: string[]): Promise<Array<PublicKey | null>> {
     const infos = await this.#accounts(
       mint,
       owners.map((o) => new PublicKey(o)),
     );
-    const accounts: CloseShape['accounts'] = [];
-    owners.forEach((owner, i) => {
+    return owners.map((owner, i) => {
       const { account, info } = infos[i]!;
       const acc = this.#decode(info);
-      if (!keys.has(owner)) throw new TransferRejectedError('invalid', `close step owner ${owner} is not in the request`);
-      if (!acc?.mint.equals(mint) || acc.owner.toBase58() !== owner) return; // closed already (or never ours)
-      if (acc.amount !== 0n || acc.state === AccountState.Frozen || !this.#ownerMayClose(acc, owner)) return;
-      accounts.push({ owner: new PublicKey(owner), account });
+      if (!acc?.mint.equals(mint) || acc.owner.toBase58() !== owner) return null; // closed already (or never ours)
+      return acc.amount === 0n && acc.state !== AccountState.Frozen && this.#ownerMayClose(acc, owner) ? account : null;
     });
-    if (accounts.length === 0) return null;
-    const shape: CloseShape = {
-      tokenProgramId: this.#o.tokenProgramId,
-      payer,
-      accounts,
-      computeUnitPrice: await this.#o.computeUnitPrice([payer], feeBumpPercent),
-    };
-    const size = closeTransactionSize(shape);
-    if (size > MAX_TRANSACTION_BYTES)
-      throw new TransferRejectedError('invalid', `close step of ${accounts.length} would be ${size} bytes (max ${MAX_TRANSACTION_BYTES})`);
-    const needed = closeMaxFee(shape);
-    const lamports = BigInt(await conn.getBalance(payer, 'confirmed'));
-    if (lamports < needed)
-      throw new TransferRejectedError(
-        'insufficient_gas',
-        `gas station ${payer.toBase58()} has ${lamports} lamports, needs ${needed} for the fee`,
-      );
-    const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
-    const signers: SolanaUnsignedBody['signers'] = { [payer.toBase58()]: request.gasStation.key };
-    for (const a of accounts) signers[a.owner.toBase58()] = keys.get(a.owner.toBase58())!;
-    return {
-      network: 'solana',
-      request: { from: request.gasStation, to: request.gasStation.address, token: request.token, amount: 0n, feeBumpPercent },
-      body: {
-        message: Buffer.from(compileClose(shape, blockhash).serialize()).toString('base64'),
-        lastValidBlockHeight: String(lastValidBlockHeight),
-        signers,
-      },
-    };
   }
 
   /** CloseAccount must be signed by the close authority: the owner unless another was set. */
@@ -358,7 +310,19 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     _nonce: bigint | null,
     feeBumpPercent: number,
   ): Promise<UnsignedTransfer<SolanaUnsignedBody> | null> {
-    if (step.purpose === 'close') return this.#buildClose(request, step, feeBumpPercent);
+    if (step.purpose === 'close')
+      return buildCloseStep(
+        {
+          connection: this.#o.connection,
+          tokenProgramId: this.#o.tokenProgramId,
+          computeUnitPrice: this.#o.computeUnitPrice,
+          closable: (mint, owners) => this.#closable(mint, owners),
+        },
+        request,
+        step,
+        new PublicKey(this.#token(request.token).address),
+        feeBumpPercent,
+      );
     const conn = this.#o.connection;
     const token = this.#token(request.token);
     const mint = new PublicKey(token.address);
