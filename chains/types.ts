@@ -501,7 +501,9 @@ export type SweepStepPurpose =
   /** Native coin left on a deposit address after its transfer, back to the gas station (only when worth it). */
   | 'reclaim'
   /** TRON: take the delegated energy back. */
-  | 'undelegate';
+  | 'undelegate'
+  /** Solana: close the deposit token accounts the batches emptied (those still empty then), rent to the fee payer. */
+  | 'close';
 
 /**
  * One transaction of a sweep. Steps of the same `group` are independent; group n+1 starts only once every step of group
@@ -542,8 +544,8 @@ export interface SweepStepReceipt {
   swept: Array<{ source: string; amount: bigint }>;
   /** Token base units that left the sources for any other address (a token fee): journaled, never hidden. */
   elsewhere: bigint;
-  /** Native base units that reached `step.to` (fund, activate, reclaim); Solana 'batch': the rent lamports the closed
-   * deposit token accounts returned to the fee payer (`step.from`). */
+  /** Native base units that reached `step.to` (fund, activate, reclaim); Solana 'close' (and 'batch' steps planned
+   * before closes had their own step): the rent lamports the closed deposit token accounts returned to the fee payer. */
   nativeMoved: bigint;
   /** Native base units the transaction burnt as fee (TRON: TRX burnt for energy/bandwidth not covered). */
   fee: bigint;

@@ -3,7 +3,6 @@ import {
   AccountLayout,
   AccountState,
   createAssociatedTokenAccountIdempotentInstruction,
-  createCloseAccountInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
@@ -32,18 +31,20 @@ import {
 } from '../types.js';
 import { accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress } from './keys.js';
+import { buildCloseStep, closeMaxFee, closeParams, closeReceipt, planCloseStep } from './sweep-close.js';
 import type { SolanaUnsignedBody } from './token-sender.js';
 
 // Sweep method 'solana-fee-payer' (docs/treasury-solana.md). The gas station (OPERATOR_ACCOUNT, OPERATOR_SLOT.gasStation)
 // is the fee payer of one v0 transaction per batch of deposit addresses; each deposit owner signs its own
-// `TransferChecked` (its ATA -> the destination's token account, the planned amount, the registry's decimals) and,
-// when that amount empties the account, a `CloseAccount` whose rent goes to the gas station. The destination's ATA is
-// created idempotently in every batch planned while it is missing (batches are independent, group 0, and land in any
-// order; only the first to land pays its rent). A batch holds as many deposits as fit in one packet (1232 bytes).
-// Reads only the chain: no database.
+// `TransferChecked` (its ATA -> the destination's token account, the planned amount, the registry's decimals). The
+// destination's ATA is created idempotently in every batch planned while it is missing (batches are independent, group
+// 0, and land in any order; only the first to land pays its rent). A batch holds as many deposits as fit in one packet
+// (1232 bytes). The accounts a batch empties are closed afterwards, by a `close` step of group 1 built from the chain
+// once the batches landed (chains/solana/sweep-close.ts): a payment landing between a batch's build and its landing
+// never fails the batch. Reads only the chain: no database.
 
 /** Compute units budgeted per instruction (measured on the SPL programs, with headroom; see the docs). */
-export const SWEEP_COMPUTE_UNITS = { base: 1_000, createDestination: 40_000, transfer: 10_000, close: 5_000 } as const;
+export const SWEEP_COMPUTE_UNITS = { base: 1_000, createDestination: 40_000, transfer: 10_000 } as const;
 
 /** Largest serialized transaction a validator accepts (IPv6 MTU minus headers): 1232 bytes. */
 export const MAX_TRANSACTION_BYTES = PACKET_DATA_SIZE;
@@ -64,7 +65,6 @@ export interface BatchSource {
   owner: PublicKey;
   account: PublicKey;
   amount: bigint;
-  close: boolean;
 }
 
 export interface BatchShape {
@@ -85,25 +85,16 @@ interface BatchParams {
   destinationAccount: string;
   /** 'true' when the destination's ATA was missing at planning: the batch creates it idempotently. */
   createDestination: 'true' | 'false';
-  /** Comma-separated deposit owners whose planned amount empties their account (closed, rent to the gas station). */
-  close: string;
-  /** Lamports the planned closes should return (the accounts' balances at planning). */
-  expectedRentBack: string;
   computeUnitLimit: string;
 }
 
-/** A persisted step's params read back as BatchParams: every field checked, a tampered step refused. */
+/** A persisted step's params read back as BatchParams: every field checked, a tampered step refused. (Batches planned
+ * before closes moved to their own step also carry `close` and `expectedRentBack`: ignored, nothing closes in a batch.) */
 function batchParams(params: Record<string, string>): BatchParams {
-  const { destinationAccount, createDestination, close, expectedRentBack, computeUnitLimit } = params;
-  if (
-    destinationAccount === undefined ||
-    (createDestination !== 'true' && createDestination !== 'false') ||
-    close === undefined ||
-    expectedRentBack === undefined ||
-    computeUnitLimit === undefined
-  )
+  const { destinationAccount, createDestination, computeUnitLimit } = params;
+  if (destinationAccount === undefined || (createDestination !== 'true' && createDestination !== 'false') || computeUnitLimit === undefined)
     throw new TransferRejectedError('invalid', 'sweep step params are not a Solana batch');
-  return { destinationAccount, createDestination, close, expectedRentBack, computeUnitLimit };
+  return { destinationAccount, createDestination, computeUnitLimit };
 }
 
 export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> {
@@ -200,7 +191,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
       mint,
       candidates.map((s) => new PublicKey(s.address)),
     );
-    const eligible: Array<{ source: BatchSource; lamports: bigint }> = [];
+    const eligible: Array<{ source: BatchSource; close: boolean; lamports: bigint }> = [];
     candidates.forEach((s, i) => {
       const { account, info } = infos[i]!;
       const acc = this.#decode(info);
@@ -213,8 +204,9 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
       } else if (acc.amount < s.amount) {
         skipped.push({ address: s.address, reason: `holds ${acc.amount} base units, planned ${s.amount}` });
       } else {
+        // Emptied by its batch: closed by the sweep's close step (when still empty then).
         const close = acc.amount === s.amount && this.#ownerMayClose(acc, s.address);
-        eligible.push({ source: { owner: new PublicKey(s.address), account, amount: s.amount, close }, lamports: BigInt(info!.lamports) });
+        eligible.push({ source: { owner: new PublicKey(s.address), account, amount: s.amount }, close, lamports: BigInt(info!.lamports) });
       }
     });
     if (eligible.length === 0) return { method: this.method, steps: [], estimatedCost: 0n, skipped };
@@ -237,30 +229,45 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     let current: typeof eligible = [];
     let bytes = 0;
     for (const e of eligible) {
-      if (current.length > 0 && size.add(bytes, e.source) <= MAX_TRANSACTION_BYTES) {
+      if (current.length > 0 && size.add(bytes) <= MAX_TRANSACTION_BYTES) {
         current.push(e);
-        bytes = size.add(bytes, e.source);
+        bytes = size.add(bytes);
       } else {
         if (current.length > 0) batches.push(current);
         current = [e];
-        bytes = size.first(e.source);
+        bytes = size.first;
       }
     }
     batches.push(current);
 
     const rent = dest.exists ? 0n : BigInt(await this.#o.connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE));
     let estimatedCost = rent;
+    const closes: SweepStep[] = [];
     const steps: SweepStep[] = batches.map((batch) => {
       const s = shape(batch.map((x) => x.source));
       const limit = computeUnitLimit(s);
       const estimatedFee = maxFee(s, limit);
       estimatedCost += estimatedFee;
-      const closed = batch.filter((x) => x.source.close);
+      const closing = batch.filter((x) => x.close);
+      if (closing.length > 0) {
+        const closeFee = closeMaxFee({
+          tokenProgramId: this.#o.tokenProgramId,
+          payer,
+          accounts: closing.map((x) => ({ owner: x.source.owner, account: x.source.account })),
+          computeUnitPrice: price,
+        });
+        estimatedCost += closeFee;
+        closes.push(
+          planCloseStep(
+            { from: request.gasStation },
+            closing.map((x) => ({ owner: x.source.owner.toBase58(), lamports: x.lamports })),
+            closeFee,
+          ),
+        );
+      }
       const params: BatchParams = {
         destinationAccount: dest.account.toBase58(),
         createDestination: dest.exists ? 'false' : 'true',
-        close: closed.map((x) => x.source.owner.toBase58()).join(','),
-        expectedRentBack: String(closed.reduce((sum, x) => sum + x.lamports, 0n)),
         computeUnitLimit: String(limit),
       };
       return {
@@ -274,7 +281,22 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
         estimatedFee,
       };
     });
-    return { method: this.method, steps, estimatedCost, skipped };
+    return { method: this.method, steps: [...steps, ...closes], estimatedCost, skipped };
+  }
+
+  /** Per owner, its token account of `mint` when the close step may close it now (at `confirmed`): it exists, is the
+   * owner's, holds exactly 0 base units, is not frozen, and the owner is its close authority; null otherwise. */
+  async #closable(mint: PublicKey, owners: string[]): Promise<Array<PublicKey | null>> {
+    const infos = await this.#accounts(
+      mint,
+      owners.map((o) => new PublicKey(o)),
+    );
+    return owners.map((owner, i) => {
+      const { account, info } = infos[i]!;
+      const acc = this.#decode(info);
+      if (!acc?.mint.equals(mint) || acc.owner.toBase58() !== owner) return null; // closed already (or never ours)
+      return acc.amount === 0n && acc.state !== AccountState.Frozen && this.#ownerMayClose(acc, owner) ? account : null;
+    });
   }
 
   /** CloseAccount must be signed by the close authority: the owner unless another was set. */
@@ -287,13 +309,25 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     step: SweepStep,
     _nonce: bigint | null,
     feeBumpPercent: number,
-  ): Promise<UnsignedTransfer<SolanaUnsignedBody>> {
+  ): Promise<UnsignedTransfer<SolanaUnsignedBody> | null> {
+    if (step.purpose === 'close')
+      return buildCloseStep(
+        {
+          connection: this.#o.connection,
+          tokenProgramId: this.#o.tokenProgramId,
+          computeUnitPrice: this.#o.computeUnitPrice,
+          closable: (mint, owners) => this.#closable(mint, owners),
+        },
+        request,
+        step,
+        new PublicKey(this.#token(request.token).address),
+        feeBumpPercent,
+      );
     const conn = this.#o.connection;
     const token = this.#token(request.token);
     const mint = new PublicKey(token.address);
     const payer = new PublicKey(request.gasStation.address);
     const params = batchParams(step.params);
-    const planned = new Set(params.close ? params.close.split(',') : []);
     const sources = step.sources.map((address) => {
       const s = request.sources.find((x) => x.address === address);
       if (!s) throw new TransferRejectedError('invalid', `step source ${address} is not in the request`);
@@ -320,9 +354,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
         );
       if (acc!.state === AccountState.Frozen)
         throw new TransferRejectedError('simulation_reverted', `deposit ${s.address}: token account frozen by the mint`);
-      // Close only what planning expected to empty, and only if nothing arrived since (a non-zero account cannot close).
-      const close = planned.has(s.address) && balance === s.amount && this.#ownerMayClose(acc!, s.address);
-      return { owner: new PublicKey(s.address), account, amount: s.amount, close };
+      return { owner: new PublicKey(s.address), account, amount: s.amount };
     });
     const price = await this.#o.computeUnitPrice([payer, dest.account], feeBumpPercent);
     const shape: BatchShape = {
@@ -371,6 +403,17 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
    */
   async read(hash: string, request: SweepRequest, step: SweepStep): Promise<SweepStepReceipt | null> {
     const token = this.#token(request.token);
+    if (step.purpose === 'close') {
+      const tx = await this.#o.connection.getTransaction(hash, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+      if (!tx) return null;
+      const mint = new PublicKey(token.address);
+      const owners = closeParams(step.params).close.split(',');
+      return closeReceipt(
+        tx,
+        accountKeysOf(tx),
+        owners.map((o) => this.#ata(mint, new PublicKey(o)).toBase58()),
+      );
+    }
     const tx = await this.#o.connection.getTransaction(hash, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     if (!tx?.meta || tx.meta.err !== null) return null;
     const meta = tx.meta;
@@ -416,8 +459,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
   }
 }
 
-/** The batch's instructions: compute budget, the destination's idempotent ATA creation, then per source its transfer
- * and (when emptied) its close, rent to the fee payer. */
+/** The batch's instructions: compute budget, the destination's idempotent ATA creation, then per source its transfer. */
 function instructions(s: BatchShape): TransactionInstruction[] {
   const tokenProgramId = s.tokenProgramId;
   const ixs: TransactionInstruction[] = [
@@ -430,7 +472,6 @@ function instructions(s: BatchShape): TransactionInstruction[] {
     ixs.push(
       createTransferCheckedInstruction(src.account, s.mint, s.destinationAccount, src.owner, src.amount, s.decimals, [], tokenProgramId),
     );
-    if (src.close) ixs.push(createCloseAccountInstruction(src.account, s.payer, src.owner, [], tokenProgramId));
   }
   return ixs;
 }
@@ -442,25 +483,14 @@ function compileBatch(s: BatchShape, blockhash: string): MessageV0 {
 /**
  * Batch sizes without compiling every candidate (compiling is ~1 ms): with distinct keys and fewer than 128 keys,
  * signatures and instructions (compact-u16 lengths of one byte, always true under 1232 bytes), the size is the size
- * of a one-source batch plus a fixed number of bytes per further source: 152 with its close (64 signature, 32 owner,
- * 32 token account, 17 TransferChecked, 7 CloseAccount), 145 without. Measured here from three real compilations.
+ * of a one-source batch plus a fixed number of bytes per further source: 145 (64 signature, 32 owner, 32 token account,
+ * 17 TransferChecked). Measured here from two real compilations.
  */
 function batchSizer(shape: (sources: BatchSource[]) => BatchShape, sample: BatchSource) {
-  const fresh = (close: boolean): BatchSource => ({
-    owner: PublicKey.unique(),
-    account: PublicKey.unique(),
-    amount: sample.amount,
-    close,
-  });
-  const one = { closing: transactionSize(shape([fresh(true)])), plain: transactionSize(shape([fresh(false)])) };
-  const per = {
-    closing: transactionSize(shape([fresh(true), fresh(true)])) - one.closing,
-    plain: transactionSize(shape([fresh(true), fresh(false)])) - one.closing,
-  };
-  return {
-    first: (s: BatchSource) => (s.close ? one.closing : one.plain),
-    add: (bytes: number, s: BatchSource) => bytes + (s.close ? per.closing : per.plain),
-  };
+  const fresh = (): BatchSource => ({ owner: PublicKey.unique(), account: PublicKey.unique(), amount: sample.amount });
+  const first = transactionSize(shape([fresh()]));
+  const per = transactionSize(shape([fresh(), fresh()])) - first;
+  return { first, add: (bytes: number) => bytes + per };
 }
 
 /** Bytes of the signed transaction: compact-u16 signature count, 64 bytes per required signature, the message. */
@@ -476,12 +506,7 @@ function compactU16Length(n: number): number {
 
 export function computeUnitLimit(s: Pick<BatchShape, 'createDestination' | 'sources'>): number {
   const u = SWEEP_COMPUTE_UNITS;
-  return (
-    u.base +
-    (s.createDestination ? u.createDestination : 0) +
-    s.sources.length * u.transfer +
-    s.sources.filter((x) => x.close).length * u.close
-  );
+  return u.base + (s.createDestination ? u.createDestination : 0) + s.sources.length * u.transfer;
 }
 
 /** 5000 lamports per signature (fee payer + each deposit owner) plus the priority fee at the full unit limit. */

@@ -64,33 +64,41 @@ async function run(label: string, sources: SweepSource[], ataExists: boolean): P
   const plan = await adapter.sweep.plan(request);
   const tPlanned = performance.now();
   const limit = pLimit(CONCURRENCY);
-  const hashes = await Promise.all(
-    plan.steps.map((step) =>
-      limit(async () => {
-        const unsigned = await adapter.sweep.build(request, step, null, 0);
-        const signed = await adapter.signTransfer(unsigned, signer);
-        const sent = await adapter.broadcast(signed);
-        if (sent.status === 'rejected') throw new Error(`batch refused: ${sent.reason} ${sent.detail}`);
-        return signed.hash;
-      }),
-    ),
-  );
-  const tSent = performance.now();
   const receipts: SweepStepReceipt[] = [];
-  let pending = [...hashes.keys()];
-  while (pending.length > 0 && Date.now() < DEADLINE) {
-    v.advanceSlots(33);
-    const still: number[] = [];
-    for (const i of pending) {
-      const o = await adapter.getTransactionOutcome(hashes[i]!);
-      if (o.status === 'failed') throw new Error(`batch ${hashes[i]} failed: ${o.detail}`);
-      if (o.status !== 'succeeded' || !o.final) still.push(i);
-      else receipts.push((await adapter.sweep.read(hashes[i]!, request, plan.steps[i]!))!);
+  const hashes: string[] = [];
+  let tSent = tPlanned;
+  // Group by group: the close steps (group 1) are built once every batch (group 0) landed.
+  for (const group of [0, 1]) {
+    const steps = plan.steps.filter((s) => s.group === group);
+    const sent = await Promise.all(
+      steps.map((step) =>
+        limit(async () => {
+          const unsigned = await adapter.sweep.build(request, step, null, 0);
+          if (!unsigned) return null;
+          const signed = await adapter.signTransfer(unsigned, signer);
+          const res = await adapter.broadcast(signed);
+          if (res.status === 'rejected') throw new Error(`${step.purpose} refused: ${res.reason} ${res.detail}`);
+          return { step, hash: signed.hash };
+        }),
+      ),
+    );
+    if (group === 0) tSent = performance.now();
+    let pending = sent.filter((x): x is NonNullable<typeof x> => x !== null);
+    hashes.push(...pending.map((x) => x.hash));
+    while (pending.length > 0 && Date.now() < DEADLINE) {
+      v.advanceSlots(33);
+      const still: typeof pending = [];
+      for (const x of pending) {
+        const o = await adapter.getTransactionOutcome(x.hash);
+        if (o.status === 'failed') throw new Error(`${x.step.purpose} ${x.hash} failed: ${o.detail}`);
+        if (o.status !== 'succeeded' || !o.final) still.push(x);
+        else receipts.push((await adapter.sweep.read(x.hash, request, x.step))!);
+      }
+      pending = still;
     }
-    pending = still;
+    if (pending.length > 0) console.log(`deadline: ${pending.length} steps of group ${group} not final`);
   }
   const tDone = performance.now();
-  if (pending.length > 0) console.log(`deadline: ${pending.length} batches not final`);
 
   const swept = receipts.flatMap((r) => r.swept).filter((x) => x.amount > 0n).length;
   const rentBack = sum(receipts.map((r) => r.nativeMoved));

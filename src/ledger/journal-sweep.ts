@@ -19,8 +19,9 @@ import { recordMovement, registerWallets } from './journal.js';
 //   tokens   each source's swept amount: deposit address → destination; `elsewhere` (a token fee): first source → external
 //   native   the fee burnt by the sender (gas station, deposit address, Solana fee payer) → fees:<network>;
 //            fund / activate / reclaim: the value moved sender → step recipient;
-//            Solana batch: rent of the closed deposit token accounts, fees:<network> → fee payer (`nativeMoved`), and
-//            rent locked in an account the step created, fee payer → fees:<network> (`rentPaid`).
+//            Solana close (and batches planned before closes had their own step): rent of the closed deposit token
+//            accounts, fees:<network> → fee payer (`nativeMoved`); Solana batch: rent locked in an account the step
+//            created, fee payer → fees:<network> (`rentPaid`).
 // TRON energy is a resource, not an asset: delegate/undelegate steps journal only the TRX they burnt.
 // The treasury is a cold wallet whose keys we never hold: it is the account `treasury:<network>:<mode>:<address>`,
 // kept in the journal (what was sent there) but not an `address:` account, so reconcile does not read it.
@@ -60,7 +61,8 @@ export function sweepStepLegs(
   legs.push(...transferLegs(native, at(step.from_address), fees, r.fee));
   if (VALUE_PURPOSES.has(step.purpose) && stepJson.to)
     legs.push(...transferLegs(native, at(step.from_address), at(stepJson.to), r.nativeMoved));
-  else if (step.purpose === 'batch' && r.nativeMoved > 0n) legs.push(...transferLegs(native, fees, at(step.from_address), r.nativeMoved));
+  else if ((step.purpose === 'batch' || step.purpose === 'close') && r.nativeMoved > 0n)
+    legs.push(...transferLegs(native, fees, at(step.from_address), r.nativeMoved));
   if (r.rentPaid && r.rentPaid > 0n) legs.push(...transferLegs(native, at(step.from_address), fees, r.rentPaid));
   return legs;
 }

@@ -438,7 +438,7 @@ export async function sweepCosts(
   }>`
     select s.merchant_id, s.network, s.mode, count(*)::text as steps, coalesce(sum(st.fee), 0)::text as fee_base,
            coalesce(sum(st.rent_paid), 0)::text as rent_paid_base,
-           coalesce(sum(st.native_moved) filter (where s.network = 'solana' and st.purpose = 'batch'), 0)::text as rent_returned_base
+           coalesce(sum(st.native_moved) filter (where s.network = 'solana' and st.purpose in ('batch', 'close')), 0)::text as rent_returned_base
     from sweep_steps st join sweeps s on s.id = st.sweep_id
     where st.status = 'succeeded' and st.settled_at >= ${q.since} and st.settled_at < ${q.until} ${merchantFilter}
     group by s.merchant_id, s.network, s.mode

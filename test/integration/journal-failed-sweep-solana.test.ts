@@ -76,7 +76,10 @@ describe('fees of failed Solana sweep steps', () => {
     // Killed after journaling the fee, before failing the step.
     const [sweep] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 5 });
     expect(sweep).toMatchObject({ status: 'running', method: 'solana-fee-payer' });
-    expect(sweep!.steps.map((x) => [x.purpose, x.status])).toEqual([['batch', 'processing']]);
+    expect(sweep!.steps.map((x) => [x.purpose, x.status])).toEqual([
+      ['batch', 'processing'],
+      ['close', 'pending'],
+    ]);
     const tx = (await h.conn.getTransaction(txHash, { commitment: 'finalized', maxSupportedTransactionVersion: 0 }))!;
     expect(tx.meta?.err).toMatchObject({ InstructionError: [expect.any(Number), { Custom: 17 }] }); // AccountFrozen
     const fee = BigInt(tx.meta!.fee);
@@ -103,6 +106,7 @@ describe('fees of failed Solana sweep steps', () => {
     expect(failed!.id).toBe(sweep!.id);
     expect(failed!.status).toBe('failed');
     expect(failed!.steps[0]).toMatchObject({ purpose: 'batch', status: 'failed' });
+    expect(failed!.steps[1]).toMatchObject({ purpose: 'close', status: 'skipped' });
     expect(failed!.sources[0]).toMatchObject({ state: 'failed', swept_base: null });
     expect(await h.tokenBalance(h.mints.USDC, deposit)).toBe(paid);
     expect(await h.tokenBalance(h.mints.USDC, treasury)).toBe(0n);

@@ -100,6 +100,10 @@ function expectFullBatches(sizes: number[]): void {
 
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
 const receipts = (steps: DrivenStep[]) => steps.map((s) => s.receipt!);
+const batchesOf = <T extends { purpose: string }>(steps: T[]) => steps.filter((s) => s.purpose === 'batch');
+const closesOf = <T extends { purpose: string }>(steps: T[]) => steps.filter((s) => s.purpose === 'close');
+/** Signatures of a step's transaction: the fee payer's and each deposit owner's (moved or closed). */
+const signatures = (s: DrivenStep['step']) => 1 + (s.purpose === 'close' ? s.params.close!.split(',').length : s.sources.length);
 
 beforeAll(async () => {
   rpc = await startFakeSolanaRpc();
@@ -149,15 +153,20 @@ describe('Solana sweep (fee payer, rent back)', () => {
     const { plan, steps } = await sweep(request(sources, treasury));
 
     // 1232 bytes hold 5 deposits with the ATA creation, 6 without: every batch of the plan creates the missing ATA
-    // (batches of group 0 land in any order), so 14 deposits take 3 transactions (5 + 5 + 4).
+    // (batches of group 0 land in any order), so 14 deposits take 3 transactions (5 + 5 + 4); then, in group 1, one
+    // close transaction per batch closes the accounts it emptied.
     expect(plan.skipped).toEqual([]);
-    expect(plan.steps.map((s) => s.sources.length)).toEqual([5, 5, 4]);
-    expect(plan.steps.every((s) => s.group === 0 && s.purpose === 'batch' && s.params.createDestination === 'true')).toBe(true);
+    expect(batchesOf(plan.steps).map((s) => s.sources.length)).toEqual([5, 5, 4]);
+    expect(batchesOf(plan.steps).every((s) => s.group === 0 && s.params.createDestination === 'true')).toBe(true);
+    expect(closesOf(plan.steps).map((s) => [s.group, s.sources.length, s.params.close])).toEqual(
+      batchesOf(plan.steps).map((b) => [1, 0, b.sources.join(',')]),
+    );
+    expect(plan.steps).toHaveLength(6);
     expect(plan.estimatedCost).toBe(rent + sum(plan.steps.map((s) => s.estimatedFee)));
-    const sizes = await landedSizes(steps);
+    const sizes = await landedSizes(steps); // batches first (group 0), then the closes (group 1)
     for (const s of steps) {
       const tx = await conn.getTransaction(s.hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-      expect(tx!.transaction.signatures.length).toBe(1 + s.step.sources.length); // fee payer + each deposit owner
+      expect(tx!.transaction.signatures.length).toBe(signatures(s.step)); // fee payer + each deposit owner
       expect(tx!.transaction.message.staticAccountKeys[0]!.toBase58()).toBe(gasStation.address);
       expect(tx!.meta!.computeUnitsConsumed!).toBeLessThanOrEqual(Number(s.step.params.computeUnitLimit));
       expect(s.receipt!.fee).toBeLessThanOrEqual(s.step.estimatedFee);
@@ -174,6 +183,7 @@ describe('Solana sweep (fee payer, rent back)', () => {
       }))!.transaction.message.staticAccountKeys.map((k) => k.toBase58());
     expect(await programsOf(steps[0]!.hash!)).toContain(ataProgram);
     for (const s of steps.slice(1)) expect(await programsOf(s.hash!)).not.toContain(ataProgram);
+    expect(steps.map((s) => s.step.purpose)).toEqual(['batch', 'batch', 'batch', 'close', 'close', 'close']);
 
     // Tokens: every deposit emptied into the treasury's new ATA; the receipts say exactly that.
     expect(await tokenBalance(mints.USDC, treasury)).toBe(sum(amounts));
@@ -184,11 +194,11 @@ describe('Solana sweep (fee payer, rent back)', () => {
     for (const s of sources) expect(await conn.getAccountInfo(ata(mints.USDC, s.address))).toBeNull();
     const rentBack = sum(receipts(steps).map((r) => r.nativeMoved));
     expect(rentBack).toBe(14n * rent);
-    expect(sum(steps.map((s) => BigInt(s.step.params.expectedRentBack!)))).toBe(rentBack);
+    expect(sum(closesOf(steps.map((s) => s.step)).map((s) => BigInt(s.params.expectedRentBack!)))).toBe(rentBack);
     // The ATA's rent was paid once, by whichever batch landed first; the others' idempotent creates were no-ops.
     expect(sum(receipts(steps).map((r) => r.rentPaid ?? 0n))).toBe(rent);
     const fees = sum(receipts(steps).map((r) => r.fee));
-    expect(fees).toBe(sum(steps.map((s) => 5_000n * BigInt(1 + s.step.sources.length))));
+    expect(fees).toBe(sum(steps.map((s) => 5_000n * BigInt(signatures(s.step)))));
     expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(rentBack - fees - rent);
 
     // At the final commitment too (the driver waited for finality): nothing left, the treasury holds the sum.
@@ -204,17 +214,18 @@ describe('Solana sweep (fee payer, rent back)', () => {
     const sources = await deposits([7_000_000n, 8_000_000n, 9_000_000n]);
     const gasBefore = await lamportsOf(gasStation.address);
     const { plan, steps } = await sweep(request(sources, hot));
-    expect(plan.steps).toHaveLength(1);
+    expect(plan.steps.map((s) => s.purpose)).toEqual(['batch', 'close']);
     expect(plan.steps[0]!.params.createDestination).toBe('false');
-    expect(plan.estimatedCost).toBe(plan.steps[0]!.estimatedFee);
+    expect(plan.estimatedCost).toBe(plan.steps[0]!.estimatedFee + plan.steps[1]!.estimatedFee);
     const tx = await conn.getTransaction(steps[0]!.hash!, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     expect(tx!.transaction.message.staticAccountKeys.map((k) => k.toBase58())).not.toContain(ASSOCIATED_TOKEN_PROGRAM_ID.toBase58());
-    const r = steps[0]!.receipt!;
+    const [r, closed] = [steps[0]!.receipt!, steps[1]!.receipt!];
     expect(r.rentPaid).toBe(0n);
-    expect(r.nativeMoved).toBe(3n * rent);
+    expect(r.nativeMoved).toBe(0n);
     expect(r.fee).toBe(4n * 5_000n);
+    expect(closed).toMatchObject({ swept: [], nativeMoved: 3n * rent, fee: 4n * 5_000n });
     expect(await tokenBalance(mints.USDC, hot)).toBe(5n + 24_000_000n);
-    expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(3n * rent - r.fee);
+    expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(3n * rent - r.fee - closed.fee);
   });
 
   it('packs partial sweeps (no closes) 6 to a transaction to an existing ATA, each account left open', async () => {
@@ -228,7 +239,7 @@ describe('Solana sweep (fee payer, rent back)', () => {
       ),
     );
     expect(plan.steps.map((s) => s.sources.length)).toEqual([6, 6, 1]);
-    expect(plan.steps.every((s) => s.params.close === '')).toBe(true);
+    expect(plan.steps.every((s) => s.purpose === 'batch')).toBe(true); // nothing emptied: no close step
     expectFullBatches(await landedSizes(steps));
     expect(sum(receipts(steps).map((r) => r.nativeMoved))).toBe(0n);
     expect(await adapter.finalTokenBalances('USDC', [...held.map((s) => s.address), hot])).toEqual([
@@ -256,16 +267,16 @@ describe('Solana sweep (fee payer, rent back)', () => {
     const req = request([{ ...partial!, amount: 1_000_000n }, full!], hot);
     const gasBefore = await lamportsOf(gasStation.address);
     const { plan, steps } = await sweep(req);
-    expect(plan.steps[0]!.params.close).toBe(full!.address);
+    expect(plan.steps[1]!).toMatchObject({ purpose: 'close', params: { close: full!.address } });
     expect(await tokenBalance(mints.USDC, partial!.address)).toBe(2_000_000n);
     expect(await conn.getAccountInfo(ata(mints.USDC, full!.address))).toBeNull();
-    const r = steps[0]!.receipt!;
+    const [r, closed] = [steps[0]!.receipt!, steps[1]!.receipt!];
     expect(r.swept).toEqual([
       { source: partial!.address, amount: 1_000_000n },
       { source: full!.address, amount: 4_000_000n },
     ]);
-    expect(r.nativeMoved).toBe(rent);
-    expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(rent - r.fee);
+    expect(closed.nativeMoved).toBe(rent);
+    expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(rent - r.fee - closed.fee);
     expect(await tokenBalance(mints.USDC, hot)).toBe(5_000_000n);
   });
 
@@ -275,7 +286,7 @@ describe('Solana sweep (fee payer, rent back)', () => {
     const [held] = await deposits([1_000_000n]);
     await rewriteAccount(held!.address, { closeAuthority: Keypair.generate().publicKey.toBase58() });
     const { plan, steps } = await sweep(request([held!], hot));
-    expect(plan.steps[0]!.params.close).toBe('');
+    expect(plan.steps.map((s) => s.purpose)).toEqual(['batch']);
     expect(await tokenBalance(mints.USDC, held!.address)).toBe(0n);
     expect(steps[0]!.receipt!).toMatchObject({ swept: [{ source: held!.address, amount: 1_000_000n }], nativeMoved: 0n });
   });
@@ -297,15 +308,59 @@ describe('Solana sweep (fee payer, rent back)', () => {
       read: (h, r, s) => adapter.sweep.read(h, r, s),
     };
     const { plan, steps } = await sweep(request([late!, calm!], hot), method);
-    expect(plan.steps[0]!.params.close!.split(',')).toEqual([late!.address, calm!.address]);
+    expect(plan.steps[1]!.params.close!.split(',')).toEqual([late!.address, calm!.address]);
     expect(await tokenBalance(mints.USDC, late!.address)).toBe(750_000n);
     expect(await conn.getAccountInfo(ata(mints.USDC, calm!.address))).toBeNull();
     expect(steps[0]!.receipt!.swept).toEqual([
       { source: late!.address, amount: 6_000_000n },
       { source: calm!.address, amount: 1_000_000n },
     ]);
-    expect(steps[0]!.receipt!.nativeMoved).toBe(rent);
+    expect(steps[1]!.receipt!.nativeMoved).toBe(rent);
     expect(await adapter.finalTokenBalances('USDC', [late!.address])).toEqual([750_000n]);
+  });
+
+  it('a payment landing after the batch is built, before it lands: the batch lands, the payment stays for a later sweep', async () => {
+    const hot = Keypair.generate().publicKey.toBase58();
+    rpc.validator.setTokenAccount({ mint: mints.USDC, owner: hot, amount: 0n });
+    const [late, calm] = await deposits([6_000_000n, 1_000_000n]);
+    // The batch is built (and then signed) with both accounts holding exactly the planned amounts; before it lands, a
+    // second payment reaches `late`. Closing `late`'s account in the same transaction would fail the whole batch.
+    let paidLate = false;
+    const method: SweepMethodImpl = {
+      method: adapter.sweep.method,
+      available: () => adapter.sweep.available(),
+      plan: (r) => adapter.sweep.plan(r),
+      build: async (r, s, n, b) => {
+        const unsigned = await adapter.sweep.build(r, s, n, b);
+        if (s.purpose === 'batch' && !paidLate) {
+          paidLate = true;
+          rpc.validator.setTokenAccount({ mint: mints.USDC, owner: late!.address, amount: 6_000_000n + 750_000n });
+        }
+        return unsigned;
+      },
+      read: (h, r, s) => adapter.sweep.read(h, r, s),
+    };
+    const gasBefore = await lamportsOf(gasStation.address);
+    const { steps } = await sweep(request([late!, calm!], hot), method);
+    expect(paidLate).toBe(true);
+    // Every planned token moved; the late payment stayed in its (open) account, the emptied one was closed.
+    const batch = steps.find((s) => s.step.purpose === 'batch')!;
+    expect(batch.receipt!.swept).toEqual([
+      { source: late!.address, amount: 6_000_000n },
+      { source: calm!.address, amount: 1_000_000n },
+    ]);
+    expect(await tokenBalance(mints.USDC, hot)).toBe(7_000_000n);
+    expect(await tokenBalance(mints.USDC, late!.address)).toBe(750_000n);
+    expect(await conn.getAccountInfo(ata(mints.USDC, calm!.address))).toBeNull();
+    const rentBack = sum(receipts(steps.filter((s) => s.receipt)).map((r) => r.nativeMoved));
+    expect(rentBack).toBe(rent);
+    const fees = sum(receipts(steps.filter((s) => s.receipt)).map((r) => r.fee));
+    expect((await lamportsOf(gasStation.address)) - gasBefore).toBe(rentBack - fees);
+
+    // A later sweep takes the rest and closes the account.
+    await sweep(request([{ ...late!, amount: 750_000n }], hot));
+    expect(await tokenBalance(mints.USDC, late!.address)).toBeNull();
+    expect(await tokenBalance(mints.USDC, hot)).toBe(7_750_000n);
   });
 
   it('skips what it cannot sweep, with reasons, and plans nothing when nothing is left', async () => {
@@ -328,7 +383,10 @@ describe('Solana sweep (fee payer, rent back)', () => {
         hot,
       ),
     );
-    expect(plan.steps.map((s) => s.sources)).toEqual([[ok!.address]]);
+    expect(plan.steps.map((s) => [s.purpose, s.sources])).toEqual([
+      ['batch', [ok!.address]],
+      ['close', []],
+    ]);
     expect(plan.skipped).toEqual([
       { address: ok!.address, reason: 'listed twice in the request' },
       { address: hot, reason: 'nothing to sweep (amount 0)' },
@@ -361,12 +419,13 @@ describe('Solana sweep (fee payer, rent back)', () => {
     const sources = await deposits([3_000_000n, 4_000_000n], mints.USDT);
     const req = request(sources, hot, 'USDT');
     const plan = await adapter.sweep.plan(req);
-    const unsigned = await adapter.sweep.build(req, plan.steps[0]!, null, 0);
+    const unsigned = (await adapter.sweep.build(req, plan.steps[0]!, null, 0))!;
     expect(Object.keys(unsigned.body.signers).sort()).toEqual([gasStation.address, ...sources.map((s) => s.address)].sort());
     const signed = await adapter.signTransfer(unsigned, signer);
     expect((await adapter.broadcast(signed)).status).toBe('accepted');
-    // Landed (confirmed) but not yet finalized: the final balances are still the deposits'.
-    expect(await tokenBalance(mints.USDT, sources[0]!.address)).toBeNull();
+    // Landed (confirmed) but not yet finalized: the final balances are still the deposits'. (The accounts are emptied,
+    // not closed: their close step comes after.)
+    expect(await tokenBalance(mints.USDT, sources[0]!.address)).toBe(0n);
     expect(await adapter.finalTokenBalances('USDT', [...sources.map((s) => s.address), hot])).toEqual([3_000_000n, 4_000_000n, 0n]);
     rpc.validator.advanceSlots(33);
     expect(await adapter.finalTokenBalances('USDT', [...sources.map((s) => s.address), hot])).toEqual([0n, 0n, 7_000_000n]);

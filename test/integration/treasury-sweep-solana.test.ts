@@ -66,9 +66,13 @@ describe('sweep run on Solana', () => {
 
     const [sweep] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 5 });
     expect(sweep).toMatchObject({ status: 'completed', method: 'solana-fee-payer', swept_base: u6(33), planned_base: u6(33) });
-    // One batch transaction, signed by the gas station (fee payer) and every deposit owner.
-    expect(sweep!.steps.map((s) => [s.purpose, s.status])).toEqual([['batch', 'succeeded']]);
-    const batch = sweep!.steps[0]!;
+    // One batch transaction, signed by the gas station (fee payer) and every deposit owner; then one closing the
+    // emptied token accounts.
+    expect(sweep!.steps.map((s) => [s.purpose, s.status])).toEqual([
+      ['batch', 'succeeded'],
+      ['close', 'succeeded'],
+    ]);
+    const [batch, close] = [sweep!.steps[0]!, sweep!.steps[1]!];
     expect(await h.transfersFrom(h.mints.USDC, station, treasury)).toEqual([{ to: treasury, amount: u6(33), tx: batch.tx_hash }]);
     expect(await h.tokenBalance(h.mints.USDC, treasury)).toBe(u6(33));
     for (const [i, d] of deposits.entries()) {
@@ -78,8 +82,10 @@ describe('sweep run on Solana', () => {
     }
     // The ledger's figures are the chain's: rent back from three closes, rent paid once for the treasury's new
     // token account, and the fee; the gas station's balance moved by exactly that.
-    expect(batch.native_moved).toBe(3n * rent);
+    expect(batch.native_moved).toBe(0n);
+    expect(close.native_moved).toBe(3n * rent);
     expect(batch.rent_paid).toBe(rent);
+    expect(sweep!.actual_fee).toBe(batch.fee! + close.fee!);
     const after = await lamports(station);
     expect(after - before).toBe(3n * rent - rent - sweep!.actual_fee);
 
@@ -126,7 +132,8 @@ describe('sweep run on Solana', () => {
     expect(r2.code, r2.err).toBe(0);
     const [second] = await listSweeps(h.t.db, { merchantId: again.shop.id, limit: 1 });
     expect(second!.status).toBe('completed');
-    expect(second!.steps[0]).toMatchObject({ purpose: 'batch', rent_paid: 0n, native_moved: 2n * rent });
+    expect(second!.steps[0]).toMatchObject({ purpose: 'batch', rent_paid: 0n, native_moved: 0n });
+    expect(second!.steps[1]).toMatchObject({ purpose: 'close', native_moved: 2n * rent });
     expect(await h.tokenBalance(h.mints.USDC, treasury)).toBe(u6(44));
   }, 300_000);
 });

@@ -13,7 +13,7 @@ import { sweepRunCli } from '../support/sweep-cli.js';
 import { expectSweepStepJudged } from '../support/sweep-step-judging.js';
 
 // The simulator's outbound invariant on Solana sweep steps (scripts/sim/invariants/outbound-once.ts): a real sweep
-// batch (the gas station pays the fee, two deposits move and their token accounts close) is judged by its signature
+// batch (the gas station pays the fee, two deposits move; their token accounts close in the next step) is judged by its signature
 // having landed without error at `finalized`, and reported with its subject when the records are corrupted.
 
 let h: SolanaServiceHarness;
@@ -58,7 +58,10 @@ describe('sweep steps on Solana (simulator outbound invariant)', () => {
       return x?.status === 'completed' && x.sources.every((src) => src.state === 'swept') && x.sources.length === 2 ? x : undefined;
     }, 120_000);
     expect(sweep.method).toBe('solana-fee-payer');
-    expect(sweep.steps.map((x) => [x.purpose, x.status])).toEqual([['batch', 'succeeded']]);
+    expect(sweep.steps.map((x) => [x.purpose, x.status])).toEqual([
+      ['batch', 'succeeded'],
+      ['close', 'succeeded'],
+    ]);
     await expectSweepStepJudged(h.t.db, context, {
       sweepId: sweep.id,
       stepId: sweep.steps[0]!.id,

@@ -53,6 +53,20 @@ describe('sweep step legs', () => {
     expect(legs).toHaveLength(5);
   });
 
+  it('Solana close: no token moves; the fee from the fee payer, the closed accounts rent back to it', () => {
+    const legs = normalizeLegs(
+      sweepStepLegs(
+        solana,
+        { purpose: 'close', from_address: 'Payer', step: { to: 'Payer', sources: [] } },
+        { txHash: 'sig2', block: { height: 11n, hash: 'h' }, swept: [], elsewhere: 0n, fee: 15_000n, nativeMoved: 4_078_560n },
+      ),
+    );
+    expect(legs).toEqual([
+      { account: 'address:solana:test:Payer', asset: 'solana:test:native', amount: 4_078_560n - 15_000n },
+      { account: 'fees:solana', asset: 'solana:test:native', amount: 15_000n - 4_078_560n },
+    ]);
+  });
+
   it('TRON: activation moves TRX gas station → deposit; a delegation journals only its burnt TRX; a transfer its token and fee', () => {
     const landed = { txHash: 't', block: { height: 5n, hash: 'h' }, swept: [], elsewhere: 0n };
     expect(

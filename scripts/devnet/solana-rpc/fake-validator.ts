@@ -308,6 +308,14 @@ export class FakeSolanaValidator {
     return landed;
   }
 
+  /** Test control: lands `wire` now, ahead of the held transactions (a leader that orders another transaction before
+   * ours), whatever the landing mode. Answers its signature (it may land with an error, as any transaction). */
+  landAhead(wire: Uint8Array): string {
+    const tx = deserialize(wire);
+    this.land(wire);
+    return bs58.encode(tx.signatures[0]!);
+  }
+
   setPriorityFeeFloor(microLamportsPerCu: number): void {
     this.priorityFeeFloor = microLamportsPerCu;
   }
