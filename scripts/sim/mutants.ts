@@ -29,6 +29,26 @@ const CURSOR_SAVE_IN_STEP = `      const version = await saveCursor(trx, this.ke
       });
 `;
 
+/**
+ * The one attempt store (src/ledger/attempt-store.ts) with one kind's view of its own attempts removed: the engine sees
+ * none live (liveAttempts) and the signing transaction does not re-check them (the lock-then-race check).
+ */
+function attemptCheckRemoved(table: 'payout_attempts' | 'sweep_step_attempts'): Replacement[] {
+  const file = 'src/ledger/attempt-store.ts';
+  return [
+    {
+      file,
+      find: '    liveAttempts: (job) => liveAttemptsOf(db, t, k.jobId(job)),\n',
+      replace: `    liveAttempts: async (job) => (t.table === '${table}' ? [] : liveAttemptsOf(db, t, k.jobId(job))),\n`,
+    },
+    {
+      file,
+      find: "        if (!(await attemptsAsSeen(trx, t, k.jobId(job), replacing))) return 'raced' as const;\n",
+      replace: `        if (t.table !== '${table}' && !(await attemptsAsSeen(trx, t, k.jobId(job), replacing))) return 'raced' as const;\n`,
+    },
+  ];
+}
+
 export const MUTANTS: Mutant[] = [
   {
     name: 'cursor-before-effects',
@@ -53,36 +73,14 @@ export const MUTANTS: Mutant[] = [
     breaks:
       'a refund payout step signs and broadcasts a fresh transaction without looking at the attempts it already ' +
       'signed (neither the engine nor the signing transaction sees them): every retry pays the refund again',
-    replacements: [
-      {
-        file: 'src/ledger/refund-outbound.ts',
-        find: '      return (await payoutAttempts(db, refund.id)).filter((a) => LIVE.has(a.state)).map(toAttempt);\n',
-        replace: '      return [];\n',
-      },
-      {
-        file: 'src/ledger/refund-outbound.ts',
-        find: "        if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;\n",
-        replace: '        void blocking;\n',
-      },
-    ],
+    replacements: attemptCheckRemoved('payout_attempts'),
   },
   {
     name: 'sweep-resign-without-attempt-check',
     breaks:
       'a sweep step (a gas top-up of a deposit address, or its token transfer to the hot wallet) signs and broadcasts a ' +
       'fresh transaction without looking at the attempts it already signed: every retry of the step sends again',
-    replacements: [
-      {
-        file: 'src/ledger/sweep-outbound.ts',
-        find: '      return (await sweepStepAttempts(db, job.step.id)).filter((a) => LIVE.has(a.state)).map(toAttempt);\n',
-        replace: '      return [];\n',
-      },
-      {
-        file: 'src/ledger/sweep-outbound.ts',
-        find: "        if (replacing ? String(blocking[0]) !== String(replacing.id) : blocking.length > 0) return 'raced' as const;\n",
-        replace: '        void blocking;\n',
-      },
-    ],
+    replacements: attemptCheckRemoved('sweep_step_attempts'),
   },
 ];
 

@@ -11,10 +11,10 @@ import {
   recordReplacementAttempt,
   recordSignedCharge,
   reopenCharge,
-  type ChargeAttempt,
   type ChargeRow,
 } from './subscriptions-charges.js';
 import { journalBurntFee } from './journal.js';
+import { toAttempt } from './attempt-store.js';
 
 // Subscription charges as an outbound job: the charge row (pending → signed → broadcast while in flight; back to
 // pending once every attempt is proven dead) and its subscription_charge_attempts ('live' or 'dropped').
@@ -29,7 +29,7 @@ export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
     },
     // A pending charge has no live attempt (it leaves pending with its first, and returns only when none is live).
     liveAttempts: async (charge) =>
-      charge.state === 'pending' ? [] : (await liveChargeAttempts(db, charge.id)).map((a) => toAttempt(charge, a)),
+      charge.state === 'pending' ? [] : (await liveChargeAttempts(db, charge.id)).map((a) => toAttempt(a, charge.state === 'broadcast')),
     async sign(charge, replacing, fn) {
       return db.transaction().execute(async (trx) => {
         // A row lock taken by whoever signs: another scheduler signed or replaced it, or it was settled meanwhile.
@@ -61,17 +61,5 @@ export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
     reopen: async (charge) => charge.state === 'pending' || (await reopenCharge(db, charge.id)),
     recordBurntFee: (charge, b) =>
       journalBurntFee(db, b, { kind: 'charge', merchantId: charge.merchant_id, object: { type: 'invoice', id: charge.invoice_id } }),
-  };
-}
-
-function toAttempt(charge: ChargeRow, a: ChargeAttempt): OutboundAttempt {
-  return {
-    id: a.id,
-    txHash: a.tx_hash,
-    nonce: a.nonce,
-    signed: a.signed,
-    feeBumpPercent: a.fee_bump_percent,
-    createdAt: a.created_at,
-    broadcast: charge.state === 'broadcast',
   };
 }

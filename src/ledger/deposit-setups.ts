@@ -1,7 +1,8 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { DepositSetupAttemptState, DepositSetupAttemptsTable, DepositSetupsTable } from '../db/deposit-setup-tables.js';
+import type { DepositSetupAttemptsTable, DepositSetupsTable } from '../db/deposit-setup-tables.js';
+import { DEPOSIT_SETUP_ATTEMPTS, attemptsOf, blockingAttemptIdsOf, setAttemptStateOf } from './attempt-store.js';
 import { feeLegs, feesAccount, journalAsset, addressAccount, transferLegs } from './journal-accounts.js';
 import { recordMovement, registerWallets } from './journal.js';
 
@@ -61,7 +62,7 @@ export async function openDepositSetupSessions(db: Db, limit: number): Promise<s
 }
 
 export async function depositSetupAttempts(db: Db, setupId: bigint): Promise<DepositSetupAttemptRow[]> {
-  return db.selectFrom('deposit_setup_attempts').selectAll().where('setup_id', '=', setupId).orderBy('id').execute();
+  return attemptsOf<DepositSetupAttemptRow>(db, DEPOSIT_SETUP_ATTEMPTS, setupId);
 }
 
 /** The setup row locked for signing, if still processing. */
@@ -73,57 +74,6 @@ export async function lockProcessingSetup(trx: Transaction<Database>, id: bigint
     .where('status', '=', 'processing')
     .forUpdate()
     .executeTakeFirst();
-}
-
-/** Under the setup's lock: attempts that block a new signature (signed, broadcast, confirmed), newest first. */
-export async function blockingSetupAttemptIds(trx: Transaction<Database>, id: bigint): Promise<bigint[]> {
-  const rows = await trx
-    .selectFrom('deposit_setup_attempts')
-    .select('id')
-    .where('setup_id', '=', id)
-    .where('state', 'in', ['signed', 'broadcast', 'confirmed'])
-    .orderBy('id', 'desc')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-export async function recordSetupAttempt(
-  trx: Transaction<Database>,
-  setup: DepositSetupRow,
-  a: { sender: string; nonce: bigint | null; txHash: string; signed: Record<string, string | null>; feeBumpPercent: number },
-): Promise<DepositSetupAttemptRow> {
-  return trx
-    .insertInto('deposit_setup_attempts')
-    .values({
-      setup_id: setup.id,
-      network: setup.network,
-      mode: setup.mode,
-      sender: a.sender,
-      nonce: a.nonce === null ? null : a.nonce.toString(),
-      tx_hash: a.txHash,
-      signed: JSON.stringify(a.signed),
-      fee_bump_percent: a.feeBumpPercent,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-export async function setSetupAttemptState(
-  db: Db | Transaction<Database>,
-  attemptId: bigint,
-  state: DepositSetupAttemptState,
-  detail?: string,
-): Promise<void> {
-  await db
-    .updateTable('deposit_setup_attempts')
-    .set({
-      state,
-      ...(detail !== undefined ? { detail } : {}),
-      ...(state !== 'broadcast' && state !== 'signed' ? { settled_at: sql`now()` } : {}),
-    })
-    .where('id', '=', attemptId)
-    .where('state', 'in', ['signed', 'broadcast'])
-    .execute();
 }
 
 /** What the landed setup transaction cost the fee payer: the network fee and the rent locked in the created account. */
@@ -145,7 +95,7 @@ export async function settleDepositSetup(db: Db, setupId: bigint, landed: Landed
   return db.transaction().execute(async (trx) => {
     const setup = await lockProcessingSetup(trx, setupId);
     if (!setup) return false;
-    await setSetupAttemptState(trx, landed.attemptId, 'confirmed');
+    await setAttemptStateOf(trx, DEPOSIT_SETUP_ATTEMPTS, landed.attemptId, 'confirmed');
     await trx
       .updateTable('deposit_setup_attempts')
       .set({ state: 'replaced', settled_at: sql`now()` })
@@ -197,7 +147,7 @@ export async function closeDepositSetup(
     if (!setup) return false;
     // Skipped or refused before signing (`unsent`): only while no attempt can still land (another run of the setup may
     // have signed and sent it since this one looked; its check then finds the account created): it is followed.
-    if (opts.unsent && (await blockingSetupAttemptIds(trx, setupId)).length > 0) return false;
+    if (opts.unsent && (await blockingAttemptIdsOf(trx, DEPOSIT_SETUP_ATTEMPTS, setupId)).length > 0) return false;
     await trx
       .updateTable('deposit_setup_attempts')
       .set({ state: 'failed', settled_at: sql`now()`, detail: reason })

@@ -4,7 +4,9 @@ import type { BurntFee } from './journal.js';
 
 // What the outbound engine (src/outbound/) needs from the ledger to drive one kind of outbound transfer (a refund
 // payout, a subscription charge, ...) through persist-before-broadcast. Each kind implements it over its own tables;
-// the engine never writes SQL. Invariants every implementation keeps:
+// the engine never writes SQL. Kinds whose attempts have the common table shape (refunds, sweep steps, deposit setups)
+// are served by the one attempt store, src/ledger/attempt-store.ts, which writes the guard below once. Invariants every
+// implementation keeps:
 // - `sign` runs ONE transaction that locks the business row, re-checks the attempts as the caller saw them, and
 //   commits the signed bytes (and the nonce it advanced) before the engine may broadcast them;
 // - an attempt, once stored, only ever leaves `live` (signed or broadcast) for a settled state, never back.

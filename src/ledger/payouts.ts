@@ -1,6 +1,6 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { Database, PayoutAttemptState, PayoutAttemptsTable } from '../db/schema.js';
+import type { Database, PayoutAttemptsTable } from '../db/schema.js';
 import type { Mode, NetworkId } from '../domain/vocabulary.js';
 import { REFUND_FAILURE_MESSAGES, REFUND_TRANSITIONS, deliveredMinor, type RefundFailureCode } from '../domain/refund-state.js';
 import { hasIdShape } from '../domain/ids.js';
@@ -11,6 +11,7 @@ import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, transferLegs }
 import { recordMovement } from './journal.js';
 import { noteChainNonce } from './wallet-nonce-guard.js';
 import type { TakenNonce } from './outbound-store.js';
+import { PAYOUT_ATTEMPTS, attemptsOf, blockingAttemptIdsOf, recordAttempt, setAttemptStateOf } from './attempt-store.js';
 
 // The ledger side of refund payouts. The payout engine (src/payouts/) drives the chain; every state change of a
 // refund or an attempt happens here, each with its event in the same transaction.
@@ -30,20 +31,12 @@ export async function claimRefundForProcessing(db: Db, refundId: string): Promis
 }
 
 export async function payoutAttempts(db: Db, refundId: string): Promise<PayoutAttempt[]> {
-  return db.selectFrom('payout_attempts').selectAll().where('refund_id', '=', refundId).orderBy('id').execute();
+  return attemptsOf<PayoutAttempt>(db, PAYOUT_ATTEMPTS, refundId);
 }
 
 /** Under the refund row's lock: the attempts that block a new signature (signed, broadcast or confirmed), newest first. */
-export async function blockingAttemptIds(trx: Transaction<Database>, refundId: string): Promise<bigint[]> {
-  const rows = await trx
-    .selectFrom('payout_attempts')
-    .select('id')
-    .where('refund_id', '=', refundId)
-    .where('state', 'in', ['signed', 'broadcast', 'confirmed'])
-    .orderBy('id', 'desc')
-    .execute();
-  return rows.map((r) => r.id);
-}
+export const blockingAttemptIds = (trx: Transaction<Database>, refundId: string): Promise<bigint[]> =>
+  blockingAttemptIdsOf(trx, PAYOUT_ATTEMPTS, refundId);
 
 /** The BIP44 account index of a merchant in a mode: which hot wallets are theirs. */
 export async function merchantAccountIndex(db: Db, merchantId: string, mode: RefundRow['mode']): Promise<number> {
@@ -162,24 +155,13 @@ async function advanceNonce(
 
 /**
  * Gives back the nonce of an attempt that never reached the chain, when it is the last one handed out (no gap can
- * open), and marks the attempt dropped. Answers whether it did.
+ * open), running `drop` (the attempt store marks the attempt dropped) in the same transaction. Answers whether it did.
  */
-export async function releaseNonceIfLast(
-  db: Db,
-  w: { network: NetworkId; mode: Mode; address: string },
-  attempt: Pick<PayoutAttempt, 'id' | 'nonce'>,
-): Promise<boolean> {
-  return releaseNonceIfLastWith(db, w, attempt, (trx) =>
-    setAttemptState(trx, attempt.id, 'dropped', 'refused by the network before landing; nonce given back'),
-  );
-}
-
-/** releaseNonceIfLast for any kind's attempts table: `drop` marks the attempt dropped in the same transaction. */
 export async function releaseNonceIfLastWith(
   db: Db,
   w: { network: NetworkId; mode: Mode; address: string },
   attempt: { nonce: bigint | null },
-  drop: (trx: Transaction<Database>) => Promise<void>,
+  drop: (trx: Transaction<Database>) => Promise<unknown>,
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const next = await lockNonceRow(trx, w);
@@ -194,52 +176,6 @@ export async function releaseNonceIfLastWith(
     await drop(trx);
     return true;
   });
-}
-
-/** The note a revived attempt carries: why it was dropped before. */
-export const REVIVED_DETAIL = 'signed again with identical bytes after it was dropped: ';
-/** A revived attempt starts afresh: live from now (the stuck-replacement clock too), never broadcast, not settled. */
-const REVIVED = { created_at: sql<Date>`now()`, broadcast_at: null, settled_at: null } as const;
-
-/**
- * Stores a signed attempt and closes the refund to cancellation: from here on the money may move. Signing afresh at
- * a nonce that was given back, with the same fees, gives the same bytes (deterministic signatures) and so the same
- * hash: that dropped attempt of this refund is live again (one row, one transaction), never a second row. The same
- * hash on any other row (live, settled, or another refund's) is refused: nothing is stored, nothing is sent.
- */
-export async function recordSignedAttempt(
-  trx: Transaction<Database>,
-  refund: RefundRow,
-  a: { sender: string; nonce: bigint | null; txHash: string; signed: Record<string, string | null>; feeBumpPercent: number },
-): Promise<PayoutAttempt> {
-  // One statement: the attempt and the refund's signed_at (this runs inside the wallet's nonce lock, so every round
-  // trip saved here is one less that every payout of the wallet waits for).
-  const attempt = await trx
-    .with('signed_refund', (q) =>
-      q.updateTable('refunds').set({ signed_at: sql`coalesce(signed_at, now())` }).where('id', '=', refund.id).returning('id'),
-    )
-    .insertInto('payout_attempts')
-    .values({
-      refund_id: refund.id,
-      network: refund.network,
-      mode: refund.mode,
-      sender: a.sender,
-      nonce: a.nonce === null ? null : a.nonce.toString(),
-      tx_hash: a.txHash,
-      signed: JSON.stringify(a.signed),
-      fee_bump_percent: a.feeBumpPercent,
-    })
-    .onConflict((oc) =>
-      oc
-        .columns(['network', 'mode', 'tx_hash'])
-        .doUpdateSet({ state: 'signed', detail: sql`${REVIVED_DETAIL} || coalesce(payout_attempts.detail, '')`, ...REVIVED })
-        .where('payout_attempts.refund_id', '=', refund.id)
-        .where('payout_attempts.state', '=', 'dropped'),
-    )
-    .returningAll()
-    .executeTakeFirst();
-  if (!attempt) throw new Error(`transaction ${a.txHash} is already recorded and not a dropped attempt of refund ${refund.id}`);
-  return attempt;
 }
 
 /**
@@ -274,32 +210,14 @@ export async function recordChainPayout(
     if (taken) return { kind: 'already_recorded' as const, refundId: taken.refund_id };
     if (refund.status === 'pending') await trx.updateTable('refunds').set({ status: 'processing' }).where('id', '=', refundId).execute();
     const signed = { network: refund.network, hash: a.txHash, raw: null, sender: a.sender, nonce: a.nonce?.toString() ?? null };
-    const attempt = await recordSignedAttempt(trx, refund, {
+    const attempt = await recordAttempt<PayoutAttempt>(trx, PAYOUT_ATTEMPTS, refund, {
       ...a,
       signed: { ...signed, validUntilHeight: null, validUntilTimeMs: null },
       feeBumpPercent: 0,
     });
-    await setAttemptState(trx, attempt.id, 'broadcast', a.detail);
+    await setAttemptStateOf(trx, PAYOUT_ATTEMPTS, attempt.id, 'broadcast', a.detail);
     return { kind: 'recorded' as const, attempt };
   });
-}
-
-export async function setAttemptState(
-  db: Db | Transaction<Database>,
-  attemptId: bigint,
-  state: PayoutAttemptState,
-  detail?: string,
-): Promise<void> {
-  await db
-    .updateTable('payout_attempts')
-    .set({
-      state,
-      ...(detail !== undefined ? { detail } : {}),
-      ...(state === 'broadcast' ? { broadcast_at: sql`coalesce(broadcast_at, now())` } : {}),
-      ...(state !== 'broadcast' && state !== 'signed' ? { settled_at: sql`now()` } : {}),
-    })
-    .where('id', '=', attemptId)
-    .execute();
 }
 
 /**

@@ -1,10 +1,11 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { SweepAttemptState, SweepSourcesTable, SweepStepAttemptsTable, SweepStepsTable, SweepsTable } from '../db/treasury-tables.js';
+import type { SweepSourcesTable, SweepStepAttemptsTable, SweepStepsTable, SweepsTable } from '../db/treasury-tables.js';
 import { newId } from '../domain/ids.js';
 import { journalSweepStep, registerSweepWallets } from './journal-sweep.js';
 import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
+import { SWEEP_STEP_ATTEMPTS, attemptsOf, blockingAttemptIdsOf } from './attempt-store.js';
 
 // The ledger of sweeps: a sweep (one token of one merchant on one network, many deposit addresses to one destination),
 // its sources (the amount planned per address and what left it, read from the landed step: the record of a movement
@@ -181,7 +182,7 @@ export async function claimSweepStep(db: Db, stepId: string): Promise<{ step: Sw
 }
 
 export async function sweepStepAttempts(db: Db, stepId: string): Promise<SweepAttemptRow[]> {
-  return db.selectFrom('sweep_step_attempts').selectAll().where('step_id', '=', stepId).orderBy('id').execute();
+  return attemptsOf<SweepAttemptRow>(db, SWEEP_STEP_ATTEMPTS, stepId);
 }
 
 /** Locks a step row; undefined unless it is still processing. */
@@ -193,73 +194,6 @@ export async function lockProcessingStep(trx: Transaction<Database>, stepId: str
     .where('status', '=', 'processing')
     .forUpdate()
     .executeTakeFirst();
-}
-
-/** Under the step's lock: attempts that block a new signature (signed, broadcast, confirmed), newest first. */
-export async function blockingStepAttemptIds(trx: Transaction<Database>, stepId: string): Promise<bigint[]> {
-  const rows = await trx
-    .selectFrom('sweep_step_attempts')
-    .select('id')
-    .where('step_id', '=', stepId)
-    .where('state', 'in', ['signed', 'broadcast', 'confirmed'])
-    .orderBy('id', 'desc')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-export async function recordStepAttempt(
-  trx: Transaction<Database>,
-  step: SweepStepRow,
-  sweep: Pick<SweepRow, 'network' | 'mode'>,
-  a: { sender: string; nonce: bigint | null; txHash: string; signed: Record<string, string | null>; feeBumpPercent: number },
-): Promise<SweepAttemptRow> {
-  const attempt = await trx
-    .insertInto('sweep_step_attempts')
-    .values({
-      step_id: step.id,
-      network: sweep.network,
-      mode: sweep.mode,
-      sender: a.sender,
-      nonce: a.nonce === null ? null : a.nonce.toString(),
-      tx_hash: a.txHash,
-      signed: JSON.stringify(a.signed),
-      fee_bump_percent: a.feeBumpPercent,
-    })
-    // Signing afresh at the same nonce with the same fees gives the same bytes (deterministic signatures): the
-    // dropped attempt of this step with that hash is live again rather than a second row.
-    .onConflict((oc) =>
-      oc
-        .columns(['network', 'mode', 'tx_hash'])
-        .doUpdateSet({ state: 'signed', detail: null, broadcast_at: null, settled_at: null, created_at: sql`now()` })
-        .where('sweep_step_attempts.step_id', '=', step.id)
-        .where('sweep_step_attempts.state', '=', 'dropped'),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  await trx
-    .updateTable('sweep_steps')
-    .set({ signed_at: sql`coalesce(signed_at, now())`, tx_hash: a.txHash })
-    .where('id', '=', step.id)
-    .execute();
-  return attempt;
-}
-
-export async function setStepAttemptState(
-  db: Db | Transaction<Database>,
-  attemptId: bigint,
-  state: SweepAttemptState,
-  detail?: string,
-): Promise<void> {
-  await db
-    .updateTable('sweep_step_attempts')
-    .set({
-      state,
-      ...(detail !== undefined ? { detail } : {}),
-      ...(state === 'broadcast' ? { broadcast_at: sql`coalesce(broadcast_at, now())` } : {}),
-      ...(state !== 'broadcast' && state !== 'signed' ? { settled_at: sql`now()` } : {}),
-    })
-    .where('id', '=', attemptId)
-    .execute();
 }
 
 /**
@@ -330,7 +264,7 @@ export async function settleSweepStep(
 export async function closeUnsentSweepStep(db: Db, stepId: string, status: 'skipped' | 'failed', reason: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     if (!(await lockProcessingStep(trx, stepId))) return false;
-    if ((await blockingStepAttemptIds(trx, stepId)).length > 0) return false;
+    if ((await blockingAttemptIdsOf(trx, SWEEP_STEP_ATTEMPTS, stepId)).length > 0) return false;
     await trx.updateTable('sweep_steps').set({ status, failure_reason: reason, settled_at: sql`now()` }).where('id', '=', stepId).execute();
     return true;
   });

@@ -133,3 +133,59 @@ describe('a refunds hot wallet without a nonce row whose chain nonce is above 0'
     expect(await transfersFrom(h.node, h.tokens.USDT.address, m.hotWallet, payer)).toHaveLength(1);
   }, 180_000);
 });
+
+// Issue 34 item 1, through the real engine: two drivers of one refund (the worker and a duplicate job), its receipt
+// landing between them. Driver A reads the attempt as signed (never offered) and offers its bytes; while A waits for
+// the node's answer, driver B finds the transaction mined and final and completes the refund (the attempt confirmed).
+// A then records the node's acceptance: the attempt store's guard keeps it confirmed, never `broadcast` again.
+describe('two drivers of one refund, its receipt landing between them', () => {
+  it("the late driver's markBroadcast leaves the confirmed attempt confirmed", async () => {
+    const { id, payer } = await refundOf(shop, 'race-1', '2.00', 200);
+    const deps: PayoutEngineDeps = { db: h.t.db, adapters, signer, stuckAfterMs: 600_000, feeBumpPercent: 25, pollMs: 100 };
+    // A first run stopped right after storing the signed bytes: the attempt is `signed`, nothing was sent.
+    const stopAfterSign = (name: string) => {
+      if (name === 'outbound:after_sign') throw new Error('stopped after sign');
+    };
+    await expect(advanceRefund({ ...deps, failpoint: stopAfterSign }, id)).rejects.toThrow('stopped after sign');
+    expect((await attemptsOf(id)).map((a) => a.state)).toEqual(['signed']);
+
+    // Driver A's adapter hands the bytes to the node, then holds the answer until B is done.
+    const real = adapters.get('ethereum', 'test')!;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let offered!: () => void;
+    const reachedNode = new Promise<void>((r) => {
+      offered = r;
+    });
+    const held = new Proxy(real, {
+      get(target, p) {
+        if (p === 'broadcast')
+          return async (s: Parameters<typeof real.broadcast>[0]) => {
+            const r = await target.broadcast(s);
+            offered();
+            await gate;
+            return r;
+          };
+        const v = Reflect.get(target, p, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const driverA = advanceRefund({ ...deps, adapters: { get: () => held } as unknown as ChainRegistry }, id);
+    await reachedNode;
+
+    // Driver B: the transaction is mined and final; the refund completes, its attempt confirmed.
+    expect(await payOut(deps, id)).toBe('completed');
+    const [attempt] = await attemptsOf(id);
+    expect(attempt!.state).toBe('confirmed');
+
+    release();
+    await driverA;
+    expect((await attemptsOf(id)).map((a) => [a.tx_hash, a.state])).toEqual([[attempt!.tx_hash, 'confirmed']]);
+    expect((await advanceRefund(deps, id)).kind).toBe('done');
+    expect(await transfersFrom(h.node, h.tokens.USDT.address, shop.hotWallet, payer)).toEqual([
+      { to: payer, amount: 2_000_000n, tx: attempt!.tx_hash },
+    ]);
+  }, 180_000);
+});
