@@ -3,7 +3,8 @@ import { HOT_WALLET_SLOT, isAllowanceCharger, type KeyDeriver } from '../../chai
 import type { Db } from '../db/database.js';
 import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../domain/vocabulary.js';
 import { recordChainCharge } from '../ledger/charge-chain-record.js';
-import { merchantAccountIndex, recordChainPayout } from '../ledger/payouts.js';
+import { merchantAccountIndex } from '../ledger/merchants.js';
+import { recordChainPayout } from '../ledger/payouts.js';
 import { loadCharge } from '../ledger/subscriptions-charges.js';
 import { acceptWalletNonce, walletNonceStates } from '../ledger/wallet-nonce-guard.js';
 import { UsageError, options, print, required } from './args.js';

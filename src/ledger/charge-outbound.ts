@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { OutboundAttempt, OutboundStore } from './outbound-store.js';
-import { takeNextNonce } from './payouts.js';
+import { takeNextNonce } from './wallet-nonces.js';
 import {
   dropChargeAttempt,
   liveChargeAttempts,

@@ -188,3 +188,14 @@ export async function listMerchantSettings(db: Db, merchantId?: string): Promise
   if (merchantId !== undefined) q = q.where('id', '=', merchantId);
   return (await q.execute()).map(toSettings);
 }
+
+/** The BIP44 account index of a merchant in a mode: which hot wallets are theirs. */
+export async function merchantAccountIndex(db: Db, merchantId: string, mode: Mode): Promise<number> {
+  const row = await db
+    .selectFrom('merchant_hd_accounts')
+    .select('account_index')
+    .where('merchant_id', '=', merchantId)
+    .where('mode', '=', mode)
+    .executeTakeFirstOrThrow();
+  return row.account_index;
+}

@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.js';
 import type { OutboundStore } from './outbound-store.js';
 import { PAYOUT_ATTEMPTS, attemptOutboundStore } from './attempt-store.js';
-import { claimRefundForProcessing, lockProcessingRefund, releaseNonceIfLastWith, takeNextNonce } from './payouts.js';
+import { claimRefundForProcessing, lockProcessingRefund } from './payouts.js';
+import { releaseNonceIfLastWith, takeNextNonce } from './wallet-nonces.js';
 import type { RefundRow } from './refunds.js';
 import { hasIdShape } from '../domain/ids.js';
 

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import type { OutboundStore } from './outbound-store.js';
 import { SWEEP_STEP_ATTEMPTS, attemptOutboundStore } from './attempt-store.js';
-import { releaseNonceIfLastWith, takeNextNonce } from './payouts.js';
+import { releaseNonceIfLastWith, takeNextNonce } from './wallet-nonces.js';
 import { claimSweepStep, lockProcessingStep, type SweepRow, type SweepStepRow } from './sweeps.js';
 
 // Sweep steps as outbound jobs: the sweep_steps row (processing while it is sent) and its sweep_step_attempts, kept by

@@ -12,7 +12,7 @@ import {
   type DepositSetupRow,
 } from '../ledger/deposit-setups.js';
 import { registerWallets } from '../ledger/journal.js';
-import { merchantAccountIndex } from '../ledger/payouts.js';
+import { merchantAccountIndex } from '../ledger/merchants.js';
 import type { Logger } from '../logger.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';

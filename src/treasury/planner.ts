@@ -11,7 +11,7 @@ import {
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { STABLECOIN_EXPONENT, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
-import { merchantAccountIndex } from '../ledger/payouts.js';
+import { merchantAccountIndex } from '../ledger/merchants.js';
 import { hasRunningSweep, sweepCandidates } from '../ledger/sweeps.js';
 import { treasuryDestination } from '../ledger/treasury.js';
 import { NATIVE_COINS, type NativePriceService } from '../rates/native-prices.js';
