@@ -28,6 +28,7 @@ import {
 } from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 import { countUnexplained } from '../metrics/watcher.js';
+import { ChainReadError, guardedReads } from './chain-reads.js';
 import { readSettled, type Books } from './final-state.js';
 
 // Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
@@ -165,7 +166,31 @@ export function incompleteness(c: ChainReconciliation): string[] {
 /** How long a run waits for the watcher to cover the height of a final state read (TRON, Solana) before skipping. */
 export const DEFAULT_COVER_WAIT_MS = 120_000;
 
+/**
+ * Reconciles one chain. A chain read that fails (the node timed out, refused the connection, answered an error) leaves
+ * the chain uncompared with the reason (`node unreachable: ...`); nothing of the run is stored.
+ */
 export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { coverWaitMs?: number } = {}): Promise<ChainReconciliation> {
+  try {
+    return await compareChain(db, guardedReads(adapter), opts);
+  } catch (e) {
+    if (!(e instanceof ChainReadError)) throw e;
+    const chain = { network: adapter.network, mode: adapter.mode };
+    return {
+      ...chain,
+      height: null,
+      skipped: `node unreachable: ${e.message}`,
+      addresses: 0,
+      balances: 0,
+      rpcCalls: 0,
+      durationMs: 0,
+      differences: [],
+      summary: [],
+    };
+  }
+}
+
+async function compareChain(db: Db, adapter: ChainAdapter, opts: { coverWaitMs?: number }): Promise<ChainReconciliation> {
   const chain = { network: adapter.network, mode: adapter.mode };
   const empty = { ...chain, addresses: 0, balances: 0, rpcCalls: 0, durationMs: 0, differences: [], summary: [] };
   if (!isBalanceReader(adapter))
