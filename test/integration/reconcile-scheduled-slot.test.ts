@@ -67,6 +67,7 @@ describe('scheduled reconcile: one run per slot across workers', () => {
     scheduler();
     // Two full slots after the first boundary both schedulers pass.
     await sleep((first + 2) * INTERVAL_MS + 1500 - Date.now());
+    for (const j of jobs.splice(0)) await j.stop(); // waits for a run in progress: every run started is stored
     const runs = await storedRuns();
     const perSlot = new Map<number, number>();
     for (const r of runs) perSlot.set(slotOf(r.started_at), (perSlot.get(slotOf(r.started_at)) ?? 0) + 1);
@@ -77,7 +78,6 @@ describe('scheduled reconcile: one run per slot across workers', () => {
     // Single-flight, not no-flight: the slots both schedulers ticked in each have their run.
     expect(perSlot.get(first)).toBe(1);
     expect(perSlot.get(first + 1)).toBe(1);
-    for (const j of jobs.splice(0)) await j.stop();
   }, 60_000);
 
   it('a holder whose session died mid-run (its lock and its claim left behind) does not stop the next slot', async () => {
@@ -108,6 +108,7 @@ describe('scheduled reconcile: one run per slot across workers', () => {
 
     scheduler();
     await sleep((slot + 1) * INTERVAL_MS + 2500 - Date.now());
+    for (const j of jobs.splice(0)) await j.stop();
     const runs = await storedRuns();
     expect(runs.length).toBe(before + 1);
     expect(slotOf(runs.at(-1)!.started_at)).toBe(slot + 1);
