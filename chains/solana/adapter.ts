@@ -58,6 +58,8 @@ export interface SolanaAdapterOptions {
   maxLagSlots?: bigint;
   rpcObserver?: RpcObserver;
   rpcLog?: RpcLogger;
+  /** Per-request timeout of every RPC request (CHAIN_SOLANA_<MODE>_RPC_TIMEOUT_MS; default 30 s). */
+  rpcTimeoutMs?: number;
   /** USDT / USDC mints (base58) with their decimals: the registry's, checked on chain by verifyTokens. */
   tokens: readonly TokenContract[];
   /** Commitment at which credits become final (default `finalized`; `confirmed` trades safety for ~12 s). */
@@ -111,6 +113,7 @@ export class SolanaChainAdapter
       urls,
       maxLagSlots: o.maxLagSlots ?? 150n,
       commitment: 'confirmed',
+      timeoutMs: o.rpcTimeoutMs,
       observer: o.rpcObserver,
       log: o.rpcLog,
     });
@@ -465,6 +468,7 @@ export function createSolanaAdapter(
     rpcMaxLagBlocks?: bigint;
     rpcObserver?: RpcObserver;
     rpcLog?: RpcLogger;
+    rpcTimeoutMs?: number;
     tokens: readonly TokenContract[];
     confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
   },
@@ -479,6 +483,7 @@ export function createSolanaAdapter(
     finalityQuorum: s.rpcQuorum,
     rpcObserver: s.rpcObserver,
     rpcLog: s.rpcLog,
+    rpcTimeoutMs: s.rpcTimeoutMs,
     tokens: s.tokens,
     finality,
     ...extra,

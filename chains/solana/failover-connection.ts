@@ -157,7 +157,10 @@ export class SolanaEndpoints {
       res = await fetch(e.url, { ...init, signal: AbortSignal.timeout(this.#timeoutMs) });
     } catch (err) {
       const name = (err as { name?: string }).name;
-      done(false, name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (err as Error).message);
+      const timedOut = name === 'TimeoutError' || name === 'AbortError';
+      done(false, timedOut ? 'timeout' : (err as Error).message);
+      // Said with the method and the limit: the message reaches operators (reconcile's "node unreachable: ...").
+      if (timedOut) throw Object.assign(new Error(`${method} timed out after ${this.#timeoutMs} ms`), { name: 'TimeoutError' });
       throw err;
     }
     const text = await res.text().catch(() => '');

@@ -68,6 +68,14 @@ export interface ReconcileRunsTable {
   finished_at: Ts;
 }
 
+/** A scheduled reconcile slot claimed by one worker (migration 2026_11_29_0200_reconcile_slots). */
+export interface ReconcileSlotsTable {
+  network: string;
+  mode: string;
+  slot: Big;
+  claimed_at: Ts;
+}
+
 export interface ReconcileDifferencesTable {
   run_id: Big;
   account: string;
@@ -86,4 +94,5 @@ export type JournalTables = {
   journal_wallets: JournalWalletsTable;
   reconcile_runs: ReconcileRunsTable;
   reconcile_differences: ReconcileDifferencesTable;
+  reconcile_slots: ReconcileSlotsTable;
 };

@@ -84,13 +84,29 @@ export async function withReconcileLock<T>(
   });
 }
 
-/** Milliseconds since the latest stored run of `chain` started, or null when none was stored. */
-export async function lastRunAgeMs(db: Kysely<Database>, chain: ChainRef): Promise<number | null> {
-  const r = await sql<{ age_ms: string | null }>`
-    select (extract(epoch from now() - max(started_at)) * 1000)::bigint::text as age_ms
-    from reconcile_runs where network = ${chain.network} and mode = ${chain.mode}`.execute(db);
-  const v = r.rows[0]?.age_ms;
-  return v === null || v === undefined ? null : Number(v);
+/** Claims of slots older than this are deleted when a slot is claimed (a claim matters only within its slot). */
+const SLOT_CLAIM_RETENTION = '7 days';
+
+/**
+ * Claims scheduled slot `slot` of `chain` for this worker: true for the one worker whose claim lands, false for every
+ * other (the slot is theirs). A claim is never released: it names a slot, which passes; a holder that dies leaves
+ * nothing the next slot waits for.
+ */
+export async function claimReconcileSlot(db: Kysely<Database>, chain: ChainRef, slot: bigint): Promise<boolean> {
+  const r = await db
+    .insertInto('reconcile_slots')
+    .values({ network: chain.network, mode: chain.mode, slot })
+    .onConflict((oc) => oc.doNothing())
+    .returning('slot')
+    .executeTakeFirst();
+  if (r)
+    await db
+      .deleteFrom('reconcile_slots')
+      .where('network', '=', chain.network)
+      .where('mode', '=', chain.mode)
+      .where('claimed_at', '<', sql<Date>`now() - ${SLOT_CLAIM_RETENTION}::interval`)
+      .execute();
+  return r !== undefined;
 }
 
 /** The height the watcher of `chain` has committed as final (null before its first step). */

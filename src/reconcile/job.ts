@@ -3,7 +3,11 @@ import type { Db } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import { incompleteness, reconcile } from './reconcile.js';
 
-/** The worker role's scheduled reconcile: every `intervalMs`, each run stored and the drift gauge set; differences logged as errors. */
+/**
+ * The worker role's scheduled reconcile: at every slot boundary (a multiple of `intervalMs` since the epoch, the same
+ * instants in every worker process), the slot claimed per chain and one run stored between the workers
+ * (reconcile's `scheduled`); the drift gauge set; differences logged as errors.
+ */
 export function startReconcileJob(deps: {
   db: Db;
   adapters: ChainRegistry;
@@ -13,12 +17,11 @@ export function startReconcileJob(deps: {
   stop(): Promise<void>;
 } {
   let running: Promise<void> | null = null;
-  const tick = () => {
+  const tick = (slot: bigint) => {
     if (running) return;
     running = (async () => {
       try {
-        // Half the interval: workers started at different times still store one run per interval between them.
-        const report = await reconcile(deps, { scheduled: { minIntervalMs: deps.intervalMs / 2 } });
+        const report = await reconcile(deps, { scheduled: { slot } });
         for (const c of report.chains)
           for (const u of c.unexplainedNative ?? [])
             deps.log.error(
@@ -61,11 +64,24 @@ export function startReconcileJob(deps: {
       }
     })();
   };
-  const timer = setInterval(tick, deps.intervalMs);
-  timer.unref();
+  // Each tick is armed for the next boundary, so the ticks neither drift nor depend on when the process started.
+  let timer: NodeJS.Timeout | null = null;
+  const arm = () => {
+    const next = Math.floor(Date.now() / deps.intervalMs) + 1;
+    timer = setTimeout(
+      () => {
+        arm();
+        tick(BigInt(next));
+      },
+      next * deps.intervalMs - Date.now(),
+    );
+    timer.unref();
+  };
+  arm();
   return {
     async stop() {
-      clearInterval(timer);
+      if (timer) clearTimeout(timer);
+      timer = null;
       await running;
     },
   };

@@ -20,9 +20,16 @@ import {
   registeredWallets,
   type RegisteredWallet,
 } from '../ledger/journal-native.js';
-import { addressMerchants, lastRunAgeMs, storeReconcileRun, watcherFinalHeight, withReconcileLock } from '../ledger/reconcile-runs.js';
+import {
+  addressMerchants,
+  claimReconcileSlot,
+  storeReconcileRun,
+  watcherFinalHeight,
+  withReconcileLock,
+} from '../ledger/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 import { countUnexplained } from '../metrics/watcher.js';
+import { ChainReadError, guardedReads } from './chain-reads.js';
 import { readSettled, type Books } from './final-state.js';
 
 // Reconciliation (docs/journal.md): for every address of a chain with journal activity, the books (journal balance
@@ -78,7 +85,7 @@ export interface ChainReconciliation {
   /** Null when the chain was skipped (`skipped` says why). */
   height: bigint | null;
   skipped?: string;
-  /** The skip is the scheduled runs' coordination (another worker reconciles, or did within the interval), not a gap. */
+  /** The skip is the scheduled runs' coordination (another worker took the slot, or a run of the chain is in progress), not a gap. */
   coordinated?: true;
   runId?: bigint;
   addresses: number;
@@ -106,14 +113,14 @@ export interface ReconcileReport {
 
 /**
  * Reconciles every configured chain (or the one named), each under its reconcile lock (a PostgreSQL advisory lock):
- * runs of one chain never overlap. `scheduled` (the worker role's timer, in every worker process): a chain another
- * process is reconciling right now is skipped, and so is one whose latest stored run started less than
- * `minIntervalMs` ago, so several workers store one run per interval between them. Without it (the CLI) the run
- * waits for the lock and always runs.
+ * runs of one chain never overlap. `scheduled` (the worker role's timer, in every worker process, ticking at the same
+ * slot boundaries): each chain's `slot` is claimed in the ledger first, and a chain whose slot another worker claimed is
+ * skipped, so the workers store one run per slot between them; so is a chain another run (the CLI's, or a scheduled one
+ * still going) holds the lock of. Without it (the CLI) the run waits for the lock and always runs.
  */
 export async function reconcile(
   deps: { db: Db; adapters: ChainRegistry },
-  opts: { network?: string; mode?: Mode; scheduled?: { minIntervalMs: number }; coverWaitMs?: number } = {},
+  opts: { network?: string; mode?: Mode; scheduled?: { slot: bigint }; coverWaitMs?: number } = {},
 ): Promise<ReconcileReport> {
   const chains: ChainReconciliation[] = [];
   for (const adapter of deps.adapters) {
@@ -132,14 +139,14 @@ export async function reconcile(
       differences: [],
       summary: [],
     });
-    const r = await withReconcileLock(deps.db, chain, !opts.scheduled, async () => {
-      if (opts.scheduled) {
-        const age = await lastRunAgeMs(deps.db, chain);
-        if (age !== null && age < opts.scheduled.minIntervalMs) return skipped('reconciled by another worker within the interval');
-      }
-      return reconcileChain(deps.db, adapter, { coverWaitMs: opts.coverWaitMs });
-    });
-    chains.push('busy' in r ? skipped('another worker is reconciling this chain') : r);
+    if (opts.scheduled && !(await claimReconcileSlot(deps.db, chain, opts.scheduled.slot))) {
+      chains.push(skipped('another worker took this slot'));
+      continue;
+    }
+    const r = await withReconcileLock(deps.db, chain, !opts.scheduled, () =>
+      reconcileChain(deps.db, adapter, { coverWaitMs: opts.coverWaitMs }),
+    );
+    chains.push('busy' in r ? skipped('another run of this chain is in progress') : r);
   }
   return { chains, ok: chains.every((c) => c.differences.every((d) => !d.failing)) };
 }
@@ -160,7 +167,31 @@ export function incompleteness(c: ChainReconciliation): string[] {
 /** How long a run waits for the watcher to cover the height of a final state read (TRON, Solana) before skipping. */
 export const DEFAULT_COVER_WAIT_MS = 120_000;
 
+/**
+ * Reconciles one chain. A chain read that fails (the node timed out, refused the connection, answered an error) leaves
+ * the chain uncompared with the reason (`node unreachable: ...`); nothing of the run is stored.
+ */
 export async function reconcileChain(db: Db, adapter: ChainAdapter, opts: { coverWaitMs?: number } = {}): Promise<ChainReconciliation> {
+  try {
+    return await compareChain(db, guardedReads(adapter), opts);
+  } catch (e) {
+    if (!(e instanceof ChainReadError)) throw e;
+    const chain = { network: adapter.network, mode: adapter.mode };
+    return {
+      ...chain,
+      height: null,
+      skipped: `node unreachable: ${e.message}`,
+      addresses: 0,
+      balances: 0,
+      rpcCalls: 0,
+      durationMs: 0,
+      differences: [],
+      summary: [],
+    };
+  }
+}
+
+async function compareChain(db: Db, adapter: ChainAdapter, opts: { coverWaitMs?: number }): Promise<ChainReconciliation> {
   const chain = { network: adapter.network, mode: adapter.mode };
   const empty = { ...chain, addresses: 0, balances: 0, rpcCalls: 0, durationMs: 0, differences: [], summary: [] };
   if (!isBalanceReader(adapter))

@@ -99,7 +99,7 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
     rpcUrls,
     rpcQuorum,
     rpcMaxLagBlocks: BigInt(int(env, `${p}RPC_MAX_LAG_BLOCKS`, network === 'solana' ? 150 : 10)),
-    rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, 10_000),
+    rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, network === 'solana' ? 30_000 : 10_000),
     chainId: big(env, `${p}CHAIN_ID`),
     confirmation,
     pollIntervalMs: int(env, `${p}POLL_INTERVAL_MS`, d.pollIntervalMs),

@@ -120,16 +120,17 @@ describe('Binance source against the fake ticker', () => {
 });
 
 describe('fallback on failure', () => {
-  it('server hangs → next source answers, within the timeout', async () => {
+  it('server hangs → next source answers once the timeout cut the hung request', async () => {
     coinbase.mode = 'hang';
     const { value, ms } = await timed(service(['peg', 'coinbase', 'binance'], 30_000, TIMEOUT_MS).quote('EUR', 'USDT'));
     expect(value).toMatchObject({ source: 'binance', rate: { digits: 10841n, scale: 4 } });
     expect(coinbase.requests).toHaveLength(1);
+    // Coinbase never answers: binance's quote at all means the timeout cut coinbase's request (no upper bound on the
+    // time, which a loaded machine would move).
     expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
-    expect(ms).toBeLessThan(TIMEOUT_MS + 700);
   });
 
-  it('every source hangs → RateUnavailableError once each timeout has passed, not later', async () => {
+  it('every source hangs → RateUnavailableError once each timeout has passed, each request cut by it', async () => {
     coinbase.mode = 'hang';
     binance.mode = 'hang';
     const { value, ms } = await timed(service(['peg', 'coinbase', 'binance'], 30_000, TIMEOUT_MS).quote('EUR', 'USDT'));
@@ -139,8 +140,8 @@ describe('fallback on failure', () => {
       ['coinbase', 'timeout'],
       ['binance', 'timeout'],
     ]);
+    // Each source was cut by its timeout (the outcome above, not an error from the socket), one after the other.
     expect(ms).toBeGreaterThanOrEqual(2 * TIMEOUT_MS - 40);
-    expect(ms).toBeLessThan(2 * TIMEOUT_MS + 800);
   });
 
   it('a slow answer past the timeout is not used', async () => {
@@ -260,21 +261,30 @@ describe('single flight', () => {
     expect(new Set(quotes.map((q) => formatRate(q.rate)))).toEqual(new Set(['1.0841']));
   });
 
-  it('single-flights even with caching disabled, and a hang fails all waiters within the timeout', async () => {
+  it('single-flights even with caching disabled, and a hang fails all waiters with the one timeout', async () => {
     binance.mode = 'hang';
     const s = service(['binance'], 0, TIMEOUT_MS);
     const { value, ms } = await timed(Promise.all(Array.from({ length: 20 }, () => s.quote('EUR', 'USDT'))));
     expect(value).toBeInstanceOf(RateUnavailableError);
     expect(binance.requests).toHaveLength(1);
-    expect(ms).toBeLessThan(TIMEOUT_MS + 700);
+    // Every waiter failed with the one request's timeout (binance never answers; no upper bound on the time).
+    expect((value as RateUnavailableError).attempts.map((a) => [a.source, a.outcome])).toEqual([['binance', 'timeout']]);
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
   });
 
   it('different pairs are fetched in parallel, not serialised', async () => {
-    // Each answer takes 1 s: three in series take 3 s, in parallel about 1 s (a wide margin for a loaded machine).
-    coinbase.mode = { delayMs: 1_000 };
+    // Structural, not timed: each answer is held 3 s, and all three requests reach the server before any answer
+    // comes back (in series, the second would only be sent after the first answer).
+    coinbase.mode = { delayMs: 3_000 };
     const s = service(['coinbase'], 30_000);
-    const { ms } = await timed(Promise.all([s.quote('EUR', 'USDT'), s.quote('JPY', 'USDT'), s.quote('KWD', 'USDT')]));
+    let settled = 0;
+    const all = Promise.all(
+      [s.quote('EUR', 'USDT'), s.quote('JPY', 'USDT'), s.quote('KWD', 'USDT')].map((p) => p.finally(() => settled++)),
+    );
+    for (const end = Date.now() + 10_000; coinbase.requests.length < 3 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     expect(coinbase.requests).toHaveLength(3);
-    expect(ms).toBeLessThan(2 * 1_000);
+    expect(settled).toBe(0);
+    await all;
+    expect(settled).toBe(3);
   });
 });

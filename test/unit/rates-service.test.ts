@@ -149,9 +149,11 @@ describe('RateService', () => {
     const t0 = performance.now();
     const q = await service.quote('EUR', 'USDT');
     const elapsed = performance.now() - t0;
+    // The hung source never settles: a quote at all means the timeout moved on without it (no upper bound on the time,
+    // which a loaded machine would move), after asking it once, then the next source once.
     expect(q.source).toBe('ok');
+    expect([hang.calls, ok.calls]).toEqual([['EUR/USDT'], ['EUR/USDT']]);
     expect(elapsed).toBeGreaterThanOrEqual(90);
-    expect(elapsed).toBeLessThan(1000);
   }, 5_000);
 
   it('passes an abort signal that fires at the timeout', async () => {
