@@ -1,12 +1,12 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, SubscriptionChargesTable } from '../db/schema.js';
-import { newId } from '../domain/ids.js';
 import { insertInvoiceEvent } from './invoices.js';
 import { EXTERNAL_ACCOUNT, addressAccount, feeLegs, journalAsset, transferLegs } from './journal-accounts.js';
 import { recordMovement } from './journal.js';
 import { nextAfterPaid, type LifecycleDeps } from './subscriptions-lifecycle.js';
-import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent } from './subscriptions.js';
+import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent, type SubscriptionRow } from './subscriptions.js';
+import { insertChargePayment } from './charge-payment.js';
 
 // The ledger side of subscription charges. The outbound engine (src/outbound/, with src/subscriptions/charge-engine.ts) drives the chain;
 // every state change of a charge, its invoice and its subscription happens here with its events.
@@ -223,80 +223,19 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
       .forUpdate()
       .executeTakeFirstOrThrow();
     const invoice = await trx.selectFrom('invoices').selectAll().where('id', '=', charge.invoice_id).forUpdate().executeTakeFirstOrThrow();
-    const paymentId = newId('pay');
-
-    await trx
-      .insertInto('payment_sessions')
-      .values({
-        id: paymentId,
-        merchant_id: charge.merchant_id,
-        mode: charge.mode,
-        order_id: invoice.id,
-        amount_minor: invoice.amount_due_minor,
-        currency: invoice.currency,
-        description: sub.description,
-        line_items: JSON.stringify([
-          {
-            price_data: {
-              currency: sub.currency,
-              unit_amount_minor: sub.unit_amount_minor.toString(),
-              product_data: { name: sub.product },
-            },
-            quantity: sub.quantity,
-          },
-        ]),
-        metadata: JSON.stringify({ subscription_id: sub.id, invoice_id: invoice.id }),
-        target_currency: charge.token,
-        target_amount_minor: invoice.amount_due_minor,
-        exchange_rate: '1',
-        rate_locked_at: now,
-        network: charge.network,
-        token: charge.token,
-        hd_account: sql<number>`(select account_index from merchant_hd_accounts where merchant_id = ${charge.merchant_id} and mode = ${charge.mode})`,
-        deposit_address: charge.destination_address,
-        status: 'paid',
-        received_base: t.amount,
-        expires_at: now,
-        paid_at: now,
-      })
-      .execute();
-    const depositId = `dep_${charge.network}_${t.txHash}_${t.logIndex}`;
-    const chain = trx;
-    await chain
-      .insertInto('deposits')
-      .values({
-        id: depositId,
-        network: charge.network,
-        mode: charge.mode,
-        tx_hash: t.txHash,
-        log_index: t.logIndex,
-        block_number: t.block.height,
-        block_hash: t.block.hash,
-        block_time: t.block.time,
-        token: charge.token,
-        token_contract: t.tokenContract,
-        from_address: charge.owner_address,
-        to_address: charge.destination_address,
-        amount_base: t.amount,
-        session_id: paymentId,
-        status: 'confirmed',
-        disposition: 'credited',
-        confirmed_at: now,
-      })
-      .execute();
-    await chain
-      .insertInto('session_settlements')
-      .values({
-        session_id: paymentId,
-        network: charge.network,
-        token: charge.token,
-        due_base: charge.amount_base,
-        received_base: t.amount,
-        overpaid_base: 0n,
-        paying_deposit_id: depositId,
-        paid_at: now,
-      })
-      .execute();
+    const { paymentId } = await insertChargePayment(trx, {
+      merchantId: charge.merchant_id,
+      mode: charge.mode,
+      network: charge.network,
+      token: charge.token,
+      invoice: { id: invoice.id, amountDueMinor: invoice.amount_due_minor, currency: invoice.currency },
+      subscription: sub,
+      payer: charge.owner_address,
+      destination: charge.destination_address,
+      dueBase: charge.amount_base,
+      transfer: t,
+      at: now,
+    });
     // Journal: customer → settlement address (what it received), the fee the charger burnt and, on Solana, the rent it
     // locked creating the settlement address's token account (charger → fees:solana, as refunds and deposit setups).
     const ref = { network: charge.network, mode: charge.mode };
@@ -341,20 +280,25 @@ export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: 
       .executeTakeFirstOrThrow();
     await insertInvoiceEvent(trx, paid, 'invoice.paid', now);
 
-    if ((SUBSCRIPTION_TRANSITIONS.activate as readonly string[]).includes(sub.status)) {
-      const paidPeriods = sub.paid_periods + 1;
-      const next = nextAfterPaid(sub, paidPeriods);
-      const active = await trx
-        .updateTable('subscriptions')
-        .set({ status: 'active', paid_periods: paidPeriods, ...next, updated_at: now })
-        .where('id', '=', sub.id)
-        .where('status', 'in', SUBSCRIPTION_TRANSITIONS.activate)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await insertSubscriptionEvent(trx, active, 'subscription.active', deps.checkoutBaseUrl, now);
-    }
+    await activateAfterPaidCharge(trx, deps, sub, now);
     return paymentId;
   });
+}
+
+/** A subscription whose charge paid it becomes active with its next action (subscription.active), unless it ended. */
+async function activateAfterPaidCharge(trx: Transaction<Database>, deps: LifecycleDeps, sub: SubscriptionRow, now: Date): Promise<void> {
+  if ((SUBSCRIPTION_TRANSITIONS.activate as readonly string[]).includes(sub.status)) {
+    const paidPeriods = sub.paid_periods + 1;
+    const next = nextAfterPaid(sub, paidPeriods);
+    const active = await trx
+      .updateTable('subscriptions')
+      .set({ status: 'active', paid_periods: paidPeriods, ...next, updated_at: now })
+      .where('id', '=', sub.id)
+      .where('status', 'in', SUBSCRIPTION_TRANSITIONS.activate)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertSubscriptionEvent(trx, active, 'subscription.active', deps.checkoutBaseUrl, now);
+  }
 }
 
 /**
