@@ -1,3 +1,4 @@
+import { RpcError } from '../evm/rpc-errors.js';
 import { tronBase58 } from './address.js';
 import { int64, type AccountJson, type AccountResourceJson, type TronWalletApi } from './wallet-api.js';
 
@@ -21,6 +22,16 @@ export interface HotWalletResources {
   energy: { limit: bigint; used: bigint; available: bigint };
   bandwidth: { freeLimit: bigint; freeUsed: bigint; stakedLimit: bigint; stakedUsed: bigint; available: bigint };
   prices: ChainPrices;
+}
+
+/** getEnergyFee and getTransactionFee (sun per energy / per bandwidth byte) from the chain parameters. */
+export async function readChainPrices(api: TronWalletApi): Promise<ChainPrices> {
+  const r = await api.full<{ chainParameter?: Array<{ key: string; value?: number }> }>('wallet/getchainparameters', {});
+  const get = (k: string) => int64(r.chainParameter?.find((p) => p.key === k)?.value);
+  const value = { energySun: get('getEnergyFee'), bandwidthSun: get('getTransactionFee') };
+  if (value.energySun <= 0n || value.bandwidthSun <= 0n)
+    throw new RpcError('bad_response', 'getchainparameters lacks getEnergyFee / getTransactionFee');
+  return value;
 }
 
 const pos = (v: bigint) => (v > 0n ? v : 0n);
