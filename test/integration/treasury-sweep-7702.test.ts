@@ -51,7 +51,7 @@ async function sweepRun(
   env: Record<string, string>,
 ): Promise<{ code: number | null; signal: string | null; out: string; err: string }> {
   try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '60'], {
+    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '60', '--json'], {
       env: {
         ...process.env,
         ...h.env,
