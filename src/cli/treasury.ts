@@ -214,7 +214,8 @@ export async function sweepCli(args: string[], ctx: TreasuryCliContext): Promise
       const bad = [...r.created, ...r.resumed].filter((s) => s.status === 'failed' || s.status === 'partial' || s.status === 'running');
       const reasons: string[] = [];
       if (bad.length > 0) reasons.push(`${bad.length} sweep(s) did not complete: ${bad.map((s) => `${s.id} ${s.status}`).join(', ')}`);
-      if (r.feeMoney.length > 0) reasons.push(`${r.feeMoney.length} operator wallet(s) need fee money: ${r.feeMoney.map(feeMoneyLine).join('; ')}`);
+      if (r.feeMoney.length > 0)
+        reasons.push(`${r.feeMoney.length} operator wallet(s) need fee money: ${r.feeMoney.map(feeMoneyLine).join('; ')}`);
       if (reasons.length > 0) throw new CliFailure(reasons.join('\n'));
       return;
     }
@@ -306,7 +307,7 @@ function date(text: string, name: string): Date {
   return d;
 }
 
-async function plannerDeps(ctx: TreasuryCliContext): Promise<PlannerDeps> {
+export async function plannerDeps(ctx: TreasuryCliContext): Promise<PlannerDeps> {
   if (!ctx.keys) throw new UsageError('sweeping needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the deposit addresses');
   let prices: NativePriceService | null = null;
   try {
@@ -378,7 +379,8 @@ function runText(r: SweepRunResult, decimalsOf: Decimals): string {
     lines.push(
       'Sweeps waiting for it stay running: a worker (ROLES=worker) finishes them once the money arrives, or the next `sweep run`.',
     );
-  } else if (r.stillRunning > 0) lines.push('', `${r.stillRunning} sweep(s) still running: a worker finishes them, or the next \`sweep run\`.`);
+  } else if (r.stillRunning > 0)
+    lines.push('', `${r.stillRunning} sweep(s) still running: a worker finishes them, or the next \`sweep run\`.`);
   return `${lines.join('\n')}\n`;
 }
 

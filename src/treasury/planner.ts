@@ -225,7 +225,9 @@ async function planToken(
         gasStation: operator.gasStation,
         resources: operator.resources,
       };
-      const batches = await planBatches(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r, w) => skip(m, a, amt, r, w));
+      const batches = await planBatches(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r, w) =>
+        skip(m, a, amt, r, w),
+      );
       report.batches.push(...batches);
     }
   }

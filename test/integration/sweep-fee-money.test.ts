@@ -5,10 +5,11 @@ import { isSweeper } from '../../chains/types.js';
 import { listSweeps } from '../../src/ledger/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury.js';
 import { createNativePriceService } from '../../src/rates/native-prices.js';
+import { listOperatorWallets } from '../../src/treasury/operator-wallets.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { advanceRunningSweeps, createSweeps } from '../../src/treasury/runner.js';
 import { signer } from '../support/evm-tokens/scenario.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { tronSweepSetup } from '../support/sweep-setup.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
@@ -40,7 +41,13 @@ const planner = () => ({ db: h.t.db, adapters: h.service.adapters, keys: signer,
 /** A merchant with a treasury and one paid session whose deposit is final on the wallet API. */
 async function paidMerchant(name: string, treasury: string): Promise<ChainHarnessMerchant> {
   const m = await h.newMerchant(name);
-  await setTreasuryDestination(h.t.db, { merchantId: m.id, network: 'tron', mode: 'test', treasuryAddress: evmHexToTron(treasury), actor: 'test' });
+  await setTreasuryDestination(h.t.db, {
+    merchantId: m.id,
+    network: 'tron',
+    mode: 'test',
+    treasuryAddress: evmHexToTron(treasury),
+    actor: 'test',
+  });
   const s = await h.paidSession(m, { amount: '6.00' });
   const tron = h.service.adapters.require('tron', 'test');
   if (!isSweeper(tron)) throw new Error('not a Sweeper');
@@ -81,11 +88,28 @@ describe('a TRON gas station without TRX', () => {
     const wallet = empty.operatorWallets.find((w) => w.role === 'gas_station' && w.network === 'tron');
     expect(wallet).toMatchObject({ address: station, balance: 0n });
     expect(wallet!.shortfall).toBeGreaterThan(0n);
+
+    // Every operator wallet in one list: the gas station (with what the next plan needs and lacks), the resources
+    // account, each merchant's refunds hot wallet; balances in base units with the registry's decimals.
+    const wallets = await listOperatorWallets(planner(), { network: 'tron', mode: 'test' });
+    const gas = wallets.find((w) => w.role === 'gas_station');
+    expect(gas).toMatchObject({ address: tronBase58(station), native: { symbol: 'TRX', decimals: 6 }, balances: { native: 0n } });
+    expect(gas!.nextPlan!.shortfall).toBeGreaterThan(0n);
+    expect(wallets.filter((w) => w.role === 'resources')).toHaveLength(1);
+    const refunds = wallets.filter((w) => w.role === 'refunds').map((w) => w.merchantId);
+    expect(refunds).toEqual(expect.arrayContaining([shop.id, other.id]));
+    expect(gas!.tokens).toEqual(expect.arrayContaining([{ symbol: 'USDT', decimals: 6 }]));
   }, 240_000);
 
   it('sweep run exits at once with one line per wallet short of fee money (text, and --json)', async () => {
     const t0 = Date.now();
-    const r = await sweepRunCli(h.env, ticker.url, shop.id, { PAYOUT_POLL_MS: '100', LOG_LEVEL: 'info' }, { json: false, waitSeconds: 3600 });
+    const r = await sweepRunCli(
+      h.env,
+      ticker.url,
+      shop.id,
+      { PAYOUT_POLL_MS: '100', LOG_LEVEL: 'info' },
+      { json: false, waitSeconds: 3600 },
+    );
     expect(r.code, r.err).toBe(1);
     expect(Date.now() - t0).toBeLessThan(200_000); // not the hour --wait-seconds allows (a CLI start takes 5-40 s here)
     const line = r.out.split('\n').find((l) => l.includes(tronBase58(station)));

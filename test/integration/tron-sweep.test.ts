@@ -186,7 +186,9 @@ describe('tron-energy-delegation', () => {
     try {
       const plan = await method.plan(request([big], newDestination()));
       expect(plan.steps).toEqual([]);
-      expect(plan.skipped).toEqual([{ address: big.address, reason: expect.stringMatching(/resources account T\w+ lacks delegatable energy/) }]);
+      expect(plan.skipped).toEqual([
+        { address: big.address, reason: expect.stringMatching(/resources account T\w+ lacks delegatable energy/) },
+      ]);
     } finally {
       fake.chain.resources.outsideEnergyWeightTrx /= 1000n;
     }
