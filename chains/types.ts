@@ -362,9 +362,18 @@ export class TransferRejectedError extends Error {
     readonly reason: SendFailureReason,
     detail: string,
     readonly refusal?: TokenRefusal,
+    /** Set when an operator's wallet (a gas station) lacks the native coin the transaction needs: fee money to add. */
+    readonly shortfall?: WalletShortfall,
   ) {
     super(detail);
   }
+}
+
+/** A wallet holding less native coin than a transaction needs: its canonical address, balance and need (base units). */
+export interface WalletShortfall {
+  address: string;
+  balance: bigint;
+  needed: bigint;
 }
 
 /** An ERC-20/TRC-20 `Approval(owner, spender, value)` observed in a block (a customer's spending authorization). */
@@ -534,8 +543,11 @@ export interface SweepPlan {
    * (activation fees, dust a reclaim is not worth). The policy compares this, priced, with the amount swept.
    */
   estimatedCost: bigint;
-  /** Sources this method cannot sweep now, and why (e.g. the token refuses the address); the rest are in `steps`. */
-  skipped: Array<{ address: string; reason: string }>;
+  /**
+   * Sources this method cannot sweep now, and why (e.g. the token refuses the address); the rest are in `steps`.
+   * `waitsFor`: skipped because an operator wallet lacks the native coin: that wallet and what this source needs of it.
+   */
+  skipped: Array<{ address: string; reason: string; waitsFor?: { wallet: string; amount: bigint } }>;
 }
 
 /** What a succeeded step moved, read from the landed transaction. */

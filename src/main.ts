@@ -173,8 +173,10 @@ export async function start(
         ...(clock ? { clock } : {}),
       });
       stops.push(() => subscriptions.stop());
-      // Sweeping deposit addresses (docs/treasury.md): off unless SWEEP_INTERVAL_SECONDS is set.
-      if (config.SWEEP_INTERVAL_SECONDS > 0) {
+      // Sweeping deposit addresses (docs/treasury.md): planned only when SWEEP_INTERVAL_SECONDS is set; the sweeps
+      // running (started by `sweep run`, which may have been interrupted or timed out) are advanced whatever the
+      // schedule, so a sweep waiting for fee money finishes once an operator adds it.
+      {
         const engine = {
           db,
           adapters,
@@ -184,9 +186,11 @@ export async function start(
           feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
           log: log.child({ role: 'sweeps' }),
         };
+        // Prices are needed to plan; a worker that only advances running sweeps starts without a price source.
+        const prices = config.SWEEP_INTERVAL_SECONDS > 0 ? createNativePriceService(nativePriceConfigFrom(config)) : null;
         const sweeps = startSweepWorker({
           engine,
-          planner: { db, adapters, keys: keyMaterial.signer, prices: createNativePriceService(nativePriceConfigFrom(config)) },
+          planner: { db, adapters, keys: keyMaterial.signer, prices },
           intervalMs: config.SWEEP_INTERVAL_SECONDS * 1000,
           tickMs: config.SWEEP_TICK_MS,
           log: log.child({ role: 'sweeps' }),

@@ -356,7 +356,16 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     const balance = BigInt(await this.ctx.rpc.call<string>('eth_getBalance', [gasStation, 'latest']));
     const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas!);
     if (balance < maxCost)
-      throw new TransferRejectedError('insufficient_gas', `gas station ${gasStation} holds ${balance} wei, needs up to ${maxCost}`);
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `gas station ${gasStation} holds ${balance} wei, needs up to ${maxCost}`,
+        undefined,
+        {
+          address: gasStation,
+          balance,
+          needed: maxCost,
+        },
+      );
   }
 
   async #estimate(tx: Record<string, string>): Promise<bigint> {

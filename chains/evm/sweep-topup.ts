@@ -204,13 +204,24 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
           // counts, so a re-planned sweep never pays twice.
           const missing = step.value - (await nativeBalance(source.address));
           if (missing <= 0n) return null;
+          const fees = await ctx.feeFields(feeBumpPercent);
+          // The gas station lacks the top-up and its fee: fee money an operator adds (the node would refuse the bytes).
+          const needed = missing + NATIVE_TRANSFER_GAS * (fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice);
+          const held = await nativeBalance(request.gasStation.address);
+          if (held < needed)
+            throw new TransferRejectedError(
+              'insufficient_gas',
+              `gas station ${request.gasStation.address} holds ${held} wei, needs up to ${needed} for the top-up`,
+              undefined,
+              { address: request.gasStation.address, balance: held, needed },
+            );
           return unsigned(
             request,
             request.gasStation,
             { to: source.address, amount: missing },
             nonce,
             { to: source.address, data: '0x', value: missing.toString(), gasLimit: NATIVE_TRANSFER_GAS.toString() },
-            await ctx.feeFields(feeBumpPercent),
+            fees,
           );
         }
         case 'transfer': {

@@ -378,7 +378,12 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     const rent = dest.exists ? 0n : BigInt(await conn.getMinimumBalanceForRentExemption(ACCOUNT_SIZE));
     const needed = maxFee(shape, limit) + rent;
     if (BigInt(lamports) < needed)
-      throw new TransferRejectedError('insufficient_gas', `gas station has ${lamports} lamports, needs ${needed} for fee and rent`);
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `gas station ${payer.toBase58()} has ${lamports} lamports, needs ${needed} for fee and rent`,
+        undefined,
+        { address: payer.toBase58(), balance: BigInt(lamports), needed },
+      );
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
     const message = compileBatch(shape, blockhash);
     const signers: SolanaUnsignedBody['signers'] = { [payer.toBase58()]: request.gasStation.key };

@@ -149,7 +149,12 @@ export class SolanaTokenSender {
     const maxFee = 5_000 + Number((price * BigInt(this.#o.computeUnitLimit) + 999_999n) / 1_000_000n);
     if (lamports < maxFee + rent) {
       const payer = delegated ? 'charger' : 'hot wallet';
-      throw new TransferRejectedError('insufficient_gas', `${payer} has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`);
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `${payer} ${from.toBase58()} has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`,
+        undefined,
+        { address: from.toBase58(), balance: BigInt(lamports), needed: BigInt(maxFee + rent) },
+      );
     }
     return this.#compile(request, from, ixs, price, { [from.toBase58()]: request.from.key });
   }
@@ -174,7 +179,12 @@ export class SolanaTokenSender {
     const rent = exists ? 0 : await conn.getMinimumBalanceForRentExemption(ACCOUNT_SIZE);
     const maxFee = 5_000 + Number((price * BigInt(this.#o.computeUnitLimit) + 999_999n) / 1_000_000n);
     if (lamports < maxFee + rent)
-      throw new TransferRejectedError('insufficient_gas', `hot wallet has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`);
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `fee payer ${payer.toBase58()} has ${lamports} lamports, needs ${maxFee + rent} for fee and rent`,
+        undefined,
+        { address: payer.toBase58(), balance: BigInt(lamports), needed: BigInt(maxFee + rent) },
+      );
     const request: TokenTransferRequest = { from: feePayer, to: depositOwner, token, amount: 0n };
     return this.#compile(request, payer, [ix], price, { [payer.toBase58()]: feePayer.key });
   }

@@ -225,10 +225,19 @@ export async function buildSystemStep(
   const tx = await sender.api.full<Partial<TransactionJson> & { Error?: string }>(path, body);
   if (tx.Error) {
     if (gone?.test(tx.Error)) return null;
-    throw new TransferRejectedError(
-      /balance is not sufficient|less than or equal/i.test(tx.Error) ? 'insufficient_gas' : 'invalid',
-      `${path}: ${tx.Error}`,
-    );
+    if (/balance is not sufficient|less than or equal/i.test(tx.Error)) {
+      // The sender (the gas station or the resources account) lacks TRX: fee money an operator adds, named with its
+      // address, balance and what this step needs (its value and the fee planned for it).
+      const balance = (await accountState(sender, owner)).balanceSun;
+      const needed = (contract === 'TransferContract' ? amount : 0n) + step.estimatedFee;
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `${tronBase58(owner)} holds ${balance} sun, needs ${needed} for the ${step.purpose} step (${path}: ${tx.Error})`,
+        undefined,
+        { address: owner, balance, needed: needed > balance ? needed : balance + 1n },
+      );
+    }
+    throw new TransferRejectedError('invalid', `${path}: ${tx.Error}`);
   }
   if (!tx.txID || !tx.raw_data_hex || !tx.raw_data) throw new RpcError('bad_response', `${path} returned no transaction`);
   const raw = decodeSystemRawData(tx.raw_data_hex);

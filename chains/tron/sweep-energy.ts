@@ -76,7 +76,11 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
     // after the tokens moved (the undelegate refused for BANDWITH_ERROR until someone tops the account up): such a
     // source is skipped here, with the reason, and the TRX top-up sweeps it instead.
     let resTrx = res.balanceSun;
-    const gasBandwidth = new BandwidthBudget(gas, p);
+    // Likewise the gas station's TRX pays each activation (or bandwidth top-up) and its fees: a source it cannot pay
+    // for is skipped here, naming the gas station, rather than left running at a step no build can make.
+    let gasBandwidth = new BandwidthBudget(gas, p);
+    let gasTrx = gas.balanceSun;
+    const gasCanon = normalizeTronAddress(request.gasStation.address) ?? request.gasStation.address;
     const steps: SweepStep[] = [];
     const skipped: SweepPlan['skipped'] = [];
     let cost = 0n;
@@ -99,7 +103,7 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
       if (stake > delegatable) {
         skipped.push({
           address,
-          reason: `resources account lacks delegatable energy: ${energy} energy needs ${stake} sun staked, ${delegatable} left`,
+          reason: `resources account ${tronBase58(resources)} lacks delegatable energy: ${energy} energy needs ${stake} sun staked, ${delegatable} left`,
         });
         continue;
       }
@@ -109,27 +113,43 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
       if (delegateFee + undelegateFee > resTrx) {
         skipped.push({
           address,
-          reason: `resources account lacks TRX for the bandwidth of delegating and taking back: needs ${delegateFee + undelegateFee} sun, ${resTrx} left`,
+          reason: `resources account ${tronBase58(resources)} lacks TRX for the bandwidth of delegating and taking back: needs ${delegateFee + undelegateFee} sun, ${resTrx} left`,
+          waitsFor: { wallet: resources, amount: delegateFee + undelegateFee },
+        });
+        continue;
+      }
+      const wallet = { key: source.key, address };
+      const st = await accountState(this.sender, address);
+      const gasTrial = gasBandwidth.copy();
+      let first: SweepStep | null = null;
+      let firstSpend = 0n;
+      if (!st.exists) {
+        const fee = p.createNewAccountFeeSun + gasTrial.take(SYSTEM_TX_BYTES, true);
+        first = step(0, 'activate', request.gasStation, address, [], ACTIVATION_SUN, {}, fee);
+        firstSpend = fee + ACTIVATION_SUN;
+      } else if (st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES && st.balanceSun < TRANSFER_BYTES * p.bandwidthSun) {
+        // No bandwidth left today on an existing account: the transfer burns TRX for it, sent beforehand.
+        const need = TRANSFER_BYTES * p.bandwidthSun;
+        const fee = gasTrial.take(SYSTEM_TX_BYTES);
+        first = step(0, 'fund', request.gasStation, address, [], need - st.balanceSun, { need: need.toString() }, fee);
+        firstSpend = fee + need - st.balanceSun;
+      }
+      if (firstSpend > gasTrx) {
+        skipped.push({
+          address,
+          reason: `gas station ${tronBase58(gasCanon)} lacks TRX for the ${first!.purpose} step: needs ${firstSpend} sun, ${gasTrx} left`,
+          waitsFor: { wallet: gasCanon, amount: firstSpend },
         });
         continue;
       }
       resBandwidth = resTrial;
       resTrx -= delegateFee + undelegateFee;
       delegatable -= stake;
+      gasBandwidth = gasTrial;
+      gasTrx -= firstSpend;
+      if (first) steps.push(first);
+      cost += firstSpend;
       const delegated = energyOfStake(stake, res.totalEnergyLimit, res.totalEnergyWeight);
-      const wallet = { key: source.key, address };
-      const st = await accountState(this.sender, address);
-      if (!st.exists) {
-        const fee = p.createNewAccountFeeSun + gasBandwidth.take(SYSTEM_TX_BYTES, true);
-        steps.push(step(0, 'activate', request.gasStation, address, [], ACTIVATION_SUN, {}, fee));
-        cost += fee + ACTIVATION_SUN;
-      } else if (st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES && st.balanceSun < TRANSFER_BYTES * p.bandwidthSun) {
-        // No bandwidth left today on an existing account: the transfer burns TRX for it, sent beforehand.
-        const need = TRANSFER_BYTES * p.bandwidthSun;
-        const fee = gasBandwidth.take(SYSTEM_TX_BYTES);
-        steps.push(step(0, 'fund', request.gasStation, address, [], need - st.balanceSun, { need: need.toString() }, fee));
-        cost += fee + need - st.balanceSun;
-      }
       const params = { balance: stake.toString(), energy: delegated.toString(), estimate: estimate.toString() };
       steps.push(step(1, 'delegate', request.resources, address, [], 0n, params, delegateFee));
       const transferFee = st.exists && st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES ? TRANSFER_BYTES * p.bandwidthSun : 0n;

@@ -6,7 +6,7 @@ import {
   type SweepStep,
   type UnsignedTransfer,
 } from '../types.js';
-import { normalizeTronAddress } from './address.js';
+import { normalizeTronAddress, tronBase58 } from './address.js';
 import {
   BandwidthBudget,
   SYSTEM_TX_BYTES,
@@ -39,7 +39,11 @@ export class TronTrxTopupSweep implements SweepMethodImpl<TronTxBody> {
   async plan(request: SweepRequest): Promise<SweepPlan> {
     const { token, destination } = requestTargets(this.sender, request);
     const p = await sweepChainParams(this.sender);
-    const gasBandwidth = new BandwidthBudget(await accountState(this.sender, request.gasStation.address), p);
+    const gas = await accountState(this.sender, request.gasStation.address);
+    let gasBandwidth = new BandwidthBudget(gas, p);
+    // The gas station's TRX pays every top-up: a source it cannot pay for is skipped, naming the gas station.
+    let gasTrx = gas.balanceSun;
+    const gasCanon = normalizeTronAddress(request.gasStation.address) ?? request.gasStation.address;
     const steps: SweepStep[] = [];
     const skipped: SweepPlan['skipped'] = [];
     let cost = 0n;
@@ -64,7 +68,18 @@ export class TronTrxTopupSweep implements SweepMethodImpl<TronTxBody> {
       const need = withMargin(estimate, this.sender.energyMarginPercent) * p.energySun + bandwidthBurn;
       const missing = need - st.balanceSun;
       if (missing > 0n) {
-        const fee = st.exists ? gasBandwidth.take(SYSTEM_TX_BYTES) : p.createNewAccountFeeSun + gasBandwidth.take(SYSTEM_TX_BYTES, true);
+        const trial = gasBandwidth.copy();
+        const fee = st.exists ? trial.take(SYSTEM_TX_BYTES) : p.createNewAccountFeeSun + trial.take(SYSTEM_TX_BYTES, true);
+        if (fee + missing > gasTrx) {
+          skipped.push({
+            address,
+            reason: `gas station ${tronBase58(gasCanon)} lacks TRX for the top-up: needs ${fee + missing} sun, ${gasTrx} left`,
+            waitsFor: { wallet: gasCanon, amount: fee + missing },
+          });
+          continue;
+        }
+        gasBandwidth = trial;
+        gasTrx -= fee + missing;
         steps.push(step(0, 'fund', request.gasStation, address, [], missing, { need: need.toString(), energy: estimate.toString() }, fee));
         // Sent TRX is spent: burnt by the transfer, or left on the address as the margin.
         cost += fee + missing - (energyBurn + bandwidthBurn < missing ? energyBurn + bandwidthBurn : missing);

@@ -86,7 +86,7 @@ export async function runSecondDriver(
   for (let i = 0; i < runs; i++) {
     const running = await runningSweepBy(o.db, o.t0 + o.latestAt);
     ev('sweep.cli.start', { run: i, running });
-    const r = await cli.run(['sweep', 'run', '--mode', 'test', '--wait-seconds', String(waitSeconds)], (waitSeconds + 60) * 1000);
+    const r = await cli.run(['sweep', 'run', '--mode', 'test', '--wait-seconds', String(waitSeconds), '--json'], (waitSeconds + 60) * 1000);
     const drove = driven(r.stdout);
     ev('sweep.cli.end', {
       run: i,

@@ -24,6 +24,7 @@ import { createLogger } from '../logger.js';
 import { RECONCILE_USAGE, journalCli, reconcileCli } from './reconcile.js';
 import { SUBSCRIPTIONS_USAGE, subscriptionsCli } from './subscriptions.js';
 import { systemClock } from '../domain/clock.js';
+import { WALLETS_USAGE, walletsCli } from './wallets.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -53,6 +54,9 @@ ${EXPORT_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${TREASURY_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${WALLETS_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${RECONCILE_USAGE.split('\n')
@@ -133,6 +137,8 @@ async function main(argv: string[]): Promise<void> {
         return await treasuryCli(rest, treasuryContext(db, config));
       case 'sweep':
         return await sweepCli(rest, treasuryContext(db, config));
+      case 'wallets':
+        return await walletsCli(rest, treasuryContext(db, config));
       case 'reconcile':
         return await reconcileCli(rest, { db, adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env) });
       case 'journal':

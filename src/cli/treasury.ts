@@ -1,15 +1,15 @@
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { InvalidAmountError, formatBaseUnits, formatMinor, parseDecimalToMinor } from '../domain/money.js';
+import { InvalidAmountError, formatBaseUnits, formatExact, formatMinor, parseDecimalToMinor } from '../domain/money.js';
 import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
-import { listSweeps, runningSweepIds, sweepCosts } from '../ledger/sweeps.js';
+import { listSweeps, sweepCosts } from '../ledger/sweeps.js';
 import { listTreasuryDestinations, setSweepPolicy, setTreasuryDestination, treasuryDestinationChanges } from '../ledger/treasury.js';
 import type { Logger } from '../logger.js';
-import type { NativePriceService } from '../rates/native-prices.js';
-import { planSweeps, type PlanFilter, type SweepPlanReport } from '../treasury/planner.js';
+import { NATIVE_COINS, type NativePriceService } from '../rates/native-prices.js';
+import { planSweeps, type PlanFilter, type PlannerDeps, type SweepPlanReport } from '../treasury/planner.js';
 import { sweepPolicy } from '../treasury/policy.js';
-import { createSweeps, driveSweeps } from '../treasury/runner.js';
+import { runSweeps, type FeeMoneyNeed, type SweepRows, type SweepRunResult } from '../treasury/run.js';
 import { UsageError, options, print, required } from './args.js';
 
 // Operator commands for sweeping (docs/treasury.md): where the money goes (`treasury set/show`), what a sweep would
@@ -20,8 +20,9 @@ export const TREASURY_USAGE = `treasury set --merchant <id> --network <n> --mode
 treasury show [--merchant <id>]                destinations, hot-float targets and their change history
 sweep plan [--merchant --network --mode --token] [--json]
                                                dry run: what would move, estimated fees and fee share, what waits and why
-sweep run [--merchant --network --mode --token] [--wait-seconds N]
-                                               plan, persist and send the sweeps; exit 1 if one fails or is still running
+sweep run [--merchant --network --mode --token] [--wait-seconds N] [--json]
+                                               plan, persist and send the sweeps; exit 1 if one fails or is still running,
+                                               at once when they wait only for fee money (one line per wallet)
 sweep list [--merchant <id>] [--status running|completed|partial|failed] [--limit N]
 sweep costs --since <iso> --until <iso> [--merchant <id>]
                                                fees spent per merchant, network and mode, with what was swept
@@ -189,31 +190,33 @@ export async function sweepCli(args: string[], ctx: TreasuryCliContext): Promise
       return;
     }
     case 'run': {
-      const { values } = options(rest, { ...FILTER, 'wait-seconds': { type: 'string' } });
+      const { values } = options(rest, { ...FILTER, 'wait-seconds': { type: 'string' }, json: { type: 'boolean' } });
       const wait = values['wait-seconds'] ?? '600';
       if (!/^\d+$/.test(wait)) throw new UsageError('--wait-seconds must be a whole number');
       if (!ctx.signer) throw new UsageError('sweep run signs transactions: it needs HD_MNEMONIC');
-      // Sweeps a crashed run left running are driven to their end too (they resume from the tables).
-      const resumedIds = new Set(await runningSweepIds(ctx.db));
-      const report = await plan(ctx, filterFrom(values));
-      const created = await createSweeps(ctx.db, report.batches);
       const adapters = await ctx.adapters();
-      const running = await driveSweeps(
+      const r = await runSweeps(
         { db: ctx.db, adapters, signer: ctx.signer, ...ctx.engine, ...(ctx.log ? { log: ctx.log } : {}) },
+        await plannerDeps(ctx),
+        filterFrom(values),
         { timeoutMs: Number(wait) * 1000 },
       );
-      const ids = new Set(created.map((s) => s.id));
-      const all = await listSweeps(ctx.db, { limit: 1000 });
-      const sweeps = all.filter((s) => ids.has(s.id) || resumedIds.has(s.id));
-      out({
-        created: sweeps.filter((s) => ids.has(s.id)).map((s) => sweepJson(s)),
-        resumed: sweeps.filter((s) => resumedIds.has(s.id)).map((s) => sweepJson(s)),
-        skipped: planJson(report, adapters.tokenDecimals).skipped,
-        still_running: running,
-      });
-      const bad = sweeps.filter((s) => s.status === 'failed' || s.status === 'partial' || s.status === 'running');
-      if (bad.length > 0)
-        throw new CliFailure(`${bad.length} sweep(s) did not complete: ${bad.map((s) => `${s.id} ${s.status}`).join(', ')}`);
+      if (values.json)
+        out({
+          created: r.created.map((s) => sweepJson(s)),
+          resumed: r.resumed.map((s) => sweepJson(s)),
+          skipped: planJson(r.report, adapters.tokenDecimals).skipped,
+          operator_wallets: operatorWalletsJson(r.report),
+          still_running: r.stillRunning,
+          waiting_for_fee_money: r.feeMoney.map(feeMoneyJson),
+        });
+      else (ctx.write ?? ((t: string) => process.stdout.write(t)))(runText(r, adapters.tokenDecimals));
+      const bad = [...r.created, ...r.resumed].filter((s) => s.status === 'failed' || s.status === 'partial' || s.status === 'running');
+      const reasons: string[] = [];
+      if (bad.length > 0) reasons.push(`${bad.length} sweep(s) did not complete: ${bad.map((s) => `${s.id} ${s.status}`).join(', ')}`);
+      if (r.feeMoney.length > 0)
+        reasons.push(`${r.feeMoney.length} operator wallet(s) need fee money: ${r.feeMoney.map(feeMoneyLine).join('; ')}`);
+      if (reasons.length > 0) throw new CliFailure(reasons.join('\n'));
       return;
     }
     case 'list': {
@@ -304,7 +307,7 @@ function date(text: string, name: string): Date {
   return d;
 }
 
-async function plan(ctx: TreasuryCliContext, filter: PlanFilter): Promise<SweepPlanReport> {
+export async function plannerDeps(ctx: TreasuryCliContext): Promise<PlannerDeps> {
   if (!ctx.keys) throw new UsageError('sweeping needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the deposit addresses');
   let prices: NativePriceService | null = null;
   try {
@@ -312,7 +315,73 @@ async function plan(ctx: TreasuryCliContext, filter: PlanFilter): Promise<SweepP
   } catch (err) {
     ctx.log?.warn({ err }, 'no native price source: every batch is reported as not priceable');
   }
-  return planSweeps({ db: ctx.db, adapters: await ctx.adapters(), keys: ctx.keys, prices }, filter);
+  return { db: ctx.db, adapters: await ctx.adapters(), keys: ctx.keys, prices };
+}
+
+async function plan(ctx: TreasuryCliContext, filter: PlanFilter): Promise<SweepPlanReport> {
+  return planSweeps(await plannerDeps(ctx), filter);
+}
+
+const ROLE_NAME = { gas_station: 'gas station', resources: 'resources account' } as const;
+const native = (n: NetworkId, v: bigint) => formatExact(v, NATIVE_COINS[n].decimals);
+
+function operatorWalletsJson(report: SweepPlanReport) {
+  return report.operatorWallets.map((w) => ({
+    network: w.network,
+    mode: w.mode,
+    role: w.role,
+    address: w.displayAddress,
+    token: NATIVE_COINS[w.network].symbol,
+    balance: w.balance === null ? null : native(w.network, w.balance),
+    planned_spend: native(w.network, w.plannedSpend),
+    waiting_addresses_need: native(w.network, w.waiting),
+    needed: native(w.network, w.needed),
+    shortfall: native(w.network, w.shortfall),
+    ...(w.error ? { error: w.error } : {}),
+  }));
+}
+
+function feeMoneyJson(f: FeeMoneyNeed) {
+  return {
+    network: f.network,
+    mode: f.mode,
+    role: f.role,
+    address: f.displayAddress,
+    token: NATIVE_COINS[f.network].symbol,
+    balance: native(f.network, f.balance),
+    needed: native(f.network, f.needed),
+    sweep_ids: f.sweepIds,
+    waiting_addresses: f.waitingAddresses,
+  };
+}
+
+/** One human line per wallet short of fee money: network, mode, which wallet, address, balance, amount needed. */
+function feeMoneyLine(f: FeeMoneyNeed): string {
+  const coin = NATIVE_COINS[f.network].symbol;
+  const who = f.role ? ROLE_NAME[f.role] : 'wallet';
+  return `${f.network} ${f.mode} ${who} ${f.displayAddress} holds ${native(f.network, f.balance)} ${coin}, needs ${native(f.network, f.needed)} ${coin}`;
+}
+
+function runText(r: SweepRunResult, decimalsOf: Decimals): string {
+  const lines: string[] = [];
+  const amount = (s: SweepRows[number], v: bigint) => {
+    const d = decimalsOf(s.network, s.mode, s.token);
+    return d === undefined ? `${v} base units` : `${formatBaseUnits(v, d)} ${s.token}`;
+  };
+  const sweepLine = (s: SweepRows[number]) =>
+    `  ${s.id} ${s.network} ${s.mode} ${s.method} ${s.status}: ${amount(s, s.swept_base)} of ${amount(s, s.planned_base)} swept${s.failure_reason ? ` (${s.failure_reason})` : ''}`;
+  lines.push(`Created ${r.created.length} sweep(s):`, ...(r.created.length ? r.created.map(sweepLine) : ['  (none)']));
+  if (r.resumed.length) lines.push(`Resumed ${r.resumed.length} sweep(s) left running:`, ...r.resumed.map(sweepLine));
+  if (r.report.skipped.length) lines.push(`Waiting (${r.report.skipped.length} address(es); \`sweep plan\` says why).`);
+  if (r.feeMoney.length) {
+    lines.push('', 'Waiting for fee money an operator must add:');
+    for (const f of r.feeMoney) lines.push(`  ${feeMoneyLine(f)}`);
+    lines.push(
+      'Sweeps waiting for it stay running: a worker (ROLES=worker) finishes them once the money arrives, or the next `sweep run`.',
+    );
+  } else if (r.stillRunning > 0)
+    lines.push('', `${r.stillRunning} sweep(s) still running: a worker finishes them, or the next \`sweep run\`.`);
+  return `${lines.join('\n')}\n`;
 }
 
 type Decimals = ChainRegistry['tokenDecimals'];
@@ -352,6 +421,7 @@ function planJson(report: SweepPlanReport, decimalsOf: Decimals) {
       amount: fmt(s.network, s.mode, s.token, s.amountBase),
       reason: s.reason,
     })),
+    operator_wallets: operatorWalletsJson(report),
   };
 }
 
@@ -386,6 +456,16 @@ function planTable(report: SweepPlanReport, decimalsOf: Decimals): string {
   lines.push('', 'Waiting (skipped):');
   for (const s of j.skipped) lines.push(`  ${s.network} ${s.mode} ${s.token} ${s.address} ${s.amount ?? ''}: ${s.reason}`);
   if (j.skipped.length === 0) lines.push('  (nothing)');
+  lines.push('', 'Operator wallets (fee money):');
+  for (const w of j.operator_wallets) {
+    const name = `${w.network} ${w.mode} ${ROLE_NAME[w.role]} ${w.address}`;
+    if (w.balance === null) lines.push(`  ${name}: balance not read (${w.error ?? 'unknown'}); the plan needs ${w.needed} ${w.token}`);
+    else
+      lines.push(
+        `  ${name}: holds ${w.balance} ${w.token}, the plan needs ${w.needed} ${w.token}${w.shortfall !== '0' ? `, short by ${w.shortfall} ${w.token}` : ''}`,
+      );
+  }
+  if (j.operator_wallets.length === 0) lines.push('  (none)');
   return `${lines.join('\n')}\n`;
 }
 

@@ -67,6 +67,12 @@ export function stablecoinMinorToBase(minor: bigint, tokenDecimals: number): big
   return scaleUp(minor, STABLECOIN_EXPONENT, tokenDecimals);
 }
 
+/** Base units to the shortest exact decimal string: formatExact(100001n, 6) === "0.100001", formatExact(0n, 6) === "0". */
+export function formatExact(base: bigint, decimals: number): string {
+  const full = formatMinor(base, decimals);
+  return full.includes('.') ? full.replace(/0+$/, '').replace(/\.$/, '') : full;
+}
+
 /** Token base units to a decimal string with the token's decimals, trailing zeros kept to at least 2 places. */
 export function formatBaseUnits(base: bigint, tokenDecimals: number): string {
   const full = formatMinor(base, tokenDecimals);

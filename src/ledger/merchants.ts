@@ -199,3 +199,17 @@ export async function merchantAccountIndex(db: Db, merchantId: string, mode: Mod
     .executeTakeFirstOrThrow();
   return row.account_index;
 }
+
+/** Each merchant's HD account per mode (the index its refunds hot wallet and deposit addresses derive from). */
+export function merchantAccounts(
+  db: Db,
+  q: { merchantId?: string; mode?: Mode } = {},
+): Promise<Array<{ merchant_id: string; name: string; mode: Mode; account_index: number }>> {
+  let query = db
+    .selectFrom('merchant_hd_accounts as a')
+    .innerJoin('merchants as m', 'm.id', 'a.merchant_id')
+    .select(['a.merchant_id', 'm.name', 'a.mode', 'a.account_index']);
+  if (q.merchantId) query = query.where('a.merchant_id', '=', q.merchantId);
+  if (q.mode) query = query.where('a.mode', '=', q.mode);
+  return query.orderBy('a.merchant_id').orderBy('a.mode').execute();
+}

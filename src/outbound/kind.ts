@@ -8,6 +8,7 @@ import type {
   TxOutcome,
   TxSigner,
   UnsignedTransfer,
+  WalletShortfall,
 } from '../../chains/types.js';
 import type { Mode, NetworkId } from '../domain/vocabulary.js';
 import type { OutboundAttempt, OutboundStore } from '../ledger/outbound-store.js';
@@ -18,7 +19,8 @@ import type { FailpointAction } from './failpoints.js';
 // (see engine.ts); a kind says only what differs: which adapter and wallet, how the transfer is built, the
 // pre-flight checks, how a landed transaction is read, and what completion or failure means for its business row.
 
-export type StepResult = { kind: 'done'; status: string } | { kind: 'wait'; ms: number };
+/** `shortfall`: the step waits for fee money an operator must add to that wallet (nothing else can unblock it). */
+export type StepResult = { kind: 'done'; status: string } | { kind: 'wait'; ms: number; shortfall?: WalletShortfall };
 
 /** Replacement of a transaction stuck in the mempool, shared by every outbound kind. */
 export interface StuckReplacement {

@@ -65,15 +65,40 @@ export interface SkippedAddress {
   /** Final balance read (base units); null when it was not read. */
   amountBase: bigint | null;
   reason: string;
+  /** Skipped because an operator wallet lacks the native coin: that wallet (canonical) and what this address needs of it. */
+  waitsFor?: { wallet: string; amount: bigint };
+}
+
+/**
+ * An operator wallet the plan spends from (docs/treasury.md, "Operator wallets"): the gas station of each network, and
+ * TRON's resources account. Native base units: its balance (null when it could not be read), what the planned batches
+ * spend from it, what the addresses waiting for it would need, and the shortfall (`needed` - `balance`, at least 0).
+ */
+export interface OperatorWalletNeed {
+  network: NetworkId;
+  mode: Mode;
+  role: 'gas_station' | 'resources';
+  /** Canonical address; `displayAddress` as the chain's explorers show it. */
+  address: string;
+  displayAddress: string;
+  balance: bigint | null;
+  /** Why the balance could not be read. */
+  error?: string;
+  plannedSpend: bigint;
+  waiting: bigint;
+  needed: bigint;
+  shortfall: bigint;
 }
 
 export interface SweepPlanReport {
   batches: PlannedBatch[];
   skipped: SkippedAddress[];
+  /** Per planned network and mode, the operator wallets and the fee money the plan needs in them. */
+  operatorWallets: OperatorWalletNeed[];
 }
 
 export async function planSweeps(deps: PlannerDeps, filter: PlanFilter = {}): Promise<SweepPlanReport> {
-  const report: SweepPlanReport = { batches: [], skipped: [] };
+  const report: SweepPlanReport = { batches: [], skipped: [], operatorWallets: [] };
   for (const adapter of deps.adapters) {
     if (filter.network && adapter.network !== filter.network) continue;
     if (filter.mode && adapter.mode !== filter.mode) continue;
@@ -82,8 +107,52 @@ export async function planSweeps(deps: PlannerDeps, filter: PlanFilter = {}): Pr
       if (filter.token && token.symbol !== filter.token) continue;
       await planToken(deps, adapter, token.symbol, token.decimals, filter.merchantId, report);
     }
+    report.operatorWallets.push(...(await operatorNeeds(deps, adapter, report)));
   }
   return report;
+}
+
+/** The operator wallets of one network and mode, with what the report's batches and waiting addresses need of them. */
+async function operatorNeeds(deps: PlannerDeps, adapter: ChainAdapter & Sweeper, report: SweepPlanReport): Promise<OperatorWalletNeed[]> {
+  const { network, mode } = adapter;
+  const operator = await operatorWallets(adapter, deps.keys);
+  const wallets: Array<[OperatorWalletNeed['role'], string]> = [['gas_station', operator.gasStation.address]];
+  if (network === 'tron') wallets.push(['resources', operator.resources.address]);
+  const canon = (a: string) => adapter.normalizeAddress(a) ?? a;
+  const out: OperatorWalletNeed[] = [];
+  for (const [role, raw] of wallets) {
+    const address = canon(raw);
+    let plannedSpend = 0n;
+    for (const b of report.batches)
+      if (b.network === network && b.mode === mode)
+        for (const st of b.plan.steps) if (canon(st.from.address) === address) plannedSpend += st.estimatedFee + st.value;
+    let waiting = 0n;
+    for (const s of report.skipped)
+      if (s.network === network && s.mode === mode && s.waitsFor && canon(s.waitsFor.wallet) === address) waiting += s.waitsFor.amount;
+    let balance: bigint | null = null;
+    let error: string | undefined;
+    try {
+      balance = (await adapter.getBalances(address)).native;
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    const needed = plannedSpend + waiting;
+    const shortfall = balance !== null && needed > balance ? needed - balance : 0n;
+    out.push({
+      network,
+      mode,
+      role,
+      address,
+      displayAddress: adapter.displayAddress(address),
+      balance,
+      ...(error ? { error } : {}),
+      plannedSpend,
+      waiting,
+      needed,
+      shortfall,
+    });
+  }
+  return out;
 }
 
 async function planToken(
@@ -98,8 +167,8 @@ async function planToken(
   const mode = adapter.mode;
   const candidates = await sweepCandidates(deps.db, { network, mode, token, ...(merchantId ? { merchantId } : {}) });
   if (candidates.length === 0) return;
-  const skip = (m: string, address: string, amountBase: bigint | null, reason: string) =>
-    report.skipped.push({ merchantId: m, network, mode, token, address, amountBase, reason });
+  const skip = (m: string, address: string, amountBase: bigint | null, reason: string, waitsFor?: SkippedAddress['waitsFor']) =>
+    report.skipped.push({ merchantId: m, network, mode, token, address, amountBase, reason, ...(waitsFor ? { waitsFor } : {}) });
   const policy = await sweepPolicy(deps.db, network, mode, token, decimals);
   const balances = await adapter.finalTokenBalances(
     token,
@@ -156,7 +225,9 @@ async function planToken(
         gasStation: operator.gasStation,
         resources: operator.resources,
       };
-      const batches = await planBatches(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r) => skip(m, a, amt, r));
+      const batches = await planBatches(deps, adapter, m, token, decimals, g.kind, request, policy, (a, amt, r, w) =>
+        skip(m, a, amt, r, w),
+      );
       report.batches.push(...batches);
     }
   }
@@ -177,11 +248,13 @@ async function planBatches(
   destinationKind: 'hot_wallet' | 'treasury',
   request: SweepRequest,
   policy: SweepPolicy,
-  skip: (address: string, amount: bigint | null, reason: string) => void,
+  skip: Skip,
 ): Promise<PlannedBatch[]> {
   const out: PlannedBatch[] = [];
   const reasons: string[] = [];
   const why = new Map<string, string[]>();
+  /** The operator wallet the last method that declined an address said it waits for. */
+  const waits = new Map<string, SkippedAddress['waitsFor']>();
   let left = request;
   for (const m of adapter.sweepMethods()) {
     if (left.sources.length === 0) break;
@@ -191,22 +264,29 @@ async function planBatches(
       continue;
     }
     // A source an earlier method declined is reported with that method's reason too.
-    const skipWithHistory = (address: string, amount: bigint | null, reason: string) => {
+    const skipWithHistory: Skip = (address, amount, reason, waitsFor) => {
       const before = why.get(address);
-      skip(address, amount, before ? `${before.join('; ')}; ${m.method}: ${reason}` : reason);
+      skip(address, amount, before ? `${before.join('; ')}; ${m.method}: ${reason}` : reason, waitsFor);
     };
     const r = await planBatch(deps, adapter, m, merchantId, token, decimals, destinationKind, left, policy, skipWithHistory);
     if (r.batch) out.push(r.batch);
-    for (const s of r.declined) why.set(s.address, [...(why.get(s.address) ?? []), `${m.method}: ${s.reason}`]);
+    for (const s of r.declined) {
+      why.set(s.address, [...(why.get(s.address) ?? []), `${m.method}: ${s.reason}`]);
+      if (s.waitsFor) waits.set(s.address, s.waitsFor);
+      else waits.delete(s.address);
+    }
     const declined = new Set(r.declined.map((s) => s.address));
     left = { ...left, sources: left.sources.filter((s) => declined.has(s.address)) };
   }
   if (left === request && reasons.length > 0)
     for (const s of request.sources) skip(s.address, s.amount, `no sweep method available (${reasons.join('; ')})`);
   else if (left === request) for (const s of request.sources) skip(s.address, s.amount, 'no sweep method available (none offered)');
-  else for (const s of left.sources) skip(s.address, s.amount, (why.get(s.address) ?? []).join('; '));
+  else for (const s of left.sources) skip(s.address, s.amount, (why.get(s.address) ?? []).join('; '), waits.get(s.address));
   return out;
 }
+
+type Skip = (address: string, amount: bigint | null, reason: string, waitsFor?: SkippedAddress['waitsFor']) => void;
+type Declined = { address: string; reason: string; waitsFor?: SkippedAddress['waitsFor'] };
 
 /** One method's batch; `declined`: the sources the method cannot sweep now (offered to the next method). */
 async function planBatch(
@@ -219,22 +299,25 @@ async function planBatch(
   destinationKind: 'hot_wallet' | 'treasury',
   request: SweepRequest,
   policy: SweepPolicy,
-  skip: (address: string, amount: bigint | null, reason: string) => void,
-): Promise<{ batch?: PlannedBatch; declined: Array<{ address: string; reason: string }> }> {
+  skip: Skip,
+): Promise<{ batch?: PlannedBatch; declined: Declined[] }> {
   const skipAll = (r: SweepRequest, reason: string) => {
     for (const s of r.sources) skip(s.address, s.amount, reason);
     return { declined };
   };
-  let declined: Array<{ address: string; reason: string }> = [];
+  let declined: Declined[] = [];
   let plan = await method.plan(request);
   if (plan.skipped.length > 0) {
     // The method cannot sweep these now: plan the rest alone; the caller offers them to the next method.
     const out = new Set(plan.skipped.map((s) => s.address));
     declined = request.sources
       .filter((s) => out.has(s.address))
-      .map((s) => ({ address: s.address, reason: plan.skipped.find((x) => x.address === s.address)!.reason }));
+      .map((s) => {
+        const x = plan.skipped.find((y) => y.address === s.address)!;
+        return { address: s.address, reason: x.reason, ...(x.waitsFor ? { waitsFor: x.waitsFor } : {}) };
+      });
     // A skipped address the method names in another form than the request's: reported here, not offered again.
-    for (const s of plan.skipped) if (!declined.some((d) => d.address === s.address)) skip(s.address, null, s.reason);
+    for (const s of plan.skipped) if (!declined.some((d) => d.address === s.address)) skip(s.address, null, s.reason, s.waitsFor);
     request = { ...request, sources: request.sources.filter((s) => !out.has(s.address)) };
     if (request.sources.length === 0) return { declined };
     plan = await method.plan(request);

@@ -1,4 +1,6 @@
+import type { WalletShortfall } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
+import type { Mode, NetworkId } from '../domain/vocabulary.js';
 import { createSweep, finishSweep, runningSweepIds, sweepById, sweepSteps, type SweepRow, type SweepStepRow } from '../ledger/sweeps.js';
 import { withIds } from '../log-fields.js';
 import { recordSweepFinished } from '../metrics/sweeps.js';
@@ -90,6 +92,7 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
     }
     const group = Math.min(...open.map((s) => s.group_no));
     let waitMs = 0;
+    let shortfall: WalletShortfall | undefined;
     for (const step of open.filter((s) => s.group_no === group)) {
       if (step.status === 'pending' && step.purpose === 'deploy' && (await deployInFlight(deps.db, sweep, step.id))) {
         // Another sweep is deploying the same contract: wait for it (this step's builder then finds the code and the
@@ -101,8 +104,9 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
         failpointPurpose && step.purpose !== failpointPurpose && !deps.failpoint ? { ...stepDeps, failpoint: noFailpoint } : stepDeps;
       const r = await advanceSweepStep(d, step.id);
       if (r.kind === 'wait') waitMs = Math.max(waitMs, r.ms);
+      if (r.kind === 'wait' && r.shortfall) shortfall ??= r.shortfall;
     }
-    if (waitMs > 0) return { kind: 'wait', ms: waitMs };
+    if (waitMs > 0) return { kind: 'wait', ms: waitMs, ...(shortfall ? { shortfall } : {}) };
   }
   return { kind: 'wait', ms: deps.pollMs };
 }
@@ -134,17 +138,39 @@ async function deployInFlight(db: Db, sweep: SweepRow, stepId: string): Promise<
 
 /**
  * When each running sweep may be advanced again (epoch ms), per driver (its deps): a step that asked to wait longer
- * than a pass (the outbound engine waits 5 s after a node refused its bytes, docs/outbound.md) is not offered again on
- * every pass, which re-broadcast refused bytes and logged the refusal at error level every tick.
+ * than a pass (the outbound engine waits 5 s after a node refused its bytes, docs/outbound.md; a step whose build was
+ * refused waits as long) is not offered again on every pass, which re-broadcast refused bytes (or rebuilt a step no
+ * build could make) and logged it on every tick. `feeMoney`: the running sweeps whose current steps wait for fee money
+ * an operator must add, with the wallet that lacks it.
  */
-const notBefore = new WeakMap<SweepEngineDeps, Map<string, number>>();
+interface DriverState {
+  notBefore: Map<string, number>;
+  feeMoney: Map<string, FeeMoneyWait>;
+}
+const drivers = new WeakMap<SweepEngineDeps, DriverState>();
+
+/** A running sweep waiting for fee money: the wallet that lacks it (canonical address), its balance and the need. */
+export interface FeeMoneyWait extends WalletShortfall {
+  sweepId: string;
+  network: NetworkId;
+  mode: Mode;
+}
+
+/** How long a sweep whose pass threw waits before it is advanced again (an RPC error, a node refusing to build). */
+const FAILED_PASS_WAIT_MS = 5_000;
+
+function stateOf(deps: SweepEngineDeps): DriverState {
+  let s = drivers.get(deps);
+  if (!s) drivers.set(deps, (s = { notBefore: new Map(), feeMoney: new Map() }));
+  return s;
+}
 
 /** Advances every running sweep once, skipping those still waiting. Answers how many are still running. */
 export async function advanceRunningSweeps(deps: SweepEngineDeps): Promise<number> {
-  let pace = notBefore.get(deps);
-  if (!pace) notBefore.set(deps, (pace = new Map()));
+  const { notBefore: pace, feeMoney } = stateOf(deps);
   const ids = await runningSweepIds(deps.db);
   for (const id of pace.keys()) if (!ids.includes(id)) pace.delete(id);
+  for (const id of feeMoney.keys()) if (!ids.includes(id)) feeMoney.delete(id);
   let running = 0;
   for (const id of ids) {
     if ((pace.get(id) ?? 0) > Date.now()) {
@@ -154,24 +180,43 @@ export async function advanceRunningSweeps(deps: SweepEngineDeps): Promise<numbe
     pace.delete(id);
     try {
       const r = await advanceSweep(deps, id);
+      feeMoney.delete(id);
       if (r.kind === 'wait') {
         running++;
         if (r.ms > deps.pollMs) pace.set(id, Date.now() + r.ms);
+        if (r.shortfall) {
+          const sweep = await sweepById(deps.db, id);
+          if (sweep) feeMoney.set(id, { sweepId: id, network: sweep.network, mode: sweep.mode, ...r.shortfall });
+        }
       }
     } catch (err) {
       running++;
-      deps.log?.warn({ err, sweep_id: id }, 'sweep step failed to advance; retried on the next pass');
+      pace.set(id, Date.now() + Math.max(deps.pollMs, FAILED_PASS_WAIT_MS));
+      deps.log?.warn({ err, sweep_id: id }, 'sweep step failed to advance; retried in 5 s');
     }
   }
   return running;
 }
 
-/** Drives the running sweeps until none is left or `timeoutMs` passes; answers how many are still running. */
-export async function driveSweeps(deps: SweepEngineDeps, o: { timeoutMs: number; tick?: () => Promise<void> }): Promise<number> {
+/** The running sweeps (of this driver's last passes) whose steps wait for fee money an operator must add. */
+export function sweepsWaitingForFeeMoney(deps: SweepEngineDeps): FeeMoneyWait[] {
+  return [...stateOf(deps).feeMoney.values()];
+}
+
+/**
+ * Drives the running sweeps until none is left or `timeoutMs` passes; answers how many are still running.
+ * `stopWhenOnlyFeeMoney`: stop as soon as every running sweep waits for fee money an operator must add (waiting longer
+ * changes nothing; `sweepsWaitingForFeeMoney` names the wallets).
+ */
+export async function driveSweeps(
+  deps: SweepEngineDeps,
+  o: { timeoutMs: number; tick?: () => Promise<void>; stopWhenOnlyFeeMoney?: boolean },
+): Promise<number> {
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
     const running = await advanceRunningSweeps(deps);
     if (running === 0 || Date.now() > deadline) return running;
+    if (o.stopWhenOnlyFeeMoney && stateOf(deps).feeMoney.size === running) return running;
     if (o.tick) await o.tick();
     await new Promise((r) => setTimeout(r, deps.pollMs));
   }

@@ -27,6 +27,9 @@ export interface SweepEngineDeps extends OutboundDeps {
 
 type SweepAdapter = ChainAdapter & Sweeper;
 
+/** How long a step whose build was refused waits before it is built again (as the engine waits after a refusal). */
+export const BUILD_REFUSED_WAIT_MS = 5_000;
+
 export function advanceSweepStep(deps: SweepEngineDeps, stepId: string): Promise<StepResult> {
   return advanceOutbound(sweepStepKind(deps), deps, stepId);
 }
@@ -93,7 +96,16 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
         // The builder may decide the step is not needed any more (nothing worth reclaiming, an account already
         // active): settled as skipped, nothing signed.
         const nonce = await adapter.getAccountNonce(step.from.address);
-        const unsigned = await method.build(request, step, nonce, 0);
+        let unsigned: UnsignedTransfer | null;
+        try {
+          unsigned = await method.build(request, step, nonce, 0);
+        } catch (err) {
+          if (!(err instanceof TransferRejectedError)) throw err;
+          // Refused before signing (a gas station without the native coin, a node refusing to build): the step waits
+          // like a refused broadcast, not rebuilt on every pass; a wallet short of fee money is named for the operator.
+          deps.log?.warn({ ...kind.describe(job), reason: err.reason, detail: err.message }, 'sweep step cannot be built yet; waiting');
+          return { kind: 'wait', ms: Math.max(deps.pollMs, BUILD_REFUSED_WAIT_MS), ...(err.shortfall ? { shortfall: err.shortfall } : {}) };
+        }
         if (!unsigned) {
           // Not if another run of this step signed it meanwhile (what made it unneeded may be that very transaction).
           if (!(await closeUnsentSweepStep(deps.db, job.step.id, 'skipped', 'not needed when built')))

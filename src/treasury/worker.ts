@@ -3,13 +3,15 @@ import { planSweeps, type PlannerDeps } from './planner.js';
 import { advanceRunningSweeps, createSweeps } from './runner.js';
 import type { SweepEngineDeps } from './step-kind.js';
 
-// The worker role's sweep schedule (SWEEP_INTERVAL_SECONDS; 0, the default, leaves sweeping to the operator's
-// `sweep run`): every interval a plan of every merchant becomes sweeps, and every tick advances the sweeps running.
-// Driven by the database alone, so a restart resumes every sweep where it stopped.
+// The worker role's sweeps: every tick advances the sweeps running, whoever started them (this schedule or an
+// operator's `sweep run` that was interrupted or timed out, e.g. waiting for fee money); with SWEEP_INTERVAL_SECONDS
+// set (0, the default, leaves planning to the operator's `sweep run`), every interval a plan of every merchant also
+// becomes sweeps. Driven by the database alone, so a restart resumes every sweep where it stopped.
 
 export interface SweepWorkerOptions {
   engine: SweepEngineDeps;
   planner: PlannerDeps;
+  /** Planning interval; 0: never plans, only advances the running sweeps. */
   intervalMs: number;
   tickMs: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -22,7 +24,7 @@ export function startSweepWorker(o: SweepWorkerOptions): { stop(): Promise<void>
   let nextPlanAt = Date.now();
   const loop = async () => {
     try {
-      if (Date.now() >= nextPlanAt) {
+      if (o.intervalMs > 0 && Date.now() >= nextPlanAt) {
         nextPlanAt = Date.now() + o.intervalMs;
         const report = await planSweeps(o.planner);
         const created = await createSweeps(o.engine.db, report.batches);

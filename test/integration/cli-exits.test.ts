@@ -348,6 +348,10 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['sweep', 'run', '--merchant', m.id, '--network', 'bsc'], code: 0, shows: /./ },
     { args: () => ['sweep', 'run', '--wait-seconds', 'soon'], code: 2, shows: /--wait-seconds must be a whole number/ },
   ],
+  wallets: [
+    { args: () => ['wallets', '--merchant', m.id], code: 0, shows: /gas station/ },
+    { args: () => ['wallets', '--mode', 'prod'], code: 2, shows: /--mode must be test or live/ },
+  ],
   'sweep list': [
     { args: () => ['sweep', 'list', '--merchant', m.id], code: 0, shows: /./ },
     { args: () => ['sweep', 'list', '--limit', '0'], code: 2, shows: /--limit must be 1\.\.1000/ },

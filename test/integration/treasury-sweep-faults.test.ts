@@ -53,17 +53,21 @@ async function sweepRun(
   env: Record<string, string>,
 ): Promise<{ code: number | null; signal: string | null; out: string; err: string }> {
   try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '60'], {
-      env: {
-        ...process.env,
-        ...h.env,
-        LOG_LEVEL: 'silent',
-        NATIVE_PRICE_SOURCES: 'coinbase',
-        RATE_COINBASE_BASE_URL: ticker.url,
-        PAYOUT_POLL_MS: '100',
-        ...env,
+    const r = await run(
+      'node',
+      ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '60', '--json'],
+      {
+        env: {
+          ...process.env,
+          ...h.env,
+          LOG_LEVEL: 'silent',
+          NATIVE_PRICE_SOURCES: 'coinbase',
+          RATE_COINBASE_BASE_URL: ticker.url,
+          PAYOUT_POLL_MS: '100',
+          ...env,
+        },
       },
-    });
+    );
     return { code: 0, signal: null, out: r.stdout, err: r.stderr };
   } catch (e) {
     const x = e as { code: number | null; signal: string | null; stdout: string; stderr: string };

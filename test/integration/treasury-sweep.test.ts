@@ -289,7 +289,7 @@ describe('operator commands', () => {
     expect(table.out).toMatch(/ethereum\s+test\s+USDT\s+hot_wallet\s+evm-gas-topup\s+1\s+9\.00\s/);
     expect(await h.t.db.selectFrom('sweeps').select('id').where('merchant_id', '=', shop.id).execute()).toEqual([]);
 
-    const ran = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '90']);
+    const ran = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '90', '--json']);
     expect(ran.code, ran.err).toBe(0);
     expect(JSON.parse(ran.out).created.map((x: { status: string }) => x.status)).toEqual(['completed']);
     const listed = await cli(['sweep', 'list', '--merchant', shop.id]);
@@ -310,9 +310,14 @@ describe('operator commands', () => {
     await h.node.rpc('anvil_setBalance', [station, '0x0']);
     let sweepId: string;
     try {
-      const ran = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '5']);
+      const ran = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '5', '--json']);
       expect(ran.code).toBe(1);
       expect(ran.err).toMatch(/1 sweep\(s\) did not complete: swp_\w+ running/);
+      // It stopped at once (not after --wait-seconds) and names the gas station with its balance and the need.
+      expect(JSON.parse(ran.out).waiting_for_fee_money).toEqual([
+        expect.objectContaining({ network: 'ethereum', mode: 'test', role: 'gas_station', balance: '0', token: 'ETH' }),
+      ]);
+      expect(JSON.parse(ran.out).waiting_for_fee_money[0].address.toLowerCase()).toBe(station.toLowerCase());
       const [sweep] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
       sweepId = sweep!.id;
       // Nothing moved: the top-up waits for the operator to fund the gas station (as a charger out of gas does).
@@ -321,7 +326,7 @@ describe('operator commands', () => {
     } finally {
       await h.node.rpc('anvil_setBalance', [station, balance]);
     }
-    const again = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '90']);
+    const again = await cli(['sweep', 'run', '--merchant', shop.id, '--wait-seconds', '90', '--json']);
     expect(again.code, again.err + again.out).toBe(0);
     const report = JSON.parse(again.out);
     expect(report.created).toEqual([]);

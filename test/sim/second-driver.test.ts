@@ -50,7 +50,7 @@ describe('simulator second driver', () => {
       [0, 0, ['swp_a'], ['swp_b']],
       [1, 0, ['swp_a'], ['swp_b']],
     ]);
-    expect(log).toMatch(/^\[cli \d+\] .*"args":\["sweep","run","--mode","test","--wait-seconds","45"\]/m);
+    expect(log).toMatch(/^\[cli \d+\] .*"args":\["sweep","run","--mode","test","--wait-seconds","45","--json"\]/m);
   });
 
   it('an error or an incomplete sweep (exit 1) is no violation; a usage error (2) or a signal is one', async () => {

@@ -12,18 +12,21 @@ export interface SweepRunResult {
 }
 
 /**
- * `sweep run --merchant <id>` (the CLI, a child process) on a harness's environment, native prices from the fake
- * ticker; `env` adds to it (SP_FAILPOINTS, SP_FAILPOINTS_SWEEP_STEP, PAYOUT_POLL_MS...). Never throws on a non-zero
- * exit or a signal: the caller judges the result.
+ * `sweep run --merchant <id> --json` (the CLI, a child process) on a harness's environment, native prices from the fake
+ * ticker; `env` adds to it (SP_FAILPOINTS, SP_FAILPOINTS_SWEEP_STEP, PAYOUT_POLL_MS...); `o.json: false` asks for the
+ * human text instead, `o.waitSeconds` another --wait-seconds than 90. Never throws on a non-zero exit or a signal: the caller judges the result.
  */
 export async function sweepRunCli(
   harnessEnv: Record<string, string>,
   tickerUrl: string,
   merchantId: string,
   env: Record<string, string> = {},
+  o: { json?: boolean; waitSeconds?: number } = {},
 ): Promise<SweepRunResult> {
+  const wait = String(o.waitSeconds ?? 90);
+  const args = ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', wait];
   try {
-    const r = await run('node', ['--import', 'tsx', 'src/cli/index.ts', 'sweep', 'run', '--merchant', merchantId, '--wait-seconds', '90'], {
+    const r = await run('node', o.json === false ? args : [...args, '--json'], {
       env: {
         ...process.env,
         ...harnessEnv,
