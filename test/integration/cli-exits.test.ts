@@ -352,6 +352,14 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['wallets', '--merchant', m.id], code: 0, shows: /gas station/ },
     { args: () => ['wallets', '--mode', 'prod'], code: 2, shows: /--mode must be test or live/ },
   ],
+  'subscriptions held': [
+    { args: () => ['subscriptions', 'held'], code: 0, shows: /\[/ },
+    { args: () => ['subscriptions', 'held', '--merchant', m.id], code: 2, shows: /./ },
+  ],
+  'subscriptions resolve': [
+    { args: () => ['subscriptions', 'resolve', 'sub_nope', '--retry'], code: 2, shows: /no subscription sub_nope/ },
+    { args: () => ['subscriptions', 'resolve', 'sub_nope'], code: 2, shows: /--retry\|--cancel/ },
+  ],
   'sweep list': [
     { args: () => ['sweep', 'list', '--merchant', m.id], code: 0, shows: /./ },
     { args: () => ['sweep', 'list', '--limit', '0'], code: 2, shows: /--limit must be 1\.\.1000/ },
