@@ -7,44 +7,46 @@
 /** `may` names lower layers; `db:types` allows `import type` from src/db/ (the handle and row types), never its values. */
 /** @type {Layer[]} */
 const LAYERS = [
-  { name: 'domain', path: '^src/domain/', may: [] },
-  { name: 'chains', path: '^chains/', may: ['domain'] },
+  { name: 'vocabulary', path: '^chains/vocabulary[.]ts$', may: [] },
+  { name: 'domain', path: '^src/domain/', may: ['vocabulary'] },
+  { name: 'chains', path: '^chains/(?!vocabulary[.]ts$)', may: ['vocabulary'] },
   { name: 'logger', path: '^src/(logger|log-fields)[.]ts$', may: [] },
-  { name: 'db', path: '^src/db/', may: ['domain'] },
-  { name: 'security', path: '^src/security/', may: ['domain', 'db:types'] },
-  { name: 'rates', path: '^src/rates/', may: ['domain'] },
-  { name: 'signer', path: '^src/signer/', may: ['chains'] },
-  { name: 'ledger', path: '^src/ledger/', may: ['domain', 'db', 'security'] },
+  { name: 'db', path: '^src/db/', may: ['vocabulary', 'domain'] },
+  { name: 'security', path: '^src/security/', may: ['vocabulary', 'domain', 'db:types'] },
+  { name: 'rates', path: '^src/rates/', may: ['vocabulary', 'domain'] },
+  { name: 'signer', path: '^src/signer/', may: ['vocabulary', 'chains'] },
+  { name: 'ledger', path: '^src/ledger/', may: ['vocabulary', 'domain', 'db', 'security'] },
   // Instruments (the registry and the metrics each service records) sit low, so services can record; the collectors
   // that read the database, queues and wallets at scrape time sit with the entry points' helpers.
-  { name: 'metrics', path: '^src/metrics/(registry|http|rpc|webhooks|watcher|server|sweeps|reconcile)[.]ts$', may: ['domain', 'chains'] },
-  { name: 'jobs', path: '^src/jobs/', may: ['domain', 'db:types', 'ledger', 'logger'] },
-  { name: 'webhooks', path: '^src/webhooks/', may: ['domain', 'db', 'security', 'logger', 'metrics'] },
-  { name: 'api', path: '^src/api/', may: ['domain', 'db:types', 'ledger', 'rates', 'security', 'logger', 'metrics'] },
-  { name: 'watcher', path: '^src/watcher/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
-  { name: 'reconcile', path: '^src/reconcile/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
-  { name: 'outbound', path: '^src/outbound/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger'] },
-  { name: 'payouts', path: '^src/payouts/', may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
+  { name: 'metrics', path: '^src/metrics/', may: ['vocabulary', 'domain', 'chains'] },
+  { name: 'jobs', path: '^src/jobs/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'logger'] },
+  { name: 'webhooks', path: '^src/webhooks/', may: ['vocabulary', 'domain', 'db', 'security', 'logger', 'metrics'] },
+  { name: 'api', path: '^src/api/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'rates', 'security', 'logger', 'metrics'] },
+  { name: 'watcher', path: '^src/watcher/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
+  { name: 'reconcile', path: '^src/reconcile/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
+  { name: 'outbound', path: '^src/outbound/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger'] },
+  { name: 'refunds', path: '^src/refunds/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
+  { name: 'payments', path: '^src/payments/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
   {
     name: 'subscriptions',
     path: '^src/subscriptions/(?!page/)',
-    may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'],
+    may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'],
   },
   {
     name: 'treasury',
     path: '^src/treasury/',
-    may: ['domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound', 'rates', 'metrics'],
+    may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound', 'rates', 'metrics'],
   },
-  { name: 'checkout', path: '^src/checkout/', may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'api'] },
+  { name: 'checkout', path: '^src/checkout/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'logger', 'api'] },
   {
     name: 'subscription-page',
     path: '^src/subscriptions/page/',
-    may: ['domain', 'db:types', 'ledger', 'chains', 'logger', 'api', 'subscriptions'],
+    may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'logger', 'api', 'subscriptions'],
   },
   {
     name: 'metrics-collectors',
-    path: '^src/metrics/(start|queues|ledger-collectors|hot-wallets)[.]ts$',
-    may: ['domain', 'db', 'chains', 'jobs', 'webhooks', 'logger', 'metrics'],
+    path: '^src/metrics-collectors/',
+    may: ['vocabulary', 'domain', 'db', 'chains', 'jobs', 'webhooks', 'logger', 'metrics'],
   },
   { name: 'entry', path: '^src/(cli/|main[.]ts$|config[.]ts$)', may: ['*'] },
 ];
@@ -84,6 +86,39 @@ const layerRules = LAYERS.filter((l) => !l.may.includes('*')).flatMap((l) => {
   return rules;
 });
 
+// The rooms of the ledger (docs/architecture.md, "Rooms of the ledger"): inside src/ledger/, imports only point down
+// this list or stay inside one room. `may` names lower rooms.
+/** @type {Layer[]} */
+const LEDGER_ROOMS = [
+  { name: 'core', path: '^src/ledger/core/', may: [] },
+  { name: 'journal', path: '^src/ledger/journal/', may: ['core'] },
+  { name: 'outbound', path: '^src/ledger/outbound/', may: ['core', 'journal'] },
+  { name: 'merchants', path: '^src/ledger/merchants/', may: ['core'] },
+  { name: 'payments', path: '^src/ledger/payments/', may: ['core', 'journal', 'outbound'] },
+  { name: 'refunds', path: '^src/ledger/refunds/', may: ['core', 'journal', 'outbound'] },
+  { name: 'treasury', path: '^src/ledger/treasury/', may: ['core', 'journal', 'outbound'] },
+  { name: 'subscriptions', path: '^src/ledger/subscriptions/', may: ['core', 'journal', 'outbound', 'payments'] },
+  { name: 'exports', path: '^src/ledger/exports/', may: ['core'] },
+];
+const roomByName = new Map(LEDGER_ROOMS.map((r) => [r.name, r]));
+const roomText = (r) => r.may.join(', ') || 'no other room';
+const roomRules = [
+  ...LEDGER_ROOMS.map((r) => ({
+    name: `room-${r.name}`,
+    severity: 'error',
+    comment: `ledger room ${r.name} may import: ${roomText(r)} (docs/architecture.md, Rooms of the ledger)`,
+    from: { path: r.path },
+    to: { path: '^src/ledger/', pathNot: [r.path, ...r.may.map((m) => roomByName.get(m).path)] },
+  })),
+  {
+    name: 'room-unknown',
+    severity: 'error',
+    comment: 'Every file of src/ledger/ lives in a room of docs/architecture.md: add its folder to LEDGER_ROOMS',
+    from: { path: '^src/ledger/', pathNot: LEDGER_ROOMS.map((r) => r.path) },
+    to: {},
+  },
+];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -95,6 +130,7 @@ module.exports = {
       to: { circular: true },
     },
     ...layerRules,
+    ...roomRules,
     {
       name: 'layer-unknown',
       severity: 'error',

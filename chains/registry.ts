@@ -66,7 +66,7 @@ export class ChainRegistry implements Iterable<ChainAdapter> {
     return this.get(network, mode)?.tokens.find((t) => t.symbol === symbol);
   }
 
-  /** src/domain/vocabulary.ts TokenDecimals; an arrow so that it can be passed on its own. */
+  /** chains/vocabulary.ts TokenDecimals; an arrow so that it can be passed on its own. */
   readonly tokenDecimals = (network: string, mode: Mode, token: string): number | undefined => this.token(network, mode, token)?.decimals;
 
   /** Canonical form of `text` on that chain, or null when it is not an address there (or the chain is not configured). */

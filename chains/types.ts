@@ -5,10 +5,10 @@
 // database and knows nothing of sessions: the watcher persists the cursor together with the effects of each poll, and
 // the ledger decides what a transfer means.
 
-import type { Mode, NetworkId, TokenSymbol } from '../src/domain/vocabulary.js';
+import type { Mode, NetworkId, TokenSymbol } from './vocabulary.js';
 
 export type { Mode, NetworkId, TokenSymbol };
-export { NETWORK_IDS, TOKEN_SYMBOLS } from '../src/domain/vocabulary.js';
+export { NETWORK_IDS, TOKEN_SYMBOLS } from './vocabulary.js';
 export type ChainFamily = 'evm' | 'tron' | 'solana';
 
 /** One token contract (EVM/TRON) or mint (Solana) as the registry knows it. `address` is canonical (see normalizeAddress). */

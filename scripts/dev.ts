@@ -14,7 +14,7 @@ import pg from 'pg';
 import { devnetSolanaPayer, devnetStateFile, type DevnetState } from '../src/cli/devnet.js';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/database.js';
-import { createMerchant } from '../src/ledger/merchants.js';
+import { createMerchant } from '../src/ledger/merchants/merchants.js';
 import { createLogger, type LogLevel } from '../src/logger.js';
 import { start, type RunningService } from '../src/main.js';
 import { SecretBox } from '../src/security/secret-box.js';

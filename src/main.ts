@@ -12,10 +12,10 @@ import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
 import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
-import { createPayoutScheduler, startPayoutWorker } from './payouts/worker.js';
+import { createPayoutScheduler, startPayoutWorker } from './refunds/payout-worker.js';
 import { startSweepWorker } from './treasury/worker.js';
 import { createNativePriceService, nativePriceConfigFrom } from './rates/native-prices.js';
-import { createDepositSetupScheduler, startDepositSetupWorker } from './payouts/deposit-setup.js';
+import { createDepositSetupScheduler, startDepositSetupWorker } from './payments/deposit-setup.js';
 import { webhookSettingsFrom } from './webhooks/config.js';
 import { loadWatcherSettings } from './watcher/config.js';
 import { createVerifiedAdapters, startChainWatchers } from './watcher/start.js';
@@ -25,7 +25,7 @@ import { startReconcileJob } from './reconcile/job.js';
 import { subscriptionSettingsFromEnv } from './domain/subscription-settings.js';
 import { registerAuthorizePage } from './subscriptions/page/plugin.js';
 import { createWalletResolver } from './subscriptions/wallets.js';
-import { startProcessMetrics } from './metrics/start.js';
+import { startProcessMetrics } from './metrics-collectors/start.js';
 import { rpcMetricsObserver } from './metrics/rpc.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.

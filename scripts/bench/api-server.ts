@@ -9,7 +9,7 @@ import { RATE_LIMITS_OFF } from '../../src/api/rate-limit-http.js';
 import { createDb } from '../../src/db/database.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { createRateService } from '../../src/rates/index.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { startMetricsServer } from '../../src/metrics/server.js';

@@ -16,7 +16,8 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { recordObservedDepositRows, type ObservedDeposit } from '../../src/ledger/deposits.js';
+import { recordObservedDepositRows } from '../../src/ledger/payments/deposits.js';
+import { type ObservedDeposit } from '../../src/ledger/core/observed-deposit.js';
 import '../../src/db/database.js'; // bigint type parsers
 
 const { values } = parseArgs({

@@ -17,7 +17,7 @@ import { startServiceHarness } from '../../test/support/service-harness.js';
 import { backgroundMiner } from '../../test/support/chain-watch.js';
 import { signer } from '../../test/support/evm-tokens/scenario.js';
 import { Redis } from 'ioredis';
-import { createPayoutScheduler, startPayoutWorker } from '../../src/payouts/worker.js';
+import { createPayoutScheduler, startPayoutWorker } from '../../src/refunds/payout-worker.js';
 
 const { values } = parseArgs({
   options: {

@@ -8,8 +8,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createDb } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
-import { insertOutboxEvents, type OutboxEventInput } from '../../src/ledger/outbox.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
+import { insertOutboxEvents, type OutboxEventInput } from '../../src/ledger/core/outbox.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 
 // Webhook throughput and latency, from outbox row (its created_at) to the 2xx of a local receiver on 127.0.0.1.
@@ -102,7 +102,7 @@ const composed = 1 / (1 / baseline.posts + 1 / baseline.jobs);
 
 let k = 0;
 // The events of a batch are written as the ledger writes a block's events: one insertOutboxEvents statement in one
-// transaction (src/ledger/outbox.ts), not one round trip per event inside the timed window.
+// transaction (src/ledger/core/outbox.ts), not one round trip per event inside the timed window.
 async function emit(n: number): Promise<void> {
   const events: OutboxEventInput[] = [];
   for (let i = 0; i < n; i++, k++)

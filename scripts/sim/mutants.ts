@@ -30,11 +30,11 @@ const CURSOR_SAVE_IN_STEP = `      const version = await saveCursor(trx, this.ke
 `;
 
 /**
- * The one attempt store (src/ledger/attempt-store.ts) with one kind's view of its own attempts removed: the engine sees
+ * The one attempt store (src/ledger/outbound/attempt-store.ts) with one kind's view of its own attempts removed: the engine sees
  * none live (liveAttempts) and the signing transaction does not re-check them (the lock-then-race check).
  */
 function attemptCheckRemoved(table: 'payout_attempts' | 'sweep_step_attempts'): Replacement[] {
-  const file = 'src/ledger/attempt-store.ts';
+  const file = 'src/ledger/outbound/attempt-store.ts';
   return [
     {
       file,

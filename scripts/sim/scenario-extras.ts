@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../../src/db/database.js';
-import { registerWallets } from '../../src/ledger/journal.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
 import type { MerchantApi } from './api.js';
 import type { Violation } from './contract.js';
 import { HOT_WALLET_GAS, type SimEvm } from './env/evm.js';

@@ -1,8 +1,8 @@
 import { isSweeper, OPERATOR_SLOT, type ChainAdapter, type KeyDeriver, type Wallet } from '../../chains/types.js';
-import type { NetworkId } from '../../src/domain/vocabulary.js';
+import type { NetworkId } from '../../chains/vocabulary.js';
 import type { Db } from '../../src/db/database.js';
-import { registerWallets } from '../../src/ledger/journal.js';
-import { setSweepPolicy } from '../../src/ledger/treasury.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
+import { setSweepPolicy } from '../../src/ledger/treasury/destinations.js';
 import { type FakeTicker, startFakeTicker } from '../../test/support/fake-ticker.js';
 import type { SimEvm } from './env/evm.js';
 import type { Prng } from './prng.js';

@@ -1,6 +1,6 @@
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
 import type { Db } from '../../src/db/database.js';
-import { registerWallets } from '../../src/ledger/journal.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import { SOLANA_CHARGER_LAMPORTS } from './env/solana.js';
 import { SOLANA_GAS_STATION_TOPUP, type SweepNetwork, TRON_GAS_STATION_TOPUP, TRON_RESOURCES_LIQUID } from './scenario-sweeps.js';

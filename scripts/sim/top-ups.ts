@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/database.js';
-import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal/unexplained.js';
 
 // The runner's own token top-ups of hot wallets (seed.ts, seed-networks.ts): real transactions that the service's
 // watcher sees and journals as `unexplained` (docs/journal.md). Each is named exactly as the journal names it on its

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { HOT_WALLET_SLOT, OPERATOR_SLOT, isSweeper, type ChainAdapter } from '../../chains/types.js';
 import { createDb, type Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../../src/signer/from-env.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';

@@ -4,8 +4,8 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../db/schema.js';
 import { authError } from '../domain/errors.js';
-import { touchApiKeyLastUsed } from '../ledger/api-key-usage.js';
-import { resolveApiKey, type ResolvedKey } from '../ledger/merchants.js';
+import { touchApiKeyLastUsed } from '../ledger/merchants/api-key-usage.js';
+import { resolveApiKey, type ResolvedKey } from '../ledger/merchants/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
 
 // Request authentication (spec: Authentication; decisions.md: Request authentication). Order of checks:

@@ -6,7 +6,7 @@ import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { RateService } from '../rates/index.js';
 import type { SecretBox } from '../security/secret-box.js';
-import type { SessionRow } from '../ledger/sessions.js';
+import type { SessionRow } from '../ledger/payments/sessions.js';
 import { createAuthenticator } from './auth.js';
 import { sendError, toApiError } from './errors.js';
 import { createClientErrorHandler } from './client-error.js';

@@ -1,5 +1,5 @@
 import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
-import type { SessionRow } from '../ledger/sessions.js';
+import type { SessionRow } from '../ledger/payments/sessions.js';
 
 // What the payer sees while they pay, computed from the session, its provisional deposits and the watcher's tip.
 // Only confirmed credits move `received_base`; a provisional transfer shows as "confirming" (n of N when the chain

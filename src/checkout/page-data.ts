@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { Database } from '../db/schema.js';
 import { formatBaseUnits } from '../domain/money.js';
-import { chainKey } from '../ledger/deposit-schema.js';
-import type { SessionRow } from '../ledger/sessions.js';
+import { chainKey } from '../ledger/core/chain-ref.js';
+import type { SessionRow } from '../ledger/payments/sessions.js';
 import { computeLiveStatus, type ChainProgress, type LiveStatus, type PendingDeposit } from './live-status.js';
 
 // Read-only queries behind the hosted page. A session is looked up by its id alone (the id is the capability the

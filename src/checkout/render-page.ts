@@ -1,6 +1,6 @@
 import { currencyExponent } from '../domain/currency.js';
 import { formatMinor } from '../domain/money.js';
-import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
+import { STABLECOIN_EXPONENT, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
 import type { CheckoutAssets } from './assets.js';
 import { html, jsonForScript, raw, type SafeHtml } from './html.js';
 import { catalog, HTML_LANG, LANGUAGES, translator, type Lang, type Translate } from './i18n.js';

@@ -6,8 +6,8 @@ import type { Database } from '../db/schema.js';
 import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown, resourceNotFound } from '../domain/errors.js';
 import { formatBaseUnits, stablecoinMinorToBase } from '../domain/money.js';
 import { jsonObjectBody } from '../api/json-body.js';
-import { selectSessionNetwork } from '../ledger/network-selection.js';
-import type { SessionRow } from '../ledger/sessions.js';
+import { selectSessionNetwork } from '../ledger/payments/network-selection.js';
+import type { SessionRow } from '../ledger/payments/sessions.js';
 
 export interface CheckoutSelectDeps {
   db: Kysely<Database>;

@@ -3,8 +3,8 @@ import type { Writable } from 'node:stream';
 import type { Db } from '../db/database.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../domain/export-format.js';
-import { writeExport } from '../ledger/export-writer.js';
-import { EXPORT_KIND_NAMES, type ExportKindName } from '../ledger/exports.js';
+import { writeExport } from '../ledger/exports/export-writer.js';
+import { EXPORT_KIND_NAMES, type ExportKindName } from '../ledger/exports/exports.js';
 import { UsageError, options } from './args.js';
 
 // `export <kind> --since <time> [--until <time>] [--format csv|json] [--merchant <id> --mode test|live] > file`

@@ -16,7 +16,7 @@ import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
 import { loadWatcherSettings } from '../watcher/config.js';
 import { configuredTokenDecimals } from '../../chains/registry.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
-import { createPayoutScheduler } from '../payouts/worker.js';
+import { createPayoutScheduler } from '../refunds/payout-worker.js';
 import { Redis } from 'ioredis';
 import { CliFailure, TREASURY_USAGE, sweepCli, treasuryCli, type TreasuryCliContext } from './treasury.js';
 import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';

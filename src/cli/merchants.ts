@@ -10,7 +10,7 @@ import {
   updateMerchantSettings,
   type MerchantSettings,
   type MerchantSettingsUpdate,
-} from '../ledger/merchants.js';
+} from '../ledger/merchants/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';

@@ -1,8 +1,8 @@
 import { InvalidAmountError, formatMinor, parseDecimalToMinor } from '../domain/money.js';
 import { ApiError } from '../domain/errors.js';
-import { createRefund } from '../ledger/refunds.js';
-import { refundable } from '../ledger/refund-sources.js';
-import { STABLECOIN_EXPONENT } from '../domain/vocabulary.js';
+import { createRefund } from '../ledger/refunds/refunds.js';
+import { refundable } from '../ledger/refunds/refund-sources.js';
+import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 import { UsageError, options, print } from './args.js';
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { Db } from '../db/database.js';

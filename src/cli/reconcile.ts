@@ -1,7 +1,7 @@
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { Db } from '../db/database.js';
-import type { Mode } from '../domain/vocabulary.js';
-import { acknowledgeUnexplained, listUnexplained } from '../ledger/journal-unexplained.js';
+import type { Mode } from '../../chains/vocabulary.js';
+import { acknowledgeUnexplained, listUnexplained } from '../ledger/journal/unexplained.js';
 import { incompleteness, reconcile, type ReconcileReport } from '../reconcile/reconcile.js';
 import { UsageError, options, print } from './args.js';
 

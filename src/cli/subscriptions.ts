@@ -1,10 +1,10 @@
 import type { Db } from '../db/database.js';
 import type { Clock } from '../domain/clock.js';
-import { heldSubscriptions, resolveSubscriptionHold, type HoldResolution } from '../ledger/subscriptions-hold.js';
+import { heldSubscriptions, resolveSubscriptionHold, type HoldResolution } from '../ledger/subscriptions/hold.js';
 import { UsageError, options, print } from './args.js';
 
 // Operator commands of subscriptions held for an operator (docs/subscriptions.md "Operator hold"): a thin face over
-// src/ledger/subscriptions-hold.ts.
+// src/ledger/subscriptions/hold.ts.
 
 export const SUBSCRIPTIONS_USAGE = `subscriptions held                                  subscriptions waiting for an operator (a charge's tokens went
                                                     to a wrong recipient), with their charge and transaction

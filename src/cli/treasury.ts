@@ -2,9 +2,14 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { InvalidAmountError, formatBaseUnits, formatExact, formatMinor, parseDecimalToMinor } from '../domain/money.js';
-import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
-import { listSweeps, sweepCosts } from '../ledger/sweeps.js';
-import { listTreasuryDestinations, setSweepPolicy, setTreasuryDestination, treasuryDestinationChanges } from '../ledger/treasury.js';
+import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
+import { listSweeps, sweepCosts } from '../ledger/treasury/sweeps.js';
+import {
+  listTreasuryDestinations,
+  setSweepPolicy,
+  setTreasuryDestination,
+  treasuryDestinationChanges,
+} from '../ledger/treasury/destinations.js';
 import type { Logger } from '../logger.js';
 import { NATIVE_COINS, type NativePriceService } from '../rates/native-prices.js';
 import { planSweeps, type PlanFilter, type PlannerDeps, type SweepPlanReport } from '../treasury/planner.js';

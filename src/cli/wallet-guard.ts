@@ -1,12 +1,12 @@
 import type { ChainRegistry } from '../../chains/registry.js';
 import { HOT_WALLET_SLOT, isAllowanceCharger, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../domain/vocabulary.js';
-import { recordChainCharge } from '../ledger/charge-chain-record.js';
-import { merchantAccountIndex } from '../ledger/merchants.js';
-import { recordChainPayout } from '../ledger/payouts.js';
-import { loadCharge } from '../ledger/subscriptions-charges.js';
-import { acceptWalletNonce, walletNonceStates } from '../ledger/wallet-nonce-guard.js';
+import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
+import { recordChainCharge } from '../ledger/subscriptions/charge-chain-record.js';
+import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
+import { recordChainPayout } from '../ledger/refunds/refund-payouts.js';
+import { loadCharge } from '../ledger/subscriptions/charges.js';
+import { acceptWalletNonce, walletNonceStates } from '../ledger/outbound/wallet-nonce-guard.js';
 import { UsageError, options, print, required } from './args.js';
 
 // Operator commands of the outbound engine's guard against transactions the ledger does not know (docs/outbound.md,

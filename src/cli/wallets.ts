@@ -1,5 +1,5 @@
 import { formatBaseUnits, formatExact } from '../domain/money.js';
-import { isNetworkId, type Mode, type NetworkId } from '../domain/vocabulary.js';
+import { isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
 import { listOperatorWallets, type OperatorWallet } from '../treasury/operator-wallets.js';
 import { UsageError, options, print } from './args.js';
 import { plannerDeps, type TreasuryCliContext } from './treasury.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
-import { rotateWebhookSecret, setWebhookUrl } from '../ledger/webhook-secrets.js';
+import { rotateWebhookSecret, setWebhookUrl } from '../ledger/merchants/webhook-secrets.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { webhookSettingsFrom } from '../webhooks/config.js';
 import { ensureDeliveryRow, listFailedDeliveries, reopenDelivery } from '../webhooks/deliveries.js';

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Mode, NetworkId } from '../domain/vocabulary.js';
+import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 
 // Kysely types of the tables created by migration 2026_11_26_0100_deposit_setups; src/db/schema.ts's Database includes them.
 

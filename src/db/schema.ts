@@ -9,7 +9,7 @@ import type { SessionStatus } from '../domain/session-state.js';
 import type { SubscriptionInterval } from '../domain/subscription-periods.js';
 
 // Kysely table types for the foundation schema. int8 and numeric columns are parsed to bigint (src/db/database.ts).
-import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
+import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
 
 export type { Mode };
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;

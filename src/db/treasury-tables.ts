@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
+import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
 
 // Kysely types of the tables created by migration 2026_11_25_0100_treasury; src/db/schema.ts's Database includes them.
 

@@ -1,4 +1,4 @@
-import { isTokenSymbol, STABLECOIN_EXPONENT, TOKEN_SYMBOLS, type TokenSymbol } from './vocabulary.js';
+import { isTokenSymbol, STABLECOIN_EXPONENT, TOKEN_SYMBOLS, type TokenSymbol } from '../../chains/vocabulary.js';
 
 // Currencies the API accepts, with their minor-unit exponents: ISO 4217 (fund codes, metals and testing codes
 // left out) plus the two settlement stablecoins at the API's precision (decisions.md: 1 USDT = 100 minor units).

@@ -1,7 +1,7 @@
 // Money as integers. Decimal strings exist only at the API edge: parse them here into minor units, format back here.
 // bigint throughout; no function in this file ever produces or accepts a JS number amount.
 
-import { STABLECOIN_EXPONENT } from './vocabulary.js';
+import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 
 /** Largest value a Postgres bigint holds: minor-unit amounts above it are refused at the edge. */
 export const MAX_MINOR = 9_223_372_036_854_775_807n;

@@ -1,4 +1,4 @@
-import { STABLECOIN_EXPONENT } from './vocabulary.js';
+import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 
 // When confirmed credits settle a session as paid (issue 13, item 19). All amounts are token base units (bigint).
 // - in full: received >= due;

@@ -1,5 +1,5 @@
 // Why a final transfer to a deposit address was not counted toward its session (an `unmatched` deposit), as the
-// ledger decides it (src/ledger/deposits.ts) and the session's `payments[]` and the exports show it. decisions.md
+// ledger decides it (src/ledger/payments/deposits.ts) and the session's `payments[]` and the exports show it. decisions.md
 // names the rule ("a transfer to an expired or canceled session's address is kept as an unmatched deposit") but no
 // reason codes; these are ours, documented once in docs/checkout.md ("Why a transfer is unmatched"), where a test
 // (test/unit/unmatched-reasons.test.ts) holds the list and the page to each other. A transfer to an expired session

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { Db } from '../db/database.js';
-import { expireSession, overdueSessionIds, type ExpiryDeps, type SessionRow } from '../ledger/sessions.js';
+import { expireSession, overdueSessionIds, type ExpiryDeps, type SessionRow } from '../ledger/payments/sessions.js';
 import { createQueue, createWorker, type QueueContext } from './queues.js';
 
 // Expiry at expires_at: one delayed BullMQ job per session, plus a periodic sweep that expires anything overdue

@@ -1,5 +1,5 @@
-import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
-import { NETWORK_IDS, TOKEN_SYMBOLS } from '../domain/vocabulary.js';
+import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
+import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/vocabulary.js';
 import { metrics } from './registry.js';
 
 // Sweeps (docs/treasury.md): how they end, what they moved and what they cost. Labels are closed vocabularies

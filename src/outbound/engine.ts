@@ -1,5 +1,5 @@
 import { TransferRejectedError, type ChainAdapter, type SendFailureReason, type SignedTransfer } from '../../chains/types.js';
-import type { OutboundAttempt } from '../ledger/outbound-store.js';
+import type { OutboundAttempt } from '../ledger/outbound/outbound-store.js';
 import { killAtFailpoint, type Failpoint } from './failpoints.js';
 import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
 

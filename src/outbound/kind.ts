@@ -10,8 +10,8 @@ import type {
   UnsignedTransfer,
   WalletShortfall,
 } from '../../chains/types.js';
-import type { Mode, NetworkId } from '../domain/vocabulary.js';
-import type { OutboundAttempt, OutboundStore } from '../ledger/outbound-store.js';
+import type { Mode, NetworkId } from '../../chains/vocabulary.js';
+import type { OutboundAttempt, OutboundStore } from '../ledger/outbound/outbound-store.js';
 import type { Logger } from '../logger.js';
 import type { FailpointAction } from './failpoints.js';
 

@@ -1,4 +1,4 @@
-import type { NetworkId } from '../domain/vocabulary.js';
+import type { NetworkId } from '../../chains/vocabulary.js';
 import { BinanceRateSource } from './binance-source.js';
 import { CoinbaseRateSource } from './coinbase-source.js';
 import type { SettlementCurrency } from './currencies.js';

@@ -1,9 +1,9 @@
 import { isFinalStateReader, type BalanceQuery, type BalanceReader, type ChainAdapter, type FinalStateRead } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import type { Mode } from '../domain/vocabulary.js';
-import { accountAddress, assetPrefix } from '../ledger/journal-accounts.js';
-import { journalBalancesAt, journalLegsBetween, type JournalBalance } from '../ledger/journal-balances.js';
-import { watcherFinalHeight } from '../ledger/reconcile-runs.js';
+import type { Mode } from '../../chains/vocabulary.js';
+import { accountAddress, assetPrefix } from '../ledger/journal/accounts.js';
+import { journalBalancesAt, journalLegsBetween, type JournalBalance } from '../ledger/journal/balances.js';
+import { watcherFinalHeight } from '../ledger/journal/reconcile-runs.js';
 
 // Balances read at a known height, and the books at that same height (docs/journal.md, "Reconcile"). EVM keeps state by
 // block: everything is read at the pinned height. TRON and Solana serve only their latest final state: each balance

@@ -1,7 +1,7 @@
 import { isBalanceReader, isFinalStateReader, type BalanceQuery, type ChainAdapter } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { journalBalancesAt } from '../ledger/journal-balances.js';
-import { addressesWithTransfersInFlight, bookOpeningBalances, registeredWallets } from '../ledger/journal-native.js';
+import { journalBalancesAt } from '../ledger/journal/balances.js';
+import { addressesWithTransfersInFlight, bookOpeningBalances, registeredWallets } from '../ledger/journal/native-balances.js';
 import { booksAtHeights, waitForWatcher } from './final-state.js';
 
 // Opening balances of registered wallets on chains that keep no state by height (TRON, Solana; docs/journal.md

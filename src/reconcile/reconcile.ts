@@ -8,9 +8,9 @@ import {
   type TokenSymbol,
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import type { Mode } from '../domain/vocabulary.js';
-import { accountAddress, addressAccount, journalAsset } from '../ledger/journal-accounts.js';
-import { journalBalancesAt } from '../ledger/journal-balances.js';
+import type { Mode } from '../../chains/vocabulary.js';
+import { accountAddress, addressAccount, journalAsset } from '../ledger/journal/accounts.js';
+import { journalBalancesAt } from '../ledger/journal/balances.js';
 import {
   addressesWithTransfersInFlight,
   bookOpeningBalances,
@@ -19,14 +19,14 @@ import {
   recordUnexplainedNative,
   registeredWallets,
   type RegisteredWallet,
-} from '../ledger/journal-native.js';
+} from '../ledger/journal/native-balances.js';
 import {
   addressMerchants,
   claimReconcileSlot,
   storeReconcileRun,
   watcherFinalHeight,
   withReconcileLock,
-} from '../ledger/reconcile-runs.js';
+} from '../ledger/journal/reconcile-runs.js';
 import { reconciliationDifference, reconciliationLastRun } from '../metrics/reconcile.js';
 import { countUnexplained } from '../metrics/watcher.js';
 import { ChainReadError, guardedReads } from './chain-reads.js';

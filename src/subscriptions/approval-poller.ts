@@ -1,10 +1,10 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import type { Mode } from '../domain/vocabulary.js';
+import type { Mode } from '../../chains/vocabulary.js';
 import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval } from '../../chains/types.js';
-import { chainKey } from '../ledger/deposit-schema.js';
-import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions.js';
-import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
-import { loadApprovalCursor, saveApprovalCursor } from '../ledger/approval-cursors.js';
+import { chainKey } from '../ledger/core/chain-ref.js';
+import { SUBSCRIPTION_TRANSITIONS } from '../ledger/subscriptions/subscriptions.js';
+import { applyAllowanceChange, applyApproval, type LifecycleDeps } from '../ledger/subscriptions/lifecycle.js';
+import { loadApprovalCursor, saveApprovalCursor } from '../ledger/subscriptions/approval-cursors.js';
 import type { Logger } from '../logger.js';
 import type { WalletResolver } from './wallets.js';
 

@@ -7,10 +7,10 @@ import {
   type TxSigner,
 } from '../../chains/types.js';
 import type { ChainRegistry } from '../../chains/registry.js';
-import { chargeOutboundStore } from '../ledger/charge-outbound.js';
-import { chargeFailed, chargeSucceeded, type ChargeRow } from '../ledger/subscriptions-charges.js';
-import { chargeHeld } from '../ledger/subscriptions-hold.js';
-import type { LifecycleDeps } from '../ledger/subscriptions-lifecycle.js';
+import { chargeOutboundStore } from '../ledger/subscriptions/charge-outbound-store.js';
+import { chargeFailed, chargeSucceeded, type ChargeRow } from '../ledger/subscriptions/charges.js';
+import { chargeHeld } from '../ledger/subscriptions/hold.js';
+import type { LifecycleDeps } from '../ledger/subscriptions/lifecycle.js';
 import type { Logger } from '../logger.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import type { FailpointAction } from '../outbound/failpoints.js';

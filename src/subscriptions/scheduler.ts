@@ -1,5 +1,5 @@
-import { openChargeIds } from '../ledger/subscriptions-charges.js';
-import { processOneDue } from '../ledger/subscriptions-lifecycle.js';
+import { openChargeIds } from '../ledger/subscriptions/charges.js';
+import { processOneDue } from '../ledger/subscriptions/lifecycle.js';
 import { advanceCharge, type ChargeEngineDeps } from './charge-engine.js';
 import { withIds } from '../log-fields.js';
 

@@ -3,7 +3,7 @@ import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chain
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database, Mode } from '../db/schema.js';
-import { registerWallets } from '../ledger/journal.js';
+import { registerWallets } from '../ledger/journal/entries.js';
 
 // The two wallets of a merchant's BIP44 account that subscriptions use on a chain:
 // - the charger (HOT_WALLET_SLOT.charges): the spender customers approve; it sends each transferFrom and pays its gas;

@@ -1,5 +1,5 @@
 import type { KeyPath, SweepRequest, SweepStep, SweepStepPurpose } from '../../chains/types.js';
-import type { TokenSymbol } from '../domain/vocabulary.js';
+import type { TokenSymbol } from '../../chains/vocabulary.js';
 
 // SweepRequest and SweepStep as the JSON the sweeps tables store (bigints as decimal strings), and back. A sweep is
 // rebuilt from these after any crash, so the round trip is exact.

@@ -1,6 +1,6 @@
 import { isSweeper } from '../../chains/types.js';
-import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
-import { merchantAccounts } from '../ledger/merchants.js';
+import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
+import { merchantAccounts } from '../ledger/merchants/merchants.js';
 import { NATIVE_COINS } from '../rates/native-prices.js';
 import { planSweeps, type OperatorWalletNeed, type PlannerDeps } from './planner.js';
 import { operatorWallets, refundsHotWallet } from './wallets.js';

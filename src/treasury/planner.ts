@@ -10,10 +10,10 @@ import {
   type Sweeper,
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { STABLECOIN_EXPONENT, type Mode, type NetworkId, type TokenSymbol } from '../domain/vocabulary.js';
-import { merchantAccountIndex } from '../ledger/merchants.js';
-import { hasRunningSweep, sweepCandidates } from '../ledger/sweeps.js';
-import { treasuryDestination } from '../ledger/treasury.js';
+import { STABLECOIN_EXPONENT, type Mode, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
+import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
+import { hasRunningSweep, sweepCandidates } from '../ledger/treasury/sweeps.js';
+import { treasuryDestination } from '../ledger/treasury/destinations.js';
 import { NATIVE_COINS, type NativePriceService } from '../rates/native-prices.js';
 import { feeShareBps, nativeInTokenBase, sweepPolicy, type SweepPolicy } from './policy.js';
 import { depositWallet, operatorWallets, refundsHotWallet } from './wallets.js';

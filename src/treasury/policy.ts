@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
-import type { Mode, NetworkId, TokenSymbol } from '../domain/vocabulary.js';
-import { sweepPolicyRow } from '../ledger/treasury.js';
+import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
+import { sweepPolicyRow } from '../ledger/treasury/destinations.js';
 import type { Rate } from '../rates/rate.js';
 
 // When a sweep is worth it (docs/treasury.md, Policy): an address holding less than the minimum waits; a batch whose

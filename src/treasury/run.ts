@@ -1,5 +1,5 @@
-import type { Mode, NetworkId } from '../domain/vocabulary.js';
-import { listSweeps, runningSweepIds } from '../ledger/sweeps.js';
+import type { Mode, NetworkId } from '../../chains/vocabulary.js';
+import { listSweeps, runningSweepIds } from '../ledger/treasury/sweeps.js';
 import { planSweeps, type PlanFilter, type PlannerDeps, type SweepPlanReport } from './planner.js';
 import { createSweeps, driveSweeps, sweepsWaitingForFeeMoney } from './runner.js';
 import type { SweepEngineDeps } from './step-kind.js';

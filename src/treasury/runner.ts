@@ -1,7 +1,15 @@
 import type { WalletShortfall } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import type { Mode, NetworkId } from '../domain/vocabulary.js';
-import { createSweep, finishSweep, runningSweepIds, sweepById, sweepSteps, type SweepRow, type SweepStepRow } from '../ledger/sweeps.js';
+import type { Mode, NetworkId } from '../../chains/vocabulary.js';
+import {
+  createSweep,
+  finishSweep,
+  runningSweepIds,
+  sweepById,
+  sweepSteps,
+  type SweepRow,
+  type SweepStepRow,
+} from '../ledger/treasury/sweeps.js';
 import { withIds } from '../log-fields.js';
 import { recordSweepFinished } from '../metrics/sweeps.js';
 import type { StepResult } from '../outbound/kind.js';

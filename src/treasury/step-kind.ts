@@ -8,8 +8,8 @@ import {
   type UnsignedTransfer,
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { closeUnsentSweepStep, failSweepStep, settleSweepStep } from '../ledger/sweeps.js';
-import { sweepOutboundStore, type SweepStepJob } from '../ledger/sweep-outbound.js';
+import { closeUnsentSweepStep, failSweepStep, settleSweepStep } from '../ledger/treasury/sweeps.js';
+import { sweepOutboundStore, type SweepStepJob } from '../ledger/treasury/sweep-outbound-store.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';
 import { requestFromJson, stepFromJson } from './codec.js';

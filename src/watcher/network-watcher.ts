@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { ChainAdapter, ObservedTransfer, PollResult } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../ledger/deposits.js';
-import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/chain-cursors.js';
+import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../ledger/payments/deposits.js';
+import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/core/chain-cursors.js';
 import { killAtWatcherFailpoint } from './failpoints.js';
-import { chainKey, type ChainRef } from '../ledger/deposit-schema.js';
-import { journalObservedMovements } from '../ledger/journal-observed.js';
-import type { ObservedDeposit } from '../ledger/deposits.js';
+import { chainKey, type ChainRef } from '../ledger/core/chain-ref.js';
+import { journalObservedMovements } from '../ledger/journal/observed-movements.js';
+import type { ObservedDeposit } from '../ledger/core/observed-deposit.js';
 import { AddressWatchSet } from './watch-set.js';
 import { Backoff, sleep } from './backoff.js';
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ChainRegistry, type RegisteredChain } from '../../chains/registry.js';
 import type { Database } from '../db/schema.js';
-import { chainKey } from '../ledger/deposit-schema.js';
+import { chainKey } from '../ledger/core/chain-ref.js';
 import { createChainAdapter, type RpcHooks } from './adapter-factory.js';
 import type { WatcherSettings } from './config.js';
 import { runAsLeader } from './leader-lock.js';

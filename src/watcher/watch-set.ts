@@ -1,14 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import type { WatchSet } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import type { ChainRef } from '../ledger/deposit-schema.js';
-import { depositAddressLockKey } from '../ledger/network-selection.js';
-import { holdsUnsettledBalance } from '../ledger/address-holdings.js';
+import type { ChainRef } from '../ledger/core/chain-ref.js';
+import { depositAddressLockKey } from '../ledger/payments/network-selection.js';
+import { holdsUnsettledBalance } from '../ledger/payments/address-holdings.js';
 
 /**
  * The deposit addresses of one chain, in memory. `sync()` reads only rows added since the last sync, and a full
  * reload now and then drops addresses of sessions closed longer than the retention, unless the address still holds
- * money not yet refunded or swept (src/ledger/address-holdings.ts).
+ * money not yet refunded or swept (src/ledger/payments/address-holdings.ts).
  * Invariant: after sync() resolves, every address whose row committed before sync() began is present. Inserts hold
  * the shared advisory lock from before their id is drawn until commit; sync() takes the exclusive one, so no row
  * with an id below the high-water mark can still be uncommitted when it is read.

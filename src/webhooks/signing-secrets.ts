@@ -1,7 +1,7 @@
 import { previousWebhookSecretAad, webhookSecretAad } from '../security/sealed-column-aad.js';
 import type { SecretBox } from '../security/secret-box.js';
 
-// During a rotation overlap the previous secret signs beside the new one (src/ledger/webhook-secrets.ts rotates).
+// During a rotation overlap the previous secret signs beside the new one (src/ledger/merchants/webhook-secrets.ts rotates).
 
 /** The secrets that sign now, newest first. */
 export function signingSecrets(

@@ -8,7 +8,7 @@ import jsQRModule from 'jsqr';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { loadConfig } from '../../src/config.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { SecretBox } from '../../src/security/secret-box.js';

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_AUTH_REDIS_NAME, buildServer } from '../../src/api/server.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY, testServerDeps } from '../support/api-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';

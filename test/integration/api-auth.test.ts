@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeApiKey, createApiKey } from '../../src/ledger/merchants.js';
+import { revokeApiKey, createApiKey } from '../../src/ledger/merchants/merchants.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { SignedClient, sign } from '../support/signed-client.js';
 

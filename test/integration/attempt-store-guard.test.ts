@@ -1,17 +1,17 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { depositSetupOutboundStore } from '../../src/ledger/deposit-setup-outbound.js';
-import { ensureDepositSetup, settleDepositSetup } from '../../src/ledger/deposit-setups.js';
-import type { OutboundAttempt, OutboundStore } from '../../src/ledger/outbound-store.js';
-import { completeRefund } from '../../src/ledger/payouts.js';
-import { refundOutboundStore } from '../../src/ledger/refund-outbound.js';
-import { sweepOutboundStore } from '../../src/ledger/sweep-outbound.js';
-import { createSweep, settleSweepStep, sweepSteps } from '../../src/ledger/sweeps.js';
+import { depositSetupOutboundStore } from '../../src/ledger/payments/deposit-setup-outbound-store.js';
+import { ensureDepositSetup, settleDepositSetup } from '../../src/ledger/payments/deposit-setups.js';
+import type { OutboundAttempt, OutboundStore } from '../../src/ledger/outbound/outbound-store.js';
+import { completeRefund } from '../../src/ledger/refunds/refund-payouts.js';
+import { refundOutboundStore } from '../../src/ledger/refunds/refund-outbound-store.js';
+import { sweepOutboundStore } from '../../src/ledger/treasury/sweep-outbound-store.js';
+import { createSweep, settleSweepStep, sweepSteps } from '../../src/ledger/treasury/sweeps.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
-// The attempt tables of every outbound kind kept by one store (src/ledger/attempt-store.ts), its state guard written
+// The attempt tables of every outbound kind kept by one store (src/ledger/outbound/attempt-store.ts), its state guard written
 // once: an attempt, once settled (confirmed, dropped, replaced, failed), never goes back to `broadcast` or `signed`
-// (src/ledger/outbound-store.ts). Two drivers of the same job (the worker's pass and the CLI's, or a duplicate job)
+// (src/ledger/outbound/outbound-store.ts). Two drivers of the same job (the worker's pass and the CLI's, or a duplicate job)
 // and a receipt landing between them: driver A read the attempt live (signed, not yet broadcast) and goes to offer
 // it; meanwhile driver B settles it (the receipt landed: confirmed; or proven expired: dropped); then A reports the
 // node took the bytes. A's markBroadcast must not write the settled attempt back to `broadcast`.

@@ -6,12 +6,12 @@ import { HDNodeWallet } from 'ethers';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH, type DevnetState } from '../../src/cli/devnet.js';
-import { createApiKey } from '../../src/ledger/merchants.js';
+import { createApiKey } from '../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
 import { sql } from 'kysely';
-import { expireSession } from '../../src/ledger/sessions.js';
+import { expireSession } from '../../src/ledger/payments/sessions.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // Every command of `npm run cli -- help`, run as a real child process against the whole service's database, Redis

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../src/security/secret-box.js';
-import { resolveApiKey } from '../../src/ledger/merchants.js';
+import { resolveApiKey } from '../../src/ledger/merchants/merchants.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
 

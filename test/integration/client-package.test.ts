@@ -7,7 +7,7 @@ import {
   WebhookVerificationError,
   type PaymentSession,
 } from '../../packages/client/src/index.js';
-import { rotateWebhookSecret } from '../../src/ledger/webhook-secrets.js';
+import { rotateWebhookSecret } from '../../src/ledger/merchants/webhook-secrets.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';

@@ -1,7 +1,7 @@
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { listUnexplained } from '../../src/ledger/journal/unexplained.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportCli } from '../../src/cli/export.js';
 import { csvField } from '../../src/domain/export-format.js';
-import { exportColumns } from '../../src/ledger/exports.js';
+import { exportColumns } from '../../src/ledger/exports/exports.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 // Accounting exports (issue 16 item 6): streamed through a server-side cursor, so memory stays flat however many rows

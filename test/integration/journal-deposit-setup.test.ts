@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { listUnexplained } from '../../src/ledger/journal/unexplained.js';
 
 // Solana deposit setup as an outbound kind (docs/outbound.md, docs/journal.md): the refunds hot wallet creates the
 // deposit owner's token account; the signed bytes are stored before broadcast, so a worker killed between storing and

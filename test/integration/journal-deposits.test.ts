@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orphanProvisionalDepositsAbove, recordObservedDepositRows, type ObservedDeposit } from '../../src/ledger/deposits.js';
-import { journalAsset } from '../../src/ledger/journal-accounts.js';
+import { orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../../src/ledger/payments/deposits.js';
+import { type ObservedDeposit } from '../../src/ledger/core/observed-deposit.js';
+import { journalAsset } from '../../src/ledger/journal/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // The watcher's deposits journaled by the statement that records them (docs/performance.md "Journal cost"): the same

@@ -1,7 +1,7 @@
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { listUnexplained } from '../../src/ledger/journal/unexplained.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { expectBurntFeeOnce, journalBalance, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';

@@ -2,7 +2,7 @@ import { PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
-import { registerWallets } from '../../src/ledger/journal.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { expectBurntFeeOnce, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';
 

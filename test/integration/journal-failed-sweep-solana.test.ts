@@ -1,8 +1,8 @@
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { solanaSweepSetup } from '../support/sweep-setup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSweeps } from '../../src/ledger/sweeps.js';
-import { setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
+import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
 import { expectBurntFeeOnce, journalBalance, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';
 import { type FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';

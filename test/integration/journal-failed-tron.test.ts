@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
-import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal-unexplained.js';
-import { registerWallets } from '../../src/ledger/journal.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal/unexplained.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { expectBurntFeeOnce, openingBalances, untilTrxSolidified } from '../support/failed-fee.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServiceHarness, type ServiceHarness } from '../support/service-harness.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
-import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { watcherFinalHeight } from '../../src/ledger/journal/reconcile-runs.js';
 
 // The scheduled reconcile claims its slot and takes a per-chain PostgreSQL advisory lock (docs/journal.md, "Reconcile"):
 // several workers starting it for the same slot never run it concurrently and store one run between them; the CLI's

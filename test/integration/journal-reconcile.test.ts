@@ -20,8 +20,8 @@ import {
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal-unexplained.js';
-import { unbalancedEntries } from '../../src/ledger/journal-balances.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal/unexplained.js';
+import { unbalancedEntries } from '../../src/ledger/journal/balances.js';
 import { COIN_TYPE_EVM, CHANGE_DEPOSIT, addressPath } from '../../chains/hd/bip44.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 

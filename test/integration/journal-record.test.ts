@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs, type Movement } from '../../src/ledger/journal-accounts.js';
-import { recordMovements, reverseObservedAbove } from '../../src/ledger/journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs, type Movement } from '../../src/ledger/journal/accounts.js';
+import { recordMovements, reverseObservedAbove } from '../../src/ledger/journal/entries.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // The journal's writer on the watcher's path (docs/journal.md, docs/performance.md "Journal cost"): a batch of new

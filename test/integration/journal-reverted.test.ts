@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backgroundMiner } from '../support/chain-watch.js';
 import { walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
-import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal/unexplained.js';
 import { fundedRefundWallet } from '../support/funded-refund-wallet.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';

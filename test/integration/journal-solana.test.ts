@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { listUnexplained } from '../../src/ledger/journal/unexplained.js';
 import { solanaDepositKeyPath } from '../../chains/solana/keys.js';
 import { signer } from '../support/evm-tokens/scenario.js';
 

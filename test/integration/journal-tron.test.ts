@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { watcherFinalHeight } from '../../src/ledger/journal/reconcile-runs.js';
 
 // Reconcile on TRON (docs/journal.md): deposits journaled by the watcher (the EVM log scanner over TRON's JSON-RPC),
 // balances read per account through the solidity API of the fake java-tron at the solidified block, zero difference

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainRegistry } from '../../chains/registry.js';
-import { advanceRefund, type PayoutEngineDeps } from '../../src/payouts/engine.js';
+import { advanceRefund, type PayoutEngineDeps } from '../../src/refunds/payout-engine.js';
 import { transfersFrom } from '../support/chain-watch.js';
 import { signer } from '../support/evm-tokens/scenario.js';
 import { attemptsOf as attemptsOfIn, REFUND_WALLET_GAS, startProxiedRefunds, type ProxiedRefunds } from '../support/proxied-refunds.js';

@@ -18,7 +18,7 @@ import {
   type DeployedToken,
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
-import { selectSessionNetwork } from '../../src/ledger/network-selection.js';
+import { selectSessionNetwork } from '../../src/ledger/payments/network-selection.js';
 import { computeLiveStatus } from '../../src/checkout/live-status.js';
 import { validateEventEnvelope } from '../../src/domain/events/catalog.js';
 import { serializeSession } from '../../src/api/serializers/session.js';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import '../../src/metrics/start.js';
+import '../../src/metrics-collectors/start.js';
 import '../../src/metrics/http.js';
 import '../../src/metrics/rpc.js';
 import '../../src/metrics/webhooks.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs } from '../../src/ledger/journal-accounts.js';
-import { journalBalancesAt } from '../../src/ledger/journal-balances.js';
-import { recordMovements } from '../../src/ledger/journal.js';
+import { EXTERNAL_ACCOUNT, addressAccount, journalAsset, transferLegs } from '../../src/ledger/journal/accounts.js';
+import { journalBalancesAt } from '../../src/ledger/journal/balances.js';
+import { recordMovements } from '../../src/ledger/journal/entries.js';
 import { booksAtHeights } from '../../src/reconcile/final-state.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 

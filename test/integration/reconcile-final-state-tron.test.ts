@@ -5,9 +5,9 @@ import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
 import { readingAfter } from '../support/final-state-during-read.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
 import { openRegisteredWallets } from '../../src/reconcile/openings.js';
-import { journalBalancesAt } from '../../src/ledger/journal-balances.js';
-import { registerWallets } from '../../src/ledger/journal.js';
-import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { journalBalancesAt } from '../../src/ledger/journal/balances.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
+import { watcherFinalHeight } from '../../src/ledger/journal/reconcile-runs.js';
 import { isFinalStateReader } from '../../chains/types.js';
 import { openingsWithHeights } from '../support/failed-fee.js';
 

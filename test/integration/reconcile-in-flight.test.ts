@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileExitCode } from '../../src/cli/reconcile.js';
-import { listUnexplained } from '../../src/ledger/journal-unexplained.js';
+import { listUnexplained } from '../../src/ledger/journal/unexplained.js';
 import { incompleteness } from '../../src/reconcile/reconcile.js';
 import { backgroundMiner } from '../support/chain-watch.js';
 import { fundedRefundWallet } from '../support/funded-refund-wallet.js';

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainRegistry } from '../../chains/registry.js';
 import { reconcileExitCode } from '../../src/cli/reconcile.js';
-import { chainKey } from '../../src/ledger/deposit-schema.js';
+import { chainKey } from '../../src/ledger/core/chain-ref.js';
 import { incompleteness, reconcile } from '../../src/reconcile/reconcile.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
 import { loadChainSettings } from '../../src/watcher/config.js';

@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/db/database.js';
-import { claimReconcileSlot, watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
-import { chainKey } from '../../src/ledger/deposit-schema.js';
+import { claimReconcileSlot, watcherFinalHeight } from '../../src/ledger/journal/reconcile-runs.js';
+import { chainKey } from '../../src/ledger/core/chain-ref.js';
 import { startReconcileJob } from '../../src/reconcile/job.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { startServiceHarness, type ServiceHarness } from '../support/service-harness.js';
@@ -15,7 +15,7 @@ import { startServiceHarness, type ServiceHarness } from '../support/service-har
 // Two schedulers as two worker processes would run them: each its own connection pool on the same database.
 
 const INTERVAL_MS = 4000;
-/** The reconcile locks' class (src/ledger/reconcile-runs.ts: 'RECN'). */
+/** The reconcile locks' class (src/ledger/journal/reconcile-runs.ts: 'RECN'). */
 const RECONCILE_LOCK_CLASS = 0x5245_434e;
 const chain = { network: 'ethereum', mode: 'test' as const };
 const quiet = { info() {}, warn() {}, error() {} };

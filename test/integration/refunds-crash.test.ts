@@ -91,7 +91,7 @@ describe.each(['outbound:after_sign', 'outbound:after_broadcast', 'outbound:afte
 
 /** A paid session of `cents` (integer minor units) refunded in full through the API, and the engine's settings for driving its payout in this process. */
 async function refundToDrive(refundId: string, cents: number) {
-  const { advanceRefund } = await import('../../src/payouts/engine.js');
+  const { advanceRefund } = await import('../../src/refunds/payout-engine.js');
   const { signer } = await import('../support/evm-tokens/scenario.js');
   const digits = String(cents).padStart(3, '0');
   const { id, payer } = await paidRefund(h, shop, refundId, `${digits.slice(0, -2)}.${digits.slice(-2)}`, cents);
@@ -120,7 +120,7 @@ describe('two runs of one payout at once (a duplicated job)', () => {
 
 describe('a run that signed nothing, after a duplicate run signed and sent the payout', () => {
   it('does not fail the refund in pre-flight (the hot wallet already paid it): the payout is followed and completes', async () => {
-    const { failRefund } = await import('../../src/ledger/payouts.js');
+    const { failRefund } = await import('../../src/ledger/refunds/refund-payouts.js');
     const r = await refundToDrive('late-preflight', 200);
     // The first run signs and broadcasts.
     expect((await r.advance()).kind).toBe('wait');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainRegistry } from '../../chains/registry.js';
-import { acceptWalletNonce } from '../../src/ledger/wallet-nonce-guard.js';
-import { advanceRefund, type PayoutEngineDeps } from '../../src/payouts/engine.js';
+import { acceptWalletNonce } from '../../src/ledger/outbound/wallet-nonce-guard.js';
+import { advanceRefund, type PayoutEngineDeps } from '../../src/refunds/payout-engine.js';
 import { transfersFrom } from '../support/chain-watch.js';
 import { fund, signer } from '../support/evm-tokens/scenario.js';
 import { attemptsOf as attemptsOfIn, startProxiedRefunds, type ProxiedRefunds } from '../support/proxied-refunds.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExpiryScheduler, startExpiryWorker, sweepOverdue } from '../../src/jobs/session-expiry.js';
-import type { ExpiryDeps } from '../../src/ledger/sessions.js';
+import type { ExpiryDeps } from '../../src/ledger/payments/sessions.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { REDIS_URL } from '../support/env.js';
 import type { SignedClient } from '../support/signed-client.js';

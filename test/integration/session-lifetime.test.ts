@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { SecretBox } from '../../src/security/secret-box.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chargeOutboundStore } from '../../src/ledger/charge-outbound.js';
+import { chargeOutboundStore } from '../../src/ledger/subscriptions/charge-outbound-store.js';
 import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { transfersFrom } from '../support/chain-watch.js';
 import { plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';

@@ -1,6 +1,6 @@
 import { Contract } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { advanceRefund } from '../../src/payouts/engine.js';
+import { advanceRefund } from '../../src/refunds/payout-engine.js';
 import { DAY_MS } from '../../src/domain/subscription-periods.js';
 import { signer } from '../support/evm-tokens/scenario.js';
 import { PERIOD_EVENTS, plan, startSubsFixture, type SubsFixture } from './subscriptions-fixture.js';

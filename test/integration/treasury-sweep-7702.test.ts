@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepDelegateAddress } from '../../chains/evm/sweep-7702.js';
-import { listSweeps, sweepCosts, sweepStepAttempts } from '../../src/ledger/sweeps.js';
+import { listSweeps, sweepCosts, sweepStepAttempts } from '../../src/ledger/treasury/sweeps.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { advanceSweep, createSweeps, driveSweeps } from '../../src/treasury/runner.js';
 import { backgroundMiner, transfersFrom } from '../support/chain-watch.js';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSweeps, sweepStepAttempts } from '../../src/ledger/sweeps.js';
+import { listSweeps, sweepStepAttempts } from '../../src/ledger/treasury/sweeps.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { advanceSweep, createSweeps, driveSweeps } from '../../src/treasury/runner.js';
 import { backgroundMiner, transfersFrom } from '../support/chain-watch.js';

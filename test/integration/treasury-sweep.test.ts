@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSweeps, sweepCosts } from '../../src/ledger/sweeps.js';
+import { listSweeps, sweepCosts } from '../../src/ledger/treasury/sweeps.js';
 import { metrics } from '../../src/metrics/registry.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { createSweeps, driveSweeps } from '../../src/treasury/runner.js';

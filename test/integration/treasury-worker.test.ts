@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSweeps } from '../../src/ledger/sweeps.js';
+import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
 import { backgroundMiner } from '../support/chain-watch.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { startServiceHarness, type ServiceHarness } from '../support/service-harness.js';

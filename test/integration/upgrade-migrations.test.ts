@@ -10,7 +10,7 @@ import { createDb, type Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { newId } from '../../src/domain/ids.js';
-import { createApiKey, createMerchant } from '../../src/ledger/merchants.js';
+import { createApiKey, createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY, testServerDeps } from '../support/api-harness.js';
 import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from '../support/env.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertOutboxEvent } from '../../src/ledger/outbox.js';
+import { insertOutboxEvent } from '../../src/ledger/core/outbox.js';
 import { createBatcher } from '../../src/webhooks/batcher.js';
 import { ensureDeliveryRow, loadDeliveryJobs, recordAttempts, type AttemptRecord } from '../../src/webhooks/deliveries.js';
 import { startWebhookHarness, type WebhookHarness } from './webhooks-harness.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rotateWebhookSecret } from '../../src/ledger/webhook-secrets.js';
-import { cancelSession, insertSession } from '../../src/ledger/sessions.js';
+import { rotateWebhookSecret } from '../../src/ledger/merchants/webhook-secrets.js';
+import { cancelSession, insertSession } from '../../src/ledger/payments/sessions.js';
 import { startDeliveryWorker, startOutboxRelay, validateEventEnvelope } from '../../src/webhooks/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { eventually, startWebhookHarness, type WebhookHarness } from './webhooks-harness.js';
@@ -151,7 +151,7 @@ describe('webhook delivery', () => {
 
   it('delivers the events of one object in the order they were written, even when the first needs retries', async () => {
     const { r, m } = await merchantWithReceiver();
-    const { insertOutboxEvent } = await import('../../src/ledger/outbox.js');
+    const { insertOutboxEvent } = await import('../../src/ledger/core/outbox.js');
     const aggregateId = `sub_${randomBytes(12).toString('hex')}`;
     const types = ['subscription.created', 'subscription.active', 'subscription.updated', 'subscription.canceled'];
     const ids = await h.t.db.transaction().execute(async (trx) => {

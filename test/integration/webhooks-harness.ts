@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Mode } from '../../src/db/schema.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
-import { insertOutboxEvent } from '../../src/ledger/outbox.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
+import { insertOutboxEvent } from '../../src/ledger/core/outbox.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import type { WebhookDb } from '../../src/webhooks/schema.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';

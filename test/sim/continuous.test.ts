@@ -3,8 +3,8 @@ import type { ReceivedDelivery, Violation } from '../../scripts/sim/contract.js'
 import { checkRound, SIGNATURE, startContinuousChecks } from '../../scripts/sim/invariants/continuous.js';
 import { WEBHOOKS } from '../../scripts/sim/invariants/webhooks.js';
 import { expireByChainTime } from '../../scripts/sim/late.js';
-import { insertOutboxEvent } from '../../src/ledger/outbox.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { insertOutboxEvent } from '../../src/ledger/core/outbox.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { REDIS_URL } from '../support/env.js';

@@ -41,14 +41,14 @@ describe('simulator mutants', () => {
 
   it('builds a mutated copy of the project with node_modules linked, leaving the project untouched', () => {
     const m = findMutant('resign-without-attempt-check');
-    const before = readFileSync(join(ROOT, 'src/ledger/attempt-store.ts'), 'utf8');
+    const before = readFileSync(join(ROOT, 'src/ledger/outbound/attempt-store.ts'), 'utf8');
     const tree = buildMutantTree(ROOT, m);
     try {
-      const copied = readFileSync(join(tree.dir, 'src/ledger/attempt-store.ts'), 'utf8');
+      const copied = readFileSync(join(tree.dir, 'src/ledger/outbound/attempt-store.ts'), 'utf8');
       expect(copied).toContain("t.table === 'payout_attempts' ? [] :");
       expect(copied).toContain("if (t.table !== 'payout_attempts' && !(await attemptsAsSeen(");
       expect(copied).not.toBe(before);
-      expect(readFileSync(join(ROOT, 'src/ledger/attempt-store.ts'), 'utf8')).toBe(before);
+      expect(readFileSync(join(ROOT, 'src/ledger/outbound/attempt-store.ts'), 'utf8')).toBe(before);
       expect(lstatSync(join(tree.dir, 'node_modules')).isSymbolicLink()).toBe(true);
       expect(existsSync(join(tree.dir, 'src/main.ts'))).toBe(true);
       expect(existsSync(join(tree.dir, 'docs/errors.md'))).toBe(true);

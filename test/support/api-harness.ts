@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { buildServer, type ServerDeps } from '../../src/api/server.js';
-import { createApiKey, createMerchant } from '../../src/ledger/merchants.js';
+import { createApiKey, createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { createRateService } from '../../src/rates/index.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import type { Mode } from '../../src/db/schema.js';

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal-unexplained.js';
-import { registerWallets } from '../../src/ledger/journal.js';
+import { acknowledgeUnexplained, listUnexplained } from '../../src/ledger/journal/unexplained.js';
+import { registerWallets } from '../../src/ledger/journal/entries.js';
 import { fund } from './evm-tokens/scenario.js';
 import type { HarnessMerchant, ServiceHarness } from './service-harness.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/database.js';
-import type { NetworkId } from '../../src/domain/vocabulary.js';
+import type { NetworkId } from '../../chains/vocabulary.js';
 
 /**
  * Makes an open session paid as the watcher's ledger would (a confirmed, credited deposit and a settlement), for

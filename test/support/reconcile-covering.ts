@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
-import { watcherFinalHeight } from '../../src/ledger/reconcile-runs.js';
+import { watcherFinalHeight } from '../../src/ledger/journal/reconcile-runs.js';
 import { type ChainReconciliation, reconcileChain } from '../../src/reconcile/reconcile.js';
 
 type Adapter = Parameters<typeof reconcileChain>[1];

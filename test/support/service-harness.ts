@@ -2,7 +2,7 @@ import type { Clock } from '../../src/domain/clock.js';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
-import { createMerchant } from '../../src/ledger/merchants.js';
+import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { SecretBox } from '../../src/security/secret-box.js';

@@ -7,7 +7,7 @@ import {
 } from '../../chains/types.js';
 import type { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 
-// For tests: the Solana payout loop, as the payout engine (src/payouts/engine.ts) runs it for this network:
+// For tests: the Solana payout loop, as the payout engine (src/refunds/payout-engine.ts) runs it for this network:
 //   load persisted bytes, or build + sign + PERSIST; broadcast the same bytes; poll the outcome;
 //   re-sign only when the adapter says the bytes expired (unknown signature and finalized height past
 //   lastValidBlockHeight). A crash at any point resumes from the persisted bytes, so at most one transfer lands.

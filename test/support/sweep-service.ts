@@ -1,5 +1,5 @@
 import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
-import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury.js';
+import { setSweepPolicy, setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
 import { createNativePriceService } from '../../src/rates/native-prices.js';
 import type { PlannerDeps } from '../../src/treasury/planner.js';
 import type { SweepEngineDeps } from '../../src/treasury/step-kind.js';

@@ -1,6 +1,6 @@
 import { LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { isSweeper, OPERATOR_SLOT } from '../../chains/types.js';
-import { setSweepPolicy } from '../../src/ledger/treasury.js';
+import { setSweepPolicy } from '../../src/ledger/treasury/destinations.js';
 import { signer } from './evm-tokens/scenario.js';
 import { startFakeTicker, type FakeTicker } from './fake-ticker.js';
 import type { SolanaServiceHarness } from './solana-service-harness.js';

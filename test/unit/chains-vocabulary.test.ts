@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol } from '../../src/domain/vocabulary.js';
+import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol } from '../../chains/vocabulary.js';
 import { STABLECOINS, currencyExponent } from '../../src/domain/currency.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
 
@@ -37,9 +37,9 @@ function offenders(files: Array<{ path: string; text: string }>, re: RegExp, all
 
 describe('chain lookups go through chains/registry.ts', () => {
   it('no `${network}:${mode}` key is built outside the registry and the two persisted keys', () => {
-    // The persisted keys: chain_cursors.chain_key (ledger/deposit-schema.ts) and the deposit-address advisory lock
-    // (ledger/network-selection.ts), each defined once.
-    const allowed = ['chains/registry.ts', 'src/ledger/deposit-schema.ts', 'src/ledger/network-selection.ts'];
+    // The persisted keys: chain_cursors.chain_key (ledger/core/chain-ref.ts) and the deposit-address advisory lock
+    // (ledger/payments/network-selection.ts), each defined once.
+    const allowed = ['chains/registry.ts', 'src/ledger/core/chain-ref.ts', 'src/ledger/payments/network-selection.ts'];
     expect(offenders(production, /\$\{[^}]*network[^}]*\}:\$\{[^}]*mode[^}]*\}/i, allowed)).toEqual([]);
   });
 
@@ -71,14 +71,10 @@ describe('no module-level mutable installers', () => {
 });
 
 describe('one vocabulary', () => {
-  it('Mode, NetworkId and TokenSymbol are declared once, in src/domain/vocabulary.ts', () => {
+  it('Mode, NetworkId and TokenSymbol are declared once, in chains/vocabulary.ts', () => {
     const declared = offenders(production, /^export type (Mode|NetworkId|TokenSymbol) =/);
-    expect(declared.map((d) => d.split(':')[0])).toEqual([
-      'src/domain/vocabulary.ts',
-      'src/domain/vocabulary.ts',
-      'src/domain/vocabulary.ts',
-    ]);
-    expect(offenders(production, /'ethereum', 'bsc', 'tron', 'solana'\]/, ['src/domain/vocabulary.ts'])).toEqual([]);
+    expect(declared.map((d) => d.split(':')[0])).toEqual(['chains/vocabulary.ts', 'chains/vocabulary.ts', 'chains/vocabulary.ts']);
+    expect(offenders(production, /'ethereum', 'bsc', 'tron', 'solana'\]/, ['chains/vocabulary.ts'])).toEqual([]);
   });
 
   it('chains/, the currency table and the guards share the same lists', () => {

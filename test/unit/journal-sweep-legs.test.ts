@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sweepStepLegs } from '../../src/ledger/journal-sweep.js';
-import { normalizeLegs } from '../../src/ledger/journal-accounts.js';
+import { sweepStepLegs } from '../../src/ledger/journal/sweep-entries.js';
+import { normalizeLegs } from '../../src/ledger/journal/accounts.js';
 
 // The legs of a sweep step's journal entry per network method (docs/journal.md "Sweeps"). The EVM paths are proven
 // end to end by test/integration/journal-sweep*.test.ts; these pin the Solana and TRON cases and the token fee.

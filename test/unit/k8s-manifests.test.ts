@@ -9,7 +9,7 @@ import { type ManifestDoc, parseManifests } from '../../scripts/tools/k8s/docume
 import { checkDocuments, validateManifests } from '../../scripts/tools/k8s/validate.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { configSchema, loadConfig } from '../../src/config.js';
-import '../../src/metrics/queues.js';
+import '../../src/metrics-collectors/queues.js';
 import { metrics } from '../../src/metrics/registry.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
 import { keyMaterialFromEnv } from '../../src/signer/from-env.js';

@@ -32,16 +32,16 @@ const errors = (r: ICruiseResult): IViolation[] => r.summary.violations.filter((
 // Each probe: files added to the copy, and the violation the check must report for them.
 const PROBES: { files: Record<string, string>; expect: RegExp }[] = [
   {
-    files: { 'src/domain/zz-probe-upward.ts': "export { insertSession } from '../ledger/sessions.js';\n" },
-    expect: /^layer-domain: src\/domain\/zz-probe-upward\.ts → src\/ledger\/sessions\.ts$/,
+    files: { 'src/domain/zz-probe-upward.ts': "export { insertSession } from '../ledger/payments/sessions.js';\n" },
+    expect: /^layer-domain: src\/domain\/zz-probe-upward\.ts → src\/ledger\/payments\/sessions\.ts$/,
   },
   {
     files: { 'chains/evm/zz-probe-db.ts': "export type { Db } from '../../src/db/database.js';\n" },
     expect: /^layer-chains: chains\/evm\/zz-probe-db\.ts → src\/db\/database\.ts$/,
   },
   {
-    files: { 'src/webhooks/zz-probe-ledger.ts': "export { insertOutboxEvent } from '../ledger/outbox.js';\n" },
-    expect: /^layer-webhooks: src\/webhooks\/zz-probe-ledger\.ts → src\/ledger\/outbox\.ts$/,
+    files: { 'src/webhooks/zz-probe-ledger.ts': "export { insertOutboxEvent } from '../ledger/core/outbox.js';\n" },
+    expect: /^layer-webhooks: src\/webhooks\/zz-probe-ledger\.ts → src\/ledger\/core\/outbox\.ts$/,
   },
   {
     files: { 'src/api/zz-probe-db-value.ts': "export { createDb } from '../db/database.js';\n" },
@@ -58,9 +58,14 @@ const PROBES: { files: Record<string, string>; expect: RegExp }[] = [
   {
     files: {
       'test/zz-probe-helper.ts': 'export const helper = 1;\n',
-      'src/ledger/zz-probe-test-code.ts': "export { helper } from '../../test/zz-probe-helper.js';\n",
+      'src/ledger/core/zz-probe-test-code.ts': "export { helper } from '../../../test/zz-probe-helper.js';\n",
     },
-    expect: /^no-test-or-script-code: src\/ledger\/zz-probe-test-code\.ts → test\/zz-probe-helper\.ts$/,
+    expect: /^no-test-or-script-code: src\/ledger\/core\/zz-probe-test-code\.ts → test\/zz-probe-helper\.ts$/,
+  },
+  {
+    // Inside the ledger: a lower room importing a higher one (docs/architecture.md, Rooms of the ledger).
+    files: { 'src/ledger/journal/zz-probe-room.ts': "export { insertSession } from '../payments/sessions.js';\n" },
+    expect: /^room-journal: src\/ledger\/journal\/zz-probe-room\.ts → src\/ledger\/payments\/sessions\.ts$/,
   },
   {
     files: { 'src/checkout/zz-probe-family.ts': "export { EvmChainAdapter } from '../../chains/evm/adapter.js';\n" },
@@ -115,6 +120,26 @@ describe('layer check', () => {
     );
     expect(Object.keys(configured).length).toBeGreaterThan(10);
     expect(documented).toEqual({ ...configured, entry: 'everything' });
+  });
+
+  it("states in docs/architecture.md's rooms table exactly what each room of the ledger may import", async () => {
+    const docs = await readFile(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const start = docs.indexOf('## Rooms of the ledger');
+    const section = docs.slice(start, docs.indexOf('\n## ', start + 1));
+    const rows = section
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| room |'))
+      .map((l) => l.split('|').map((c) => c.trim()));
+    const documented = Object.fromEntries(rows.map((c) => [c[1], c[3]]));
+    const { forbidden } = requireCjs(CONFIG) as { forbidden: { name: string; comment: string }[] };
+    const configured = Object.fromEntries(
+      forbidden.flatMap((r) => {
+        const m = /^ledger room (\S+) may import: (.*) \(docs\/architecture\.md, Rooms of the ledger\)$/.exec(r.comment);
+        return r.name.startsWith('room-') && m ? [[m[1], m[2]]] : [];
+      }),
+    );
+    expect(Object.keys(configured).length).toBeGreaterThan(5);
+    expect(documented).toEqual(configured);
   });
 
   it('names every wrong import added to a copy of the tree, and nothing else', async () => {

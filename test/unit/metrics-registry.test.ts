@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { MetricsRegistry } from '../../src/metrics/registry.js';
 import { endpointLabel } from '../../src/metrics/rpc.js';
-import { startProcessMetrics, type ProcessMetricsOptions } from '../../src/metrics/start.js';
+import { startProcessMetrics, type ProcessMetricsOptions } from '../../src/metrics-collectors/start.js';
 
 describe('metrics registry', () => {
   it('folds label values outside a closed vocabulary and past the series cap into "other"', async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 // Every transaction the service sends goes through the one outbound engine (docs/outbound.md): persisted before
 // broadcast, replaced when stuck, re-signed only when proven dead, journaled. In the application (src/), only the
 // engine signs and broadcasts with our keys. Issue 34 item 3b asked whether the Solana deposit setup still bypassed it:
-// it does not (src/payouts/deposit-setup.ts is an outbound kind, proven end to end by
+// it does not (src/payments/deposit-setup.ts is an outbound kind, proven end to end by
 // test/integration/journal-deposit-setup.test.ts), and this keeps any new path from doing so unnoticed.
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addIntervals, nextBoundaryAfter } from '../../src/domain/subscription-periods.js';
 import { DEFAULT_SUBSCRIPTION_SETTINGS, subscriptionSettingsFromEnv } from '../../src/domain/subscription-settings.js';
-import { maskAddress } from '../../src/ledger/payment-methods.js';
+import { maskAddress } from '../../src/ledger/subscriptions/payment-methods.js';
 
 const d = (s: string) => new Date(s);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from '../../src/domain/events/payment.js';
-import type { SessionRow } from '../../src/ledger/session-row.js';
+import type { SessionRow } from '../../src/ledger/payments/session-row.js';
 import {
   EVENT_OBJECT_SCHEMAS,
   invoiceEventObject,

@@ -1,4 +1,4 @@
-import type { NetworkId } from '../../../src/domain/vocabulary.js';
+import type { NetworkId } from '../../../chains/vocabulary.js';
 import type { Invariant, Violation } from '../contract.js';
 import { type EvmLike, evmChain, receipt, receiptTransfers, transfers } from './evm-chain.js';
 import { solanaCreditingSignatures, solanaReader } from './solana-chain.js';

@@ -8,7 +8,7 @@ import { tronAsEvm, tronHex } from './tron-chain.js';
 export const SESSION_PAID = 'session-paid-iff-chain';
 
 // A session is paid iff the canonical chain holds enough confirmed transfers of its selected token to its deposit
-// address in blocks timestamped at or before its expiry (src/ledger/deposits.ts `confirmFinalDeposits`): "enough" by
+// address in blocks timestamped at or before its expiry (src/ledger/payments/deposits.ts `confirmFinalDeposits`): "enough" by
 // the settlement rule (src/domain/settlement-rule.ts: in full, within a sub-unit remainder, or within the merchant's
 // underpayment tolerance), the amount due being the session's target amount in the token's base units. Zero-value
 // transfers count for nothing. A canceled session is never paid (the chain's money then is an unmatched deposit), so

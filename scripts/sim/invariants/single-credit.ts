@@ -5,7 +5,7 @@ import { tronAsEvm, tronHex } from './tron-chain.js';
 
 export const SINGLE_CREDIT = 'no-transfer-credited-twice';
 
-// No on-chain transfer is credited twice (docs/journal.md, src/ledger/deposits.ts):
+// No on-chain transfer is credited twice (docs/journal.md, src/ledger/payments/deposits.ts):
 // - one live deposit row per (network, mode, tx hash, log index): orphaned rows (a reorg took their block) aside;
 // - every credited deposit names a transfer that is on the canonical chain, to its address, of its token and amount
 //   (EVM and TRON: the receipt's log at that index; Solana: the balance increase of the token account at that index);

@@ -5,7 +5,7 @@ import type { Db } from '../../db/database.js';
 import type { ChainLookup } from '../../domain/chain-lookup.js';
 import { EXPORT_FORMATS, exportEncoder } from '../../domain/export-format.js';
 import { resourceNotFound, parameterInvalid } from '../../domain/errors.js';
-import { EXPORT_KIND_NAMES, exportColumns, streamExport, type ExportKindName } from '../../ledger/exports.js';
+import { EXPORT_KIND_NAMES, exportColumns, streamExport, type ExportKindName } from '../../ledger/exports/exports.js';
 import { refuseBadStrings, validate } from '../json-body.js';
 
 // Extension: GET /exports/{kind}?since=&until=&format=csv|json (docs/operations.md "Exports"): the authenticated

@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { idempotencyKeyReused } from '../../domain/errors.js';
-import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
+import { findStoredResponse, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/core/idempotency.js';
 import { idempotencyKeyOf } from './query.js';
 
 // Idempotency-Key replays (docs/errors.md "Retrying safely"): the response stored with the object it created or

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { parameterInvalid, resourceNotFound } from '../../domain/errors.js';
-import { findInvoice, listInvoices, type InvoiceStatusValue } from '../../ledger/invoices.js';
+import { findInvoice, listInvoices, type InvoiceStatusValue } from '../../ledger/subscriptions/invoices.js';
 import { refuseBadStrings, validate } from '../json-body.js';
 import { serializeInvoice } from '../serializers/invoice.js';
 import { cursorListQuery, listEnvelope, refuseBothCursors } from './cursor-list.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/database.js';
-import type { Mode } from '../../domain/vocabulary.js';
+import type { Mode } from '../../../chains/vocabulary.js';
 import { resourceNotFound } from '../../domain/errors.js';
 import { hasIdShape } from '../../domain/ids.js';
-import { findPaymentMethod } from '../../ledger/payment-methods.js';
+import { findPaymentMethod } from '../../ledger/subscriptions/payment-methods.js';
 import { serializePaymentMethod } from '../serializers/payment-method.js';
 
 export function registerPaymentMethodRoutes(

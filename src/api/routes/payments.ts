@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { resourceNotFound } from '../../domain/errors.js';
 import { hasIdShape } from '../../domain/ids.js';
-import { findSession } from '../../ledger/sessions.js';
+import { findSession } from '../../ledger/payments/sessions.js';
 import { serializePayment } from '../serializers/payment.js';
 
 // GET /payment/{payment_id}: a subscription payment (pay_), the payment-session record behind one invoice.

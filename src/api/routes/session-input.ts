@@ -3,7 +3,7 @@ import type { LineItemRecord } from '../../db/schema.js';
 import { currencyExponent, isStablecoin, type Stablecoin } from '../../domain/currency.js';
 import { ApiError, invalidAmount, parameterInvalid } from '../../domain/errors.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../../domain/money.js';
-import { isNetworkId, NETWORK_IDS, type NetworkId } from '../../domain/vocabulary.js';
+import { isNetworkId, NETWORK_IDS, type NetworkId } from '../../../chains/vocabulary.js';
 import { validate } from '../json-body.js';
 
 // Create-session body: the spec's parameters, strict (unknown fields are refused), money parsed to minor units.

@@ -4,9 +4,9 @@ import type { Db } from '../../db/database.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
 import { invalidAmount, invalidRequest, parameterInvalid, resourceNotFound } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/idempotency.js';
-import { findInvoice } from '../../ledger/invoices.js';
-import { findPaymentMethod } from '../../ledger/payment-methods.js';
+import { isIdempotencyKeyTaken, requestFingerprint, storeResponse, type IdempotencyScope } from '../../ledger/core/idempotency.js';
+import { findInvoice } from '../../ledger/subscriptions/invoices.js';
+import { findPaymentMethod } from '../../ledger/subscriptions/payment-methods.js';
 import {
   CANCELLATION_REASONS,
   SUBSCRIPTION_STATUSES,
@@ -15,7 +15,7 @@ import {
   insertSubscription,
   listSubscriptions,
   type SubscriptionRow,
-} from '../../ledger/subscriptions.js';
+} from '../../ledger/subscriptions/subscriptions.js';
 import { systemClock, type Clock } from '../../domain/clock.js';
 import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../domain/subscription-settings.js';
 import { jsonObjectBody, refuseBadStrings, validate } from '../json-body.js';

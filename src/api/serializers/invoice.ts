@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { InvoiceRow } from '../../ledger/invoices.js';
+import type { InvoiceRow } from '../../ledger/subscriptions/invoices.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 import { metadataOut, minorUnits, unixTime } from './schema-parts.js';

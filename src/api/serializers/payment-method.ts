@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { maskAddress, type PaymentMethodRow } from '../../ledger/payment-methods.js';
-import type { Mode } from '../../domain/vocabulary.js';
+import { maskAddress, type PaymentMethodRow } from '../../ledger/subscriptions/payment-methods.js';
+import type { Mode } from '../../../chains/vocabulary.js';
 import { unix } from './session.js';
 import { networkId, tokenSymbol, unixTime } from './schema-parts.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SessionRow } from '../../ledger/sessions.js';
+import type { SessionRow } from '../../ledger/payments/sessions.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';
 import { metadataOut, minorUnits, networkId, tokenSymbol, unixTime } from './schema-parts.js';

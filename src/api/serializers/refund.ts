@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RefundRow } from '../../ledger/refunds.js';
+import type { RefundRow } from '../../ledger/refunds/refunds.js';
 import { hasIdShape } from '../../domain/ids.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';

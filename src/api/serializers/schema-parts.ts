@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NETWORK_IDS, TOKEN_SYMBOLS, type NetworkId, type TokenSymbol } from '../../domain/vocabulary.js';
+import { NETWORK_IDS, TOKEN_SYMBOLS, type NetworkId, type TokenSymbol } from '../../../chains/vocabulary.js';
 
 // Building blocks of the response schemas (docs/openapi.md): each serializer declares the exact shape it answers
 // with, and the OpenAPI document is generated from those declarations, so a serializer and its documentation cannot

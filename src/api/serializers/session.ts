@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { paymentStatus } from '../../domain/session-state.js';
-import { STABLECOIN_EXPONENT } from '../../domain/vocabulary.js';
+import { STABLECOIN_EXPONENT } from '../../../chains/vocabulary.js';
 import type { TokenDecimals } from '../../domain/chain-lookup.js';
-import { sessionTokenDecimals, type SessionRow } from '../../ledger/sessions.js';
+import { sessionTokenDecimals, type SessionRow } from '../../ledger/payments/sessions.js';
 import { decimalString, metadataOut, unixTime } from './schema-parts.js';
 
 // PaymentSession as the spec shapes it: decimal strings at the merchant currency's exponent, lowercase currency,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { InvoiceRow } from '../../ledger/invoices.js';
-import type { PaymentMethodRow } from '../../ledger/payment-methods.js';
+import type { InvoiceRow } from '../../ledger/subscriptions/invoices.js';
+import type { PaymentMethodRow } from '../../ledger/subscriptions/payment-methods.js';
 import type { SubscriptionStatusValue } from '../../db/schema.js';
 import {
   CANCELLATION_REASONS,
@@ -8,7 +8,7 @@ import {
   subscriptionCheckoutUrl,
   subscriptionHold,
   type SubscriptionRow,
-} from '../../ledger/subscriptions.js';
+} from '../../ledger/subscriptions/subscriptions.js';
 import { operatorHoldObject } from '../../domain/events/subscription.js';
 import { jsonInt } from '../../domain/events/json-int.js';
 import { unix } from './session.js';

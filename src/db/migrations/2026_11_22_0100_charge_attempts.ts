@@ -19,7 +19,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('subscription_charge_attempts_tx_uq', ['charge_id', 'tx_hash'])
     .execute();
   await sql`create index subscription_charge_attempts_charge_idx on subscription_charge_attempts (charge_id, id)`.execute(db);
-  // Looked up by hash alone: is an Approval log one of our own charges (src/ledger/subscriptions-lifecycle.ts)?
+  // Looked up by hash alone: is an Approval log one of our own charges (src/ledger/subscriptions/lifecycle.ts)?
   await sql`create index subscription_charge_attempts_tx_idx on subscription_charge_attempts (tx_hash)`.execute(db);
   // Charges signed before this migration: their one attempt.
   await sql`insert into subscription_charge_attempts (charge_id, nonce, tx_hash, signed, created_at, state)

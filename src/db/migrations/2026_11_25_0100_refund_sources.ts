@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 // Money back to customers (issue 16 item 4): a refund may pay back one unmatched deposit (late, to a closed session,
 // surplus) instead of a paid session. `deposit_id` names it; `session_id` stays the deposit's session (the merchant's
 // object, and the row whose lock serialises refunds of it). Refunds of the session itself have deposit_id null.
-// The watch set asks per address whether confirmed deposits are still there (src/ledger/address-holdings.ts), and
+// The watch set asks per address whether confirmed deposits are still there (src/ledger/payments/address-holdings.ts), and
 // exports read charges by merchant and period (issue 16 item 6).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

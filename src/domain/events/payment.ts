@@ -1,5 +1,5 @@
 import { formatMinor } from '../money.js';
-import { STABLECOIN_EXPONENT } from '../vocabulary.js';
+import { STABLECOIN_EXPONENT } from '../../../chains/vocabulary.js';
 
 // data.object of payment events (interface.md, Events → Payment events). `amount` and `currency` name what the payer
 // pays in: the stablecoin amount as a decimal string and `USDT`/`USDC`; empty strings where nothing applies (an expiry

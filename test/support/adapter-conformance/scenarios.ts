@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { NetworkWatcher } from '../../../src/watcher/network-watcher.js';
-import { listUnmatchedDeposits } from '../../../src/ledger/deposits.js';
+import { listUnmatchedDeposits } from '../../../src/ledger/payments/deposits.js';
 import {
   TokenRegistryMismatchError,
   TransferRejectedError,

@@ -5,7 +5,7 @@ import { EvmChainAdapter } from '../../../chains/evm/adapter.js';
 import type { ConfirmationPolicy } from '../../../chains/evm/block-scanner.js';
 import type { ChainAdapter, TokenSymbol } from '../../../chains/types.js';
 import { MnemonicSigner } from '../../../src/signer/mnemonic-signer.js';
-import { selectSessionNetwork } from '../../../src/ledger/network-selection.js';
+import { selectSessionNetwork } from '../../../src/ledger/payments/network-selection.js';
 import { deployToken, mintTo, type TokenShape } from './deploy.js';
 import type { AnvilNode } from '../anvil.js';
 
