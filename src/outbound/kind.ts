@@ -51,6 +51,28 @@ export type OutboundFailure =
   | { cause: 'undelivered'; elsewhere: bigint; txHash: string };
 
 /** True when the engine failed the job before this run signed anything (its close must not overrule another run's attempt). */
+/**
+ * The failure reason stored on a sweep step or a deposit setup (and shown to operators): what the engine saw, in one
+ * line. Subscription charges word theirs for the customer's invoice instead (src/subscriptions/charge-engine.ts).
+ */
+export function describeOutboundFailure(f: OutboundFailure): string {
+  const refusal = (r?: TokenRefusal) => (r ? ` (${r})` : '');
+  switch (f.cause) {
+    case 'unavailable':
+      return `${f.missing} unavailable`;
+    case 'rejected':
+      return `refused before signing: ${f.reason}${refusal(f.refusal)}: ${f.detail}`;
+    case 'reverted':
+      return `failed on chain: ${f.reason}${refusal(f.refusal)}: ${f.detail}; transaction ${f.txHash}`;
+    case 'undelivered':
+      return `landed but nothing reached the destination (${f.elsewhere} base units elsewhere); transaction ${f.txHash}`;
+    default: {
+      const never: never = f;
+      return never;
+    }
+  }
+}
+
 export const nothingSigned = (f: OutboundFailure): boolean => f.cause === 'rejected' || f.cause === 'unavailable';
 
 /** Where a succeeded transaction landed and the fee it burnt (native base units, paid by the sender). */

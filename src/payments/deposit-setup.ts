@@ -15,7 +15,7 @@ import { registerWallets } from '../ledger/journal/entries.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import type { Logger } from '../logger.js';
 import { advanceOutbound } from '../outbound/engine.js';
-import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';
+import { describeOutboundFailure, nothingSigned, type OutboundDeps, type OutboundKind, type StepResult } from '../outbound/kind.js';
 
 // When a payer picks a network whose deposit addresses need preparing (Solana: the owner's associated token account
 // for the chosen mint), the merchant account's refunds hot wallet pays for it, rent included, so the payer's wallet
@@ -111,7 +111,7 @@ export function depositSetupKind(deps: DepositSetupDeps): OutboundKind<DepositSe
       };
     },
     async fail(s, f) {
-      const reason = failureText(f);
+      const reason = describeOutboundFailure(f);
       // Nothing signed by this run (refused before signing): failed only while no other run's attempt can still land.
       const unsent = nothingSigned(f);
       if (!(await closeDepositSetup(deps.db, s.id, 'failed', reason, { unsent })) && unsent) return { kind: 'wait', ms: deps.pollMs };
@@ -121,23 +121,6 @@ export function depositSetupKind(deps: DepositSetupDeps): OutboundKind<DepositSe
   };
   kinds.set(deps, kind);
   return kind;
-}
-
-function failureText(f: OutboundFailure): string {
-  switch (f.cause) {
-    case 'unavailable':
-      return `${f.missing} unavailable`;
-    case 'rejected':
-      return `refused before signing: ${f.reason}: ${f.detail}`;
-    case 'reverted':
-      return `failed on chain: ${f.reason}: ${f.detail}; transaction ${f.txHash}`;
-    case 'undelivered':
-      return `landed without effect; transaction ${f.txHash}`;
-    default: {
-      const never: never = f;
-      return never;
-    }
-  }
 }
 
 /** One step of the session's deposit setup (its row created on the first call). */

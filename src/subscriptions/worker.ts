@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import { runSchedulerTick } from './scheduler.js';
 import type { SubscriptionSettings } from '../domain/subscription-settings.js';
 import { createWalletResolver } from './wallets.js';
+import { startTickLoop, type TickLoop } from '../jobs/tick-loop.js';
 
 // The worker role's subscription loop: approvals, due actions, charges in flight, every `intervalMs`. It is driven
 // by the database alone (no Redis state), so any number of workers may run it side by side.
@@ -44,26 +45,14 @@ export function subscriptionEngineDeps(o: Omit<SubscriptionWorkerOptions, 'inter
   };
 }
 
-export function startSubscriptionWorker(o: SubscriptionWorkerOptions): { stop(): Promise<void> } {
+export function startSubscriptionWorker(o: SubscriptionWorkerOptions): TickLoop {
   const deps = subscriptionEngineDeps(o);
-  let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const loop = async () => {
-    try {
+  return startTickLoop({
+    intervalMs: o.intervalMs,
+    tick: async () => {
       await pollApprovals({ ...deps, walletResolver: deps.walletResolver });
       await runSchedulerTick(deps);
-    } catch (err) {
-      o.log?.warn({ err }, 'subscription tick failed; retrying next interval');
-    }
-    if (!stopping) timer = setTimeout(() => (running = loop()), o.intervalMs);
-  };
-  running = loop();
-  return {
-    async stop() {
-      stopping = true;
-      if (timer) clearTimeout(timer);
-      await running;
     },
-  };
+    onError: (err) => o.log?.warn({ err }, 'subscription tick failed; retrying next interval'),
+  });
 }

@@ -11,7 +11,7 @@ import type { Db } from '../db/database.js';
 import { closeUnsentSweepStep, failSweepStep, settleSweepStep } from '../ledger/treasury/sweeps.js';
 import { sweepOutboundStore, type SweepStepJob } from '../ledger/treasury/sweep-outbound-store.js';
 import { advanceOutbound } from '../outbound/engine.js';
-import { nothingSigned, type OutboundDeps, type OutboundFailure, type OutboundKind, type StepResult } from '../outbound/kind.js';
+import { describeOutboundFailure, nothingSigned, type OutboundDeps, type OutboundKind, type StepResult } from '../outbound/kind.js';
 import { requestFromJson, stepFromJson } from './codec.js';
 import { recordSweepStepSettled } from '../metrics/sweeps.js';
 
@@ -127,7 +127,7 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
       };
     },
     async fail(job, f) {
-      const reason = failureText(f);
+      const reason = describeOutboundFailure(f);
       if (nothingSigned(f)) {
         // Nothing signed by this run: failed only while no other run's attempt of the step can still land.
         if (!(await closeUnsentSweepStep(deps.db, job.step.id, 'failed', reason))) return { kind: 'wait', ms: deps.pollMs };
@@ -138,21 +138,4 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
   };
   kinds.set(deps, kind);
   return kind;
-}
-
-function failureText(f: OutboundFailure): string {
-  switch (f.cause) {
-    case 'unavailable':
-      return `${f.missing} unavailable`;
-    case 'rejected':
-      return `refused before signing: ${f.reason}${f.refusal ? ` (${f.refusal})` : ''}: ${f.detail}`;
-    case 'reverted':
-      return `failed on chain: ${f.reason}${f.refusal ? ` (${f.refusal})` : ''}: ${f.detail}; transaction ${f.txHash}`;
-    case 'undelivered':
-      return `landed but nothing reached the destination (${f.elsewhere} base units elsewhere); transaction ${f.txHash}`;
-    default: {
-      const never: never = f;
-      return never;
-    }
-  }
 }

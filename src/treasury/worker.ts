@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import { planSweeps, type PlannerDeps } from './planner.js';
 import { advanceRunningSweeps, createSweeps } from './runner.js';
 import type { SweepEngineDeps } from './step-kind.js';
+import { startTickLoop, type TickLoop } from '../jobs/tick-loop.js';
 
 // The worker role's sweeps: every tick advances the sweeps running, whoever started them (this schedule or an
 // operator's `sweep run` that was interrupted or timed out, e.g. waiting for fee money); with SWEEP_INTERVAL_SECONDS
@@ -17,13 +18,11 @@ export interface SweepWorkerOptions {
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
-export function startSweepWorker(o: SweepWorkerOptions): { stop(): Promise<void> } {
-  let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
+export function startSweepWorker(o: SweepWorkerOptions): TickLoop {
   let nextPlanAt = Date.now();
-  const loop = async () => {
-    try {
+  return startTickLoop({
+    intervalMs: o.tickMs,
+    tick: async () => {
       if (o.intervalMs > 0 && Date.now() >= nextPlanAt) {
         nextPlanAt = Date.now() + o.intervalMs;
         const report = await planSweeps(o.planner);
@@ -32,17 +31,7 @@ export function startSweepWorker(o: SweepWorkerOptions): { stop(): Promise<void>
           o.log?.info({ sweeps: created.length, skipped_addresses: report.skipped.length }, 'sweeps planned');
       }
       await advanceRunningSweeps(o.engine);
-    } catch (err) {
-      o.log?.warn({ err }, 'sweep tick failed; retrying next tick');
-    }
-    if (!stopping) timer = setTimeout(() => (running = loop()), o.tickMs);
-  };
-  running = loop();
-  return {
-    async stop() {
-      stopping = true;
-      if (timer) clearTimeout(timer);
-      await running;
     },
-  };
+    onError: (err) => o.log?.warn({ err }, 'sweep tick failed; retrying next tick'),
+  });
 }
