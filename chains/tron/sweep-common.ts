@@ -1,6 +1,8 @@
 import {
   TransferRejectedError,
+  type SweepPlan,
   type SweepRequest,
+  type SweepSource,
   type SweepStep,
   type SweepStepReceipt,
   type TokenContract,
@@ -306,4 +308,53 @@ export function requestTargets(sender: TronTokenSender, request: SweepRequest): 
   const destination = normalizeTronAddress(request.destination);
   if (!destination) throw new TransferRejectedError('invalid', `not a TRON address: ${request.destination}`);
   return { token, destination };
+}
+
+/** One step of a TRON sweep plan; `from` is stored in its canonical (hex) form. */
+export function tronStep(s: {
+  group: number;
+  purpose: SweepStep['purpose'];
+  from: SweepStep['from'];
+  to: string;
+  sources?: string[];
+  value?: bigint;
+  params?: Record<string, string>;
+  estimatedFee: bigint;
+}): SweepStep {
+  return {
+    group: s.group,
+    purpose: s.purpose,
+    from: { key: s.from.key, address: normalizeTronAddress(s.from.address) ?? s.from.address },
+    to: s.to,
+    sources: s.sources ?? [],
+    value: s.value ?? 0n,
+    params: s.params ?? {},
+    estimatedFee: s.estimatedFee,
+  };
+}
+
+/**
+ * The request's sources a TRON sweep can plan, each with its canonical address and the energy its token transfer is
+ * estimated to burn; a source that is no TRON address, or whose transfer the node refuses in simulation, is added to
+ * `skipped` with the reason instead. Both TRON methods start their plan from this.
+ */
+export async function* sourcesWithEstimates(
+  sender: TronTokenSender,
+  request: SweepRequest,
+  target: { token: TokenContract; destination: string },
+  skipped: SweepPlan['skipped'],
+): AsyncGenerator<{ source: SweepSource; address: string; estimate: bigint }> {
+  for (const source of request.sources) {
+    const address = normalizeTronAddress(source.address);
+    if (!address) {
+      skipped.push({ address: source.address, reason: 'not a TRON address' });
+      continue;
+    }
+    try {
+      yield { source, address, estimate: await estimateTransferEnergy(sender, target.token, address, target.destination, source.amount) };
+    } catch (e) {
+      if (!(e instanceof TransferRejectedError)) throw e;
+      skipped.push({ address, reason: e.message });
+    }
+  }
 }

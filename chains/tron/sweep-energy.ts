@@ -16,7 +16,8 @@ import {
   buildSystemStep,
   delegatableSun,
   energyOfStake,
-  estimateTransferEnergy,
+  sourcesWithEstimates,
+  tronStep,
   readSweepStep,
   requestTargets,
   stakeForEnergy,
@@ -84,20 +85,7 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
     const steps: SweepStep[] = [];
     const skipped: SweepPlan['skipped'] = [];
     let cost = 0n;
-    for (const source of request.sources) {
-      const address = normalizeTronAddress(source.address);
-      if (!address) {
-        skipped.push({ address: source.address, reason: 'not a TRON address' });
-        continue;
-      }
-      let estimate: bigint;
-      try {
-        estimate = await estimateTransferEnergy(this.sender, token, address, destination, source.amount);
-      } catch (e) {
-        if (!(e instanceof TransferRejectedError)) throw e;
-        skipped.push({ address, reason: e.message });
-        continue;
-      }
+    for await (const { source, address, estimate } of sourcesWithEstimates(this.sender, request, { token, destination }, skipped)) {
       const energy = withMargin(estimate, this.sender.energyMarginPercent);
       const stake = stakeForEnergy(energy, res.totalEnergyLimit, res.totalEnergyWeight);
       if (stake > delegatable) {
@@ -125,13 +113,28 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
       let firstSpend = 0n;
       if (!st.exists) {
         const fee = p.createNewAccountFeeSun + gasTrial.take(SYSTEM_TX_BYTES, true);
-        first = step(0, 'activate', request.gasStation, address, [], ACTIVATION_SUN, {}, fee);
+        first = tronStep({
+          group: 0,
+          purpose: 'activate',
+          from: request.gasStation,
+          to: address,
+          value: ACTIVATION_SUN,
+          estimatedFee: fee,
+        });
         firstSpend = fee + ACTIVATION_SUN;
       } else if (st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES && st.balanceSun < TRANSFER_BYTES * p.bandwidthSun) {
         // No bandwidth left today on an existing account: the transfer burns TRX for it, sent beforehand.
         const need = TRANSFER_BYTES * p.bandwidthSun;
         const fee = gasTrial.take(SYSTEM_TX_BYTES);
-        first = step(0, 'fund', request.gasStation, address, [], need - st.balanceSun, { need: need.toString() }, fee);
+        first = tronStep({
+          group: 0,
+          purpose: 'fund',
+          from: request.gasStation,
+          to: address,
+          value: need - st.balanceSun,
+          params: { need: need.toString() },
+          estimatedFee: fee,
+        });
         firstSpend = fee + need - st.balanceSun;
       }
       if (firstSpend > gasTrx) {
@@ -151,21 +154,20 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
       cost += firstSpend;
       const delegated = energyOfStake(stake, res.totalEnergyLimit, res.totalEnergyWeight);
       const params = { balance: stake.toString(), energy: delegated.toString(), estimate: estimate.toString() };
-      steps.push(step(1, 'delegate', request.resources, address, [], 0n, params, delegateFee));
+      steps.push(tronStep({ group: 1, purpose: 'delegate', from: request.resources, to: address, params, estimatedFee: delegateFee }));
       const transferFee = st.exists && st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES ? TRANSFER_BYTES * p.bandwidthSun : 0n;
       steps.push(
-        step(
-          2,
-          'transfer',
-          wallet,
-          destination,
-          [address],
-          0n,
-          { amount: source.amount.toString(), energy: estimate.toString() },
-          transferFee,
-        ),
+        tronStep({
+          group: 2,
+          purpose: 'transfer',
+          from: wallet,
+          to: destination,
+          sources: [address],
+          params: { amount: source.amount.toString(), energy: estimate.toString() },
+          estimatedFee: transferFee,
+        }),
       );
-      steps.push(step(3, 'undelegate', request.resources, address, [], 0n, params, undelegateFee));
+      steps.push(tronStep({ group: 3, purpose: 'undelegate', from: request.resources, to: address, params, estimatedFee: undelegateFee }));
       cost += delegateFee + transferFee + undelegateFee;
     }
     return { method: this.method, steps, estimatedCost: cost, skipped };
@@ -198,26 +200,4 @@ export class TronEnergyDelegationSweep implements SweepMethodImpl<TronTxBody> {
   read(hash: string, request: SweepRequest, s: SweepStep) {
     return readSweepStep(this.sender, hash, request, s);
   }
-}
-
-export function step(
-  group: number,
-  purpose: SweepStep['purpose'],
-  from: SweepStep['from'],
-  to: string,
-  sources: string[],
-  value: bigint,
-  params: Record<string, string>,
-  estimatedFee: bigint,
-): SweepStep {
-  return {
-    group,
-    purpose,
-    from: { key: from.key, address: normalizeTronAddress(from.address) ?? from.address },
-    to,
-    sources,
-    value,
-    params,
-    estimatedFee,
-  };
 }

@@ -13,13 +13,13 @@ import {
   TRANSFER_BYTES,
   accountState,
   buildSystemStep,
-  estimateTransferEnergy,
+  sourcesWithEstimates,
+  tronStep,
   readSweepStep,
   requestTargets,
   sweepChainParams,
   withMargin,
 } from './sweep-common.js';
-import { step } from './sweep-energy.js';
 import type { TronTokenSender, TronTxBody } from './token-sender.js';
 
 // 'tron-trx-topup' (fallback, no staked energy): the gas station sends each deposit address the TRX its transfer will
@@ -47,20 +47,7 @@ export class TronTrxTopupSweep implements SweepMethodImpl<TronTxBody> {
     const steps: SweepStep[] = [];
     const skipped: SweepPlan['skipped'] = [];
     let cost = 0n;
-    for (const source of request.sources) {
-      const address = normalizeTronAddress(source.address);
-      if (!address) {
-        skipped.push({ address: source.address, reason: 'not a TRON address' });
-        continue;
-      }
-      let estimate: bigint;
-      try {
-        estimate = await estimateTransferEnergy(this.sender, token, address, destination, source.amount);
-      } catch (e) {
-        if (!(e instanceof TransferRejectedError)) throw e;
-        skipped.push({ address, reason: e.message });
-        continue;
-      }
+    for await (const { source, address, estimate } of sourcesWithEstimates(this.sender, request, { token, destination }, skipped)) {
       const st = await accountState(this.sender, address);
       // A new account gets the free daily bandwidth once created; an existing one may have used it today.
       const bandwidthBurn = st.exists && st.freeNetLeft + st.stakedNetLeft < TRANSFER_BYTES ? TRANSFER_BYTES * p.bandwidthSun : 0n;
@@ -80,22 +67,31 @@ export class TronTrxTopupSweep implements SweepMethodImpl<TronTxBody> {
         }
         gasBandwidth = trial;
         gasTrx -= fee + missing;
-        steps.push(step(0, 'fund', request.gasStation, address, [], missing, { need: need.toString(), energy: estimate.toString() }, fee));
+        steps.push(
+          tronStep({
+            group: 0,
+            purpose: 'fund',
+            from: request.gasStation,
+            to: address,
+            value: missing,
+            params: { need: need.toString(), energy: estimate.toString() },
+            estimatedFee: fee,
+          }),
+        );
         // Sent TRX is spent: burnt by the transfer, or left on the address as the margin.
         cost += fee + missing - (energyBurn + bandwidthBurn < missing ? energyBurn + bandwidthBurn : missing);
       }
       const wallet = { key: source.key, address };
       steps.push(
-        step(
-          1,
-          'transfer',
-          wallet,
-          destination,
-          [address],
-          0n,
-          { amount: source.amount.toString(), energy: estimate.toString() },
-          energyBurn + bandwidthBurn,
-        ),
+        tronStep({
+          group: 1,
+          purpose: 'transfer',
+          from: wallet,
+          to: destination,
+          sources: [address],
+          params: { amount: source.amount.toString(), energy: estimate.toString() },
+          estimatedFee: energyBurn + bandwidthBurn,
+        }),
       );
       cost += energyBurn + bandwidthBurn;
     }
