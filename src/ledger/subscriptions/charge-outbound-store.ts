@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { OutboundAttempt, OutboundStore } from '../outbound/outbound-store.js';
+import type { OutboundStore } from '../outbound/outbound-store.js';
 import { takeNextNonce } from '../outbound/wallet-nonces.js';
 import {
   dropChargeAttempt,

@@ -118,13 +118,7 @@ export async function dropChargeAttempt(db: Db, attemptId: bigint, reason: strin
  * attempt (so two workers never both replace). Returns false when raced.
  */
 export async function lockChargeForReplacement(trx: Transaction<Database>, chargeId: bigint, replacingId: bigint): Promise<boolean> {
-  const charge = await trx
-    .selectFrom('subscription_charges')
-    .select('id')
-    .where('id', '=', chargeId)
-    .where('state', 'in', ['signed', 'broadcast'])
-    .forUpdate()
-    .executeTakeFirst();
+  const charge = await lockChargeInFlight(trx, chargeId);
   if (!charge) return false;
   const newest = await trx
     .selectFrom('subscription_charge_attempts')
@@ -152,13 +146,7 @@ export async function recordReplacementAttempt(trx: Transaction<Database>, charg
  */
 export async function reopenCharge(db: Db, chargeId: bigint): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const charge = await trx
-      .selectFrom('subscription_charges')
-      .select('id')
-      .where('id', '=', chargeId)
-      .where('state', 'in', ['signed', 'broadcast'])
-      .forUpdate()
-      .executeTakeFirst();
+    const charge = await lockChargeInFlight(trx, chargeId);
     if (!charge) return false;
     const live = await trx
       .selectFrom('subscription_charge_attempts')
@@ -201,19 +189,24 @@ export interface SettledTransfer {
   rentPaid?: bigint;
 }
 
+/** Locks a charge still in flight (signed or broadcast); undefined once it settled or went back to pending. */
+export async function lockChargeInFlight(trx: Transaction<Database>, chargeId: bigint): Promise<ChargeRow | undefined> {
+  return trx
+    .selectFrom('subscription_charges')
+    .selectAll()
+    .where('id', '=', chargeId)
+    .where('state', 'in', ['signed', 'broadcast'])
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 /**
  * signed|broadcast → succeeded: the payment record, its deposit and settlement, the invoice paid (invoice.paid) and
  * the subscription active with its next action (subscription.active), in one transaction.
  */
 export async function chargeSucceeded(deps: LifecycleDeps, chargeId: bigint, t: SettledTransfer): Promise<string | undefined> {
   return deps.db.transaction().execute(async (trx) => {
-    const charge = await trx
-      .selectFrom('subscription_charges')
-      .selectAll()
-      .where('id', '=', chargeId)
-      .where('state', 'in', ['signed', 'broadcast'])
-      .forUpdate()
-      .executeTakeFirst();
+    const charge = await lockChargeInFlight(trx, chargeId);
     if (!charge) return undefined;
     const now = deps.clock.now();
     const sub = await trx

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Mode, SubscriptionHoldReason } from '../../db/schema.js';
 import type { Clock } from '../../domain/clock.js';
 import { SUBSCRIPTION_TRANSITIONS, cancelNow, insertSubscriptionEvent, type SubscriptionRow } from './subscriptions.js';
+import { lockChargeInFlight } from './charges.js';
 
 // Operator hold of a subscription (issue 34 item 6; docs/subscriptions.md "Operator hold"). A charge whose tokens left
 // the customer for another address than the settlement address (`wrong_recipient`) is not a customer short of funds:
@@ -26,13 +27,7 @@ export async function chargeHeld(
   hold: { reason: SubscriptionHoldReason; failureText: string; txHash: string },
 ): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
-    const charge = await trx
-      .selectFrom('subscription_charges')
-      .selectAll()
-      .where('id', '=', chargeId)
-      .where('state', 'in', ['signed', 'broadcast'])
-      .forUpdate()
-      .executeTakeFirst();
+    const charge = await lockChargeInFlight(trx, chargeId);
     if (!charge) return false;
     const now = deps.clock.now();
     await trx
