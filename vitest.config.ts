@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { ISOLATED_FILES } from './vitest.isolated.js';
 import { SLOW_SCENARIOS } from './vitest.slow.js';
 
 // Tests run against the real PostgreSQL and Redis of the machine (docs/testing.md).
@@ -7,11 +8,15 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The slow scenarios run with `npm run test:slow` (vitest.slow.ts), a small subset of them in CI.
-    exclude: [...configDefaults.exclude, ...SLOW_SCENARIOS],
+    // Files that read the process-wide metrics registry run in a second, isolated pass (vitest.isolated.ts).
+    exclude: [...configDefaults.exclude, ...SLOW_SCENARIOS, ...ISOLATED_FILES],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // One module cache per worker, shared by the files it runs: no file pays the service's import again. Files
+    // never mutate modules or the environment; those that read process-wide metrics are isolated (above).
+    isolate: false,
     maxWorkers: 2,
     reporters: ['default'],
   },

@@ -13,6 +13,14 @@ export const SLOW_SCENARIOS = [
   'test/integration/journal-scripted-day.test.ts', // a merchant's whole day on four chains, reconciled (~1.5 min)
   'test/integration/treasury-sweep-faults.test.ts', // sweeps through reorgs and RPC faults (~1.5 min)
   'test/integration/treasury-sweep-7702.test.ts', // EIP-7702 batch sweeps through the service (~1.2 min)
+  // CI under 20 minutes (issue 34 item 16): whole-service and crash scenarios of a minute or more whose paths the CI
+  // simulator seeds also draw (refunds on TRON and Solana, a process killed after signing or broadcasting, restarts).
+  'test/integration/refunds-tron.test.ts', // TRON refunds through the fake java-tron, a worker killed after signing (~1.5 min)
+  'test/integration/treasury-sweep-tron.test.ts', // TRON sweeps through the service, both methods (~1.2 min)
+  'test/integration/refunds-crash.test.ts', // a payout process killed at each failpoint, then resumed (~1 min)
+  'test/integration/refunds-solana.test.ts', // Solana refunds through the service, blockhash expiry (~1 min)
+  'test/integration/webhooks-crash.test.ts', // the relay and the delivery worker killed mid-flight (~0.5 min)
+  'test/integration/evm-restart.test.ts', // the service restarted with transfers in flight (~0.5 min)
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
