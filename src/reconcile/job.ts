@@ -64,10 +64,14 @@ export function startReconcileJob(deps: {
       }
     })();
   };
-  // Each tick is armed for the next boundary, so the ticks neither drift nor depend on when the process started.
+  // Each tick is armed for the next boundary, so the ticks neither drift nor depend on when the process started. A
+  // process takes part only from the first boundary at least half an interval after its start: a worker started
+  // seconds before a boundary does not reconcile at once (the slot is other workers', or waits one interval, as the
+  // first run always did), and a short-lived process (a test's service) never runs one it did not ask for.
   let timer: NodeJS.Timeout | null = null;
+  const earliest = Date.now() + deps.intervalMs / 2;
   const arm = () => {
-    const next = Math.floor(Date.now() / deps.intervalMs) + 1;
+    const next = Math.max(Math.floor(Date.now() / deps.intervalMs) + 1, Math.ceil(earliest / deps.intervalMs));
     timer = setTimeout(
       () => {
         arm();

@@ -80,6 +80,17 @@ describe('scheduled reconcile: one run per slot across workers', () => {
     expect(perSlot.get(first + 1)).toBe(1);
   }, 60_000);
 
+  it('a worker started just before a boundary skips it and takes part from the next one', async () => {
+    await untilPhase(INTERVAL_MS - 500); // half a second before a boundary
+    const skipped = Math.floor(Date.now() / INTERVAL_MS) + 1;
+    const before = (await storedRuns()).length;
+    scheduler();
+    await sleep((skipped + 1) * INTERVAL_MS + 1500 - Date.now());
+    for (const j of jobs.splice(0)) await j.stop();
+    const runs = (await storedRuns()).slice(before);
+    expect(runs.map((r) => slotOf(r.started_at))).toEqual([skipped + 1]);
+  }, 60_000);
+
   it('a holder whose session died mid-run (its lock and its claim left behind) does not stop the next slot', async () => {
     await untilPhase(200); // a slot no scheduler claimed
     const before = (await storedRuns()).length;
