@@ -74,16 +74,9 @@ export async function acceptWalletNonce(
   by: { actor: string; note: string | null },
 ): Promise<AcceptNonceResult> {
   return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .selectFrom('hot_wallet_nonces')
-      .select('next_nonce')
-      .where('network', '=', w.network)
-      .where('mode', '=', w.mode)
-      .where('address', '=', w.address)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!row) return { kind: 'no_wallet' as const };
-    if (nonce < row.next_nonce) return { kind: 'behind_stored' as const, stored: row.next_nonce };
+    const stored = await lockNonceRow(trx, w);
+    if (stored === undefined) return { kind: 'no_wallet' as const };
+    if (nonce < stored) return { kind: 'behind_stored' as const, stored };
     await trx
       .updateTable('hot_wallet_nonces')
       .set({ next_nonce: nonce.toString(), unknown_chain_nonce: null, unknown_seen_at: null })
@@ -97,13 +90,26 @@ export async function acceptWalletNonce(
         network: w.network,
         mode: w.mode,
         address: w.address,
-        previous_next_nonce: row.next_nonce.toString(),
+        previous_next_nonce: stored.toString(),
         accepted_next_nonce: nonce.toString(),
         actor: by.actor,
         note: by.note,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    return { kind: 'accepted' as const, previous: row.next_nonce, accepted: nonce, acceptanceId: audit.id };
+    return { kind: 'accepted' as const, previous: stored, accepted: nonce, acceptanceId: audit.id };
   });
+}
+
+/** Locks a wallet's nonce row in the caller's transaction; its stored next nonce, or undefined when it has none yet. */
+export async function lockNonceRow(trx: Transaction<Database>, w: NonceRef): Promise<bigint | undefined> {
+  const row = await trx
+    .selectFrom('hot_wallet_nonces')
+    .select('next_nonce')
+    .where('network', '=', w.network)
+    .where('mode', '=', w.mode)
+    .where('address', '=', w.address)
+    .forUpdate()
+    .executeTakeFirst();
+  return row?.next_nonce;
 }

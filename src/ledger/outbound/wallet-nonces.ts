@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Mode, NetworkId } from '../../../chains/vocabulary.js';
 import type { TakenNonce } from './outbound-store.js';
-import { noteChainNonce } from './wallet-nonce-guard.js';
+import { lockNonceRow, noteChainNonce } from './wallet-nonce-guard.js';
 
 // Every hot wallet's nonce (refunds hot wallets, chargers, gas stations, deposit addresses that send their own sweep
 // transfer): the hot_wallet_nonces rows, handed out under a row lock in the transaction that stores the signed bytes,
@@ -77,21 +77,6 @@ export async function takeNextNonce(
   if (chainNonce > stored) return { kind: 'chain_ahead', stored };
   await advanceNonce(trx, wallet, stored);
   return { kind: 'taken', nonce: stored };
-}
-
-async function lockNonceRow(
-  trx: Transaction<Database>,
-  w: { network: NetworkId; mode: Mode; address: string },
-): Promise<bigint | undefined> {
-  const row = await trx
-    .selectFrom('hot_wallet_nonces')
-    .select('next_nonce')
-    .where('network', '=', w.network)
-    .where('mode', '=', w.mode)
-    .where('address', '=', w.address)
-    .forUpdate()
-    .executeTakeFirst();
-  return row?.next_nonce;
 }
 
 async function advanceNonce(
