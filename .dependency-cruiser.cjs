@@ -48,6 +48,35 @@ const LAYERS = [
     path: '^src/metrics-collectors/',
     may: ['vocabulary', 'domain', 'db', 'chains', 'jobs', 'webhooks', 'logger', 'metrics'],
   },
+  {
+    name: 'operations',
+    path: '^src/operations/',
+    may: [
+      'vocabulary',
+      'domain',
+      'db:types',
+      'ledger',
+      'chains',
+      'security',
+      'rates',
+      'signer',
+      'jobs',
+      'logger',
+      'metrics',
+      'webhooks',
+      'outbound',
+      'refunds',
+      'payments',
+      'subscriptions',
+      'treasury',
+      'reconcile',
+    ],
+  },
+  {
+    name: 'console',
+    path: '^src/console/(?!ui/)',
+    may: ['vocabulary', 'domain', 'db:types', 'ledger', 'security', 'logger', 'metrics', 'api', 'operations'],
+  },
   { name: 'entry', path: '^src/(cli/|main[.]ts$|config[.]ts$)', may: ['*'] },
 ];
 
@@ -99,6 +128,8 @@ const LEDGER_ROOMS = [
   { name: 'treasury', path: '^src/ledger/treasury/', may: ['core', 'journal', 'outbound'] },
   { name: 'subscriptions', path: '^src/ledger/subscriptions/', may: ['core', 'journal', 'outbound', 'payments'] },
   { name: 'exports', path: '^src/ledger/exports/', may: ['core'] },
+  { name: 'audit', path: '^src/ledger/audit/', may: [] },
+  { name: 'console', path: '^src/ledger/console/', may: ['core'] },
 ];
 const roomByName = new Map(LEDGER_ROOMS.map((r) => [r.name, r]));
 const roomText = (r) => r.may.join(', ') || 'no other room';

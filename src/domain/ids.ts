@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 // Ids: a type prefix and 24 random base62 characters (decisions.md). Opaque to clients.
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-export type IdPrefix = 'cs' | 'pay' | 're' | 'sub' | 'in' | 'pm' | 'req' | 'mch' | 'key' | 'dep' | 'po' | 'swp' | 'sws';
+export type IdPrefix = 'cs' | 'pay' | 're' | 'sub' | 'in' | 'pm' | 'req' | 'mch' | 'key' | 'dep' | 'po' | 'swp' | 'sws' | 'cu';
 
 /** Random base62 string; rejection sampling keeps every character uniformly likely. */
 export function randomBase62(length: number): string {
