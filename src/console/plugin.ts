@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../domain/errors.js';
-import { sendError, toApiError } from '../api/errors.js';
+import { sendError } from '../api/errors.js';
+import { consoleErrorHandler } from './errors.js';
 import type { ConsoleDeps } from './deps.js';
 import { registerConsoleAuth } from './auth/index.js';
 import { registerConsoleStatic } from './static.js';
@@ -23,11 +24,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps, b
           .header('Cross-Origin-Opener-Policy', 'same-origin')
           .header('Cross-Origin-Resource-Policy', 'same-origin');
       });
-      scope.setErrorHandler((err, req, reply) => {
-        const apiErr = toApiError(err);
-        if (apiErr.status >= 500) req.log.error({ err }, 'console request failed');
-        return sendError(req, reply, apiErr, deps.docsUrl);
-      });
+      scope.setErrorHandler(consoleErrorHandler(deps.docsUrl));
       await scope.register(
         async (api) => {
           api.removeAllContentTypeParsers();
