@@ -77,7 +77,7 @@ const LAYERS = [
     path: '^src/console/(?!ui/)',
     may: ['vocabulary', 'domain', 'db:types', 'ledger', 'security', 'logger', 'metrics', 'api', 'operations'],
   },
-  { name: 'entry', path: '^src/(cli/|main[.]ts$|config[.]ts$)', may: ['*'] },
+  { name: 'entry', path: '^src/(cli/|start/|main[.]ts$|config[.]ts$)', may: ['*'] },
 ];
 
 const OURS = '^(src|chains)/';

@@ -45,7 +45,7 @@ export const configSchema = z
           .map((r) => r.trim())
           .filter(Boolean),
       )
-      .pipe(z.array(z.enum(['api', 'worker', 'watcher'])).min(1)),
+      .pipe(z.array(z.enum(['api', 'worker', 'watcher', 'console'])).min(1)),
     MIGRATE_ON_START: bool.default(true),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
@@ -91,6 +91,22 @@ export const configSchema = z
         return z.NEVER;
       }),
     METRICS_HEAD_INTERVAL_MS: int(1000, 3_600_000).default(15_000),
+    // The web console (docs/console.md): the `console` role serves it on a listener of its own; with CONSOLE_PATH it is
+    // served under that path of the public listener instead (by the api role).
+    CONSOLE_HOST: z.string().default('127.0.0.1'),
+    CONSOLE_PORT: int(0, 65535).default(3001),
+    CONSOLE_PATH: z
+      .string()
+      .regex(/^\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'must be a path such as /console (no trailing slash)')
+      .optional(),
+    CONSOLE_SECURE_COOKIES: bool.default(true),
+    CONSOLE_IDLE_TIMEOUT_MINUTES: int(1, 24 * 60).default(30),
+    CONSOLE_ABSOLUTE_TIMEOUT_HOURS: int(1, 30 * 24).default(12),
+    CONSOLE_LOGIN_FAILURES_PER_ACCOUNT: int(1, 1000).default(5),
+    CONSOLE_LOGIN_FAILURES_PER_IP: int(1, 100_000).default(20),
+    CONSOLE_LIVE_INTERVAL_MS: int(100, 60_000).default(1000),
+    CONSOLE_DEMO: bool.default(false),
+    CONSOLE_UI_DIR: z.string().optional(),
     METRICS_BALANCE_INTERVAL_MS: int(5000, 86_400_000).default(300_000),
   })
   .extend(webhookEnvSchema.shape);

@@ -27,6 +27,7 @@ import { registerAuthorizePage } from './subscriptions/page/plugin.js';
 import { createWalletResolver } from './subscriptions/wallets.js';
 import { startProcessMetrics } from './metrics-collectors/start.js';
 import { rpcMetricsObserver } from './metrics/rpc.js';
+import { consolePlugin, startConsoleListener } from './start/console.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -34,6 +35,8 @@ export interface RunningService {
   stop(): Promise<void>;
   adapters: ChainRegistry;
   port?: number;
+  /** The console's own listener's port (the `console` role without CONSOLE_PATH). */
+  consolePort?: number;
   /** The metrics listener's port (METRICS_PORT); undefined when off. */
   metricsPort?: number;
 }
@@ -202,7 +205,30 @@ export async function start(
     }
   }
 
+  // The console's payouts go through the same BullMQ queue as the API's (created here when the api role is absent).
+  const consoleParts = (enqueuePayout: (id: string) => Promise<void>) => ({
+    config,
+    db,
+    redis,
+    box,
+    chains: adapters,
+    log: log.child({ role: 'console' }),
+    enqueuePayout,
+    env,
+    ...(clock ? { clock } : {}),
+  });
+
   let port: number | undefined;
+  let consolePort: number | undefined;
+  if (config.ROLES.includes('console') && config.CONSOLE_PATH === undefined) {
+    const payouts = createPayoutScheduler(queueCtx);
+    const consoleServer = await startConsoleListener(consoleParts((id) => payouts.enqueue(id)));
+    consolePort = consoleServer.port;
+    stops.unshift(async () => {
+      await consoleServer.app.close();
+      await payouts.close();
+    });
+  }
   if (config.ROLES.includes('api')) {
     const scheduler = createExpiryScheduler(queueCtx);
     const payoutScheduler = createPayoutScheduler(queueCtx);
@@ -240,6 +266,7 @@ export async function start(
       onRefundCreated: (r) => payoutScheduler.enqueue(r.id),
       subscriptions: { settings: subscriptionSettings, ...(clock ? { clock } : {}) },
       plugins: [
+        ...(config.CONSOLE_PATH !== undefined ? [consolePlugin(consoleParts((id) => payoutScheduler.enqueue(id)))] : []),
         (app) =>
           registerCheckout(app, {
             db,
@@ -280,6 +307,7 @@ export async function start(
   return {
     adapters,
     port,
+    consolePort,
     metricsPort: processMetrics.port,
     async stop() {
       for (const s of stops) await s();
@@ -304,7 +332,13 @@ async function run(): Promise<void> {
   const log = createLogger(config.LOG_LEVEL);
   const service = await start(config, process.env, log);
   log.info(
-    { roles: config.ROLES, port: service.port, metricsPort: service.metricsPort, chains: service.adapters.labels() },
+    {
+      roles: config.ROLES,
+      port: service.port,
+      consolePort: service.consolePort,
+      metricsPort: service.metricsPort,
+      chains: service.adapters.labels(),
+    },
     'service started',
   );
   let stopping = false;

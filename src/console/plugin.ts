@@ -7,6 +7,7 @@ import { registerConsoleAuth } from './auth/index.js';
 import { registerConsoleStatic } from './static.js';
 import { CONSOLE_CSP } from './security-headers.js';
 import { registerConsoleResources } from './routes/index.js';
+import { registerLiveRoute } from './live/routes.js';
 
 // The web console (docs/console.md): its typed API under <base>/api/ (console session cookie only, never a merchant
 // API key) and the built single-page app under <base>/. Served by a listener of its own (server.ts, the production
@@ -49,6 +50,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps, b
           );
           await registerConsoleAuth(api, deps);
           await registerConsoleResources(api, deps);
+          await registerLiveRoute(api, deps);
         },
         { prefix: '/api' },
       );

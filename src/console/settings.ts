@@ -11,6 +11,8 @@ export interface ConsoleSettings {
   loginFailuresPerIp: number;
   /** The demo's users may sign in (npm run dev only; refused elsewhere). */
   demo: boolean;
+  /** How often the live stream's reader looks for changes (one set of reads per tick for all open pages). */
+  liveIntervalMs: number;
   /** Where the built single-page app is (dist/console-ui); null: not built, the page says how to build it. */
   uiDir: string | null;
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confirmFinalDeposits, recordObservedDepositRows } from '../../src/ledger/payments/deposits.js';
-import { type ObservedDeposit } from '../../src/ledger/core/observed-deposit.js';
+import type { ObservedDeposit } from '../../src/ledger/core/observed-deposit.js';
 import type { ChainRef } from '../../src/ledger/core/chain-ref.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
 import { expectBurntFeeOnce, journalBalance, landFailedOnSolana, openingBalances } from '../support/failed-fee.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';

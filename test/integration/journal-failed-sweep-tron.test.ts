@@ -6,7 +6,7 @@ import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
 import { evmHexToTron, normalizeTronAddress } from '../../chains/tron/address.js';
 import { expectBurntFeeOnce, journalBalance } from '../support/failed-fee.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { reconcileOnceCovering } from '../support/reconcile-covering.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';

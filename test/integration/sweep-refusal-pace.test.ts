@@ -9,7 +9,7 @@ import { createNativePriceService } from '../../src/rates/native-prices.js';
 import { planSweeps } from '../../src/treasury/planner.js';
 import { advanceRunningSweeps, createSweeps, driveSweeps } from '../../src/treasury/runner.js';
 import { signer } from '../support/evm-tokens/scenario.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 
 // A sweep step whose bytes the node refuses (java-tron's BANDWITH_ERROR: the sender lacks bandwidth) is offered again

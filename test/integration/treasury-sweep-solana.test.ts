@@ -8,7 +8,7 @@ import { listSweeps, sweepCosts } from '../../src/ledger/treasury/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 
 // Solana sweeps driven by the service: `sweep run` (the CLI, a child process) on the LiteSVM endpoint. The operator's

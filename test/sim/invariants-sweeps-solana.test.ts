@@ -7,7 +7,7 @@ import { base58Encode } from '../../chains/solana/base58.js';
 import type { InvariantContext } from '../../scripts/sim/contract.js';
 import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { expectSweepStepJudged } from '../support/sweep-step-judging.js';

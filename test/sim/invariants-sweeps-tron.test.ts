@@ -9,7 +9,7 @@ import { tronSucceeded } from '../../scripts/sim/invariants/tron-chain.js';
 import { outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';
-import { type FakeTicker } from '../support/fake-ticker.js';
+import type { FakeTicker } from '../support/fake-ticker.js';
 import { rolledBack, tronHarnessContext } from '../support/sim-invariant-harness.js';
 import { sweepRunCli } from '../support/sweep-cli.js';
 import { expectSweepStepJudged } from '../support/sweep-step-judging.js';

@@ -70,6 +70,7 @@ export async function startConsoleHarness(o: { chains?: ChainRegistry } = {}): P
       loginFailuresPerIp: 20,
       demo: false,
       uiDir: null,
+      liveIntervalMs: 200,
     },
     limiter: createRateLimiter({ redis, prefix: redisPrefix }),
     docsUrl: 'https://docs.test/errors',

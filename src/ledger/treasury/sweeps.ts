@@ -399,3 +399,33 @@ export async function sweepCosts(
     ),
   }));
 }
+
+/**
+ * A fingerprint of what a live view of sweeps shows: per sweep its status, amounts and how many steps are in each
+ * state. Two reads that return the same text saw no change.
+ */
+export async function sweepsFingerprint(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (ids.length === 0) return out;
+  const rows = await db
+    .selectFrom('sweeps as s')
+    .leftJoin('sweep_steps as st', 'st.sweep_id', 's.id')
+    .select(['s.id', 's.status', 's.swept_base', 's.actual_fee', 'st.status as step_status'])
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('s.id', 'in', ids)
+    .groupBy(['s.id', 's.status', 's.swept_base', 's.actual_fee', 'st.status'])
+    .orderBy('s.id')
+    .orderBy('st.status')
+    .execute();
+  for (const r of rows) out.set(r.id, `${out.get(r.id) ?? `${r.status}/${r.swept_base}/${r.actual_fee}`}|${r.step_status}:${r.n}`);
+  return out;
+}
+
+/** The newest sweep's creation and how many run: the fingerprint of the sweeps list. */
+export async function sweepListFingerprint(db: Db): Promise<string> {
+  const r = await db
+    .selectFrom('sweeps')
+    .select((eb) => [eb.fn.max('created_at').as('latest'), eb.fn.count<string>('id').filterWhere('status', '=', 'running').as('running')])
+    .executeTakeFirst();
+  return `${r?.latest instanceof Date ? r.latest.toISOString() : ''}/${r?.running ?? 0}`;
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError, parameterInvalid } from '../../domain/errors.js';
+import { sessionMerchant } from '../../ledger/payments/session-fingerprint.js';
+import type { ConsoleDeps } from '../deps.js';
+import { assertOwns, forbidden } from '../actor.js';
+import { ConsoleLiveHub } from './hub.js';
+import { parseTopics } from './topics.js';
+
+// GET /api/live?topics=payments,payment:cs_... : a Server-Sent Events stream of `event: change` with data
+// {"topic": "..."} whenever a subscribed view changed. One per open page; all of a process's streams share one reader
+// (hub.ts). Operators only for sweep topics; a merchant user only for its own sessions.
+
+const HEARTBEAT_MS = 15_000;
+
+export async function registerLiveRoute(app: FastifyInstance, deps: ConsoleDeps): Promise<ConsoleLiveHub> {
+  const hub = new ConsoleLiveHub({
+    db: deps.ops.db,
+    intervalMs: deps.settings.liveIntervalMs,
+    maxStreams: 2000,
+    maxPerUser: 20,
+    log: deps.ops.log,
+  });
+  app.addHook('onClose', async () => hub.stop());
+  app.get('/live', async (req, reply) => {
+    const actor = req.consoleActor;
+    if (!actor) throw new ApiError(401, 'authentication_error', 'not_signed_in', 'Sign in to the console first.');
+    const raw = (req.query as Record<string, unknown>).topics;
+    const topics = typeof raw === 'string' ? parseTopics(raw) : undefined;
+    if (!topics)
+      throw parameterInvalid(
+        'topics',
+        'topics: 1 to 10 of overview, payments, refunds, subscriptions, webhooks, sweeps, payment:<id>, sweep:<id>.',
+      );
+    for (const t of topics) {
+      if ((t === 'sweeps' || t.startsWith('sweep:')) && actor.role !== 'operator') throw forbidden();
+      if (t.startsWith('payment:')) {
+        const merchant = await sessionMerchant(deps.ops.db, t.slice(8));
+        if (merchant === undefined) throw new ApiError(404, 'invalid_request_error', 'resource_not_found', 'No such session.', 'topics');
+        assertOwns(actor, merchant);
+      }
+    }
+    let heartbeat: NodeJS.Timeout | undefined;
+    const joined = hub.join({
+      actor,
+      topics: new Set(topics),
+      send: (topic) => reply.raw.write(`event: change\ndata: ${JSON.stringify({ topic })}\n\n`),
+    });
+    if ('full' in joined) {
+      throw new ApiError(429, 'rate_limit_error', 'too_many_streams', 'Too many live views are open; close some pages.');
+    }
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    reply.raw.write(`retry: 3000\nevent: ready\ndata: ${JSON.stringify({ topics })}\n\n`);
+    heartbeat = setInterval(() => reply.raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    req.raw.on('close', () => {
+      clearInterval(heartbeat);
+      joined.leave();
+    });
+  });
+  return hub;
+}
