@@ -1,6 +1,7 @@
 import type { ConsoleRole } from '../db/console-tables.js';
 import { ApiError, invalidRequest, resourceNotFound } from '../domain/errors.js';
-import { type AuditActor, appendAudit } from '../ledger/audit/audit-log.js';
+import type { AuditActor } from '../ledger/audit/audit-log.js';
+import { type AuditWriter, auditWith } from './console-audit.js';
 import { clearRecoveryCodes } from '../ledger/console/recovery-codes.js';
 import { revokeUserSessions } from '../ledger/console/sessions.js';
 import {
@@ -55,6 +56,7 @@ export async function createConsoleUser(
   ops: UsersOps,
   actor: AuditActor,
   input: { email: string; role: string; merchantId?: string | null },
+  writer?: AuditWriter,
 ): Promise<{ user: ConsoleUserView; password: string }> {
   const email = input.email.trim();
   if (!EMAIL.test(email) || email.length > 254) throw invalidRequest('parameter_invalid', 'Invalid email: not an email address.', 'email');
@@ -91,7 +93,11 @@ export async function createConsoleUser(
     throw err;
   }
   const user = consoleUserView(row);
-  await appendAudit(ops.db, actor, {
+  await auditWith(
+    ops.db,
+    actor,
+    writer,
+  )({
     action: 'console_user.create',
     objectType: 'console_user',
     objectId: user.id,
@@ -124,13 +130,22 @@ const refuseSelf = (actor: AuditActor, target: ConsoleUserRecord, what: string) 
 };
 
 /** Disables the user and revokes every session it has. */
-export async function disableConsoleUser(ops: UsersOps, actor: AuditActor, idOrEmail: string): Promise<ConsoleUserView> {
+export async function disableConsoleUser(
+  ops: UsersOps,
+  actor: AuditActor,
+  idOrEmail: string,
+  writer?: AuditWriter,
+): Promise<ConsoleUserView> {
   const before = await findConsoleUser(ops, idOrEmail);
   refuseSelf(actor, before, 'disable');
   const after = await disableUserRow(ops.db, before.id);
   const revoked = await revokeUserSessions(ops.db, before.id);
   const user = consoleUserView(after ?? before);
-  await appendAudit(ops.db, actor, {
+  await auditWith(
+    ops.db,
+    actor,
+    writer,
+  )({
     action: 'console_user.disable',
     objectType: 'console_user',
     objectId: before.id,
@@ -147,6 +162,7 @@ export async function resetConsoleUser(
   ops: UsersOps,
   actor: AuditActor,
   idOrEmail: string,
+  writer?: AuditWriter,
 ): Promise<{ user: ConsoleUserView; password: string }> {
   const before = await findConsoleUser(ops, idOrEmail);
   refuseSelf(actor, before, 'reset');
@@ -157,7 +173,11 @@ export async function resetConsoleUser(
   const revoked = await revokeUserSessions(ops.db, before.id);
   const after = await getConsoleUser(ops.db, before.id);
   const user = consoleUserView(after ?? before);
-  await appendAudit(ops.db, actor, {
+  await auditWith(
+    ops.db,
+    actor,
+    writer,
+  )({
     action: 'console_user.reset',
     objectType: 'console_user',
     objectId: before.id,
