@@ -38,7 +38,11 @@ describe('GET /api/audit', () => {
       [m1, 3],
       [m2, 4],
     ] as const) {
-      await appendAudit(c.t.db, { kind: 'cli', id: 'ops' }, { action: 'refund.create', objectType: 'refund', objectId: `re_${i}`, merchantId: m });
+      await appendAudit(
+        c.t.db,
+        { kind: 'cli', id: 'ops' },
+        { action: 'refund.create', objectType: 'refund', objectId: `re_${i}`, merchantId: m },
+      );
     }
     const all = await c.call('GET', '/audit?action=refund.create&limit=100', op);
     expect(all.status).toBe(200);

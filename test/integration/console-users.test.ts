@@ -12,7 +12,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => c?.close());
 
-const userCount = async () => Number((await c.t.db.selectFrom('console_users').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const userCount = async () =>
+  Number(
+    (
+      await c.t.db
+        .selectFrom('console_users')
+        .select((e) => e.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const auditOf = (objectId: string, action: string) =>
   c.t.db.selectFrom('console_audit').selectAll().where('object_id', '=', objectId).where('action', '=', action).execute();
 
@@ -21,7 +29,13 @@ describe('users', () => {
     const m = await c.merchant();
     const r = await c.call('POST', '/users', { ...op, body: { email: 'Shop.Owner@Example.com', role: 'merchant', merchant_id: m } });
     expect(r.status).toBe(201);
-    expect(r.json.user).toMatchObject({ email: 'Shop.Owner@Example.com', role: 'merchant', merchant_id: m, must_change_password: true, disabled: false });
+    expect(r.json.user).toMatchObject({
+      email: 'Shop.Owner@Example.com',
+      role: 'merchant',
+      merchant_id: m,
+      must_change_password: true,
+      disabled: false,
+    });
     expect(r.json.password).toMatch(/^[0-9A-Za-z]{20}$/);
     const login = await c.login('shop.owner@example.com', r.json.password);
     expect(login.status).toBe(200);
