@@ -25,6 +25,7 @@ import { RECONCILE_USAGE, journalCli, reconcileCli } from './reconcile.js';
 import { SUBSCRIPTIONS_USAGE, subscriptionsCli } from './subscriptions.js';
 import { systemClock } from '../domain/clock.js';
 import { WALLETS_USAGE, walletsCli } from './wallets.js';
+import { CONSOLE_USAGE, consoleCli } from './console.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -63,6 +64,9 @@ ${RECONCILE_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${SUBSCRIPTIONS_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${CONSOLE_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -143,6 +147,9 @@ async function main(argv: string[]): Promise<void> {
         return await reconcileCli(rest, { db, adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env) });
       case 'journal':
         return await journalCli(rest, { db });
+      case 'console':
+        await migrateToLatest(db); // the first operator may be created before the service ever started
+        return await consoleCli(rest, { db });
       case 'subscriptions':
         return await subscriptionsCli(rest, { db, clock: systemClock, checkoutBaseUrl: config.checkoutBaseUrl });
       case 'webhooks': {

@@ -4,3 +4,4 @@
 export const apiKeySecretAad = (keyId: string): string => `api_keys:${keyId}:secret`;
 export const webhookSecretAad = (merchantId: string): string => `merchants:${merchantId}:webhook_secret`;
 export const previousWebhookSecretAad = (merchantId: string): string => `merchants:${merchantId}:webhook_secret_prev`;
+export const totpSecretAad = (consoleUserId: string): string => `console_users:${consoleUserId}:totp_secret`;

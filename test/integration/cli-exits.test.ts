@@ -12,6 +12,7 @@ import { TEST_MASTER_KEY } from '../support/api-harness.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
 import { sql } from 'kysely';
 import { expireSession } from '../../src/ledger/payments/sessions.js';
+import { createConsoleUser } from '../../src/operations/console-users.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // Every command of `npm run cli -- help`, run as a real child process against the whole service's database, Redis
@@ -133,6 +134,11 @@ beforeAll(async () => {
   ids.stateFile = join(dir, 'state.json');
   writeFileSync(ids.stateFile, JSON.stringify(state));
   ids.missingStateFile = join(dir, 'missing.json');
+
+  // Console users to disable and reset (console user ...).
+  const cli0 = { kind: 'cli' as const, id: 'test' };
+  ids.consoleUserA = (await createConsoleUser({ db: h.t.db }, cli0, { email: 'exit-a@console.test', role: 'operator' })).user.id;
+  await createConsoleUser({ db: h.t.db }, cli0, { email: 'exit-b@console.test', role: 'merchant', merchantId: m.id });
 }, 300_000);
 afterAll(async () => h?.close());
 
@@ -429,6 +435,30 @@ const CASES: Record<string, Case[]> = {
   'deposits unmatched': [
     { args: () => ['deposits', 'unmatched', '--mode', 'test'], code: 0, shows: /^\[/ },
     { args: () => ['deposits', 'unmatched', '--mode', 'prod'], code: 2, shows: /--mode must be test or live/ },
+  ],
+  'console user create': [
+    {
+      args: () => ['console', 'user', 'create', '--email', 'cron-operator@console.test', '--role', 'operator'],
+      code: 0,
+      shows: /"temporary_password": "[0-9A-Za-z]{20}"/,
+    },
+    {
+      args: () => ['console', 'user', 'create', '--email', 'x@console.test', '--role', 'admin'],
+      code: 2,
+      shows: /--role must be operator or merchant/,
+    },
+  ],
+  'console user list': [
+    { args: () => ['console', 'user', 'list', '--role', 'merchant'], code: 0, shows: /^\[/ },
+    { args: () => ['console', 'user', 'list', '--role', 'admin'], code: 2, shows: /--role must be operator or merchant/ },
+  ],
+  'console user disable': [
+    { args: () => ['console', 'user', 'disable', ids.consoleUserA!], code: 0, shows: /"disabled": true/ },
+    { args: () => ['console', 'user', 'disable', 'nobody@console.test'], code: 2, shows: /No such console user/ },
+  ],
+  'console user reset': [
+    { args: () => ['console', 'user', 'reset', 'exit-b@console.test'], code: 0, shows: /"temporary_password": "/ },
+    { args: () => ['console', 'user', 'reset'], code: 2, shows: /usage: console user reset <id\|email>/ },
   ],
 };
 

@@ -20,6 +20,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       check ((role = 'merchant') = (merchant_id is not null))
     )`.execute(db);
   await sql`create unique index console_users_email on console_users (lower(email))`.execute(db);
+  await sql`create index console_users_created on console_users (created_at desc, id desc)`.execute(db);
   await sql`
     create table console_recovery_codes (
       user_id text not null references console_users(id),

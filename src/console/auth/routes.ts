@@ -1,0 +1,160 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ApiError, invalidRequest } from '../../domain/errors.js';
+import { appendAudit } from '../../ledger/audit/audit-log.js';
+import { revokeConsoleSession, revokeUserSessions } from '../../ledger/console/sessions.js';
+import { getConsoleUser } from '../../ledger/console/users.js';
+import { changePassword, checkSignIn, confirmTotp } from '../../operations/console-sign-in.js';
+import { beginTotpSetup } from '../../operations/console-totp.js';
+import { auditActorOf } from '../actor.js';
+import type { ConsoleDeps } from '../deps.js';
+import { consoleRoute, parse } from '../route.js';
+import { type CookieOptions, clearedSessionCookie, readSessionCookie, sessionCookie, sessionIdHash } from './cookie.js';
+import { currentLockout, recordFailure } from './login-limiter.js';
+import { startSession } from './sessions.js';
+import { authState } from './views.js';
+
+// The sign-in API (/api/auth/*): login, me, logout, sign out everywhere, TOTP setup and confirmation, password change.
+// Every mutation but the login goes through consoleRoute (signed in, CSRF token checked, audit row).
+
+const loginBody = z.strictObject({
+  email: z.string().min(1).max(254),
+  password: z.string().min(1).max(256),
+  totp_code: z.string().max(16).optional(),
+  recovery_code: z.string().max(64).optional(),
+});
+
+export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): void {
+  const { db } = deps.ops;
+  const base = api.prefix.replace(/\/api$/, '');
+  const cookie: CookieOptions = { path: `${base}/`, secure: deps.settings.secureCookies };
+
+  api.post('/auth/login', async (req, reply) => {
+    const body = parse(loginBody, req.body ?? {}, 'body');
+    const lock = await currentLockout(deps, body.email, req.ip);
+    if (lock) {
+      reply.header('Retry-After', String(Math.max(1, Math.ceil(lock.retryAfterMs / 1000))));
+      throw lock.error;
+    }
+    let result: Awaited<ReturnType<typeof checkSignIn>>;
+    try {
+      result = await checkSignIn(deps.ops, {
+        email: body.email,
+        password: body.password,
+        ...(body.totp_code !== undefined ? { totpCode: body.totp_code } : {}),
+        ...(body.recovery_code !== undefined ? { recoveryCode: body.recovery_code } : {}),
+        ip: req.ip,
+      });
+    } catch (err) {
+      if (err instanceof ApiError && (err.code === 'invalid_credentials' || err.code === 'totp_invalid')) {
+        if (await recordFailure(deps, body.email, req.ip)) {
+          await appendAudit(
+            db,
+            { kind: 'console', id: null, email: body.email.slice(0, 254), ip: req.ip },
+            { action: 'auth.lockout', objectType: 'console_user', detail: 'too many failed sign-ins (account or address)' },
+          );
+        }
+      }
+      throw err;
+    }
+    // A cookie sent with the login never becomes the session (fixation): it is revoked, and a new one is issued.
+    const sent = readSessionCookie(req);
+    if (sent !== undefined) await revokeConsoleSession(db, sessionIdHash(sent));
+    const { user } = result;
+    const session = await startSession(deps, req, user.id, result.secondFactorDone);
+    reply.header('Set-Cookie', sessionCookie(session.token, cookie, Math.floor(deps.settings.absoluteTimeoutMs / 1000)));
+    await appendAudit(
+      db,
+      { kind: 'console', id: user.id, email: user.email, role: user.role, ip: req.ip },
+      {
+        action: 'auth.login',
+        objectType: 'console_user',
+        objectId: user.id,
+        merchantId: user.merchant_id,
+        detail: result.usedRecoveryCode ? 'password and a recovery code' : result.secondFactorDone ? 'password and TOTP' : 'password',
+      },
+    );
+    return authState(user, session.csrfToken);
+  });
+
+  consoleRoute(api, db, {
+    method: 'GET',
+    url: '/auth/me',
+    async handler({ actor }) {
+      const user = await getConsoleUser(db, actor.userId);
+      if (!user) throw new ApiError(401, 'authentication_error', 'not_signed_in', 'Sign in to the console first.');
+      return authState(user, actor.csrfToken);
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/auth/logout',
+    async handler({ actor, reply, audit }) {
+      await revokeConsoleSession(db, actor.sessionIdHash);
+      reply.header('Set-Cookie', clearedSessionCookie(cookie));
+      await audit({ action: 'auth.logout', objectType: 'console_user', objectId: actor.userId, merchantId: actor.merchantId });
+      return { ok: true };
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/auth/logout-all',
+    async handler({ actor, reply, audit }) {
+      const n = await revokeUserSessions(db, actor.userId);
+      reply.header('Set-Cookie', clearedSessionCookie(cookie));
+      await audit({
+        action: 'auth.logout_all',
+        objectType: 'console_user',
+        objectId: actor.userId,
+        merchantId: actor.merchantId,
+        detail: `${n} session(s) revoked`,
+      });
+      return { ok: true };
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/auth/totp/setup',
+    async handler({ actor, audit }) {
+      const setup = await beginTotpSetup(deps.ops, { id: actor.userId, email: actor.email });
+      if (!setup) throw invalidRequest('totp_already_enabled', 'TOTP is on for this account already.', undefined, 409);
+      await audit({ action: 'auth.totp_setup', objectType: 'console_user', objectId: actor.userId, merchantId: actor.merchantId });
+      return { secret: setup.secret, otpauth_url: setup.otpauthUrl };
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/auth/totp/confirm',
+    body: z.strictObject({ code: z.string().min(1).max(16) }),
+    async handler({ actor, body, audit }) {
+      const r = await confirmTotp(
+        deps.ops,
+        { ...auditActorOf(actor), id: actor.userId },
+        { idHash: actor.sessionIdHash },
+        body.code,
+        audit,
+      );
+      return { recovery_codes: r.recoveryCodes };
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/auth/password',
+    body: z.strictObject({ current_password: z.string().min(1).max(256), new_password: z.string().max(256) }),
+    async handler({ actor, body, audit }) {
+      await changePassword(
+        deps.ops,
+        { ...auditActorOf(actor), id: actor.userId },
+        { idHash: actor.sessionIdHash },
+        { currentPassword: body.current_password, newPassword: body.new_password },
+        audit,
+      );
+      return { ok: true };
+    },
+  });
+}

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { createConsoleUser, disableConsoleUser, listConsoleUsers, resetConsoleUser } from '../../operations/console-users.js';
+import { auditActorOf } from '../actor.js';
+import type { ConsoleDeps } from '../deps.js';
+import { consoleRoute } from '../route.js';
+
+// The users page's API (operators only): list, create (temporary password shown once), disable, reset. The rules are
+// in operations/console-users.ts, shared with the CLI's `console user ...`.
+
+const userId = z.strictObject({ id: z.string().regex(/^cu_[0-9A-Za-z]{24}$/, 'not a console user id') });
+
+export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): void {
+  const { db } = deps.ops;
+
+  consoleRoute(api, db, {
+    method: 'GET',
+    url: '/users',
+    role: 'operator',
+    query: z.strictObject({
+      limit: z.coerce.number().int().min(1).max(100).default(25),
+      cursor: z
+        .string()
+        .regex(/^cu_[0-9A-Za-z]{24}$/, 'not a cursor of this list')
+        .optional(),
+      role: z.enum(['operator', 'merchant']).optional(),
+      merchant_id: z.string().max(64).optional(),
+    }),
+    async handler({ query }) {
+      const page = await listConsoleUsers(deps.ops, {
+        limit: query.limit,
+        ...(query.cursor !== undefined ? { after: query.cursor } : {}),
+        ...(query.role !== undefined ? { role: query.role } : {}),
+        ...(query.merchant_id !== undefined ? { merchantId: query.merchant_id } : {}),
+      });
+      return { data: page.data, next_cursor: page.nextCursor };
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/users',
+    role: 'operator',
+    body: z.strictObject({
+      email: z.string().min(3).max(254),
+      role: z.enum(['operator', 'merchant']),
+      merchant_id: z.string().max(64).optional(),
+    }),
+    async handler({ actor, body, audit, reply }) {
+      const created = await createConsoleUser(
+        deps.ops,
+        auditActorOf(actor),
+        { email: body.email, role: body.role, merchantId: body.merchant_id ?? null },
+        audit,
+      );
+      reply.code(201);
+      return created;
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/users/:id/disable',
+    role: 'operator',
+    params: userId,
+    async handler({ actor, params, audit }) {
+      return { user: await disableConsoleUser(deps.ops, auditActorOf(actor), params.id, audit) };
+    },
+  });
+
+  consoleRoute(api, db, {
+    method: 'POST',
+    url: '/users/:id/reset',
+    role: 'operator',
+    params: userId,
+    async handler({ actor, params, audit }) {
+      return await resetConsoleUser(deps.ops, auditActorOf(actor), params.id, audit);
+    },
+  });
+}
