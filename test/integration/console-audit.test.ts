@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendAudit } from '../../src/ledger/audit/audit-log.js';
-import { type ConsoleApp, startConsoleApp } from './console-auth-app.js';
+import { type ConsoleApp, startConsoleApp } from '../support/console-auth-app.js';
 
 // The audit log: append-only for the application's database role (UPDATE, DELETE and TRUNCATE refused by its
 // triggers), and the audit page's API (filters, keyset pages, a merchant user sees its merchant's rows only).

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleApp, startConsoleApp } from './console-auth-app.js';
+import { type ConsoleApp, startConsoleApp } from '../support/console-auth-app.js';
 
 // The sign-in's lockout: failed sign-ins counted by the GCRA limiter per account (5 per 15 minutes here) and per
 // client IP (8 per 15 minutes here); once either is used up, 429 login_locked with a clear message and Retry-After,

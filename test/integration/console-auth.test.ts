@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE, type ConsoleApp, startConsoleApp, totpCode } from './console-auth-app.js';
+import { BASE, type ConsoleApp, startConsoleApp, totpCode } from '../support/console-auth-app.js';
 
 // The console's sign-in on the whole console (registerConsole): passwords, TOTP (with replay refused), recovery codes,
 // cookie flags, session fixation, sign-out and sign out everywhere, idle and absolute timeouts, disabled users, CSRF on

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_MASTER_KEY } from '../support/api-harness.js';
-import { type ConsoleApp, startConsoleApp } from './console-auth-app.js';
+import { type ConsoleApp, startConsoleApp } from '../support/console-auth-app.js';
 
 // `npm run cli -- console user ...` as a real child process on a console's database: the users it makes sign in to
 // the console, disable and reset end their sessions, each command leaves an audit row naming the OS user.

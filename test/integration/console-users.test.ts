@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleApp, startConsoleApp } from './console-auth-app.js';
+import { type ConsoleApp, startConsoleApp } from '../support/console-auth-app.js';
 
 // The users page's API on the whole console: list, create (temporary password once), disable (sessions end), reset
 // (new password; TOTP, recovery codes and sessions cleared); operators only; bad input changes nothing; audit rows.

@@ -13,9 +13,9 @@ import { createLogger } from '../../src/logger.js';
 import type { OperationsContext } from '../../src/operations/context.js';
 import { createConsoleUser } from '../../src/operations/console-users.js';
 import { SecretBox } from '../../src/security/secret-box.js';
-import { TEST_MASTER_KEY } from '../support/api-harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { REDIS_URL } from '../support/env.js';
+import { TEST_MASTER_KEY } from './api-harness.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { REDIS_URL } from './env.js';
 
 // The whole console (registerConsole from src/console/plugin.ts, under /console) over a fresh database and real Redis,
 // for the sign-in, users and audit tests: real cookies, CSRF tokens, TOTP codes made with otpauth.
@@ -84,6 +84,7 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
     loginFailuresPerIp: 8,
     demo: false,
     uiDir: null,
+    liveIntervalMs: 200,
     ...over,
   };
   const deps: ConsoleDeps = {
