@@ -4,6 +4,8 @@ import { ApiError } from '../domain/errors.js';
 import type { AuditActor } from '../ledger/audit/audit-log.js';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, resetConsoleUser } from '../operations/console-users.js';
 import { UsageError, options, print, required } from './args.js';
+import { demoTotpCode } from '../operations/console-demo.js';
+import type { SecretBox } from '../security/secret-box.js';
 
 // `console user ...`: the web console's users (docs/console.md, "Accounts and security"), through the same
 // operations as the console's users page. A temporary password is printed once, at creation or reset; the user must
@@ -13,7 +15,8 @@ export const CONSOLE_USAGE = `console user create --email <email> --role operato
                                                     a console user; prints its temporary password once
 console user list [--role operator|merchant] [--merchant <id>]
 console user disable <id|email>                     disable it and end its sessions
-console user reset <id|email>                       new temporary password; TOTP and sessions cleared`;
+console user reset <id|email>                       new temporary password; TOTP and sessions cleared
+console demo-code [--email <demo user>]             the demo operator's current TOTP code (npm run dev only)`;
 
 /** The operating-system user running the command, as the audit log's actor. */
 function cliActor(): AuditActor {
@@ -26,8 +29,9 @@ function cliActor(): AuditActor {
   return { kind: 'cli', id: name };
 }
 
-export async function consoleCli(args: string[], ctx: { db: Db }): Promise<void> {
+export async function consoleCli(args: string[], ctx: { db: Db; box: SecretBox }): Promise<void> {
   const [what, sub, ...rest] = args;
+  if (what === 'demo-code') return await demoCode(args.slice(1), ctx);
   if (what !== 'user') throw new UsageError(`usage:\n${CONSOLE_USAGE}`);
   const ops = { db: ctx.db };
   try {
@@ -91,6 +95,18 @@ export async function consoleCli(args: string[], ctx: { db: Db }): Promise<void>
     }
   } catch (err) {
     // The operations' refusals (bad email, unknown merchant or user, email in use) are the caller's mistake: usage.
+    if (err instanceof ApiError && err.status < 500) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** `console demo-code`: the code a newcomer types at the demo's sign-in, printed alone on stdout. */
+async function demoCode(args: string[], ctx: { db: Db; box: SecretBox }): Promise<void> {
+  const { values, positionals } = options(args, { email: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}\n${CONSOLE_USAGE}`);
+  try {
+    process.stdout.write(`${await demoTotpCode(ctx, values.email)}\n`);
+  } catch (err) {
     if (err instanceof ApiError && err.status < 500) throw new UsageError(err.message);
     throw err;
   }

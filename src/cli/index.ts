@@ -149,7 +149,7 @@ async function main(argv: string[]): Promise<void> {
         return await journalCli(rest, { db });
       case 'console':
         await migrateToLatest(db); // the first operator may be created before the service ever started
-        return await consoleCli(rest, { db });
+        return await consoleCli(rest, { db, box });
       case 'subscriptions':
         return await subscriptionsCli(rest, { db, clock: systemClock, checkoutBaseUrl: config.checkoutBaseUrl });
       case 'webhooks': {

@@ -1,3 +1,4 @@
+import { isDemoEmail } from './console-demo.js';
 import { ApiError, invalidRequest } from '../domain/errors.js';
 import { type AuditActor, appendAudit } from '../ledger/audit/audit-log.js';
 import { type AuditWriter, auditWith } from './console-audit.js';
@@ -38,9 +39,10 @@ export interface SignInResult {
  */
 export async function checkSignIn(
   ops: SignInOps,
-  input: { email: string; password: string; totpCode?: string; recoveryCode?: string; ip: string },
+  input: { email: string; password: string; totpCode?: string; recoveryCode?: string; ip: string; demoAllowed: boolean },
 ): Promise<SignInResult> {
-  const user = await getConsoleUserByEmail(ops.db, input.email.trim());
+  // The demo's users (console-demo.ts) exist only for `npm run dev`: elsewhere they are as unknown.
+  const user = !input.demoAllowed && isDemoEmail(input.email) ? undefined : await getConsoleUserByEmail(ops.db, input.email.trim());
   const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
   const fail = async (code: 'invalid_credentials' | 'totp_invalid') => {
     await appendAudit(

@@ -26,6 +26,11 @@ export async function beginTotpSetup(
   return { secret, otpauthUrl: totpOf(secret, user.email).toString() };
 }
 
+/** The code of the current step for a secret (the demo's `console demo-code`; tests play the authenticator app with it). */
+export function currentTotpCode(secretBase32: string, at: Date): string {
+  return totpOf(secretBase32).generate({ timestamp: at.getTime() });
+}
+
 /** The user's TOTP secret (pending or enabled), opened; null when it has none. */
 export function openTotpSecret(ops: Pick<OperationsContext, 'box'>, user: { id: string; totp_secret_enc: string | null }): string | null {
   return user.totp_secret_enc === null ? null : ops.box.open(user.totp_secret_enc, totpSecretAad(user.id));

@@ -13,6 +13,7 @@ import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
 import { sql } from 'kysely';
 import { expireSession } from '../../src/ledger/payments/sessions.js';
 import { createConsoleUser } from '../../src/operations/console-users.js';
+import { ensureDemoConsoleUsers } from '../../src/operations/console-demo.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // Every command of `npm run cli -- help`, run as a real child process against the whole service's database, Redis
@@ -139,6 +140,7 @@ beforeAll(async () => {
   const cli0 = { kind: 'cli' as const, id: 'test' };
   ids.consoleUserA = (await createConsoleUser({ db: h.t.db }, cli0, { email: 'exit-a@console.test', role: 'operator' })).user.id;
   await createConsoleUser({ db: h.t.db }, cli0, { email: 'exit-b@console.test', role: 'merchant', merchantId: m.id });
+  await ensureDemoConsoleUsers({ db: h.t.db, box: new SecretBox(TEST_MASTER_KEY) }, m.id); // console demo-code
 }, 300_000);
 afterAll(async () => h?.close());
 
@@ -455,6 +457,10 @@ const CASES: Record<string, Case[]> = {
   'console user disable': [
     { args: () => ['console', 'user', 'disable', ids.consoleUserA!], code: 0, shows: /"disabled": true/ },
     { args: () => ['console', 'user', 'disable', 'nobody@console.test'], code: 2, shows: /No such console user/ },
+  ],
+  'console demo-code': [
+    { args: () => ['console', 'demo-code'], code: 0, shows: /^\d{6}\n$/ },
+    { args: () => ['console', 'demo-code', '--email', 'exit-b@console.test'], code: 2, shows: /Only the demo users/ },
   ],
   'console user reset': [
     { args: () => ['console', 'user', 'reset', 'exit-b@console.test'], code: 0, shows: /"temporary_password": "/ },

@@ -44,6 +44,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
         ...(body.totp_code !== undefined ? { totpCode: body.totp_code } : {}),
         ...(body.recovery_code !== undefined ? { recoveryCode: body.recovery_code } : {}),
         ip: req.ip,
+        demoAllowed: deps.settings.demo,
       });
     } catch (err) {
       if (err instanceof ApiError && (err.code === 'invalid_credentials' || err.code === 'totp_invalid')) {
