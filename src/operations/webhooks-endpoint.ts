@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { rotateWebhookSecret, setWebhookUrl, type RotatedSecret } from '../ledger/merchants/webhook-secrets.js';
 import type { SecretBox } from '../security/secret-box.js';
+import { webhookSettingsFrom } from '../webhooks/config.js';
 import { webhookSecretAad } from '../security/sealed-column-aad.js';
 import { checkWebhookTarget, checkWebhookTargetWithoutDns, type TargetPolicy } from '../webhooks/url-policy.js';
 
@@ -87,4 +88,10 @@ export async function webhookEndpoint(db: Db, box: SecretBox, merchantId: string
     secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH),
     previousSecretExpiresAt: prevUntil !== null && prevUntil.getTime() > Date.now() ? prevUntil : null,
   };
+}
+
+/** The deployment's endpoint rules and default overlap (WEBHOOK_* settings of `env`). */
+export function endpointSettings(env: Record<string, string | undefined>): { policy: TargetPolicy; secretOverlapHours: number } {
+  const s = webhookSettingsFrom(env);
+  return { policy: { allowPrivateTargetsInTest: s.allowPrivateTargetsInTest }, secretOverlapHours: s.secretOverlapHours };
 }

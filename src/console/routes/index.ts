@@ -1,5 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConsoleDeps } from '../deps.js';
+import { registerExportRoutes } from './exports.js';
+import { registerKeyRoutes } from './keys.js';
+import { registerMerchantRoutes } from './merchants.js';
+import { registerSubscriptionRoutes } from './subscriptions.js';
+import { registerWebhookRoutes } from './webhooks.js';
 
 // Every console resource's routes. One line per area; each area's file holds its routes and nothing else.
-export async function registerConsoleResources(_app: FastifyInstance, _deps: ConsoleDeps): Promise<void> {}
+export async function registerConsoleResources(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+  await registerWebhookRoutes(app, deps);
+  await registerKeyRoutes(app, deps);
+  await registerSubscriptionRoutes(app, deps);
+  await registerExportRoutes(app, deps);
+  await registerMerchantRoutes(app, deps);
+}
