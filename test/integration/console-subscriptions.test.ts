@@ -146,7 +146,11 @@ describe('console subscriptions', () => {
     const r = await h.call(h.operator, 'POST', '/api/subscriptions/sub_a2/resolve', { action: 'retry' });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ hold: null, next_action: 'retry', subscription: { status: 'active', operator_hold: null } });
-    expect((await audits('subscription.resolve')).at(-1)).toMatchObject({ object_id: 'sub_a2', after: { resolution: 'retry' } });
+    expect((await audits('subscription.resolve')).at(-1)).toMatchObject({
+      object_id: 'sub_a2',
+      before: { hold: { reason: 'wrong_recipient', transaction_hash: '0xabc' } },
+      after: { resolution: 'retry', hold_reason: null },
+    });
     const again = await h.call(h.operator, 'POST', '/api/subscriptions/sub_a2/resolve', { action: 'cancel' });
     expect(again.status).toBe(400);
     expect(again.json.error.code).toBe('subscription_not_held');

@@ -31,6 +31,6 @@ export const apiKeyCreatedSchema = z.strictObject({
 });
 export type ApiKeyCreated = z.infer<typeof apiKeyCreatedSchema>;
 
-/** POST /api/keys/:prefix/revoke (404 when no active key has that prefix). */
+/** POST /api/keys/:prefix/revoke (404 when no key has that prefix, 400 `api_key_revoked` when it is revoked already). */
 export const apiKeyRevokedSchema = z.strictObject({ prefix: z.string(), merchant_id: z.string(), revoked_at: iso });
 export type ApiKeyRevoked = z.infer<typeof apiKeyRevokedSchema>;

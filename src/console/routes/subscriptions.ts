@@ -213,6 +213,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
     params: idParam,
     body: z.strictObject({ action: z.enum(SUBSCRIPTION_RESOLVE_ACTIONS) }),
     async handler({ params, body, audit }): Promise<SubscriptionDetail> {
+      const before = await findSubscriptionById(db, params.id);
       const r = await resolveHold(subs, params.id, body.action);
       if (r.kind === 'not_found') throw resourceNotFound('id', 'subscription');
       if (r.kind === 'not_held') throw invalidRequest('subscription_not_held', `This subscription is not held (status ${r.status}).`, 'id');
@@ -221,7 +222,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
         objectType: 'subscription',
         objectId: params.id,
         merchantId: r.subscription.merchant_id,
-        before: { hold: 'held' },
+        before: before ? { ...summary(before), hold: holdOf(before) } : null,
         after: { resolution: body.action, ...summary(r.subscription) },
       });
       return detail(params.id);
