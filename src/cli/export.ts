@@ -2,14 +2,13 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Db } from '../db/database.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
-import { EXPORT_FORMATS, type ExportFormat } from '../domain/export-format.js';
-import { writeExport } from '../ledger/exports/export-writer.js';
-import { EXPORT_KIND_NAMES, type ExportKindName } from '../ledger/exports/exports.js';
+import { EXPORT_KIND_NAMES } from '../ledger/exports/exports.js';
+import { isExportFormat, isExportKind, parseExportTime, runExport } from '../operations/exports.js';
 import { UsageError, options } from './args.js';
 
 // `export <kind> --since <time> [--until <time>] [--format csv|json] [--merchant <id> --mode test|live] > file`
 // (issue 16 item 6; docs/operations.md "Exports"). The file goes to stdout, streamed: memory stays flat whatever the
-// number of rows; a summary line goes to stderr.
+// number of rows; a summary line goes to stderr. A face over src/operations/exports.ts (the console's downloads).
 
 export const EXPORT_USAGE = `export <${EXPORT_KIND_NAMES.join('|')}> --since <ISO time> [--until <ISO time>] [--format csv|json]
        [--merchant <id> --mode test|live]      rows of the period [since, until), oldest first, to stdout`;
@@ -30,10 +29,10 @@ export async function exportCli(args: string[], ctx: ExportCliContext): Promise<
     merchant: { type: 'string' },
     mode: { type: 'string' },
   });
-  const kind = positionals[0] as ExportKindName | undefined;
-  if (!kind || positionals.length > 1 || !EXPORT_KIND_NAMES.includes(kind)) throw new UsageError(EXPORT_USAGE);
-  const format = (values.format ?? 'csv') as ExportFormat;
-  if (!EXPORT_FORMATS.includes(format)) throw new UsageError('--format must be csv or json');
+  const kind = positionals[0];
+  if (!kind || positionals.length > 1 || !isExportKind(kind)) throw new UsageError(EXPORT_USAGE);
+  const format = values.format ?? 'csv';
+  if (!isExportFormat(format)) throw new UsageError('--format must be csv or json');
   const since = parseTime(values.since, 'since');
   const until = values.until === undefined ? new Date() : parseTime(values.until, 'until');
   if (until <= since) throw new UsageError('--until must be after --since');
@@ -43,21 +42,8 @@ export async function exportCli(args: string[], ctx: ExportCliContext): Promise<
   const write = async (chunk: string) => {
     if (chunk.length > 0 && !out.write(chunk)) await once(out, 'drain');
   };
-  const n = await writeExport(
-    ctx.db,
-    {
-      kind,
-      format,
-      filter: {
-        since,
-        until,
-        ...(values.merchant !== undefined ? { merchant: { id: values.merchant, mode: values.mode as 'test' | 'live' } } : {}),
-      },
-      ctx: { tokenDecimals: ctx.tokenDecimals },
-      ...(ctx.pageRows !== undefined ? { pageRows: ctx.pageRows } : {}),
-    },
-    write,
-  );
+  const merchant = values.merchant !== undefined ? { id: values.merchant, mode: values.mode as 'test' | 'live' } : undefined;
+  const n = await runExport(ctx.db, { kind, format, since, until, merchant }, ctx.tokenDecimals, write, ctx.pageRows);
   (ctx.stderr ?? ((l: string) => process.stderr.write(l)))(
     `exported ${n} ${kind} from ${since.toISOString()} to ${until.toISOString()} as ${format}\n`,
   );
@@ -66,11 +52,10 @@ export async function exportCli(args: string[], ctx: ExportCliContext): Promise<
 
 function parseTime(text: string | undefined, name: string): Date {
   if (text === undefined) throw new UsageError(`--${name} is required (ISO time, e.g. 2026-11-01 or 2026-11-01T00:00:00Z)`);
-  // A date alone is midnight UTC; a time must name its zone (no silent local time).
-  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text)) {
+  const d = parseExportTime(text);
+  if (d === 'shape') {
     throw new UsageError(`--${name} must be a date (2026-11-01, UTC) or an ISO time with its zone (2026-11-01T00:00:00Z)`);
   }
-  const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-  if (Number.isNaN(d.getTime())) throw new UsageError(`--${name} is not a valid time`);
+  if (d === 'invalid') throw new UsageError(`--${name} is not a valid time`);
   return d;
 }

@@ -2,26 +2,24 @@ import type { Db } from '../db/database.js';
 import {
   SESSION_LIFETIME_RANGE,
   UNDERPAYMENT_TOLERANCE_BPS_RANGE,
-  createApiKey,
-  createMerchant,
   listApiKeys,
   listMerchantSettings,
-  revokeApiKey,
-  updateMerchantSettings,
   type MerchantSettings,
   type MerchantSettingsUpdate,
 } from '../ledger/merchants/merchants.js';
+import { issueApiKey, revokeApiKeyByPrefix } from '../operations/api-keys.js';
+import { createMerchantAccount, effectiveSettings, findMerchant, updateMerchant } from '../operations/merchants.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { TargetPolicy } from '../webhooks/url-policy.js';
 import { UsageError, options, print, required } from './args.js';
-import { checkMerchantWebhookUrl } from './webhooks.js';
+import { webhookUrlRefusal } from './webhooks.js';
 
 export interface CliContext {
   db: Db;
   box: SecretBox;
 }
 
-// Operator commands for merchants and keys. Secrets are printed once, at creation, and never again.
+// Operator commands for merchants and keys: a face over src/operations/merchants.ts and api-keys.ts. Secrets are printed once, at creation, and never again.
 
 export const MERCHANT_USAGE = `merchant create --name <name> [--webhook-url <url> [--test-only]]
 merchant list
@@ -37,25 +35,22 @@ export async function merchantCli(
   args: string[],
   ctx: CliContext & { webhookPolicy: TargetPolicy; defaultSessionLifetimeSeconds: number },
 ): Promise<void> {
-  const effective = (m: MerchantSettings) => ({
-    merchant_id: m.merchant_id,
-    name: m.name,
-    webhook_url: m.webhook_url,
-    created_at: m.created_at,
-    session_lifetime_seconds: m.session_lifetime_seconds ?? ctx.defaultSessionLifetimeSeconds,
-    session_lifetime_source: m.session_lifetime_seconds === null ? 'default' : 'merchant',
-    underpayment_tolerance_bps: m.underpayment_tolerance_bps,
-  });
+  const effective = (m: MerchantSettings) => effectiveSettings(m, ctx.defaultSessionLifetimeSeconds);
   const [sub, ...rest] = args;
   switch (sub) {
     case 'create': {
       const { values } = options(rest, { name: { type: 'string' }, 'webhook-url': { type: 'string' }, 'test-only': { type: 'boolean' } });
       const webhookUrl = values['webhook-url'];
       const name = required(values.name, 'name');
-      if (webhookUrl !== undefined) await checkMerchantWebhookUrl(webhookUrl, values['test-only'] === true, ctx.webhookPolicy);
-      const m = await createMerchant(ctx.db, ctx.box, { name: name, webhookUrl: webhookUrl ?? null });
+      const m = await createMerchantAccount(
+        ctx.db,
+        ctx.box,
+        { name, webhookUrl: webhookUrl ?? null, testOnly: values['test-only'] === true },
+        ctx.webhookPolicy,
+      );
+      if (m.kind === 'refused') throw webhookUrlRefusal(m.verdict);
       print({
-        merchant_id: m.merchantId,
+        merchant_id: m.merchant.merchant_id,
         name: values.name,
         webhook_url: webhookUrl ?? null,
         webhook_secret: m.webhookSecret,
@@ -72,7 +67,7 @@ export async function merchantCli(
     case 'show': {
       const { positionals } = options(rest, {});
       if (positionals.length !== 1) throw new UsageError('merchant show <merchant_id>');
-      const [m] = await listMerchantSettings(ctx.db, positionals[0]!);
+      const m = await findMerchant(ctx.db, positionals[0]!);
       if (!m) throw new UsageError(`no merchant ${positionals[0]}`);
       print(effective(m));
       return;
@@ -95,7 +90,7 @@ export async function merchantCli(
         update.underpaymentToleranceBps = integerIn(bps, '--underpayment-tolerance-bps', UNDERPAYMENT_TOLERANCE_BPS_RANGE);
       if (Object.keys(update).length === 0)
         throw new UsageError('merchant update needs --session-lifetime-seconds or --underpayment-tolerance-bps');
-      const m = await updateMerchantSettings(ctx.db, positionals[0]!, update);
+      const m = await updateMerchant(ctx.db, positionals[0]!, update);
       if (!m) throw new UsageError(`no merchant ${positionals[0]}`);
       print(effective(m));
       return;
@@ -121,9 +116,9 @@ export async function keyCli(args: string[], ctx: CliContext): Promise<void> {
       const mode = required(values.mode, 'mode');
       if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
       const merchantId = required(values.merchant, 'merchant');
-      const exists = await ctx.db.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
-      if (!exists) throw new UsageError(`no merchant ${merchantId}`);
-      const k = await createApiKey(ctx.db, ctx.box, merchantId, mode);
+      const r = await issueApiKey(ctx.db, ctx.box, merchantId, mode);
+      if (r.kind === 'no_merchant') throw new UsageError(`no merchant ${merchantId}`);
+      const k = r.key;
       print({ merchant_id: k.merchant_id, mode: k.mode, key: k.key, secret: k.secret, key_prefix: k.key_prefix });
       return;
     }
@@ -131,8 +126,8 @@ export async function keyCli(args: string[], ctx: CliContext): Promise<void> {
       const { positionals } = options(rest, {});
       const prefix = positionals[0];
       if (!prefix) throw new UsageError('key revoke <key-prefix>');
-      const n = await revokeApiKey(ctx.db, prefix);
-      if (n === 0) throw new UsageError(`no active key with prefix ${prefix}`);
+      const revoked = await revokeApiKeyByPrefix(ctx.db, prefix);
+      if (!revoked) throw new UsageError(`no active key with prefix ${prefix}`);
       print({ revoked: prefix });
       return;
     }

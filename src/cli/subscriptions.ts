@@ -1,10 +1,11 @@
 import type { Db } from '../db/database.js';
 import type { Clock } from '../domain/clock.js';
-import { heldSubscriptions, resolveSubscriptionHold, type HoldResolution } from '../ledger/subscriptions/hold.js';
+import type { HoldResolution } from '../ledger/subscriptions/hold.js';
+import { heldSubscriptionList, resolveHold } from '../operations/subscriptions.js';
 import { UsageError, options, print } from './args.js';
 
 // Operator commands of subscriptions held for an operator (docs/subscriptions.md "Operator hold"): a thin face over
-// src/ledger/subscriptions/hold.ts.
+// src/operations/subscriptions.ts (the console calls the same).
 
 export const SUBSCRIPTIONS_USAGE = `subscriptions held                                  subscriptions waiting for an operator (a charge's tokens went
                                                     to a wrong recipient), with their charge and transaction
@@ -24,20 +25,7 @@ export async function subscriptionsCli(args: string[], ctx: SubscriptionsCliCont
   switch (sub) {
     case 'held': {
       options(rest, {});
-      const held = await heldSubscriptions(ctx.db);
-      out(
-        held.map((h) => ({
-          subscription_id: h.id,
-          merchant_id: h.merchantId,
-          mode: h.mode,
-          status: h.status,
-          reason: h.reason,
-          charge_id: h.chargeId,
-          transaction_hash: h.txHash,
-          invoice_id: h.latestInvoiceId,
-          held_at: h.heldAt.toISOString(),
-        })),
-      );
+      out(await heldSubscriptionList(ctx.db));
       return;
     }
     case 'resolve': {
@@ -45,7 +33,7 @@ export async function subscriptionsCli(args: string[], ctx: SubscriptionsCliCont
       const id = positionals[0];
       if (!id || positionals.length > 1 || values.retry === values.cancel) throw new UsageError(SUBSCRIPTIONS_USAGE);
       const resolution: HoldResolution = values.retry ? 'retry' : 'cancel';
-      const r = await resolveSubscriptionHold(ctx, id, resolution);
+      const r = await resolveHold(ctx, id, resolution);
       if (r.kind === 'not_found') throw new UsageError(`no subscription ${id}`);
       if (r.kind === 'not_held') throw new UsageError(`subscription ${id} is not held (status ${r.status})`);
       out({ subscription_id: r.subscription.id, resolution, status: r.subscription.status, next_action: r.subscription.next_action });

@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConsoleDeps } from '../deps.js';
 import { registerAuditRoutes } from './audit.js';
+import { registerExportRoutes } from './exports.js';
+import { registerKeyRoutes } from './keys.js';
+import { registerMerchantRoutes } from './merchants.js';
+import { registerSubscriptionRoutes } from './subscriptions.js';
 import { registerUserRoutes } from './users.js';
+import { registerWebhookRoutes } from './webhooks.js';
 
 // Every console resource's routes. One line per area; each area's file holds its routes and nothing else.
 export async function registerConsoleResources(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
   registerUserRoutes(app, deps);
   registerAuditRoutes(app, deps);
+  await registerWebhookRoutes(app, deps);
+  await registerKeyRoutes(app, deps);
+  await registerSubscriptionRoutes(app, deps);
+  await registerExportRoutes(app, deps);
+  await registerMerchantRoutes(app, deps);
 }
