@@ -92,6 +92,8 @@ export const paymentRefundBodySchema = z.strictObject({
   amount: z.string().max(40).optional(),
   reason: z.enum(['duplicate', 'fraudulent', 'requested_by_customer']).optional(),
   description: z.string().max(1000).optional(),
+  /** The refund's own id, its idempotency key (send the same one when retrying a request); default a fresh one. */
+  refund_id: z.string().min(1).max(255).optional(),
 });
 
 /** POST /api/payments/:id/refund answers the refund (201); POST /api/payments/:id/cancel answers the session. */

@@ -15,7 +15,8 @@ export const strandedRowSchema = z.strictObject({
   kind: z.enum(STRANDED_KINDS),
   /** The deposit's id (kind deposit) or the session's cs_ id (kind session). */
   id: z.string(),
-  merchant_id: z.string(),
+  /** null for a deposit to an address of no session (operators only see those). */
+  merchant_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
   network: z.string(),
   token: z.string(),
