@@ -7,7 +7,8 @@ export const encodeCursor = (id: string): string => Buffer.from(id, 'utf8').toSt
 
 export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[0-9A-Za-z_-]{3,80}$/.test(id) || encodeCursor(id) !== cursor) throw parameterInvalid('cursor', 'cursor is not a cursor of this list.');
+  if (!/^[0-9A-Za-z_-]{3,80}$/.test(id) || encodeCursor(id) !== cursor)
+    throw parameterInvalid('cursor', 'cursor is not a cursor of this list.');
   return id;
 }
 

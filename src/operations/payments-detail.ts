@@ -97,7 +97,16 @@ export async function paymentDetail(ops: Pick<OperationsContext, 'db' | 'chains'
   };
 }
 
-type DepositRow = { id: string; network: string; token: string; tx_hash: string; amount_base: bigint; observed_at: Date; confirmed_at: Date | null; disposition: string | null };
+type DepositRow = {
+  id: string;
+  network: string;
+  token: string;
+  tx_hash: string;
+  amount_base: bigint;
+  observed_at: Date;
+  confirmed_at: Date | null;
+  disposition: string | null;
+};
 
 function timelineOf(
   s: SessionRow,

@@ -28,7 +28,11 @@ export async function findMerchantRefund(db: Db, merchantId: string, refundId: s
 }
 
 /** Pays a failed refund again, as a new refund `<refund_id>-retry-N` to the same destination, and queues its payout. */
-export async function retryRefund(deps: RefundActionDeps, old: RefundRow, asked = old.refund_id): Promise<{ retried: string; refund: RefundRow }> {
+export async function retryRefund(
+  deps: RefundActionDeps,
+  old: RefundRow,
+  asked = old.refund_id,
+): Promise<{ retried: string; refund: RefundRow }> {
   if (old.status !== 'failed') throw refusal(`refund ${asked} is ${old.status}; only failed refunds can be retried`, 'refund_not_failed');
   const tries = await deps.db
     .selectFrom('refunds')
@@ -67,7 +71,8 @@ export async function settleRefundFromChain(
   actor: string,
   asked = refund.refund_id,
 ): Promise<{ refund: RefundRow; txHash: string; deliveredBase: bigint }> {
-  if (!deps.keys) throw refusal('settle-from-chain needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the refunds wallet', 'keys_not_configured');
+  if (!deps.keys)
+    throw refusal('settle-from-chain needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the refunds wallet', 'keys_not_configured');
   const adapter = (await deps.chains()).get(refund.network, refund.mode);
   if (!adapter) throw refusal(`${refund.network} (${refund.mode}) is not configured in this environment`, 'network_not_configured');
   const wallet = await adapter.deriveHotWallet(
@@ -77,7 +82,11 @@ export async function settleRefundFromChain(
   );
   const outcome = await adapter.getTransactionOutcome(tx);
   if (outcome.status !== 'succeeded' || !outcome.final)
-    throw refusal(`${tx} is ${outcome.status === 'succeeded' ? 'not final yet' : outcome.status} on ${refund.network}`, 'transaction_not_final', 'tx_hash');
+    throw refusal(
+      `${tx} is ${outcome.status === 'succeeded' ? 'not final yet' : outcome.status} on ${refund.network}`,
+      'transaction_not_final',
+      'tx_hash',
+    );
   // The refund's token, from the refunds wallet, to the refund's destination: what the engine reads to settle it.
   const d = await adapter.readDelivery(tx, refund.token as 'USDT' | 'USDC', wallet.address, refund.destination_address);
   if (!d || d.delivered === 0n)
@@ -92,10 +101,16 @@ export async function settleRefundFromChain(
     nonce: null,
     detail: `recorded from the chain by ${actor} (payouts settle-from-chain)`,
   });
-  if (r.kind === 'not_open') throw refusal(`refund ${asked} is ${r.status}; only pending or processing refunds can be settled`, 'refund_not_open');
-  if (r.kind === 'has_attempts') throw refusal(`refund ${asked} has a transaction of its own in flight: the engine follows it`, 'refund_in_flight');
+  if (r.kind === 'not_open')
+    throw refusal(`refund ${asked} is ${r.status}; only pending or processing refunds can be settled`, 'refund_not_open');
+  if (r.kind === 'has_attempts')
+    throw refusal(`refund ${asked} has a transaction of its own in flight: the engine follows it`, 'refund_in_flight');
   if (r.kind === 'already_recorded')
-    throw refusal(`${tx} is already recorded for refund ${r.refundId}: one transaction pays one refund`, 'transaction_already_recorded', 'tx_hash');
+    throw refusal(
+      `${tx} is already recorded for refund ${r.refundId}: one transaction pays one refund`,
+      'transaction_already_recorded',
+      'tx_hash',
+    );
   await deps.enqueuePayout(refund.id);
   return { refund, txHash: tx, deliveredBase: d.delivered };
 }

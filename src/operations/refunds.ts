@@ -36,7 +36,11 @@ export async function refundPayment(
     // What is left (read only; the create re-checks under locks). Throws the spec's errors for an open session.
     const left = await refundable(ops.db, ops.chains.tokenDecimals, { sessionId: s.id, depositId: null });
     if (!left || left.remainingMinor === null) {
-      throw invalidRequest('INVALID_SESSION_STATUS', `Refunds on ${s.network ?? 'this network'} are not available on this deployment.`, 'session_id');
+      throw invalidRequest(
+        'INVALID_SESSION_STATUS',
+        `Refunds on ${s.network ?? 'this network'} are not available on this deployment.`,
+        'session_id',
+      );
     }
     if (left.remainingMinor <= 0n) throw invalidRequest('REFUND_AMOUNT_EXCEEDED', 'Nothing is left to refund on this session.', 'amount');
     amountMinor = left.remainingMinor;
@@ -95,9 +99,15 @@ export async function listConsoleRefunds(
     const at = await ops.db.selectFrom('refunds').select(['created_at', 'id']).where('id', '=', id).executeTakeFirst();
     if (!at) throw parameterInvalid('cursor', 'cursor is not a cursor of this list.');
     const cmp = f.order === 'desc' ? '<' : '>';
-    q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), cmp, eb.tuple(eb.selectFrom('refunds').select('created_at').where('id', '=', id), id)));
+    q = q.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), cmp, eb.tuple(eb.selectFrom('refunds').select('created_at').where('id', '=', id), id)),
+    );
   }
-  const rows = await q.orderBy('created_at', f.order).orderBy('id', f.order).limit(f.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', f.order)
+    .orderBy('id', f.order)
+    .limit(f.limit + 1)
+    .execute();
   const page = pageOf(rows, f.limit);
   return { data: page.rows.map((r) => refundView(r, ops.chains)), next_cursor: page.nextCursor };
 }

@@ -33,29 +33,31 @@ export async function search(ops: Pick<OperationsContext, 'db'>, q: string, merc
     refunds = refunds.where('merchant_id', '=', merchantId);
     deposits = deposits.where('s.merchant_id', '=', merchantId);
   }
-  const [s, r, d] = await Promise.all([
-    sessions.limit(MAX).execute(),
-    refunds.limit(MAX).execute(),
-    deposits.limit(MAX).execute(),
-  ]);
+  const [s, r, d] = await Promise.all([sessions.limit(MAX).execute(), refunds.limit(MAX).execute(), deposits.limit(MAX).execute()]);
   return [
-    ...s.map((x): SearchHit => ({
-      kind: 'session',
-      id: x.id,
-      session_id: x.id,
-      label: `${x.id} · order ${x.order_id} · ${x.status}${x.deposit_address === q ? ` · pays to ${q}` : ''}`,
-    })),
-    ...r.map((x): SearchHit => ({
-      kind: 'refund',
-      id: x.id,
-      session_id: x.session_id,
-      label: `refund ${x.refund_id} · ${x.status}${x.transaction_hash === q ? ' · by transaction hash' : ''}`,
-    })),
-    ...d.map((x): SearchHit => ({
-      kind: 'deposit',
-      id: x.id,
-      session_id: x.session_id,
-      label: `deposit ${x.token} on ${x.network} · ${x.disposition ?? 'not final'} · ${x.tx_hash}`,
-    })),
+    ...s.map(
+      (x): SearchHit => ({
+        kind: 'session',
+        id: x.id,
+        session_id: x.id,
+        label: `${x.id} · order ${x.order_id} · ${x.status}${x.deposit_address === q ? ` · pays to ${q}` : ''}`,
+      }),
+    ),
+    ...r.map(
+      (x): SearchHit => ({
+        kind: 'refund',
+        id: x.id,
+        session_id: x.session_id,
+        label: `refund ${x.refund_id} · ${x.status}${x.transaction_hash === q ? ' · by transaction hash' : ''}`,
+      }),
+    ),
+    ...d.map(
+      (x): SearchHit => ({
+        kind: 'deposit',
+        id: x.id,
+        session_id: x.session_id,
+        label: `deposit ${x.token} on ${x.network} · ${x.disposition ?? 'not final'} · ${x.tx_hash}`,
+      }),
+    ),
   ];
 }

@@ -53,16 +53,24 @@ async function amountOf(deps: StrandedRefundDeps, kind: StrandedKind, id: string
 }
 
 /** What the refund would pay, where, in which token and on which network (changes nothing). */
-export async function previewStrandedRefund(deps: StrandedRefundDeps, kind: StrandedKind, id: string, input: StrandedRefundInput) {
-  const found = await strandedSource(deps, kind, id);
+export async function previewStrandedRefund(
+  deps: StrandedRefundDeps,
+  kind: StrandedKind,
+  id: string,
+  input: StrandedRefundInput,
+  source?: Refundable,
+) {
+  const found = source ?? (await strandedSource(deps, kind, id));
   const amountMinor = await amountOf(deps, kind, id, found, input);
   let destination: string | null;
   if (input.to !== undefined) {
     destination = deps.chains.normalizeAddress(found.network, found.mode, input.to);
-    if (destination === null) throw invalidRequest('parameter_invalid', `destination is not a valid ${found.network} address.`, 'destination');
+    if (destination === null)
+      throw invalidRequest('parameter_invalid', `destination is not a valid ${found.network} address.`, 'destination');
   } else {
     destination = await senderOf(deps.db, kind, id, found);
-    if (destination === null) throw invalidRequest('parameter_missing', 'The sender is unknown or not one; give destination.', 'destination');
+    if (destination === null)
+      throw invalidRequest('parameter_missing', 'The sender is unknown or not one; give destination.', 'destination');
   }
   return {
     found,

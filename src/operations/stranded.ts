@@ -57,17 +57,30 @@ async function strandedDeposits(ops: Pick<OperationsContext, 'db' | 'chains'>, f
   if (f.mode !== undefined) q = q.where('d.mode', '=', f.mode);
   if (f.cursor !== undefined) {
     const id = decodeCursor(f.cursor);
-    const at = await ops.db.selectFrom('deposits').select('id').where('id', '=', id).where('disposition', '=', 'unmatched').executeTakeFirst();
+    const at = await ops.db
+      .selectFrom('deposits')
+      .select('id')
+      .where('id', '=', id)
+      .where('disposition', '=', 'unmatched')
+      .executeTakeFirst();
     if (!at) throw parameterInvalid('cursor', 'cursor is not a cursor of this list.');
     q = q.where(sql<boolean>`(d.confirmed_at, d.id) < (select confirmed_at, id from deposits where id = ${id})`);
   }
-  const rows = await q.orderBy('d.confirmed_at', 'desc').orderBy('d.id', 'desc').limit(f.limit + 1).execute();
+  const rows = await q
+    .orderBy('d.confirmed_at', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
   const page = pageOf(rows, f.limit);
   const refunds = page.rows.length
     ? await ops.db
         .selectFrom('refunds')
         .select(['id', 'refund_id', 'status', 'amount_minor', 'deposit_id'])
-        .where('deposit_id', 'in', page.rows.map((r) => r.id))
+        .where(
+          'deposit_id',
+          'in',
+          page.rows.map((r) => r.id),
+        )
         .orderBy('created_at')
         .execute()
     : [];
@@ -95,11 +108,7 @@ async function strandedDeposits(ops: Pick<OperationsContext, 'db' | 'chains'>, f
 }
 
 async function strandedSessions(ops: Pick<OperationsContext, 'db' | 'chains'>, f: StrandedFilter) {
-  let q = ops.db
-    .selectFrom('payment_sessions')
-    .selectAll()
-    .where('status', 'in', ['expired', 'canceled'])
-    .where('received_base', '>', 0n);
+  let q = ops.db.selectFrom('payment_sessions').selectAll().where('status', 'in', ['expired', 'canceled']).where('received_base', '>', 0n);
   if (f.merchantId !== undefined) q = q.where('merchant_id', '=', f.merchantId);
   if (f.network !== undefined) q = q.where('network', '=', f.network as never);
   if (f.mode !== undefined) q = q.where('mode', '=', f.mode);
@@ -109,7 +118,11 @@ async function strandedSessions(ops: Pick<OperationsContext, 'db' | 'chains'>, f
     if (!at) throw parameterInvalid('cursor', 'cursor is not a cursor of this list.');
     q = q.where(sql<boolean>`(created_at, id) < (select created_at, id from payment_sessions where id = ${id})`);
   }
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
   const page = pageOf(rows, f.limit);
   const ids = page.rows.map((s) => s.id);
   const [refunds, senders] = ids.length

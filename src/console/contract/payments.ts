@@ -90,7 +90,7 @@ export const paymentDetailSchema = z.strictObject({
 /** Body of POST /api/payments/:id/refund (amount in token units, default: what is left to refund). */
 export const paymentRefundBodySchema = z.strictObject({
   amount: z.string().max(40).optional(),
-  reason: z.enum(['duplicate', 'fraudulent', 'requested_by_customer']).optional(),
+  reason: z.enum(['requested_by_customer', 'duplicate', 'fraudulent', 'expired_uncaptured']).optional(),
   description: z.string().max(1000).optional(),
   /** The refund's own id, its idempotency key (send the same one when retrying a request); default a fresh one. */
   refund_id: z.string().min(1).max(255).optional(),

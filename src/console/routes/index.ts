@@ -1,5 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConsoleDeps } from '../deps.js';
+import { registerPaymentRoutes } from './payments.js';
+import { registerRefundRoutes } from './refunds.js';
+import { registerSearchRoutes } from './search.js';
+import { registerStrandedRoutes } from './stranded.js';
 
 // Every console resource's routes. One line per area; each area's file holds its routes and nothing else.
-export async function registerConsoleResources(_app: FastifyInstance, _deps: ConsoleDeps): Promise<void> {}
+export async function registerConsoleResources(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+  await registerPaymentRoutes(app, deps);
+  await registerRefundRoutes(app, deps);
+  await registerStrandedRoutes(app, deps);
+  await registerSearchRoutes(app, deps);
+}
