@@ -1,9 +1,8 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import { HOT_WALLET_SLOT, isAllowanceCharger, type KeyDeriver } from '../../chains/types.js';
+import { isAllowanceCharger, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
 import { recordChainCharge } from '../ledger/subscriptions/charge-chain-record.js';
-import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import { findMerchantRefund, settleRefundFromChain } from '../operations/refunds-actions.js';
 import { usageOfRefusal } from './refusal-usage.js';
 import { loadCharge } from '../ledger/subscriptions/charges.js';
