@@ -41,7 +41,7 @@ describe('GET /api/payments', () => {
 
     const paid = await h.call(h.operator, 'GET', `/api/payments?merchant_id=${shop}&status=paid`);
     expect(paid.json.data).toHaveLength(1);
-    expect(paid.json.data[0]).toMatchObject({ id: ids[1], amount: '2.00', currency: 'USD', network: 'ethereum', token: 'USDT', received: '2' });
+    expect(paid.json.data[0]).toMatchObject({ id: ids[1], amount: '2.00', currency: 'USD', network: 'ethereum', token: 'USDT', received: '2.00' });
 
     const byAmount = await h.call(h.operator, 'GET', `/api/payments?merchant_id=${shop}&sort=amount&order=asc&amount_min=2&amount_max=4.00`);
     expect(byAmount.json.data.map((r: { amount: string }) => r.amount)).toEqual(['2.00', '3.00', '4.00']);
@@ -82,7 +82,7 @@ describe('GET /api/payments/:id', () => {
     expect(r.json.session).toMatchObject({ id, status: 'paid', amount_total: '5.00' });
     expect(r.json.timeline.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['created', 'deposit_seen', 'deposit_confirmed', 'paid']));
     expect(r.json.deposits).toHaveLength(1);
-    expect(r.json.deposits[0]).toMatchObject({ amount: '5', status: 'confirmed', from_address: PAYER });
+    expect(r.json.deposits[0]).toMatchObject({ amount: '5.00', status: 'confirmed', from_address: PAYER });
     expect(r.json.deposits[0].explorer_url).toBe(`https://explorer.test/tx/${r.json.deposits[0].tx_hash}`);
 
     expect((await h.call(h.operator, 'GET', '/api/payments/cs_nope')).status).toBe(404);

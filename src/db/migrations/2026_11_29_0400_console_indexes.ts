@@ -9,7 +9,6 @@ import { sql, type Kysely } from 'kysely';
 // - payment_sessions (created_at, id) where expired or canceled with money received: the stranded-money list.
 // - deposits (tx_hash): search by transaction hash; refunds (transaction_hash): the same for payouts.
 // - refunds (created_at, id), (merchant_id, created_at, id): the refunds list (refunds_list_idx leads with mode).
-// - outbox_events (aggregate_id): the webhook deliveries of one session or refund (its detail page).
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index payment_sessions_created_idx on payment_sessions (created_at, id)`.execute(db);
   await sql`create index payment_sessions_merchant_created_idx on payment_sessions (merchant_id, created_at, id)`.execute(db);
@@ -25,12 +24,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index refunds_created_idx on refunds (created_at, id)`.execute(db);
   await sql`create index refunds_merchant_created_idx on refunds (merchant_id, created_at, id)`.execute(db);
   await sql`create index refunds_transaction_hash_idx on refunds (transaction_hash) where transaction_hash is not null`.execute(db);
-  await sql`create index outbox_events_aggregate_idx on outbox_events (aggregate_id) where aggregate_id is not null`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const name of [
-    'outbox_events_aggregate_idx',
     'refunds_transaction_hash_idx',
     'refunds_merchant_created_idx',
     'refunds_created_idx',
