@@ -41,14 +41,27 @@ describe('GET /api/payments', () => {
 
     const paid = await h.call(h.operator, 'GET', `/api/payments?merchant_id=${shop}&status=paid`);
     expect(paid.json.data).toHaveLength(1);
-    expect(paid.json.data[0]).toMatchObject({ id: ids[1], amount: '2.00', currency: 'USD', network: 'ethereum', token: 'USDT', received: '2.00' });
+    expect(paid.json.data[0]).toMatchObject({
+      id: ids[1],
+      amount: '2.00',
+      currency: 'USD',
+      network: 'ethereum',
+      token: 'USDT',
+      received: '2.00',
+    });
 
-    const byAmount = await h.call(h.operator, 'GET', `/api/payments?merchant_id=${shop}&sort=amount&order=asc&amount_min=2&amount_max=4.00`);
+    const byAmount = await h.call(
+      h.operator,
+      'GET',
+      `/api/payments?merchant_id=${shop}&sort=amount&order=asc&amount_min=2&amount_max=4.00`,
+    );
     expect(byAmount.json.data.map((r: { amount: string }) => r.amount)).toEqual(['2.00', '3.00', '4.00']);
 
     expect((await h.call(h.operator, 'GET', '/api/payments?q=list-3')).json.data.map((r: { id: string }) => r.id)).toEqual([ids[3]]);
     const dep = await h.t.db.selectFrom('deposits').select('tx_hash').where('session_id', '=', ids[1]!).executeTakeFirstOrThrow();
-    expect((await h.call(h.operator, 'GET', `/api/payments?q=${dep.tx_hash}`)).json.data.map((r: { id: string }) => r.id)).toEqual([ids[1]]);
+    expect((await h.call(h.operator, 'GET', `/api/payments?q=${dep.tx_hash}`)).json.data.map((r: { id: string }) => r.id)).toEqual([
+      ids[1],
+    ]);
   });
 
   it('scopes a merchant user to its merchant and refuses another merchant_id (403)', async () => {
@@ -80,7 +93,9 @@ describe('GET /api/payments/:id', () => {
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     paymentDetailSchema.parse(r.json);
     expect(r.json.session).toMatchObject({ id, status: 'paid', amount_total: '5.00' });
-    expect(r.json.timeline.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['created', 'deposit_seen', 'deposit_confirmed', 'paid']));
+    expect(r.json.timeline.map((e: { kind: string }) => e.kind)).toEqual(
+      expect.arrayContaining(['created', 'deposit_seen', 'deposit_confirmed', 'paid']),
+    );
     expect(r.json.deposits).toHaveLength(1);
     expect(r.json.deposits[0]).toMatchObject({ amount: '5.00', status: 'confirmed', from_address: PAYER });
     expect(r.json.deposits[0].explorer_url).toBe(`https://explorer.test/tx/${r.json.deposits[0].tx_hash}`);
@@ -117,7 +132,10 @@ describe('POST /api/payments/:id/refund', () => {
 
   it('refuses an open session, bad input (nothing created) and another merchant (403), and needs the CSRF token', async () => {
     const open = await makeSession(h.t.db, shop);
-    const before = await h.t.db.selectFrom('refunds').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const before = await h.t.db
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     const r = await h.call(h.operator, 'POST', `/api/payments/${open}/refund`, { amount: '1.00' });
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('INVALID_SESSION_STATUS');
@@ -132,7 +150,10 @@ describe('POST /api/payments/:id/refund', () => {
     const csrf = await h.call(h.operator, 'POST', `/api/payments/${paid}/refund`, { amount: '1.00' }, { csrf: 'wrong' });
     expect(csrf.status).toBe(403);
     expect(csrf.json.error.code).toBe('csrf_token_invalid');
-    const after = await h.t.db.selectFrom('refunds').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const after = await h.t.db
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 });
@@ -147,7 +168,12 @@ describe('POST /api/payments/:id/cancel', () => {
     expect(r.json.session).toMatchObject({ id, status: 'canceled' });
     const audit = (await auditRows(h.t.db, 'session.cancel')).filter((a) => a.object_id === id);
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor_id: h.operator.userId, merchant_id: shop, before: { status: 'open' }, after: { status: 'canceled' } });
+    expect(audit[0]).toMatchObject({
+      actor_id: h.operator.userId,
+      merchant_id: shop,
+      before: { status: 'open' },
+      after: { status: 'canceled' },
+    });
     const again = await h.call(h.operator, 'POST', `/api/payments/${id}/cancel`);
     expect(again.status).toBe(400);
     expect(again.json.error.code).toBe('session_expired');
@@ -156,6 +182,8 @@ describe('POST /api/payments/:id/cancel', () => {
     const p = await h.call(h.operator, 'POST', `/api/payments/${paid}/cancel`);
     expect(p.status).toBe(400);
     expect(p.json.error.code).toBe('INVALID_SESSION_STATUS');
-    expect((await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', paid).executeTakeFirstOrThrow()).status).toBe('paid');
+    expect((await h.t.db.selectFrom('payment_sessions').select('status').where('id', '=', paid).executeTakeFirstOrThrow()).status).toBe(
+      'paid',
+    );
   });
 });

@@ -62,14 +62,28 @@ describe('GET /api/refunds/:id', () => {
     const id = await refundOf(shop);
     await h.t.db
       .insertInto('payout_attempts')
-      .values({ refund_id: id, network: 'ethereum', mode: 'test', sender: PAYER, nonce: 7n, tx_hash: `0x${'ee'.repeat(32)}`, signed: '{}', state: 'broadcast' })
+      .values({
+        refund_id: id,
+        network: 'ethereum',
+        mode: 'test',
+        sender: PAYER,
+        nonce: 7n,
+        tx_hash: `0x${'ee'.repeat(32)}`,
+        signed: '{}',
+        state: 'broadcast',
+      })
       .execute();
     const r = await h.call(h.merchantUser(shop), 'GET', `/api/refunds/${id}`);
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     refundDetailSchema.parse(r.json);
     expect(r.json.refund).toMatchObject({ id, amount: '1.00', status: 'pending' });
     expect(r.json.attempts).toEqual([
-      expect.objectContaining({ tx_hash: `0x${'ee'.repeat(32)}`, nonce: '7', state: 'broadcast', explorer_url: `https://explorer.test/tx/0x${'ee'.repeat(32)}` }),
+      expect.objectContaining({
+        tx_hash: `0x${'ee'.repeat(32)}`,
+        nonce: '7',
+        state: 'broadcast',
+        explorer_url: `https://explorer.test/tx/0x${'ee'.repeat(32)}`,
+      }),
     ]);
     expect((await h.call(h.operator, 'GET', '/api/refunds/re_nope')).status).toBe(404);
     expect((await h.call(h.merchantUser(other), 'GET', `/api/refunds/${id}`)).status).toBe(403);
