@@ -25,7 +25,7 @@ export const paymentRowSchema = z.strictObject({
   network: z.string().nullable(),
   token: z.string().nullable(),
   deposit_address: z.string().nullable(),
-  /** What the session received, in token units (decimal); null before any deposit or when the token is unknown. */
+  /** What the session received, in token units (decimal); null while no network and token are chosen, or when this deployment does not know the token's decimals. */
   received: decimal.nullable(),
   created_at: iso,
   paid_at: iso.nullable(),

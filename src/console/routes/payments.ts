@@ -73,6 +73,7 @@ export async function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleD
     url: '/payments',
     query: listQuery,
     handler: async ({ actor, query }): Promise<PaymentList> => {
+      // amount_min/amount_max are in the session currency: at the exponent of `currency` when given, else 2 decimals.
       const exponent = query.currency ? (currencyExponent(query.currency) ?? 2) : 2;
       return listPayments(ops, {
         merchantId: merchantScope(actor, query.merchant_id),
