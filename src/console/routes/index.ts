@@ -7,8 +7,8 @@ import { registerStrandedRoutes } from './stranded.js';
 
 // Every console resource's routes. One line per area; each area's file holds its routes and nothing else.
 export async function registerConsoleResources(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  await registerPaymentRoutes(app, deps);
-  await registerRefundRoutes(app, deps);
-  await registerStrandedRoutes(app, deps);
-  await registerSearchRoutes(app, deps);
+  registerPaymentRoutes(app, deps);
+  registerRefundRoutes(app, deps);
+  registerStrandedRoutes(app, deps);
+  registerSearchRoutes(app, deps);
 }

@@ -63,7 +63,7 @@ function minorOf(text: string, exponent: number, param: string): bigint {
   }
 }
 
-export async function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { ops } = deps;
   const render = (s: Parameters<typeof serializeSession>[0], includeLineItems = true) =>
     serializeSession(s, { checkoutBaseUrl: ops.checkoutBaseUrl, tokenDecimals: ops.chains.tokenDecimals, includeLineItems });

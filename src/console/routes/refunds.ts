@@ -27,7 +27,7 @@ const listQuery = z.strictObject({
   created_to: isoQuery.optional(),
 });
 
-export async function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { ops } = deps;
   const actionDeps = { db: ops.db, chains: async () => ops.chains, enqueuePayout: ops.enqueuePayout };
 

@@ -7,7 +7,7 @@ import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
 // The console's search box (GET /search?q=): exact lookups by id, order id, deposit address or transaction hash.
-export async function registerSearchRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+export function registerSearchRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   consoleRoute(app, deps.ops.db, {
     method: 'GET',
     url: '/search',

@@ -30,7 +30,7 @@ const refundBody = z.strictObject({
   confirm: z.boolean().optional(),
 });
 
-export async function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { ops } = deps;
 
   consoleRoute(app, ops.db, {
