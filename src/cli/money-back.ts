@@ -1,7 +1,7 @@
 import { InvalidAmountError, formatMinor, parseDecimalToMinor } from '../domain/money.js';
 import { ApiError } from '../domain/errors.js';
-import { createRefund } from '../ledger/refunds/refunds.js';
-import { refundable } from '../ledger/refunds/refund-sources.js';
+import { refundStranded, strandedSource } from '../operations/stranded-refund.js';
+import { Refusal } from '../operations/refunds-refusal.js';
 import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 import { UsageError, options, print } from './args.js';
 import type { ChainRegistry } from '../../chains/registry.js';
@@ -34,12 +34,11 @@ export async function refundToCustomer(kind: 'deposit' | 'session', args: string
   });
   const id = positionals[0];
   if (!id || positionals.length > 1) throw new UsageError(MONEY_BACK_USAGE);
-  const target = kind === 'deposit' ? { sessionId: null, depositId: id } : { sessionId: id, depositId: null };
   const chains = await ctx.adapters();
   try {
-    const found = await refundable(ctx.db, chains.tokenDecimals, target);
-    if (!found) throw new UsageError(`no ${kind} ${id}`);
-    let amountMinor: bigint;
+    const deps = { db: ctx.db, chains, enqueuePayout: ctx.enqueue };
+    const found = await strandedSource(deps, kind, id);
+    let amountMinor: bigint | undefined;
     if (values.amount !== undefined) {
       try {
         amountMinor = parseDecimalToMinor(values.amount, STABLECOIN_EXPONENT);
@@ -48,31 +47,14 @@ export async function refundToCustomer(kind: 'deposit' | 'session', args: string
         throw e;
       }
       if (amountMinor <= 0n) throw new UsageError('--amount must be above 0');
-    } else {
-      if (found.remainingMinor === null) throw new UsageError(`${found.network} is not configured on this deployment`);
-      if (found.remainingMinor <= 0n && values['refund-id'] === undefined && !(await alreadyRefunded(ctx, kind, id, found))) {
-        throw new UsageError(`nothing left to refund on ${kind} ${id}`);
-      }
-      amountMinor = found.remainingMinor;
     }
-    const refundId = values['refund-id'] ?? `${kind === 'deposit' ? 'deposit' : 'received'}-${id}`;
-    const result = await createRefund(ctx.db, chains, {
-      merchantId: found.merchantId,
-      mode: found.mode,
-      refundId,
-      sessionId: found.sessionId,
-      depositId: found.depositId,
-      // Nothing left but the default refund exists: the call below replays it (the amount is not looked at then).
-      amountMinor: amountMinor > 0n ? amountMinor : 1n,
-      currency: found.token,
-      reason: null,
-      description: kind === 'deposit' ? 'Unmatched deposit paid back by the operator' : 'Amount received paid back by the operator',
-      metadata: { initiated_by: 'operator_cli' },
-      destinationAddress: values.to ?? null,
-      // What the operator asked for, not the computed remainder: the same command again replays the same refund.
-      fingerprint: `cli:${kind}:${id}:${values.amount ?? 'all'}:${values.to ?? 'sender'}`,
-    });
-    if (result.kind === 'created') await ctx.enqueue(result.refund.id);
+    const result = await refundStranded(
+      deps,
+      kind,
+      id,
+      { amountMinor, amountText: values.amount, to: values.to, refundId: values['refund-id'], initiatedBy: 'operator_cli' },
+      found,
+    );
     const r = result.refund;
     out({
       replayed: result.kind === 'replayed',
@@ -88,26 +70,10 @@ export async function refundToCustomer(kind: 'deposit' | 'session', args: string
       status: r.status,
     });
   } catch (e) {
+    if (e instanceof Refusal) throw new UsageError(e.message);
     if (e instanceof ApiError) throw new UsageError(`${e.code}: ${e.message}`);
     throw e;
   }
-}
-
-/** Whether the default refund of this deposit or session already exists (then running the command again replays it). */
-async function alreadyRefunded(
-  ctx: MoneyBackCliContext,
-  kind: 'deposit' | 'session',
-  id: string,
-  f: { merchantId: string; mode: 'test' | 'live' },
-) {
-  const row = await ctx.db
-    .selectFrom('refunds')
-    .select('id')
-    .where('merchant_id', '=', f.merchantId)
-    .where('mode', '=', f.mode)
-    .where('refund_id', '=', `${kind === 'deposit' ? 'deposit' : 'received'}-${id}`)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 export async function sessionsCli(args: string[], ctx: MoneyBackCliContext): Promise<void> {

@@ -7,7 +7,8 @@ import type { Mode } from '../db/schema.js';
 import { formatBaseUnits, formatMinor } from '../domain/money.js';
 import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 import { listUnmatchedDeposits } from '../ledger/payments/deposits.js';
-import { createRefund } from '../ledger/refunds/refunds.js';
+import { findMerchantRefund, retryRefund } from '../operations/refunds-actions.js';
+import { usageOfRefusal } from './refusal-usage.js';
 import { walletNonceStates, type WalletNonceState } from '../ledger/outbound/wallet-nonce-guard.js';
 import { UsageError, options, print, required } from './args.js';
 import { MONEY_BACK_USAGE, refundToCustomer } from './money-back.js';
@@ -127,38 +128,12 @@ export async function payoutsCli(args: string[], ctx: PayoutCliContext): Promise
       const refundId = positionals[0];
       if (!refundId) throw new UsageError('payouts retry <refund_id> --merchant <id>');
       const merchantId = required(values.merchant, 'merchant');
-      const old = await ctx.db
-        .selectFrom('refunds')
-        .selectAll()
-        .where('merchant_id', '=', merchantId)
-        .where((eb) => eb.or([eb('refund_id', '=', refundId), eb('id', '=', refundId)]))
-        .executeTakeFirst();
+      const old = await findMerchantRefund(ctx.db, merchantId, refundId);
       if (!old) throw new UsageError(`no refund ${refundId} of merchant ${merchantId}`);
-      if (old.status !== 'failed') throw new UsageError(`refund ${refundId} is ${old.status}; only failed refunds can be retried`);
-      const tries = await ctx.db
-        .selectFrom('refunds')
-        .select('refund_id')
-        .where('merchant_id', '=', merchantId)
-        .where('mode', '=', old.mode)
-        .where('refund_id', 'like', `${old.refund_id.replaceAll('%', '\\%').replaceAll('_', '\\_')}-retry-%`)
-        .execute();
-      const adapters = await ctx.adapters();
-      const created = await createRefund(ctx.db, adapters, {
-        merchantId,
-        mode: old.mode as Mode,
-        refundId: `${old.refund_id}-retry-${tries.length + 1}`,
-        sessionId: old.session_id,
-        depositId: old.deposit_id, // a failed refund of an unmatched deposit is retried against that deposit
-        amountMinor: old.amount_minor,
-        currency: old.currency,
-        reason: old.reason,
-        description: old.description,
-        metadata: { ...old.metadata, retry_of: old.refund_id },
-        destinationAddress: old.destination_address,
-        fingerprint: `retry:${old.id}:${tries.length + 1}`,
-      });
-      await ctx.enqueue(created.refund.id);
-      out({ retried: old.refund_id, refund_id: created.refund.refund_id, id: created.refund.id, status: created.refund.status });
+      const { refund } = await retryRefund({ db: ctx.db, chains: ctx.adapters, enqueuePayout: ctx.enqueue }, old, refundId).catch(
+        usageOfRefusal,
+      );
+      out({ retried: old.refund_id, refund_id: refund.refund_id, id: refund.id, status: refund.status });
       return;
     }
     default:

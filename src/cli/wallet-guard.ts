@@ -1,10 +1,10 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import { HOT_WALLET_SLOT, isAllowanceCharger, type KeyDeriver } from '../../chains/types.js';
+import { isAllowanceCharger, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
 import { recordChainCharge } from '../ledger/subscriptions/charge-chain-record.js';
-import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
-import { recordChainPayout } from '../ledger/refunds/refund-payouts.js';
+import { findMerchantRefund, settleRefundFromChain } from '../operations/refunds-actions.js';
+import { usageOfRefusal } from './refusal-usage.js';
 import { loadCharge } from '../ledger/subscriptions/charges.js';
 import { acceptWalletNonce, walletNonceStates } from '../ledger/outbound/wallet-nonce-guard.js';
 import { UsageError, options, print, required } from './args.js';
@@ -109,40 +109,16 @@ export async function walletGuardCli(sub: string | undefined, rest: string[], ct
       const tx = required(values.tx, 'tx');
       const actor = required(values.actor, 'actor');
       if (!ctx.keys) throw new UsageError('settle-from-chain needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the refunds wallet');
-      const refund = await ctx.db
-        .selectFrom('refunds')
-        .selectAll()
-        .where('merchant_id', '=', merchantId)
-        .where((eb) => eb.or([eb('refund_id', '=', refundId), eb('id', '=', refundId)]))
-        .executeTakeFirst();
+      const refund = await findMerchantRefund(ctx.db, merchantId, refundId);
       if (!refund) throw new UsageError(`no refund ${refundId} of merchant ${merchantId}`);
-      const adapter = adapterOf(await ctx.adapters(), refund.network, refund.mode);
-      const wallet = await adapter.deriveHotWallet(
-        ctx.keys,
-        await merchantAccountIndex(ctx.db, merchantId, refund.mode),
-        HOT_WALLET_SLOT.refunds,
-      );
-      const outcome = await adapter.getTransactionOutcome(tx);
-      if (outcome.status !== 'succeeded' || !outcome.final)
-        throw new UsageError(`${tx} is ${outcome.status === 'succeeded' ? 'not final yet' : outcome.status} on ${refund.network}`);
-      // The refund's token, from the refunds wallet, to the refund's destination: what the engine reads to settle it.
-      const d = await adapter.readDelivery(tx, refund.token as 'USDT' | 'USDC', wallet.address, refund.destination_address);
-      if (!d || d.delivered === 0n)
-        throw new UsageError(`${tx} moved no ${refund.token} from ${adapter.displayAddress(wallet.address)} to the refund's destination`);
-      const r = await recordChainPayout(ctx.db, refund.id, {
-        sender: wallet.address,
-        txHash: tx,
-        nonce: null,
-        detail: `recorded from the chain by ${actor} (payouts settle-from-chain)`,
-      });
-      if (r.kind === 'not_open')
-        throw new UsageError(`refund ${refundId} is ${r.status}; only pending or processing refunds can be settled`);
-      if (r.kind === 'has_attempts')
-        throw new UsageError(`refund ${refundId} has a transaction of its own in flight: the engine follows it`);
-      if (r.kind === 'already_recorded')
-        throw new UsageError(`${tx} is already recorded for refund ${r.refundId}: one transaction pays one refund`);
-      await ctx.enqueue(refund.id);
-      out({ refund_id: refund.refund_id, id: refund.id, tx_hash: tx, delivered_base: d.delivered, recorded_by: actor });
+      const d = await settleRefundFromChain(
+        { db: ctx.db, chains: ctx.adapters, enqueuePayout: ctx.enqueue, keys: ctx.keys },
+        refund,
+        tx,
+        actor,
+        refundId,
+      ).catch(usageOfRefusal);
+      out({ refund_id: refund.refund_id, id: refund.id, tx_hash: tx, delivered_base: d.deliveredBase, recorded_by: actor });
       return true;
     }
     case 'settle-charge-from-chain': {

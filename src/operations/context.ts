@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ChainRegistry } from '../../chains/registry.js';
+import type { KeyDeriver } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../logger.js';
@@ -19,6 +20,8 @@ export interface OperationsContext {
   chains: ChainRegistry;
   clock: Clock;
   log: Logger;
+  /** Derives the hot wallets' addresses (HD_MNEMONIC or HD_ACCOUNT_XPUBS); absent or null when not configured. */
+  keys?: KeyDeriver | null;
   /** Hands a new or retried refund to the payout workers (BullMQ). */
   enqueuePayout(refundId: string): Promise<void>;
   /** The hosted pages' base URL (checkout links in a session's detail). */

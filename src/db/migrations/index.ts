@@ -26,5 +26,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0100_subscription_hold': await import('./2026_11_29_0100_subscription_hold.js'),
   '2026_11_29_0200_reconcile_slots': await import('./2026_11_29_0200_reconcile_slots.js'),
   '2026_11_29_0300_console': await import('./2026_11_29_0300_console.js'),
+  '2026_11_29_0400_console_indexes': await import('./2026_11_29_0400_console_indexes.js'),
   '2026_11_29_0410_console_merchant_lists': await import('./2026_11_29_0410_console_merchant_lists.js'),
 };

@@ -1,0 +1,103 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { NETWORK_IDS, STABLECOIN_EXPONENT, type NetworkId } from '../../../chains/vocabulary.js';
+import { invalidRequest } from '../../domain/errors.js';
+import { InvalidAmountError, parseDecimalToMinor } from '../../domain/money.js';
+import { listStranded } from '../../operations/stranded.js';
+import { previewStrandedRefund, refundStranded, strandedSource } from '../../operations/stranded-refund.js';
+import { refundView } from '../../operations/refunds-view.js';
+import { assertOwns, merchantScope } from '../actor.js';
+import type { StrandedList, StrandedPreview, StrandedRefundResult } from '../contract/stranded.js';
+import type { ConsoleDeps } from '../deps.js';
+import { consoleRoute } from '../route.js';
+import { limitQuery } from './payments.js';
+
+// Stranded money (src/console/contract/stranded.ts): unmatched deposits and what closed-unpaid sessions received, and
+// their refund (the CLI's `deposits refund` / `sessions refund-received`) after a preview that changes nothing.
+
+const listQuery = z.strictObject({
+  kind: z.enum(['deposit', 'session']).default('deposit'),
+  limit: limitQuery,
+  cursor: z.string().min(1).max(200).optional(),
+  network: z.enum(NETWORK_IDS as [NetworkId, ...NetworkId[]]).optional(),
+  mode: z.enum(['test', 'live']).optional(),
+  merchant_id: z.string().min(1).max(64).optional(),
+});
+
+const refundBody = z.strictObject({
+  destination: z.string().min(1).max(200).optional(),
+  amount: z.string().max(40).optional(),
+  confirm: z.boolean().optional(),
+});
+
+export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
+  const { ops } = deps;
+
+  consoleRoute(app, ops.db, {
+    method: 'GET',
+    url: '/stranded',
+    query: listQuery,
+    handler: async ({ actor, query }): Promise<StrandedList> =>
+      listStranded(ops, {
+        kind: query.kind,
+        merchantId: merchantScope(actor, query.merchant_id),
+        network: query.network,
+        mode: query.mode,
+        limit: query.limit,
+        cursor: query.cursor,
+      }),
+  });
+
+  consoleRoute(app, ops.db, {
+    method: 'POST',
+    url: '/stranded/:kind/:id/refund',
+    params: z.strictObject({ kind: z.enum(['deposit', 'session']), id: z.string().min(1).max(80) }),
+    body: refundBody,
+    handler: async ({ actor, params, body, audit }): Promise<StrandedPreview | StrandedRefundResult> => {
+      let amountMinor: bigint | undefined;
+      if (body.amount !== undefined) {
+        try {
+          amountMinor = parseDecimalToMinor(body.amount, STABLECOIN_EXPONENT);
+        } catch (e) {
+          if (!(e instanceof InvalidAmountError)) throw e;
+        }
+        if (amountMinor === undefined || amountMinor <= 0n)
+          throw invalidRequest(
+            'INVALID_AMOUNT',
+            'amount must be a positive amount of the token, at most 2 decimals (e.g. "12.50").',
+            'amount',
+          );
+      }
+      const input = {
+        amountMinor,
+        amountText: body.amount,
+        to: body.destination,
+        initiatedBy: actor.role === 'operator' ? 'operator_console' : 'merchant_console',
+      };
+      const found = await strandedSource(ops, params.kind, params.id);
+      assertOwns(actor, found.merchantId);
+      const preview = await previewStrandedRefund(ops, params.kind, params.id, input, found);
+      if (body.confirm !== true) {
+        return { preview: true, amount: preview.amount, token: preview.token, network: preview.network, destination: preview.destination };
+      }
+      const result = await refundStranded(ops, params.kind, params.id, input, preview.found);
+      const view = refundView(result.refund, ops.chains);
+      await audit({
+        action: params.kind === 'deposit' ? 'deposit.refund' : 'session.refund_received',
+        objectType: params.kind === 'deposit' ? 'deposit' : 'payment_session',
+        objectId: params.id,
+        merchantId: preview.found.merchantId,
+        after: {
+          refund: view.id,
+          refund_id: view.refund_id,
+          amount: view.amount,
+          token: view.token,
+          network: view.network,
+          destination: view.destination_address,
+          replayed: result.kind === 'replayed',
+        },
+      });
+      return { preview: false, replayed: result.kind === 'replayed', refund: view };
+    },
+  });
+}
