@@ -77,6 +77,8 @@ const LAYERS = [
     path: '^src/console/(?!ui/)',
     may: ['vocabulary', 'domain', 'db:types', 'ledger', 'security', 'logger', 'metrics', 'api', 'operations'],
   },
+  // The console's single-page app (browser code, built by Vite): it imports only the console's contract types.
+  { name: 'console-ui', path: '^src/console/ui/', may: ['console'] },
   { name: 'entry', path: '^src/(cli/|main[.]ts$|config[.]ts$)', may: ['*'] },
 ];
 
