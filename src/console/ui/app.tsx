@@ -73,7 +73,10 @@ export function App() {
   const [EnrollPage, setEnrollPage] = useState<FunctionComponent | null>(null);
 
   useEffect(() => {
-    setUnauthorizedHandler(() => client.setQueryData(['me'], null));
+    setUnauthorizedHandler(() => {
+      client.clear();
+      client.setQueryData(['me'], null);
+    });
     return () => setUnauthorizedHandler(null);
   }, [client]);
 

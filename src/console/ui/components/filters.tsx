@@ -28,46 +28,51 @@ export function Filters({ fields, testId }: { fields: FilterField[]; testId: str
     for (const f of fields) patch[f.name] = undefined;
     setState(patch);
   };
+  // Narrow screens start with the filters folded away unless one is set.
+  const [open] = useState(() => !window.matchMedia?.('(max-width: 800px)').matches || fields.some((f) => state[f.name]));
   return (
-    <form class="filters" onSubmit={submit} data-testid={testId}>
-      {fields.map((f) => {
-        const id = `${testId}-${f.name}`;
-        const value = values[f.name] ?? '';
-        const onInput = (e: Event) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLInputElement).value });
-        return (
-          <div class="field" key={f.name}>
-            <label for={id}>{t(f.label)}</label>
-            {f.type === 'select' ? (
-              <select id={id} value={value} onChange={onInput} data-testid={id}>
-                <option value="">{t('filter.any')}</option>
-                {(f.options ?? []).map((o) => (
-                  <option key={o} value={o}>
-                    {o}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              <input
-                id={id}
-                type={f.type === 'date' ? 'date' : f.type === 'search' ? 'search' : 'text'}
-                value={value}
-                placeholder={f.placeholder}
-                onInput={onInput}
-                data-testid={id}
-              />
-            )}
-          </div>
-        );
-      })}
-      <div class="filter-actions">
-        <button type="submit" class="btn btn-primary" data-testid={`${testId}-apply`}>
-          {t('filter.apply')}
-        </button>
-        <button type="button" class="btn" onClick={reset} data-testid={`${testId}-reset`}>
-          {t('filter.reset')}
-        </button>
-      </div>
-    </form>
+    <details class="filters-box" open={open}>
+      <summary data-testid={`${testId}-toggle`}>{t('filter.title')}</summary>
+      <form class="filters" onSubmit={submit} data-testid={testId}>
+        {fields.map((f) => {
+          const id = `${testId}-${f.name}`;
+          const value = values[f.name] ?? '';
+          const onInput = (e: Event) => setValues({ ...values, [f.name]: (e.currentTarget as HTMLInputElement).value });
+          return (
+            <div class="field" key={f.name}>
+              <label for={id}>{t(f.label)}</label>
+              {f.type === 'select' ? (
+                <select id={id} value={value} onChange={onInput} data-testid={id}>
+                  <option value="">{t('filter.any')}</option>
+                  {(f.options ?? []).map((o) => (
+                    <option key={o} value={o}>
+                      {o}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                <input
+                  id={id}
+                  type={f.type === 'date' ? 'date' : f.type === 'search' ? 'search' : 'text'}
+                  value={value}
+                  placeholder={f.placeholder}
+                  onInput={onInput}
+                  data-testid={id}
+                />
+              )}
+            </div>
+          );
+        })}
+        <div class="filter-actions">
+          <button type="submit" class="btn btn-primary" data-testid={`${testId}-apply`}>
+            {t('filter.apply')}
+          </button>
+          <button type="button" class="btn" onClick={reset} data-testid={`${testId}-reset`}>
+            {t('filter.reset')}
+          </button>
+        </div>
+      </form>
+    </details>
   );
 }
 

@@ -33,6 +33,7 @@ export const en = {
   'action.review': 'Review',
   'action.save': 'Save',
   'action.saved': 'Saved.',
+  'filter.title': 'Filters',
   'filter.any': 'Any',
   'filter.apply': 'Apply',
   'filter.reset': 'Reset',

@@ -35,6 +35,7 @@ export const zh: Record<MessageKey, string> = {
   'action.review': '检查',
   'action.save': '保存',
   'action.saved': '已保存。',
+  'filter.title': '筛选条件',
   'filter.any': '全部',
   'filter.apply': '筛选',
   'filter.reset': '重置',

@@ -18,6 +18,10 @@ const STATUSES = ['incomplete', 'incomplete_expired', 'trialing', 'active', 'pas
 
 export default function SubscriptionsPage(props: PageProps) {
   if (props.params[0]) return <SubscriptionView id={props.params[0]} operator={props.me.user.role === 'operator'} />;
+  return <SubscriptionsList {...props} />;
+}
+
+function SubscriptionsList(props: PageProps) {
   const { t, lang } = useI18n();
   const fields: FilterField[] = [
     { name: 'status', label: 'field.status', type: 'select', options: STATUSES },
