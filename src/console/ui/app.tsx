@@ -7,7 +7,7 @@ import { Layout } from './components/layout.js';
 import { PageHeader } from './components/page.js';
 import { ErrorBox, Loading } from './components/states.js';
 import { setUnauthorizedHandler } from './lib/api.js';
-import { useMe } from './lib/auth.js';
+import { forgetAll, useMe } from './lib/auth.js';
 import type { PageProps } from './lib/page-props.js';
 import { useT } from './lib/i18n.js';
 import { mayVisit } from './lib/nav.js';
@@ -74,7 +74,7 @@ export function App() {
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
-      client.clear();
+      forgetAll(client);
       client.setQueryData(['me'], null);
     });
     return () => setUnauthorizedHandler(null);

@@ -1,5 +1,5 @@
 // Who is signed in: GET api/auth/me (null when not signed in), kept in the query cache under ['me'].
-import { useQuery, useQueryClient } from '@tanstack/preact-query';
+import { type QueryClient, useQuery, useQueryClient } from '@tanstack/preact-query';
 import type { AuthState } from '../../contract/auth.js';
 import { ApiFailure, api, setCsrfToken } from './api.js';
 
@@ -20,6 +20,11 @@ export async function fetchMe(): Promise<AuthState | null> {
   }
 }
 
+/** Signed out: every cached answer but ['me'] goes (the observer of ['me'] must keep its query to see the null). */
+export function forgetAll(client: QueryClient): void {
+  client.removeQueries({ predicate: (q) => q.queryKey[0] !== 'me' });
+}
+
 export function useMe() {
   return useQuery({ queryKey: ['me'], queryFn: fetchMe, retry: false, staleTime: 60_000 });
 }
@@ -29,7 +34,7 @@ export function useSetMe(): (me: AuthState | null) => void {
   const client = useQueryClient();
   return (me) => {
     setCsrfToken(me?.csrf_token ?? null);
-    if (!me) client.clear();
+    if (!me) forgetAll(client);
     client.setQueryData(['me'], me);
   };
 }

@@ -2,6 +2,7 @@
 // ten recovery codes shown once. Required for operators (totp_enrollment_required), offered to merchant users.
 import { useState } from 'preact/hooks';
 import type { TotpConfirm, TotpSetup } from '../../contract/auth.js';
+import { AuthFrame } from '../components/auth-frame.js';
 import { SecretOnce } from '../components/dialog.js';
 import { QrCode } from '../components/qr.js';
 import { ErrorBox } from '../components/states.js';
@@ -98,12 +99,9 @@ export function TotpEnrollment({ onFinished }: { onFinished?: () => void }) {
 export default function EnrollPage() {
   const t = useT();
   return (
-    <div class="auth-frame">
-      <main id="main-content" class="auth-main">
-        <h1>{t('totp.title')}</h1>
-        <p>{t('totp.required')}</p>
-        <TotpEnrollment />
-      </main>
-    </div>
+    <AuthFrame title={t('totp.title')} signedIn>
+      <p>{t('totp.required')}</p>
+      <TotpEnrollment />
+    </AuthFrame>
   );
 }

@@ -2,7 +2,7 @@
 // lockout (429 login_locked) and every other error show the API's message.
 import { useState } from 'preact/hooks';
 import type { AuthState } from '../../contract/auth.js';
-import { LangSwitch } from '../components/lang-switch.js';
+import { AuthFrame } from '../components/auth-frame.js';
 import { ApiFailure, api, errorMessage } from '../lib/api.js';
 import { useSetMe } from '../lib/auth.js';
 import { useT } from '../lib/i18n.js';
@@ -38,66 +38,59 @@ export default function LoginPage() {
   };
 
   return (
-    <div class="auth-frame">
-      <header class="auth-top">
-        <span class="brand">{t('app.title')}</span>
-        <LangSwitch />
-      </header>
-      <main id="main-content" class="auth-main">
-        <h1>{t('auth.signInTitle')}</h1>
-        <form class="form" onSubmit={submit} data-testid="login-form">
+    <AuthFrame title={t('auth.signInTitle')}>
+      <form class="form" onSubmit={submit} data-testid="login-form">
+        <div class="field">
+          <label for="login-email">{t('auth.email')}</label>
+          <input
+            id="login-email"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+            data-testid="login-email"
+          />
+        </div>
+        <div class="field">
+          <label for="login-password">{t('auth.password')}</label>
+          <input
+            id="login-password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            data-testid="login-password"
+          />
+        </div>
+        {needTotp ? (
           <div class="field">
-            <label for="login-email">{t('auth.email')}</label>
+            <label for="login-totp">{useRecovery ? t('auth.recoveryCode') : t('auth.totpCode')}</label>
             <input
-              id="login-email"
-              type="email"
-              autoComplete="username"
+              id="login-totp"
+              type="text"
+              inputMode={useRecovery ? 'text' : 'numeric'}
+              autoComplete="one-time-code"
               required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-              data-testid="login-email"
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+              data-testid="login-totp"
             />
+            <button type="button" class="btn-link" onClick={() => setUseRecovery(!useRecovery)} data-testid="login-use-recovery">
+              {useRecovery ? t('auth.useTotp') : t('auth.useRecovery')}
+            </button>
           </div>
-          <div class="field">
-            <label for="login-password">{t('auth.password')}</label>
-            <input
-              id="login-password"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-              data-testid="login-password"
-            />
-          </div>
-          {needTotp ? (
-            <div class="field">
-              <label for="login-totp">{useRecovery ? t('auth.recoveryCode') : t('auth.totpCode')}</label>
-              <input
-                id="login-totp"
-                type="text"
-                inputMode={useRecovery ? 'text' : 'numeric'}
-                autoComplete="one-time-code"
-                required
-                value={code}
-                onInput={(e) => setCode(e.currentTarget.value)}
-                data-testid="login-totp"
-              />
-              <button type="button" class="btn-link" onClick={() => setUseRecovery(!useRecovery)} data-testid="login-use-recovery">
-                {useRecovery ? t('auth.useTotp') : t('auth.useRecovery')}
-              </button>
-            </div>
-          ) : null}
-          {error ? (
-            <p class="state state-error" role="alert" data-testid="login-error">
-              {error}
-            </p>
-          ) : null}
-          <button type="submit" class="btn btn-primary" disabled={busy} data-testid="login-submit">
-            {t('auth.signIn')}
-          </button>
-        </form>
-      </main>
-    </div>
+        ) : null}
+        {error ? (
+          <p class="state state-error" role="alert" data-testid="login-error">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" class="btn btn-primary" disabled={busy} data-testid="login-submit">
+          {t('auth.signIn')}
+        </button>
+      </form>
+    </AuthFrame>
   );
 }

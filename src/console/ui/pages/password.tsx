@@ -1,5 +1,6 @@
 // Change password: current and new (at least 12 characters, typed twice). Required when must_change_password.
 import { useState } from 'preact/hooks';
+import { AuthFrame } from '../components/auth-frame.js';
 import { ErrorBox } from '../components/states.js';
 import { api } from '../lib/api.js';
 import { fetchMe, useSetMe } from '../lib/auth.js';
@@ -91,12 +92,9 @@ export function PasswordForm() {
 export default function PasswordPage() {
   const t = useT();
   return (
-    <div class="auth-frame">
-      <main id="main-content" class="auth-main">
-        <h1>{t('password.title')}</h1>
-        <p>{t('password.mustChange')}</p>
-        <PasswordForm />
-      </main>
-    </div>
+    <AuthFrame title={t('password.title')} signedIn>
+      <p>{t('password.mustChange')}</p>
+      <PasswordForm />
+    </AuthFrame>
   );
 }
