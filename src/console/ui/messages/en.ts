@@ -238,6 +238,7 @@ export const en = {
   'treasury.address': 'Treasury address (empty: hot wallet)',
   'treasury.changes': '{n} changes',
   'treasury.policies': 'Sweep policies',
+  'treasury.policyNow': 'Now for {network} {mode} {token}: minimum {min}, fee at most {bps} bps ({source}).',
   'treasury.minAmount': 'Minimum amount',
   'treasury.maxFee': 'Maximum fee (bps)',
   'treasury.plan': 'Sweep plan',

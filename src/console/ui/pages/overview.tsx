@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import type { OverviewResponse } from '../../contract/overview.js';
 import type { PageProps } from '../lib/page-props.js';
 import { BarChart } from '../components/chart.js';
+import { Filters } from '../components/filters.js';
 import { Badge, KeyValues, PageHeader, Section } from '../components/page.js';
 import { Empty, QueryView } from '../components/states.js';
 import { api } from '../lib/api.js';
@@ -12,6 +13,7 @@ import { addDecimal, magnitude } from '../lib/decimal.js';
 import { formatTime, percent } from '../lib/format.js';
 import { useI18n } from '../lib/i18n.js';
 import { useLive } from '../lib/live.js';
+import { useQueryState } from '../lib/router.js';
 
 function volumeByDay(data: OverviewResponse, token: string): { day: string; volume: string; paid: number }[] {
   const byDay = new Map<string, { volume: string; paid: number }>();
@@ -26,11 +28,19 @@ function volumeByDay(data: OverviewResponse, token: string): { day: string; volu
 export default function OverviewPage({ me }: PageProps) {
   const { t, lang } = useI18n();
   useLive(['overview']);
-  const query = useQuery({ queryKey: ['overview'], queryFn: () => api.get<OverviewResponse>('overview') });
+  const [state] = useQueryState();
+  const merchantId = me.user.role === 'operator' ? state.merchant_id : undefined;
+  const query = useQuery({
+    queryKey: ['overview', merchantId ?? null],
+    queryFn: () => api.get<OverviewResponse>('overview', { merchant_id: merchantId }),
+  });
   const [token, setToken] = useState('USDT');
   return (
     <>
       <PageHeader title={t('nav.overview')} />
+      {me.user.role === 'operator' ? (
+        <Filters fields={[{ name: 'merchant_id', label: 'field.merchant' }]} testId="overview-filters" />
+      ) : null}
       <QueryView query={query}>
         {(data) => {
           const tokens = [...new Set(data.days.map((d) => d.token))].sort();

@@ -18,8 +18,8 @@ import { hrefFor } from '../lib/router.js';
 import { SweepView } from './sweep-detail.js';
 import { Select } from '../components/select.js';
 
-/** The sweep policy routes (H4): GET → {data: SweepPolicy[]}, POST {network, mode, token, min_amount, max_fee_bps}. */
-const POLICY_PATH = 'treasury/policies';
+/** One sweep policy: GET ?network&mode&token → SweepPolicy; POST {network, mode, token, min_amount, max_fee_bps}. */
+const POLICY_PATH = 'sweeps/policy';
 
 export default function TreasuryPage({ params }: PageProps) {
   const { t, lang } = useI18n();
@@ -149,31 +149,16 @@ function Field({
 
 function Policies() {
   const { t } = useI18n();
-  const query = useQuery({ queryKey: ['treasury', 'policies'], queryFn: () => api.get<{ data: SweepPolicy[] }>(POLICY_PATH) });
   const [form, setForm] = useState({ network: 'ethereum', mode: 'live', token: 'USDT', min_amount: '', max_fee_bps: '' });
+  const which = { network: form.network, mode: form.mode, token: form.token };
+  const query = useQuery({ queryKey: ['treasury', 'policy', which], queryFn: () => api.get<SweepPolicy>(POLICY_PATH, which) });
   const save = useAction(
-    () => api.post(POLICY_PATH, { ...form, min_amount: form.min_amount.trim(), max_fee_bps: Number.parseInt(form.max_fee_bps, 10) }),
-    [['treasury', 'policies']],
+    () => api.post(POLICY_PATH, { ...which, min_amount: form.min_amount.trim(), max_fee_bps: Number.parseInt(form.max_fee_bps, 10) }),
+    [['treasury', 'policy']],
   );
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
     <Section title={t('treasury.policies')} testId="treasury-policies">
-      <QueryView query={query}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty />
-          ) : (
-            <ul class="plain">
-              {data.map((p) => (
-                <li key={`${p.network}-${p.mode}-${p.token}`}>
-                  {p.network} {p.mode} {p.token}: {t('treasury.minAmount')} {p.min_amount} · {t('treasury.maxFee')} {p.max_fee_bps} bps (
-                  {p.source})
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </QueryView>
       <form
         class="form form-inline"
         onSubmit={(e) => {
@@ -190,7 +175,22 @@ function Policies() {
           {t('action.save')}
         </button>
       </form>
+      <QueryView query={query}>
+        {(p) => (
+          <p data-testid="policy-current">
+            {t('treasury.policyNow', {
+              network: p.network,
+              mode: p.mode,
+              token: p.token,
+              min: p.min_amount,
+              bps: p.max_fee_bps,
+              source: p.source,
+            })}
+          </p>
+        )}
+      </QueryView>
       {save.error ? <ErrorBox error={save.error} /> : null}
+      {save.isSuccess ? <p role="status">{t('action.saved')}</p> : null}
     </Section>
   );
 }
