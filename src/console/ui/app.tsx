@@ -31,6 +31,7 @@ const PAGES: Record<string, () => Promise<PageModule>> = {
   users: () => import('./pages/users.js'),
   audit: () => import('./pages/audit.js'),
   account: () => import('./pages/account.js'),
+  search: () => import('./pages/search.js'),
 };
 
 function LazyPage({ name, props }: { name: string; props: PageProps }) {

@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../lib/api.js';
 import { type AuthState, useSetMe } from '../lib/auth.js';
 import { LangSwitch } from './lang-switch.js';
+import { SearchBox } from './search-box.js';
 import { useT } from '../lib/i18n.js';
 import { navFor } from '../lib/nav.js';
 import { hrefFor } from '../lib/router.js';
@@ -38,6 +39,7 @@ export function Layout({ me, page, children }: { me: AuthState; page: string; ch
         </button>
         <span class="brand">{t('app.title')}</span>
         <div class="topbar-right">
+          <SearchBox />
           <LangSwitch />
           <a class="user-link" href={hrefFor(['account'])} data-testid="nav-account">
             {me.user.email}

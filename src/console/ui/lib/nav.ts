@@ -24,7 +24,7 @@ const OPERATOR_PAGES = [
   'audit',
 ] as const;
 
-export type PageName = (typeof OPERATOR_PAGES)[number] | 'account';
+export type PageName = (typeof OPERATOR_PAGES)[number] | 'account' | 'search';
 
 export function navFor(role: Role): NavItem[] {
   const pages: readonly PageName[] = role === 'operator' ? OPERATOR_PAGES : MERCHANT_PAGES;
@@ -32,5 +32,5 @@ export function navFor(role: Role): NavItem[] {
 }
 
 export function mayVisit(role: Role, page: string): boolean {
-  return page === 'account' || navFor(role).some((n) => n.page === page);
+  return page === 'account' || page === 'search' || navFor(role).some((n) => n.page === page);
 }
