@@ -1,5 +1,5 @@
 // A filter form bound to the URL: submitting writes the fields into the hash (and drops the cursor); reset clears them.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useT } from '../lib/i18n.js';
 import { useQueryState } from '../lib/router.js';
 import type { MessageKey } from '../messages/en.js';
@@ -16,6 +16,12 @@ export function Filters({ fields, testId }: { fields: FilterField[]; testId: str
   const t = useT();
   const [state, setState] = useQueryState();
   const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, state[f.name] ?? ''])));
+  // The URL changed under the form (back, forward, a link): show what it says.
+  const fromUrl = JSON.stringify(fields.map((f) => state[f.name] ?? ''));
+  useEffect(() => {
+    const values = JSON.parse(fromUrl) as string[];
+    setValues(Object.fromEntries(fields.map((f, i) => [f.name, values[i] ?? ''])));
+  }, [fromUrl]);
   const submit = (e: Event) => {
     e.preventDefault();
     const patch: Record<string, string | undefined> = { cursor: undefined };
