@@ -13,7 +13,7 @@ let manifest: Record<string, ManifestChunk>;
 
 beforeAll(() => {
   out = mkdtempSync(join(tmpdir(), 'console-ui-'));
-  execFileSync('node_modules/.bin/vite', ['build', '--config', 'src/console/ui/vite.config.ts', '--outDir', out, '--emptyOutDir'], {
+  execFileSync('node_modules/.bin/vite', ['build', '--config', 'src/console/ui/vite.config.ts', '--outDir', out, '--emptyOutDir', '--manifest'], {
     stdio: 'pipe',
     timeout: 120_000,
   });

@@ -126,8 +126,9 @@ export default function OverviewPage({ me }: PageProps) {
                 ) : (
                   <ul class="plain">
                     {data.failing_webhook_endpoints.map((f) => (
-                      <li key={f.endpoint_id}>
-                        {f.merchant_id}: <span class="mono">{f.url}</span> ({f.failed_deliveries}, {formatTime(f.last_failure_at, lang)})
+                      <li key={f.merchant_id}>
+                        {f.merchant_id}: <span class="mono">{f.url ?? '—'}</span> ({f.failed_deliveries},{' '}
+                        {formatTime(f.last_failure_at, lang)}) {f.last_error ?? ''}
                       </li>
                     ))}
                   </ul>

@@ -18,6 +18,12 @@ import { hrefFor } from '../lib/router.js';
 
 const REASONS = ['requested_by_customer', 'duplicate', 'fraudulent'] as const;
 
+function newRefundId(): string {
+  // getRandomValues works in every context (randomUUID only in secure ones).
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `console_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
 export default function PaymentDetail({ id }: { id: string; me: AuthState }) {
   const { t, lang } = useI18n();
   useLive([`payment:${id}`]);
@@ -173,13 +179,21 @@ function RefundAction({ id, token, network }: { id: string; token: string | null
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState<string>('requested_by_customer');
   const [description, setDescription] = useState('');
+  // The refund's idempotency key: one per dialog, so sending the same refund again (a retry) cannot pay twice.
+  const [refundId, setRefundId] = useState(() => newRefundId());
   const refund = useAction(
     () =>
-      api.post(`payments/${encodeURIComponent(id)}/refund`, { amount: amount || undefined, reason, description: description || undefined }),
+      api.post(`payments/${encodeURIComponent(id)}/refund`, {
+        amount: amount || undefined,
+        reason,
+        description: description || undefined,
+        refund_id: refundId,
+      }),
     [['payment', id], ['refunds']],
     () => {
       setOpen(false);
       setStep('form');
+      setRefundId(newRefundId());
     },
   );
   return (
