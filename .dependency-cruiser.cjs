@@ -72,13 +72,13 @@ const LAYERS = [
       'reconcile',
     ],
   },
+  // The console's single-page app (browser code, built by Vite): it imports only the console's contract types.
+  { name: 'console-ui', path: '^src/console/ui/', may: ['console'] },
   {
     name: 'console',
     path: '^src/console/(?!ui/)',
     may: ['vocabulary', 'domain', 'db:types', 'ledger', 'security', 'logger', 'metrics', 'api', 'operations'],
   },
-  // The console's single-page app (browser code, built by Vite): it imports only the console's contract types.
-  { name: 'console-ui', path: '^src/console/ui/', may: ['console'] },
   { name: 'entry', path: '^src/(cli/|main[.]ts$|config[.]ts$)', may: ['*'] },
 ];
 
