@@ -2,6 +2,7 @@
 // everything in the URL) and, at #/payments/<id>, the detail. Live: `payments`.
 import type { PaymentRow } from '../../contract/payments.js';
 import type { PageProps } from '../lib/page-props.js';
+import { Exports } from '../components/exports.js';
 import { type FilterField, Filters, MODES, NETWORKS, TOKENS } from '../components/filters.js';
 import { Badge, Link, PageHeader } from '../components/page.js';
 import { type Column, DataTable } from '../components/table.js';
@@ -58,6 +59,7 @@ function PaymentsList({ me }: PageProps) {
       <PageHeader title={t('nav.payments')} />
       <Filters fields={fields} testId="payments-filters" />
       <DataTable area="payments" path="payments" columns={columns} rowKey={(r) => r.id} caption={t('nav.payments')} />
+      {me.user.role === 'merchant' ? <Exports merchantId={me.user.merchant_id ?? ''} /> : null}
     </>
   );
 }
