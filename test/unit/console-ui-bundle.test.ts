@@ -13,10 +13,14 @@ let manifest: Record<string, ManifestChunk>;
 
 beforeAll(() => {
   out = mkdtempSync(join(tmpdir(), 'console-ui-'));
-  execFileSync('node_modules/.bin/vite', ['build', '--config', 'src/console/ui/vite.config.ts', '--outDir', out, '--emptyOutDir', '--manifest'], {
-    stdio: 'pipe',
-    timeout: 120_000,
-  });
+  execFileSync(
+    'node_modules/.bin/vite',
+    ['build', '--config', 'src/console/ui/vite.config.ts', '--outDir', out, '--emptyOutDir', '--manifest'],
+    {
+      stdio: 'pipe',
+      timeout: 120_000,
+    },
+  );
   manifest = JSON.parse(readFileSync(join(out, '.vite', 'manifest.json'), 'utf8')) as Record<string, ManifestChunk>;
 }, 180_000);
 
