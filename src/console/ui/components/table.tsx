@@ -7,6 +7,7 @@ import { api } from '../lib/api.js';
 import { useT } from '../lib/i18n.js';
 import { useQueryState } from '../lib/router.js';
 import type { MessageKey } from '../messages/en.js';
+import { ScrollRegion } from './scroll-region.js';
 import { Empty, ErrorBox, Loading } from './states.js';
 
 export interface Column<R> {
@@ -78,7 +79,7 @@ export function DataTable<R>({
       {rows.length === 0 ? (
         <Empty />
       ) : (
-        <div class="table-wrap">
+        <ScrollRegion label={caption}>
           <table class="table">
             <caption class="sr-only">{caption}</caption>
             <thead>
@@ -113,7 +114,7 @@ export function DataTable<R>({
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
       <nav class="pager" aria-label={t('pager.label')}>
         <button

@@ -2,6 +2,7 @@
 import type { AuditRowView } from '../../contract/audit.js';
 import type { PageProps } from '../lib/page-props.js';
 import { type FilterField, Filters } from '../components/filters.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { PageHeader } from '../components/page.js';
 import { type Column, DataTable } from '../components/table.js';
 import { formatTime } from '../lib/format.js';
@@ -32,7 +33,9 @@ export default function AuditPage({ me }: PageProps) {
         r.before !== null || r.after !== null ? (
           <details>
             <summary>{t('audit.show')}</summary>
-            <pre class="code">{JSON.stringify({ before: r.before, after: r.after }, null, 2)}</pre>
+            <ScrollRegion kind="code" label={t('audit.change')}>
+              <pre class="code-pre">{JSON.stringify({ before: r.before, after: r.after }, null, 2)}</pre>
+            </ScrollRegion>
           </details>
         ) : (
           (r.detail ?? '—')

@@ -6,6 +6,7 @@ import type { OverviewResponse } from '../../contract/overview.js';
 import type { PageProps } from '../lib/page-props.js';
 import { BarChart } from '../components/chart.js';
 import { Filters } from '../components/filters.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { Badge, KeyValues, PageHeader, Section } from '../components/page.js';
 import { Empty, QueryView } from '../components/states.js';
 import { api } from '../lib/api.js';
@@ -72,7 +73,7 @@ export default function OverviewPage({ me }: PageProps) {
                     />
                     <details>
                       <summary>{t('overview.table')}</summary>
-                      <div class="table-wrap">
+                      <ScrollRegion label={t('overview.volume')}>
                         <table class="table">
                           <thead>
                             <tr>
@@ -91,7 +92,7 @@ export default function OverviewPage({ me }: PageProps) {
                             ))}
                           </tbody>
                         </table>
-                      </div>
+                      </ScrollRegion>
                     </details>
                   </>
                 )}

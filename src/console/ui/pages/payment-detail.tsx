@@ -6,6 +6,7 @@ import type { PaymentDetail as Detail } from '../../contract/payments.js';
 import type { ConsoleRefund } from '../../contract/refunds.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { Dialog } from '../components/dialog.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { Badge, ExternalLink, KeyValues, Link, PageHeader, Section } from '../components/page.js';
 import { Empty, ErrorBox, QueryView } from '../components/states.js';
 import { api } from '../lib/api.js';
@@ -88,7 +89,7 @@ export default function PaymentDetail({ id }: { id: string; me: AuthState }) {
                 {d.deposits.length === 0 ? (
                   <Empty />
                 ) : (
-                  <div class="table-wrap">
+                  <ScrollRegion label={t('payments.deposits')}>
                     <table class="table">
                       <thead>
                         <tr>
@@ -117,7 +118,7 @@ export default function PaymentDetail({ id }: { id: string; me: AuthState }) {
                         ))}
                       </tbody>
                     </table>
-                  </div>
+                  </ScrollRegion>
                 )}
               </Section>
               <Section title={t('payments.webhooks')} testId="payment-webhooks">

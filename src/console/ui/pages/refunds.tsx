@@ -6,6 +6,7 @@ import type { ConsoleRefund, RefundDetail } from '../../contract/refunds.js';
 import type { PageProps } from '../lib/page-props.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { type FilterField, Filters, NETWORKS } from '../components/filters.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { Badge, ExternalLink, KeyValues, Link, PageHeader, Section } from '../components/page.js';
 import { Empty, ErrorBox, QueryView } from '../components/states.js';
 import { type Column, DataTable } from '../components/table.js';
@@ -146,7 +147,7 @@ function RefundView({ id, operator }: { id: string; operator: boolean }) {
               {attempts.length === 0 ? (
                 <Empty />
               ) : (
-                <div class="table-wrap">
+                <ScrollRegion label={t('refunds.attempts')}>
                   <table class="table">
                     <thead>
                       <tr>
@@ -175,7 +176,7 @@ function RefundView({ id, operator }: { id: string; operator: boolean }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </ScrollRegion>
               )}
               {settle.error && !settle.isPending ? <ErrorBox error={settle.error} /> : null}
             </Section>

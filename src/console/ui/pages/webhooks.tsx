@@ -4,6 +4,7 @@ import { useQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import type { DeliveryDetail, DeliveryRow, ResendFailed, WebhookEndpoint, WebhookSecretRotation } from '../../contract/webhooks.js';
 import type { PageProps } from '../lib/page-props.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { Dialog, SecretOnce } from '../components/dialog.js';
 import { type FilterField, Filters } from '../components/filters.js';
@@ -257,7 +258,9 @@ function DeliveryView({ eventId }: { eventId: string }) {
               )}
             </Section>
             <Section title={t('webhooks.body')}>
-              <pre class="code">{d.body}</pre>
+              <ScrollRegion kind="code" label={t('webhooks.body')}>
+                <pre class="code-pre">{d.body}</pre>
+              </ScrollRegion>
             </Section>
           </>
         )}
