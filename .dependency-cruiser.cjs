@@ -72,6 +72,8 @@ const LAYERS = [
       'reconcile',
     ],
   },
+  // The console's single-page app (browser code, built by Vite): it imports only the console's contract types.
+  { name: 'console-ui', path: '^src/console/ui/', may: ['console'] },
   {
     name: 'console',
     path: '^src/console/(?!ui/)',

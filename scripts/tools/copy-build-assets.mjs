@@ -6,9 +6,13 @@ import { join } from 'node:path';
 
 const OUT = 'dist';
 let copied = 0;
+// The console's single-page app (src/console/ui) is built by Vite into dist/console-ui (npm run build:console);
+// its sources are not copied.
+const SKIP = new Set([join('src', 'console', 'ui')]);
 function walk(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
+    if (SKIP.has(path)) continue;
     if (statSync(path).isDirectory()) walk(path);
     else if (!/\.(ts|tsx|mts|cts)$/.test(name)) {
       cpSync(path, join(OUT, path));
