@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 // `npm run dev`: the whole service on local chains, for a first look and for development.
 // Starts two Anvil nodes standing in for Ethereum (chain id 31337, 6-decimal tokens) and BSC (chain id 97,
 // 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, TRON as the tests run it (the FAKE java-tron
@@ -18,6 +19,8 @@ import { createMerchant } from '../src/ledger/merchants/merchants.js';
 import { createLogger, type LogLevel } from '../src/logger.js';
 import { start, type RunningService } from '../src/main.js';
 import { SecretBox } from '../src/security/secret-box.js';
+import { DEMO_MERCHANT_EMAIL, DEMO_OPERATOR_EMAIL, DEMO_PASSWORD, ensureDemoConsoleUsers } from '../src/operations/console-demo.js';
+import { builtUiDir } from '../src/start/console.js';
 import { loadChainSettings } from '../src/watcher/config.js';
 import { createChainAdapter } from '../src/watcher/adapter-factory.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../src/signer/from-env.js';
@@ -70,6 +73,12 @@ async function main(): Promise<void> {
     LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
     // A free port unless set: a second demo, or a service already on 9464, must not make the demo log an error.
     METRICS_PORT: env.METRICS_PORT ?? String(await freePort()),
+    // The web console on its own port, plain http on localhost, the demo's users allowed (docs/console.md, "Demo").
+    ROLES: env.ROLES ?? 'api,worker,watcher,console',
+    CONSOLE_HOST: host,
+    CONSOLE_PORT: env.CONSOLE_PORT ?? String(await portOr(3001)),
+    CONSOLE_SECURE_COOKIES: 'false',
+    CONSOLE_DEMO: 'true',
     EXPIRY_SWEEP_INTERVAL_MS: '2000',
     WEBHOOK_RELAY_POLL_MS: '250',
     ...chainEnv(ethereum),
@@ -78,6 +87,7 @@ async function main(): Promise<void> {
     ...solanaEnv,
   };
   const config = loadConfig(serviceEnv);
+  ensureConsoleBuilt();
   // Stopped after the service (stops run in reverse): every key of this run's random prefix goes, queues and nonces.
   stops.push({ name: 'redis keys', stop: () => deleteRedisKeys(config.REDIS_URL, config.REDIS_KEY_PREFIX) });
   const service: RunningService = await start(config, serviceEnv, createLogger(config.LOG_LEVEL as LogLevel));
@@ -92,7 +102,6 @@ async function main(): Promise<void> {
     .where('merchant_id', '=', merchant.merchantId)
     .where('mode', '=', 'test')
     .executeTakeFirstOrThrow();
-  await db.destroy();
   // Refunds (and Solana deposit-account setup, which the refund wallet pays for) work out of the box: gas and tokens.
   const funded = await fundRefundWallets({
     env: serviceEnv,
@@ -103,6 +112,8 @@ async function main(): Promise<void> {
     tron,
   });
   webhooks.secret = merchant.webhookSecret;
+  const demoConsole = await ensureDemoConsoleUsers({ db, box: new SecretBox(serviceEnv.MASTER_KEY!) }, merchant.merchantId);
+  await db.destroy();
 
   const session = await createDemoSession(baseUrl, merchant.testKey.key, merchant.testKey.secret);
   // Sweeps price their fees with the native coins' prices (docs/treasury.md, Policy); no exchange is reached from the
@@ -165,6 +176,11 @@ async function main(): Promise<void> {
   say(`  TRON     (FAKE java-tron wallet API, Nile-like, chain ${tron.chainId}): ${tron.fake.url}  JSON-RPC ${tron.node.url}`);
   say(`           USDT ${tron.tokens.USDT.address}  USDC ${tron.tokens.USDC.address}  (a documented fake: docs/tron.md)`);
   say(`  API:      ${baseUrl}/api/v1   Webhooks are printed here (receiver ${webhooks.url})`);
+  say();
+  say(`Console:  http://localhost:${service.consolePort}/  (demo users, refused outside npm run dev)`);
+  say(`  Operator:      ${DEMO_OPERATOR_EMAIL} / ${DEMO_PASSWORD}, then the code of \`npm run -s cli -- console demo-code\``);
+  say(`                 (or add its TOTP secret ${demoConsole.operatorTotpSecret} to an authenticator app)`);
+  say(`  Merchant user: ${DEMO_MERCHANT_EMAIL} / ${DEMO_PASSWORD}  (Demo Shop only)`);
   say();
   say('Demo merchant (test mode):');
   say(`  Merchant id: ${merchant.merchantId}`);
@@ -372,3 +388,11 @@ main().catch((err: unknown) => {
   process.stderr.write(`npm run dev failed: ${(err as Error).stack ?? String(err)}\n`);
   void shutdown(1);
 });
+
+/** The console's app is built once (dist/console-ui); a checkout that never ran the build gets it here (a few seconds). */
+function ensureConsoleBuilt(): void {
+  if (builtUiDir()) return;
+  say('Building the console (npm run build:console)…');
+  const r = spawnSync('npm', ['run', '-s', 'build:console'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error('npm run build:console failed (above)');
+}
