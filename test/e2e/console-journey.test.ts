@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConsoleUser } from '../../src/operations/console-users.js';
+import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
+import { fundedRefundWallet } from '../support/funded-refund-wallet.js';
+import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { EXPLORER_TX_URL } from './checkout-harness.js';
+import {
+  axeViolations,
+  ensureConsoleBuilt,
+  launchConsoleBrowser,
+  screenshot,
+  signIn,
+  type ConsoleBrowser,
+} from './console-harness.js';
+
+// The console in a real browser against the whole service (main.ts with the console role) on Anvil: an operator's
+// journey from a first sign-in with TOTP enrollment to a refund paid on chain, and a merchant user kept to its own
+// merchant. Every page is checked with axe-core, at 1,280 and 390 px, with no console error.
+
+let h: ServiceHarness;
+let receiver: WebhookReceiver;
+let b: ConsoleBrowser;
+let shop: HarnessMerchant;
+let other: HarnessMerchant;
+let consoleUrl: string;
+let operator: { email: string; password: string; totp?: string };
+let opCtx: BrowserContext;
+let op: Page;
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  receiver = await startWebhookReceiver();
+  h = await startServiceHarness({
+    extraEnv: {
+      ROLES: 'api,worker,watcher,console',
+      CONSOLE_HOST: '127.0.0.1',
+      CONSOLE_PORT: '0',
+      CONSOLE_SECURE_COOKIES: 'false',
+      CONSOLE_LIVE_INTERVAL_MS: '250',
+      CHAIN_ETHEREUM_TEST_EXPLORER_TX_URL: EXPLORER_TX_URL,
+    },
+  });
+  consoleUrl = `http://127.0.0.1:${h.service.consolePort}/`;
+  shop = await h.newMerchant('Console Shop', receiver.url);
+  receiver.secrets.push(shop.webhookSecret);
+  other = await h.newMerchant('Other Shop');
+  await fundedRefundWallet(h, shop, 10n ** 18n, 50_000_000n);
+  const created = await createConsoleUser({ db: h.t.db }, { kind: 'cli', id: 'test' }, { email: 'ops@console.test', role: 'operator' });
+  operator = { email: 'ops@console.test', password: created.password };
+  b = await launchConsoleBrowser();
+  opCtx = await b.context(1280);
+}, 240_000);
+
+afterAll(async () => {
+  await b?.close();
+  await h?.close();
+  await receiver?.close();
+});
+
+/** A session of `shop` for `amount` USD with ethereum/USDT selected; returns its id and what to pay. */
+async function selectedSession(amount: string) {
+  const created = await shop.client.post('/api/v1/checkout/sessions/create', {
+    amount,
+    currency: 'USD',
+    order_id: `console-${randomBytes(4).toString('hex')}`,
+  });
+  expect(created.status).toBe(200);
+  const sel = await fetch(`${h.base}/checkout/sessions/${created.json.id}/select`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ network: 'ethereum', token: 'USDT' }),
+  });
+  const s = (await sel.json()) as { deposit_address: string; amount_due_base: string };
+  return { id: created.json.id as string, address: s.deposit_address, due: BigInt(s.amount_due_base) };
+}
+
+async function pay(address: string, amount: bigint): Promise<string> {
+  const payer = walletAt(40 + Math.floor(Math.random() * 50), h.node.provider);
+  await h.node.rpc('anvil_setBalance', [payer.address, '0xde0b6b3a7640000']);
+  await fund(h.tokens.USDT, payer.address, amount);
+  const tx = await payFrom(payer, h.tokens.USDT, address, amount);
+  await h.node.mine(3);
+  return (tx as unknown as { hash: string }).hash;
+}
+
+describe('the operator', () => {
+  it('signs in the first time: a new password, then TOTP, with recovery codes shown once', async () => {
+    op = await b.open(opCtx, consoleUrl);
+    expect(await axeViolations(op)).toEqual([]);
+    await screenshot(op, 'sign-in');
+    await op.getByTestId('login-email').fill(operator.email);
+    await op.getByTestId('login-password').fill(operator.password);
+    await op.getByTestId('login-submit').click();
+    // The temporary password must be changed first.
+    await op.getByTestId('password-new').waitFor();
+    const password = `console-${randomBytes(8).toString('hex')}`;
+    await op.getByTestId('password-current').fill(operator.password);
+    await op.getByTestId('password-new').fill(password);
+    await op.getByTestId('password-again').fill(password);
+    await op.getByTestId('password-submit').click();
+    operator.password = password;
+    // Operators must turn on TOTP before anything else.
+    await op.getByTestId('totp-start').click();
+    const secret = (await op.getByTestId('totp-secret').textContent())!.trim();
+    expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
+    expect(await op.getByTestId('totp-url').textContent()).toContain('otpauth://totp/');
+    await screenshot(op, 'totp-enrollment');
+    const { currentTotpCode } = await import('../../src/operations/console-totp.js');
+    await op.getByTestId('totp-code').fill(currentTotpCode(secret, new Date()));
+    await op.getByTestId('totp-confirm').click();
+    const codes = (await op.getByTestId('totp-recovery').textContent()) ?? '';
+    expect(codes.match(/[0-9a-z]{4,}-[0-9a-z]{4,}|[0-9A-Za-z]{10,}/g)?.length ?? 0).toBeGreaterThanOrEqual(10);
+    await op.getByTestId('totp-done').click();
+    await op.getByTestId('nav-overview').first().waitFor();
+    operator.totp = secret;
+    // Signing out and in again asks for the code.
+    await op.getByTestId('sign-out').first().click();
+    await op.getByTestId('login-email').waitFor();
+    await signIn(op, operator.email, operator.password, operator.totp);
+    const audit = await h.t.db.selectFrom('console_audit').select('action').where('actor_email', '=', operator.email).execute();
+    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['auth.login', 'auth.totp_enabled']));
+  }, 120_000);
+
+  it('sees a session become paid on the list without a reload, within 2 s of the service marking it paid', async () => {
+    await op.goto(`${consoleUrl}#/payments`);
+    const s = await selectedSession('25.00');
+    const row = op.getByTestId(`payments-row-${s.id}`);
+    await row.waitFor();
+    const txHash = await pay(s.address, s.due);
+    const paidAt = await h.until(async () => {
+      const r = await h.t.db.selectFrom('payment_sessions').select(['status', 'paid_at']).where('id', '=', s.id).executeTakeFirst();
+      return r?.status === 'paid' ? Date.now() : undefined;
+    }, 60_000);
+    await expect
+      .poll(async () => (await row.getByTestId('payment-status').textContent())?.toLowerCase(), { timeout: 2000, interval: 50 })
+      .toContain('paid');
+    expect(Date.now() - paidAt).toBeLessThan(2000);
+    await screenshot(op, 'payments');
+    // Found by its transaction hash from the search box.
+    await op.getByTestId('global-search').fill(txHash);
+    await op.getByTestId('global-search').press('Enter');
+    await op.locator(`a[href*="${s.id}"]`).first().click();
+    await op.getByTestId('timeline-paid').waitFor();
+    expect(op.url()).toContain(s.id);
+    (globalThis as { paid?: { id: string; tx: string } }).paid = { id: s.id, tx: txHash };
+  }, 120_000);
+
+  it('refunds part of it and sees the refund paid on chain with its transaction link; resends its webhook', async () => {
+    const { id } = (globalThis as unknown as { paid: { id: string } }).paid;
+    await op.goto(`${consoleUrl}#/payments/${id}`);
+    await op.getByTestId('timeline-paid').waitFor();
+    await screenshot(op, 'payment-detail');
+    await op.getByTestId('payment-refund').click();
+    await op.getByTestId('refund-amount').fill('5.00');
+    await op.getByTestId('refund-next').click();
+    expect(await op.getByTestId('refund-summary').textContent()).toMatch(/5\.00/);
+    await op.getByTestId('refund-confirm').click();
+    const refund = await h.until(async () => {
+      const r = await h.t.db.selectFrom('refunds').selectAll().where('session_id', '=', id).executeTakeFirst();
+      return (r?.status as string) === "succeeded" ? r : undefined;
+    }, 60_000);
+    expect(refund.amount_minor).toBe(500n);
+    await op.goto(`${consoleUrl}#/refunds/${refund.id}`);
+    await expect.poll(async () => (await op.getByTestId('refund-status').first().textContent())?.toLowerCase(), { timeout: 10_000 }).toContain('succeeded');
+    const link = op.locator(`a[href="${EXPLORER_TX_URL.replace('{tx}', refund.transaction_hash!)}"]`);
+    expect(await link.count()).toBeGreaterThan(0);
+    await screenshot(op, 'refund-detail');
+    // The payment's webhook delivery, resent from its page: the receiver gets the same event id again.
+    await op.goto(`${consoleUrl}#/payments/${id}`);
+    const completed = await h.until(async () => receiver.received.find((r) => r.eventType === 'payment.completed'), 30_000);
+    const before = receiver.forEvent(completed.eventId!).length;
+    await op.getByTestId(`resend-${completed.eventId}`).click();
+    const confirm = op.getByTestId(`resend-${completed.eventId}-confirm`);
+    if (await confirm.count()) await confirm.click();
+    await receiver.waitFor(() => receiver.forEvent(completed.eventId!).length > before, 20_000);
+    expect(receiver.forEvent(completed.eventId!).every((r) => r.problems.length === 0)).toBe(true);
+  }, 150_000);
+
+  it('runs reconcile from the books page and sees every network clean', async () => {
+    await op.goto(`${consoleUrl}#/books`);
+    await op.getByTestId('reconcile-run').click();
+    const run = await h.until(async () => {
+      const r = await h.t.db.selectFrom('reconcile_runs').selectAll().orderBy('id', 'desc').executeTakeFirst();
+      return r && r.finished_at ? r : undefined;
+    }, 90_000);
+    expect(run).toBeDefined();
+    await op.reload();
+    await op.getByText(/ethereum/i).first().waitFor();
+    await screenshot(op, 'books');
+  }, 150_000);
+
+  it('every operator page renders, passes axe and shows no error, at 1,280 and 390 px', async () => {
+    const pages = ['overview', 'payments', 'refunds', 'stranded', 'subscriptions', 'webhooks', 'keys', 'merchants', 'treasury', 'books', 'wallets', 'users', 'audit'];
+    const phone = await b.context(390);
+    await phone.addCookies(await opCtx.cookies()); // the same console session on a phone
+    const small = await b.open(phone, consoleUrl);
+    for (const [width, page] of [[1280, op] as const, [390, small] as const]) {
+      for (const name of pages) {
+        await page.goto(`${consoleUrl}#/${name}`);
+        await page.getByTestId('page-title').first().waitFor();
+        await page.waitForLoadState('networkidle').catch(() => undefined);
+        await expect.poll(async () => page.getByTestId('state-loading').count(), { timeout: 15_000 }).toBe(0);
+        expect(await page.getByTestId('state-error').count(), `${name} at ${width}`).toBe(0);
+        expect(await axeViolations(page), `${name} at ${width}`).toEqual([]);
+        await screenshot(page, width === 1280 ? name : `${name}-390`);
+      }
+    }
+    await phone.close();
+    expect(b.errors).toEqual([]);
+  }, 300_000);
+});
+
+describe('a merchant user', () => {
+  it('sees its own payments, and every operator page and other merchant object is refused (403), in the page and by API', async () => {
+    const { password } = await createConsoleUser({ db: h.t.db }, { kind: 'cli', id: 'test' }, { email: 'shop@console.test', role: 'merchant', merchantId: shop.id });
+    const ctx = await b.context(1280);
+    const page = await b.open(ctx, consoleUrl);
+    await page.getByTestId('login-email').fill('shop@console.test');
+    await page.getByTestId('login-password').fill(password);
+    await page.getByTestId('login-submit').click();
+    await page.getByTestId('password-new').waitFor();
+    await page.getByTestId('password-current').fill(password);
+    await page.getByTestId('password-new').fill('merchant-user-password-1');
+    await page.getByTestId('password-again').fill('merchant-user-password-1');
+    await page.getByTestId('password-submit').click();
+    await page.getByTestId('nav-overview').first().waitFor();
+    for (const name of ['treasury', 'books', 'wallets', 'users', 'merchants']) expect(await page.getByTestId(`nav-${name}`).count(), name).toBe(0);
+    const { id } = (globalThis as unknown as { paid: { id: string } }).paid;
+    await page.goto(`${consoleUrl}#/payments`);
+    await page.getByTestId(`payments-row-${id}`).waitFor();
+    await page.goto(`${consoleUrl}#/treasury`);
+    await page.getByTestId('not-found').waitFor();
+    // By direct API calls with the merchant user's own session cookie and CSRF token.
+    const cookie = (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const me = await fetch(`${consoleUrl}api/auth/me`, { headers: { cookie } });
+    const csrf = ((await me.json()) as { csrf_token: string }).csrf_token;
+    const otherSession = await other.client.post('/api/v1/checkout/sessions/create', { amount: '3.00', currency: 'USD', order_id: `o-${randomBytes(3).toString('hex')}` });
+    for (const path of ['api/wallets', 'api/users', 'api/reconcile/runs', `api/payments/${otherSession.json.id}`, `api/merchants/${other.id}`]) {
+      const r = await fetch(`${consoleUrl}${path}`, { headers: { cookie } });
+      expect(r.status, path).toBe(403);
+    }
+    const cancel = await fetch(`${consoleUrl}api/payments/${otherSession.json.id}/cancel`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: '{}' });
+    expect(cancel.status).toBe(403);
+    const list = await fetch(`${consoleUrl}api/payments?merchant_id=${other.id}`, { headers: { cookie } });
+    expect(list.status).toBe(403);
+    // No CSRF token: refused even with the cookie.
+    const noCsrf = await fetch(`${consoleUrl}api/auth/logout-all`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{}' });
+    expect(noCsrf.status).toBe(403);
+    expect(await axeViolations(page)).toEqual([]);
+    await ctx.close();
+    expect(b.errors).toEqual([]);
+  }, 120_000);
+});
