@@ -76,18 +76,16 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
     checkoutBaseUrl: 'http://checkout.test/pay',
     env: {},
   };
-  // A plain object spread in: settings the console gains later (e.g. the live stream's interval) do not break this file.
-  const defaults = {
+  const settings: ConsoleSettings = {
     secureCookies: true,
     idleTimeoutMs: 30 * 60_000,
     absoluteTimeoutMs: 12 * 3600_000,
     loginFailuresPerAccount: 5,
     loginFailuresPerIp: 8,
     demo: false,
-    liveIntervalMs: 1000,
     uiDir: null,
+    ...over,
   };
-  const settings: ConsoleSettings = { ...defaults, ...over };
   const deps: ConsoleDeps = {
     ops,
     settings,
