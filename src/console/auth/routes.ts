@@ -7,6 +7,7 @@ import { getConsoleUser } from '../../ledger/console/users.js';
 import { changePassword, checkSignIn, confirmTotp } from '../../operations/console-sign-in.js';
 import { beginTotpSetup } from '../../operations/console-totp.js';
 import { auditActorOf } from '../actor.js';
+import type { Ok, TotpConfirm, TotpSetup } from '../contract/auth.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute, parse } from '../route.js';
 import { type CookieOptions, clearedSessionCookie, readSessionCookie, sessionCookie, sessionIdHash } from './cookie.js';
@@ -23,6 +24,8 @@ const loginBody = z.strictObject({
   totp_code: z.string().max(16).optional(),
   recovery_code: z.string().max(64).optional(),
 });
+
+const OK: Ok = { ok: true };
 
 export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): void {
   const { db } = deps.ops;
@@ -95,7 +98,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
       await revokeConsoleSession(db, actor.sessionIdHash);
       reply.header('Set-Cookie', clearedSessionCookie(cookie));
       await audit({ action: 'auth.logout', objectType: 'console_user', objectId: actor.userId, merchantId: actor.merchantId });
-      return { ok: true };
+      return OK;
     },
   });
 
@@ -112,7 +115,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
         merchantId: actor.merchantId,
         detail: `${n} session(s) revoked`,
       });
-      return { ok: true };
+      return OK;
     },
   });
 
@@ -123,7 +126,8 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
       const setup = await beginTotpSetup(deps.ops, { id: actor.userId, email: actor.email });
       if (!setup) throw invalidRequest('totp_already_enabled', 'TOTP is on for this account already.', undefined, 409);
       await audit({ action: 'auth.totp_setup', objectType: 'console_user', objectId: actor.userId, merchantId: actor.merchantId });
-      return { secret: setup.secret, otpauth_url: setup.otpauthUrl };
+      const out: TotpSetup = { secret: setup.secret, otpauth_url: setup.otpauthUrl };
+      return out;
     },
   });
 
@@ -139,7 +143,8 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
         body.code,
         audit,
       );
-      return { recovery_codes: r.recoveryCodes };
+      const out: TotpConfirm = { recovery_codes: r.recoveryCodes };
+      return out;
     },
   });
 
@@ -155,7 +160,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
         { currentPassword: body.current_password, newPassword: body.new_password },
         audit,
       );
-      return { ok: true };
+      return OK;
     },
   });
 }

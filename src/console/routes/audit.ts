@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listAudit } from '../../ledger/audit/audit-log.js';
 import { merchantScope } from '../actor.js';
-import type { AuditRowView } from '../contract/audit.js';
+import type { AuditList, AuditRowView } from '../contract/audit.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -44,7 +44,8 @@ export function registerAuditRoutes(api: FastifyInstance, deps: ConsoleDeps): vo
       });
       const page = rows.slice(0, query.limit);
       const data: AuditRowView[] = page.map((r) => ({ ...r, at: r.at.toISOString() }));
-      return { data, next_cursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
+      const out: AuditList = { data, next_cursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
+      return out;
     },
   });
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, resetConsoleUser } from '../../operations/console-users.js';
 import { auditActorOf } from '../actor.js';
+import type { UserCreated, UserDisabled, UserList, UserReset } from '../contract/users.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -33,7 +34,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
         ...(query.role !== undefined ? { role: query.role } : {}),
         ...(query.merchant_id !== undefined ? { merchantId: query.merchant_id } : {}),
       });
-      return { data: page.data, next_cursor: page.nextCursor };
+      const out: UserList = { data: page.data, next_cursor: page.nextCursor };
+      return out;
     },
   });
 
@@ -54,7 +56,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
         audit,
       );
       reply.code(201);
-      return created;
+      const out: UserCreated = created;
+      return out;
     },
   });
 
@@ -64,7 +67,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
     role: 'operator',
     params: userId,
     async handler({ actor, params, audit }) {
-      return { user: await disableConsoleUser(deps.ops, auditActorOf(actor), params.id, audit) };
+      const out: UserDisabled = { user: await disableConsoleUser(deps.ops, auditActorOf(actor), params.id, audit) };
+      return out;
     },
   });
 
@@ -74,7 +78,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
     role: 'operator',
     params: userId,
     async handler({ actor, params, audit }) {
-      return await resetConsoleUser(deps.ops, auditActorOf(actor), params.id, audit);
+      const out: UserReset = await resetConsoleUser(deps.ops, auditActorOf(actor), params.id, audit);
+      return out;
     },
   });
 }
