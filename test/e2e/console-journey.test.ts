@@ -83,7 +83,7 @@ async function pay(address: string, amount: bigint): Promise<string> {
   await fund(h.tokens.USDT, payer.address, amount);
   const tx = await payFrom(payer, h.tokens.USDT, address, amount);
   await h.node.mine(3);
-  return (tx as unknown as { hash: string }).hash;
+  return tx;
 }
 
 describe('the operator', () => {
@@ -160,11 +160,11 @@ describe('the operator', () => {
     await op.getByTestId('refund-confirm').click();
     const refund = await h.until(async () => {
       const r = await h.t.db.selectFrom('refunds').selectAll().where('session_id', '=', id).executeTakeFirst();
-      return (r?.status as string) === "succeeded" ? r : undefined;
+      return r?.status === 'completed' ? r : undefined;
     }, 60_000);
     expect(refund.amount_minor).toBe(500n);
     await op.goto(`${consoleUrl}#/refunds/${refund.id}`);
-    await expect.poll(async () => (await op.getByTestId('refund-status').first().textContent())?.toLowerCase(), { timeout: 10_000 }).toContain('succeeded');
+    await expect.poll(async () => (await op.getByTestId('refund-status').first().textContent())?.toLowerCase(), { timeout: 10_000 }).toContain('completed');
     const link = op.locator(`a[href="${EXPLORER_TX_URL.replace('{tx}', refund.transaction_hash!)}"]`);
     expect(await link.count()).toBeGreaterThan(0);
     await screenshot(op, 'refund-detail');
