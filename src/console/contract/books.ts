@@ -63,7 +63,6 @@ export const acknowledgeBody = z.strictObject({ note: z.string().trim().min(1).m
 export const acknowledgeResponse = z.object({ acknowledged: z.string() });
 
 export const accountLeg = z.object({
-  id: z.string(),
   entry_id: z.string(),
   account: z.string(),
   asset: z.string(),

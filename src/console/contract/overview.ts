@@ -35,11 +35,11 @@ export const overviewTimeToPaid = z.object({
 
 export const overviewFailingEndpoint = z.object({
   merchant_id: z.string(),
-  endpoint_id: z.string(),
-  url: z.string(),
+  url: z.string().nullable(),
   /** The last deliveries looked at, all failed. */
   failed_deliveries: z.number().int(),
   last_failure_at: z.string().nullable(),
+  last_error: z.string().nullable(),
 });
 
 export const overviewWatcher = z.object({
