@@ -86,7 +86,7 @@ export async function setDestination(db: Db, chains: ChainRegistry | (() => Prom
     treasury_address: destination.treasury_address,
     hot_float: formatMinor(destination.hot_float_minor, STABLECOIN_EXPONENT),
     audit: {
-      id: change.id,
+      id: String(change.id),
       actor: change.actor,
       changed_at: change.changed_at,
       old_treasury_address: change.old_treasury_address,

@@ -13,7 +13,7 @@ const network = z.enum(['ethereum', 'bsc', 'tron', 'solana']);
 const page = { limit: z.coerce.number().int().min(1).max(100).default(25), cursor: z.string().max(500).optional() };
 
 export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  const { db, chains, log } = deps.ops;
+  const { db, log } = deps.ops;
   consoleRoute(app, db, {
     method: 'GET',
     url: '/reconcile/runs',
@@ -33,7 +33,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
     role: 'operator',
     body: startReconcileBody,
     handler: async ({ body, audit, reply }) => {
-      const r = startReconcile({ db, adapters: chains, log }, { mode: body.mode, ...(body.network ? { network: body.network } : {}) });
+      const r = startReconcile({ db, adapters: deps.ops.chains, log }, { mode: body.mode, ...(body.network ? { network: body.network } : {}) });
       await audit({
         action: 'reconcile.run',
         objectType: 'reconcile_job',

@@ -9,7 +9,7 @@ import { consoleRoute } from '../route.js';
 // (watchers, wallets, reconcile) for operators only.
 
 export async function registerOverviewRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  const { db, chains, treasury, log } = deps.ops;
+  const { db, log } = deps.ops;
   consoleRoute(app, db, {
     method: 'GET',
     url: '/overview',
@@ -17,7 +17,7 @@ export async function registerOverviewRoutes(app: FastifyInstance, deps: Console
     handler: async ({ actor, query }) => {
       const merchantId = merchantScope(actor, query.merchant_id);
       return overview(
-        { db, adapters: chains, treasury, log },
+        { db, adapters: deps.ops.chains, treasury: deps.ops.treasury, log },
         { operator: actor.role === 'operator', ...(merchantId ? { merchantId } : {}) },
       );
     },

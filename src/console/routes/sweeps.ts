@@ -12,15 +12,16 @@ const network = z.enum(['ethereum', 'bsc', 'tron', 'solana']);
 const mode = z.enum(['test', 'live']);
 
 export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  const { db, chains } = deps.ops;
-  const ops: SweepOpsDeps = { db, adapters: chains, treasury: deps.ops.treasury, log: deps.ops.log };
+  const { db } = deps.ops;
+  // Read per request: the entry point (or a test) may configure the chains and the treasury after registration.
+  const ops = (): SweepOpsDeps => ({ db, adapters: deps.ops.chains, treasury: deps.ops.treasury, log: deps.ops.log });
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/plan',
     role: 'operator',
     query: z.strictObject({ network: network.optional(), mode: mode.optional(), merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ query }) =>
-      sweepPlan(ops, {
+      sweepPlan(ops(), {
         ...(query.network ? { network: query.network } : {}),
         ...(query.mode ? { mode: query.mode } : {}),
         ...(query.merchant_id ? { merchantId: query.merchant_id } : {}),
@@ -32,7 +33,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
     role: 'operator',
     body: runSweepBody,
     handler: async ({ body, audit, reply }) => {
-      const r = await startSweeps(ops, {
+      const r = await startSweeps(ops(), {
         network: body.network,
         mode: body.mode,
         ...(body.merchant_id ? { merchantId: body.merchant_id } : {}),
@@ -64,7 +65,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
       mode: mode.optional(),
     }),
     handler: async ({ query }) =>
-      sweepHistory(db, chains, {
+      sweepHistory(db, deps.ops.chains, {
         limit: query.limit,
         ...(query.cursor ? { cursor: query.cursor } : {}),
         ...(query.merchant_id ? { merchantId: query.merchant_id } : {}),
@@ -78,6 +79,6 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
     url: '/sweeps/:id',
     role: 'operator',
     params: z.strictObject({ id: z.string().min(1).max(64) }),
-    handler: async ({ params }) => sweepDetail(db, chains, params.id),
+    handler: async ({ params }) => sweepDetail(db, deps.ops.chains, params.id),
   });
 }

@@ -13,7 +13,7 @@ const network = z.enum(['ethereum', 'bsc', 'tron', 'solana']);
 const mode = z.enum(['test', 'live']);
 
 export async function registerTreasuryRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  const { db, chains } = deps.ops;
+  const { db } = deps.ops;
   consoleRoute(app, db, {
     method: 'GET',
     url: '/treasury/destinations',
@@ -29,7 +29,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
     handler: async ({ body, actor, audit }) => {
       const address = body.address === null || body.address === 'none' ? null : body.address;
       const before = (await listDestinations(db, body.merchant_id)).find((x) => x.network === body.network && x.mode === body.mode);
-      const out = await setDestination(db, chains, {
+      const out = await setDestination(db, deps.ops.chains, {
         merchantId: body.merchant_id,
         network: body.network,
         mode: body.mode,
@@ -53,7 +53,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
     url: '/sweeps/policy',
     role: 'operator',
     query: z.strictObject({ network, mode, token: z.enum(['USDT', 'USDC']) }),
-    handler: async ({ query }) => getSweepPolicy(db, chains, query.network, query.mode, query.token),
+    handler: async ({ query }) => getSweepPolicy(db, deps.ops.chains, query.network, query.mode, query.token),
   });
   consoleRoute(app, db, {
     method: 'POST',
@@ -61,7 +61,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
     role: 'operator',
     body: setPolicyBody,
     handler: async ({ body, actor, audit }) => {
-      const r = await putSweepPolicy(db, chains, {
+      const r = await putSweepPolicy(db, deps.ops.chains, {
         network: body.network,
         mode: body.mode,
         token: body.token,

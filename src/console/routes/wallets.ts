@@ -7,7 +7,7 @@ import { consoleRoute } from '../route.js';
 // Wallets route (operators): every operator wallet with balances (bounded read, cached seconds), nonce, pending attempts.
 
 export async function registerWalletRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  const { db, chains, treasury, log } = deps.ops;
+  const { db, log } = deps.ops;
   consoleRoute(app, db, {
     method: 'GET',
     url: '/wallets',
@@ -19,7 +19,7 @@ export async function registerWalletRoutes(app: FastifyInstance, deps: ConsoleDe
     }),
     handler: async ({ query }) =>
       consoleWallets(
-        { db, adapters: chains, treasury, log },
+        { db, adapters: deps.ops.chains, treasury: deps.ops.treasury, log },
         {
           ...(query.network ? { network: query.network } : {}),
           ...(query.mode ? { mode: query.mode } : {}),
