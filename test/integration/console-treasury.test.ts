@@ -46,7 +46,7 @@ describe('treasury destinations', () => {
     expect(list.status).toBe(200);
     expect(list.json.data).toHaveLength(1);
     expect(list.json.data[0].changes[0]).toMatchObject({ new_treasury_address: ADDR, old_treasury_address: null });
-    const a = (await audits('treasury_destination.set')).find((x) => x.merchantId === merchantId);
+    const a = (await audits('treasury_destination.set')).find((x) => x.merchant_id === merchantId);
     expect(a).toBeDefined();
     expect(a!.after).toMatchObject({ treasury_address: ADDR });
   });
