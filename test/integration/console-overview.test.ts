@@ -12,10 +12,11 @@ let b: string;
 
 async function session(merchantId: string, status: 'open' | 'paid' | 'expired' | 'canceled', amountMinor: bigint, daysAgo = 0) {
   const at = sql`now() - ${`${daysAgo} days`}::interval`;
+  const id = `cs_${Math.random().toString(36).slice(2)}`;
   await sql`
     insert into payment_sessions (id, merchant_id, mode, order_id, amount_minor, currency, target_currency, target_amount_minor,
       hd_account, network, token, status, created_at, expires_at, paid_at, expired_at, canceled_at, quote_usdt_minor)
-    values (${`cs_${Math.random().toString(36).slice(2)}`}, ${merchantId}, 'test', 'o', ${amountMinor}, 'USD', 'USDT', ${amountMinor},
+    values (${id}, ${merchantId}, 'test', ${id}, ${amountMinor}, 'USD', 'USDT', ${amountMinor},
       0, 'ethereum', 'USDT', ${status}, ${at}, ${at} + interval '1 hour',
       ${status === 'paid' ? at : null}, ${status === 'expired' ? at : null}, ${status === 'canceled' ? at : null}, ${amountMinor})`.execute(h.t.db);
 }
@@ -24,8 +25,8 @@ beforeAll(async () => {
   h = await startConsoleHarness();
   a = (await h.merchant('Overview A')).merchantId;
   b = (await h.merchant('Overview B')).merchantId;
-  await session(a, 'paid', 12_500_000n);
-  await session(a, 'paid', 7_500_000n);
+  await session(a, 'paid', 1250n);
+  await session(a, 'paid', 750n);
   await session(a, 'expired', 1_000_000n);
   await session(a, 'paid', 99_000_000n, 40); // outside the 30 days
   await session(b, 'paid', 1_000_000n, 2);
