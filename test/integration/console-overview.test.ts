@@ -21,6 +21,16 @@ async function session(merchantId: string, status: 'open' | 'paid' | 'expired' |
       ${status === 'paid' ? at : null}, ${status === 'expired' ? at : null}, ${status === 'canceled' ? at : null}, ${amountMinor})`.execute(h.t.db);
 }
 
+async function delivery(merchantId: string, status: 'delivered' | 'failed', secondsAgo: number) {
+  const id = `evt_${Math.random().toString(36).slice(2)}`;
+  const at = sql`now() - ${`${secondsAgo} seconds`}::interval`;
+  await sql`insert into outbox_events (id, merchant_id, mode, type, payload, created_at)
+    values (${id}, ${merchantId}, 'test', 'checkout.session.completed', '{}'::jsonb, ${at})`.execute(h.t.db);
+  await sql`insert into webhook_deliveries (event_id, merchant_id, mode, event_type, body, status, created_at, updated_at, delivered_at, failed_at, last_error)
+    values (${id}, ${merchantId}, 'test', 'checkout.session.completed', '{}', ${status}, ${at}, ${at},
+      ${status === 'delivered' ? at : null}, ${status === 'failed' ? at : null}, ${status === 'failed' ? 'HTTP 500' : null})`.execute(h.t.db);
+}
+
 beforeAll(async () => {
   h = await startConsoleHarness();
   a = (await h.merchant('Overview A')).merchantId;
@@ -31,6 +41,11 @@ beforeAll(async () => {
   await session(a, 'paid', 99_000_000n, 40); // outside the 30 days
   await session(b, 'paid', 1_000_000n, 2);
   await session(b, 'canceled', 1_000_000n, 2);
+  // B: its last five deliveries failed (one delivered before them); A: four failed, then one delivered.
+  await delivery(b, 'delivered', 100);
+  for (const s of [50, 40, 30, 20, 10]) await delivery(b, 'failed', s);
+  for (const s of [50, 40, 30, 20]) await delivery(a, 'failed', s);
+  await delivery(a, 'delivered', 5);
 });
 afterAll(async () => h?.close());
 
@@ -43,6 +58,8 @@ describe('GET /api/overview', () => {
     expect(r.json.days.reduce((n: number, d: { paid: number }) => n + d.paid, 0)).toBe(3);
     expect(r.json.rates).toMatchObject({ created: 5, paid: 3, expired: 1, canceled: 1, paid_rate: 0.6 });
     expect(r.json.refunds_in_flight).toEqual({ count: 0 });
+    expect(r.json.failing_webhook_endpoints).toHaveLength(1);
+    expect(r.json.failing_webhook_endpoints[0]).toMatchObject({ merchant_id: b, failed_deliveries: 5, last_error: 'HTTP 500' });
     expect(r.json.watchers).toEqual([]);
     expect(r.json.wallets).toEqual([]);
     expect(r.json.last_reconcile).toEqual([]);
@@ -56,6 +73,7 @@ describe('GET /api/overview', () => {
     expect(mine.json.merchant_id).toBe(a);
     expect(mine.json.rates).toMatchObject({ created: 3, paid: 2, expired: 1 });
     expect(mine.json.wallets).toBeNull();
+    expect(mine.json.failing_webhook_endpoints).toEqual([]);
     expect(mine.json.last_reconcile).toBeNull();
   });
 
