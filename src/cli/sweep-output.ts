@@ -11,8 +11,6 @@ export { feeMoneyJson, native, operatorWalletsJson, planJson, sweepJson };
 
 const ROLE_NAME = { gas_station: 'gas station', resources: 'resources account' } as const;
 
-
-
 /** One human line per wallet short of fee money: network, mode, which wallet, address, balance, amount needed. */
 export function feeMoneyLine(f: FeeMoneyNeed): string {
   const coin = NATIVE_COINS[f.network].symbol;
@@ -41,9 +39,6 @@ export function runText(r: SweepRunResult, decimalsOf: Decimals): string {
     lines.push('', `${r.stillRunning} sweep(s) still running: a worker finishes them, or the next \`sweep run\`.`);
   return `${lines.join('\n')}\n`;
 }
-
-
-
 
 export function planTable(report: SweepPlanReport, decimalsOf: Decimals): string {
   const j = planJson(report, decimalsOf);
@@ -82,4 +77,3 @@ export function planTable(report: SweepPlanReport, decimalsOf: Decimals): string
   if (j.operator_wallets.length === 0) lines.push('  (none)');
   return `${lines.join('\n')}\n`;
 }
-

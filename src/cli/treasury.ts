@@ -239,7 +239,18 @@ async function policyCli(args: string[], ctx: TreasuryCliContext): Promise<void>
     const minMinor = amountMinor(required(values.min, 'min'), 'min');
     const bps = required(values['max-fee-bps'], 'max-fee-bps');
     if (!/^\d+$/.test(bps) || Number(bps) > 10_000) throw new UsageError('--max-fee-bps must be 0..10000');
-    out((await putSweepPolicy(ctx.db, adapters, { network: n, mode: m, token: t, minMinor, maxFeeBps: Number(bps), actor: actor(values.actor, ctx.env) })).after);
+    out(
+      (
+        await putSweepPolicy(ctx.db, adapters, {
+          network: n,
+          mode: m,
+          token: t,
+          minMinor,
+          maxFeeBps: Number(bps),
+          actor: actor(values.actor, ctx.env),
+        })
+      ).after,
+    );
     return;
   }
   if (sub !== 'show') throw new UsageError(`unknown sweep policy command ${sub ?? ''}\n${TREASURY_USAGE}`);

@@ -28,7 +28,13 @@ export function startReconcile(
     .filter((a) => (!opts.network || a.network === opts.network) && a.mode === opts.mode)
     .map((a) => ({ network: a.network, mode: a.mode }));
   if (chains.length === 0)
-    throw new ApiError(409, 'invalid_request_error', 'network_not_configured', 'No chain of this network and mode is configured here.', 'network');
+    throw new ApiError(
+      409,
+      'invalid_request_error',
+      'network_not_configured',
+      'No chain of this network and mode is configured here.',
+      'network',
+    );
   const jobId = randomUUID();
   const startedAt = new Date();
   reconcile(deps, opts).then(

@@ -44,7 +44,10 @@ export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operat
     where s.status = 'paid' and s.paid_at >= ${since} and s.paid_at < ${until} and s.network is not null ${merchant}
     group by 1, 2 order by 1, 2`.execute(db);
 
-  let refunds = db.selectFrom('refunds').select((eb) => eb.fn.countAll<string>().as('n')).where('status', 'in', ['pending', 'processing']);
+  let refunds = db
+    .selectFrom('refunds')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('status', 'in', ['pending', 'processing']);
   if (m) refunds = refunds.where('merchant_id', '=', m);
   const inFlight = Number((await refunds.executeTakeFirst())?.n ?? 0);
 
@@ -84,7 +87,13 @@ export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operat
 /** Merchants whose last FAILING_AFTER finished deliveries all failed (candidates: a failure in the last 7 days). */
 async function failingEndpoints(db: Db, merchantId: string | undefined, until: Date) {
   const merchant = merchantId ? sql`and d.merchant_id = ${merchantId}` : sql``;
-  const rows = await sql<{ merchant_id: string; url: string | null; failed: string; last_failure_at: Date | null; last_error: string | null }>`
+  const rows = await sql<{
+    merchant_id: string;
+    url: string | null;
+    failed: string;
+    last_failure_at: Date | null;
+    last_error: string | null;
+  }>`
     select c.merchant_id, m.webhook_url as url, last.failed::text as failed, last.last_failure_at, last.last_error
     from (select distinct d.merchant_id from webhook_deliveries d
           where d.status in ('failed', 'skipped') and d.failed_at >= ${new Date(until.getTime() - 7 * 86_400_000)} ${merchant}) c
@@ -107,8 +116,19 @@ async function failingEndpoints(db: Db, merchantId: string | undefined, until: D
 }
 
 async function operatorParts(d: SweepOpsDeps, until: Date) {
-  const cursors = await d.db.selectFrom('chain_cursors').select(['chain_key', 'tip_height', 'final_height', 'tip_time', 'updated_at']).execute();
-  const runs = await sql<{ id: string; network: string; mode: 'test' | 'live'; height: string; differences: number; started_at: Date; finished_at: Date }>`
+  const cursors = await d.db
+    .selectFrom('chain_cursors')
+    .select(['chain_key', 'tip_height', 'final_height', 'tip_time', 'updated_at'])
+    .execute();
+  const runs = await sql<{
+    id: string;
+    network: string;
+    mode: 'test' | 'live';
+    height: string;
+    differences: number;
+    started_at: Date;
+    finished_at: Date;
+  }>`
     select distinct on (network, mode) id::text, network, mode, height::text, differences, started_at, finished_at
     from reconcile_runs order by network, mode, id desc`.execute(d.db);
   const w = await consoleWallets(d, {}, { timeoutMs: 3_000 });

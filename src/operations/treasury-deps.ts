@@ -31,8 +31,7 @@ export const treasuryNotConfigured = (what: string): ApiError =>
 
 /** The planner's deps; refused (409) without the keys that derive the deposit addresses. */
 export function plannerDepsOf(d: SweepOpsDeps): PlannerDeps {
-  if (!d.treasury?.keys)
-    throw treasuryNotConfigured('sweeping needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the deposit addresses');
+  if (!d.treasury?.keys) throw treasuryNotConfigured('sweeping needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the deposit addresses');
   let prices: NativePriceService | null = null;
   try {
     prices = d.treasury.prices();

@@ -67,9 +67,16 @@ export async function setDestination(db: Db, chains: ChainRegistry | (() => Prom
   if (i.address !== null) {
     const adapter = (typeof chains === 'function' ? await chains() : chains).get(i.network, i.mode);
     if (!adapter)
-      throw new ApiError(409, 'invalid_request_error', 'network_not_configured', `${i.network} (${i.mode}) is not configured here: its adapter validates the address`, 'network');
+      throw new ApiError(
+        409,
+        'invalid_request_error',
+        'network_not_configured',
+        `${i.network} (${i.mode}) is not configured here: its adapter validates the address`,
+        'network',
+      );
     address = adapter.normalizeAddress(i.address);
-    if (!address) throw new ApiError(400, 'invalid_request_error', 'address_invalid', `${i.address} is not a valid ${i.network} address`, 'address');
+    if (!address)
+      throw new ApiError(400, 'invalid_request_error', 'address_invalid', `${i.address} is not a valid ${i.network} address`, 'address');
   }
   const { destination, change } = await setTreasuryDestination(db, {
     merchantId: i.merchantId,
@@ -106,7 +113,14 @@ export function policyTokenDecimals(chains: ChainRegistry, n: NetworkId, m: Mode
 export async function getSweepPolicy(db: Db, chains: ChainRegistry, n: NetworkId, m: Mode, t: TokenSymbol) {
   const decimals = policyTokenDecimals(chains, n, m, t);
   const p = await sweepPolicy(db, n, m, t, decimals);
-  return { network: n, mode: m, token: t, min_amount: formatBaseUnits(p.minAmountBase, decimals), max_fee_bps: p.maxFeeBps, source: p.source };
+  return {
+    network: n,
+    mode: m,
+    token: t,
+    min_amount: formatBaseUnits(p.minAmountBase, decimals),
+    max_fee_bps: p.maxFeeBps,
+    source: p.source,
+  };
 }
 
 /** Sets the sweep policy (minimum in stablecoin minor units, maximum fee share) and answers it as read back. */

@@ -30,7 +30,17 @@ beforeAll(async () => {
       startedAt: new Date(),
       differences:
         height === 101n
-          ? [{ account: addressAccount('ethereum', 'test', ADDR), asset: journalAsset('ethereum', 'test', 'USDT'), merchantId, journal: 5n, chain: 7n, difference: -2n, unexplained: 0n }]
+          ? [
+              {
+                account: addressAccount('ethereum', 'test', ADDR),
+                asset: journalAsset('ethereum', 'test', 'USDT'),
+                merchantId,
+                journal: 5n,
+                chain: 7n,
+                difference: -2n,
+                unexplained: 0n,
+              },
+            ]
           : [],
     });
   }
@@ -45,7 +55,11 @@ beforeAll(async () => {
         blockHeight: BigInt(200 + i),
         legs: [
           { account: EXTERNAL_ACCOUNT, asset: journalAsset('ethereum', 'test', 'USDT'), amount: -1_000_000n * BigInt(i) },
-          { account: addressAccount('ethereum', 'test', ADDR), asset: journalAsset('ethereum', 'test', 'USDT'), amount: 1_000_000n * BigInt(i) },
+          {
+            account: addressAccount('ethereum', 'test', ADDR),
+            asset: journalAsset('ethereum', 'test', 'USDT'),
+            amount: 1_000_000n * BigInt(i),
+          },
         ],
       }),
     );
@@ -59,7 +73,12 @@ describe('reconcile', () => {
     const p1 = await h.call(h.operator, 'GET', '/api/reconcile/runs?limit=1');
     expect(p1.status).toBe(200);
     expect(p1.json.data[0]).toMatchObject({ height: '101', differences: 1 });
-    expect(p1.json.data[0].difference_rows[0]).toMatchObject({ difference_base: '-2', journal_base: '5', chain_base: '7', merchant_id: merchantId });
+    expect(p1.json.data[0].difference_rows[0]).toMatchObject({
+      difference_base: '-2',
+      journal_base: '5',
+      chain_base: '7',
+      merchant_id: merchantId,
+    });
     const p2 = await h.call(h.operator, 'GET', `/api/reconcile/runs?limit=1&cursor=${p1.json.next_cursor}`);
     expect(p2.json.data[0]).toMatchObject({ height: '100', differences: 0 });
     expect(p2.json.next_cursor).toBeNull();
@@ -88,7 +107,9 @@ describe('journal', () => {
     expect(list.json.data[0].legs).toContainEqual({ account: EXTERNAL_ACCOUNT, asset: 'ethereum:test:USDT', amount: '-3000000' });
     const id = entryIds[0]!;
     expect((await h.call(h.operator, 'POST', `/api/journal/unexplained/${id}/acknowledge`, { note: '' })).status).toBe(400);
-    expect((await h.call(h.merchantUser(merchantId), 'POST', `/api/journal/unexplained/${id}/acknowledge`, { note: 'x' })).status).toBe(403);
+    expect((await h.call(h.merchantUser(merchantId), 'POST', `/api/journal/unexplained/${id}/acknowledge`, { note: 'x' })).status).toBe(
+      403,
+    );
     expect((await h.call(h.operator, 'GET', '/api/journal/unexplained')).json.data).toHaveLength(3);
     const ack = await h.call(h.operator, 'POST', `/api/journal/unexplained/${id}/acknowledge`, { note: 'test top-up by ops' });
     expect(ack.status).toBe(200);

@@ -18,7 +18,9 @@ async function session(merchantId: string, status: 'open' | 'paid' | 'expired' |
       hd_account, network, token, status, created_at, expires_at, paid_at, expired_at, canceled_at, quote_usdt_minor)
     values (${id}, ${merchantId}, 'test', ${id}, ${amountMinor}, 'USD', 'USDT', ${amountMinor},
       0, 'ethereum', 'USDT', ${status}, ${at}, ${at} + interval '1 hour',
-      ${status === 'paid' ? at : null}, ${status === 'expired' ? at : null}, ${status === 'canceled' ? at : null}, ${amountMinor})`.execute(h.t.db);
+      ${status === 'paid' ? at : null}, ${status === 'expired' ? at : null}, ${status === 'canceled' ? at : null}, ${amountMinor})`.execute(
+    h.t.db,
+  );
 }
 
 async function delivery(merchantId: string, status: 'delivered' | 'failed', secondsAgo: number) {
@@ -28,7 +30,9 @@ async function delivery(merchantId: string, status: 'delivered' | 'failed', seco
     values (${id}, ${merchantId}, 'test', 'checkout.session.completed', '{}'::jsonb, ${at})`.execute(h.t.db);
   await sql`insert into webhook_deliveries (event_id, merchant_id, mode, event_type, body, status, created_at, updated_at, delivered_at, failed_at, last_error)
     values (${id}, ${merchantId}, 'test', 'checkout.session.completed', '{}', ${status}, ${at}, ${at},
-      ${status === 'delivered' ? at : null}, ${status === 'failed' ? at : null}, ${status === 'failed' ? 'HTTP 500' : null})`.execute(h.t.db);
+      ${status === 'delivered' ? at : null}, ${status === 'failed' ? at : null}, ${status === 'failed' ? 'HTTP 500' : null})`.execute(
+    h.t.db,
+  );
 }
 
 beforeAll(async () => {
@@ -54,7 +58,12 @@ describe('GET /api/overview', () => {
     const r = await h.call(h.operator, 'GET', '/api/overview');
     expect(r.status).toBe(200);
     const today = new Date().toISOString().slice(0, 10);
-    expect(r.json.days.find((d: { day: string }) => d.day === today)).toMatchObject({ network: 'ethereum', token: 'USDT', volume: '20.00', paid: 2 });
+    expect(r.json.days.find((d: { day: string }) => d.day === today)).toMatchObject({
+      network: 'ethereum',
+      token: 'USDT',
+      volume: '20.00',
+      paid: 2,
+    });
     expect(r.json.days.reduce((n: number, d: { paid: number }) => n + d.paid, 0)).toBe(3);
     expect(r.json.rates).toMatchObject({ created: 5, paid: 3, expired: 1, canceled: 1, paid_rate: 0.6 });
     expect(r.json.refunds_in_flight).toEqual({ count: 0 });

@@ -52,9 +52,19 @@ describe('treasury destinations', () => {
   });
 
   it('refuses bad input (400) and an invalid address (400) without changing anything', async () => {
-    const bad = await h.call(h.operator, 'POST', '/api/treasury/destinations', { merchant_id: otherId, network: 'dogecoin', mode: 'test', address: null });
+    const bad = await h.call(h.operator, 'POST', '/api/treasury/destinations', {
+      merchant_id: otherId,
+      network: 'dogecoin',
+      mode: 'test',
+      address: null,
+    });
     expect(bad.status).toBe(400);
-    const badAddr = await h.call(h.operator, 'POST', '/api/treasury/destinations', { merchant_id: otherId, network: 'ethereum', mode: 'test', address: 'nope' });
+    const badAddr = await h.call(h.operator, 'POST', '/api/treasury/destinations', {
+      merchant_id: otherId,
+      network: 'ethereum',
+      mode: 'test',
+      address: 'nope',
+    });
     expect(badAddr.status).toBe(400);
     expect(badAddr.json.error.code).toBe('address_invalid');
     const list = await h.call(h.operator, 'GET', `/api/treasury/destinations?merchant_id=${otherId}`);
@@ -64,9 +74,20 @@ describe('treasury destinations', () => {
   it('refuses merchant users (403) and a mutation without the CSRF token (403)', async () => {
     const u = h.merchantUser(merchantId);
     expect((await h.call(u, 'GET', '/api/treasury/destinations')).status).toBe(403);
-    const post = await h.call(u, 'POST', '/api/treasury/destinations', { merchant_id: merchantId, network: 'ethereum', mode: 'test', address: null });
+    const post = await h.call(u, 'POST', '/api/treasury/destinations', {
+      merchant_id: merchantId,
+      network: 'ethereum',
+      mode: 'test',
+      address: null,
+    });
     expect(post.status).toBe(403);
-    const noCsrf = await h.call(h.operator, 'POST', '/api/treasury/destinations', { merchant_id: otherId, network: 'ethereum', mode: 'test', address: null }, { csrf: 'x' });
+    const noCsrf = await h.call(
+      h.operator,
+      'POST',
+      '/api/treasury/destinations',
+      { merchant_id: otherId, network: 'ethereum', mode: 'test', address: null },
+      { csrf: 'x' },
+    );
     expect(noCsrf.status).toBe(403);
     expect((await h.call(h.operator, 'GET', `/api/treasury/destinations?merchant_id=${otherId}`)).json.data).toEqual([]);
   });
@@ -77,10 +98,22 @@ describe('sweep policy', () => {
     const q = '/api/sweeps/policy?network=ethereum&mode=test&token=USDT';
     const d = await h.call(h.operator, 'GET', q);
     expect(d.json).toMatchObject({ min_amount: '10.00', max_fee_bps: 100, source: 'default' });
-    const bad = await h.call(h.operator, 'POST', '/api/sweeps/policy', { network: 'ethereum', mode: 'test', token: 'USDT', min_amount: '5', max_fee_bps: 20000 });
+    const bad = await h.call(h.operator, 'POST', '/api/sweeps/policy', {
+      network: 'ethereum',
+      mode: 'test',
+      token: 'USDT',
+      min_amount: '5',
+      max_fee_bps: 20000,
+    });
     expect(bad.status).toBe(400);
     expect((await h.call(h.operator, 'GET', q)).json.source).toBe('default');
-    const set = await h.call(h.operator, 'POST', '/api/sweeps/policy', { network: 'ethereum', mode: 'test', token: 'USDT', min_amount: '5', max_fee_bps: 50 });
+    const set = await h.call(h.operator, 'POST', '/api/sweeps/policy', {
+      network: 'ethereum',
+      mode: 'test',
+      token: 'USDT',
+      min_amount: '5',
+      max_fee_bps: 50,
+    });
     expect(set.status).toBe(200);
     expect(set.json).toMatchObject({ min_amount: '5.00', max_fee_bps: 50, source: 'configured' });
     const a = await audits('sweep_policy.set');

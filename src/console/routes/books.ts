@@ -18,7 +18,13 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
     method: 'GET',
     url: '/reconcile/runs',
     role: 'operator',
-    query: z.strictObject({ ...page, sort: z.literal('id').optional(), order: z.literal('desc').optional(), network: network.optional(), mode: mode.optional() }),
+    query: z.strictObject({
+      ...page,
+      sort: z.literal('id').optional(),
+      order: z.literal('desc').optional(),
+      network: network.optional(),
+      mode: mode.optional(),
+    }),
     handler: async ({ query }) =>
       reconcileRuns(db, {
         limit: query.limit,
@@ -33,7 +39,10 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
     role: 'operator',
     body: startReconcileBody,
     handler: async ({ body, audit, reply }) => {
-      const r = startReconcile({ db, adapters: deps.ops.chains, log }, { mode: body.mode, ...(body.network ? { network: body.network } : {}) });
+      const r = startReconcile(
+        { db, adapters: deps.ops.chains, log },
+        { mode: body.mode, ...(body.network ? { network: body.network } : {}) },
+      );
       await audit({
         action: 'reconcile.run',
         objectType: 'reconcile_job',
