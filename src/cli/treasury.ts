@@ -110,7 +110,6 @@ export async function treasuryCli(args: string[], ctx: TreasuryCliContext): Prom
       const m = mode(values.mode);
       const raw = required(values.address, 'address');
       const hotFloat = values['hot-float'] !== undefined ? amountMinor(required(values['hot-float'], 'hot-float'), 'hot-float') : undefined;
-      const who = actor(values.actor, ctx.env);
       out(
         await cliErrors(() =>
           setDestination(ctx.db, ctx.adapters, {
@@ -119,7 +118,7 @@ export async function treasuryCli(args: string[], ctx: TreasuryCliContext): Prom
             mode: m,
             address: raw === 'none' ? null : raw,
             ...(hotFloat !== undefined ? { hotFloatMinor: hotFloat } : {}),
-            actor: who,
+            actor: () => actor(values.actor, ctx.env),
           }),
         ),
       );

@@ -56,7 +56,8 @@ export interface SetDestinationInput {
   /** As typed; null: sweeps go to the refunds hot wallet. */
   address: string | null;
   hotFloatMinor?: bigint;
-  actor: string;
+  /** Who sets it; a function is called once the input is valid (the CLI's $USER check comes after the address's). */
+  actor: string | (() => string);
 }
 
 /** Sets where a merchant's sweeps go (the address validated by the network's adapter); the change row is written too. */
@@ -84,7 +85,7 @@ export async function setDestination(db: Db, chains: ChainRegistry | (() => Prom
     mode: i.mode,
     treasuryAddress: address,
     ...(i.hotFloatMinor !== undefined ? { hotFloatMinor: i.hotFloatMinor } : {}),
-    actor: i.actor,
+    actor: typeof i.actor === 'function' ? i.actor() : i.actor,
   });
   return {
     merchant_id: destination.merchant_id,
