@@ -2,7 +2,8 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../../chains/vocabulary.js';
 import { acknowledgeUnexplained, listUnexplained } from '../ledger/journal/unexplained.js';
-import { incompleteness, reconcile, type ReconcileReport } from '../reconcile/reconcile.js';
+import { runReconcile } from '../operations/books.js';
+import { incompleteness, type ReconcileReport } from '../reconcile/reconcile.js';
 import { UsageError, options, print } from './args.js';
 
 // `reconcile` and `journal` (docs/journal.md). reconcile exits 3 when any balance differs (tokens and native coin), naming
@@ -18,7 +19,7 @@ journal acknowledge <entry_id> --note <text>        accept an unexplained moveme
 export async function reconcileCli(args: string[], deps: { db: Db; adapters: () => Promise<ChainRegistry> }): Promise<void> {
   const { values } = options(args, { network: { type: 'string' }, mode: { type: 'string' }, json: { type: 'boolean' } });
   const mode = modeOf(values.mode);
-  const report = await reconcile({ db: deps.db, adapters: await deps.adapters() }, { network: values.network, mode });
+  const report = await runReconcile({ db: deps.db, adapters: await deps.adapters() }, { network: values.network, mode });
   if (values.json) print(report);
   else process.stdout.write(renderTable(report));
   for (const c of report.chains) {

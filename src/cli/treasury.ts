@@ -1,19 +1,15 @@
 import type { ChainRegistry } from '../../chains/registry.js';
+import { ApiError } from '../domain/errors.js';
+import { plannerDepsOf } from '../operations/treasury-deps.js';
+import { getSweepPolicy, listDestinations, policyTokenDecimals, putSweepPolicy, setDestination } from '../operations/treasury.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { InvalidAmountError, formatBaseUnits, formatMinor, parseDecimalToMinor } from '../domain/money.js';
+import { InvalidAmountError, parseDecimalToMinor } from '../domain/money.js';
 import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
 import { listSweeps, sweepCosts } from '../ledger/treasury/sweeps.js';
-import {
-  listTreasuryDestinations,
-  setSweepPolicy,
-  setTreasuryDestination,
-  treasuryDestinationChanges,
-} from '../ledger/treasury/destinations.js';
 import type { Logger } from '../logger.js';
 import type { NativePriceService } from '../rates/native-prices.js';
 import { planSweeps, type PlanFilter, type PlannerDeps, type SweepPlanReport } from '../treasury/planner.js';
-import { sweepPolicy } from '../treasury/policy.js';
 import { runSweeps } from '../treasury/run.js';
 import { UsageError, options, print, required } from './args.js';
 import { feeMoneyJson, feeMoneyLine, operatorWalletsJson, planJson, planTable, runText, sweepJson } from './sweep-output.js';
@@ -114,68 +110,23 @@ export async function treasuryCli(args: string[], ctx: TreasuryCliContext): Prom
       const m = mode(values.mode);
       const raw = required(values.address, 'address');
       const hotFloat = values['hot-float'] !== undefined ? amountMinor(required(values['hot-float'], 'hot-float'), 'hot-float') : undefined;
-      const merchant = await ctx.db.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
-      if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
-      let address: string | null = null;
-      if (raw !== 'none') {
-        const adapter = (await ctx.adapters()).get(n, m);
-        if (!adapter) throw new UsageError(`${n} (${m}) is not configured here: its adapter validates the address`);
-        address = adapter.normalizeAddress(raw);
-        if (!address) throw new UsageError(`--address ${raw} is not a valid ${n} address`);
-      }
-      const who = actor(values.actor, ctx.env);
-      const { destination, change } = await setTreasuryDestination(ctx.db, {
-        merchantId,
-        network: n,
-        mode: m,
-        treasuryAddress: address,
-        ...(hotFloat !== undefined ? { hotFloatMinor: hotFloat } : {}),
-        actor: who,
-      });
-      out({
-        merchant_id: destination.merchant_id,
-        network: destination.network,
-        mode: destination.mode,
-        treasury_address: destination.treasury_address,
-        hot_float: formatMinor(destination.hot_float_minor, STABLECOIN_EXPONENT),
-        audit: {
-          id: change.id,
-          actor: change.actor,
-          changed_at: change.changed_at,
-          old_treasury_address: change.old_treasury_address,
-          new_treasury_address: change.new_treasury_address,
-        },
-      });
+      out(
+        await cliErrors(() =>
+          setDestination(ctx.db, ctx.adapters, {
+            merchantId,
+            network: n,
+            mode: m,
+            address: raw === 'none' ? null : raw,
+            ...(hotFloat !== undefined ? { hotFloatMinor: hotFloat } : {}),
+            actor: () => actor(values.actor, ctx.env),
+          }),
+        ),
+      );
       return;
     }
     case 'show': {
       const { values } = options(rest, { merchant: { type: 'string' } });
-      const rows = await listTreasuryDestinations(ctx.db, typeof values.merchant === 'string' ? values.merchant : undefined);
-      const merchants = [...new Set(rows.map((r) => r.merchant_id))];
-      const history = new Map<string, Awaited<ReturnType<typeof treasuryDestinationChanges>>>();
-      for (const id of merchants) history.set(id, await treasuryDestinationChanges(ctx.db, id));
-      out(
-        rows.map((r) => ({
-          merchant_id: r.merchant_id,
-          network: r.network,
-          mode: r.mode,
-          treasury_address: r.treasury_address,
-          sweeps_go_to: r.treasury_address ? 'treasury (after the hot-wallet float)' : 'refunds hot wallet',
-          hot_float: formatMinor(r.hot_float_minor, STABLECOIN_EXPONENT),
-          updated_by: r.updated_by,
-          updated_at: r.updated_at,
-          changes: (history.get(r.merchant_id) ?? [])
-            .filter((c) => c.network === r.network && c.mode === r.mode)
-            .map((c) => ({
-              actor: c.actor,
-              changed_at: c.changed_at,
-              old_treasury_address: c.old_treasury_address,
-              new_treasury_address: c.new_treasury_address,
-              old_hot_float: c.old_hot_float_minor === null ? null : formatMinor(c.old_hot_float_minor, STABLECOIN_EXPONENT),
-              new_hot_float: formatMinor(c.new_hot_float_minor, STABLECOIN_EXPONENT),
-            })),
-        })),
-      );
+      out(await listDestinations(ctx.db, typeof values.merchant === 'string' ? values.merchant : undefined));
       return;
     }
     default:
@@ -281,30 +232,38 @@ async function policyCli(args: string[], ctx: TreasuryCliContext): Promise<void>
   const n = network(values.network);
   const m = mode(values.mode);
   const t = token(values.token);
-  const decimals = (await ctx.adapters()).tokenDecimals(n, m, t);
-  if (decimals === undefined) throw new UsageError(`${t} on ${n} (${m}) is not configured here`);
+  const adapters = await ctx.adapters();
+  await cliErrors(async () => policyTokenDecimals(adapters, n, m, t));
   if (sub === 'set') {
     const minMinor = amountMinor(required(values.min, 'min'), 'min');
     const bps = required(values['max-fee-bps'], 'max-fee-bps');
     if (!/^\d+$/.test(bps) || Number(bps) > 10_000) throw new UsageError('--max-fee-bps must be 0..10000');
-    await setSweepPolicy(ctx.db, {
-      network: n,
-      mode: m,
-      token: t,
-      minAmountBase: minMinor * 10n ** BigInt(Math.max(0, decimals - STABLECOIN_EXPONENT)),
-      maxFeeBps: Number(bps),
-      actor: actor(values.actor, ctx.env),
-    });
-  } else if (sub !== 'show') throw new UsageError(`unknown sweep policy command ${sub ?? ''}\n${TREASURY_USAGE}`);
-  const p = await sweepPolicy(ctx.db, n, m, t, decimals);
-  out({
-    network: n,
-    mode: m,
-    token: t,
-    min_amount: formatBaseUnits(p.minAmountBase, decimals),
-    max_fee_bps: p.maxFeeBps,
-    source: p.source,
-  });
+    out(
+      (
+        await putSweepPolicy(ctx.db, adapters, {
+          network: n,
+          mode: m,
+          token: t,
+          minMinor,
+          maxFeeBps: Number(bps),
+          actor: actor(values.actor, ctx.env),
+        })
+      ).after,
+    );
+    return;
+  }
+  if (sub !== 'show') throw new UsageError(`unknown sweep policy command ${sub ?? ''}\n${TREASURY_USAGE}`);
+  out(await getSweepPolicy(ctx.db, adapters, n, m, t));
+}
+
+/** An operation's refusal (ApiError) as the CLI's usage error, its message as the CLI always printed it. */
+async function cliErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ApiError) throw new UsageError(e.code === 'address_invalid' ? `--address ${e.message}` : e.message);
+    throw e;
+  }
 }
 
 function date(text: string, name: string): Date {
@@ -315,13 +274,8 @@ function date(text: string, name: string): Date {
 
 export async function plannerDeps(ctx: TreasuryCliContext): Promise<PlannerDeps> {
   if (!ctx.keys) throw new UsageError('sweeping needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive the deposit addresses');
-  let prices: NativePriceService | null = null;
-  try {
-    prices = ctx.prices();
-  } catch (err) {
-    ctx.log?.warn({ err }, 'no native price source: every batch is reported as not priceable');
-  }
-  return { db: ctx.db, adapters: await ctx.adapters(), keys: ctx.keys, prices };
+  const adapters = await ctx.adapters();
+  return cliErrors(async () => plannerDepsOf({ db: ctx.db, adapters, treasury: ctx, ...(ctx.log ? { log: ctx.log } : {}) }));
 }
 
 async function plan(ctx: TreasuryCliContext, filter: PlanFilter): Promise<SweepPlanReport> {

@@ -1,5 +1,5 @@
-import { formatBaseUnits, formatExact } from '../domain/money.js';
 import { isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
+import { walletJson } from '../operations/wallets.js';
 import { listOperatorWallets, type OperatorWallet } from '../treasury/operator-wallets.js';
 import { UsageError, options, print } from './args.js';
 import { plannerDeps, type TreasuryCliContext } from './treasury.js';
@@ -30,31 +30,6 @@ export async function walletsCli(args: string[], ctx: TreasuryCliContext): Promi
   });
   if (values.json) (ctx.out ?? print)(wallets.map(walletJson));
   else (ctx.write ?? ((t: string) => process.stdout.write(t)))(walletsTable(wallets));
-}
-
-function walletJson(w: OperatorWallet) {
-  const nat = (v: bigint) => formatExact(v, w.native.decimals);
-  return {
-    network: w.network,
-    mode: w.mode,
-    role: w.role,
-    merchant_id: w.merchantId,
-    address: w.address,
-    native: w.native.symbol,
-    balance: w.balances ? nat(w.balances.native) : null,
-    tokens: w.balances
-      ? Object.fromEntries(w.tokens.map((t) => [t.symbol, formatBaseUnits(w.balances!.tokens[t.symbol] ?? 0n, t.decimals)]))
-      : null,
-    ...(w.error ? { error: w.error } : {}),
-    next_sweep_plan: w.nextPlan
-      ? {
-          planned_spend: nat(w.nextPlan.plannedSpend),
-          waiting_addresses_need: nat(w.nextPlan.waiting),
-          needed: nat(w.nextPlan.needed),
-          shortfall: nat(w.nextPlan.shortfall),
-        }
-      : null,
-  };
 }
 
 const ROLE = { gas_station: 'gas station', resources: 'resources', refunds: 'refunds' } as const;

@@ -6,6 +6,7 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../security/secret-box.js';
+import type { TreasuryDeps } from './treasury-deps.js';
 
 // The application layer (docs/architecture.md, "operations"): every operator and merchant action once, called by the
 // CLI and by the console alike. A function here takes this context, the actor (for the audit row) and typed input,
@@ -28,4 +29,7 @@ export interface OperationsContext {
   checkoutBaseUrl: string;
   /** The deployment's environment (chain settings for treasury and sweep actions). */
   env: Record<string, string | undefined>;
+  /** Keys, signer, native prices and engine settings for treasury and sweep actions (as the CLI's treasuryContext builds
+   * them); absent: those actions answer 409 treasury_not_configured and wallets are reported as unavailable. */
+  treasury?: TreasuryDeps;
 }

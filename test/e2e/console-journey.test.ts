@@ -121,11 +121,12 @@ describe('the operator', () => {
     await op.getByTestId('login-email').waitFor();
     await signIn(op, operator.email, operator.password, operator.totp);
     const audit = await h.t.db.selectFrom('console_audit').select('action').where('actor_email', '=', operator.email).execute();
-    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['auth.login', 'auth.totp_enabled']));
+    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['auth.password_change', 'auth.totp_enroll', 'auth.logout', 'auth.login']));
   }, 120_000);
 
   it('sees a session become paid on the list without a reload, within 2 s of the service marking it paid', async () => {
     await op.goto(`${consoleUrl}#/payments`);
+    if (process.env.DEBUG_CONSOLE) op.on('request', (r) => process.stderr.write(`${Date.now()} ${r.method()} ${r.url()}\n`));
     const s = await selectedSession('25.00');
     const row = op.getByTestId(`payments-row-${s.id}`);
     await row.waitFor();
@@ -134,6 +135,7 @@ describe('the operator', () => {
       const r = await h.t.db.selectFrom('payment_sessions').select(['status', 'paid_at']).where('id', '=', s.id).executeTakeFirst();
       return r?.status === 'paid' ? Date.now() : undefined;
     }, 60_000);
+    if (process.env.DEBUG_CONSOLE) process.stderr.write(`${paidAt} PAID\n`);
     await expect
       .poll(async () => (await row.getByTestId('payment-status').textContent())?.toLowerCase(), { timeout: 2000, interval: 50 })
       .toContain('paid');
@@ -158,10 +160,18 @@ describe('the operator', () => {
     await op.getByTestId('refund-next').click();
     expect(await op.getByTestId('refund-summary').textContent()).toMatch(/5\.00/);
     await op.getByTestId('refund-confirm').click();
+    const created = await h.until(async () => h.t.db.selectFrom('refunds').selectAll().where('session_id', '=', id).executeTakeFirst(), 15_000).catch(async () => {
+      throw new Error(`no refund was created; the page shows: ${await op.locator('main').innerText()}`);
+    });
+    expect(created.amount_minor).toBe(500n);
     const refund = await h.until(async () => {
       const r = await h.t.db.selectFrom('refunds').selectAll().where('session_id', '=', id).executeTakeFirst();
       return r?.status === 'completed' ? r : undefined;
-    }, 60_000);
+    }, 60_000).catch(async () => {
+      const r = await h.t.db.selectFrom('refunds').selectAll().where('session_id', '=', id).executeTakeFirst();
+      const a = await h.t.db.selectFrom('payout_attempts').selectAll().execute();
+      throw new Error(`the refund did not complete: ${JSON.stringify({ status: r?.status, failure: r?.failure_reason, attempts: a.length }, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+    });
     expect(refund.amount_minor).toBe(500n);
     await op.goto(`${consoleUrl}#/refunds/${refund.id}`);
     await expect.poll(async () => (await op.getByTestId('refund-status').first().textContent())?.toLowerCase(), { timeout: 10_000 }).toContain('completed');

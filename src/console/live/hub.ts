@@ -40,12 +40,18 @@ export class ConsoleLiveHub {
     return this.streams.size;
   }
 
-  /** Admits a stream, or says which cap refused it. */
-  join(stream: Stream): { leave(): void } | { full: 'user' | 'total' } {
+  /**
+   * Admits a stream, or says which cap refused it. Once admitted, nothing that commits afterwards is missed: the
+   * outbox position and the fingerprints of the stream's objects are taken before it is added (the page then reads
+   * its view once more on the stream's `ready`, for what committed between its first read and this).
+   */
+  async join(stream: Stream): Promise<{ leave(): void } | { full: 'user' | 'total' }> {
     if (this.streams.size >= this.o.maxStreams) return { full: 'total' };
     let mine = 0;
     for (const s of this.streams) if (s.actor.userId === stream.actor.userId) mine++;
     if (mine >= this.o.maxPerUser) return { full: 'user' };
+    this.position ??= await outboxHead(this.o.db);
+    await this.prime(stream.topics);
     this.streams.add(stream);
     this.timer ??= setInterval(() => void this.tick(), this.o.intervalMs);
     return {
@@ -85,6 +91,20 @@ export class ConsoleLiveHub {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Fingerprints of the object topics not yet watched, so that their first change after the join is told. */
+  private async prime(topics: ReadonlySet<string>): Promise<void> {
+    const sessions: string[] = [];
+    const sweeps: string[] = [];
+    for (const t of topics) {
+      if (this.prints.has(t)) continue;
+      if (t.startsWith('payment:')) sessions.push(t.slice(8));
+      else if (t.startsWith('sweep:')) sweeps.push(t.slice(6));
+      else if (t === 'sweeps') this.prints.set(t, await sweepListFingerprint(this.o.db));
+    }
+    for (const [id, p] of await sessionFingerprints(this.o.db, sessions)) this.prints.set(`payment:${id}`, p);
+    for (const [id, p] of await sweepsFingerprint(this.o.db, sweeps)) this.prints.set(`sweep:${id}`, p);
   }
 
   private async readOutbox(changed: Array<{ topic: string; merchantId: string | null }>): Promise<void> {

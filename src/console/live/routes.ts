@@ -40,7 +40,7 @@ export async function registerLiveRoute(app: FastifyInstance, deps: ConsoleDeps)
       }
     }
     let heartbeat: NodeJS.Timeout | undefined;
-    const joined = hub.join({
+    const joined = await hub.join({
       actor,
       topics: new Set(topics),
       send: (topic) => reply.raw.write(`event: change\ndata: ${JSON.stringify({ topic })}\n\n`),

@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConsoleDeps } from '../deps.js';
 import { registerAuditRoutes } from './audit.js';
+import { registerBooksRoutes } from './books.js';
+import { registerOverviewRoutes } from './overview.js';
+import { registerSweepRoutes } from './sweeps.js';
+import { registerTreasuryRoutes } from './treasury.js';
+import { registerWalletRoutes } from './wallets.js';
 import { registerExportRoutes } from './exports.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerMerchantRoutes } from './merchants.js';
@@ -25,4 +30,9 @@ export async function registerConsoleResources(app: FastifyInstance, deps: Conso
   await registerSubscriptionRoutes(app, deps);
   await registerExportRoutes(app, deps);
   await registerMerchantRoutes(app, deps);
+  await registerOverviewRoutes(app, deps);
+  await registerTreasuryRoutes(app, deps);
+  await registerSweepRoutes(app, deps);
+  await registerBooksRoutes(app, deps);
+  await registerWalletRoutes(app, deps);
 }

@@ -28,6 +28,12 @@ export function useLive(topics: string[]): void {
       for (const topic of pending) for (const queryKey of keysForTopic(topic)) void client.invalidateQueries({ queryKey });
       pending.clear();
     };
+    // Once the stream is in place, read the views once more: what committed between the page's first read and the
+    // stream's start is not missed.
+    source.addEventListener('ready', () => {
+      for (const topic of key.split(',')) pending.add(topic);
+      if (!timer) timer = setTimeout(flush, 0);
+    });
     source.addEventListener('change', (ev) => {
       try {
         const { topic } = JSON.parse((ev as MessageEvent<string>).data) as { topic?: string };

@@ -1,0 +1,169 @@
+import { sql } from 'kysely';
+import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
+import type { Db } from '../db/database.js';
+import { formatMinor } from '../domain/money.js';
+import { consoleWallets } from './wallets.js';
+import type { SweepOpsDeps } from './treasury-deps.js';
+
+// The console's overview: the last 30 days per network, token and day, end-state rates, time to paid, refunds in
+// flight, failing webhook endpoints, and for operators watcher lag, operator wallets and the last reconcile per chain.
+// Indexed range queries bounded to the window (no pre-aggregated table yet: see the console's notes).
+
+const DAYS = 30;
+/** A merchant's endpoint counts as failing when its last this many finished deliveries all failed. */
+const FAILING_AFTER = 5;
+
+export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operator: boolean; now?: Date }) {
+  const until = q.now ?? new Date();
+  const since = new Date(until.getTime() - DAYS * 86_400_000);
+  const m = q.merchantId;
+  const merchant = m ? sql`and s.merchant_id = ${m}` : sql``;
+  const db = d.db;
+
+  const days = await sql<{ day: string; network: string; mode: 'test' | 'live'; token: string; volume: string; paid: string }>`
+    select to_char(date_trunc('day', s.paid_at at time zone 'UTC'), 'YYYY-MM-DD') as day, s.network, s.mode, s.token,
+      sum(coalesce(case s.token when 'USDT' then s.quote_usdt_minor when 'USDC' then s.quote_usdc_minor end, s.target_amount_minor))::text as volume,
+      count(*)::text as paid
+    from payment_sessions s
+    where s.status = 'paid' and s.paid_at >= ${since} and s.paid_at < ${until} and s.network is not null and s.token is not null ${merchant}
+    group by 1, 2, 3, 4 order by 1, 2, 3, 4`.execute(db);
+
+  const rates = await sql<{ created: string; paid: string; expired: string; canceled: string }>`
+    select count(*)::text as created, count(*) filter (where s.status = 'paid')::text as paid,
+      count(*) filter (where s.status = 'expired')::text as expired, count(*) filter (where s.status = 'canceled')::text as canceled
+    from payment_sessions s where s.created_at >= ${since} and s.created_at < ${until} ${merchant}`.execute(db);
+  const r = rates.rows[0] ?? { created: '0', paid: '0', expired: '0', canceled: '0' };
+  const ended = Number(r.paid) + Number(r.expired) + Number(r.canceled);
+  const share = (n: string) => (ended === 0 ? null : Number(n) / ended);
+
+  const ttp = await sql<{ network: string; mode: 'test' | 'live'; median: number | null; samples: string }>`
+    select s.network, s.mode,
+      percentile_cont(0.5) within group (order by extract(epoch from s.paid_at - f.first_at)) as median, count(*)::text as samples
+    from payment_sessions s
+    join lateral (select min(dp.observed_at) as first_at from deposits dp where dp.session_id = s.id) f on f.first_at is not null
+    where s.status = 'paid' and s.paid_at >= ${since} and s.paid_at < ${until} and s.network is not null ${merchant}
+    group by 1, 2 order by 1, 2`.execute(db);
+
+  let refunds = db
+    .selectFrom('refunds')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('status', 'in', ['pending', 'processing']);
+  if (m) refunds = refunds.where('merchant_id', '=', m);
+  const inFlight = Number((await refunds.executeTakeFirst())?.n ?? 0);
+
+  return {
+    merchant_id: m ?? null,
+    since: since.toISOString(),
+    until: until.toISOString(),
+    days: days.rows.map((x) => ({
+      day: x.day,
+      network: x.network,
+      mode: x.mode,
+      token: x.token,
+      volume: formatMinor(BigInt(x.volume), STABLECOIN_EXPONENT),
+      paid: Number(x.paid),
+    })),
+    rates: {
+      created: Number(r.created),
+      paid: Number(r.paid),
+      expired: Number(r.expired),
+      canceled: Number(r.canceled),
+      paid_rate: share(r.paid),
+      expired_rate: share(r.expired),
+      canceled_rate: share(r.canceled),
+    },
+    time_to_paid: ttp.rows.map((x) => ({
+      network: x.network,
+      mode: x.mode,
+      median_seconds: x.median === null ? null : Math.round(Number(x.median)),
+      samples: Number(x.samples),
+    })),
+    refunds_in_flight: { count: inFlight },
+    failing_webhook_endpoints: await failingEndpoints(db, m, until),
+    ...(q.operator ? await operatorParts(d, until) : { watchers: [], wallets: null, wallets_error: null, last_reconcile: null }),
+  };
+}
+
+/** Merchants whose last FAILING_AFTER finished deliveries all failed (candidates: a failure in the last 7 days). */
+async function failingEndpoints(db: Db, merchantId: string | undefined, until: Date) {
+  const merchant = merchantId ? sql`and d.merchant_id = ${merchantId}` : sql``;
+  const rows = await sql<{
+    merchant_id: string;
+    url: string | null;
+    failed: string;
+    last_failure_at: Date | null;
+    last_error: string | null;
+  }>`
+    select c.merchant_id, m.webhook_url as url, last.failed::text as failed, last.last_failure_at, last.last_error
+    from (select distinct d.merchant_id from webhook_deliveries d
+          where d.status in ('failed', 'skipped') and d.failed_at >= ${new Date(until.getTime() - 7 * 86_400_000)} ${merchant}) c
+    join merchants m on m.id = c.merchant_id
+    join lateral (
+      select count(*) filter (where x.status = 'failed') as failed, count(*) as n, max(x.failed_at) as last_failure_at,
+        (array_agg(x.last_error order by x.created_at desc))[1] as last_error
+      from (select status, failed_at, last_error, created_at from webhook_deliveries
+            where merchant_id = c.merchant_id and status in ('delivered', 'failed')
+            order by created_at desc limit ${FAILING_AFTER}) x
+    ) last on last.n = ${FAILING_AFTER} and last.failed = ${FAILING_AFTER}
+    order by c.merchant_id`.execute(db);
+  return rows.rows.map((x) => ({
+    merchant_id: x.merchant_id,
+    url: x.url,
+    failed_deliveries: Number(x.failed),
+    last_failure_at: x.last_failure_at ? new Date(x.last_failure_at).toISOString() : null,
+    last_error: x.last_error,
+  }));
+}
+
+async function operatorParts(d: SweepOpsDeps, until: Date) {
+  const cursors = await d.db
+    .selectFrom('chain_cursors')
+    .select(['chain_key', 'tip_height', 'final_height', 'tip_time', 'updated_at'])
+    .execute();
+  const runs = await sql<{
+    id: string;
+    network: string;
+    mode: 'test' | 'live';
+    height: string;
+    differences: number;
+    started_at: Date;
+    finished_at: Date;
+  }>`
+    select distinct on (network, mode) id::text, network, mode, height::text, differences, started_at, finished_at
+    from reconcile_runs order by network, mode, id desc`.execute(d.db);
+  const w = await consoleWallets(d, {}, { timeoutMs: 3_000 });
+  return {
+    watchers: cursors.map((c) => ({
+      chain_key: c.chain_key,
+      tip_height: c.tip_height.toString(),
+      final_height: c.final_height.toString(),
+      lag_blocks: (c.tip_height - c.final_height).toString(),
+      tip_time: c.tip_time ? new Date(c.tip_time).toISOString() : null,
+      updated_at: c.updated_at ? new Date(c.updated_at).toISOString() : null,
+      seconds_since_update: c.updated_at ? Math.round((until.getTime() - new Date(c.updated_at).getTime()) / 1000) : null,
+    })),
+    wallets: w.data.map((x) => ({
+      network: x.network,
+      mode: x.mode,
+      role: x.role,
+      merchant_id: x.merchant_id,
+      address: x.address,
+      native: x.native,
+      balance: x.balance,
+      needed: x.next_sweep_plan?.needed ?? null,
+      shortfall: x.next_sweep_plan?.shortfall ?? null,
+      below_threshold: x.next_sweep_plan ? x.next_sweep_plan.shortfall !== '0' : null,
+      ...(x.error ? { error: x.error } : {}),
+    })),
+    wallets_error: w.error,
+    last_reconcile: runs.rows.map((x) => ({
+      network: x.network,
+      mode: x.mode,
+      run_id: x.id,
+      height: x.height,
+      differences: x.differences,
+      started_at: new Date(x.started_at).toISOString(),
+      finished_at: new Date(x.finished_at).toISOString(),
+    })),
+  };
+}
