@@ -215,6 +215,8 @@ export async function start(
     log: log.child({ role: 'console' }),
     enqueuePayout,
     env,
+    keys,
+    signer: keyMaterial.kind === 'signer' ? keyMaterial.signer : null,
     ...(clock ? { clock } : {}),
   });
 

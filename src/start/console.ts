@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ChainRegistry } from '../../chains/registry.js';
+import type { KeyDeriver, TxSigner } from '../../chains/types.js';
+import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
 import { createRateLimiter } from '../api/rate-limit.js';
 import type { Config } from '../config.js';
 import type { ConsoleDeps } from '../console/deps.js';
@@ -51,6 +53,9 @@ export interface ConsoleParts {
   enqueuePayout(refundId: string): Promise<void>;
   env: Record<string, string | undefined>;
   clock?: Clock;
+  /** The HD keys (deposit and operator addresses) and, where this process holds the seed, the signer of sweeps. */
+  keys: KeyDeriver | null;
+  signer: TxSigner | null;
 }
 
 export function consoleDeps(p: ConsoleParts): ConsoleDeps {
@@ -65,6 +70,13 @@ export function consoleDeps(p: ConsoleParts): ConsoleDeps {
     enqueuePayout: p.enqueuePayout,
     checkoutBaseUrl: p.config.checkoutBaseUrl,
     env: p.env,
+    keys: p.keys,
+    treasury: {
+      keys: p.keys,
+      signer: p.signer,
+      prices: once(() => createNativePriceService(nativePriceConfigFrom(p.config))),
+      engine: { pollMs: p.config.PAYOUT_POLL_MS, stuckAfterMs: p.config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: p.config.PAYOUT_FEE_BUMP_PERCENT },
+    },
   };
   return {
     ops,
@@ -76,6 +88,11 @@ export function consoleDeps(p: ConsoleParts): ConsoleDeps {
     }),
     docsUrl: p.config.docsUrl,
   };
+}
+
+function once<T>(f: () => T): () => T {
+  let v: { value: T } | undefined;
+  return () => (v ??= { value: f() }).value;
 }
 
 /** The console's own listener (the `console` role). */

@@ -165,6 +165,7 @@ describe('the operator', () => {
     });
     expect(created.amount_minor).toBe(500n);
     const refund = await h.until(async () => {
+      await h.node.mine(1); // the payout's confirmations
       const r = await h.t.db.selectFrom('refunds').selectAll().where('session_id', '=', id).executeTakeFirst();
       return r?.status === 'completed' ? r : undefined;
     }, 60_000).catch(async () => {
