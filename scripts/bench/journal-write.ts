@@ -17,7 +17,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { recordObservedDepositRows } from '../../src/ledger/payments/deposits.js';
-import { type ObservedDeposit } from '../../src/ledger/core/observed-deposit.js';
+import type { ObservedDeposit } from '../../src/ledger/core/observed-deposit.js';
 import '../../src/db/database.js'; // bigint type parsers
 
 const { values } = parseArgs({

@@ -75,7 +75,11 @@ export function consoleDeps(p: ConsoleParts): ConsoleDeps {
       keys: p.keys,
       signer: p.signer,
       prices: once(() => createNativePriceService(nativePriceConfigFrom(p.config))),
-      engine: { pollMs: p.config.PAYOUT_POLL_MS, stuckAfterMs: p.config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: p.config.PAYOUT_FEE_BUMP_PERCENT },
+      engine: {
+        pollMs: p.config.PAYOUT_POLL_MS,
+        stuckAfterMs: p.config.PAYOUT_STUCK_AFTER_MS,
+        feeBumpPercent: p.config.PAYOUT_FEE_BUMP_PERCENT,
+      },
     },
   };
   return {

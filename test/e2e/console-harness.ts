@@ -66,7 +66,11 @@ export async function launchConsoleBrowser(): Promise<ConsoleBrowser> {
 export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(o?: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(o?: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> };
+      }
+    ).axe;
     return axe.run({ resultTypes: ['violations'] });
   });
   return result.violations

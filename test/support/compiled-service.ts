@@ -33,7 +33,11 @@ export async function startCompiledService(env: Record<string, string>, logOut?:
   const port = env.PORT && env.PORT !== '0' ? Number(env.PORT) : await freePort();
   // The console's own listener (the console role) on a port chosen here too, so the caller learns it.
   const withConsole = (env.ROLES ?? '').split(',').includes('console') && env.CONSOLE_PATH === undefined;
-  const consolePort = withConsole ? (env.CONSOLE_PORT && env.CONSOLE_PORT !== '0' ? Number(env.CONSOLE_PORT) : await freePort()) : undefined;
+  const consolePort = withConsole
+    ? env.CONSOLE_PORT && env.CONSOLE_PORT !== '0'
+      ? Number(env.CONSOLE_PORT)
+      : await freePort()
+    : undefined;
   const child = spawn(process.execPath, [COMPILED_ENTRY], {
     env: { PATH: process.env.PATH, ...env, PORT: String(port), ...(consolePort ? { CONSOLE_PORT: String(consolePort) } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],

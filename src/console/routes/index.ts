@@ -9,6 +9,7 @@ import { registerWalletRoutes } from './wallets.js';
 import { registerExportRoutes } from './exports.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerMerchantRoutes } from './merchants.js';
+import { registerNetworkRoutes } from './networks.js';
 import { registerPaymentRoutes } from './payments.js';
 import { registerRefundRoutes } from './refunds.js';
 import { registerSearchRoutes } from './search.js';
@@ -20,6 +21,7 @@ import { registerWebhookRoutes } from './webhooks.js';
 // Every console resource's routes. One line per area; each area's file holds its routes and nothing else.
 export async function registerConsoleResources(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
   registerUserRoutes(app, deps);
+  registerNetworkRoutes(app, deps);
   registerAuditRoutes(app, deps);
   registerPaymentRoutes(app, deps);
   registerRefundRoutes(app, deps);

@@ -245,6 +245,7 @@ export const en = {
   'treasury.address': 'Treasury address (empty: hot wallet)',
   'treasury.changes': '{n} changes',
   'treasury.policies': 'Sweep policies',
+  'treasury.noNetwork': 'No network is configured in this deployment.',
   'treasury.policyNow': 'Now for {network} {mode} {token}: minimum {min}, fee at most {bps} bps ({source}).',
   'treasury.minAmount': 'Minimum amount',
   'treasury.maxFee': 'Maximum fee (bps)',

@@ -247,6 +247,7 @@ export const zh: Record<MessageKey, string> = {
   'treasury.address': '资金库地址（留空：热钱包）',
   'treasury.changes': '{n} 次变更',
   'treasury.policies': '归集策略',
+  'treasury.noNetwork': '此部署未配置任何网络。',
   'treasury.policyNow': '{network} {mode} {token} 当前：最低 {min}，手续费最多 {bps} 基点（{source}）。',
   'treasury.minAmount': '最低金额',
   'treasury.maxFee': '最高手续费（基点）',

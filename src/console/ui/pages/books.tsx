@@ -13,6 +13,7 @@ import { Empty, QueryView } from '../components/states.js';
 import { type Column, DataTable } from '../components/table.js';
 import { api } from '../lib/api.js';
 import { formatTime, short } from '../lib/format.js';
+import { useNetworks } from '../lib/networks.js';
 import { useI18n } from '../lib/i18n.js';
 import { useAction } from '../lib/mutation.js';
 
@@ -61,7 +62,9 @@ export default function BooksPage(_props: PageProps) {
 function RunReconcile() {
   const { t } = useI18n();
   const [network, setNetwork] = useState('');
-  const [mode, setMode] = useState('live');
+  const { first } = useNetworks();
+  const [pickedMode, setMode] = useState<string | null>(null);
+  const mode = pickedMode ?? first?.mode ?? 'live';
   const run = useAction(() => api.post<{ job_id: string }>('reconcile/run', { network: network || undefined, mode }), [['reconcile']]);
   return (
     <div class="form form-inline">

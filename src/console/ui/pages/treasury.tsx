@@ -11,6 +11,7 @@ import { Empty, ErrorBox, QueryView } from '../components/states.js';
 import { type Column, DataTable } from '../components/table.js';
 import { api } from '../lib/api.js';
 import { formatTime, short } from '../lib/format.js';
+import { useNetworks } from '../lib/networks.js';
 import { useI18n } from '../lib/i18n.js';
 import { useLive } from '../lib/live.js';
 import { useAction } from '../lib/mutation.js';
@@ -149,9 +150,24 @@ function Field({
 
 function Policies() {
   const { t } = useI18n();
-  const [form, setForm] = useState({ network: 'ethereum', mode: 'live', token: 'USDT', min_amount: '', max_fee_bps: '' });
+  // The form starts on a network this deployment has (GET networks): reading a policy of another is refused.
+  const { list, first } = useNetworks();
+  const [picked, setForm] = useState<null | { network: string; mode: string; token: string; min_amount: string; max_fee_bps: string }>(
+    null,
+  );
+  const form = picked ?? {
+    network: first?.network ?? 'ethereum',
+    mode: first?.mode ?? 'live',
+    token: first?.tokens[0]?.symbol ?? 'USDT',
+    min_amount: '',
+    max_fee_bps: '',
+  };
   const which = { network: form.network, mode: form.mode, token: form.token };
-  const query = useQuery({ queryKey: ['treasury', 'policy', which], queryFn: () => api.get<SweepPolicy>(POLICY_PATH, which) });
+  const query = useQuery({
+    queryKey: ['treasury', 'policy', which],
+    queryFn: () => api.get<SweepPolicy>(POLICY_PATH, which),
+    enabled: picked !== null || first !== undefined,
+  });
   const save = useAction(
     () => api.post(POLICY_PATH, { ...which, min_amount: form.min_amount.trim(), max_fee_bps: Number.parseInt(form.max_fee_bps, 10) }),
     [['treasury', 'policy']],
@@ -175,6 +191,7 @@ function Policies() {
           {t('action.save')}
         </button>
       </form>
+      {list && list.length === 0 ? <p data-testid="policy-no-network">{t('treasury.noNetwork')}</p> : null}
       <QueryView query={query}>
         {(p) => (
           <p data-testid="policy-current">
@@ -197,7 +214,9 @@ function Policies() {
 
 function PlanAndRun() {
   const { t } = useI18n();
-  const [form, setForm] = useState({ network: 'ethereum', mode: 'live', merchant_id: '' });
+  const { first } = useNetworks();
+  const [picked, setForm] = useState<null | { network: string; mode: string; merchant_id: string }>(null);
+  const form = picked ?? { network: first?.network ?? 'ethereum', mode: first?.mode ?? 'live', merchant_id: '' };
   const [asked, setAsked] = useState<typeof form | null>(null);
   const plan = useQuery({
     queryKey: ['sweeps', 'plan', asked],

@@ -1,0 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+import { configuredNetworks } from '../../operations/networks.js';
+import type { ConsoleDeps } from '../deps.js';
+import { consoleRoute } from '../route.js';
+
+// GET /api/networks: the configured networks and tokens (operations/networks.ts), for the pages' choices.
+export function registerNetworkRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
+  consoleRoute(app, deps.ops.db, {
+    method: 'GET',
+    url: '/networks',
+    handler: async () => ({ data: configuredNetworks(deps.ops) }),
+  });
+}
