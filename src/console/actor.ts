@@ -23,7 +23,8 @@ declare module 'fastify' {
   }
 }
 
-export const forbidden = (message = 'This page is for operators.'): ApiError => new ApiError(403, 'permission_error', 'forbidden', message);
+export const forbidden = (message = 'This page is for operators.'): ApiError =>
+  new ApiError(403, 'permission_error', 'not_permitted', message);
 
 /**
  * The merchant a query may read: a merchant user's own, whatever it asked for (asking for another is refused, 403);

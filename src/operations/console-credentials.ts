@@ -21,7 +21,8 @@ export async function hashPassword(password: string): Promise<string> {
   return hash(password, ARGON2_PARAMS);
 }
 
-let dummyHash: Promise<string> | undefined;
+/** The dummy hash verified for unknown emails, made once per process. */
+const dummy: { hash?: Promise<string> } = {};
 
 /**
  * Whether `password` matches `passwordHash`. Without a hash (an unknown email) a dummy hash is verified all the same,
@@ -29,8 +30,8 @@ let dummyHash: Promise<string> | undefined;
  */
 export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
   if (passwordHash === null) {
-    dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
-    await verify(await dummyHash, password).catch(() => false);
+    dummy.hash ??= hashPassword(randomBytes(16).toString('hex'));
+    await verify(await dummy.hash, password).catch(() => false);
     return false;
   }
   try {

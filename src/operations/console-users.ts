@@ -125,7 +125,7 @@ export async function findConsoleUser(ops: UsersOps, idOrEmail: string): Promise
 
 const refuseSelf = (actor: AuditActor, target: ConsoleUserRecord, what: string) => {
   if (actor.kind === 'console' && actor.id === target.id) {
-    throw new ApiError(403, 'permission_error', 'forbidden', `You cannot ${what} your own account here.`);
+    throw new ApiError(403, 'permission_error', 'not_permitted', `You cannot ${what} your own account here.`);
   }
 };
 

@@ -1,3 +1,5 @@
+import { chainKey } from '../ledger/core/chain-ref.js';
+import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 import { currencyExponent } from '../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../domain/money.js';
 import type { SessionRow } from '../ledger/payments/sessions.js';
@@ -66,14 +68,14 @@ export async function paymentDetail(ops: Pick<OperationsContext, 'db' | 'chains'
     db.selectFrom('refunds').selectAll().where('session_id', '=', s.id).orderBy('created_at').orderBy('id').execute(),
     db.selectFrom('deposit_addresses').selectAll().where('session_id', '=', s.id).orderBy('created_at').execute(),
   ]);
-  const chainKeys = [...new Set(deposits.map((d) => `${d.network}:${d.mode}`))];
+  const chainKeys = [...new Set(deposits.map((d) => chainKey(d)))];
   const tips = chainKeys.length
     ? await db.selectFrom('chain_cursors').select(['chain_key', 'tip_height']).where('chain_key', 'in', chainKeys).execute()
     : [];
   const tipOf = new Map(tips.map((t) => [t.chain_key, t.tip_height]));
   const depositViews: DepositView[] = deposits.map((d) => {
     const decimals = chains.tokenDecimals(d.network, d.mode, d.token);
-    const tip = tipOf.get(`${d.network}:${d.mode}`);
+    const tip = tipOf.get(chainKey(d));
     return {
       id: d.id,
       network: d.network,
@@ -121,7 +123,7 @@ function timelineOf(
     out.push({
       at: s.rate_locked_at ?? s.created_at,
       kind: 'quoted',
-      detail: `${formatMinor(s.target_amount_minor, 2)} ${s.target_currency} at ${s.exchange_rate}`,
+      detail: `${formatMinor(s.target_amount_minor, currencyExponent(s.target_currency) ?? STABLECOIN_EXPONENT)} ${s.target_currency} at ${s.exchange_rate}`,
     });
   }
   for (const a of addresses) out.push({ at: a.created_at, kind: 'network_selected', detail: `${a.network}, pay to ${a.address}` });

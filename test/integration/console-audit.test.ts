@@ -73,7 +73,7 @@ describe('GET /api/audit', () => {
     expect(own.json.data.every((r: { merchant_id: string }) => r.merchant_id === m1)).toBe(true);
     const other = await c.call('GET', `/audit?merchant_id=${m2}`, s);
     expect(other.status).toBe(403);
-    expect(other.json.error.code).toBe('forbidden');
+    expect(other.json.error.code).toBe('not_permitted');
   });
 
   it('refuses bad filters with 400', async () => {

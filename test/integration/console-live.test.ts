@@ -154,7 +154,7 @@ describe('console live stream', () => {
     const b = actor('merchant', shopB.merchantId);
     const other = await open(b, `payment:${id}`);
     expect(other.res.status).toBe(403);
-    expect(((await other.res.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+    expect(((await other.res.json()) as { error: { code: string } }).error.code).toBe('not_permitted');
     const sweeps = await open(b, 'sweeps');
     expect(sweeps.res.status).toBe(403);
     const missing = await open(actor('operator', null), 'payment:cs_nothere');

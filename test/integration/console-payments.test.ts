@@ -72,7 +72,7 @@ describe('GET /api/payments', () => {
     expect(mine.json.data.every((r: { merchant_id: string }) => r.merchant_id === other)).toBe(true);
     const theirs = await h.call(user, 'GET', `/api/payments?merchant_id=${shop}`);
     expect(theirs.status).toBe(403);
-    expect(theirs.json.error.code).toBe('forbidden');
+    expect(theirs.json.error.code).toBe('not_permitted');
   });
 
   it('refuses bad input with 400 (unknown parameter, bad limit, bad cursor, bad amount)', async () => {

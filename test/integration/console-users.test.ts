@@ -129,7 +129,7 @@ describe('users', () => {
     const before = await userCount();
     const list = await c.call('GET', '/users', s);
     expect(list.status).toBe(403);
-    expect(list.json.error.code).toBe('forbidden');
+    expect(list.json.error.code).toBe('not_permitted');
     expect((await c.call('POST', '/users', { ...s, body: { email: 'x@y.test', role: 'operator' } })).status).toBe(403);
     expect((await c.call('POST', `/users/${op.id}/disable`, s)).status).toBe(403);
     expect((await c.call('POST', `/users/${op.id}/reset`, s)).status).toBe(403);

@@ -1,3 +1,4 @@
+import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import { z } from 'zod';
 
 // Response shapes of the console's books (operator only): reconcile runs and their differences (base units, signed
@@ -34,7 +35,7 @@ export type ReconcileRun = z.infer<typeof reconcileRun>;
 export const reconcileRunList = z.object({ data: z.array(reconcileRun), next_cursor: z.string().nullable() });
 
 export const startReconcileBody = z.strictObject({
-  network: z.enum(['ethereum', 'bsc', 'tron', 'solana']).optional(),
+  network: z.enum(NETWORK_IDS).optional(),
   mode,
 });
 /** POST /reconcile/run answers at once (202): the run goes on in the background; its rows appear in /reconcile/runs. */

@@ -1,3 +1,4 @@
+import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import { z } from 'zod';
 
 // Response and request shapes of the console's treasury and sweeps (operator only): destinations of swept funds with
@@ -32,7 +33,7 @@ export const destinationList = z.object({ data: z.array(treasuryDestination) });
 /** POST /treasury/destinations: address null (or "none") sends sweeps to the refunds hot wallet. */
 export const setDestinationBody = z.strictObject({
   merchant_id: z.string().min(1).max(64),
-  network: z.enum(['ethereum', 'bsc', 'tron', 'solana']),
+  network: z.enum(NETWORK_IDS),
   mode,
   address: z.string().min(1).max(128).nullable(),
   hot_float: z
@@ -54,7 +55,7 @@ export const sweepPolicy = z.object({
 export type SweepPolicy = z.infer<typeof sweepPolicy>;
 
 export const setPolicyBody = z.strictObject({
-  network: z.enum(['ethereum', 'bsc', 'tron', 'solana']),
+  network: z.enum(NETWORK_IDS),
   mode,
   token: z.enum(['USDT', 'USDC']),
   min_amount: z.string().regex(/^\d{1,18}(\.\d{1,6})?$/),
@@ -114,7 +115,7 @@ export const sweepPlan = z.object({
 export type SweepPlan = z.infer<typeof sweepPlan>;
 
 export const runSweepBody = z.strictObject({
-  network: z.enum(['ethereum', 'bsc', 'tron', 'solana']),
+  network: z.enum(NETWORK_IDS),
   mode,
   merchant_id: z.string().min(1).max(64).optional(),
 });

@@ -1,3 +1,4 @@
+import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { accountLegs, acknowledgeEntry, reconcileRuns, startReconcile, unexplainedEntries } from '../../operations/books.js';
@@ -9,7 +10,7 @@ import { consoleRoute } from '../route.js';
 // account's journal legs.
 
 const mode = z.enum(['test', 'live']);
-const network = z.enum(['ethereum', 'bsc', 'tron', 'solana']);
+const network = z.enum(NETWORK_IDS);
 const page = { limit: z.coerce.number().int().min(1).max(100).default(25), cursor: z.string().max(500).optional() };
 
 export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {

@@ -1,3 +1,4 @@
+import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { startSweeps, sweepDetail, sweepHistory, sweepPlan } from '../../operations/sweeps.js';
@@ -8,7 +9,7 @@ import { consoleRoute } from '../route.js';
 
 // Sweep routes (operators): the dry run, starting a run (returns at once; the sweep worker sends), history, one sweep.
 
-const network = z.enum(['ethereum', 'bsc', 'tron', 'solana']);
+const network = z.enum(NETWORK_IDS);
 const mode = z.enum(['test', 'live']);
 
 export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {

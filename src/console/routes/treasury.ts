@@ -1,3 +1,4 @@
+import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { STABLECOIN_EXPONENT } from '../../../chains/vocabulary.js';
@@ -9,7 +10,7 @@ import { consoleRoute } from '../route.js';
 
 // Treasury routes (operators): destinations of swept funds with their history, and sweep policies.
 
-const network = z.enum(['ethereum', 'bsc', 'tron', 'solana']);
+const network = z.enum(NETWORK_IDS);
 const mode = z.enum(['test', 'live']);
 
 export async function registerTreasuryRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {

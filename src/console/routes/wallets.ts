@@ -1,3 +1,4 @@
+import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { consoleWallets } from '../../operations/wallets.js';
@@ -13,7 +14,7 @@ export async function registerWalletRoutes(app: FastifyInstance, deps: ConsoleDe
     url: '/wallets',
     role: 'operator',
     query: z.strictObject({
-      network: z.enum(['ethereum', 'bsc', 'tron', 'solana']).optional(),
+      network: z.enum(NETWORK_IDS).optional(),
       mode: z.enum(['test', 'live']).optional(),
       merchant_id: z.string().min(1).max(64).optional(),
     }),

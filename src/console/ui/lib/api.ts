@@ -18,14 +18,14 @@ export class ApiFailure extends Error {
   }
 }
 
-let csrfToken: string | null = null;
-let onUnauthorized: (() => void) | null = null;
+/** The session's CSRF token (from sign-in or `me`) and what a 401 does: this page's state, in one object. */
+const session: { csrfToken: string | null; onUnauthorized: (() => void) | null } = { csrfToken: null, onUnauthorized: null };
 
 export function setCsrfToken(token: string | null): void {
-  csrfToken = token;
+  session.csrfToken = token;
 }
 export function setUnauthorizedHandler(fn: (() => void) | null): void {
-  onUnauthorized = fn;
+  session.onUnauthorized = fn;
 }
 
 export type Query = Record<string, string | number | undefined | null>;
@@ -42,7 +42,7 @@ async function request<T>(method: string, path: string, body?: unknown, opts: { 
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (method !== 'GET') {
     headers['Content-Type'] = 'application/json';
-    if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
+    if (session.csrfToken) headers['X-CSRF-Token'] = session.csrfToken;
   }
   let res: Response;
   try {
@@ -70,7 +70,7 @@ async function request<T>(method: string, path: string, body?: unknown, opts: { 
       err?.message ?? res.statusText,
       res.headers.get('Retry-After'),
     );
-    if (res.status === 401 && failure.code === 'not_signed_in' && !opts.quiet401) onUnauthorized?.();
+    if (res.status === 401 && failure.code === 'not_signed_in' && !opts.quiet401) session.onUnauthorized?.();
     throw failure;
   }
   return json as T;
