@@ -21,6 +21,8 @@ export const SLOW_SCENARIOS = [
   'test/integration/refunds-solana.test.ts', // Solana refunds through the service, blockhash expiry (~1 min)
   'test/integration/webhooks-crash.test.ts', // the relay and the delivery worker killed mid-flight (~0.5 min)
   'test/integration/evm-restart.test.ts', // the service restarted with transfers in flight (~0.5 min)
+  // The console's browser journey runs once in CI, on the compiled build (`npm run test:compiled`, ~1 min).
+  'test/e2e/console-journey.test.ts',
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
