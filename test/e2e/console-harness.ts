@@ -101,3 +101,63 @@ export async function signIn(page: Page, email: string, password: string, totpSe
 export async function expectNoErrors(b: ConsoleBrowser): Promise<void> {
   expect(b.errors).toEqual([]);
 }
+
+/**
+ * A user's first sign-in through the page: the temporary password, a new password, and (operators, or when asked)
+ * TOTP enrollment with the recovery codes shown once. Returns the new password and the TOTP secret.
+ */
+export async function firstSignIn(
+  page: Page,
+  email: string,
+  temporaryPassword: string,
+  o: { totp: boolean },
+): Promise<{ password: string; totpSecret: string | undefined }> {
+  await page.getByTestId('login-email').fill(email);
+  await page.getByTestId('login-password').fill(temporaryPassword);
+  await page.getByTestId('login-submit').click();
+  await page.getByTestId('password-new').waitFor();
+  const password = `console-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+  await page.getByTestId('password-current').fill(temporaryPassword);
+  await page.getByTestId('password-new').fill(password);
+  await page.getByTestId('password-again').fill(password);
+  await page.getByTestId('password-submit').click();
+  if (!o.totp) {
+    await page.getByTestId('nav-overview').first().waitFor();
+    return { password, totpSecret: undefined };
+  }
+  await page.getByTestId('totp-start').click();
+  const totpSecret = (await page.getByTestId('totp-secret').textContent())!.trim();
+  await page.getByTestId('totp-code').fill(currentTotpCode(totpSecret, new Date()));
+  await page.getByTestId('totp-confirm').click();
+  await page.getByTestId('totp-done').click();
+  await page.getByTestId('nav-overview').first().waitFor();
+  return { password, totpSecret };
+}
+
+export const OPERATOR_PAGES = [
+  'overview',
+  'payments',
+  'refunds',
+  'stranded',
+  'subscriptions',
+  'webhooks',
+  'keys',
+  'merchants',
+  'treasury',
+  'books',
+  'wallets',
+  'users',
+  'audit',
+] as const;
+
+/** Opens `#/<name>`, waits until nothing loads, and returns what a person would notice: error states and axe. */
+export async function visit(page: Page, base: string, name: string): Promise<{ errors: number; empty: number; axe: string[] }> {
+  await page.goto(`${base}#/${name}`);
+  await page.getByTestId('page-title').first().waitFor();
+  await expect.poll(async () => page.getByTestId('state-loading').count(), { timeout: 15_000, message: `#/${name} still loading` }).toBe(0);
+  return {
+    errors: await page.getByTestId('state-error').count(),
+    empty: await page.getByTestId('state-empty').count(),
+    axe: await axeViolations(page),
+  };
+}

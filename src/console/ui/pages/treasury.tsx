@@ -192,20 +192,22 @@ function Policies() {
         </button>
       </form>
       {list && list.length === 0 ? <p data-testid="policy-no-network">{t('treasury.noNetwork')}</p> : null}
-      <QueryView query={query}>
-        {(p) => (
-          <p data-testid="policy-current">
-            {t('treasury.policyNow', {
-              network: p.network,
-              mode: p.mode,
-              token: p.token,
-              min: p.min_amount,
-              bps: p.max_fee_bps,
-              source: p.source,
-            })}
-          </p>
-        )}
-      </QueryView>
+      {picked === null && first === undefined ? null : (
+        <QueryView query={query}>
+          {(p) => (
+            <p data-testid="policy-current">
+              {t('treasury.policyNow', {
+                network: p.network,
+                mode: p.mode,
+                token: p.token,
+                min: p.min_amount,
+                bps: p.max_fee_bps,
+                source: p.source,
+              })}
+            </p>
+          )}
+        </QueryView>
+      )}
       {save.error ? <ErrorBox error={save.error} /> : null}
       {save.isSuccess ? <p role="status">{t('action.saved')}</p> : null}
     </Section>
