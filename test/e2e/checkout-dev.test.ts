@@ -174,6 +174,21 @@ describe('npm run dev', () => {
       if (args[0] === 'merchant') expect(JSON.stringify(JSON.parse(cli.stdout))).toContain('Demo Shop');
     }
 
+    // The console: the printed demo operator signs in with the code `console demo-code` prints (docs/console.md, Demo).
+    const consoleUrl = /Console:\s+(http:\/\/\S+\/)/.exec(out)?.[1];
+    expect(consoleUrl, 'the demo prints the console URL').toBeDefined();
+    expect(out).toContain('operator@demo.invalid / demo-console-password');
+    const code = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'console', 'demo-code'], { env: cliEnv, encoding: 'utf8', timeout: 60_000 });
+    expect(code.status, code.stderr).toBe(0);
+    const login = await fetch(`${consoleUrl}api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'operator@demo.invalid', password: 'demo-console-password', totp_code: code.stdout.trim() }),
+    });
+    expect(login.status, await login.clone().text()).toBe(200);
+    expect(((await login.json()) as { user: { role: string } }).user.role).toBe('operator');
+    expect((await fetch(consoleUrl!)).headers.get('content-security-policy')).toContain("script-src 'self'");
+
     // And the session the curl created, on the LiteSVM Solana endpoint (Solana Pay-style transfer with its reference).
     const paySol = spawnSync('npx', ['tsx', 'src/cli/index.ts', 'devnet', 'pay', created.id, '--network', 'solana', '--token', 'USDT'], {
       env,

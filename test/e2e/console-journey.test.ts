@@ -7,7 +7,16 @@ import { fundedRefundWallet } from '../support/funded-refund-wallet.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { EXPLORER_TX_URL } from './checkout-harness.js';
-import { axeViolations, ensureConsoleBuilt, launchConsoleBrowser, screenshot, signIn, type ConsoleBrowser } from './console-harness.js';
+import {
+  OPERATOR_PAGES,
+  axeViolations,
+  ensureConsoleBuilt,
+  launchConsoleBrowser,
+  screenshot,
+  signIn,
+  visit,
+  type ConsoleBrowser,
+} from './console-harness.js';
 
 // The console in a real browser against the whole service (main.ts with the console role) on Anvil: an operator's
 // journey from a first sign-in with TOTP enrollment to a refund paid on chain, and a merchant user kept to its own
@@ -238,32 +247,15 @@ describe('the operator', () => {
   }, 240_000);
 
   it('every operator page renders, passes axe and shows no error, at 1,280 and 390 px', async () => {
-    const pages = [
-      'overview',
-      'payments',
-      'refunds',
-      'stranded',
-      'subscriptions',
-      'webhooks',
-      'keys',
-      'merchants',
-      'treasury',
-      'books',
-      'wallets',
-      'users',
-      'audit',
-    ];
+    const pages = OPERATOR_PAGES;
     const phone = await b.context(390);
     await phone.addCookies(await opCtx.cookies()); // the same console session on a phone
     const small = await b.open(phone, consoleUrl);
     for (const [width, page] of [[1280, op] as const, [390, small] as const]) {
       for (const name of pages) {
-        await page.goto(`${consoleUrl}#/${name}`);
-        await page.getByTestId('page-title').first().waitFor();
-        await page.waitForLoadState('networkidle').catch(() => undefined);
-        await expect.poll(async () => page.getByTestId('state-loading').count(), { timeout: 15_000 }).toBe(0);
-        expect(await page.getByTestId('state-error').count(), `${name} at ${width}`).toBe(0);
-        expect(await axeViolations(page), `${name} at ${width}`).toEqual([]);
+        const seen = await visit(page, consoleUrl, name);
+        expect(seen.errors, `${name} at ${width}`).toBe(0);
+        expect(seen.axe, `${name} at ${width}`).toEqual([]);
         if (width === 1280) await screenshot(page, name);
         else if (name === 'overview' || name === 'payments') await screenshot(page, `${name}-390`);
       }

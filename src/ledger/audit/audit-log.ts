@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { AuditActorKind } from '../../db/console-tables.js';
+import type { Selectable } from 'kysely';
+import type { AuditActorKind, ConsoleAuditTable } from '../../db/console-tables.js';
 import type { Database } from '../../db/schema.js';
 
 // The audit log (migration 2026_11_29_0300_console): one row per mutation made by a person, through the console or
@@ -25,22 +26,8 @@ export interface AuditEntry {
   detail?: string | null;
 }
 
-export interface AuditRow {
-  id: string;
-  at: Date;
-  actor_kind: AuditActorKind;
-  actor_id: string | null;
-  actor_email: string | null;
-  actor_role: string | null;
-  action: string;
-  object_type: string;
-  object_id: string | null;
-  merchant_id: string | null;
-  before: unknown;
-  after: unknown;
-  ip: string | null;
-  detail: string | null;
-}
+/** A row as read back; its id as a string (bigserial). */
+export type AuditRow = Omit<Selectable<ConsoleAuditTable>, 'id'> & { id: string };
 
 const json = (v: unknown): string | null =>
   v === undefined ? null : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
