@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { NETWORK_IDS, STABLECOIN_EXPONENT, TOKEN_SYMBOLS, type NetworkId, type TokenSymbol } from '../../../chains/vocabulary.js';
+import { NETWORK_IDS, TOKEN_SYMBOLS, type NetworkId, type TokenSymbol } from '../../../chains/vocabulary.js';
 import { serializeSession } from '../../api/serializers/session.js';
 import { currencyExponent } from '../../domain/currency.js';
-import { invalidRequest, parameterInvalid } from '../../domain/errors.js';
+import { parameterInvalid } from '../../domain/errors.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../../domain/money.js';
+import { refundAmountMinor } from '../../operations/refund-amount.js';
 import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { cancelPayment, findPayment } from '../../operations/payments.js';
 import { paymentDetail } from '../../operations/payments-detail.js';
@@ -115,21 +116,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     handler: async ({ actor, params, body, reply, audit }): Promise<ConsoleRefund> => {
       const s = await findPayment(ops, params.id);
       assertOwns(actor, s.merchant_id);
-      let amountMinor: bigint | undefined;
-      if (body.amount !== undefined) {
-        try {
-          amountMinor = parseDecimalToMinor(body.amount, STABLECOIN_EXPONENT);
-        } catch (e) {
-          if (!(e instanceof InvalidAmountError)) throw e;
-        }
-        // The public API's code for an amount that is not a positive amount of minor units.
-        if (amountMinor === undefined || amountMinor <= 0n)
-          throw invalidRequest(
-            'INVALID_AMOUNT',
-            'amount must be a positive amount of the token, at most 2 decimals (e.g. "12.50").',
-            'amount',
-          );
-      }
+      const amountMinor = refundAmountMinor(body.amount);
       const result = await refundPayment(ops, s, {
         amountMinor,
         reason: body.reason,

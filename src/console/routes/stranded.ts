@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { NETWORK_IDS, STABLECOIN_EXPONENT, type NetworkId } from '../../../chains/vocabulary.js';
-import { invalidRequest } from '../../domain/errors.js';
-import { InvalidAmountError, parseDecimalToMinor } from '../../domain/money.js';
+import { NETWORK_IDS, type NetworkId } from '../../../chains/vocabulary.js';
+import { refundAmountMinor } from '../../operations/refund-amount.js';
 import { listStranded } from '../../operations/stranded.js';
 import { previewStrandedRefund, refundStranded, strandedSource } from '../../operations/stranded-refund.js';
 import { refundView } from '../../operations/refunds-view.js';
@@ -54,20 +53,7 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     params: z.strictObject({ kind: z.enum(['deposit', 'session']), id: z.string().min(1).max(80) }),
     body: refundBody,
     handler: async ({ actor, params, body, audit }): Promise<StrandedPreview | StrandedRefundResult> => {
-      let amountMinor: bigint | undefined;
-      if (body.amount !== undefined) {
-        try {
-          amountMinor = parseDecimalToMinor(body.amount, STABLECOIN_EXPONENT);
-        } catch (e) {
-          if (!(e instanceof InvalidAmountError)) throw e;
-        }
-        if (amountMinor === undefined || amountMinor <= 0n)
-          throw invalidRequest(
-            'INVALID_AMOUNT',
-            'amount must be a positive amount of the token, at most 2 decimals (e.g. "12.50").',
-            'amount',
-          );
-      }
+      const amountMinor = refundAmountMinor(body.amount);
       const input = {
         amountMinor,
         amountText: body.amount,
