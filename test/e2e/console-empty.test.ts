@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe('the console over an empty database', () => {
   it('renders every operator page with its empty state at 1,280 and 390 px', async () => {
-    const { email, password } = await c.user('operator');
+    const { email, password } = await c.user('operator', undefined, { firstSignIn: true });
     const desk = await b.context(1280);
     const page = await b.open(desk, url);
     await firstSignIn(page, email, password, { totp: true });

@@ -87,7 +87,7 @@ describe('sign-in', () => {
   });
 
   it('sets the cookie HttpOnly, SameSite=Strict, Path=<base>/, Secure (and not Secure when secureCookies is off)', async () => {
-    const u = await c.user('merchant', await c.merchant());
+    const u = await c.user('merchant', await c.merchant(), { firstSignIn: true });
     const r = await c.login(u.email, u.password);
     expect(r.status).toBe(200);
     const parts = r.setCookie!.split('; ');
@@ -197,7 +197,7 @@ describe('sessions', () => {
   });
 
   it("refuses the sign-in API's mutations without the session's CSRF token (403), changing nothing", async () => {
-    const u = await c.user('merchant', await c.merchant());
+    const u = await c.user('merchant', await c.merchant(), { firstSignIn: true });
     const s = await c.login(u.email, u.password);
     for (const url of ['/auth/logout', '/auth/logout-all', '/auth/totp/setup', '/auth/password']) {
       const none = await c.call('POST', url, { cookie: s.cookie!, body: { current_password: u.password, new_password: 'x'.repeat(20) } });
@@ -265,6 +265,28 @@ describe('operators must enroll TOTP', () => {
 });
 
 describe('password change', () => {
+  it('answers 403 password_change_required everywhere but the sign-in API until a temporary password is changed', async () => {
+    const u = await c.user('operator', undefined, { firstSignIn: true });
+    const l = await c.login(u.email, u.password);
+    expect(l.status).toBe(200);
+    expect(l.json.user.must_change_password).toBe(true);
+    const s = { cookie: l.cookie!, csrf: l.json.csrf_token as string };
+    for (const path of ['/users', '/payments', '/overview']) {
+      const gated = await c.call('GET', path, s);
+      expect(gated.status).toBe(403);
+      expect(gated.json.error.code).toBe('password_change_required');
+    }
+    // The password comes first, then (an operator) TOTP: the gate names what is asked now.
+    const changed = await c.call('POST', '/auth/password', { ...s, body: { current_password: u.password, new_password: 'a-long-new-password' } });
+    expect(changed.status).toBe(200);
+    const next = await c.call('GET', '/users', s);
+    expect(next.status).toBe(403);
+    expect(next.json.error.code).toBe('totp_enrollment_required');
+    await c.enroll(s);
+    expect((await c.call('GET', '/users', s)).status).toBe(200);
+  });
+
+
   it('needs the current password and 12 characters; clears must_change_password; ends the other sessions', async () => {
     const u = await c.user('merchant', await c.merchant());
     const a = await c.login(u.email, u.password);

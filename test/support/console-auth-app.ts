@@ -43,7 +43,12 @@ export interface ConsoleApp {
   settings: ConsoleSettings;
   call(method: 'GET' | 'POST', url: string, o?: { body?: unknown; cookie?: string; csrf?: string; ip?: string }): Promise<Reply>;
   /** A user made as the CLI does; its temporary password. */
-  user(role: 'operator' | 'merchant', merchantId?: string): Promise<{ id: string; email: string; password: string }>;
+  /** A user created as the CLI does; its temporary password already changed unless `firstSignIn`. */
+  user(
+    role: 'operator' | 'merchant',
+    merchantId?: string,
+    o?: { firstSignIn?: boolean },
+  ): Promise<{ id: string; email: string; password: string }>;
   merchant(): Promise<string>;
   login(email: string, password: string, extra?: Record<string, string>, o?: { cookie?: string; ip?: string }): Promise<Reply>;
   /** Turns TOTP on for a signed-in user; its secret and recovery codes. */
@@ -130,9 +135,11 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
     async merchant() {
       return (await createMerchant(t.db, box, { name: `Shop ${++n}` })).merchantId;
     },
-    async user(role, merchantId) {
+    async user(role, merchantId, o = {}) {
       const email = `${role}-${randomBytes(4).toString('hex')}@Console.Test`;
       const r = await createConsoleUser({ db: t.db }, { kind: 'cli', id: 'test' }, { email, role, merchantId: merchantId ?? null });
+      // A returning user (its temporary password changed), unless the test is about the first sign-in.
+      if (!o.firstSignIn) await t.db.updateTable('console_users').set({ must_change_password: false }).where('id', '=', r.user.id).execute();
       return { id: r.user.id, email, password: r.password };
     },
     login(email, password, extra = {}, o = {}) {

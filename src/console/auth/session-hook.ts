@@ -5,8 +5,9 @@ import { readSessionCookie } from './cookie.js';
 import { enrollmentRequired, resolveSession } from './sessions.js';
 
 // The session hook of the console API scope: for every route but the sign-in, cookie → live session → user →
-// req.consoleActor (unset without one: consoleRoute answers 401). An operator who has not confirmed TOTP yet is
-// answered 403 `totp_enrollment_required` everywhere but the sign-in API (/api/auth/*).
+// req.consoleActor (unset without one: consoleRoute answers 401). Until a user has done what its first sign-in asks,
+// everything but the sign-in API (/api/auth/*) answers 403: first `password_change_required` (a password set by an
+// operator or the CLI is temporary), then `totp_enrollment_required` (an operator who has not confirmed TOTP yet).
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,6 +18,9 @@ declare module 'fastify' {
 
 export const totpEnrollmentRequired = (): ApiError =>
   new ApiError(403, 'permission_error', 'totp_enrollment_required', 'Operators must turn on two-factor sign-in (TOTP) first.');
+
+export const passwordChangeRequired = (): ApiError =>
+  new ApiError(403, 'permission_error', 'password_change_required', 'Choose a new password first: this one was set for you.');
 
 export function addSessionHook(api: FastifyInstance, deps: ConsoleDeps): void {
   const authPrefix = `${api.prefix}/auth/`;
@@ -30,6 +34,8 @@ export function addSessionHook(api: FastifyInstance, deps: ConsoleDeps): void {
     if (!live) return;
     req.consoleActor = live.actor;
     req.consoleTotpEnrollmentRequired = enrollmentRequired(live.user);
-    if (req.consoleTotpEnrollmentRequired && !path.startsWith(authPrefix)) throw totpEnrollmentRequired();
+    if (path.startsWith(authPrefix)) return;
+    if (live.user.must_change_password) throw passwordChangeRequired();
+    if (req.consoleTotpEnrollmentRequired) throw totpEnrollmentRequired();
   });
 }
