@@ -82,7 +82,7 @@ describe('the pods on a read-only root filesystem (deploy/kubernetes)', () => {
   it('migrate (the Job), then the service with every role: probes, metrics and a clean stop, writing no file', {
     timeout: 600_000,
   }, async () => {
-    const [port, metricsPort] = [await freePort(), await freePort()];
+    const [port, metricsPort, consolePort] = [await freePort(), await freePort(), await freePort()];
     const env = {
       MASTER_KEY: '5a'.repeat(32),
       DATABASE_URL: databaseUrl(dbName),
@@ -90,6 +90,8 @@ describe('the pods on a read-only root filesystem (deploy/kubernetes)', () => {
       REDIS_KEY_PREFIX: `sp-ro-${randomBytes(4).toString('hex')}`,
       MIGRATE_ON_START: 'false',
       PORT: String(port),
+      ROLES: 'api,worker,watcher,console',
+      CONSOLE_PORT: String(consolePort),
       METRICS_HOST: '127.0.0.1',
       METRICS_PORT: String(metricsPort),
       LOG_LEVEL: 'info',
@@ -131,6 +133,8 @@ describe('the pods on a read-only root filesystem (deploy/kubernetes)', () => {
       expect((await get(`http://127.0.0.1:${port}/openapi.json`)).status).toBe(200);
       expect((await get(`http://127.0.0.1:${port}/docs/errors`)).status).toBe(200);
       expect(await get(`http://127.0.0.1:${metricsPort}/healthz`)).toEqual({ status: 200, text: 'ok\n' });
+      // The console pod's startup and readiness probe (deploy/kubernetes/app/console.yaml).
+      expect((await get(`http://127.0.0.1:${consolePort}/healthz`)).status).toBe(200);
       const scrape = await get(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(scrape.status).toBe(200);
       expect(scrape.text).toMatch(/^stablepay_queue_jobs\{queue="payouts",state="waiting"\} 0$/m);

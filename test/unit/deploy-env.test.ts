@@ -65,8 +65,15 @@ describe('deploy/.env.example', () => {
       // What docker-compose.yml sets for the container.
       DATABASE_URL: `postgres://postgres:${active.POSTGRES_PASSWORD}@postgres:5432/stablepay`,
       REDIS_URL: 'redis://redis:6379',
+      ROLES: /^\s+ROLES: (.+)$/m.exec(COMPOSE)![1]!,
+      CONSOLE_HOST: /^\s+CONSOLE_HOST: (.+)$/m.exec(COMPOSE)![1]!,
     };
     const config = loadConfig(env);
+    // Every role, the console on its own listener, published on the host's loopback only.
+    expect(config.ROLES).toEqual(['api', 'worker', 'watcher', 'console']);
+    expect(config.CONSOLE_PATH).toBeUndefined();
+    expect(COMPOSE).toContain(`"127.0.0.1:${config.CONSOLE_PORT}:${config.CONSOLE_PORT}"`);
+    expect(COMPOSE).not.toMatch(new RegExp(`"(0\\.0\\.0\\.0:)?${config.CONSOLE_PORT}:`));
     expect(config.PUBLIC_BASE_URL).toBe(active.PUBLIC_BASE_URL);
     expect(config.docsUrl).toBe(`${active.PUBLIC_BASE_URL}/docs/errors`);
     const chains = loadWatcherSettings(env).chains;

@@ -95,10 +95,11 @@ describe('deploy/kubernetes: the validator (npm run k8s:validate)', () => {
   it('passes the manifests: YAML, the Kubernetes schema of each kind, unknown fields, references, kustomizations', () => {
     expect(report.issues).toEqual([]);
     const count = (kind: string) => docs.filter((d) => d.body.kind === kind).length;
-    expect(count('Deployment')).toBe(6); // api, worker, one watcher per network
-    expect(count('Service')).toBe(1);
+    expect(count('Deployment')).toBe(7); // api, worker, one watcher per network, console
+    expect(count('Service')).toBe(2); // api, console
     expect(count('HorizontalPodAutoscaler')).toBe(2);
-    expect(count('PodDisruptionBudget')).toBe(6);
+    expect(count('PodDisruptionBudget')).toBe(7);
+    expect(count('NetworkPolicy')).toBe(1); // who may reach the console
     expect(count('Job')).toBe(1);
     expect(count('Kustomization')).toBe(3);
     expect(count('ConfigMap')).toBeGreaterThanOrEqual(6);
@@ -224,7 +225,7 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
     expect(known.has('HD_ACCOUNT_XPUBS') && known.has('CHAIN_TRON_LIVE_FULL_HOST')).toBe(true);
     const unknown = views.flatMap((v) => v.sources.filter((s) => !known.has(s.name)).map((s) => `${v.workload}: ${s.name} (${s.from})`));
     expect(unknown).toEqual([]);
-    expect(views.length).toBe(7);
+    expect(views.length).toBe(8);
   });
 
   it('gives every pod each required variable, and each one whose default points at this machine', () => {
@@ -233,7 +234,7 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
     const local = Object.keys(shape).filter((k) => /127\.0\.0\.1|localhost/.test(String(shape[k]!.safeParse(undefined).data ?? '')));
     expect(required).toEqual(['MASTER_KEY']);
     expect(local.sort()).toEqual(['CONSOLE_HOST', 'DATABASE_URL', 'METRICS_HOST', 'PUBLIC_BASE_URL', 'REDIS_URL']);
-    // The console's listen address matters only in a pod that runs the console role (none of these does yet).
+    // The console's listen address matters only in a pod that runs the console role.
     const runs = (v: (typeof views)[number], k: string) => k !== 'CONSOLE_HOST' || String(v.env.ROLES ?? '').includes('console');
     const missing = views.flatMap((v) =>
       [...required, ...local].filter((k) => runs(v, k) && !(k in v.env)).map((k) => `${v.workload}: ${k}`),
@@ -246,6 +247,8 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
       ['Deployment/stablepay-api', ['api'], [...NETWORKS], 'watch-only'],
       ['Deployment/stablepay-worker', ['worker'], [...NETWORKS], 'signer'],
       ...NETWORKS.map((n): [string, string[], string[], string] => [`Deployment/stablepay-watcher-${n}`, ['watcher'], [n], 'none']),
+      // The console plans sweeps (public keys); the workers send them.
+      ['Deployment/stablepay-console', ['console'], [...NETWORKS], 'watch-only'],
     ];
     for (const [workload, roles, networks, keys] of expectations) {
       const env = processEnv(view(workload));
@@ -306,6 +309,14 @@ describe('deploy/kubernetes: probes, ports, security, autoscaling', () => {
             expect(config.ROLES).toContain('api');
             expect(ports.http).toBe(config.PORT);
             expect(Object.keys(openapi.paths)).toContain(probe.path);
+          } else if (probe.port === 'console') {
+            // The console's own listener (CONSOLE_HOST:CONSOLE_PORT, not under a path of the API's), on every interface.
+            expect(config.ROLES).toEqual(['console']);
+            expect(config.CONSOLE_PATH).toBeUndefined();
+            expect(config.CONSOLE_HOST).toBe('0.0.0.0');
+            expect(ports.console).toBe(config.CONSOLE_PORT);
+            // Served by src/console/server.ts: k8s-readonly-root.test.ts asks it of the running service.
+            expect(probe.path).toBe('/healthz');
           } else {
             expect(probe.port).toBe('metrics');
             const res = await fetch(`http://127.0.0.1:${server.port}${probe.path}`);
@@ -319,6 +330,25 @@ describe('deploy/kubernetes: probes, ports, security, autoscaling', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('lets only labelled pods reach the console port: its NetworkPolicy selects the console pods and nothing else', () => {
+    const policy = byKindAndName(docs, 'NetworkPolicy', 'stablepay-console') as Editable;
+    const consolePods = byKindAndName(docs, 'Deployment', 'stablepay-console') as Editable;
+    expect(policy.spec.podSelector.matchLabels).toEqual(consolePods.spec.template.metadata.labels);
+    for (const d of docs.filter((x) => x.body.kind === 'Deployment' && x.body.metadata.name !== 'stablepay-console')) {
+      const labels = (d.body as Editable).spec.template.metadata.labels as Record<string, string>;
+      const selected = Object.entries(policy.spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v);
+      expect({ d: d.body.metadata.name, selected }).toEqual({ d: d.body.metadata.name, selected: false });
+    }
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const rules = policy.spec.ingress as Array<{ from?: unknown[]; ports: Array<{ port: string }> }>;
+    const consoleRule = rules.filter((r) => r.ports.some((p) => p.port === 'console'));
+    expect(consoleRule).toEqual([
+      { from: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'stablepay.io/console-access': 'true' } } }], ports: [{ port: 'console' }] },
+    ]);
+    // Everything else open is the metrics port (Prometheus), as on every other pod.
+    expect(rules.filter((r) => r !== consoleRule[0])).toEqual([{ ports: [{ port: 'metrics' }] }]);
   });
 
   it("runs every container as the Dockerfile's non-root user, without privileges, on a read-only root filesystem", () => {
