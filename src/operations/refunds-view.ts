@@ -4,7 +4,9 @@ import { deliveredMinor } from '../domain/refund-state.js';
 import { formatMinor } from '../domain/money.js';
 import type { RefundRow } from '../ledger/refunds/refunds.js';
 import type { PayoutAttempt } from '../ledger/refunds/refund-payouts.js';
+import { NATIVE_COINS } from '../rates/native-prices.js';
 import { iso } from './payments-view.js';
+import { native } from './sweeps-json.js';
 
 // A refund and its on-chain attempts as the console shows them (src/console/contract/refunds.ts).
 
@@ -64,6 +66,9 @@ export interface PayoutAttemptView {
   nonce: string | null;
   state: PayoutAttempt['state'];
   fee: string | null;
+  /** `fee` in the network's coin (`fee_coin`), e.g. "0.000021". */
+  fee_native: string | null;
+  fee_coin: string;
   fee_bump_percent: number;
   detail: string | null;
   created_at: string;
@@ -72,13 +77,15 @@ export interface PayoutAttemptView {
   explorer_url: string | null;
 }
 
-/** The payout_attempts table records no fee: `fee` is null until it does. */
-export function payoutAttemptView(a: PayoutAttempt, chains: ChainRegistry): PayoutAttemptView {
+/** `fee`: what the journal booked for the attempt's transaction (native base units); null until it is final. */
+export function payoutAttemptView(a: PayoutAttempt, chains: ChainRegistry, fee: bigint | undefined): PayoutAttemptView {
   return {
     tx_hash: a.tx_hash,
     nonce: a.nonce === null ? null : a.nonce.toString(),
     state: a.state,
-    fee: null,
+    fee: fee === undefined ? null : fee.toString(),
+    fee_native: fee === undefined ? null : native(a.network, fee),
+    fee_coin: NATIVE_COINS[a.network].symbol,
     fee_bump_percent: a.fee_bump_percent,
     detail: a.detail,
     created_at: a.created_at.toISOString(),

@@ -4,6 +4,7 @@ import type { RefundStatus } from '../db/schema.js';
 import { invalidRequest, parameterInvalid, resourceNotFound } from '../domain/errors.js';
 import { requestFingerprint } from '../ledger/core/idempotency.js';
 import type { SessionRow } from '../ledger/payments/sessions.js';
+import { feesByTx } from '../ledger/journal/fees-by-tx.js';
 import { payoutAttempts } from '../ledger/refunds/refund-payouts.js';
 import { refundable } from '../ledger/refunds/refund-sources.js';
 import { createRefund, type CreateRefundResult, type RefundRow } from '../ledger/refunds/refunds.js';
@@ -124,5 +125,10 @@ export async function refundDetail(
   r: RefundRow,
 ): Promise<{ refund: RefundView; attempts: PayoutAttemptView[] }> {
   const attempts = await payoutAttempts(ops.db, r.id);
-  return { refund: refundView(r, ops.chains), attempts: attempts.map((a) => payoutAttemptView(a, ops.chains)) };
+  const fees = await feesByTx(
+    ops.db,
+    { network: r.network, mode: r.mode },
+    attempts.map((a) => a.tx_hash),
+  );
+  return { refund: refundView(r, ops.chains), attempts: attempts.map((a) => payoutAttemptView(a, ops.chains, fees.get(a.tx_hash))) };
 }

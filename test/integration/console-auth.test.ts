@@ -277,7 +277,10 @@ describe('password change', () => {
       expect(gated.json.error.code).toBe('password_change_required');
     }
     // The password comes first, then (an operator) TOTP: the gate names what is asked now.
-    const changed = await c.call('POST', '/auth/password', { ...s, body: { current_password: u.password, new_password: 'a-long-new-password' } });
+    const changed = await c.call('POST', '/auth/password', {
+      ...s,
+      body: { current_password: u.password, new_password: 'a-long-new-password' },
+    });
     expect(changed.status).toBe(200);
     const next = await c.call('GET', '/users', s);
     expect(next.status).toBe(403);
@@ -285,7 +288,6 @@ describe('password change', () => {
     await c.enroll(s);
     expect((await c.call('GET', '/users', s)).status).toBe(200);
   });
-
 
   it('needs the current password and 12 characters; clears must_change_password; ends the other sessions', async () => {
     const u = await c.user('merchant', await c.merchant());

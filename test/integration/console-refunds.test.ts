@@ -1,3 +1,4 @@
+import { journalBurntFee } from '../../src/ledger/journal/entries.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleHarness, startConsoleHarness } from '../support/console-harness.js';
 import { markSessionPaid } from '../support/paid-session.js';
@@ -73,6 +74,25 @@ describe('GET /api/refunds/:id', () => {
         state: 'broadcast',
       })
       .execute();
+    // An earlier attempt that reverted: the fee it burnt is in the journal (and the same hash on BSC is not its fee).
+    const reverted = `0x${'dd'.repeat(32)}`;
+    await h.t.db
+      .insertInto('payout_attempts')
+      .values({
+        refund_id: id,
+        network: 'ethereum',
+        mode: 'test',
+        sender: PAYER,
+        nonce: 6n,
+        tx_hash: reverted,
+        signed: '{}',
+        state: 'failed',
+      })
+      .execute();
+    const burnt = { mode: 'test' as const, txHash: reverted, sender: PAYER, block: { height: 10n, hash: `0x${'01'.repeat(32)}` } };
+    const owner = { kind: 'refund_payout' as const, merchantId: shop, object: { type: 'refund' as const, id } };
+    await journalBurntFee(h.t.db, { ...burnt, network: 'ethereum', fee: 21_000_000_000_000n }, owner);
+    await journalBurntFee(h.t.db, { ...burnt, network: 'bsc', fee: 5n }, owner);
     const r = await h.call(h.merchantUser(shop), 'GET', `/api/refunds/${id}`);
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     refundDetailSchema.parse(r.json);
@@ -82,7 +102,16 @@ describe('GET /api/refunds/:id', () => {
         tx_hash: `0x${'ee'.repeat(32)}`,
         nonce: '7',
         state: 'broadcast',
+        fee: null,
         explorer_url: `https://explorer.test/tx/0x${'ee'.repeat(32)}`,
+      }),
+      expect.objectContaining({
+        tx_hash: reverted,
+        nonce: '6',
+        state: 'failed',
+        fee: '21000000000000',
+        fee_native: '0.000021',
+        fee_coin: 'ETH',
       }),
     ]);
     expect((await h.call(h.operator, 'GET', '/api/refunds/re_nope')).status).toBe(404);

@@ -336,16 +336,20 @@ describe('deploy/kubernetes: probes, ports, security, autoscaling', () => {
     const policy = byKindAndName(docs, 'NetworkPolicy', 'stablepay-console') as Editable;
     const consolePods = byKindAndName(docs, 'Deployment', 'stablepay-console') as Editable;
     expect(policy.spec.podSelector.matchLabels).toEqual(consolePods.spec.template.metadata.labels);
-    for (const d of docs.filter((x) => x.body.kind === 'Deployment' && x.body.metadata.name !== 'stablepay-console')) {
-      const labels = (d.body as Editable).spec.template.metadata.labels as Record<string, string>;
+    for (const d of docs.filter((x) => x.body.kind === 'Deployment').map((x) => x.body as Editable)) {
+      if (d.metadata.name === 'stablepay-console') continue;
+      const labels = d.spec.template.metadata.labels as Record<string, string>;
       const selected = Object.entries(policy.spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v);
-      expect({ d: d.body.metadata.name, selected }).toEqual({ d: d.body.metadata.name, selected: false });
+      expect({ d: d.metadata.name, selected }).toEqual({ d: d.metadata.name, selected: false });
     }
     expect(policy.spec.policyTypes).toEqual(['Ingress']);
     const rules = policy.spec.ingress as Array<{ from?: unknown[]; ports: Array<{ port: string }> }>;
     const consoleRule = rules.filter((r) => r.ports.some((p) => p.port === 'console'));
     expect(consoleRule).toEqual([
-      { from: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'stablepay.io/console-access': 'true' } } }], ports: [{ port: 'console' }] },
+      {
+        from: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'stablepay.io/console-access': 'true' } } }],
+        ports: [{ port: 'console' }],
+      },
     ]);
     // Everything else open is the metrics port (Prometheus), as on every other pod.
     expect(rules.filter((r) => r !== consoleRule[0])).toEqual([{ ports: [{ port: 'metrics' }] }]);

@@ -41,8 +41,11 @@ export const payoutAttemptSchema = z.strictObject({
   tx_hash: z.string(),
   nonce: z.string().nullable(),
   state: z.enum(['signed', 'broadcast', 'confirmed', 'failed', 'replaced', 'dropped']),
-  /** The network fee, when recorded (base units of the native coin); null otherwise. */
+  /** The network fee the journal booked for this transaction (base units of the native coin); null until it is final. */
   fee: z.string().nullable(),
+  /** The same fee in the network's coin (`fee_coin`: ETH, BNB, TRX or SOL), e.g. "0.000021". */
+  fee_native: decimal.nullable(),
+  fee_coin: z.string(),
   fee_bump_percent: z.number().int(),
   detail: z.string().nullable(),
   created_at: iso,

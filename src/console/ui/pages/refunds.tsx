@@ -169,7 +169,7 @@ function RefundView({ id, operator }: { id: string; operator: boolean }) {
                             <Badge value={a.state} />
                           </td>
                           <td>{a.nonce ?? '—'}</td>
-                          <td>{a.fee ?? '—'}</td>
+                          <td class="mono">{a.fee_native === null ? '—' : `${a.fee_native} ${a.fee_coin}`}</td>
                           <td>{formatTime(a.created_at, lang)}</td>
                           <td>{formatTime(a.settled_at, lang)}</td>
                         </tr>
