@@ -139,7 +139,8 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
       const email = `${role}-${randomBytes(4).toString('hex')}@Console.Test`;
       const r = await createConsoleUser({ db: t.db }, { kind: 'cli', id: 'test' }, { email, role, merchantId: merchantId ?? null });
       // A returning user (its temporary password changed), unless the test is about the first sign-in.
-      if (!o.firstSignIn) await t.db.updateTable('console_users').set({ must_change_password: false }).where('id', '=', r.user.id).execute();
+      if (!o.firstSignIn)
+        await t.db.updateTable('console_users').set({ must_change_password: false }).where('id', '=', r.user.id).execute();
       return { id: r.user.id, email, password: r.password };
     },
     login(email, password, extra = {}, o = {}) {
