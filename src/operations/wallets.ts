@@ -75,7 +75,15 @@ async function readConsoleWallets(d: SweepOpsDeps, q: WalletQuery, timeoutMs: nu
     const wallets = await Promise.race([operatorWalletList(d, q), timeout]);
     if (wallets === 'timeout') return { data: [], error: `the chains did not answer within ${timeoutMs} ms` };
     const ledger = await walletLedgerState(d, wallets);
-    return { data: wallets.map((w) => ({ ...walletJson(w), energy: null as string | null, ...ledger(w) })), error: null as string | null };
+    return {
+      data: wallets.map((w) => ({
+        ...walletJson(w),
+        energy: w.resources?.energy.toString() ?? null,
+        bandwidth: w.resources?.bandwidth.toString() ?? null,
+        ...ledger(w),
+      })),
+      error: null as string | null,
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -25,6 +25,8 @@ export interface OperatorWallet {
   tokens: Array<{ symbol: TokenSymbol; decimals: number }>;
   /** Base units; null when they could not be read (`error` says why). */
   balances: { native: bigint; tokens: Partial<Record<TokenSymbol, bigint>> } | null;
+  /** TRON: the energy and bandwidth (bytes) available now; null where the chain has no such resources or unread. */
+  resources: { energy: bigint; bandwidth: bigint } | null;
   error?: string;
   /** Sweeps' wallets only: what the next plan spends from it and the addresses waiting for it need, the shortfall. */
   nextPlan: Pick<OperatorWalletNeed, 'plannedSpend' | 'waiting' | 'needed' | 'shortfall'> | null;
@@ -68,10 +70,12 @@ export async function listOperatorWallets(deps: PlannerDeps, filter: WalletFilte
       const address = adapter.normalizeAddress(w.address) ?? w.address;
       const need = plan.operatorWallets.find((n) => n.network === adapter.network && n.mode === adapter.mode && n.address === address);
       let balances: OperatorWallet['balances'] = null;
+      let resources: OperatorWallet['resources'] = null;
       let error: string | undefined;
       try {
         const b = await adapter.getBalances(address);
         balances = { native: b.native, tokens: b.tokens };
+        if (adapter.describeFeeResources) resources = resourcesOf(await adapter.describeFeeResources(address));
       } catch (err) {
         error = (err as Error).message;
       }
@@ -84,10 +88,19 @@ export async function listOperatorWallets(deps: PlannerDeps, filter: WalletFilte
         native: NATIVE_COINS[adapter.network],
         tokens: adapter.tokens.map((t) => ({ symbol: t.symbol, decimals: t.decimals })),
         balances,
+        resources,
         ...(error ? { error } : {}),
         nextPlan: need ? { plannedSpend: need.plannedSpend, waiting: need.waiting, needed: need.needed, shortfall: need.shortfall } : null,
       });
     }
   }
   return out;
+}
+
+/** Energy and bandwidth available, from an adapter's describeFeeResources (TRON's `{energy, bandwidth}.available`). */
+function resourcesOf(r: Record<string, unknown>): OperatorWallet['resources'] {
+  const available = (k: string) => (r[k] as { available?: unknown } | undefined)?.available;
+  const energy = available('energy');
+  const bandwidth = available('bandwidth');
+  return typeof energy === 'bigint' && typeof bandwidth === 'bigint' ? { energy, bandwidth } : null;
 }

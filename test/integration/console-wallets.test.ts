@@ -75,6 +75,34 @@ describe('GET /api/wallets', () => {
     });
   });
 
+  it("shows a TRON wallet's energy and bandwidth available now, and none on an EVM chain", async () => {
+    const tron = {
+      ...stub,
+      network: 'tron',
+      family: 'tron',
+      tokens: [{ symbol: 'USDT', decimals: 6, contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }],
+      normalizeAddress: (t: string) => t,
+      deriveHotWallet: async () => ({ address: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE', key: { curve: 'secp256k1', path: 'm' } }),
+      getBalances: async () => ({ native: 12_000_000n, tokens: { USDT: 0n } }),
+      describeFeeResources: async () => ({
+        energy: { limit: 100_000n, used: 35_000n, available: 65_000n },
+        bandwidth: { freeLimit: 600n, freeUsed: 0n, stakedLimit: 0n, stakedUsed: 0n, available: 600n },
+      }),
+    } as unknown as ChainAdapter;
+    const both = await startConsoleHarness({ chains: new ChainRegistry([stub, tron]) });
+    try {
+      both.ops.treasury = treasury;
+      const shop = (await both.merchant('Two chains')).merchantId;
+      const r = await both.call(both.operator, 'GET', `/api/wallets?mode=test&merchant_id=${shop}`);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      const by = Object.fromEntries(r.json.data.map((w: { network: string }) => [w.network, w]));
+      expect(by.tron).toMatchObject({ role: 'refunds', native: 'TRX', balance: '12', energy: '65000', bandwidth: '600' });
+      expect(by.ethereum).toMatchObject({ energy: null, bandwidth: null });
+    } finally {
+      await both.close();
+    }
+  });
+
   it('reports the chains as unavailable when they do not answer in time', async () => {
     hang = true;
     const r = await h.call(h.operator, 'GET', '/api/wallets?network=ethereum');

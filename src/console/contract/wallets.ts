@@ -13,8 +13,10 @@ export const consoleWallet = z.object({
   native: z.string(),
   balance: z.string().nullable(),
   tokens: z.record(z.string(), z.string()).nullable(),
-  /** TRON resources (energy, bandwidth) when the chain reports them; null elsewhere or unread. */
+  /** TRON: energy available now (staked or delegated, less what is used); null on other chains or unread. */
   energy: z.string().nullable(),
+  /** TRON: bandwidth available now, in bytes (free and staked); null on other chains or unread. */
+  bandwidth: z.string().nullable(),
   /** The next nonce the service allocates (EVM); null when none held. */
   nonce: z.string().nullable(),
   pending_attempts: z.number().int(),

@@ -289,6 +289,8 @@ export const en = {
   'wallets.balance': 'Balance',
   'wallets.tokens': 'Tokens',
   'wallets.energy': 'Energy',
+  'wallets.bandwidth': 'Bandwidth',
+  'wallets.bytes': 'bytes',
   'wallets.pending': 'Pending attempts',
   'wallets.nextSweep': 'Next sweep needs',
   'users.create': 'Create user',

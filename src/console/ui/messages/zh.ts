@@ -291,6 +291,8 @@ export const zh: Record<MessageKey, string> = {
   'wallets.balance': '余额',
   'wallets.tokens': '代币',
   'wallets.energy': '能量',
+  'wallets.bandwidth': '带宽',
+  'wallets.bytes': '字节',
   'wallets.pending': '待处理尝试',
   'wallets.nextSweep': '下次归集所需',
   'users.create': '创建用户',

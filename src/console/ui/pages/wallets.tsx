@@ -68,6 +68,7 @@ function WalletCard({ w }: { w: ConsoleWallet }) {
               : '—',
           ],
           [t('wallets.energy'), w.energy ?? '—'],
+          [t('wallets.bandwidth'), w.bandwidth === null ? '—' : `${w.bandwidth} ${t('wallets.bytes')}`],
           [t('field.nonce'), w.nonce ?? '—'],
           [t('wallets.pending'), String(w.pending_attempts)],
           [
