@@ -2,11 +2,11 @@
 // run), run a sweep, the sweeps history and, at #/treasury/<sweep id>, one sweep's steps. Live: `sweeps`, `sweep:<id>`.
 import { useQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import type { Sweep, SweepPlan, SweepPolicy, TreasuryDestination } from '../../contract/treasury.js';
+import type { SweepListItem, SweepPlan, SweepPolicy, TreasuryDestination } from '../../contract/treasury.js';
 import type { PageProps } from '../lib/page-props.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { MODES, NETWORKS, TOKENS } from '../components/filters.js';
-import { Badge, Link, PageHeader, Section } from '../components/page.js';
+import { Badge, ExternalLink, Link, PageHeader, Section } from '../components/page.js';
 import { Empty, ErrorBox, QueryView } from '../components/states.js';
 import { type Column, DataTable } from '../components/table.js';
 import { api } from '../lib/api.js';
@@ -26,7 +26,7 @@ export default function TreasuryPage({ params }: PageProps) {
   const { t, lang } = useI18n();
   useLive(params[0] ? [`sweep:${params[0]}`] : ['sweeps']);
   if (params[0]) return <SweepView id={params[0]} />;
-  const columns: Column<Sweep>[] = [
+  const columns: Column<SweepListItem>[] = [
     {
       key: 'id',
       label: 'field.id',
@@ -40,6 +40,24 @@ export default function TreasuryPage({ params }: PageProps) {
     { key: 'network', label: 'field.network', render: (r) => `${r.network} ${r.mode} ${r.token}` },
     { key: 'merchant', label: 'field.merchant', render: (r) => r.merchant_id },
     { key: 'swept', label: 'treasury.swept', render: (r) => `${r.swept ?? r.swept_base} / ${r.planned ?? r.planned_base}` },
+    {
+      key: 'transactions',
+      label: 'treasury.transactions',
+      render: (r) => (
+        <span data-testid="sweep-transactions">
+          {r.transactions.length === 0
+            ? '—'
+            : r.transactions.map((x) => (
+                <span key={x.tx_hash} class="mono">
+                  <ExternalLink href={x.explorer_url}>{short(x.tx_hash)}</ExternalLink>{' '}
+                </span>
+              ))}
+          {r.transaction_count > r.transactions.length ? (
+            <Link to={hrefFor(['treasury', r.id])}>{t('treasury.moreTransactions', { n: r.transaction_count - r.transactions.length })}</Link>
+          ) : null}
+        </span>
+      ),
+    },
     { key: 'fee', label: 'field.fee', render: (r) => r.actual_fee },
     { key: 'created', label: 'field.created', render: (r) => formatTime(r.created_at, lang) },
   ];
