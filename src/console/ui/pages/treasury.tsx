@@ -21,6 +21,8 @@ import { Select } from '../components/select.js';
 
 /** One sweep policy: GET ?network&mode&token → SweepPolicy; POST {network, mode, token, min_amount, max_fee_bps}. */
 const POLICY_PATH = 'sweeps/policy';
+/** The query key prefix of the sweep plan (dry run): read again when a policy or a destination changes. */
+const PLAN_KEY = ['sweeps', 'plan'];
 
 export default function TreasuryPage({ params }: PageProps) {
   const { t, lang } = useI18n();
@@ -90,7 +92,8 @@ function Destinations() {
         address: form.address.trim() && form.address.trim() !== 'none' ? form.address.trim() : null,
         hot_float: form.hot_float.trim() || undefined,
       }),
-    [['treasury']],
+    // A destination changes where the plan sends the money: the plan shown is read again.
+    [['treasury'], PLAN_KEY],
   );
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
@@ -188,7 +191,7 @@ function Policies() {
   });
   const save = useAction(
     () => api.post(POLICY_PATH, { ...which, min_amount: form.min_amount.trim(), max_fee_bps: Number.parseInt(form.max_fee_bps, 10) }),
-    [['treasury', 'policy']],
+    [['treasury', 'policy'], PLAN_KEY],
   );
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
@@ -239,7 +242,7 @@ function PlanAndRun() {
   const form = picked ?? { network: first?.network ?? 'ethereum', mode: first?.mode ?? 'live', merchant_id: '' };
   const [asked, setAsked] = useState<typeof form | null>(null);
   const plan = useQuery({
-    queryKey: ['sweeps', 'plan', asked],
+    queryKey: [...PLAN_KEY, asked],
     enabled: asked !== null,
     queryFn: () =>
       api.get<SweepPlan>('sweeps/plan', {
@@ -264,7 +267,9 @@ function PlanAndRun() {
         class="form form-inline"
         onSubmit={(e) => {
           e.preventDefault();
-          setAsked({ ...form });
+          // Asking again for the same plan reads it again (balances and fees move).
+          if (asked && JSON.stringify(asked) === JSON.stringify(form)) void plan.refetch();
+          else setAsked({ ...form });
         }}
       >
         <Select id="plan-network" label={t('field.network')} value={form.network} options={NETWORKS} onChange={set('network')} />
@@ -302,7 +307,7 @@ function PlanAndRun() {
               {p.batches.length === 0 ? <Empty>{t('treasury.nothingToSweep')}</Empty> : null}
               <ul class="plain">
                 {p.batches.map((b) => (
-                  <li key={`${b.merchant_id}-${b.token}-${b.destination}`}>
+                  <li key={`${b.merchant_id}-${b.token}-${b.destination}`} data-testid="plan-batch">
                     <strong>{b.merchant_id}</strong> {b.token}: {b.amount ?? b.amount_base} → {b.destination_kind}{' '}
                     <span class="mono">{short(b.destination)}</span> ·{' '}
                     {t('treasury.planLine', {
@@ -319,7 +324,7 @@ function PlanAndRun() {
                   <h3>{t('treasury.waiting')}</h3>
                   <ul class="plain">
                     {p.skipped.map((s) => (
-                      <li key={`${s.merchant_id}-${s.token}-${s.address}`}>
+                      <li key={`${s.merchant_id}-${s.token}-${s.address}`} data-testid="plan-waiting">
                         <span class="mono">{short(s.address)}</span> {s.amount ?? ''} {s.token}: {s.reason}
                       </li>
                     ))}
@@ -331,7 +336,7 @@ function PlanAndRun() {
                   <h3>{t('treasury.operatorWallets')}</h3>
                   <ul class="plain">
                     {p.operator_wallets.map((w) => (
-                      <li key={`${w.role}-${w.address}`}>
+                      <li key={`${w.role}-${w.address}`} data-testid={`plan-wallet-${w.role}`}>
                         {w.role} <span class="mono">{short(w.address)}</span>: {w.balance ?? w.error ?? '—'} {w.token} · {t('field.needed')}{' '}
                         {w.needed} · {t('field.shortfall')} {w.shortfall}
                       </li>
