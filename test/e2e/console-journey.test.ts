@@ -238,7 +238,9 @@ describe('the operator', () => {
       await op.getByTestId('pol-min').fill(min);
       await op.getByTestId('pol-fee').fill('5000');
       await op.getByTestId('policy-save').click();
-      await expect.poll(async () => op.getByTestId('policy-current').textContent()).toContain(`minimum ${min}.00, fee at most 5000 bps (configured)`);
+      await expect
+        .poll(async () => op.getByTestId('policy-current').textContent())
+        .toContain(`minimum ${min}.00, fee at most 5000 bps (configured)`);
     };
     await policy('1000');
     await op.getByTestId('plan-network').selectOption('ethereum');
@@ -287,8 +289,7 @@ describe('the operator', () => {
         .where('purpose', 'in', ['batch', 'transfer'])
         .execute();
       expect(moved.length).toBeGreaterThan(0);
-      for (const m of moved)
-        await row.locator(`a[href="${EXPLORER_TX_URL.replace('{tx}', m.tx_hash!)}"]`).waitFor({ timeout: 5000 });
+      for (const m of moved) await row.locator(`a[href="${EXPLORER_TX_URL.replace('{tx}', m.tx_hash!)}"]`).waitFor({ timeout: 5000 });
     } finally {
       miner.stop();
     }

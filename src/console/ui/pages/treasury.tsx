@@ -55,7 +55,9 @@ export default function TreasuryPage({ params }: PageProps) {
                 </span>
               ))}
           {r.transaction_count > r.transactions.length ? (
-            <Link to={hrefFor(['treasury', r.id])}>{t('treasury.moreTransactions', { n: r.transaction_count - r.transactions.length })}</Link>
+            <Link to={hrefFor(['treasury', r.id])}>
+              {t('treasury.moreTransactions', { n: r.transaction_count - r.transactions.length })}
+            </Link>
           ) : null}
         </span>
       ),
