@@ -39,9 +39,6 @@ export default function TreasuryPage({ params }: PageProps) {
       ),
     },
     { key: 'status', label: 'field.status', render: (r) => <Badge value={r.status} testId="sweep-status" /> },
-    { key: 'network', label: 'field.network', render: (r) => `${r.network} ${r.mode} ${r.token}` },
-    { key: 'merchant', label: 'field.merchant', render: (r) => r.merchant_id },
-    { key: 'swept', label: 'treasury.swept', render: (r) => `${r.swept ?? r.swept_base} / ${r.planned ?? r.planned_base}` },
     {
       key: 'transactions',
       label: 'treasury.transactions',
@@ -62,6 +59,9 @@ export default function TreasuryPage({ params }: PageProps) {
         </span>
       ),
     },
+    { key: 'network', label: 'field.network', render: (r) => `${r.network} ${r.mode} ${r.token}` },
+    { key: 'merchant', label: 'field.merchant', render: (r) => r.merchant_id },
+    { key: 'swept', label: 'treasury.swept', render: (r) => `${r.swept ?? r.swept_base} / ${r.planned ?? r.planned_base}` },
     { key: 'fee', label: 'field.fee', render: (r) => r.actual_fee },
     { key: 'created', label: 'field.created', render: (r) => formatTime(r.created_at, lang) },
   ];
