@@ -3,7 +3,7 @@ import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
 import type { Db } from '../db/database.js';
 import { resourceNotFound } from '../domain/errors.js';
 import { formatBaseUnits } from '../domain/money.js';
-import { sweepById, sweepSources, sweepSteps, type SweepRow } from '../ledger/treasury/sweeps.js';
+import { sweepById, sweepSources, sweepSteps, sweepsMovingTransactions, type SweepRow } from '../ledger/treasury/sweeps.js';
 import { planSweeps, type PlanFilter } from '../treasury/planner.js';
 import { createSweeps } from '../treasury/runner.js';
 import { decodeKeyset, encodeKeyset } from './books-keyset.js';
@@ -56,7 +56,13 @@ function sweepSummary(s: SweepRow, chains: ChainRegistry) {
   };
 }
 
-/** Sweeps newest first, keyset on (created_at, id) (index sweeps_list_idx per merchant). */
+/** How many of a sweep's token-moving transactions a history row links to (the rest are on the sweep's page). */
+const HISTORY_TRANSACTIONS = 3;
+
+/**
+ * Sweeps newest first, keyset on (created_at, id) (index sweeps_list_idx per merchant), each with the transactions that
+ * moved its tokens so far (the first few with explorer links, and how many there are).
+ */
 export async function sweepHistory(
   db: Db,
   chains: ChainRegistry,
@@ -79,8 +85,25 @@ export async function sweepHistory(
     .execute();
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
+  const moving = new Map<string, Array<{ purpose: string; tx_hash: string | null }>>();
+  for (const t of await sweepsMovingTransactions(
+    db,
+    page.map((s) => s.id),
+  ))
+    moving.set(t.sweep_id, [...(moving.get(t.sweep_id) ?? []), t]);
   return {
-    data: page.map((s) => sweepSummary(s, chains)),
+    data: page.map((s) => {
+      const txs = moving.get(s.id) ?? [];
+      return {
+        ...sweepSummary(s, chains),
+        transaction_count: txs.length,
+        transactions: txs.slice(0, HISTORY_TRANSACTIONS).map((t) => ({
+          purpose: t.purpose,
+          tx_hash: t.tx_hash!,
+          explorer_url: chains.explorerTxUrl(s.network, s.mode as Mode, t.tx_hash!),
+        })),
+      };
+    }),
     next_cursor: rows.length > q.limit && last ? encodeKeyset({ key: last.created_at.toISOString(), id: last.id }) : null,
   };
 }

@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { Wallet } from 'ethers';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleUser } from '../../src/operations/console-users.js';
+import { backgroundMiner } from '../support/chain-watch.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
+import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
 import { fundedRefundWallet } from '../support/funded-refund-wallet.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { ETH_PRICES, gasStation, tokenBalance } from '../support/sweep-service.js';
 import { EXPLORER_TX_URL } from './checkout-harness.js';
 import {
   OPERATOR_PAGES,
@@ -24,6 +28,7 @@ import {
 
 let h: ServiceHarness;
 let receiver: WebhookReceiver;
+let ticker: FakeTicker;
 let b: ConsoleBrowser;
 let shop: HarnessMerchant;
 let other: HarnessMerchant;
@@ -35,6 +40,7 @@ let op: Page;
 beforeAll(async () => {
   ensureConsoleBuilt();
   receiver = await startWebhookReceiver();
+  ticker = await startFakeTicker({ coinbaseRates: ETH_PRICES }); // the ETH price a sweep plan weighs its fee with
   h = await startServiceHarness({
     extraEnv: {
       ROLES: 'api,worker,watcher,console',
@@ -43,6 +49,9 @@ beforeAll(async () => {
       CONSOLE_SECURE_COOKIES: 'false',
       CONSOLE_LIVE_INTERVAL_MS: '250',
       CHAIN_ETHEREUM_TEST_EXPLORER_TX_URL: EXPLORER_TX_URL,
+      NATIVE_PRICE_SOURCES: 'coinbase',
+      RATE_COINBASE_BASE_URL: ticker.url,
+      SWEEP_TICK_MS: '200',
     },
   });
   consoleUrl = `http://127.0.0.1:${h.service.consolePort}/`;
@@ -60,6 +69,7 @@ afterAll(async () => {
   await b?.close();
   await h?.close();
   await receiver?.close();
+  await ticker?.close();
 });
 
 /** A session of `shop` for `amount` USD with ethereum/USDT selected; returns its id and what to pay. */
@@ -202,6 +212,104 @@ describe('the operator', () => {
     expect(receiver.forEvent(completed.eventId!).every((r) => r.problems.length === 0)).toBe(true);
   }, 150_000);
 
+  it('plans a sweep (what waits and why, the fee, the gas station short of fee money), runs it and sees it complete live with its transaction link', async () => {
+    const { id } = (globalThis as unknown as { paid: { id: string } }).paid;
+    const { deposit_address: deposit } = await h.t.db
+      .selectFrom('payment_sessions')
+      .select('deposit_address')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const held = await tokenBalance(h, 'USDT', deposit!);
+    expect(held).toBeGreaterThan(0n);
+    const treasury = Wallet.createRandom().address.toLowerCase();
+    await op.goto(`${consoleUrl}#/treasury`);
+    // Where the shop's sweeps go: its treasury (no hot float).
+    await op.getByTestId('dest-merchant').fill(shop.id);
+    await op.getByTestId('dest-network').selectOption('ethereum');
+    await op.getByTestId('dest-mode').selectOption('test');
+    await op.getByTestId('dest-address').fill(treasury);
+    await op.getByTestId('destination-save').click();
+    await expect.poll(async () => (await op.getByTestId('treasury-destinations').innerText()).toLowerCase()).toContain(treasury);
+    // A policy whose minimum is above the deposit: the plan says it waits, and why.
+    const policy = async (min: string) => {
+      await op.getByTestId('pol-network').selectOption('ethereum');
+      await op.getByTestId('pol-mode').selectOption('test');
+      await op.getByTestId('pol-token').selectOption('USDT');
+      await op.getByTestId('pol-min').fill(min);
+      await op.getByTestId('pol-fee').fill('5000');
+      await op.getByTestId('policy-save').click();
+      await expect
+        .poll(async () => op.getByTestId('policy-current').textContent())
+        .toContain(`minimum ${min}.00, fee at most 5000 bps (configured)`);
+    };
+    await policy('1000');
+    await op.getByTestId('plan-network').selectOption('ethereum');
+    await op.getByTestId('plan-mode').selectOption('test');
+    await op.getByTestId('plan-show').click();
+    await expect.poll(async () => op.getByTestId('plan-waiting').first().textContent(), { timeout: 15_000 }).toContain('below the minimum');
+    expect(await op.getByTestId('plan-batch').count()).toBe(0);
+    // Lowered: the plan sweeps it to the treasury, with its fee estimate; the gas station has no fee money yet.
+    await policy('1');
+    const batch = op.getByTestId('plan-batch');
+    await expect.poll(async () => batch.count(), { timeout: 15_000 }).toBe(1);
+    const line = (await batch.textContent()) ?? '';
+    expect(line).toContain(shop.id);
+    expect(line).toMatch(/→ treasury/);
+    expect(line).toMatch(/1 addresses, \d+ steps, fee [0-9.]+ \(\d+ bps\)/);
+    expect(await op.getByTestId('plan-waiting').count()).toBe(0);
+    const station = op.getByTestId('plan-wallet-gas_station');
+    expect(await station.textContent()).toMatch(/shortfall 0\.0*[1-9]/i);
+    await screenshot(op, 'treasury-plan');
+    // The operator funds the gas station (a devnet faucet), then waits for the watcher to pass that block: the sweep
+    // registers the station as a watched wallet at the watcher's height, and its opening balance is read there.
+    await h.node.rpc('anvil_setBalance', [await gasStation(h), '0xde0b6b3a7640000']); // 1 ETH
+    await h.node.mine(1);
+    const funded = BigInt(await h.node.rpc<string>('eth_blockNumber', []));
+    await h.until(async () => {
+      const c = await h.t.db.selectFrom('chain_cursors').select('tip_height').where('chain_key', '=', 'ethereum:test').executeTakeFirst();
+      return c && BigInt(c.tip_height) >= funded ? true : undefined;
+    }, 15_000);
+    const miner = backgroundMiner(h.node, 150); // the sweep's transactions and their confirmations
+    try {
+      await op.getByTestId('sweep-run').click();
+      await op.getByTestId('sweep-run-confirm').click();
+      await op.getByTestId('sweep-run-result').waitFor();
+      const sweep = await h.t.db.selectFrom('sweeps').selectAll().where('merchant_id', '=', shop.id).executeTakeFirstOrThrow();
+      expect(await op.getByTestId('sweep-run-result').textContent()).toContain(sweep.id);
+      // Followed live in the history: running, then completed with its transaction's link, with no reload.
+      const row = op.getByTestId(`sweeps-row-${sweep.id}`);
+      await row.waitFor();
+      await expect
+        .poll(async () => (await row.getByTestId('sweep-status').textContent())?.toLowerCase(), { timeout: 30_000, interval: 100 })
+        .toContain('completed');
+      const moved = await h.t.db
+        .selectFrom('sweep_steps')
+        .select('tx_hash')
+        .where('sweep_id', '=', sweep.id)
+        .where('purpose', 'in', ['batch', 'transfer'])
+        .execute();
+      expect(moved.length).toBeGreaterThan(0);
+      for (const m of moved) await row.locator(`a[href="${EXPLORER_TX_URL.replace('{tx}', m.tx_hash!)}"]`).waitFor({ timeout: 5000 });
+    } finally {
+      miner.stop();
+    }
+    const done = await h.t.db.selectFrom('sweeps').selectAll().where('merchant_id', '=', shop.id).executeTakeFirstOrThrow();
+    expect(done).toMatchObject({ status: 'completed', destination_kind: 'treasury', destination: treasury, swept_base: held });
+    expect(await tokenBalance(h, 'USDT', treasury)).toBe(held);
+    expect(await tokenBalance(h, 'USDT', deposit!)).toBe(0n);
+    // Each of its transactions is journaled (the books step below reconciles the chain with them).
+    const steps = await h.t.db.selectFrom('sweep_steps').select('tx_hash').where('sweep_id', '=', done.id).execute();
+    const journaled = await h.t.db
+      .selectFrom('journal_entries')
+      .select('tx_hash')
+      .where('kind', '=', 'sweep')
+      .where('object_id', '=', done.id)
+      .execute();
+    expect(new Set(journaled.map((e) => e.tx_hash))).toEqual(new Set(steps.map((st) => st.tx_hash)));
+    const audit = await h.t.db.selectFrom('console_audit').select('action').where('actor_email', '=', operator.email).execute();
+    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['treasury_destination.set', 'sweep_policy.set', 'sweep.run']));
+  }, 120_000);
+
   it('runs reconcile from the books page, acknowledges the unexplained movement it found, and sees the network clean', async () => {
     const { listUnexplained } = await import('../../src/ledger/journal/unexplained.js');
     const runFromPage = async () => {
@@ -218,13 +326,17 @@ describe('the operator', () => {
         return rows.length > Number(before.n) ? rows[0] : undefined;
       }, 120_000);
     };
-    // The refund wallet's gas was set outside the gateway (anvil_setBalance): the first run books it as unexplained.
+    // The refund wallet's gas was set outside the gateway (anvil_setBalance): the first run books it as unexplained,
+    // and nothing else (the sweep's movements are journaled; the gas station's funding is in its opening balance).
     const first = await runFromPage();
     expect(first.network).toBe('ethereum');
-    const [entry] = await h.until(async () => {
+    const found = await h.until(async () => {
       const u = await listUnexplained(h.t.db, { network: 'ethereum', mode: 'test' });
       return u.length > 0 ? u : undefined;
     }, 30_000);
+    expect(found).toHaveLength(1);
+    const [entry] = found;
+    expect(entry!.legs.map((l) => l.account).join(' ')).toContain(shop.hotWallet.toLowerCase());
     await op.reload();
     await op.getByTestId(`acknowledge-${entry!.entryId}`).click();
     await op.getByTestId('acknowledge-note').fill('gas top-up by the operator');
@@ -239,6 +351,7 @@ describe('the operator', () => {
     // Run again: the ledger equals the chain to the base unit.
     const second = await runFromPage();
     expect(second.differences).toBe(0);
+    expect(await listUnexplained(h.t.db, { network: 'ethereum', mode: 'test' })).toEqual([]);
     await op.reload();
     await expect
       .poll(async () => (await op.getByTestId('reconcile-differences').first().textContent())?.toLowerCase(), { timeout: 10_000 })

@@ -166,12 +166,21 @@ describe('sweeps', () => {
       });
       ids.push(s!.id);
     }
+    // The newest sweep's transfer was sent: its row links to the transaction.
+    const hash = `0x${'ab'.repeat(32)}`;
+    await h.t.db.updateTable('sweep_steps').set({ tx_hash: hash }).where('sweep_id', '=', ids[2]!).execute();
     const p1 = await h.call(h.operator, 'GET', '/api/sweeps?limit=2');
     expect(p1.status).toBe(200);
     expect(p1.json.data).toHaveLength(2);
     expect(p1.json.data[0]).toMatchObject({ planned: '12.50', planned_base: '12500000', status: 'running' });
+    const byId = new Map(p1.json.data.map((s: { id: string }) => [s.id, s]));
+    expect(byId.get(ids[2]!)).toMatchObject({
+      transaction_count: 1,
+      transactions: [{ purpose: 'transfer', tx_hash: hash, explorer_url: `https://explorer.test/tx/${hash}` }],
+    });
     const p2 = await h.call(h.operator, 'GET', `/api/sweeps?limit=2&cursor=${p1.json.next_cursor}`);
     expect(p2.json.data).toHaveLength(1);
+    expect(p2.json.data[0]).toMatchObject({ transaction_count: 0, transactions: [] });
     expect(p2.json.next_cursor).toBeNull();
     expect(new Set([...p1.json.data, ...p2.json.data].map((s: { id: string }) => s.id))).toEqual(new Set(ids));
     const one = await h.call(h.operator, 'GET', `/api/sweeps/${ids[0]}`);

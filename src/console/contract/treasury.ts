@@ -177,4 +177,12 @@ export const sweepDetail = sweep.extend({
   ),
 });
 export type SweepDetail = z.infer<typeof sweepDetail>;
-export const sweepList = z.object({ data: z.array(sweep), next_cursor: z.string().nullable() });
+
+/** A row of the sweeps history: the sweep and the transactions that moved its tokens so far (transfer or batch steps). */
+export const sweepListItem = sweep.extend({
+  /** How many token-moving transactions the sweep has sent; the first few are in `transactions`. */
+  transaction_count: z.number().int(),
+  transactions: z.array(z.object({ purpose: z.string(), tx_hash: z.string(), explorer_url: z.string().nullable() })),
+});
+export type SweepListItem = z.infer<typeof sweepListItem>;
+export const sweepList = z.object({ data: z.array(sweepListItem), next_cursor: z.string().nullable() });

@@ -168,6 +168,29 @@ export async function sweepSteps(db: Db, sweepId: string): Promise<SweepStepRow[
   return db.selectFrom('sweep_steps').selectAll().where('sweep_id', '=', sweepId).orderBy('seq').execute();
 }
 
+/** Purposes of the steps that move the tokens (a transfer per address, or one batch of several). */
+export const TOKEN_MOVING_PURPOSES = ['transfer', 'batch'] as const;
+
+/**
+ * The token-moving transactions sent so far by each of `sweepIds` (steps with a hash), in step order: what a list of
+ * sweeps links to. Served by sweep_steps_seq_uq (sweep_id, seq).
+ */
+export async function sweepsMovingTransactions(
+  db: Db,
+  sweepIds: readonly string[],
+): Promise<Array<Pick<SweepStepRow, 'sweep_id' | 'seq' | 'purpose' | 'tx_hash'>>> {
+  if (sweepIds.length === 0) return [];
+  return db
+    .selectFrom('sweep_steps')
+    .select(['sweep_id', 'seq', 'purpose', 'tx_hash'])
+    .where('sweep_id', 'in', [...sweepIds])
+    .where('purpose', 'in', [...TOKEN_MOVING_PURPOSES])
+    .where('tx_hash', 'is not', null)
+    .orderBy('sweep_id')
+    .orderBy('seq')
+    .execute();
+}
+
 export async function sweepSources(db: Db, sweepId: string): Promise<SweepSourceRow[]> {
   return db.selectFrom('sweep_sources').selectAll().where('sweep_id', '=', sweepId).orderBy('address').execute();
 }

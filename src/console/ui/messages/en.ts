@@ -265,6 +265,8 @@ export const en = {
   'treasury.finished': 'Finished',
   'treasury.steps': 'Steps',
   'treasury.sources': 'Sources',
+  'treasury.transactions': 'Transactions',
+  'treasury.moreTransactions': '+{n} more',
   'books.runs': 'Reconcile runs',
   'books.run': 'Run reconcile',
   'books.runBody': 'Reconcile {network} ({mode}) against the chains now?',

@@ -267,6 +267,8 @@ export const zh: Record<MessageKey, string> = {
   'treasury.finished': '完成时间',
   'treasury.steps': '步骤',
   'treasury.sources': '来源',
+  'treasury.transactions': '交易',
+  'treasury.moreTransactions': '另有 {n} 笔',
   'books.runs': '对账记录',
   'books.run': '执行对账',
   'books.runBody': '现在将 {network}（{mode}）与链上数据对账？',

@@ -2,11 +2,11 @@
 // run), run a sweep, the sweeps history and, at #/treasury/<sweep id>, one sweep's steps. Live: `sweeps`, `sweep:<id>`.
 import { useQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import type { Sweep, SweepPlan, SweepPolicy, TreasuryDestination } from '../../contract/treasury.js';
+import type { SweepListItem, SweepPlan, SweepPolicy, TreasuryDestination } from '../../contract/treasury.js';
 import type { PageProps } from '../lib/page-props.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { MODES, NETWORKS, TOKENS } from '../components/filters.js';
-import { Badge, Link, PageHeader, Section } from '../components/page.js';
+import { Badge, ExternalLink, Link, PageHeader, Section } from '../components/page.js';
 import { Empty, ErrorBox, QueryView } from '../components/states.js';
 import { type Column, DataTable } from '../components/table.js';
 import { api } from '../lib/api.js';
@@ -21,12 +21,14 @@ import { Select } from '../components/select.js';
 
 /** One sweep policy: GET ?network&mode&token → SweepPolicy; POST {network, mode, token, min_amount, max_fee_bps}. */
 const POLICY_PATH = 'sweeps/policy';
+/** The query key prefix of the sweep plan (dry run): read again when a policy or a destination changes. */
+const PLAN_KEY = ['sweeps', 'plan'];
 
 export default function TreasuryPage({ params }: PageProps) {
   const { t, lang } = useI18n();
   useLive(params[0] ? [`sweep:${params[0]}`] : ['sweeps']);
   if (params[0]) return <SweepView id={params[0]} />;
-  const columns: Column<Sweep>[] = [
+  const columns: Column<SweepListItem>[] = [
     {
       key: 'id',
       label: 'field.id',
@@ -37,6 +39,26 @@ export default function TreasuryPage({ params }: PageProps) {
       ),
     },
     { key: 'status', label: 'field.status', render: (r) => <Badge value={r.status} testId="sweep-status" /> },
+    {
+      key: 'transactions',
+      label: 'treasury.transactions',
+      render: (r) => (
+        <span data-testid="sweep-transactions">
+          {r.transactions.length === 0
+            ? '—'
+            : r.transactions.map((x) => (
+                <span key={x.tx_hash} class="mono">
+                  <ExternalLink href={x.explorer_url}>{short(x.tx_hash)}</ExternalLink>{' '}
+                </span>
+              ))}
+          {r.transaction_count > r.transactions.length ? (
+            <Link to={hrefFor(['treasury', r.id])}>
+              {t('treasury.moreTransactions', { n: r.transaction_count - r.transactions.length })}
+            </Link>
+          ) : null}
+        </span>
+      ),
+    },
     { key: 'network', label: 'field.network', render: (r) => `${r.network} ${r.mode} ${r.token}` },
     { key: 'merchant', label: 'field.merchant', render: (r) => r.merchant_id },
     { key: 'swept', label: 'treasury.swept', render: (r) => `${r.swept ?? r.swept_base} / ${r.planned ?? r.planned_base}` },
@@ -72,7 +94,8 @@ function Destinations() {
         address: form.address.trim() && form.address.trim() !== 'none' ? form.address.trim() : null,
         hot_float: form.hot_float.trim() || undefined,
       }),
-    [['treasury']],
+    // A destination changes where the plan sends the money: the plan shown is read again.
+    [['treasury'], PLAN_KEY],
   );
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
@@ -170,7 +193,7 @@ function Policies() {
   });
   const save = useAction(
     () => api.post(POLICY_PATH, { ...which, min_amount: form.min_amount.trim(), max_fee_bps: Number.parseInt(form.max_fee_bps, 10) }),
-    [['treasury', 'policy']],
+    [['treasury', 'policy'], PLAN_KEY],
   );
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
@@ -221,7 +244,7 @@ function PlanAndRun() {
   const form = picked ?? { network: first?.network ?? 'ethereum', mode: first?.mode ?? 'live', merchant_id: '' };
   const [asked, setAsked] = useState<typeof form | null>(null);
   const plan = useQuery({
-    queryKey: ['sweeps', 'plan', asked],
+    queryKey: [...PLAN_KEY, asked],
     enabled: asked !== null,
     queryFn: () =>
       api.get<SweepPlan>('sweeps/plan', {
@@ -246,7 +269,9 @@ function PlanAndRun() {
         class="form form-inline"
         onSubmit={(e) => {
           e.preventDefault();
-          setAsked({ ...form });
+          // Asking again for the same plan reads it again (balances and fees move).
+          if (asked && JSON.stringify(asked) === JSON.stringify(form)) void plan.refetch();
+          else setAsked({ ...form });
         }}
       >
         <Select id="plan-network" label={t('field.network')} value={form.network} options={NETWORKS} onChange={set('network')} />
@@ -284,7 +309,7 @@ function PlanAndRun() {
               {p.batches.length === 0 ? <Empty>{t('treasury.nothingToSweep')}</Empty> : null}
               <ul class="plain">
                 {p.batches.map((b) => (
-                  <li key={`${b.merchant_id}-${b.token}-${b.destination}`}>
+                  <li key={`${b.merchant_id}-${b.token}-${b.destination}`} data-testid="plan-batch">
                     <strong>{b.merchant_id}</strong> {b.token}: {b.amount ?? b.amount_base} → {b.destination_kind}{' '}
                     <span class="mono">{short(b.destination)}</span> ·{' '}
                     {t('treasury.planLine', {
@@ -301,7 +326,7 @@ function PlanAndRun() {
                   <h3>{t('treasury.waiting')}</h3>
                   <ul class="plain">
                     {p.skipped.map((s) => (
-                      <li key={`${s.merchant_id}-${s.token}-${s.address}`}>
+                      <li key={`${s.merchant_id}-${s.token}-${s.address}`} data-testid="plan-waiting">
                         <span class="mono">{short(s.address)}</span> {s.amount ?? ''} {s.token}: {s.reason}
                       </li>
                     ))}
@@ -313,7 +338,7 @@ function PlanAndRun() {
                   <h3>{t('treasury.operatorWallets')}</h3>
                   <ul class="plain">
                     {p.operator_wallets.map((w) => (
-                      <li key={`${w.role}-${w.address}`}>
+                      <li key={`${w.role}-${w.address}`} data-testid={`plan-wallet-${w.role}`}>
                         {w.role} <span class="mono">{short(w.address)}</span>: {w.balance ?? w.error ?? '—'} {w.token} · {t('field.needed')}{' '}
                         {w.needed} · {t('field.shortfall')} {w.shortfall}
                       </li>
