@@ -7,7 +7,8 @@ import { sweepById, sweepSources, sweepSteps, sweepsMovingTransactions, type Swe
 import { planSweeps, type PlanFilter } from '../treasury/planner.js';
 import { createSweeps } from '../treasury/runner.js';
 import { decodeKeyset, encodeKeyset } from './books-keyset.js';
-import { operatorWalletsJson, planJson } from './sweeps-json.js';
+import { NATIVE_COINS } from '../rates/native-prices.js';
+import { native, operatorWalletsJson, planJson } from './sweeps-json.js';
 import { plannerDepsOf, type SweepOpsDeps } from './treasury-deps.js';
 
 // Sweeps for the console (and the CLI's dry run): the plan as JSON, starting a run that returns at once (the sweep
@@ -49,6 +50,9 @@ function sweepSummary(s: SweepRow, chains: ChainRegistry) {
     swept: fmt(s.swept_base),
     estimated_fee: s.estimated_fee.toString(),
     actual_fee: s.actual_fee.toString(),
+    fee_coin: NATIVE_COINS[s.network as NetworkId].symbol,
+    estimated_fee_native: native(s.network as NetworkId, s.estimated_fee),
+    actual_fee_native: native(s.network as NetworkId, s.actual_fee),
     fee_share_bps: s.fee_share_bps,
     failure_reason: s.failure_reason,
     created_at: s.created_at.toISOString(),

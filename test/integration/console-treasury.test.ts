@@ -173,6 +173,8 @@ describe('sweeps', () => {
     expect(p1.status).toBe(200);
     expect(p1.json.data).toHaveLength(2);
     expect(p1.json.data[0]).toMatchObject({ planned: '12.50', planned_base: '12500000', status: 'running' });
+    // Fees in wei and in ETH.
+    expect(p1.json.data[0]).toMatchObject({ estimated_fee: '1000', estimated_fee_native: '0.000000000000001', fee_coin: 'ETH' });
     const byId = new Map(p1.json.data.map((s: { id: string }) => [s.id, s]));
     expect(byId.get(ids[2]!)).toMatchObject({
       transaction_count: 1,

@@ -154,8 +154,13 @@ export const sweep = z.object({
   /** planned/swept as decimal strings in the token (null when its decimals are unknown here). */
   planned: z.string().nullable(),
   swept: z.string().nullable(),
+  /** Fees in the network coin's base units (wei, sun, lamports) ... */
   estimated_fee: z.string(),
   actual_fee: z.string(),
+  /** ... and as decimal strings in that coin (`fee_coin`: ETH, BNB, TRX or SOL). */
+  fee_coin: z.string(),
+  estimated_fee_native: z.string(),
+  actual_fee_native: z.string(),
   fee_share_bps: z.number().nullable(),
   failure_reason: z.string().nullable(),
   created_at: z.string(),

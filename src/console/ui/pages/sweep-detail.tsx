@@ -32,7 +32,7 @@ export function SweepView({ id }: { id: string }) {
                     </span>,
                   ],
                   [t('treasury.swept'), `${s.swept ?? s.swept_base} / ${s.planned ?? s.planned_base}`],
-                  [t('field.fee'), `${s.actual_fee} (${t('treasury.estimated')} ${s.estimated_fee})`],
+                  [t('field.fee'), `${s.actual_fee_native} ${s.fee_coin} (${t('treasury.estimated')} ${s.estimated_fee_native})`],
                   [t('field.failure'), s.failure_reason ?? '—'],
                   [t('field.created'), formatTime(s.created_at, lang)],
                   [t('treasury.finished'), formatTime(s.finished_at, lang)],

@@ -62,7 +62,7 @@ export default function TreasuryPage({ params }: PageProps) {
     { key: 'network', label: 'field.network', render: (r) => `${r.network} ${r.mode} ${r.token}` },
     { key: 'merchant', label: 'field.merchant', render: (r) => r.merchant_id },
     { key: 'swept', label: 'treasury.swept', render: (r) => `${r.swept ?? r.swept_base} / ${r.planned ?? r.planned_base}` },
-    { key: 'fee', label: 'field.fee', render: (r) => r.actual_fee },
+    { key: 'fee', label: 'field.fee', render: (r) => `${r.actual_fee_native} ${r.fee_coin}` },
     { key: 'created', label: 'field.created', render: (r) => formatTime(r.created_at, lang) },
   ];
   return (
