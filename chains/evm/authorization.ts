@@ -32,7 +32,14 @@ export async function signAuthorizations(
     if (evmAddressFromPublicKey(await signer.publicKey(a.key)) !== a.authority.toLowerCase())
       throw new Error(`authorization key does not match the deposit address ${a.authority}`);
     const unsigned = { address: a.address, nonce: BigInt(a.nonce), chainId };
-    const sig = Signature.from(await signer.signSecp256k1Digest(a.key, getBytes(hashAuthorization(unsigned))));
+    const sig = Signature.from(
+      await signer.signSecp256k1Digest(a.key, getBytes(hashAuthorization(unsigned)), {
+        kind: 'evm-authorization',
+        chainId: chainId.toString(),
+        address: a.address,
+        nonce: BigInt(a.nonce).toString(),
+      }),
+    );
     out.push({ ...unsigned, signature: sig });
   }
   return out;

@@ -199,7 +199,10 @@ export class EvmTokenSender {
         : { gasPrice: BigInt(b.gasPrice!) }),
       ...(b.type === 4 ? { authorizationList: await signAuthorizations(BigInt(b.chainId), b.authorizations ?? [], signer) } : {}),
     });
-    const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')));
+    const sig = await signer.signSecp256k1Digest(unsigned.request.from.key, Uint8Array.from(Buffer.from(tx.unsignedHash.slice(2), 'hex')), {
+      kind: 'evm-transaction',
+      unsignedSerialized: tx.unsignedSerialized,
+    });
     tx.signature = Signature.from(sig);
     // The key path must be the hot wallet the request names: a mismatch would spend from another account. `from`
     // recovers the public key from the signature (the costliest step of signing, and this runs under the wallet's

@@ -64,7 +64,7 @@ async function signDigest(
   signer: TxSigner,
 ): Promise<SignedTransfer> {
   const digest = getBytes(`0x${txId}`);
-  const sig = await signer.signSecp256k1Digest(key, digest);
+  const sig = await signer.signSecp256k1Digest(key, digest, { kind: 'tron-transaction', rawDataHex: rawHex });
   const recovered = evmHexToTron(recoverAddress(digest, Signature.from(sig)));
   if (recovered !== from) throw new Error('signer key does not match the sending address');
   const signature = `${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`;

@@ -1,3 +1,4 @@
+import { withIntent } from '../signer/intent.js';
 import { TransferRejectedError, type ChainAdapter, type SendFailureReason, type SignedTransfer } from '../../chains/types.js';
 import type { OutboundAttempt } from '../ledger/outbound/outbound-store.js';
 import { killAtFailpoint, type Failpoint } from './failpoints.js';
@@ -205,7 +206,8 @@ async function signAndSend<J, A extends ChainAdapter>(
         if (taken.kind === 'chain_ahead') return { unknownTransactions: { ...ref, storedNonce: taken.stored, chainNonce } };
         nonce = taken.nonce;
       }
-      const signed = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), deps.signer!);
+      const signer = withIntent(deps.signer!, kind.intent(job));
+      const signed = await adapter.signTransfer(nonce === null ? draft : adapter.withNonce(draft, nonce), signer);
       const stored = await trx.record({
         signed: { ...signed },
         txHash: signed.hash,

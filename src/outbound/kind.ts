@@ -13,6 +13,7 @@ import type {
 import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 import type { OutboundAttempt, OutboundStore } from '../ledger/outbound/outbound-store.js';
 import type { Logger } from '../logger.js';
+import type { SigningIntent } from '../signer/intent.js';
 import type { FailpointAction } from './failpoints.js';
 
 // The contract between the outbound engine and one kind of outbound transfer. The engine owns the state machine
@@ -104,6 +105,8 @@ export interface OutboundKind<J, A extends ChainAdapter = ChainAdapter> {
   /** The adapter that sends for this job, or what is missing to send at all. */
   adapter(job: J): { adapter: A } | { missing: 'network' | 'signer' };
   network(job: J): { network: NetworkId; mode: Mode };
+  /** Why the job's transactions are signed: the signer role checks it against the ledger (docs/signer.md). */
+  intent(job: J): SigningIntent;
   outcome(adapter: A, job: J, a: OutboundAttempt): Promise<TxOutcome>;
   /** `landed`: the succeeded transaction's block and network fee (native base units), for the journal. */
   receipt(adapter: A, job: J, a: OutboundAttempt, landed: Landed): Promise<Receipt>;

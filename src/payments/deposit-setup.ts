@@ -52,6 +52,7 @@ export function depositSetupKind(deps: DepositSetupDeps): OutboundKind<DepositSe
   if (cached) return cached;
   const kind: OutboundKind<DepositSetupRow, SetupAdapter> = {
     store: depositSetupOutboundStore(deps.db),
+    intent: (s) => ({ purpose: 'deposit_setup', setup_id: String(s.id) }),
     describe: (s) => ({ deposit_setup_id: String(s.id), session_id: s.session_id, merchant_id: s.merchant_id }),
     adapter(s) {
       const adapter = deps.adapters.get(s.network, s.mode);

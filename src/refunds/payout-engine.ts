@@ -42,6 +42,7 @@ function refundKind(deps: PayoutEngineDeps): OutboundKind<RefundRow> {
   if (cached) return cached;
   const kind: OutboundKind<RefundRow> = {
     store: refundOutboundStore(deps.db),
+    intent: (refund) => ({ purpose: 'refund_payout', refund_id: refund.id }),
     describe: (refund) => ({ refund_id: refund.id }),
     adapter(refund) {
       const adapter = deps.adapters.get(refund.network, refund.mode);

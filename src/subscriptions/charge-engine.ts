@@ -51,6 +51,7 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
   if (cached) return cached;
   const kind: OutboundKind<ChargeRow, Charger> = {
     store: chargeOutboundStore(deps.db),
+    intent: (charge) => ({ purpose: 'subscription_charge', charge_id: String(charge.id) }),
     describe: (charge) => ({ charge_id: String(charge.id) }),
     adapter(charge) {
       const adapter = deps.adapters.get(charge.network, charge.mode);

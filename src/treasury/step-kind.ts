@@ -47,6 +47,7 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
   if (cached) return cached;
   const kind: OutboundKind<SweepStepJob, SweepAdapter> = {
     store: sweepOutboundStore(deps.db),
+    intent: (job) => ({ purpose: 'sweep_step', sweep_id: job.sweep.id, step_id: String(job.step.id) }),
     describe: (job) => ({
       sweep_id: job.sweep.id,
       sweep_step_id: job.step.id,
