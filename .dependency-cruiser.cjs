@@ -14,7 +14,7 @@ const LAYERS = [
   { name: 'db', path: '^src/db/', may: ['vocabulary', 'domain'] },
   { name: 'security', path: '^src/security/', may: ['vocabulary', 'domain', 'db:types'] },
   { name: 'rates', path: '^src/rates/', may: ['vocabulary', 'domain'] },
-  { name: 'signer', path: '^src/signer/', may: ['vocabulary', 'chains'] },
+  { name: 'signer', path: '^src/signer/', may: ['vocabulary', 'domain', 'chains'] },
   { name: 'ledger', path: '^src/ledger/', may: ['vocabulary', 'domain', 'db', 'security'] },
   // Instruments (the registry and the metrics each service records) sit low, so services can record; the collectors
   // that read the database, queues and wallets at scrape time sit with the entry points' helpers.
@@ -24,7 +24,7 @@ const LAYERS = [
   { name: 'api', path: '^src/api/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'rates', 'security', 'logger', 'metrics'] },
   { name: 'watcher', path: '^src/watcher/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
   { name: 'reconcile', path: '^src/reconcile/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'logger', 'metrics'] },
-  { name: 'outbound', path: '^src/outbound/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger'] },
+  { name: 'outbound', path: '^src/outbound/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'metrics'] },
   { name: 'refunds', path: '^src/refunds/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
   { name: 'payments', path: '^src/payments/', may: ['vocabulary', 'domain', 'db:types', 'ledger', 'chains', 'signer', 'jobs', 'logger', 'outbound'] },
   {

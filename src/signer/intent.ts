@@ -15,8 +15,6 @@ export type SigningIntent =
   /** A subscription charge from the customer's authorisation (subscription_charges.id). */
   | { purpose: 'subscription_charge'; charge_id: string };
 
-export const SIGNING_PURPOSES = ['refund_payout', 'deposit_setup', 'sweep_step', 'subscription_charge'] as const;
-
 /** A signer that is told why: what a remote signer needs besides the key, the digest and its preimage. */
 export interface IntentSigner {
   publicKey(key: KeyPath): Promise<Uint8Array>;
