@@ -77,11 +77,7 @@ export function sweepDelegateInitCode(gasStation: string, destinations: readonly
  * merchant's recorded destinations.
  */
 export function sweepDelegateAddress(gasStation: string, destinations: readonly string[]): string {
-  return getCreate2Address(
-    CREATE2_DEPLOYER,
-    SWEEP_DELEGATE_SALT,
-    keccak256(sweepDelegateInitCode(gasStation, destinations)),
-  ).toLowerCase();
+  return getCreate2Address(CREATE2_DEPLOYER, SWEEP_DELEGATE_SALT, keccak256(sweepDelegateInitCode(gasStation, destinations))).toLowerCase();
 }
 
 /** The destinations of a request: `destinations` (which must include `destination`), or `destination` alone. */

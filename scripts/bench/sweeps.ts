@@ -110,9 +110,7 @@ try {
     `  first sweep:  ${perAddress(firstGas, N)} gas per address, ${rate(N, first.ms)} addresses/s (plan + send + final; plan ${planMs} ms)`,
   );
   console.log(`  repeat sweep: ${perAddress(repeatGas, N)} gas per address (already delegated), ${rate(N, repeat.ms)} addresses/s`);
-  console.log(
-    `  after a destination change: ${perAddress(movedGas, N)} gas per address (re-delegation), ${rate(N, moved.ms)} addresses/s`,
-  );
+  console.log(`  after a destination change: ${perAddress(movedGas, N)} gas per address (re-delegation), ${rate(N, moved.ms)} addresses/s`);
 
   // The top-up path, measured in the same run.
   const topup = adapter.sweepMethods().find((x) => x.method === 'evm-gas-topup');

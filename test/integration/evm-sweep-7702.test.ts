@@ -310,7 +310,7 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     expect((bumped.body as EvmTxBody).authorizations).toEqual((plain.body as EvmTxBody).authorizations);
   });
 
-  it('a stolen gas-station key moves nothing: every attempt to send a delegated address\'s tokens elsewhere reverts; an approved sweep still works', async () => {
+  it("a stolen gas-station key moves nothing: every attempt to send a delegated address's tokens elsewhere reverts; an approved sweep still works", async () => {
     const m = createEip7702Sweep(ctxOf(eth));
     const [victim] = await depositSources(1, () => 500n);
     await fund(usdt, victim!.address, 500n);
@@ -323,12 +323,16 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     expect(station.address.toLowerCase()).toBe(gasStation.address);
     const outsider = walletAt(3, node.provider);
     const thief = outsider.address.toLowerCase();
-    const pull = (to: string) => new Contract(delegate, artifact.abi as never).interface.encodeFunctionData('pull', [usdt.address, to, 499n]);
+    const pull = (to: string) =>
+      new Contract(delegate, artifact.abi as never).interface.encodeFunctionData('pull', [usdt.address, to, 499n]);
     // The attacker's own delegate (the same code, bound to the thief), deployed with the gas-station key through the
     // same CREATE2 deployer: no deposit key ever authorized it.
     const rogue = sweepDelegateAddress(gasStation.address, [thief]);
     await (
-      await station.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([SWEEP_DELEGATE_SALT, sweepDelegateInitCode(gasStation.address, [thief])]) })
+      await station.sendTransaction({
+        to: CREATE2_DEPLOYER,
+        data: concat([SWEEP_DELEGATE_SALT, sweepDelegateInitCode(gasStation.address, [thief])]),
+      })
     ).wait();
     expect(await codeOf(rogue)).not.toBe('0x');
     const sweepTo = (to: string) => encodeSweepCall(usdt.address, to, [victim!.address], [499n]);

@@ -99,7 +99,7 @@ async function txType(hash: string): Promise<number> {
 }
 
 describe('sweep run with evm-7702-batch', () => {
-  it('deploys the merchant\'s delegate, then sweeps every deposit address in one type-4 transaction; the ledger equals the chain', async () => {
+  it("deploys the merchant's delegate, then sweeps every deposit address in one type-4 transaction; the ledger equals the chain", async () => {
     const { shop, deposits, treasury } = await fundedMerchant('Batch', ['11.00', '12.00', '13.00', '14.00']);
     // The delegate is bound to the merchant's two destinations (docs/treasury-evm-7702.md): its own, not yet deployed.
     const delegate = sweepDelegateAddress(station, [shop.hotWallet, treasury]);
@@ -166,7 +166,9 @@ describe('sweep run with evm-7702-batch', () => {
       ['deploy', 'succeeded'],
       ['batch', 'succeeded'],
     ]);
-    expect(await h.node.rpc('eth_getCode', [sweepDelegateAddress(station, [other.shop.hotWallet, other.treasury]), 'latest'])).not.toBe('0x');
+    expect(await h.node.rpc('eth_getCode', [sweepDelegateAddress(station, [other.shop.hotWallet, other.treasury]), 'latest'])).not.toBe(
+      '0x',
+    );
     expect(await tokenBalance(h, 'USDT', other.treasury)).toBe(USDT(5));
   }, 300_000);
 
