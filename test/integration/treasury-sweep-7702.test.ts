@@ -157,6 +157,24 @@ describe('sweep run with evm-7702-batch', () => {
     expect(second!.status).toBe('completed');
     expect(second!.steps.map((s) => s.purpose)).toEqual(['batch']);
     expect(await tokenBalance(h, 'USDT', treasury)).toBe(USDT(61));
+    // The merchant's treasury changes: its sweeps now go through the delegate of the new destinations, deployed first.
+    const moved = Wallet.createRandom().address.toLowerCase();
+    await treasuryFor(h, shop, moved);
+    await confirmedDeposits(h, (await h.paidSession(shop, { amount: '20.00' })).id); // worth a deployment
+    const r4 = await sweepRun(shop.id, {});
+    expect(r4.code, r4.err).toBe(0);
+    expect(JSON.parse(r4.out).created, r4.out).toHaveLength(1);
+    const [fourth] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
+    expect(fourth!.steps.map((s) => [s.purpose, s.status])).toEqual([
+      ['deploy', 'succeeded'],
+      ['batch', 'succeeded'],
+    ]);
+    const newDelegate = sweepDelegateAddress(station, [shop.hotWallet, moved]);
+    const movedTx = await h.node.rpc<{ to: string }>('eth_getTransactionByHash', [fourth!.steps[1]!.tx_hash]);
+    expect(movedTx.to.toLowerCase()).toBe(newDelegate);
+    expect(await h.node.rpc('eth_getCode', [newDelegate, 'latest'])).not.toBe('0x');
+    expect(await tokenBalance(h, 'USDT', moved)).toBe(USDT(20));
+    expect(await tokenBalance(h, 'USDT', treasury)).toBe(USDT(61));
     // Another merchant gets a delegate of its own (bound to its destinations): deployed at its first sweep.
     const other = await fundedMerchant('Batch other', ['5.00']);
     const r3 = await sweepRun(other.shop.id, {});
