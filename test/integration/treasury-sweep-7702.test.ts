@@ -230,6 +230,47 @@ describe('sweep run with evm-7702-batch', () => {
   }, 300_000);
 });
 
+describe('deployments of different merchants', () => {
+  it("two merchants' first sweeps deploy their own delegates side by side: neither waits for the other", async () => {
+    const one = await fundedMerchant('Deploy one', ['31.00']);
+    const two = await fundedMerchant('Deploy two', ['32.00']);
+    const deps = sweepDeps(h, ticker);
+    const batches = [
+      ...(await planSweeps(deps.planner, { merchantId: one.shop.id })).batches,
+      ...(await planSweeps(deps.planner, { merchantId: two.shop.id })).batches,
+    ];
+    expect(batches.map((b) => b.plan.steps.map((s) => s.purpose))).toEqual([
+      ['deploy', 'batch'],
+      ['deploy', 'batch'],
+    ]);
+    const [a, b] = await createSweeps(h.t.db, batches);
+    miner?.stop();
+    await h.node.rpc('evm_setAutomine', [false]);
+    try {
+      await advanceSweep(deps.engine, a!.id);
+      await advanceSweep(deps.engine, b!.id);
+      const deploys = (await listSweeps(h.t.db, { limit: 10 }))
+        .filter((x) => x.id === a!.id || x.id === b!.id)
+        .map((x) => x.steps.find((st) => st.purpose === 'deploy')!.status);
+      expect(deploys).toEqual(['processing', 'processing']); // both sent: different contracts
+    } finally {
+      await h.node.rpc('evm_setAutomine', [true]);
+      miner = backgroundMiner(h.node, 150);
+    }
+    expect(await driveSweeps(deps.engine, { timeoutMs: 120_000 })).toBe(0);
+    for (const m of [one, two]) {
+      const [done] = await listSweeps(h.t.db, { merchantId: m.shop.id, limit: 1 });
+      expect(done!.steps.map((st) => [st.purpose, st.status])).toEqual([
+        ['deploy', 'succeeded'],
+        ['batch', 'succeeded'],
+      ]);
+      expect(await h.node.rpc('eth_getCode', [sweepDelegateAddress(station, [m.shop.hotWallet, m.treasury]), 'latest'])).not.toBe('0x');
+    }
+    expect(await tokenBalance(h, 'USDT', one.treasury)).toBe(USDT(31));
+    expect(await tokenBalance(h, 'USDT', two.treasury)).toBe(USDT(32));
+  }, 300_000);
+});
+
 const FAILPOINTS = ['outbound:after_sign', 'outbound:after_broadcast', 'outbound:after_receipt'] as const;
 
 describe('sweep run SIGKILLed at the batch step', () => {
