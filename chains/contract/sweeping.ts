@@ -34,6 +34,13 @@ export interface SweepRequest {
   sources: SweepSource[];
   /** Canonical address of the hot wallet or treasury receiving the tokens. */
   destination: string;
+  /**
+   * Every destination the sources' merchant may be swept to on this network (its refunds hot wallet and, when set, its
+   * treasury), `destination` among them. `evm-7702-batch`: the delegate the deposit keys authorize is bound to exactly
+   * these (docs/treasury-evm-7702.md), so a stolen gas-station key cannot send their tokens anywhere else. Absent:
+   * `destination` alone.
+   */
+  destinations?: string[];
   /** Pays fees: EVM gas station (sender of the 7702 batch and of gas top-ups), TRON TRX funder, Solana fee payer. */
   gasStation: Wallet;
   /** TRON: the staked account delegating energy (OPERATOR_SLOT.resources). */

@@ -21,14 +21,15 @@ import { normalizeEvmAddress } from './address.js';
 import { ERC20 } from './erc20-abi.js';
 
 // The `evm-7702-batch` sweep method (docs/treasury-evm-7702.md): deposit addresses delegate, by EIP-7702
-// authorization, to SweepDelegate (chains/evm/contracts/), deployed once per gas station through the deterministic
-// CREATE2 deployer; the gas station then sends ONE type-4 transaction to the delegate's entry that moves an explicit
-// amount out of each deposit address. Deposit addresses never hold native coin.
+// authorization, to SweepDelegate (chains/evm/contracts/), deployed once per gas station and merchant destinations
+// (the delegate is bound to them: it sends tokens nowhere else) through the deterministic CREATE2 deployer; the gas
+// station then sends ONE type-4 transaction to the delegate's entry that moves an explicit amount out of each deposit
+// address. Deposit addresses never hold native coin.
 
 /** The deterministic CREATE2 deployer (Arachnid's), at the same address on Ethereum, BSC and Anvil. */
 export const CREATE2_DEPLOYER = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
-/** Fixed salt: the delegate's address depends only on this, the committed bytecode and the gas station. */
-export const SWEEP_DELEGATE_SALT = id('stablepay.sweep-delegate.v1');
+/** Fixed salt: the delegate's address depends only on this, the committed bytecode, the gas station and destinations. */
+export const SWEEP_DELEGATE_SALT = id('stablepay.sweep-delegate.v2');
 /** An account's code when it delegates by EIP-7702: 0xef0100 || delegate address. */
 export const DELEGATION_PREFIX = '0xef0100';
 
@@ -51,14 +52,46 @@ const PLAN_BATCH_SOURCES = 50;
 
 const DELEGATE = new Interface(artifact.abi as never);
 
-/** The delegate's creation code for `gasStation` (its only constructor argument). */
-export function sweepDelegateInitCode(gasStation: string): string {
-  return concat([artifact.bytecode, AbiCoder.defaultAbiCoder().encode(['address'], [gasStation])]);
+/**
+ * The two destinations a delegate is bound to, in canonical form: lowercase, sorted, the one destination twice when
+ * there is one (so the same set always gives the same delegate). Throws on none, more than two, or a non-address.
+ */
+export function delegateDestinations(destinations: readonly string[]): [string, string] {
+  const set = [...new Set(destinations.map((d) => normalizeEvmAddress(d)))];
+  if (set.some((d) => d === null)) throw new TransferRejectedError('invalid', `a sweep destination is not an EVM address`);
+  const list = (set as string[]).sort();
+  if (list.length < 1 || list.length > 2)
+    throw new TransferRejectedError('invalid', `a sweep delegate binds one or two destinations, not ${list.length}`);
+  return [list[0]!, list[1] ?? list[0]!];
 }
 
-/** Where the CREATE2 deployer puts the delegate of `gasStation` (lowercase): computable without any chain state. */
-export function sweepDelegateAddress(gasStation: string): string {
-  return getCreate2Address(CREATE2_DEPLOYER, SWEEP_DELEGATE_SALT, keccak256(sweepDelegateInitCode(gasStation))).toLowerCase();
+/** The delegate's creation code for `gasStation` and the destinations it may send to (its constructor arguments). */
+export function sweepDelegateInitCode(gasStation: string, destinations: readonly string[]): string {
+  const [d0, d1] = delegateDestinations(destinations);
+  return concat([artifact.bytecode, AbiCoder.defaultAbiCoder().encode(['address', 'address', 'address'], [gasStation, d0, d1])]);
+}
+
+/**
+ * Where the CREATE2 deployer puts the delegate of `gasStation` bound to `destinations` (lowercase): computable without
+ * any chain state, so whoever signs a deposit key's authorization can check that it names the delegate of the
+ * merchant's recorded destinations.
+ */
+export function sweepDelegateAddress(gasStation: string, destinations: readonly string[]): string {
+  return getCreate2Address(CREATE2_DEPLOYER, SWEEP_DELEGATE_SALT, keccak256(sweepDelegateInitCode(gasStation, destinations))).toLowerCase();
+}
+
+/** The destinations of a request: `destinations` (which must include `destination`), or `destination` alone. */
+export function requestDestinations(request: Pick<SweepRequest, 'destination' | 'destinations'>): [string, string] {
+  const bound = delegateDestinations(request.destinations ?? [request.destination]);
+  const to = normalizeEvmAddress(request.destination);
+  if (!to || !bound.includes(to))
+    throw new TransferRejectedError('invalid', `destination ${request.destination} is not among the request's destinations`);
+  return bound;
+}
+
+/** Whether `code` is an EIP-7702 delegation designator (to any contract). */
+function isDesignator(code: string): boolean {
+  return code.length === 2 + 2 * 23 && code.startsWith(DELEGATION_PREFIX);
 }
 
 /** Encodes `sweep(token, to, sources, amounts)`, the gas station's call to the delegate's entry. */
@@ -131,7 +164,8 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     const token = this.#token(request.token);
     this.#address(request.destination, 'destination');
     const gasStation = this.#address(request.gasStation.address, 'gas station');
-    const delegate = sweepDelegateAddress(gasStation);
+    const destinations = requestDestinations(request);
+    const delegate = sweepDelegateAddress(gasStation, destinations);
     const designator = `${DELEGATION_PREFIX}${delegate.slice(2)}`;
     const fees = await this.#fees(0);
     const steps: SweepStep[] = [];
@@ -146,13 +180,15 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
         to: CREATE2_DEPLOYER,
         sources: [],
         value: 0n,
-        params: { contract: delegate, salt: SWEEP_DELEGATE_SALT },
+        params: { contract: delegate, salt: SWEEP_DELEGATE_SALT, destinations: destinations.join(',') },
         estimatedFee: PLAN_DEPLOY_GAS * fees.expected,
       });
     }
 
     // Each source: not a duplicate, something to move, the balance there now, and its code: none (it must delegate,
-    // at its current nonce), our designator (already delegated: no authorization), or anything else (skipped).
+    // at its current nonce), our designator (already delegated: no authorization), another delegation (our delegate of
+    // an earlier destination or gas station: only the deposit key can delegate, and that key is ours; it re-delegates
+    // at its current nonce), or anything else (skipped).
     const seen = new Set<string>();
     const candidates: Array<{ address: string; amount: bigint }> = [];
     for (const s of request.sources) {
@@ -201,11 +237,10 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     const ready: Array<{ address: string; auth: bigint | null }> = [];
     candidates.forEach((c, i) => {
       const st = states[i]!;
-      if (st.code !== '0x' && st.code !== designator)
-        skipped.push({ address: c.address, reason: 'address has code or another delegation' });
+      if (st.code !== '0x' && !isDesignator(st.code)) skipped.push({ address: c.address, reason: 'address has code' });
       else if (st.balance < c.amount) skipped.push({ address: c.address, reason: `balance ${st.balance} below the planned ${c.amount}` });
       else if (st.refused !== null) skipped.push({ address: c.address, reason: `the token refuses the transfer: ${st.refused}` });
-      else ready.push({ address: c.address, auth: st.code === '0x' ? st.nonce : null });
+      else ready.push({ address: c.address, auth: st.code === designator ? null : st.nonce });
     });
 
     const group = deployed ? 0 : 1;
@@ -222,7 +257,7 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
         value: 0n,
         // The authorizations are fixed here, at plan time: every build of this step (a fee-bumped replacement too)
         // carries exactly these, and signing is deterministic, so a replacement carries the same signed list.
-        params: { delegate, authorizations: encodeAuthorizations(auths) },
+        params: { delegate, destinations: destinations.join(','), authorizations: encodeAuthorizations(auths) },
         estimatedFee: gas * fees.expected,
       });
     }
@@ -237,7 +272,11 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
   ): Promise<UnsignedTransfer<EvmTxBody> | null> {
     if (nonce === null) throw new TransferRejectedError('invalid', 'EVM sweeps need an explicit nonce');
     const gasStation = this.#address(request.gasStation.address, 'gas station');
-    const delegate = sweepDelegateAddress(gasStation);
+    // The destinations fixed at plan time (every build of the step targets the same delegate), the request's otherwise.
+    const destinations = step.params.destinations
+      ? requestDestinations({ destination: request.destination, destinations: step.params.destinations.split(',') })
+      : requestDestinations(request);
+    const delegate = sweepDelegateAddress(gasStation, destinations);
     const token = this.#token(request.token);
     const chainId = await this.ctx.chainId();
     const fees = await this.#fees(feeBumpPercent);
@@ -245,7 +284,7 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     if (step.purpose === 'deploy') {
       // Deployed meanwhile (another sweep's deploy step): nothing to do.
       if ((await this.ctx.rpc.call<string>('eth_getCode', [delegate, 'latest'])) !== '0x') return null;
-      const data = concat([SWEEP_DELEGATE_SALT, sweepDelegateInitCode(gasStation)]);
+      const data = concat([SWEEP_DELEGATE_SALT, sweepDelegateInitCode(gasStation, destinations)]);
       const gas = await this.#estimate({ from: gasStation, to: CREATE2_DEPLOYER, data });
       const body = this.#body(chainId, nonce, CREATE2_DEPLOYER, data, (gas * 12n) / 10n, fees, 2);
       await this.#affordable(gasStation, body);

@@ -1,6 +1,7 @@
 // Sweep benchmark (issue 15): N funded deposit addresses on Anvil (--hardfork prague), Tether-style USDT.
 //   - evm-7702-batch: gas per address of the batches (first sweep: with the EIP-7702 authorization; repeat sweep of
-//     the same, already delegated addresses: without), the one-time delegate deployment, addresses swept per second;
+//     the same, already delegated addresses: without; a sweep after the merchant's treasury changed: re-delegation to
+//     the new destinations' delegate), the one-time delegate deployment, addresses swept per second;
 //   - the top-up path in the same run, on N other funded addresses: the adapter's `evm-gas-topup` method (exact gas
 //     to the deposit address, its own token transfer, the leftover back when worth it).
 // Prints figures; never fails on a timing. `npm run bench:sweeps -- [--addresses 1000]`
@@ -23,6 +24,8 @@ const N = Number(values.addresses);
 const AMOUNT = parseUnits('25', 6);
 const ACCOUNT = 200; // deposit addresses' BIP44 account (the test mnemonic's low accounts are Anvil's)
 const treasury = '0x000000000000000000000000000000000000beef';
+const hot = '0x000000000000000000000000000000000000cafe'; // the merchant's refunds hot wallet: the delegate binds both
+const newTreasury = '0x000000000000000000000000000000000000d00d';
 
 const node = await startAnvil({ extraArgs: ['--hardfork', 'prague'] });
 try {
@@ -34,7 +37,7 @@ try {
   const deployer = walletAt(0, node.provider);
   const batcher = await deployBatcher(deployer);
   // The treasury already holds some USDT (as after its first sweep), so no sweep pays for creating its balance slot.
-  await mintAndSpread(usdt, deployer, batcher, [treasury], 1n);
+  await mintAndSpread(usdt, deployer, batcher, [treasury, newTreasury], 1n);
 
   let next = 0;
   const newSources = async (count: number): Promise<SweepSource[]> => {
@@ -45,7 +48,13 @@ try {
     }
     return out;
   };
-  const request = (sources: SweepSource[]): SweepRequest => ({ token: 'USDT', sources, destination: treasury, gasStation });
+  const request = (sources: SweepSource[], to = treasury): SweepRequest => ({
+    token: 'USDT',
+    sources,
+    destination: to,
+    destinations: [to, hot],
+    gasStation,
+  });
   const gasOf = async (hash: string) => BigInt((await node.rpc<RpcReceipt>('eth_getTransactionReceipt', [hash])).gasUsed);
 
   // evm-7702-batch: first sweep (authorizations), then a repeat sweep of the same addresses (already delegated).
@@ -81,12 +90,27 @@ try {
   const swept = batches.reduce((n, s) => n + (s.receipt?.swept.length ?? 0), 0);
   if (swept !== N || (await balanceOf(usdt, sources[0]!.address)) !== 0n) throw new Error(`7702 sweep moved ${swept} of ${N} addresses`);
 
+  // The merchant's treasury changes: the same addresses re-delegate to the new destinations' delegate (deployed first).
+  await mintAndSpread(
+    usdt,
+    deployer,
+    batcher,
+    sources.map((s) => s.address),
+    AMOUNT,
+  );
+  const moved = await timed(() => driveSweep(adapter, m7702, signer, request(sources, newTreasury)));
+  const movedGas = await sumGas(
+    moved.value.steps.filter((s) => s.step.purpose === 'batch'),
+    gasOf,
+  );
+
   console.log(`evm-7702-batch, ${N} addresses (Tether-style USDT), ${batches.length} type-4 transactions`);
-  console.log(`  delegate deployment (once per gas station): ${deployGas} gas`);
+  console.log(`  delegate deployment (once per gas station and merchant destinations): ${deployGas} gas`);
   console.log(
     `  first sweep:  ${perAddress(firstGas, N)} gas per address, ${rate(N, first.ms)} addresses/s (plan + send + final; plan ${planMs} ms)`,
   );
   console.log(`  repeat sweep: ${perAddress(repeatGas, N)} gas per address (already delegated), ${rate(N, repeat.ms)} addresses/s`);
+  console.log(`  after a destination change: ${perAddress(movedGas, N)} gas per address (re-delegation), ${rate(N, moved.ms)} addresses/s`);
 
   // The top-up path, measured in the same run.
   const topup = adapter.sweepMethods().find((x) => x.method === 'evm-gas-topup');

@@ -10,6 +10,7 @@ export function requestToJson(r: SweepRequest): Json {
   return {
     token: r.token,
     destination: r.destination,
+    ...(r.destinations ? { destinations: [...r.destinations] } : {}),
     gasStation: { key: r.gasStation.key, address: r.gasStation.address },
     ...(r.resources ? { resources: { key: r.resources.key, address: r.resources.address } } : {}),
     sources: r.sources.map((s) => ({ key: s.key, address: s.address, amount: s.amount.toString() })),
@@ -29,6 +30,7 @@ export function requestFromJson(j: Json): SweepRequest {
   return {
     token: j['token'] as TokenSymbol,
     destination: j['destination'] as string,
+    ...(j['destinations'] ? { destinations: [...(j['destinations'] as string[])] } : {}),
     gasStation: w(j['gasStation']),
     ...(j['resources'] ? { resources: w(j['resources']) } : {}),
     sources,

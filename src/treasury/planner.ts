@@ -217,11 +217,15 @@ async function planToken(
       if (toHot.length) groups.push({ kind: 'hot_wallet', destination: hot.address, sources: toHot });
       if (toTreasury.length) groups.push({ kind: 'treasury', destination: dest.treasury_address, sources: toTreasury });
     }
+    // Both of the merchant's destinations, whichever this group goes to: the EIP-7702 delegate its deposit keys
+    // authorize is bound to exactly these (docs/treasury-evm-7702.md), the same one for both groups.
+    const destinations = dest?.treasury_address ? [hot.address, dest.treasury_address] : [hot.address];
     for (const g of groups) {
       const request: SweepRequest = {
         token,
         sources: g.sources,
         destination: g.destination,
+        destinations,
         gasStation: operator.gasStation,
         resources: operator.resources,
       };

@@ -102,7 +102,7 @@ export async function advanceSweep(deps: SweepEngineDeps, sweepId: string): Prom
     let waitMs = 0;
     let shortfall: WalletShortfall | undefined;
     for (const step of open.filter((s) => s.group_no === group)) {
-      if (step.status === 'pending' && step.purpose === 'deploy' && (await deployInFlight(deps.db, sweep, step.id))) {
+      if (step.status === 'pending' && step.purpose === 'deploy' && (await deployInFlight(deps.db, sweep, step))) {
         // Another sweep is deploying the same contract: wait for it (this step's builder then finds the code and the
         // step is skipped) rather than send a second deployment that would revert.
         waitMs = Math.max(waitMs, deps.pollMs);
@@ -129,19 +129,24 @@ function runsAfterFailure(step: SweepStepRow, steps: readonly SweepStepRow[]): b
   return steps.some((d) => d.purpose === 'delegate' && d.status === 'succeeded' && stepFromJson(d.step).to === to);
 }
 
-/** Whether a deploy step of another running sweep on the same network and mode is being sent. */
-async function deployInFlight(db: Db, sweep: SweepRow, stepId: string): Promise<boolean> {
-  const row = await db
+/**
+ * Whether a deploy step of the same contract, in another running sweep on the same network and mode, is being sent.
+ * EIP-7702 delegates differ per merchant destinations (docs/treasury-evm-7702.md): another merchant's deployment is
+ * not waited for.
+ */
+async function deployInFlight(db: Db, sweep: SweepRow, step: SweepStepRow): Promise<boolean> {
+  const contract = stepFromJson(step.step).params['contract'];
+  const rows = await db
     .selectFrom('sweep_steps as st')
     .innerJoin('sweeps as s', 's.id', 'st.sweep_id')
-    .select('st.id')
+    .select('st.step')
     .where('st.purpose', '=', 'deploy')
     .where('st.status', '=', 'processing')
-    .where('st.id', '!=', stepId)
+    .where('st.id', '!=', step.id)
     .where('s.network', '=', sweep.network)
     .where('s.mode', '=', sweep.mode)
-    .executeTakeFirst();
-  return row !== undefined;
+    .execute();
+  return rows.some((r) => contract === undefined || stepFromJson(r.step).params['contract'] === contract);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Contract, HDNodeWallet, Transaction, Wallet as EthersWallet, parseUnits } from 'ethers';
+import { Contract, HDNodeWallet, Interface, Transaction, Wallet as EthersWallet, concat, parseUnits } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { TEST_MNEMONIC, deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
@@ -8,9 +8,11 @@ import {
   DELEGATION_PREFIX,
   MAX_BATCH_SOURCES,
   PER_SOURCE_GAS_BOUND,
+  SWEEP_DELEGATE_SALT,
   createEip7702Sweep,
   encodeSweepCall,
   sweepDelegateAddress,
+  sweepDelegateInitCode,
 } from '../../chains/evm/sweep-7702.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import type { EvmTxBody } from '../../chains/evm/token-sender.js';
@@ -38,6 +40,9 @@ let eth: EvmChainAdapter;
 let bsc: EvmChainAdapter;
 let gasStation: Wallet;
 const treasury = '0x000000000000000000000000000000000000beef';
+/** The merchant's other destination (its refunds hot wallet): the delegate is bound to both. */
+const hot = '0x000000000000000000000000000000000000cafe';
+const destinations = [treasury, hot];
 let nextIndex = 0;
 
 const tick = () => node.mine();
@@ -62,6 +67,7 @@ const request = (token: SweepRequest['token'], sources: SweepSource[]): SweepReq
   token,
   sources,
   destination: treasury,
+  destinations,
   gasStation,
 });
 
@@ -128,7 +134,7 @@ describe('evm-7702-batch on Anvil (prague)', () => {
       await fund(usdt, s.address, s.amount + 5n);
       await fund(usdc, s.address, usdcAmounts[i]! + 9n);
     }
-    const delegate = sweepDelegateAddress(gasStation.address);
+    const delegate = sweepDelegateAddress(gasStation.address, destinations);
     expect(await codeOf(delegate)).toBe('0x');
     const usdtReq = request('USDT', sources);
     const usdcReq = request(
@@ -304,42 +310,73 @@ describe('evm-7702-batch on Anvil (prague)', () => {
     expect((bumped.body as EvmTxBody).authorizations).toEqual((plain.body as EvmTxBody).authorizations);
   });
 
-  it('nobody but the gas station can sweep: calling the entry, or a delegated deposit address directly, reverts', async () => {
+  it("a stolen gas-station key moves nothing: every attempt to send a delegated address's tokens elsewhere reverts; an approved sweep still works", async () => {
     const m = createEip7702Sweep(ctxOf(eth));
     const [victim] = await depositSources(1, () => 500n);
     await fund(usdt, victim!.address, 500n);
     await driveSweep(eth, m, signer, request('USDT', [{ ...victim!, amount: 1n }]), { tick });
-    expect(await codeOf(victim!.address)).toMatch(new RegExp(`^${DELEGATION_PREFIX}`));
-    const delegate = sweepDelegateAddress(gasStation.address);
-    const attacker = walletAt(3, node.provider);
-    const thief = attacker.address;
-    const abi = artifact.abi as never;
-    const attempts: Array<{ to: string; data: string }> = [
-      // The batch entry, from another account.
-      { to: delegate, data: encodeSweepCall(usdt.address, thief, [victim!.address], [499n]) },
-      // The deposit address's delegated code, directly: pull, and sweep through it.
-      { to: victim!.address, data: new Contract(delegate, abi).interface.encodeFunctionData('pull', [usdt.address, thief, 499n]) },
-      { to: victim!.address, data: encodeSweepCall(usdt.address, thief, [victim!.address], [499n]) },
+    const delegate = sweepDelegateAddress(gasStation.address, destinations);
+    expect(await codeOf(victim!.address)).toBe(`${DELEGATION_PREFIX}${delegate.slice(2)}`);
+    // The attacker holds the gas-station key (the only caller the entry accepts) and a wallet of its own.
+    const root = HDNodeWallet.fromSeed(bip39Seed(TEST_MNEMONIC));
+    const station = new EthersWallet(root.derivePath(gasStation.key.path).privateKey, node.provider);
+    expect(station.address.toLowerCase()).toBe(gasStation.address);
+    const outsider = walletAt(3, node.provider);
+    const thief = outsider.address.toLowerCase();
+    const pull = (to: string) =>
+      new Contract(delegate, artifact.abi as never).interface.encodeFunctionData('pull', [usdt.address, to, 499n]);
+    // The attacker's own delegate (the same code, bound to the thief), deployed with the gas-station key through the
+    // same CREATE2 deployer: no deposit key ever authorized it.
+    const rogue = sweepDelegateAddress(gasStation.address, [thief]);
+    await (
+      await station.sendTransaction({
+        to: CREATE2_DEPLOYER,
+        data: concat([SWEEP_DELEGATE_SALT, sweepDelegateInitCode(gasStation.address, [thief])]),
+      })
+    ).wait();
+    expect(await codeOf(rogue)).not.toBe('0x');
+    const sweepTo = (to: string) => encodeSweepCall(usdt.address, to, [victim!.address], [499n]);
+    // Each attempt, and the contract's error that refuses it (the invariant of SweepDelegate.sol).
+    const attempts: Array<{ who: EthersWallet | HDNodeWallet; to: string; data: string; error: string }> = [
+      // The entry, to the thief: the deposit address's code refuses a destination it is not bound to (I8).
+      { who: station, to: delegate, data: sweepTo(thief), error: 'NotDestination' },
+      // The deposit address's delegated code, directly: pull (I2), and sweep through it (I1).
+      { who: station, to: victim!.address, data: pull(thief), error: 'NotEntry' },
+      { who: station, to: victim!.address, data: pull(treasury), error: 'NotEntry' },
+      { who: station, to: victim!.address, data: sweepTo(thief), error: 'NotGasStation' },
+      // The attacker's own entry: the deposit address answers only its own delegate's entry (I2).
+      { who: station, to: rogue, data: sweepTo(thief), error: 'NotEntry' },
+      { who: station, to: rogue, data: sweepTo(treasury), error: 'NotEntry' },
+      // Anyone else: not even to the merchant's own destination (I1, I2).
+      { who: outsider, to: delegate, data: sweepTo(treasury), error: 'NotGasStation' },
+      { who: outsider, to: victim!.address, data: pull(thief), error: 'NotEntry' },
     ];
+    const errors = new Interface(artifact.abi as never);
     for (const a of attempts) {
-      await expect(node.rpc('eth_call', [{ from: thief, ...a }, 'latest'])).rejects.toThrow(/revert/i);
+      const refused = await node.provider.call({ from: a.who.address, to: a.to, data: a.data }).then(
+        () => null,
+        (e: { data?: string }) => (e.data ? errors.parseError(e.data)?.name : 'no revert data'),
+      );
+      expect(refused, `${a.who.address} -> ${a.to}`).toBe(a.error);
       // Sent for real (no estimate): mined and reverted, nothing moved.
-      const sent = await attacker.sendTransaction({ ...a, gasLimit: 200_000n });
+      const sent = await a.who.sendTransaction({ to: a.to, data: a.data, gasLimit: 200_000n });
       await node.mine();
-      const receipt = await node.provider.getTransactionReceipt(sent.hash);
-      expect(receipt!.status).toBe(0);
+      expect((await node.provider.getTransactionReceipt(sent.hash))!.status).toBe(0);
     }
-    // The gas station itself cannot call a deposit address's pull directly either: only the entry can.
-    await expect(
-      node.rpc('eth_call', [{ from: gasStation.address, to: victim!.address, data: attempts[1]!.data }, 'latest']),
-    ).rejects.toThrow(/revert/i);
     expect(await balanceOf(usdt, victim!.address)).toBe(499n);
     expect(await balanceOf(usdt, thief)).toBe(0n);
+    expect(await codeOf(victim!.address)).toBe(`${DELEGATION_PREFIX}${delegate.slice(2)}`);
+    // The sweep the service planned (to the merchant's treasury, the delegate its deposit key authorized) still works.
+    const before = await balanceOf(usdt, treasury);
+    const approved = await driveSweep(eth, m, signer, request('USDT', [{ ...victim!, amount: 499n }]), { tick });
+    expect(approved.steps.at(-1)!.receipt!.swept).toEqual([{ source: victim!.address, amount: 499n }]);
+    expect((await balanceOf(usdt, treasury)) - before).toBe(499n);
+    expect(await balanceOf(usdt, victim!.address)).toBe(0n);
     // Native coin sent to a delegated deposit address is accepted (as a top-up is), and only the deposit key moves it
     // again: the address still sends its own transactions, so nothing is stranded.
     await (await walletAt(4, node.provider).sendTransaction({ to: victim!.address, value: 10n ** 15n })).wait();
     expect(await nativeOf(victim!.address)).toBe(10n ** 15n);
-    const own = new EthersWallet(HDNodeWallet.fromSeed(bip39Seed(TEST_MNEMONIC)).derivePath(victim!.key.path).privateKey, node.provider);
+    const own = new EthersWallet(root.derivePath(victim!.key.path).privateKey, node.provider);
     expect(own.address.toLowerCase()).toBe(victim!.address);
     const price = BigInt(await node.rpc<string>('eth_gasPrice'));
     await (
@@ -352,7 +389,42 @@ describe('evm-7702-batch on Anvil (prague)', () => {
       })
     ).wait();
     expect(await nativeOf(victim!.address)).toBe(0n);
-  }, 120_000);
+  }, 180_000);
+
+  it('a new destination gets its own delegate: delegated addresses re-delegate to it at their next sweep, and the old one can no longer pull', async () => {
+    const m = createEip7702Sweep(ctxOf(eth));
+    // The delegate's address depends on the set of destinations, not their order, and on each of them.
+    expect(sweepDelegateAddress(gasStation.address, [hot, treasury])).toBe(sweepDelegateAddress(gasStation.address, destinations));
+    expect(sweepDelegateAddress(gasStation.address, [treasury])).not.toBe(sweepDelegateAddress(gasStation.address, destinations));
+    const sources = await depositSources(3, () => 60n);
+    for (const s of sources) await fund(usdt, s.address, 120n);
+    await driveSweep(eth, m, signer, request('USDT', sources), { tick });
+    const old = sweepDelegateAddress(gasStation.address, destinations);
+    // The merchant's treasury changes: the next sweep deploys the delegate of the new destinations and re-delegates.
+    const newTreasury = '0x000000000000000000000000000000000000d00d';
+    const moved: SweepRequest = { ...request('USDT', sources), destination: newTreasury, destinations: [hot, newTreasury] };
+    const next = sweepDelegateAddress(gasStation.address, [hot, newTreasury]);
+    const plan = await m.plan(moved);
+    expect(plan.steps.map((s) => [s.purpose, s.to])).toEqual([
+      ['deploy', CREATE2_DEPLOYER],
+      ['batch', next],
+    ]);
+    // Each address re-delegates at its current nonce (1: its first authorization used nonce 0).
+    expect(plan.steps[1]!.params.authorizations).toBe(sources.map((s) => `${s.address}:1`).join(','));
+    const run = await driveSweep(eth, m, signer, moved, { tick });
+    expect(run.steps.at(-1)!.receipt!.swept).toEqual(sources.map((s) => ({ source: s.address, amount: 60n })));
+    expect(await balanceOf(usdt, newTreasury)).toBe(180n);
+    for (const s of sources) expect(await codeOf(s.address)).toBe(`${DELEGATION_PREFIX}${next.slice(2)}`);
+    // The old delegate's entry, even called by the gas station to its own bound destination, reverts (I5).
+    await expect(
+      node.rpc('eth_call', [
+        { from: gasStation.address, to: old, data: encodeSweepCall(usdt.address, treasury, [sources[0]!.address], [1n]) },
+        'latest',
+      ]),
+    ).rejects.toThrow(/revert/i);
+    // A destination that is not among the request's destinations is refused at planning.
+    await expect(m.plan({ ...moved, destination: treasury })).rejects.toMatchObject({ reason: 'invalid' });
+  }, 180_000);
 
   it('sweeps 18-decimal BSC tokens (Tether-style and FiatToken-style)', async () => {
     const m = createEip7702Sweep(ctxOf(bsc));

@@ -99,10 +99,11 @@ async function txType(hash: string): Promise<number> {
 }
 
 describe('sweep run with evm-7702-batch', () => {
-  it('deploys the delegate, then sweeps every deposit address in one type-4 transaction; the ledger equals the chain', async () => {
-    const delegate = sweepDelegateAddress(station);
-    expect(await h.node.rpc('eth_getCode', [delegate, 'latest'])).toBe('0x');
+  it("deploys the merchant's delegate, then sweeps every deposit address in one type-4 transaction; the ledger equals the chain", async () => {
     const { shop, deposits, treasury } = await fundedMerchant('Batch', ['11.00', '12.00', '13.00', '14.00']);
+    // The delegate is bound to the merchant's two destinations (docs/treasury-evm-7702.md): its own, not yet deployed.
+    const delegate = sweepDelegateAddress(station, [shop.hotWallet, treasury]);
+    expect(await h.node.rpc('eth_getCode', [delegate, 'latest'])).toBe('0x');
     const stationEthBefore = BigInt(await h.node.rpc<string>('eth_getBalance', [station, 'latest']));
 
     const r = await sweepRun(shop.id, {});
@@ -147,24 +148,54 @@ describe('sweep run with evm-7702-batch', () => {
     expect(costs[0]!.fee_base).toBe(sweep!.actual_fee);
     expect(costs[0]!.swept_base_by_token).toEqual({ USDT: String(USDT(50)) });
 
-    // The delegate exists now: the next sweep is the batch alone.
-    const again = await fundedMerchant('Batch again', ['5.00', '6.00']);
-    const r2 = await sweepRun(again.shop.id, {});
+    // The merchant's delegate exists now, and its addresses are delegated: the next sweep is the batch alone, a type-2
+    // transaction (no authorization to carry).
+    for (const amount of ['5.00', '6.00']) await confirmedDeposits(h, (await h.paidSession(shop, { amount })).id);
+    const r2 = await sweepRun(shop.id, {});
     expect(r2.code, r2.err).toBe(0);
-    const [second] = await listSweeps(h.t.db, { merchantId: again.shop.id, limit: 5 });
+    const [second] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
     expect(second!.status).toBe('completed');
     expect(second!.steps.map((s) => s.purpose)).toEqual(['batch']);
-    expect(await tokenBalance(h, 'USDT', again.treasury)).toBe(USDT(11));
+    expect(await tokenBalance(h, 'USDT', treasury)).toBe(USDT(61));
+    // The merchant's treasury changes: its sweeps now go through the delegate of the new destinations, deployed first.
+    const moved = Wallet.createRandom().address.toLowerCase();
+    await treasuryFor(h, shop, moved);
+    await confirmedDeposits(h, (await h.paidSession(shop, { amount: '20.00' })).id); // worth a deployment
+    const r4 = await sweepRun(shop.id, {});
+    expect(r4.code, r4.err).toBe(0);
+    expect(JSON.parse(r4.out).created, r4.out).toHaveLength(1);
+    const [fourth] = await listSweeps(h.t.db, { merchantId: shop.id, limit: 1 });
+    expect(fourth!.steps.map((s) => [s.purpose, s.status])).toEqual([
+      ['deploy', 'succeeded'],
+      ['batch', 'succeeded'],
+    ]);
+    const newDelegate = sweepDelegateAddress(station, [shop.hotWallet, moved]);
+    const movedTx = await h.node.rpc<{ to: string }>('eth_getTransactionByHash', [fourth!.steps[1]!.tx_hash]);
+    expect(movedTx.to.toLowerCase()).toBe(newDelegate);
+    expect(await h.node.rpc('eth_getCode', [newDelegate, 'latest'])).not.toBe('0x');
+    expect(await tokenBalance(h, 'USDT', moved)).toBe(USDT(20));
+    expect(await tokenBalance(h, 'USDT', treasury)).toBe(USDT(61));
+    // Another merchant gets a delegate of its own (bound to its destinations): deployed at its first sweep.
+    const other = await fundedMerchant('Batch other', ['5.00']);
+    const r3 = await sweepRun(other.shop.id, {});
+    expect(r3.code, r3.err).toBe(0);
+    const [third] = await listSweeps(h.t.db, { merchantId: other.shop.id, limit: 1 });
+    expect(third!.steps.map((s) => [s.purpose, s.status])).toEqual([
+      ['deploy', 'succeeded'],
+      ['batch', 'succeeded'],
+    ]);
+    expect(await h.node.rpc('eth_getCode', [sweepDelegateAddress(station, [other.shop.hotWallet, other.treasury]), 'latest'])).not.toBe(
+      '0x',
+    );
+    expect(await tokenBalance(h, 'USDT', other.treasury)).toBe(USDT(5));
   }, 300_000);
 
   it('two sweeps planned before the delegate exists: one deploys it, the other waits, then skips its deploy step; both complete', async () => {
-    const delegate = sweepDelegateAddress(station);
-    // As on a fresh deployment: the delegate the previous test deployed is removed (code and nonce), so both planned
-    // sweeps carry a deploy step.
-    await h.node.rpc('anvil_setCode', [delegate, '0x']);
-    await h.node.rpc('anvil_setNonce', [delegate, '0x0']);
     const { shop, deposits, treasury } = await fundedMerchant('Two batches', ['21.00', '22.00', '23.00']);
     await treasuryFor(h, shop, treasury, 2200n); // float 22.00: the 23 goes to the hot wallet, 21 and 22 to the treasury
+    // One delegate for both destinations of the merchant: both sweeps plan its deployment.
+    const delegate = sweepDelegateAddress(station, [shop.hotWallet, treasury]);
+    expect(await h.node.rpc('eth_getCode', [delegate, 'latest'])).toBe('0x');
     const deps = sweepDeps(h, ticker);
     const plan = await planSweeps(deps.planner, { merchantId: shop.id });
     expect(plan.skipped).toEqual([]);
@@ -196,6 +227,47 @@ describe('sweep run with evm-7702-batch', () => {
     expect(await tokenBalance(h, 'USDT', shop.hotWallet)).toBe(USDT(23));
     expect(await tokenBalance(h, 'USDT', treasury)).toBe(USDT(43));
     for (const d of deposits) expect(await transfersFrom(h.node, h.tokens.USDT.address, d)).toHaveLength(1);
+  }, 300_000);
+});
+
+describe('deployments of different merchants', () => {
+  it("two merchants' first sweeps deploy their own delegates side by side: neither waits for the other", async () => {
+    const one = await fundedMerchant('Deploy one', ['31.00']);
+    const two = await fundedMerchant('Deploy two', ['32.00']);
+    const deps = sweepDeps(h, ticker);
+    const batches = [
+      ...(await planSweeps(deps.planner, { merchantId: one.shop.id })).batches,
+      ...(await planSweeps(deps.planner, { merchantId: two.shop.id })).batches,
+    ];
+    expect(batches.map((b) => b.plan.steps.map((s) => s.purpose))).toEqual([
+      ['deploy', 'batch'],
+      ['deploy', 'batch'],
+    ]);
+    const [a, b] = await createSweeps(h.t.db, batches);
+    miner?.stop();
+    await h.node.rpc('evm_setAutomine', [false]);
+    try {
+      await advanceSweep(deps.engine, a!.id);
+      await advanceSweep(deps.engine, b!.id);
+      const deploys = (await listSweeps(h.t.db, { limit: 10 }))
+        .filter((x) => x.id === a!.id || x.id === b!.id)
+        .map((x) => x.steps.find((st) => st.purpose === 'deploy')!.status);
+      expect(deploys).toEqual(['processing', 'processing']); // both sent: different contracts
+    } finally {
+      await h.node.rpc('evm_setAutomine', [true]);
+      miner = backgroundMiner(h.node, 150);
+    }
+    expect(await driveSweeps(deps.engine, { timeoutMs: 120_000 })).toBe(0);
+    for (const m of [one, two]) {
+      const [done] = await listSweeps(h.t.db, { merchantId: m.shop.id, limit: 1 });
+      expect(done!.steps.map((st) => [st.purpose, st.status])).toEqual([
+        ['deploy', 'succeeded'],
+        ['batch', 'succeeded'],
+      ]);
+      expect(await h.node.rpc('eth_getCode', [sweepDelegateAddress(station, [m.shop.hotWallet, m.treasury]), 'latest'])).not.toBe('0x');
+    }
+    expect(await tokenBalance(h, 'USDT', one.treasury)).toBe(USDT(31));
+    expect(await tokenBalance(h, 'USDT', two.treasury)).toBe(USDT(32));
   }, 300_000);
 });
 
