@@ -45,7 +45,14 @@ export const configSchema = z
           .map((r) => r.trim())
           .filter(Boolean),
       )
-      .pipe(z.array(z.enum(['api', 'worker', 'watcher', 'console'])).min(1)),
+      .pipe(
+        z
+          .array(z.enum(['api', 'worker', 'watcher', 'console', 'signer']))
+          .min(1)
+          .refine((r) => !r.includes('signer') || r.length === 1, {
+            message: 'signer runs alone (ROLES=signer): no other role may share the process that holds the seed',
+          }),
+      ),
     MIGRATE_ON_START: bool.default(true),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
@@ -108,6 +115,12 @@ export const configSchema = z
     CONSOLE_DEMO: bool.default(false),
     CONSOLE_UI_DIR: z.string().optional(),
     METRICS_BALANCE_INTERVAL_MS: int(5000, 86_400_000).default(300_000),
+    // The signer role (docs/signer.md): the Unix socket it listens on (ROLES=signer) and every other process asks it
+    // on. Unset: no signer; a process with HD_MNEMONIC signs in process, as before.
+    SIGNER_SOCKET: z
+      .string()
+      .regex(/^\/[^\0]{1,100}$/, 'must be an absolute path of at most 100 characters (a Unix socket)')
+      .optional(),
   })
   .extend(webhookEnvSchema.shape);
 

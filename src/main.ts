@@ -56,7 +56,9 @@ export async function start(
   const clock = overrides.clock;
   // Everything that can be refused is checked before anything starts.
   const watcherSettings = loadWatcherSettings(env);
-  const keyMaterial = keyMaterialFromEnv(env);
+  const keyMaterial = keyMaterialFromEnv(env, { signerRole: config.ROLES.includes('signer') });
+  // What signs this process's transactions: the seed in process, or the signer role over its socket.
+  const txSigner = keyMaterial.kind === 'signer' || keyMaterial.kind === 'remote' ? keyMaterial.signer : null;
   const keys = keyDeriverOf(keyMaterial);
   const subscriptionSettings = subscriptionSettingsFromEnv(env);
 
@@ -132,11 +134,11 @@ export async function start(
       () => delivery.stop(),
     );
     // Refund payouts sign with the mnemonic's hot-wallet keys; a watch-only process leaves them to a signing worker.
-    if (keyMaterial.kind === 'signer') {
+    if (txSigner) {
       const payouts = await startPayoutWorker(queueCtx, {
         db,
         adapters,
-        signer: keyMaterial.signer,
+        signer: txSigner,
         concurrency: config.PAYOUT_CONCURRENCY,
         pollMs: config.PAYOUT_POLL_MS,
         stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
@@ -149,7 +151,7 @@ export async function start(
       const depositSetup = startDepositSetupWorker(queueCtx, {
         db,
         adapters,
-        signer: keyMaterial.signer,
+        signer: txSigner,
         pollMs: config.PAYOUT_POLL_MS,
         stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
         feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
@@ -166,7 +168,7 @@ export async function start(
       const subscriptions = startSubscriptionWorker({
         db,
         adapters,
-        signer: keyMaterial.signer,
+        signer: txSigner,
         settings: subscriptionSettings,
         checkoutBaseUrl: config.checkoutBaseUrl,
         intervalMs: subscriptionSettings.tickMs,
@@ -183,7 +185,7 @@ export async function start(
         const engine = {
           db,
           adapters,
-          signer: keyMaterial.signer,
+          signer: txSigner,
           pollMs: config.PAYOUT_POLL_MS,
           stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
           feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
@@ -193,7 +195,7 @@ export async function start(
         const prices = config.SWEEP_INTERVAL_SECONDS > 0 ? createNativePriceService(nativePriceConfigFrom(config)) : null;
         const sweeps = startSweepWorker({
           engine,
-          planner: { db, adapters, keys: keyMaterial.signer, prices },
+          planner: { db, adapters, keys: txSigner, prices },
           intervalMs: config.SWEEP_INTERVAL_SECONDS * 1000,
           tickMs: config.SWEEP_TICK_MS,
           log: log.child({ role: 'sweeps' }),
@@ -216,7 +218,7 @@ export async function start(
     enqueuePayout,
     env,
     keys,
-    signer: keyMaterial.kind === 'signer' ? keyMaterial.signer : null,
+    signer: txSigner,
     ...(clock ? { clock } : {}),
   });
 

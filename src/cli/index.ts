@@ -175,7 +175,7 @@ function treasuryContext(db: ReturnType<typeof createDb>, config: ReturnType<typ
     db,
     adapters: () => createVerifiedAdapters(loadWatcherSettings(process.env), process.env),
     keys: keyDeriverOf(material),
-    signer: material.kind === 'signer' ? material.signer : null,
+    signer: material.kind === 'signer' || material.kind === 'remote' ? material.signer : null,
     prices: () => createNativePriceService(nativePriceConfigFrom(config)),
     engine: { pollMs: config.PAYOUT_POLL_MS, stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS, feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT },
     env: process.env,

@@ -1,3 +1,5 @@
+import { recordSignerWait } from '../metrics/signer.js';
+import { SignerRefusedError, SignerUnavailableError } from '../signer/errors.js';
 import { withIntent } from '../signer/intent.js';
 import { TransferRejectedError, type ChainAdapter, type SendFailureReason, type SignedTransfer } from '../../chains/types.js';
 import type { OutboundAttempt } from '../ledger/outbound/outbound-store.js';
@@ -218,6 +220,18 @@ async function signAndSend<J, A extends ChainAdapter>(
       return stored;
     });
   } catch (err) {
+    if (err instanceof SignerUnavailableError || err instanceof SignerRefusedError) {
+      // Nothing was stored (the attempt's transaction rolled back with its nonce): the send waits for the signer and
+      // is asked again, never failed for it. A refusal names its code; an operator resolves it (docs/signer.md).
+      const cause = err instanceof SignerRefusedError ? 'refused' : 'unavailable';
+      const intent = kind.intent(job);
+      recordSignerWait(intent.purpose, cause);
+      deps.log?.error(
+        { ...kind.describe(job), cause, ...(err instanceof SignerRefusedError ? { code: err.code } : {}), err: err.message },
+        'the signer did not sign; waiting',
+      );
+      return { kind: 'wait', ms: Math.max(deps.pollMs, SIGNER_RETRY_MS) };
+    }
     if (!(err instanceof TransferRejectedError)) throw err;
     // Refused before anything was signed or stored (no gas, no tokens, the token refuses a party).
     if (replacing) {
@@ -265,6 +279,8 @@ async function signAndSend<J, A extends ChainAdapter>(
 
 /** How often a job waiting on a wallet with unknown transactions looks again (the operator's accept clears it). */
 const UNKNOWN_TRANSACTIONS_RETRY_MS = 10_000;
+/** How long a send waits after the signer was unavailable or refused before asking again. */
+const SIGNER_RETRY_MS = 5_000;
 
 /** The signing transaction's answer when the chain is ahead of the wallet's stored nonce: nothing signed. */
 interface UnknownTransactions {

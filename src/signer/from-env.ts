@@ -2,18 +2,33 @@ import { readFileSync } from 'node:fs';
 import { PrederivedEd25519Keys } from '../../chains/solana/keys.js';
 import type { KeyDeriver, KeyPath, TxSigner } from '../../chains/types.js';
 import { MnemonicSigner } from './mnemonic-signer.js';
+import { RemoteSigner } from './remote-signer.js';
 import { XpubKeyDeriver, parseAccountXpubs } from './xpub-key-deriver.js';
 
-// Key material comes only from the environment: HD_MNEMONIC (+ optional HD_PASSPHRASE) for a signing process, or
+// Key material comes only from the environment: HD_MNEMONIC (+ optional HD_PASSPHRASE) for a signing process (the
+// signer role, or any process when no signer is configured), SIGNER_SOCKET for a process that asks the signer, or
 // HD_ACCOUNT_XPUBS (secp256k1 chains) and HD_ED25519_PREDERIVED_FILE (Solana, docs/solana.md) for watch-only
 // processes; a signing process derives everything itself and ignores both. Error messages never echo the values.
 export type KeyMaterial =
   | { kind: 'signer'; signer: TxSigner & { accountXpub(coinType: number, account: number): string } }
+  /** SIGNER_SOCKET: the signer role holds the seed; this process asks it for public keys and signatures. */
+  | { kind: 'remote'; signer: RemoteSigner }
   | { kind: 'watch-only'; deriver: KeyDeriver }
   | { kind: 'none' };
 
-export function keyMaterialFromEnv(env: Record<string, string | undefined>): KeyMaterial {
+/**
+ * `signerRole`: this process is the signer (ROLES=signer), which alone reads the seed. Any other process given
+ * SIGNER_SOCKET uses the signer and must hold no key material: HD_MNEMONIC there is refused, loudly.
+ */
+export function keyMaterialFromEnv(env: Record<string, string | undefined>, o: { signerRole?: boolean } = {}): KeyMaterial {
   const mnemonic = env.HD_MNEMONIC?.trim();
+  const socket = env.SIGNER_SOCKET?.trim();
+  if (o.signerRole && !mnemonic) throw new Error('ROLES=signer needs HD_MNEMONIC: the signer is the process that holds the seed');
+  if (!o.signerRole && socket) {
+    if (mnemonic || env.HD_PASSPHRASE?.trim())
+      throw new Error('HD_MNEMONIC is set in a process that uses the signer (SIGNER_SOCKET): only ROLES=signer may hold the seed');
+    return { kind: 'remote', signer: new RemoteSigner(socket) };
+  }
   if (mnemonic) {
     try {
       return { kind: 'signer', signer: new MnemonicSigner(mnemonic, env.HD_PASSPHRASE ?? '') };
@@ -57,6 +72,7 @@ function loadPrederivedKeys(file: string): PrederivedEd25519Keys {
 export function keyDeriverOf(material: KeyMaterial): KeyDeriver | null {
   switch (material.kind) {
     case 'signer':
+    case 'remote':
       return material.signer;
     case 'watch-only':
       return material.deriver;
