@@ -2,7 +2,15 @@ import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { accountLegs, acknowledgeEntry, reconcileRuns, startReconcile, unexplainedEntries } from '../../operations/books.js';
-import { acknowledgeBody, startReconcileBody } from '../contract/books.js';
+import {
+  acknowledgeBody,
+  startReconcileBody,
+  accountLegList,
+  acknowledgeResponse,
+  reconcileRunList,
+  startReconcileResponse,
+  unexplainedList,
+} from '../contract/books.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -18,6 +26,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/reconcile/runs',
+    response: reconcileRunList,
     role: 'operator',
     query: z.strictObject({
       ...page,
@@ -37,6 +46,8 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/reconcile/run',
+    response: startReconcileResponse,
+    status: [202],
     role: 'operator',
     body: startReconcileBody,
     handler: async ({ body, audit, reply }) => {
@@ -59,6 +70,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/journal/unexplained',
+    response: unexplainedList,
     role: 'operator',
     query: z.strictObject({
       network: network.optional(),
@@ -78,6 +90,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/journal/unexplained/:id/acknowledge',
+    response: acknowledgeResponse,
     role: 'operator',
     params: z.strictObject({ id: z.string().regex(/^\d{1,18}$/) }),
     body: acknowledgeBody,
@@ -97,6 +110,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/journal/accounts/:account',
+    response: accountLegList,
     role: 'operator',
     params: z.strictObject({ account: z.string().min(1).max(300) }),
     query: z.strictObject({ ...page, asset: z.string().min(1).max(100).optional() }),

@@ -3,7 +3,15 @@ import { z } from 'zod';
 import { invalidRequest, resourceNotFound } from '../../domain/errors.js';
 import { findApiKey, issueApiKey, listApiKeyPage, revokeApiKeyByPrefix, type ApiKeyView } from '../../operations/api-keys.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { ApiKeyCreated, ApiKeyList, ApiKeyRevoked, ApiKeyRow } from '../contract/keys.js';
+import {
+  type ApiKeyCreated,
+  type ApiKeyList,
+  type ApiKeyRevoked,
+  type ApiKeyRow,
+  apiKeyCreatedSchema,
+  apiKeyListSchema,
+  apiKeyRevokedSchema,
+} from '../contract/keys.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { iso, keysetOf, listQueryShape } from './keyset-query.js';
@@ -29,6 +37,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'GET',
     url: '/keys',
+    response: apiKeyListSchema,
     query: z.strictObject({ ...listQueryShape, merchant_id: z.string().optional(), mode: mode.optional() }),
     async handler({ actor, query }): Promise<ApiKeyList> {
       const merchantId = merchantScope(actor, query.merchant_id);
@@ -40,6 +49,8 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'POST',
     url: '/keys',
+    response: apiKeyCreatedSchema,
+    status: [201],
     body: z.strictObject({ mode, merchant_id: z.string().min(1).max(255).optional() }),
     async handler({ actor, body, audit, reply }): Promise<ApiKeyCreated> {
       const merchantId = merchantScope(actor, body.merchant_id);
@@ -69,6 +80,8 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'POST',
     url: '/keys/:prefix/revoke',
+    response: apiKeyRevokedSchema,
+    errors: { 400: ['api_key_revoked'] },
     params: prefixParam,
     async handler({ actor, params, audit }): Promise<ApiKeyRevoked> {
       const key = await findApiKey(db, params.prefix);

@@ -12,7 +12,14 @@ import {
 } from '../../operations/merchants.js';
 import { endpointSettings } from '../../operations/webhooks-endpoint.js';
 import { assertOwns } from '../actor.js';
-import type { ConsoleMerchant, MerchantCreated, MerchantList } from '../contract/merchants.js';
+import {
+  type ConsoleMerchant,
+  type MerchantCreated,
+  type MerchantList,
+  merchantCreatedSchema,
+  merchantListSchema,
+  merchantSchema,
+} from '../contract/merchants.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { keysetOf, listQueryShape } from './keyset-query.js';
@@ -41,6 +48,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/merchants',
+    response: merchantListSchema,
     role: 'operator',
     query: z.strictObject(listQueryShape),
     async handler({ query }): Promise<MerchantList> {
@@ -52,6 +60,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/merchants/:id',
+    response: merchantSchema,
     params: idParam,
     async handler({ actor, params }): Promise<ConsoleMerchant> {
       assertOwns(actor, params.id);
@@ -64,6 +73,8 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/merchants',
+    response: merchantCreatedSchema,
+    status: [201],
     role: 'operator',
     body: z.strictObject({
       name: z.string().trim().min(1).max(200),
@@ -106,6 +117,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/merchants/:id/settings',
+    response: merchantSchema,
     role: 'operator',
     params: idParam,
     body: z.strictObject({

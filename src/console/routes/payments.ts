@@ -13,7 +13,15 @@ import { listPayments } from '../../operations/payments-list.js';
 import { refundPayment } from '../../operations/refunds.js';
 import { refundView } from '../../operations/refunds-view.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { PaymentCancelResult, PaymentDetail, PaymentList } from '../contract/payments.js';
+import {
+  type PaymentCancelResult,
+  type PaymentDetail,
+  type PaymentList,
+  paymentCancelResultSchema,
+  paymentDetailSchema,
+  paymentListSchema,
+  paymentRefundResultSchema,
+} from '../contract/payments.js';
 import type { ConsoleRefund } from '../contract/refunds.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
@@ -72,6 +80,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/payments',
+    response: paymentListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<PaymentList> => {
       // amount_min/amount_max are in the session currency: at the exponent of `currency` when given, else 2 decimals.
@@ -99,6 +108,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/payments/:id',
+    response: paymentDetailSchema,
     params: id,
     handler: async ({ actor, params }): Promise<PaymentDetail> => {
       const s = await findPayment(ops, params.id);
@@ -111,6 +121,8 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/payments/:id/refund',
+    response: paymentRefundResultSchema,
+    status: [201, 200],
     params: id,
     body: refundBody,
     handler: async ({ actor, params, body, reply, audit }): Promise<ConsoleRefund> => {
@@ -150,6 +162,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/payments/:id/cancel',
+    response: paymentCancelResultSchema,
     params: id,
     handler: async ({ actor, params, audit }): Promise<PaymentCancelResult> => {
       const s = await findPayment(ops, params.id);

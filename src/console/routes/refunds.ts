@@ -5,7 +5,16 @@ import { findRefund, listConsoleRefunds, refundDetail } from '../../operations/r
 import { retryRefund, settleRefundFromChain } from '../../operations/refunds-actions.js';
 import { refundView } from '../../operations/refunds-view.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { RefundDetail, RefundList, RefundRetryResult, RefundSettleResult } from '../contract/refunds.js';
+import {
+  type RefundDetail,
+  type RefundList,
+  type RefundRetryResult,
+  type RefundSettleResult,
+  refundDetailSchema,
+  refundListSchema,
+  refundRetryResultSchema,
+  refundSettleResultSchema,
+} from '../contract/refunds.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { isoQuery, limitQuery } from './payments.js';
@@ -34,6 +43,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/refunds',
+    response: refundListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<RefundList> =>
       listConsoleRefunds(ops, {
@@ -51,6 +61,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/refunds/:id',
+    response: refundDetailSchema,
     params: id,
     handler: async ({ actor, params }): Promise<RefundDetail> => {
       const r = await findRefund(ops, params.id);
@@ -62,6 +73,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/refunds/:id/retry',
+    response: refundRetryResultSchema,
+    status: [201],
     params: id,
     handler: async ({ actor, params, audit, reply }): Promise<RefundRetryResult> => {
       const old = await findRefund(ops, params.id);
@@ -83,6 +96,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/refunds/:id/settle-from-chain',
+    response: refundSettleResultSchema,
     role: 'operator',
     params: id,
     body: z.strictObject({ tx_hash: z.string().min(1).max(200) }),

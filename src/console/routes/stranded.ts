@@ -6,7 +6,13 @@ import { listStranded } from '../../operations/stranded.js';
 import { previewStrandedRefund, refundStranded, strandedSource } from '../../operations/stranded-refund.js';
 import { refundView } from '../../operations/refunds-view.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { StrandedList, StrandedPreview, StrandedRefundResult } from '../contract/stranded.js';
+import {
+  type StrandedList,
+  type StrandedPreview,
+  type StrandedRefundResult,
+  strandedListSchema,
+  strandedRefundAnswerSchema,
+} from '../contract/stranded.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { limitQuery } from './payments.js';
@@ -35,6 +41,7 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/stranded',
+    response: strandedListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<StrandedList> =>
       listStranded(ops, {
@@ -50,6 +57,7 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/stranded/:kind/:id/refund',
+    response: strandedRefundAnswerSchema,
     params: z.strictObject({ kind: z.enum(['deposit', 'session']), id: z.string().min(1).max(80) }),
     body: refundBody,
     handler: async ({ actor, params, body, audit }): Promise<StrandedPreview | StrandedRefundResult> => {

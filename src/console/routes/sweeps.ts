@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { startSweeps, sweepDetail, sweepHistory, sweepPlan } from '../../operations/sweeps.js';
 import type { SweepOpsDeps } from '../../operations/treasury-deps.js';
-import { runSweepBody } from '../contract/treasury.js';
+import * as contract from '../contract/treasury.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -19,6 +19,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/plan',
+    response: contract.sweepPlan,
     role: 'operator',
     query: z.strictObject({ network: network.optional(), mode: mode.optional(), merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ query }) =>
@@ -31,8 +32,10 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/sweeps/run',
+    response: contract.runSweepResponse,
+    status: [202],
     role: 'operator',
-    body: runSweepBody,
+    body: contract.runSweepBody,
     handler: async ({ body, audit, reply }) => {
       const r = await startSweeps(ops(), {
         network: body.network,
@@ -54,6 +57,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps',
+    response: contract.sweepList,
     role: 'operator',
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(25),
@@ -78,6 +82,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/:id',
+    response: contract.sweepDetail,
     role: 'operator',
     params: z.strictObject({ id: z.string().min(1).max(64) }),
     handler: async ({ params }) => sweepDetail(db, deps.ops.chains, params.id),

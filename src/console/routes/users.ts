@@ -2,7 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, resetConsoleUser } from '../../operations/console-users.js';
 import { auditActorOf } from '../actor.js';
-import type { UserCreated, UserDisabled, UserList, UserReset } from '../contract/users.js';
+import {
+  type UserCreated,
+  type UserDisabled,
+  type UserList,
+  type UserReset,
+  userCreatedSchema,
+  userDisabledSchema,
+  userListSchema,
+  userResetSchema,
+} from '../contract/users.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -17,6 +26,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'GET',
     url: '/users',
+    response: userListSchema,
     role: 'operator',
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(25),
@@ -42,6 +52,9 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users',
+    response: userCreatedSchema,
+    status: [201],
+    errors: { 409: ['email_in_use'] },
     role: 'operator',
     body: z.strictObject({
       email: z.string().min(3).max(254),
@@ -64,6 +77,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users/:id/disable',
+    response: userDisabledSchema,
     role: 'operator',
     params: userId,
     async handler({ actor, params, audit }) {
@@ -75,6 +89,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users/:id/reset',
+    response: userResetSchema,
     role: 'operator',
     params: userId,
     async handler({ actor, params, audit }) {

@@ -22,6 +22,13 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointSet,
   type WebhookSecretRotation,
+  deliveryDetailSchema,
+  deliveryListSchema,
+  resendFailedSchema,
+  resendResultSchema,
+  webhookEndpointSchema,
+  webhookEndpointSetSchema,
+  webhookSecretRotationSchema,
 } from '../contract/webhooks.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
@@ -69,6 +76,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/endpoint',
+    response: webhookEndpointSchema,
     query: z.strictObject({ merchant_id: z.string().optional() }),
     async handler({ actor, query }): Promise<WebhookEndpoint> {
       const e = await webhookEndpoint(db, box, oneMerchant(actor, query.merchant_id));
@@ -85,6 +93,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'PUT',
     url: '/webhooks/endpoint',
+    response: webhookEndpointSetSchema,
+    errors: { 400: ['url_refused'] },
     body: z.strictObject({
       url: z.string().min(1).max(2048).nullable(),
       test_only: z.boolean().optional(),
@@ -118,6 +128,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/rotate-secret',
+    response: webhookSecretRotationSchema,
     body: z.strictObject({
       overlap_hours: z.number().min(OVERLAP_HOURS_RANGE.min).max(OVERLAP_HOURS_RANGE.max).optional(),
       merchant_id: z.string().optional(),
@@ -141,6 +152,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/deliveries',
+    response: deliveryListSchema,
     query: z.strictObject({
       ...listQueryShape,
       status: z.enum(DELIVERY_STATUSES).optional(),
@@ -158,6 +170,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/deliveries/:event_id',
+    response: deliveryDetailSchema,
     params: eventParam,
     async handler({ actor, params }): Promise<DeliveryDetail> {
       const d = await deliveryDetail(db, params.event_id);
@@ -176,6 +189,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/deliveries/:event_id/resend',
+    response: resendResultSchema,
     params: eventParam,
     async handler({ actor, params, audit }): Promise<ResendResult> {
       const merchantId = await eventMerchant(db, params.event_id);
@@ -197,6 +211,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/resend-failed',
+    response: resendFailedSchema,
     body: z.strictObject({ since: isoTime, merchant_id: z.string().optional(), include_skipped: z.boolean().optional() }),
     async handler({ actor, body, audit }): Promise<ResendFailed> {
       const merchantId = merchantScope(actor, body.merchant_id);
