@@ -34,7 +34,9 @@ async function validateDocument(name: string, doc: object): Promise<void> {
 
   const verdict = await checkWithOpenApiParser(doc);
   if (!verdict.ok)
-    throw new Error(`${PARSER_PACKAGE} (${name}): ${verdict.problems.length} problem(s)\n${verdict.report}\n${verdict.problems.join('\n')}`);
+    throw new Error(
+      `${PARSER_PACKAGE} (${name}): ${verdict.problems.length} problem(s)\n${verdict.report}\n${verdict.problems.join('\n')}`,
+    );
   process.stdout.write(`${name}: ${PARSER_PACKAGE}: valid (references resolved, operationIds unique, path parameters declared)\n`);
 }
 

@@ -158,7 +158,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
     method: 'POST',
     url: '/auth/totp/confirm',
     response: totpConfirmSchema,
-    errors: { 401: ['totp_invalid'], 409: ['totp_not_started', 'totp_already_enabled'] },
+    errors: { 400: ['totp_invalid'], 409: ['totp_not_started', 'totp_already_enabled'] },
     body: z.strictObject({ code: z.string().min(1).max(16) }),
     async handler({ actor, body, audit }) {
       const r = await confirmTotp(

@@ -49,6 +49,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
     response: startReconcileResponse,
     status: [202],
     role: 'operator',
+    errors: { 409: ['network_not_configured'] },
     body: startReconcileBody,
     handler: async ({ body, audit, reply }) => {
       const r = startReconcile(

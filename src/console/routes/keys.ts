@@ -51,6 +51,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
     url: '/keys',
     response: apiKeyCreatedSchema,
     status: [201],
+    errors: { 400: ['parameter_missing'] },
     body: z.strictObject({ mode, merchant_id: z.string().min(1).max(255).optional() }),
     async handler({ actor, body, audit, reply }): Promise<ApiKeyCreated> {
       const merchantId = merchantScope(actor, body.merchant_id);

@@ -76,6 +76,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
     response: merchantCreatedSchema,
     status: [201],
     role: 'operator',
+    errors: { 400: ['url_refused'] },
     body: z.strictObject({
       name: z.string().trim().min(1).max(200),
       webhook_url: z.string().max(2048).optional(),
@@ -119,6 +120,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
     url: '/merchants/:id/settings',
     response: merchantSchema,
     role: 'operator',
+    errors: { 400: ['parameter_missing', 'url_refused'] },
     params: idParam,
     body: z.strictObject({
       session_lifetime_seconds: z.number().int().min(SESSION_LIFETIME_RANGE.min).max(SESSION_LIFETIME_RANGE.max).nullable().optional(),

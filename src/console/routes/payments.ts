@@ -25,6 +25,7 @@ import {
 import type { ConsoleRefund } from '../contract/refunds.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
+import { OPERATION_ERRORS } from '../../api/openapi/error-catalog.js';
 
 // The console's payments (src/console/contract/payments.ts): the list, one session's page, and its refund and cancel
 // with the public API's rules and errors.
@@ -123,6 +124,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     url: '/payments/:id/refund',
     response: paymentRefundResultSchema,
     status: [201, 200],
+    errors: { 400: OPERATION_ERRORS.createRefund[400], 429: OPERATION_ERRORS.createRefund[429] },
     params: id,
     body: refundBody,
     handler: async ({ actor, params, body, reply, audit }): Promise<ConsoleRefund> => {
@@ -163,6 +165,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     method: 'POST',
     url: '/payments/:id/cancel',
     response: paymentCancelResultSchema,
+    errors: { 400: ['INVALID_SESSION_STATUS', 'session_expired'] },
     params: id,
     handler: async ({ actor, params, audit }): Promise<PaymentCancelResult> => {
       const s = await findPayment(ops, params.id);

@@ -75,6 +75,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
     url: '/refunds/:id/retry',
     response: refundRetryResultSchema,
     status: [201],
+    errors: { 400: ['refund_not_failed'] },
     params: id,
     handler: async ({ actor, params, audit, reply }): Promise<RefundRetryResult> => {
       const old = await findRefund(ops, params.id);
@@ -98,6 +99,17 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
     url: '/refunds/:id/settle-from-chain',
     response: refundSettleResultSchema,
     role: 'operator',
+    errors: {
+      400: [
+        'keys_not_configured',
+        'network_not_configured',
+        'refund_in_flight',
+        'refund_not_open',
+        'transaction_already_recorded',
+        'transaction_not_a_payout',
+        'transaction_not_final',
+      ],
+    },
     params: id,
     body: z.strictObject({ tx_hash: z.string().min(1).max(200) }),
     handler: async ({ actor, params, body, audit }): Promise<RefundSettleResult> => {

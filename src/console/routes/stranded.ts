@@ -15,6 +15,7 @@ import {
 } from '../contract/stranded.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
+import { OPERATION_ERRORS } from '../../api/openapi/error-catalog.js';
 import { limitQuery } from './payments.js';
 
 // Stranded money (src/console/contract/stranded.ts): unmatched deposits and what closed-unpaid sessions received, and
@@ -58,6 +59,7 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     method: 'POST',
     url: '/stranded/:kind/:id/refund',
     response: strandedRefundAnswerSchema,
+    errors: { 400: [...OPERATION_ERRORS.createRefund[400], 'parameter_missing'], 429: OPERATION_ERRORS.createRefund[429] },
     params: z.strictObject({ kind: z.enum(['deposit', 'session']), id: z.string().min(1).max(80) }),
     body: refundBody,
     handler: async ({ actor, params, body, audit }): Promise<StrandedPreview | StrandedRefundResult> => {

@@ -182,6 +182,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
     method: 'POST',
     url: '/subscriptions/:id/cancel',
     response: subscriptionDetailSchema,
+    errors: { 400: ['subscription_not_cancelable'] },
     params: idParam,
     body: z.strictObject({
       at_period_end: z.boolean().optional(),

@@ -21,6 +21,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
     url: '/sweeps/plan',
     response: contract.sweepPlan,
     role: 'operator',
+    errors: { 409: ['network_not_configured', 'treasury_not_configured'] },
     query: z.strictObject({ network: network.optional(), mode: mode.optional(), merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ query }) =>
       sweepPlan(ops(), {
@@ -35,6 +36,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
     response: contract.runSweepResponse,
     status: [202],
     role: 'operator',
+    errors: { 409: ['network_not_configured', 'treasury_not_configured'] },
     body: contract.runSweepBody,
     handler: async ({ body, audit, reply }) => {
       const r = await startSweeps(ops(), {

@@ -57,6 +57,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
     url: '/sweeps/policy',
     response: sweepPolicy,
     role: 'operator',
+    errors: { 409: ['network_not_configured'] },
     query: z.strictObject({ network, mode, token: z.enum(['USDT', 'USDC']) }),
     handler: async ({ query }) => getSweepPolicy(db, deps.ops.chains, query.network, query.mode, query.token),
   });
@@ -65,6 +66,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
     url: '/sweeps/policy',
     response: sweepPolicy,
     role: 'operator',
+    errors: { 409: ['network_not_configured'] },
     body: setPolicyBody,
     handler: async ({ body, actor, audit }) => {
       const r = await putSweepPolicy(db, deps.ops.chains, {

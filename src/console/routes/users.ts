@@ -54,7 +54,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
     url: '/users',
     response: userCreatedSchema,
     status: [201],
-    errors: { 409: ['email_in_use'] },
+    errors: { 400: ['parameter_missing'], 409: ['email_in_use'] },
     role: 'operator',
     body: z.strictObject({
       email: z.string().min(3).max(254),

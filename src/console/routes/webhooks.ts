@@ -77,6 +77,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
     method: 'GET',
     url: '/webhooks/endpoint',
     response: webhookEndpointSchema,
+    errors: { 400: ['parameter_missing'] },
     query: z.strictObject({ merchant_id: z.string().optional() }),
     async handler({ actor, query }): Promise<WebhookEndpoint> {
       const e = await webhookEndpoint(db, box, oneMerchant(actor, query.merchant_id));
@@ -94,7 +95,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
     method: 'PUT',
     url: '/webhooks/endpoint',
     response: webhookEndpointSetSchema,
-    errors: { 400: ['url_refused'] },
+    errors: { 400: ['parameter_missing', 'url_refused'] },
     body: z.strictObject({
       url: z.string().min(1).max(2048).nullable(),
       test_only: z.boolean().optional(),
@@ -129,6 +130,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
     method: 'POST',
     url: '/webhooks/rotate-secret',
     response: webhookSecretRotationSchema,
+    errors: { 400: ['parameter_missing'] },
     body: z.strictObject({
       overlap_hours: z.number().min(OVERLAP_HOURS_RANGE.min).max(OVERLAP_HOURS_RANGE.max).optional(),
       merchant_id: z.string().optional(),
