@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleOpenApiDocumentNow } from '../../src/console/openapi/build.js';
 import { openApiPath } from '../../src/console/openapi/document.js';
@@ -85,6 +86,21 @@ describe("the console API's OpenAPI document", () => {
         if (method !== 'get' && path !== '/auth/login') expect(op.responses['403'].description).toContain('csrf_token_invalid');
       }
     }
+  });
+
+  it('has an entry in docs/errors.md for every error code it documents', () => {
+    const errorsDoc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    const codes = new Set<string>();
+    for (const item of Object.values(doc.paths as Record<string, Json>)) {
+      for (const op of Object.values(item) as Json[]) {
+        for (const [status, r] of Object.entries(op.responses ?? {}) as Array<[string, Json]>) {
+          if (Number(status) >= 400)
+            for (const code of r.content['application/json'].schema.allOf[1].properties.error.properties.code.enum) codes.add(code);
+        }
+      }
+    }
+    expect(codes.size).toBeGreaterThan(30);
+    expect([...codes].filter((code) => !errorsDoc.includes(`<a id="${code.toLowerCase()}"></a>`))).toEqual([]);
   });
 
   it('is served at <prefix>/openapi.json to signed-in users only, with the prefix it is served under', async () => {
