@@ -49,6 +49,7 @@ describe("the console API's OpenAPI document", () => {
         const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
         const pathParams = (op.parameters ?? []).filter((p: Json) => p.in === 'path').map((p: Json) => p.name);
         expect(pathParams, `${method} ${path}`).toEqual(names);
+        expect(op.summary, `${method} ${path}`).toMatch(/^[A-Z]/);
         const statuses = Object.keys(op.responses);
         expect(
           statuses.some((s) => s.startsWith('2')),

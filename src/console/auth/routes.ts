@@ -102,6 +102,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'GET',
     url: '/auth/me',
+    summary: 'The signed-in user and the session CSRF token',
     response: authStateSchema,
     async handler({ actor }) {
       const user = await getConsoleUser(db, actor.userId);
@@ -113,6 +114,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/logout',
+    summary: 'Sign out (this session)',
     response: okSchema,
     async handler({ actor, reply, audit }) {
       await revokeConsoleSession(db, actor.sessionIdHash);
@@ -125,6 +127,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/logout-all',
+    summary: 'Sign out everywhere (every session of the user)',
     response: okSchema,
     async handler({ actor, reply, audit }) {
       const n = await revokeUserSessions(db, actor.userId);
@@ -143,6 +146,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/totp/setup',
+    summary: 'Start TOTP setup: a pending secret and its otpauth URL',
     response: totpSetupSchema,
     errors: { 409: ['totp_already_enabled'] },
     async handler({ actor, audit }) {
@@ -157,6 +161,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/totp/confirm',
+    summary: 'Confirm TOTP with a code: ten recovery codes, shown once',
     response: totpConfirmSchema,
     errors: { 400: ['totp_invalid'], 409: ['totp_not_started', 'totp_already_enabled'] },
     body: z.strictObject({ code: z.string().min(1).max(16) }),
@@ -176,6 +181,7 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/password',
+    summary: 'Change the password (ends the other sessions)',
     response: okSchema,
     errors: { 400: ['password_too_short', 'password_unchanged'], 403: ['current_password_invalid'] },
     body: z.strictObject({ current_password: z.string().min(1).max(256), new_password: z.string().max(256) }),

@@ -61,7 +61,7 @@ function operation(doc: RouteDoc, names: Map<z.ZodType, string>): Json {
   return {
     operationId: id,
     tags: [tagOf(doc)],
-    ...(doc.summary ? { summary: doc.summary } : {}),
+    summary: doc.summary,
     description: `${who}${mutation && session ? ' A mutation: send the X-CSRF-Token header; it is audited.' : ''}`,
     security: !session ? [] : mutation ? [{ SessionCookie: [], CsrfToken: [] }] : [{ SessionCookie: [] }],
     ...(parameters.length ? { parameters } : {}),

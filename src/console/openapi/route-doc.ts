@@ -19,7 +19,8 @@ export interface RouteDoc {
   method: Method;
   /** Below the console API's prefix, e.g. `/payments/:id`. */
   url: string;
-  summary?: string;
+  /** One line for the document (OpenAPI `summary`). */
+  summary: string;
   /** 'operator': operators only (403 for merchant users). Default: any signed-in user, scoped by the handler. */
   role?: 'operator' | 'any';
   /** 'none': answers without a session (the sign-in). Default: a signed-in console session. */

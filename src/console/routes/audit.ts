@@ -15,6 +15,7 @@ export function registerAuditRoutes(api: FastifyInstance, deps: ConsoleDeps): vo
   consoleRoute(api, deps.ops.db, {
     method: 'GET',
     url: '/audit',
+    summary: 'The audit log, newest first, with filters',
     response: auditListSchema,
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(25),

@@ -26,6 +26,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/reconcile/runs',
+    summary: 'Reconcile runs per network',
     response: reconcileRunList,
     role: 'operator',
     query: z.strictObject({
@@ -46,6 +47,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/reconcile/run',
+    summary: 'Start a reconcile run',
     response: startReconcileResponse,
     status: [202],
     role: 'operator',
@@ -71,6 +73,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/journal/unexplained',
+    summary: 'Unexplained movements of the journal',
     response: unexplainedList,
     role: 'operator',
     query: z.strictObject({
@@ -91,6 +94,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/journal/unexplained/:id/acknowledge',
+    summary: 'Acknowledge an unexplained movement, with a note',
     response: acknowledgeResponse,
     role: 'operator',
     params: z.strictObject({ id: z.string().regex(/^\d{1,18}$/) }),
@@ -111,6 +115,7 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/journal/accounts/:account',
+    summary: "One journal account's legs",
     response: accountLegList,
     role: 'operator',
     params: z.strictObject({ account: z.string().min(1).max(300) }),

@@ -37,6 +37,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'GET',
     url: '/keys',
+    summary: "A merchant's API keys (prefix, mode, created, last used)",
     response: apiKeyListSchema,
     query: z.strictObject({ ...listQueryShape, merchant_id: z.string().optional(), mode: mode.optional() }),
     async handler({ actor, query }): Promise<ApiKeyList> {
@@ -49,6 +50,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'POST',
     url: '/keys',
+    summary: 'Create an API key (its secret is shown once)',
     response: apiKeyCreatedSchema,
     status: [201],
     errors: { 400: ['parameter_missing'] },
@@ -81,6 +83,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'POST',
     url: '/keys/:prefix/revoke',
+    summary: 'Revoke an API key',
     response: apiKeyRevokedSchema,
     errors: { 400: ['api_key_revoked'] },
     params: prefixParam,

@@ -48,6 +48,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/merchants',
+    summary: 'Merchants',
     response: merchantListSchema,
     role: 'operator',
     query: z.strictObject(listQueryShape),
@@ -60,6 +61,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/merchants/:id',
+    summary: 'One merchant',
     response: merchantSchema,
     params: idParam,
     async handler({ actor, params }): Promise<ConsoleMerchant> {
@@ -73,6 +75,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/merchants',
+    summary: 'Create a merchant (its API key secrets are shown once)',
     response: merchantCreatedSchema,
     status: [201],
     role: 'operator',
@@ -118,6 +121,7 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/merchants/:id/settings',
+    summary: "Change a merchant's settings",
     response: merchantSchema,
     role: 'operator',
     errors: { 400: ['parameter_missing', 'url_refused'] },

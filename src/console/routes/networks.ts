@@ -9,6 +9,7 @@ export function registerNetworkRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, deps.ops.db, {
     method: 'GET',
     url: '/networks',
+    summary: 'The networks, modes and tokens configured here',
     response: networksResponseSchema,
     handler: async () => ({ data: configuredNetworks(deps.ops) }),
   });

@@ -14,6 +14,7 @@ export async function registerOverviewRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/overview',
+    summary: 'The overview: volumes, rates, watchers, wallets, reconcile',
     response: overviewResponse,
     query: z.strictObject({ merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ actor, query }) => {

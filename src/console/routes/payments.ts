@@ -81,6 +81,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/payments',
+    summary: 'Payment sessions, with filters, sorting and keyset pages',
     response: paymentListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<PaymentList> => {
@@ -109,6 +110,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/payments/:id',
+    summary: "One session's page: timeline, deposits, webhook deliveries, refunds",
     response: paymentDetailSchema,
     params: id,
     handler: async ({ actor, params }): Promise<PaymentDetail> => {
@@ -122,6 +124,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/payments/:id/refund',
+    summary: "Refund a paid session (the public API's rules)",
     response: paymentRefundResultSchema,
     status: [201, 200],
     errors: { 400: OPERATION_ERRORS.createRefund[400], 429: OPERATION_ERRORS.createRefund[429] },
@@ -164,6 +167,7 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/payments/:id/cancel',
+    summary: 'Cancel an open session',
     response: paymentCancelResultSchema,
     errors: { 400: ['INVALID_SESSION_STATUS', 'session_expired'] },
     params: id,

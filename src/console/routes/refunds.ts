@@ -43,6 +43,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/refunds',
+    summary: 'Refunds',
     response: refundListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<RefundList> =>
@@ -61,6 +62,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/refunds/:id',
+    summary: 'One refund with its on-chain attempts',
     response: refundDetailSchema,
     params: id,
     handler: async ({ actor, params }): Promise<RefundDetail> => {
@@ -73,6 +75,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/refunds/:id/retry',
+    summary: 'Retry a failed refund',
     response: refundRetryResultSchema,
     status: [201],
     errors: { 400: ['refund_not_failed'] },
@@ -97,6 +100,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/refunds/:id/settle-from-chain',
+    summary: 'Settle a refund from a transaction on chain',
     response: refundSettleResultSchema,
     role: 'operator',
     errors: {

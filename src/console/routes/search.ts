@@ -11,6 +11,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, deps.ops.db, {
     method: 'GET',
     url: '/search',
+    summary: 'Find a session, refund or deposit by id, order id, address or transaction hash',
     response: searchResultSchema,
     query: z.strictObject({ q: z.string().trim().min(1).max(200), merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ actor, query }): Promise<SearchResult> => ({

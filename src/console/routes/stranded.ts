@@ -42,6 +42,7 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/stranded',
+    summary: 'Stranded money: unmatched deposits and what expired or canceled sessions received',
     response: strandedListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<StrandedList> =>
@@ -58,6 +59,7 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/stranded/:kind/:id/refund',
+    summary: 'Refund stranded money: a preview, then with confirm the refund',
     response: strandedRefundAnswerSchema,
     errors: { 400: [...OPERATION_ERRORS.createRefund[400], 'parameter_missing'], 429: OPERATION_ERRORS.createRefund[429] },
     params: z.strictObject({ kind: z.enum(['deposit', 'session']), id: z.string().min(1).max(80) }),

@@ -148,6 +148,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'GET',
     url: '/subscriptions',
+    summary: 'Subscriptions',
     response: subscriptionListSchema,
     query: z.strictObject({
       ...listQueryShape,
@@ -170,6 +171,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'GET',
     url: '/subscriptions/:id',
+    summary: 'One subscription: invoices, charges, payment methods, dunning',
     response: subscriptionDetailSchema,
     params: idParam,
     async handler({ actor, params }): Promise<SubscriptionDetail> {
@@ -181,6 +183,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'POST',
     url: '/subscriptions/:id/cancel',
+    summary: 'Cancel a subscription',
     response: subscriptionDetailSchema,
     errors: { 400: ['subscription_not_cancelable'] },
     params: idParam,
@@ -215,6 +218,7 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'POST',
     url: '/subscriptions/:id/resolve',
+    summary: 'Resolve the hold of a subscription',
     response: subscriptionDetailSchema,
     errors: { 400: ['subscription_not_held'] },
     role: 'operator',

@@ -19,6 +19,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/plan',
+    summary: 'The sweep plan (dry run) with fee estimates',
     response: contract.sweepPlan,
     role: 'operator',
     errors: { 409: ['network_not_configured', 'treasury_not_configured'] },
@@ -33,6 +34,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/sweeps/run',
+    summary: 'Start sweeps (the sweep worker sends them)',
     response: contract.runSweepResponse,
     status: [202],
     role: 'operator',
@@ -59,6 +61,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps',
+    summary: 'Sweep history',
     response: contract.sweepList,
     role: 'operator',
     query: z.strictObject({
@@ -84,6 +87,7 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/:id',
+    summary: 'One sweep with its steps',
     response: contract.sweepDetail,
     role: 'operator',
     params: z.strictObject({ id: z.string().min(1).max(64) }),

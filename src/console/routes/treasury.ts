@@ -18,6 +18,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/treasury/destinations',
+    summary: 'Treasury destinations and hot floats, with their history',
     response: destinationList,
     role: 'operator',
     query: z.strictObject({ merchant_id: z.string().min(1).max(64).optional() }),
@@ -26,6 +27,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/treasury/destinations',
+    summary: "Set where a merchant's sweeps go, and its hot float",
     response: destinationSet,
     errors: { 400: ['address_invalid'], 409: ['network_not_configured'] },
     role: 'operator',
@@ -55,6 +57,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/policy',
+    summary: 'The sweep policy of a network, mode and token',
     response: sweepPolicy,
     role: 'operator',
     errors: { 409: ['network_not_configured'] },
@@ -64,6 +67,7 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/sweeps/policy',
+    summary: 'Set a sweep policy',
     response: sweepPolicy,
     role: 'operator',
     errors: { 409: ['network_not_configured'] },

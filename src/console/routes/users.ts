@@ -26,6 +26,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'GET',
     url: '/users',
+    summary: 'Console users',
     response: userListSchema,
     role: 'operator',
     query: z.strictObject({
@@ -52,6 +53,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users',
+    summary: 'Create a console user (its temporary password is shown once)',
     response: userCreatedSchema,
     status: [201],
     errors: { 400: ['parameter_missing'], 409: ['email_in_use'] },
@@ -77,6 +79,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users/:id/disable',
+    summary: 'Disable a console user (its sessions end)',
     response: userDisabledSchema,
     role: 'operator',
     params: userId,
@@ -89,6 +92,7 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users/:id/reset',
+    summary: "Reset a console user's password, TOTP and sessions",
     response: userResetSchema,
     role: 'operator',
     params: userId,

@@ -13,6 +13,7 @@ export async function registerWalletRoutes(app: FastifyInstance, deps: ConsoleDe
   consoleRoute(app, db, {
     method: 'GET',
     url: '/wallets',
+    summary: 'Hot wallets, gas stations and resource accounts with balances',
     response: walletList,
     role: 'operator',
     query: z.strictObject({

@@ -76,6 +76,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/endpoint',
+    summary: "A merchant's webhook endpoint",
     response: webhookEndpointSchema,
     errors: { 400: ['parameter_missing'] },
     query: z.strictObject({ merchant_id: z.string().optional() }),
@@ -94,6 +95,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'PUT',
     url: '/webhooks/endpoint',
+    summary: 'Set or remove the webhook endpoint URL',
     response: webhookEndpointSetSchema,
     errors: { 400: ['parameter_missing', 'url_refused'] },
     body: z.strictObject({
@@ -129,6 +131,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/rotate-secret',
+    summary: 'Rotate the webhook secret (the new one is shown once)',
     response: webhookSecretRotationSchema,
     errors: { 400: ['parameter_missing'] },
     body: z.strictObject({
@@ -154,6 +157,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/deliveries',
+    summary: 'The webhook delivery log',
     response: deliveryListSchema,
     query: z.strictObject({
       ...listQueryShape,
@@ -172,6 +176,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/deliveries/:event_id',
+    summary: 'One delivery with its attempts',
     response: deliveryDetailSchema,
     params: eventParam,
     async handler({ actor, params }): Promise<DeliveryDetail> {
@@ -191,6 +196,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/deliveries/:event_id/resend',
+    summary: 'Resend one delivery',
     response: resendResultSchema,
     params: eventParam,
     async handler({ actor, params, audit }): Promise<ResendResult> {
@@ -213,6 +219,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/resend-failed',
+    summary: 'Resend the failed deliveries since a time',
     response: resendFailedSchema,
     body: z.strictObject({ since: isoTime, merchant_id: z.string().optional(), include_skipped: z.boolean().optional() }),
     async handler({ actor, body, audit }): Promise<ResendFailed> {
