@@ -23,9 +23,11 @@ export interface RouteContext<P, Q, B> {
   audit(entry: AuditEntry): Promise<void>;
 }
 
-/** A value whose JSON encoding has the shape T: a Date where T has a string (JSON.stringify writes its ISO form). */
+/** A value whose JSON encoding has the shape T: a Date where T has any string (JSON.stringify writes its ISO form). */
 export type Encodes<T> = T extends string
-  ? T | Date
+  ? string extends T
+    ? T | Date
+    : T
   : T extends readonly (infer U)[]
     ? Encodes<U>[]
     : T extends object
