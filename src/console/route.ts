@@ -5,11 +5,12 @@ import { ApiError, invalidRequest } from '../domain/errors.js';
 import type { Database } from '../db/schema.js';
 import { appendAudit, type AuditEntry } from '../ledger/audit/audit-log.js';
 import { type ConsoleActor, auditActorOf, forbidden } from './actor.js';
+import { type MediaResponse, type RouteDoc, routeDoc } from './openapi/route-doc.js';
 
 // One console API route: typed input (zod), who may call it, CSRF on every mutation, and the audit row of every
 // mutation. Handlers call one application function (src/operations/) and shape its answer; no business rule here.
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type { Method } from './openapi/route-doc.js';
 
 export interface RouteContext<P, Q, B> {
   actor: ConsoleActor;
@@ -22,30 +23,45 @@ export interface RouteContext<P, Q, B> {
   audit(entry: AuditEntry): Promise<void>;
 }
 
-export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
-  method: Method;
-  /** Below the console API's prefix, e.g. `/payments/:id`. */
-  url: string;
-  /** 'operator': operators only (403 for merchant users). Default: any signed-in user, scoped by the handler. */
-  role?: 'operator' | 'any';
+/** A value whose JSON encoding has the shape T: a Date where T has any string (JSON.stringify writes its ISO form). */
+export type Encodes<T> = T extends string
+  ? string extends T
+    ? T | Date
+    : T
+  : T extends readonly (infer U)[]
+    ? Encodes<U>[]
+    : T extends object
+      ? { [K in keyof T]: Encodes<T[K]> }
+      : T;
+
+/** What a handler returns: a value encoding as the declared response (a file or stream route returns the reply). */
+export type ResponseOf<R> = R extends z.ZodType ? Encodes<z.output<R>> : unknown;
+
+/** One route: its document entry (route-doc.ts: method, url, role, input and response schemas, errors) and handler. */
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType | MediaResponse>
+  extends RouteDoc {
   params?: P;
   query?: Q;
   body?: B;
-  handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<unknown>;
+  response: R;
+  handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<ResponseOf<R>>;
 }
 
 const EMPTY = z.strictObject({});
 
 /** Registers a route on the console API scope (signed-in users only: the session hook ran before). */
-export function consoleRoute<P extends z.ZodType = typeof EMPTY, Q extends z.ZodType = typeof EMPTY, B extends z.ZodType = typeof EMPTY>(
-  app: FastifyInstance,
-  db: Kysely<Database>,
-  spec: RouteSpec<P, Q, B>,
-): void {
+export function consoleRoute<
+  R extends z.ZodType | MediaResponse,
+  P extends z.ZodType = typeof EMPTY,
+  Q extends z.ZodType = typeof EMPTY,
+  B extends z.ZodType = typeof EMPTY,
+>(app: FastifyInstance, db: Kysely<Database>, spec: RouteSpec<P, Q, B, R>): void {
   const mutation = spec.method !== 'GET';
+  const { handler: _handler, ...doc } = spec;
   app.route({
     method: spec.method,
     url: spec.url,
+    config: routeDoc(doc),
     handler: async (req, reply) => {
       const actor = req.consoleActor;
       if (!actor) throw new ApiError(401, 'authentication_error', 'not_signed_in', 'Sign in to the console first.');

@@ -16,6 +16,7 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY } from './api-harness.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { REDIS_URL } from './env.js';
+import { assertConsoleResponse, consoleDocumentChecker } from './console-openapi-check.js';
 
 // The whole console (registerConsole from src/console/plugin.ts, under /console) over a fresh database and real Redis,
 // for the sign-in, users and audit tests: real cookies, CSRF tokens, TOTP codes made with otpauth.
@@ -41,6 +42,8 @@ export interface ConsoleApp {
   ops: OperationsContext;
   app: FastifyInstance;
   settings: ConsoleSettings;
+  /** Every route the instance registered (Fastify's onRoute, HEAD twins left out): method and full URL. */
+  routes: Array<{ method: string; url: string }>;
   call(method: 'GET' | 'POST', url: string, o?: { body?: unknown; cookie?: string; csrf?: string; ip?: string }): Promise<Reply>;
   /** A user made as the CLI does; its temporary password. */
   /** A user created as the CLI does; its temporary password already changed unless `firstSignIn`. */
@@ -99,8 +102,13 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
     docsUrl: 'https://docs.test/errors',
   };
   const app = Fastify({ logger: false });
+  const routes: Array<{ method: string; url: string }> = [];
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
+  });
   await registerConsole(app, deps, BASE);
   await app.ready();
+  const checker = await consoleDocumentChecker(`${BASE}/api`);
   let n = 0;
 
   const call: ConsoleApp['call'] = async (method, url, o = {}) => {
@@ -114,6 +122,14 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
       remoteAddress: o.ip ?? '127.0.0.1',
       ...(o.body !== undefined ? { payload: o.body as object } : {}),
     });
+    assertConsoleResponse(
+      checker,
+      method,
+      `${BASE}/api${url}`,
+      r.statusCode,
+      (r.headers['content-type'] as string | undefined) ?? null,
+      r.body,
+    );
     let json: any;
     try {
       json = r.json();
@@ -131,6 +147,7 @@ export async function startConsoleApp(over: Partial<ConsoleSettings> = {}): Prom
     ops,
     app,
     settings,
+    routes,
     call,
     async merchant() {
       return (await createMerchant(t.db, box, { name: `Shop ${++n}` })).merchantId;

@@ -15,6 +15,7 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { TEST_MASTER_KEY } from './api-harness.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { REDIS_URL } from './env.js';
+import { assertConsoleResponse, consoleDocumentChecker } from './console-openapi-check.js';
 
 // The console's resource routes over a fresh database and real Redis, without the sign-in: each request names its
 // actor in the test-only header `x-test-actor` (this harness's own hook, never in src/). Sign-in, sessions and CSRF
@@ -102,6 +103,7 @@ export async function startConsoleHarness(o: { chains?: ChainRegistry } = {}): P
     { prefix: '/api' },
   );
   await app.ready();
+  const checker = await consoleDocumentChecker('/api');
   const operator = actor('operator', null);
   return {
     t,
@@ -124,6 +126,7 @@ export async function startConsoleHarness(o: { chains?: ChainRegistry } = {}): P
         headers,
         ...(body !== undefined ? { payload: body as object } : {}),
       });
+      assertConsoleResponse(checker, method, url, r.statusCode, (r.headers['content-type'] as string | undefined) ?? null, r.body);
       let json: any;
       try {
         json = r.json();

@@ -8,6 +8,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkWithOpenApiParser } from '../../scripts/tools/openapi-parser-check.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
+import { buildConsoleOpenApiDocumentNow } from '../../src/console/openapi/build.js';
 
 // The generated document through the standard OpenAPI parser (@readme/openapi-parser), as `npm run openapi:validate`
 // runs it (docs/openapi.md): the document passes, and documents broken in ways the OpenAPI JSON Schema cannot see (a
@@ -45,6 +46,12 @@ const run = promisify(execFile);
 describe('the standard OpenAPI parser', () => {
   it('accepts the generated document, with no error and no warning', async () => {
     expect(await checkWithOpenApiParser(doc)).toEqual({ ok: true, problems: [], report: '' });
+  });
+
+  it("accepts the console API's document too, with no error and no warning", async () => {
+    const consoleDoc = (await buildConsoleOpenApiDocumentNow()) as Doc;
+    expect(metaSchema(consoleDoc)).toBe(true);
+    expect(await checkWithOpenApiParser(consoleDoc)).toEqual({ ok: true, problems: [], report: '' });
   });
 
   for (const [what, breakIt] of Object.entries(broken)) {
@@ -86,5 +93,8 @@ describe('the standard OpenAPI parser', () => {
     writeFileSync(good, JSON.stringify(doc));
     const ok = await run('npx', ['tsx', 'scripts/tools/validate-openapi.ts', '--in', good]);
     expect(ok.stdout).toContain('@readme/openapi-parser: valid');
+    const both = await run('npx', ['tsx', 'scripts/tools/validate-openapi.ts']);
+    expect(both.stdout).toContain('public API: @readme/openapi-parser: valid');
+    expect(both.stdout).toContain('console API: @readme/openapi-parser: valid');
   }, 120_000);
 });

@@ -1,7 +1,17 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { EVENT_OBJECT_SCHEMAS, eventEnvelopeSchema, WEBHOOK_EVENT_TYPES } from '../../domain/events/catalog.js';
 import { errorBodySchema } from '../errors.js';
+import {
+  componentSchemas,
+  errorResponses,
+  type Json,
+  jsonContent,
+  objectParameters,
+  REQUEST_ID,
+  ref,
+  servedDocument,
+  type ServedDocument,
+} from './schema-helpers.js';
 import { errorCodesOf, OPERATION_ERRORS, PUBLIC_COMMON, SIGNED_COMMON, type ErrorCodesByStatus } from './error-catalog.js';
 import { OPERATIONS, REQUEST_SCHEMAS, RESPONSE_SCHEMAS, type OperationSpec } from './operations.js';
 
@@ -9,58 +19,17 @@ import { OPERATIONS, REQUEST_SCHEMAS, RESPONSE_SCHEMAS, type OperationSpec } fro
 // the serializers declare: a change to a route's schema changes the document, and the test client checks every
 // response it receives against this document.
 
-type Json = Record<string, unknown>;
-
 export const API_SERVERS = [
   { url: '/api/v1', description: 'The signed API.' },
   { url: '/v1', description: 'Alias of /api/v1.' },
 ];
 const ROOT_SERVER = [{ url: '/', description: 'Public endpoints, outside the signed API.' }];
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
 const healthSchema = z.strictObject({ status: z.literal('ok') });
 const readinessSchema = z.strictObject({
   status: z.enum(['ready', 'unavailable']),
   checks: z.strictObject({ postgres: z.enum(['ok', 'unreachable']), redis: z.enum(['ok', 'unreachable']) }),
 });
-
-/** The JSON Schemas of a set of named zod schemas, referring to each other through components.schemas. */
-function componentSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Json> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
-  const out = z.toJSONSchema(registry, { io, unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as {
-    schemas: Record<string, Json>;
-  };
-  for (const s of Object.values(out.schemas)) {
-    delete s.$schema;
-    delete s.$id;
-  }
-  return out.schemas;
-}
-
-function jsonSchemaOf(schema: z.ZodType): Json {
-  const s = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
-  delete s.$schema;
-  return s;
-}
-
-const jsonContent = (schema: Json) => ({ 'application/json': { schema } });
-const REQUEST_ID = { 'Request-Id': { $ref: '#/components/headers/RequestId' } };
-
-function errorResponses(codes: Map<number, string[]>): Record<string, Json> {
-  const out: Record<string, Json> = {};
-  for (const [status, list] of codes) {
-    out[String(status)] = {
-      description: `Error; \`error.code\` is one of ${list.map((c) => `\`${c}\``).join(', ')} (docs/errors.md).`,
-      headers: status === 429 ? { ...REQUEST_ID, 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : REQUEST_ID,
-      content: jsonContent({
-        allOf: [ref('Error'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: list } } } } }],
-      }),
-    };
-  }
-  return out;
-}
 
 function signedOperation(op: OperationSpec): Json {
   const parameters: Json[] = [{ $ref: '#/components/parameters/MerchantId' }];
@@ -74,17 +43,7 @@ function signedOperation(op: OperationSpec): Json {
     });
   }
   if (op.idempotencyKey) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
-  for (const [name, field] of Object.entries(op.query?.shape ?? {})) {
-    const schema = jsonSchemaOf(field as z.ZodType);
-    const { description, ...rest } = schema;
-    parameters.push({
-      name,
-      in: 'query',
-      required: !(field as z.ZodType).safeParse(undefined).success,
-      ...(typeof description === 'string' ? { description } : {}),
-      schema: rest,
-    });
-  }
+  parameters.push(...objectParameters(op.query?.shape, 'query'));
   for (const q of op.extraQuery ?? [])
     parameters.push({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema });
 
@@ -271,14 +230,10 @@ export function buildOpenApiDocument(): Json {
 }
 
 // Built once per process: a const holder, not a module-level `let` (no mutable module state beyond this memo).
-const built: { value?: { doc: Json; body: string; etag: string } } = {};
+const built: { value?: ServedDocument } = {};
 
 /** The document, built once per process, with its serialized form and an ETag. */
-export function openApiDocument(): { doc: Json; body: string; etag: string } {
-  if (!built.value) {
-    const doc = buildOpenApiDocument();
-    const body = JSON.stringify(doc);
-    built.value = { doc, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
-  }
+export function openApiDocument(): ServedDocument {
+  built.value ??= servedDocument(buildOpenApiDocument());
   return built.value;
 }

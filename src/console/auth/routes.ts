@@ -7,8 +7,17 @@ import { getConsoleUser } from '../../ledger/console/users.js';
 import { changePassword, checkSignIn, confirmTotp } from '../../operations/console-sign-in.js';
 import { beginTotpSetup } from '../../operations/console-totp.js';
 import { auditActorOf } from '../actor.js';
-import type { Ok, TotpConfirm, TotpSetup } from '../contract/auth.js';
+import {
+  type Ok,
+  type TotpConfirm,
+  type TotpSetup,
+  authStateSchema,
+  okSchema,
+  totpConfirmSchema,
+  totpSetupSchema,
+} from '../contract/auth.js';
 import type { ConsoleDeps } from '../deps.js';
+import { routeDoc } from '../openapi/route-doc.js';
 import { consoleRoute, parse } from '../route.js';
 import { type CookieOptions, clearedSessionCookie, readSessionCookie, sessionCookie, sessionIdHash } from './cookie.js';
 import { currentLockout, recordFailure } from './login-limiter.js';
@@ -32,7 +41,16 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   const base = api.prefix.replace(/\/api$/, '');
   const cookie: CookieOptions = { path: `${base}/`, secure: deps.settings.secureCookies };
 
-  api.post('/auth/login', async (req, reply) => {
+  const loginDoc = routeDoc({
+    method: 'POST',
+    url: '/auth/login',
+    summary: 'Sign in: sets the session cookie and answers the CSRF token of the session',
+    auth: 'none',
+    body: loginBody,
+    response: authStateSchema,
+    errors: { 401: ['invalid_credentials', 'totp_required', 'totp_invalid'], 429: ['login_locked'] },
+  });
+  api.post('/auth/login', { config: loginDoc }, async (req, reply) => {
     const body = parse(loginBody, req.body ?? {}, 'body');
     const lock = await currentLockout(deps, body.email, req.ip);
     if (lock) {
@@ -84,6 +102,8 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'GET',
     url: '/auth/me',
+    summary: 'The signed-in user and the session CSRF token',
+    response: authStateSchema,
     async handler({ actor }) {
       const user = await getConsoleUser(db, actor.userId);
       if (!user) throw new ApiError(401, 'authentication_error', 'not_signed_in', 'Sign in to the console first.');
@@ -94,6 +114,8 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/logout',
+    summary: 'Sign out (this session)',
+    response: okSchema,
     async handler({ actor, reply, audit }) {
       await revokeConsoleSession(db, actor.sessionIdHash);
       reply.header('Set-Cookie', clearedSessionCookie(cookie));
@@ -105,6 +127,8 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/logout-all',
+    summary: 'Sign out everywhere (every session of the user)',
+    response: okSchema,
     async handler({ actor, reply, audit }) {
       const n = await revokeUserSessions(db, actor.userId);
       reply.header('Set-Cookie', clearedSessionCookie(cookie));
@@ -122,6 +146,9 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/totp/setup',
+    summary: 'Start TOTP setup: a pending secret and its otpauth URL',
+    response: totpSetupSchema,
+    errors: { 409: ['totp_already_enabled'] },
     async handler({ actor, audit }) {
       const setup = await beginTotpSetup(deps.ops, { id: actor.userId, email: actor.email });
       if (!setup) throw invalidRequest('totp_already_enabled', 'TOTP is on for this account already.', undefined, 409);
@@ -134,6 +161,9 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/totp/confirm',
+    summary: 'Confirm TOTP with a code: ten recovery codes, shown once',
+    response: totpConfirmSchema,
+    errors: { 400: ['totp_invalid'], 409: ['totp_not_started', 'totp_already_enabled'] },
     body: z.strictObject({ code: z.string().min(1).max(16) }),
     async handler({ actor, body, audit }) {
       const r = await confirmTotp(
@@ -151,6 +181,9 @@ export function registerAuthRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/auth/password',
+    summary: 'Change the password (ends the other sessions)',
+    response: okSchema,
+    errors: { 400: ['password_too_short', 'password_unchanged'], 403: ['current_password_invalid'] },
     body: z.strictObject({ current_password: z.string().min(1).max(256), new_password: z.string().max(256) }),
     async handler({ actor, body, audit }) {
       await changePassword(

@@ -76,3 +76,6 @@ export type StrandedRefundBody = z.infer<typeof strandedRefundBodySchema>;
 export type StrandedPreview = z.infer<typeof strandedPreviewSchema>;
 export type StrandedRefundResult = z.infer<typeof strandedRefundResultSchema>;
 export type SearchResult = z.infer<typeof searchResultSchema>;
+
+/** POST /api/stranded/:kind/:id/refund: the preview (without `confirm: true`) or the refund made. */
+export const strandedRefundAnswerSchema = z.union([strandedPreviewSchema, strandedRefundResultSchema]);

@@ -41,6 +41,21 @@ export const setDestinationBody = z.strictObject({
     .regex(/^\d{1,18}(\.\d{1,6})?$/)
     .optional(),
 });
+/** POST /treasury/destinations answers the destination set and its change row. */
+export const destinationSet = z.object({
+  merchant_id: z.string(),
+  network: z.string(),
+  mode,
+  treasury_address: z.string().nullable(),
+  hot_float: z.string(),
+  audit: z.object({
+    id: z.string(),
+    actor: z.string(),
+    changed_at: z.string(),
+    old_treasury_address: z.string().nullable(),
+    new_treasury_address: z.string().nullable(),
+  }),
+});
 export type SetDestinationBody = z.infer<typeof setDestinationBody>;
 
 export const sweepPolicy = z.object({

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { ApiError, parameterInvalid } from '../../domain/errors.js';
 import { sessionMerchant } from '../../ledger/payments/session-fingerprint.js';
 import type { ConsoleDeps } from '../deps.js';
 import { assertOwns, forbidden } from '../actor.js';
 import { ConsoleLiveHub } from './hub.js';
+import { routeDoc } from '../openapi/route-doc.js';
 import { parseTopics } from './topics.js';
 
 // GET /api/live?topics=payments,payment:cs_... : a Server-Sent Events stream of `event: change` with data
@@ -11,6 +13,13 @@ import { parseTopics } from './topics.js';
 // (hub.ts). Operators only for sweep topics; a merchant user only for its own sessions.
 
 const HEARTBEAT_MS = 15_000;
+
+/** For the document only: the route reads `topics` itself (parseTopics), refusing what this pattern lets through. */
+const liveQuery = z.object({
+  topics: z.string().min(1).meta({
+    description: 'Comma-separated, 1 to 10 of overview, payments, refunds, subscriptions, webhooks, sweeps, payment:<id>, sweep:<id>.',
+  }),
+});
 
 export async function registerLiveRoute(app: FastifyInstance, deps: ConsoleDeps): Promise<ConsoleLiveHub> {
   const hub = new ConsoleLiveHub({
@@ -21,7 +30,19 @@ export async function registerLiveRoute(app: FastifyInstance, deps: ConsoleDeps)
     log: deps.ops.log,
   });
   app.addHook('onClose', async () => hub.stop());
-  app.get('/live', async (req, reply) => {
+  const doc = routeDoc({
+    method: 'GET',
+    url: '/live',
+    summary: 'A live stream of changes to the views named in topics (Server-Sent Events)',
+    query: liveQuery,
+    response: {
+      description:
+        'A text/event-stream: first `event: ready` with data {"topics": [...]}, then `event: change` with data {"topic": "..."} whenever a subscribed view changed, and a comment line every 15 s.',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    },
+    errors: { 429: ['too_many_streams'] },
+  });
+  app.get('/live', { config: doc }, async (req, reply) => {
     const actor = req.consoleActor;
     if (!actor) throw new ApiError(401, 'authentication_error', 'not_signed_in', 'Sign in to the console first.');
     const raw = (req.query as Record<string, unknown>).topics;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listAudit } from '../../ledger/audit/audit-log.js';
 import { merchantScope } from '../actor.js';
-import type { AuditList, AuditRowView } from '../contract/audit.js';
+import { type AuditList, type AuditRowView, auditListSchema } from '../contract/audit.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -15,6 +15,8 @@ export function registerAuditRoutes(api: FastifyInstance, deps: ConsoleDeps): vo
   consoleRoute(api, deps.ops.db, {
     method: 'GET',
     url: '/audit',
+    summary: 'The audit log, newest first, with filters',
+    response: auditListSchema,
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(25),
       cursor: z

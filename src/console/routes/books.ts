@@ -2,7 +2,15 @@ import { NETWORK_IDS } from '../../../chains/vocabulary.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { accountLegs, acknowledgeEntry, reconcileRuns, startReconcile, unexplainedEntries } from '../../operations/books.js';
-import { acknowledgeBody, startReconcileBody } from '../contract/books.js';
+import {
+  acknowledgeBody,
+  startReconcileBody,
+  accountLegList,
+  acknowledgeResponse,
+  reconcileRunList,
+  startReconcileResponse,
+  unexplainedList,
+} from '../contract/books.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -18,6 +26,8 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/reconcile/runs',
+    summary: 'Reconcile runs per network',
+    response: reconcileRunList,
     role: 'operator',
     query: z.strictObject({
       ...page,
@@ -37,7 +47,11 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/reconcile/run',
+    summary: 'Start a reconcile run',
+    response: startReconcileResponse,
+    status: [202],
     role: 'operator',
+    errors: { 409: ['network_not_configured'] },
     body: startReconcileBody,
     handler: async ({ body, audit, reply }) => {
       const r = startReconcile(
@@ -59,6 +73,8 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/journal/unexplained',
+    summary: 'Unexplained movements of the journal',
+    response: unexplainedList,
     role: 'operator',
     query: z.strictObject({
       network: network.optional(),
@@ -78,6 +94,8 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/journal/unexplained/:id/acknowledge',
+    summary: 'Acknowledge an unexplained movement, with a note',
+    response: acknowledgeResponse,
     role: 'operator',
     params: z.strictObject({ id: z.string().regex(/^\d{1,18}$/) }),
     body: acknowledgeBody,
@@ -97,6 +115,8 @@ export async function registerBooksRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/journal/accounts/:account',
+    summary: "One journal account's legs",
+    response: accountLegList,
     role: 'operator',
     params: z.strictObject({ account: z.string().min(1).max(300) }),
     query: z.strictObject({ ...page, asset: z.string().min(1).max(100).optional() }),

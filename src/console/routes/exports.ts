@@ -40,6 +40,15 @@ export async function registerExportRoutes(app: FastifyInstance, deps: ConsoleDe
   consoleRoute(app, db, {
     method: 'GET',
     url: '/exports/:kind',
+    summary: 'Download an export (the CLI export of that kind) as a file',
+    response: {
+      description: 'The rows of the period as a download (Content-Disposition: attachment), streamed page by page.',
+      content: {
+        'text/csv': { schema: { type: 'string', description: 'CSV with a header row (format=csv, the default).' } },
+        'application/json': { schema: { type: 'array', items: { type: 'object' }, description: 'format=json.' } },
+      },
+    },
+    errors: { 400: ['parameter_missing'] },
     params: z.strictObject({ kind: z.enum(CONSOLE_EXPORT_KINDS) }),
     query: z.strictObject({
       format: z.enum(CONSOLE_EXPORT_FORMATS).optional(),

@@ -3,7 +3,15 @@ import { z } from 'zod';
 import { invalidRequest, resourceNotFound } from '../../domain/errors.js';
 import { findApiKey, issueApiKey, listApiKeyPage, revokeApiKeyByPrefix, type ApiKeyView } from '../../operations/api-keys.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { ApiKeyCreated, ApiKeyList, ApiKeyRevoked, ApiKeyRow } from '../contract/keys.js';
+import {
+  type ApiKeyCreated,
+  type ApiKeyList,
+  type ApiKeyRevoked,
+  type ApiKeyRow,
+  apiKeyCreatedSchema,
+  apiKeyListSchema,
+  apiKeyRevokedSchema,
+} from '../contract/keys.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { iso, keysetOf, listQueryShape } from './keyset-query.js';
@@ -29,6 +37,8 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'GET',
     url: '/keys',
+    summary: "A merchant's API keys (prefix, mode, created, last used)",
+    response: apiKeyListSchema,
     query: z.strictObject({ ...listQueryShape, merchant_id: z.string().optional(), mode: mode.optional() }),
     async handler({ actor, query }): Promise<ApiKeyList> {
       const merchantId = merchantScope(actor, query.merchant_id);
@@ -40,6 +50,10 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'POST',
     url: '/keys',
+    summary: 'Create an API key (its secret is shown once)',
+    response: apiKeyCreatedSchema,
+    status: [201],
+    errors: { 400: ['parameter_missing'] },
     body: z.strictObject({ mode, merchant_id: z.string().min(1).max(255).optional() }),
     async handler({ actor, body, audit, reply }): Promise<ApiKeyCreated> {
       const merchantId = merchantScope(actor, body.merchant_id);
@@ -69,6 +83,9 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: ConsoleDeps)
   consoleRoute(app, db, {
     method: 'POST',
     url: '/keys/:prefix/revoke',
+    summary: 'Revoke an API key',
+    response: apiKeyRevokedSchema,
+    errors: { 400: ['api_key_revoked'] },
     params: prefixParam,
     async handler({ actor, params, audit }): Promise<ApiKeyRevoked> {
       const key = await findApiKey(db, params.prefix);

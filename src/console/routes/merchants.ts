@@ -12,7 +12,14 @@ import {
 } from '../../operations/merchants.js';
 import { endpointSettings } from '../../operations/webhooks-endpoint.js';
 import { assertOwns } from '../actor.js';
-import type { ConsoleMerchant, MerchantCreated, MerchantList } from '../contract/merchants.js';
+import {
+  type ConsoleMerchant,
+  type MerchantCreated,
+  type MerchantList,
+  merchantCreatedSchema,
+  merchantListSchema,
+  merchantSchema,
+} from '../contract/merchants.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { keysetOf, listQueryShape } from './keyset-query.js';
@@ -41,6 +48,8 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/merchants',
+    summary: 'Merchants',
+    response: merchantListSchema,
     role: 'operator',
     query: z.strictObject(listQueryShape),
     async handler({ query }): Promise<MerchantList> {
@@ -52,6 +61,8 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/merchants/:id',
+    summary: 'One merchant',
+    response: merchantSchema,
     params: idParam,
     async handler({ actor, params }): Promise<ConsoleMerchant> {
       assertOwns(actor, params.id);
@@ -64,7 +75,11 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/merchants',
+    summary: 'Create a merchant (its API key secrets are shown once)',
+    response: merchantCreatedSchema,
+    status: [201],
     role: 'operator',
+    errors: { 400: ['url_refused'] },
     body: z.strictObject({
       name: z.string().trim().min(1).max(200),
       webhook_url: z.string().max(2048).optional(),
@@ -106,7 +121,10 @@ export async function registerMerchantRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/merchants/:id/settings',
+    summary: "Change a merchant's settings",
+    response: merchantSchema,
     role: 'operator',
+    errors: { 400: ['parameter_missing', 'url_refused'] },
     params: idParam,
     body: z.strictObject({
       session_lifetime_seconds: z.number().int().min(SESSION_LIFETIME_RANGE.min).max(SESSION_LIFETIME_RANGE.max).nullable().optional(),

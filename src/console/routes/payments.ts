@@ -13,10 +13,19 @@ import { listPayments } from '../../operations/payments-list.js';
 import { refundPayment } from '../../operations/refunds.js';
 import { refundView } from '../../operations/refunds-view.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { PaymentCancelResult, PaymentDetail, PaymentList } from '../contract/payments.js';
+import {
+  type PaymentCancelResult,
+  type PaymentDetail,
+  type PaymentList,
+  paymentCancelResultSchema,
+  paymentDetailSchema,
+  paymentListSchema,
+  paymentRefundResultSchema,
+} from '../contract/payments.js';
 import type { ConsoleRefund } from '../contract/refunds.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
+import { OPERATION_ERRORS } from '../../api/openapi/error-catalog.js';
 
 // The console's payments (src/console/contract/payments.ts): the list, one session's page, and its refund and cancel
 // with the public API's rules and errors.
@@ -72,6 +81,8 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/payments',
+    summary: 'Payment sessions, with filters, sorting and keyset pages',
+    response: paymentListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<PaymentList> => {
       // amount_min/amount_max are in the session currency: at the exponent of `currency` when given, else 2 decimals.
@@ -99,6 +110,8 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/payments/:id',
+    summary: "One session's page: timeline, deposits, webhook deliveries, refunds",
+    response: paymentDetailSchema,
     params: id,
     handler: async ({ actor, params }): Promise<PaymentDetail> => {
       const s = await findPayment(ops, params.id);
@@ -111,6 +124,10 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/payments/:id/refund',
+    summary: "Refund a paid session (the public API's rules)",
+    response: paymentRefundResultSchema,
+    status: [201, 200],
+    errors: { 400: OPERATION_ERRORS.createRefund[400], 429: OPERATION_ERRORS.createRefund[429] },
     params: id,
     body: refundBody,
     handler: async ({ actor, params, body, reply, audit }): Promise<ConsoleRefund> => {
@@ -150,6 +167,9 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/payments/:id/cancel',
+    summary: 'Cancel an open session',
+    response: paymentCancelResultSchema,
+    errors: { 400: ['INVALID_SESSION_STATUS', 'session_expired'] },
     params: id,
     handler: async ({ actor, params, audit }): Promise<PaymentCancelResult> => {
       const s = await findPayment(ops, params.id);

@@ -5,7 +5,16 @@ import { findRefund, listConsoleRefunds, refundDetail } from '../../operations/r
 import { retryRefund, settleRefundFromChain } from '../../operations/refunds-actions.js';
 import { refundView } from '../../operations/refunds-view.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { RefundDetail, RefundList, RefundRetryResult, RefundSettleResult } from '../contract/refunds.js';
+import {
+  type RefundDetail,
+  type RefundList,
+  type RefundRetryResult,
+  type RefundSettleResult,
+  refundDetailSchema,
+  refundListSchema,
+  refundRetryResultSchema,
+  refundSettleResultSchema,
+} from '../contract/refunds.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { isoQuery, limitQuery } from './payments.js';
@@ -34,6 +43,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/refunds',
+    summary: 'Refunds',
+    response: refundListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<RefundList> =>
       listConsoleRefunds(ops, {
@@ -51,6 +62,8 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/refunds/:id',
+    summary: 'One refund with its on-chain attempts',
+    response: refundDetailSchema,
     params: id,
     handler: async ({ actor, params }): Promise<RefundDetail> => {
       const r = await findRefund(ops, params.id);
@@ -62,6 +75,10 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/refunds/:id/retry',
+    summary: 'Retry a failed refund',
+    response: refundRetryResultSchema,
+    status: [201],
+    errors: { 400: ['refund_not_failed'] },
     params: id,
     handler: async ({ actor, params, audit, reply }): Promise<RefundRetryResult> => {
       const old = await findRefund(ops, params.id);
@@ -83,7 +100,20 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/refunds/:id/settle-from-chain',
+    summary: 'Settle a refund from a transaction on chain',
+    response: refundSettleResultSchema,
     role: 'operator',
+    errors: {
+      400: [
+        'keys_not_configured',
+        'network_not_configured',
+        'refund_in_flight',
+        'refund_not_open',
+        'transaction_already_recorded',
+        'transaction_not_a_payout',
+        'transaction_not_final',
+      ],
+    },
     params: id,
     body: z.strictObject({ tx_hash: z.string().min(1).max(200) }),
     handler: async ({ actor, params, body, audit }): Promise<RefundSettleResult> => {

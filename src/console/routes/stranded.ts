@@ -6,9 +6,16 @@ import { listStranded } from '../../operations/stranded.js';
 import { previewStrandedRefund, refundStranded, strandedSource } from '../../operations/stranded-refund.js';
 import { refundView } from '../../operations/refunds-view.js';
 import { assertOwns, merchantScope } from '../actor.js';
-import type { StrandedList, StrandedPreview, StrandedRefundResult } from '../contract/stranded.js';
+import {
+  type StrandedList,
+  type StrandedPreview,
+  type StrandedRefundResult,
+  strandedListSchema,
+  strandedRefundAnswerSchema,
+} from '../contract/stranded.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
+import { OPERATION_ERRORS } from '../../api/openapi/error-catalog.js';
 import { limitQuery } from './payments.js';
 
 // Stranded money (src/console/contract/stranded.ts): unmatched deposits and what closed-unpaid sessions received, and
@@ -35,6 +42,8 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   consoleRoute(app, ops.db, {
     method: 'GET',
     url: '/stranded',
+    summary: 'Stranded money: unmatched deposits and what expired or canceled sessions received',
+    response: strandedListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<StrandedList> =>
       listStranded(ops, {
@@ -50,6 +59,9 @@ export function registerStrandedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   consoleRoute(app, ops.db, {
     method: 'POST',
     url: '/stranded/:kind/:id/refund',
+    summary: 'Refund stranded money: a preview, then with confirm the refund',
+    response: strandedRefundAnswerSchema,
+    errors: { 400: [...OPERATION_ERRORS.createRefund[400], 'parameter_missing'], 429: OPERATION_ERRORS.createRefund[429] },
     params: z.strictObject({ kind: z.enum(['deposit', 'session']), id: z.string().min(1).max(80) }),
     body: refundBody,
     handler: async ({ actor, params, body, audit }): Promise<StrandedPreview | StrandedRefundResult> => {

@@ -21,6 +21,8 @@ import {
   type SubscriptionHoldView,
   type SubscriptionList,
   type SubscriptionRowView,
+  subscriptionDetailSchema,
+  subscriptionListSchema,
 } from '../contract/subscriptions.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
@@ -146,6 +148,8 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'GET',
     url: '/subscriptions',
+    summary: 'Subscriptions',
+    response: subscriptionListSchema,
     query: z.strictObject({
       ...listQueryShape,
       status: z.enum(CONSOLE_SUBSCRIPTION_STATUSES).optional(),
@@ -167,6 +171,8 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'GET',
     url: '/subscriptions/:id',
+    summary: 'One subscription: invoices, charges, payment methods, dunning',
+    response: subscriptionDetailSchema,
     params: idParam,
     async handler({ actor, params }): Promise<SubscriptionDetail> {
       await owned(actor, params.id);
@@ -177,6 +183,9 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'POST',
     url: '/subscriptions/:id/cancel',
+    summary: 'Cancel a subscription',
+    response: subscriptionDetailSchema,
+    errors: { 400: ['subscription_not_cancelable'] },
     params: idParam,
     body: z.strictObject({
       at_period_end: z.boolean().optional(),
@@ -209,6 +218,9 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
   consoleRoute(app, db, {
     method: 'POST',
     url: '/subscriptions/:id/resolve',
+    summary: 'Resolve the hold of a subscription',
+    response: subscriptionDetailSchema,
+    errors: { 400: ['subscription_not_held'] },
     role: 'operator',
     params: idParam,
     body: z.strictObject({ action: z.enum(SUBSCRIPTION_RESOLVE_ACTIONS) }),

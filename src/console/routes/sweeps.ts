@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { startSweeps, sweepDetail, sweepHistory, sweepPlan } from '../../operations/sweeps.js';
 import type { SweepOpsDeps } from '../../operations/treasury-deps.js';
-import { runSweepBody } from '../contract/treasury.js';
+import * as contract from '../contract/treasury.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -19,7 +19,10 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/plan',
+    summary: 'The sweep plan (dry run) with fee estimates',
+    response: contract.sweepPlan,
     role: 'operator',
+    errors: { 409: ['network_not_configured', 'treasury_not_configured'] },
     query: z.strictObject({ network: network.optional(), mode: mode.optional(), merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ query }) =>
       sweepPlan(ops(), {
@@ -31,8 +34,12 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'POST',
     url: '/sweeps/run',
+    summary: 'Start sweeps (the sweep worker sends them)',
+    response: contract.runSweepResponse,
+    status: [202],
     role: 'operator',
-    body: runSweepBody,
+    errors: { 409: ['network_not_configured', 'treasury_not_configured'] },
+    body: contract.runSweepBody,
     handler: async ({ body, audit, reply }) => {
       const r = await startSweeps(ops(), {
         network: body.network,
@@ -54,6 +61,8 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps',
+    summary: 'Sweep history',
+    response: contract.sweepList,
     role: 'operator',
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(25),
@@ -78,6 +87,8 @@ export async function registerSweepRoutes(app: FastifyInstance, deps: ConsoleDep
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/:id',
+    summary: 'One sweep with its steps',
+    response: contract.sweepDetail,
     role: 'operator',
     params: z.strictObject({ id: z.string().min(1).max(64) }),
     handler: async ({ params }) => sweepDetail(db, deps.ops.chains, params.id),

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { STABLECOIN_EXPONENT } from '../../../chains/vocabulary.js';
 import { parseDecimalToMinor } from '../../domain/money.js';
 import { getSweepPolicy, listDestinations, putSweepPolicy, setDestination } from '../../operations/treasury.js';
-import { setDestinationBody, setPolicyBody } from '../contract/treasury.js';
+import { destinationList, destinationSet, setDestinationBody, setPolicyBody, sweepPolicy } from '../contract/treasury.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -18,6 +18,8 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/treasury/destinations',
+    summary: 'Treasury destinations and hot floats, with their history',
+    response: destinationList,
     role: 'operator',
     query: z.strictObject({ merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ query }) => ({ data: await listDestinations(db, query.merchant_id) }),
@@ -25,6 +27,9 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'POST',
     url: '/treasury/destinations',
+    summary: "Set where a merchant's sweeps go, and its hot float",
+    response: destinationSet,
+    errors: { 400: ['address_invalid'], 409: ['network_not_configured'] },
     role: 'operator',
     body: setDestinationBody,
     handler: async ({ body, actor, audit }) => {
@@ -52,14 +57,20 @@ export async function registerTreasuryRoutes(app: FastifyInstance, deps: Console
   consoleRoute(app, db, {
     method: 'GET',
     url: '/sweeps/policy',
+    summary: 'The sweep policy of a network, mode and token',
+    response: sweepPolicy,
     role: 'operator',
+    errors: { 409: ['network_not_configured'] },
     query: z.strictObject({ network, mode, token: z.enum(['USDT', 'USDC']) }),
     handler: async ({ query }) => getSweepPolicy(db, deps.ops.chains, query.network, query.mode, query.token),
   });
   consoleRoute(app, db, {
     method: 'POST',
     url: '/sweeps/policy',
+    summary: 'Set a sweep policy',
+    response: sweepPolicy,
     role: 'operator',
+    errors: { 409: ['network_not_configured'] },
     body: setPolicyBody,
     handler: async ({ body, actor, audit }) => {
       const r = await putSweepPolicy(db, deps.ops.chains, {

@@ -2,7 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, resetConsoleUser } from '../../operations/console-users.js';
 import { auditActorOf } from '../actor.js';
-import type { UserCreated, UserDisabled, UserList, UserReset } from '../contract/users.js';
+import {
+  type UserCreated,
+  type UserDisabled,
+  type UserList,
+  type UserReset,
+  userCreatedSchema,
+  userDisabledSchema,
+  userListSchema,
+  userResetSchema,
+} from '../contract/users.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 
@@ -17,6 +26,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'GET',
     url: '/users',
+    summary: 'Console users',
+    response: userListSchema,
     role: 'operator',
     query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(25),
@@ -42,6 +53,10 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users',
+    summary: 'Create a console user (its temporary password is shown once)',
+    response: userCreatedSchema,
+    status: [201],
+    errors: { 400: ['parameter_missing'], 409: ['email_in_use'] },
     role: 'operator',
     body: z.strictObject({
       email: z.string().min(3).max(254),
@@ -64,6 +79,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users/:id/disable',
+    summary: 'Disable a console user (its sessions end)',
+    response: userDisabledSchema,
     role: 'operator',
     params: userId,
     async handler({ actor, params, audit }) {
@@ -75,6 +92,8 @@ export function registerUserRoutes(api: FastifyInstance, deps: ConsoleDeps): voi
   consoleRoute(api, db, {
     method: 'POST',
     url: '/users/:id/reset',
+    summary: "Reset a console user's password, TOTP and sessions",
+    response: userResetSchema,
     role: 'operator',
     params: userId,
     async handler({ actor, params, audit }) {

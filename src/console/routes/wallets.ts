@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { consoleWallets } from '../../operations/wallets.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
+import { walletList } from '../contract/wallets.js';
 
 // Wallets route (operators): every operator wallet with balances (bounded read, cached seconds), nonce, pending attempts.
 
@@ -12,6 +13,8 @@ export async function registerWalletRoutes(app: FastifyInstance, deps: ConsoleDe
   consoleRoute(app, db, {
     method: 'GET',
     url: '/wallets',
+    summary: 'Hot wallets, gas stations and resource accounts with balances',
+    response: walletList,
     role: 'operator',
     query: z.strictObject({
       network: z.enum(NETWORK_IDS).optional(),

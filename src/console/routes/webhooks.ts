@@ -22,6 +22,13 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointSet,
   type WebhookSecretRotation,
+  deliveryDetailSchema,
+  deliveryListSchema,
+  resendFailedSchema,
+  resendResultSchema,
+  webhookEndpointSchema,
+  webhookEndpointSetSchema,
+  webhookSecretRotationSchema,
 } from '../contract/webhooks.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
@@ -69,6 +76,9 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/endpoint',
+    summary: "A merchant's webhook endpoint",
+    response: webhookEndpointSchema,
+    errors: { 400: ['parameter_missing'] },
     query: z.strictObject({ merchant_id: z.string().optional() }),
     async handler({ actor, query }): Promise<WebhookEndpoint> {
       const e = await webhookEndpoint(db, box, oneMerchant(actor, query.merchant_id));
@@ -85,6 +95,9 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'PUT',
     url: '/webhooks/endpoint',
+    summary: 'Set or remove the webhook endpoint URL',
+    response: webhookEndpointSetSchema,
+    errors: { 400: ['parameter_missing', 'url_refused'] },
     body: z.strictObject({
       url: z.string().min(1).max(2048).nullable(),
       test_only: z.boolean().optional(),
@@ -118,6 +131,9 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/rotate-secret',
+    summary: 'Rotate the webhook secret (the new one is shown once)',
+    response: webhookSecretRotationSchema,
+    errors: { 400: ['parameter_missing'] },
     body: z.strictObject({
       overlap_hours: z.number().min(OVERLAP_HOURS_RANGE.min).max(OVERLAP_HOURS_RANGE.max).optional(),
       merchant_id: z.string().optional(),
@@ -141,6 +157,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/deliveries',
+    summary: 'The webhook delivery log',
+    response: deliveryListSchema,
     query: z.strictObject({
       ...listQueryShape,
       status: z.enum(DELIVERY_STATUSES).optional(),
@@ -158,6 +176,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'GET',
     url: '/webhooks/deliveries/:event_id',
+    summary: 'One delivery with its attempts',
+    response: deliveryDetailSchema,
     params: eventParam,
     async handler({ actor, params }): Promise<DeliveryDetail> {
       const d = await deliveryDetail(db, params.event_id);
@@ -176,6 +196,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/deliveries/:event_id/resend',
+    summary: 'Resend one delivery',
+    response: resendResultSchema,
     params: eventParam,
     async handler({ actor, params, audit }): Promise<ResendResult> {
       const merchantId = await eventMerchant(db, params.event_id);
@@ -197,6 +219,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, deps: ConsoleD
   consoleRoute(app, db, {
     method: 'POST',
     url: '/webhooks/resend-failed',
+    summary: 'Resend the failed deliveries since a time',
+    response: resendFailedSchema,
     body: z.strictObject({ since: isoTime, merchant_id: z.string().optional(), include_skipped: z.boolean().optional() }),
     async handler({ actor, body, audit }): Promise<ResendFailed> {
       const merchantId = merchantScope(actor, body.merchant_id);
