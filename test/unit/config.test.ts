@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
 
 const KEY = 'a'.repeat(64);
 
@@ -55,5 +56,32 @@ describe('rate limits and proxy trust', () => {
   it('names a bad limit or TRUST_PROXY', () => {
     expect(() => loadConfig({ MASTER_KEY: KEY, TRUST_PROXY: 'yes please' })).toThrow(/TRUST_PROXY:/);
     expect(() => loadConfig({ MASTER_KEY: KEY, CHECKOUT_STREAMS_PER_IP: '-1' })).toThrow(/CHECKOUT_STREAMS_PER_IP:/);
+  });
+});
+
+describe('the signer role and its clients (docs/signer.md)', () => {
+  const MNEMONIC = 'test test test test test test test test test test test junk';
+  it('runs the signer alone, and refuses to share its process with another role', () => {
+    expect(loadConfig({ MASTER_KEY: KEY, ROLES: 'signer', SIGNER_SOCKET: '/run/stablepay/signer.sock' }).ROLES).toEqual(['signer']);
+    expect(() => loadConfig({ MASTER_KEY: KEY, ROLES: 'signer,worker' })).toThrow(/ROLES: signer runs alone/);
+    expect(() => loadConfig({ MASTER_KEY: KEY, SIGNER_SOCKET: 'relative.sock' })).toThrow(/SIGNER_SOCKET: must be an absolute path/);
+  });
+
+  it('gives the seed to the signer only: a client process with HD_MNEMONIC is refused, without echoing it', () => {
+    expect(keyMaterialFromEnv({ HD_MNEMONIC: MNEMONIC, SIGNER_SOCKET: '/tmp/s.sock' }, { signerRole: true }).kind).toBe('signer');
+    expect(() => keyMaterialFromEnv({ SIGNER_SOCKET: '/tmp/s.sock' }, { signerRole: true })).toThrow(/ROLES=signer needs HD_MNEMONIC/);
+    const client = keyMaterialFromEnv({ SIGNER_SOCKET: '/tmp/s.sock' });
+    expect(client.kind).toBe('remote');
+    expect(String((client as { signer: unknown }).signer)).toBe('[RemoteSigner]');
+    let err: Error | undefined;
+    try {
+      keyMaterialFromEnv({ HD_MNEMONIC: MNEMONIC, SIGNER_SOCKET: '/tmp/s.sock' });
+    } catch (e) {
+      err = e as Error;
+    }
+    expect(err?.message).toMatch(/HD_MNEMONIC is set in a process that uses the signer/);
+    expect(err?.message).not.toContain('junk');
+    // Without a signer, a mnemonic signs in process, as before.
+    expect(keyMaterialFromEnv({ HD_MNEMONIC: MNEMONIC }).kind).toBe('signer');
   });
 });

@@ -259,6 +259,8 @@ function probeOf(name: string): Probe | undefined {
       loaders: ['src/watcher/config.ts'],
     };
   if (name === 'HD_MNEMONIC') return { read: (env) => keyMaterialFromEnv(env).kind, sample: MNEMONIC };
+  // A process given the signer's socket asks it (remote) instead of holding keys (none).
+  if (name === 'SIGNER_SOCKET') return { read: (env) => keyMaterialFromEnv(env).kind, sample: '/tmp/stablepay-signer.sock' };
   if (name === 'HD_PASSPHRASE') {
     return {
       read: (env) =>

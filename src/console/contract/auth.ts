@@ -50,6 +50,7 @@ export const AUTH_ERROR_CODES = [
   'login_locked',
   'not_signed_in',
   'totp_enrollment_required',
+  'password_change_required',
   'csrf_token_invalid',
   'password_too_short',
 ] as const;

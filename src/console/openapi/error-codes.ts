@@ -16,8 +16,8 @@ const ANY: ErrorCodesByStatus = {
 /** Behind the console session (consoleRoute): signed in, the role and the merchant scope. */
 const SIGNED_IN: ErrorCodesByStatus = { 401: ['not_signed_in'], 403: ['not_permitted'] };
 
-/** Every route outside /auth/ while an operator has not turned TOTP on (the session hook). */
-const ENROLLED: ErrorCodesByStatus = { 403: ['totp_enrollment_required'] };
+/** Every route outside /auth/ while a temporary password is unchanged or an operator has not turned TOTP on (the session hook). */
+const ENROLLED: ErrorCodesByStatus = { 403: ['password_change_required', 'totp_enrollment_required'] };
 
 /** A mutation: its JSON body and, behind the session, the session's CSRF token. */
 const BODY: ErrorCodesByStatus = { 400: ['INVALID_JSON'], 413: ['request_too_large'] };
