@@ -2,7 +2,14 @@ import { Transaction } from 'ethers';
 import type { ChainRegistry } from '../../chains/registry.js';
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import { decodeTriggerRawData, TRIGGER_SMART_CONTRACT_TYPE } from '../../chains/tron/protobuf.js';
-import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver, type KeyPath, type SigningPreimage, type TokenContract } from '../../chains/types.js';
+import {
+  HOT_WALLET_SLOT,
+  type ChainAdapter,
+  type KeyDeriver,
+  type KeyPath,
+  type SigningPreimage,
+  type TokenContract,
+} from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import { refundById } from '../ledger/refunds/refunds.js';
@@ -111,7 +118,8 @@ async function readEvmTransfer(
   if (tx.signature !== null || tx.unsignedSerialized.toLowerCase() !== preimage.unsignedSerialized.toLowerCase())
     refuse('undecodable_transaction', 'the preimage is not an unsigned transaction in its canonical serialization');
   if (tx.type !== 0 && tx.type !== 1 && tx.type !== 2) refuse('wrong_method', `a refund payout is not a type ${tx.type} transaction`);
-  const chainId = adapters.chainId(refund.network, refund.mode) ?? (adapter instanceof EvmChainAdapter ? await adapter.paymentChainId() : undefined);
+  const chainId =
+    adapters.chainId(refund.network, refund.mode) ?? (adapter instanceof EvmChainAdapter ? await adapter.paymentChainId() : undefined);
   if (chainId === undefined || tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${refund.network} is ${chainId}`);
   if (tx.to === null || adapter.normalizeAddress(tx.to) !== adapter.normalizeAddress(token.address))
     refuse('wrong_contract', `the transaction calls ${tx.to ?? 'no contract'}, not the ${refund.token} contract`);
@@ -128,7 +136,8 @@ function readTronTransfer(
   token: TokenContract,
   preimage: SigningPreimage,
 ): { to: string | null; amount: bigint } {
-  if (preimage.kind !== 'tron-transaction') refuse('wrong_method', `a TRON refund payout signs a TRON transaction, not an ${preimage.kind}`);
+  if (preimage.kind !== 'tron-transaction')
+    refuse('wrong_method', `a TRON refund payout signs a TRON transaction, not an ${preimage.kind}`);
   let raw: ReturnType<typeof decodeTriggerRawData>;
   try {
     raw = decodeTriggerRawData(preimage.rawDataHex);

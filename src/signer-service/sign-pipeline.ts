@@ -89,7 +89,13 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
   });
   recordSignerAnswer(req.intent.purpose, 'signed', null);
   deps.log.info(
-    { request_id: req.request_id, refund_id: refundId, merchant_id: payout.merchantId, network: payout.network, amount_base: String(payout.amount) },
+    {
+      request_id: req.request_id,
+      refund_id: refundId,
+      merchant_id: payout.merchantId,
+      network: payout.network,
+      amount_base: String(payout.amount),
+    },
     'signed a refund payout',
   );
   return { status: 200, body: { signature: { r: signature.r, s: signature.s, y_parity: signature.yParity } } };
