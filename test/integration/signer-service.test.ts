@@ -3,10 +3,12 @@ import { stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Interface, Transaction, Wallet, keccak256, recoverAddress } from 'ethers';
+import { Interface, Signature, Transaction, Wallet, keccak256, recoverAddress, sha256 } from 'ethers';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainRegistry } from '../../chains/registry.js';
+import { TronChainAdapter } from '../../chains/tron/adapter.js';
+import { encodeTriggerRawData } from '../../chains/tron/protobuf.js';
 import type { EvmTxBody } from '../../chains/evm/token-sender.js';
 import { HOT_WALLET_SLOT, type KeyPath, type SigningPreimage, type TxSigner, type UnsignedTransfer } from '../../chains/types.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
@@ -36,6 +38,13 @@ let t: TestDatabase;
 let node: AnvilNode;
 let tokens: DeployedToken[];
 let adapter: ReturnType<typeof makeAdapter>;
+// TRON: justification reads no node (the transaction is decoded from its raw_data), so no node runs behind it.
+const TRON_USDT = `41${'7c'.repeat(20)}`;
+const tron = new TronChainAdapter({
+  mode: 'test',
+  jsonRpcUrl: 'http://127.0.0.1:9/jsonrpc',
+  tokens: [{ symbol: 'USDT', address: TRON_USDT, decimals: 6 }],
+});
 let server: { socketPath: string; close(): Promise<void> };
 let shop: { id: string; account: number };
 let other: { id: string; account: number };
@@ -69,7 +78,7 @@ beforeAll(async () => {
   server = await startSignerServer({
     db: t.db,
     signer,
-    adapters: new ChainRegistry([adapter]),
+    adapters: new ChainRegistry([adapter, tron]),
     socketPath,
     limits: { refundPerHour: '100', refundPerDay: '1000' },
     log: createLogger('silent'),
@@ -86,11 +95,14 @@ let seq = 0;
 const destination = () => Wallet.createRandom().address.toLowerCase();
 
 /** A refund of `shop` (or `m`) in `status`, paying `amount` USDT base units to a fresh destination. */
-async function refund(amount: bigint, o: { status?: 'pending' | 'processing' | 'completed'; m?: typeof shop } = {}) {
+async function refund(
+  amount: bigint,
+  o: { status?: 'pending' | 'processing' | 'completed'; m?: typeof shop; network?: 'ethereum' | 'tron'; to?: string } = {},
+) {
   const m = o.m ?? shop;
   const session = await createBoundSession(t.db, adapter, m, { amountMinor: 100_000n, token: 'USDT' });
   const id = `re_signer${seq++}${randomBytes(3).toString('hex')}`;
-  const to = destination();
+  const to = o.to ?? destination();
   await t.db
     .insertInto('refunds')
     .values({
@@ -104,7 +116,7 @@ async function refund(amount: bigint, o: { status?: 'pending' | 'processing' | '
       currency: 'USDT',
       metadata: '{}',
       status: o.status ?? 'processing',
-      network: 'ethereum',
+      network: o.network ?? 'ethereum',
       token: 'USDT',
       destination_address: to,
       amount_base: amount,
@@ -377,5 +389,62 @@ describe('the signer service', () => {
     await expect(sql`delete from signer_audit`.execute(t.db)).rejects.toThrow(/append-only/);
     await expect(sql`truncate signer_audit`.execute(t.db)).rejects.toThrow(/append-only/);
     expect((await listSignerAudit(t.db, { limit: 1 })).length).toBe(1);
+  });
+});
+
+describe('TRON refund payouts', () => {
+  const tronTransfer = (o: { owner: string; to: string; amount: bigint; contract?: string; callValue?: bigint }) => {
+    const rawDataHex = encodeTriggerRawData({
+      refBlockBytes: 'abcd',
+      refBlockHash: '11'.repeat(8),
+      expiration: 1_900_000_000_000n,
+      timestamp: 1_899_999_940_000n,
+      feeLimit: 30_000_000n,
+      owner: o.owner,
+      contract: o.contract ?? TRON_USDT,
+      callValue: o.callValue ?? 0n,
+      data: ERC20.encodeFunctionData('transfer', [`0x${o.to.slice(2)}`, o.amount]).slice(2),
+    });
+    return rawDataHex;
+  };
+  const tronRequest = (refundId: string, rawDataHex: string, key: KeyPath) => ({
+    request_id: newRequestId(),
+    intent: intentOf(refundId),
+    key,
+    payload: { curve: 'secp256k1', digest: sha256(`0x${rawDataHex}`), preimage: { kind: 'tron-transaction', rawDataHex } },
+  });
+
+  it('signs the transfer of a TRON refund from its hot wallet, and refuses another recipient, owner, contract or TRX value', async () => {
+    const account = (
+      await t.db.selectFrom('merchant_hd_accounts').select('account_index').where('merchant_id', '=', shop.id).executeTakeFirstOrThrow()
+    ).account_index;
+    const tronHot = await tron.deriveHotWallet(signer, account, HOT_WALLET_SLOT.refunds);
+    const owner = tron.normalizeAddress(tronHot.address)!;
+    const dest = `41${Wallet.createRandom().address.slice(2).toLowerCase()}`;
+    const r = await refund(usdt(2), { network: 'tron', to: dest });
+
+    const raw = tronTransfer({ owner, to: dest, amount: r.amount });
+    const ok = await ask(tronRequest(r.id, raw, tronHot.key));
+    expect(ok.status, ok.text).toBe(200);
+    const sig = Signature.from({ r: ok.json.signature.r, s: ok.json.signature.s, yParity: ok.json.signature.y_parity });
+    expect(
+      `41${recoverAddress(sha256(`0x${raw}`), sig)
+        .slice(2)
+        .toLowerCase()}`,
+    ).toBe(owner);
+
+    const refusedWith = async (rawHex: string, code: string) => {
+      const req = tronRequest(r.id, rawHex, tronHot.key);
+      expect((await ask(req)).json.error.code).toBe(code);
+      expect((await auditOf(req.request_id))[0]).toMatchObject({ outcome: 'refused', code, network: 'tron' });
+    };
+    await refusedWith(tronTransfer({ owner, to: `41${'22'.repeat(20)}`, amount: r.amount }), 'wrong_recipient');
+    await refusedWith(tronTransfer({ owner, to: dest, amount: r.amount * 2n }), 'wrong_amount');
+    await refusedWith(tronTransfer({ owner: `41${'33'.repeat(20)}`, to: dest, amount: r.amount }), 'wrong_key');
+    await refusedWith(tronTransfer({ owner, to: dest, amount: r.amount, contract: `41${'44'.repeat(20)}` }), 'wrong_contract');
+    await refusedWith(tronTransfer({ owner, to: dest, amount: r.amount, callValue: 1n }), 'native_value');
+    // An EVM key for a TRON refund is not its hot wallet.
+    const evmKey = tronRequest(r.id, raw, hot.key);
+    expect((await ask(evmKey)).json.error.code).toBe('wrong_key');
   });
 });
