@@ -26,6 +26,7 @@ import { SUBSCRIPTIONS_USAGE, subscriptionsCli } from './subscriptions.js';
 import { systemClock } from '../domain/clock.js';
 import { WALLETS_USAGE, walletsCli } from './wallets.js';
 import { CONSOLE_USAGE, consoleCli } from './console.js';
+import { SIGNER_USAGE, signerCli } from './signer.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -67,6 +68,9 @@ ${SUBSCRIPTIONS_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${CONSOLE_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${SIGNER_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -150,6 +154,9 @@ async function main(argv: string[]): Promise<void> {
       case 'console':
         await migrateToLatest(db); // the first operator may be created before the service ever started
         return await consoleCli(rest, { db, box });
+      case 'signer':
+        await migrateToLatest(db); // the switch may be thrown before a signer ever started
+        return await signerCli(rest, { db });
       case 'subscriptions':
         return await subscriptionsCli(rest, { db, clock: systemClock, checkoutBaseUrl: config.checkoutBaseUrl });
       case 'webhooks': {

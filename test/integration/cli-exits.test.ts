@@ -462,6 +462,18 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['console', 'demo-code'], code: 0, shows: /^\d{6}\n$/ },
     { args: () => ['console', 'demo-code', '--email', 'exit-b@console.test'], code: 2, shows: /Only the demo users/ },
   ],
+  'signer pause': [
+    { args: () => ['signer', 'pause', '--reason', 'exit test'], code: 0, shows: /"paused": true/ },
+    { args: () => ['signer', 'pause', '--reason', ''], code: 2, shows: /--reason must be 1\.\.500 characters/ },
+  ],
+  'signer resume': [
+    { args: () => ['signer', 'resume'], code: 0, shows: /"paused": false/ },
+    { args: () => ['signer', 'resume', 'now'], code: 2, shows: /unexpected argument now/ },
+  ],
+  'signer status': [
+    { args: () => ['signer', 'status', '--json'], code: 0, shows: /"paused": (true|false)/ },
+    { args: () => ['signer', 'status', '--verbose'], code: 2, shows: /--verbose/ },
+  ],
   'console user reset': [
     { args: () => ['console', 'user', 'reset', 'exit-b@console.test'], code: 0, shows: /"temporary_password": "/ },
     { args: () => ['console', 'user', 'reset'], code: 2, shows: /usage: console user reset <id\|email>/ },

@@ -269,3 +269,8 @@ export async function listRefunds(
   if (opts.sessionId) base = base.where('session_id', '=', opts.sessionId);
   return newestFirstPage(db, 'refunds', base.selectAll(), { merchantId, mode }, opts);
 }
+
+/** A refund by its internal id (re_...), whatever its merchant; undefined when there is none. */
+export async function refundById(db: Db, id: string): Promise<RefundRow | undefined> {
+  return db.selectFrom('refunds').selectAll().where('id', '=', id).executeTakeFirst();
+}

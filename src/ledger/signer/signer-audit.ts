@@ -1,0 +1,122 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Database } from '../../db/schema.js';
+import type { SignerAuditOutcome, SignerAuditTable } from '../../db/signer-tables.js';
+
+// The signer's audit (migration 2026_11_29_0600_signer, docs/signer.md "Audit"): one row per signature asked of the
+// signer role (signed or refused) and per pause or resume. Append-only: the table's trigger refuses every UPDATE,
+// DELETE and TRUNCATE. Never key material: a key's path, the digest and what the transaction does.
+
+export interface SignerAuditEntry {
+  outcome: SignerAuditOutcome;
+  requestId?: string | null;
+  purpose?: string | null;
+  intent?: unknown;
+  merchantId?: string | null;
+  network?: string | null;
+  mode?: string | null;
+  keyPath?: string | null;
+  code?: string | null;
+  reason?: string | null;
+  digest?: string | null;
+  summary?: unknown;
+  amountBase?: bigint | null;
+}
+
+export type SignerAuditRow = Omit<Selectable<SignerAuditTable>, 'id'> & { id: string };
+
+const json = (v: unknown): string | null =>
+  v === undefined || v === null ? null : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
+
+/** Appends one row; false when its request_id was already answered (a concurrent twin won). */
+export async function appendSignerAudit(db: Kysely<Database> | Transaction<Database>, e: SignerAuditEntry): Promise<boolean> {
+  try {
+    await db
+      .insertInto('signer_audit')
+      .values({
+        outcome: e.outcome,
+        request_id: e.requestId ?? null,
+        purpose: e.purpose ?? null,
+        intent: json(e.intent),
+        merchant_id: e.merchantId ?? null,
+        network: e.network ?? null,
+        mode: e.mode ?? null,
+        key_path: e.keyPath ?? null,
+        code: e.code ?? null,
+        reason: e.reason ?? null,
+        digest: e.digest ?? null,
+        summary: json(e.summary),
+        amount_base: e.amountBase ?? null,
+      })
+      .execute();
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err, 'signer_audit_request')) return false;
+    throw err;
+  }
+}
+
+/** Whether a request with this id was already answered (signed or refused). */
+export async function isRequestIdSeen(db: Kysely<Database>, requestId: string): Promise<boolean> {
+  const row = await db.selectFrom('signer_audit').select('id').where('request_id', '=', requestId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A signed refund payout counted against the limits: one per refund, its largest amount in the window. */
+export interface SignedRefundAmount {
+  refundId: string;
+  token: string;
+  /** Largest amount signed for this refund in the last hour; null when none was signed in the last hour. */
+  lastHour: bigint | null;
+  /** Largest amount signed for this refund in the last day. */
+  lastDay: bigint;
+}
+
+/**
+ * The refund payouts signed for a merchant on one network and mode in the last 24 hours, each refund once (a
+ * fee-bumped replacement of the same refund is the same money), `except` one refund (the one being asked for).
+ */
+export async function signedRefundAmounts(
+  db: Kysely<Database> | Transaction<Database>,
+  o: { merchantId: string; network: string; mode: string; except: string; now: Date },
+): Promise<SignedRefundAmount[]> {
+  const hourAgo = new Date(o.now.getTime() - 3600_000);
+  const dayAgo = new Date(o.now.getTime() - 86_400_000);
+  const rows = await db
+    .selectFrom('signer_audit')
+    .select([
+      sql<string>`intent->>'refund_id'`.as('refund_id'),
+      sql<string>`summary->>'token'`.as('token'),
+      sql<string | null>`max(amount_base) filter (where at > ${hourAgo})`.as('last_hour'),
+      sql<string>`max(amount_base)`.as('last_day'),
+    ])
+    .where('merchant_id', '=', o.merchantId)
+    .where('network', '=', o.network)
+    .where('mode', '=', o.mode)
+    .where('outcome', '=', 'signed')
+    .where('purpose', '=', 'refund_payout')
+    .where('at', '>', dayAgo)
+    .where(sql<boolean>`intent->>'refund_id' is distinct from ${o.except}`)
+    .groupBy([sql`intent->>'refund_id'`, sql`summary->>'token'`])
+    .execute();
+  return rows.map((r) => ({
+    refundId: r.refund_id,
+    token: r.token,
+    lastHour: r.last_hour === null ? null : BigInt(r.last_hour),
+    lastDay: BigInt(r.last_day),
+  }));
+}
+
+/** Serialises limit checks of one merchant, network and mode until the transaction ends. */
+export async function lockSignerLimits(trx: Transaction<Database>, key: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`signer-limits:${key}`}, 0))`.execute(trx);
+}
+
+/** Newest first (operators, tests). */
+export async function listSignerAudit(db: Kysely<Database>, o: { limit: number; requestId?: string }): Promise<SignerAuditRow[]> {
+  let q = db.selectFrom('signer_audit').selectAll();
+  if (o.requestId !== undefined) q = q.where('request_id', '=', o.requestId);
+  const rows = await q.orderBy('id', 'desc').limit(o.limit).execute();
+  return rows.map((r) => ({ ...r, id: String(r.id) }));
+}

@@ -1,0 +1,155 @@
+import { Transaction } from 'ethers';
+import type { ChainRegistry } from '../../chains/registry.js';
+import { EvmChainAdapter } from '../../chains/evm/adapter.js';
+import { decodeTriggerRawData, TRIGGER_SMART_CONTRACT_TYPE } from '../../chains/tron/protobuf.js';
+import {
+  HOT_WALLET_SLOT,
+  type ChainAdapter,
+  type KeyDeriver,
+  type KeyPath,
+  type SigningPreimage,
+  type TokenContract,
+} from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
+import { refundById } from '../ledger/refunds/refunds.js';
+import type { RefundRow } from '../ledger/refunds/refunds.js';
+import { refuse } from './refusal.js';
+import { decodeTransferCall } from './transfer-call.js';
+
+// Justification of a refund payout (docs/signer.md, "What is justified"): the signer reads the refund in the ledger
+// and signs only the transfer the payout engine (src/refunds/payout-engine.ts) would build for it: from the
+// merchant's refunds hot wallet, to the registry's token contract, no native value, `transfer(destination, amount)`
+// with the refund's amount or its documented gross-up for a token's transfer fee. EVM and TRON; Solana not yet.
+
+/** What a justified payout is, for the limits and the audit. */
+export interface JustifiedPayout {
+  merchantId: string;
+  network: string;
+  mode: string;
+  token: string;
+  decimals: number;
+  amount: bigint;
+  summary: { to: string; token: string; contract: string; amount_base: string };
+}
+
+/** What the audit learns before the refusal or the signature: the refund's owner and chain, once read. */
+export interface RefundContext {
+  merchantId?: string;
+  network?: string;
+  mode?: string;
+  summary?: JustifiedPayout['summary'];
+  amount?: bigint;
+}
+
+/** Refund states the payout engine signs in (refund-state.ts: pending → processing, then completed | failed). */
+const PAYABLE = new Set(['pending', 'processing']);
+
+export async function justifyRefundPayout(
+  o: { db: Db; adapters: ChainRegistry; keys: KeyDeriver },
+  refundId: string,
+  key: KeyPath,
+  preimage: SigningPreimage,
+  seen: RefundContext,
+): Promise<JustifiedPayout> {
+  const refund = await refundById(o.db, refundId);
+  if (!refund) refuse('unknown_object', `no refund ${refundId}`);
+  seen.merchantId = refund.merchant_id;
+  seen.network = refund.network;
+  seen.mode = refund.mode;
+  if (!PAYABLE.has(refund.status)) refuse('not_payable', `refund ${refundId} is ${refund.status}`);
+  const adapter = o.adapters.get(refund.network, refund.mode);
+  if (!adapter || (adapter.family !== 'evm' && adapter.family !== 'tron'))
+    refuse('purpose_not_supported', `refund payouts on ${refund.network} (${refund.mode}) are not justified by this signer`);
+  const token = o.adapters.token(refund.network, refund.mode, refund.token);
+  if (!token) refuse('wrong_contract', `${refund.token} is not configured on ${refund.network} (${refund.mode})`);
+  const account = await merchantAccountIndex(o.db, refund.merchant_id, refund.mode);
+  const hot = await adapter.deriveHotWallet(o.keys, account, HOT_WALLET_SLOT.refunds);
+  if (key.curve !== hot.key.curve || key.path !== hot.key.path)
+    refuse('wrong_key', `the key is not the refunds hot wallet of merchant ${refund.merchant_id}`);
+  const transfer =
+    adapter.family === 'evm'
+      ? await readEvmTransfer(o.adapters, adapter, refund, token, preimage)
+      : readTronTransfer(adapter, hot.address, token, preimage);
+  const destination = adapter.normalizeAddress(refund.destination_address);
+  const summary = { to: transfer.to ?? '', token: refund.token, contract: token.address, amount_base: transfer.amount.toString() };
+  seen.summary = summary;
+  seen.amount = transfer.amount;
+  if (transfer.to === null || destination === null || transfer.to !== destination)
+    refuse('wrong_recipient', `the transfer does not pay refund ${refundId}'s destination`);
+  if (transfer.amount !== refund.amount_base && transfer.amount !== (await grossed(adapter, refund)))
+    refuse('wrong_amount', `the transfer moves ${transfer.amount} base units; refund ${refundId} pays ${refund.amount_base}`);
+  return {
+    merchantId: refund.merchant_id,
+    network: refund.network,
+    mode: refund.mode,
+    token: refund.token,
+    decimals: token.decimals,
+    amount: transfer.amount,
+    summary,
+  };
+}
+
+/** The gross-up the payout engine sends for a token announcing a transfer fee; null when the adapter has none. */
+async function grossed(adapter: ChainAdapter, refund: RefundRow): Promise<bigint | null> {
+  if (!adapter.grossForNet) return null;
+  try {
+    return await adapter.grossForNet(refund.token, refund.amount_base);
+  } catch {
+    return null; // the token refuses the transfer now: no gross-up to justify
+  }
+}
+
+/** chainId, contract, value, and the transfer's recipient (canonical) and amount of an unsigned EVM transaction. */
+async function readEvmTransfer(
+  adapters: ChainRegistry,
+  adapter: ChainAdapter,
+  refund: RefundRow,
+  token: TokenContract,
+  preimage: SigningPreimage,
+): Promise<{ to: string | null; amount: bigint }> {
+  if (preimage.kind !== 'evm-transaction') refuse('wrong_method', `a refund payout signs an EVM transaction, not an ${preimage.kind}`);
+  let tx: Transaction;
+  try {
+    tx = Transaction.from(preimage.unsignedSerialized);
+  } catch {
+    refuse('undecodable_transaction', 'the preimage is not an EVM transaction');
+  }
+  if (tx.signature !== null || tx.unsignedSerialized.toLowerCase() !== preimage.unsignedSerialized.toLowerCase())
+    refuse('undecodable_transaction', 'the preimage is not an unsigned transaction in its canonical serialization');
+  if (tx.type !== 0 && tx.type !== 1 && tx.type !== 2) refuse('wrong_method', `a refund payout is not a type ${tx.type} transaction`);
+  const chainId =
+    adapters.chainId(refund.network, refund.mode) ?? (adapter instanceof EvmChainAdapter ? await adapter.paymentChainId() : undefined);
+  if (chainId === undefined || tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${refund.network} is ${chainId}`);
+  if (tx.to === null || adapter.normalizeAddress(tx.to) !== adapter.normalizeAddress(token.address))
+    refuse('wrong_contract', `the transaction calls ${tx.to ?? 'no contract'}, not the ${refund.token} contract`);
+  if (tx.value !== 0n) refuse('native_value', `the transaction carries ${tx.value} wei`);
+  const call = decodeTransferCall(tx.data);
+  if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
+  return { to: adapter.normalizeAddress(`0x${call.to}`), amount: call.amount };
+}
+
+/** One TriggerSmartContract from the hot wallet to the token, no TRX, transfer(recipient, amount). */
+function readTronTransfer(
+  adapter: ChainAdapter,
+  hotAddress: string,
+  token: TokenContract,
+  preimage: SigningPreimage,
+): { to: string | null; amount: bigint } {
+  if (preimage.kind !== 'tron-transaction')
+    refuse('wrong_method', `a TRON refund payout signs a TRON transaction, not an ${preimage.kind}`);
+  let raw: ReturnType<typeof decodeTriggerRawData>;
+  try {
+    raw = decodeTriggerRawData(preimage.rawDataHex);
+  } catch {
+    refuse('undecodable_transaction', 'raw_data is not a TRON transaction with a contract');
+  }
+  if (raw.contractCount !== 1 || raw.contractType !== TRIGGER_SMART_CONTRACT_TYPE)
+    refuse('wrong_method', 'a refund payout is exactly one TriggerSmartContract');
+  if (raw.owner !== adapter.normalizeAddress(hotAddress)) refuse('wrong_key', 'the transaction is not sent by the refunds hot wallet');
+  if (raw.contract !== token.address) refuse('wrong_contract', `the transaction calls ${raw.contract}, not the token contract`);
+  if (raw.callValue !== 0n) refuse('native_value', `the transaction carries ${raw.callValue} sun`);
+  const call = decodeTransferCall(raw.data);
+  if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
+  return { to: adapter.normalizeAddress(`41${call.to}`), amount: call.amount };
+}

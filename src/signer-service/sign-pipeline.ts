@@ -1,0 +1,140 @@
+import type { ChainRegistry } from '../../chains/registry.js';
+import type { Db } from '../db/database.js';
+import type { RefusalCode } from '../domain/signing.js';
+import { appendSignerAudit, isRequestIdSeen, lockSignerLimits } from '../ledger/signer/signer-audit.js';
+import { readSignerState } from '../ledger/signer/signer-state.js';
+import type { Logger } from '../logger.js';
+import { recordSignerAnswer, setSignerPaused } from '../metrics/signer.js';
+import type { MnemonicSigner } from '../signer/mnemonic-signer.js';
+import { signRequestSchema, type SignRequest } from '../signer/protocol.js';
+import { digestOf } from './digest.js';
+import { justifyRefundPayout, type RefundContext } from './justify-refund.js';
+import { checkRefundLimits, type SignerLimits } from './limits.js';
+import { Refusal, refuse } from './refusal.js';
+
+// The sign pipeline (docs/signer.md, "Pipeline"): parse → replayed request id → paused → the digest recomputed from
+// its preimage → decoded and justified by the intent's purpose → limits → signed → audited → answered. Every answer,
+// signed or refused, is one signer_audit row and one metric; the signature leaves only once its row is committed.
+
+export interface SignDeps {
+  db: Db;
+  signer: MnemonicSigner;
+  adapters: ChainRegistry;
+  limits: SignerLimits;
+  log: Logger;
+  now?: () => Date;
+}
+
+export type SignAnswer =
+  | { status: 200; body: { signature: { r: string; s: string; y_parity: 0 | 1 } } }
+  | { status: 403; body: { error: { code: RefusalCode; message: string } } };
+
+export async function answerSign(deps: SignDeps, input: unknown): Promise<SignAnswer> {
+  const parsed = signRequestSchema.safeParse(input);
+  if (!parsed.success) {
+    const where = parsed.error.issues[0]?.path.join('.') || 'body';
+    return refused(deps, null, {}, new Refusal('malformed_request', `not a sign request (at ${where})`));
+  }
+  const req = parsed.data;
+  const seen: RefundContext = {};
+  try {
+    return await signOrRefuse(deps, req, seen);
+  } catch (err) {
+    if (err instanceof Refusal) return refused(deps, req, seen, err);
+    throw err;
+  }
+}
+
+/** A sign request that could not be read at all (not JSON, too large): audited and counted like any refusal. */
+export function answerMalformed(deps: SignDeps, message: string): Promise<SignAnswer> {
+  return refused(deps, null, {}, new Refusal('malformed_request', message));
+}
+
+async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContext): Promise<SignAnswer> {
+  if (await isRequestIdSeen(deps.db, req.request_id)) refuse('replayed_request', `request ${req.request_id} was already answered`);
+  const state = await readSignerState(deps.db);
+  setSignerPaused(state.paused);
+  if (state.paused) refuse('paused', 'the signer is paused (signer resume)');
+  if (req.payload.curve !== 'secp256k1' || req.key.curve !== 'secp256k1')
+    refuse('purpose_not_supported', 'ed25519 (Solana) signatures are not justified by this signer yet');
+  const { digest, preimage } = req.payload;
+  if (digestOf(preimage) !== digest.toLowerCase()) refuse('digest_mismatch', `the digest is not the hash of its ${preimage.kind} preimage`);
+  if (req.intent.purpose !== 'refund_payout') refuse('purpose_not_supported', `${req.intent.purpose} is not justified by this signer yet`);
+  const refundId = req.intent.refund_id;
+  const payout = await justifyRefundPayout({ db: deps.db, adapters: deps.adapters, keys: deps.signer }, refundId, req.key, preimage, seen);
+  const now = deps.now?.() ?? new Date();
+  const signature = await deps.db.transaction().execute(async (trx) => {
+    await lockSignerLimits(trx, `${payout.merchantId}:${payout.network}:${payout.mode}`);
+    await checkRefundLimits(trx, deps.limits, {
+      merchantId: payout.merchantId,
+      network: payout.network,
+      mode: payout.mode,
+      refundId,
+      amount: payout.amount,
+      decimals: payout.decimals,
+      decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode as 'test' | 'live', t)?.decimals,
+      now,
+    });
+    const written = await appendSignerAudit(trx, {
+      ...auditBase(req),
+      outcome: 'signed',
+      merchantId: payout.merchantId,
+      network: payout.network,
+      mode: payout.mode,
+      summary: payout.summary,
+      amountBase: payout.amount,
+    });
+    if (!written) refuse('replayed_request', `request ${req.request_id} was already answered`);
+    return deps.signer.signSecp256k1Digest(req.key, Buffer.from(digest.slice(2), 'hex'));
+  });
+  recordSignerAnswer(req.intent.purpose, 'signed', null);
+  deps.log.info(
+    {
+      request_id: req.request_id,
+      refund_id: refundId,
+      merchant_id: payout.merchantId,
+      network: payout.network,
+      amount_base: String(payout.amount),
+    },
+    'signed a refund payout',
+  );
+  return { status: 200, body: { signature: { r: signature.r, s: signature.s, y_parity: signature.yParity } } };
+}
+
+function auditBase(req: SignRequest) {
+  return {
+    requestId: req.request_id,
+    purpose: req.intent.purpose,
+    intent: req.intent,
+    keyPath: `${req.key.curve}:${req.key.path}`,
+    digest: req.payload.curve === 'secp256k1' ? req.payload.digest.toLowerCase() : null,
+  };
+}
+
+async function refused(deps: SignDeps, req: SignRequest | null, seen: RefundContext, r: Refusal): Promise<SignAnswer> {
+  const row = {
+    ...(req ? auditBase(req) : {}),
+    outcome: 'refused' as const,
+    code: r.code,
+    reason: r.reason,
+    merchantId: seen.merchantId ?? null,
+    network: seen.network ?? null,
+    mode: seen.mode ?? null,
+    summary: seen.summary ?? null,
+    amountBase: seen.amount ?? null,
+  };
+  // A concurrent twin of this request id was answered first: this one is its replay.
+  if (!(await appendSignerAudit(deps.db, row))) await appendSignerAudit(deps.db, { ...row, code: 'replayed_request' });
+  recordSignerAnswer(req?.intent.purpose ?? 'none', 'refused', r.code);
+  deps.log.warn(
+    {
+      request_id: req?.request_id ?? null,
+      ...(req?.intent.purpose === 'refund_payout' ? { refund_id: req.intent.refund_id } : {}),
+      merchant_id: seen.merchantId ?? null,
+      code: r.code,
+      reason: r.reason,
+    },
+    'signer refused a signature',
+  );
+  return { status: 403, body: { error: { code: r.code, message: r.reason } } };
+}
