@@ -28,6 +28,9 @@ import { createWalletResolver } from './subscriptions/wallets.js';
 import { startProcessMetrics } from './metrics-collectors/start.js';
 import { rpcMetricsObserver } from './metrics/rpc.js';
 import { consolePlugin, startConsoleListener } from './start/console.js';
+import { signerLimitsFrom } from './signer-service/limits.js';
+import { startSignerServer } from './signer-service/server.js';
+import { MnemonicSigner } from './signer/mnemonic-signer.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -59,6 +62,8 @@ export async function start(
   const keyMaterial = keyMaterialFromEnv(env, { signerRole: config.ROLES.includes('signer') });
   // What signs this process's transactions: the seed in process, or the signer role over its socket.
   const txSigner = keyMaterial.kind === 'signer' || keyMaterial.kind === 'remote' ? keyMaterial.signer : null;
+  const signerLimits = config.ROLES.includes('signer') ? signerLimitsFrom(env) : null;
+  if (signerLimits && !config.SIGNER_SOCKET) throw new Error('ROLES=signer needs SIGNER_SOCKET: the Unix socket it listens on');
   const keys = keyDeriverOf(keyMaterial);
   const subscriptionSettings = subscriptionSettingsFromEnv(env);
 
@@ -221,6 +226,20 @@ export async function start(
     signer: txSigner,
     ...(clock ? { clock } : {}),
   });
+
+  // The signer role (docs/signer.md): the seed holder's server on its socket, and nothing else in this process.
+  if (signerLimits && config.SIGNER_SOCKET && keyMaterial.kind === 'signer' && keyMaterial.signer instanceof MnemonicSigner) {
+    const signerServer = await startSignerServer({
+      db,
+      signer: keyMaterial.signer,
+      adapters,
+      socketPath: config.SIGNER_SOCKET,
+      limits: signerLimits,
+      log: log.child({ role: 'signer' }),
+    });
+    stops.unshift(() => signerServer.close());
+    log.info({ socket: signerServer.socketPath }, 'signer listening');
+  }
 
   let port: number | undefined;
   let consolePort: number | undefined;
