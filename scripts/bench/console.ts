@@ -57,7 +57,7 @@ const redis = new Redis(REDIS, { maxRetriesPerRequest: 2 });
 const now = new Date();
 const t0 = performance.now();
 await migrateToLatest(db);
-await seedConsoleData(db, { ...size, now });
+await seedConsoleData(db, { ...size, now, box: new SecretBox(TEST_MASTER_KEY) });
 const seeded = (performance.now() - t0) / 1000;
 await sql`vacuum analyze`.execute(db);
 const analyzed = (performance.now() - t0) / 1000;

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
+import type { SecretBox } from '../../src/security/secret-box.js';
+import { webhookSecretAad } from '../../src/security/sealed-column-aad.js';
 
 // A year of console data written by set-based SQL (generate_series), for the console benchmark
 // (scripts/bench/console.ts) and the console's query-plan test (test/integration/console-query-plans.test.ts).
@@ -17,6 +19,8 @@ export interface ConsoleSeedSize {
   deliveries: number;
   /** The newest row's time; rows spread over the 365 days before it. */
   now: Date;
+  /** Seals real webhook secrets for merchants 1–5 (the routes that open one); the others hold a placeholder. */
+  box: SecretBox;
 }
 
 export const merchantIdOf = (n: number) => `mer_bench${String(n).padStart(5, '0')}`;
@@ -35,6 +39,10 @@ export async function seedConsoleData(db: Db, s: ConsoleSeedSize): Promise<void>
     select 'mer_bench' || lpad(m::text, 5, '0'), 'Bench shop ' || m, 'https://shop' || m || '.example/hooks', 'sealed',
       ${now}::timestamptz - interval '400 days'
     from generate_series(1, ${M}) m`.execute(db);
+  for (let m = 1; m <= Math.min(5, M); m++) {
+    const id = merchantIdOf(m);
+    await sql`update merchants set webhook_secret_enc = ${s.box.seal(`whsec_bench_${m}`, webhookSecretAad(id))} where id = ${id}`.execute(db);
+  }
   await sql`
     insert into api_keys (id, merchant_id, mode, key_prefix, key_hash, secret_enc, created_at)
     select 'key_bench' || m || k.mode, 'mer_bench' || lpad(m::text, 5, '0'), k.mode, 'pk_' || k.mode || '_b' || m,
@@ -58,7 +66,7 @@ export async function seedConsoleData(db: Db, s: ConsoleSeedSize): Promise<void>
       case when st.status = 'expired' then t.created + interval '30 minutes' end,
       a.amount, '1', a.amount, '1'
     from generate_series(1, ${N}) i
-    cross join lateral (select 100 + (i * 7907) % 99900 as amount) a
+    cross join lateral (select 100 + (i::bigint * 7907) % 99900 as amount) a
     cross join lateral (select ${now}::timestamptz - make_interval(secs => ((i::bigint * 2654435761) % 31536000)::double precision) - interval '2 hours' as created) t
     cross join lateral (select (array['ethereum','bsc','tron','solana'])[1 + (i / 7) % 4] as network,
                                case when i % 3 = 0 then 'USDC' else 'USDT' end as token) n
@@ -148,7 +156,7 @@ export async function seedConsoleData(db: Db, s: ConsoleSeedSize): Promise<void>
                                order by created_at desc limit 5)`.execute(db);
   await sql`
     insert into console_audit (at, actor_kind, actor_id, actor_email, actor_role, action, object_type, object_id, merchant_id, ip)
-    select ${now}::timestamptz - make_interval(secs => (a * 3163) % 31536000), 'console', 'cu_bench_op', 'op@bench.test',
+    select ${now}::timestamptz - make_interval(secs => ((a::bigint * 3163) % 31536000)::double precision), 'console', 'cu_bench_op', 'op@bench.test',
       'operator', 'payment.cancel', 'payment_session', 'cs_bench' || lpad(a::text, 8, '0'),
       'mer_bench' || lpad((1 + a % ${M})::text, 5, '0'), '127.0.0.1'
     from generate_series(1, ${Math.max(10, Math.floor(N / 100))}) a`.execute(db);
