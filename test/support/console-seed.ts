@@ -41,7 +41,9 @@ export async function seedConsoleData(db: Db, s: ConsoleSeedSize): Promise<void>
     from generate_series(1, ${M}) m`.execute(db);
   for (let m = 1; m <= Math.min(5, M); m++) {
     const id = merchantIdOf(m);
-    await sql`update merchants set webhook_secret_enc = ${s.box.seal(`whsec_bench_${m}`, webhookSecretAad(id))} where id = ${id}`.execute(db);
+    await sql`update merchants set webhook_secret_enc = ${s.box.seal(`whsec_bench_${m}`, webhookSecretAad(id))} where id = ${id}`.execute(
+      db,
+    );
   }
   await sql`
     insert into api_keys (id, merchant_id, mode, key_prefix, key_hash, secret_enc, created_at)
