@@ -6,6 +6,7 @@
 // and every route) driven by Fastify inject, signed in by a session cookie as an operator and as a merchant user.
 // Each route: one warm-up, then --reps requests; p50/p95/max of the server time against the issue's targets. A
 // baseline in the same run: GET /api/networks (the whole request path without a table read) and `select 1`.
+// BENCH_KEEP_DB=1 keeps the database at the end; --reuse measures again over it without seeding.
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -33,6 +34,8 @@ const { values } = parseArgs({
     merchants: { type: 'string', default: '1000' },
     deliveries: { type: 'string', default: '200000' },
     reps: { type: 'string', default: '30' },
+    // Measure again over the database a previous run kept (BENCH_KEEP_DB=1) instead of seeding a new one.
+    reuse: { type: 'boolean', default: false },
   },
 });
 const size = {
@@ -48,8 +51,10 @@ const DB_NAME = 'stablepay_bench_console';
 
 const admin = new pg.Client({ connectionString: ADMIN });
 await admin.connect();
-await admin.query(`drop database if exists ${DB_NAME} with (force)`);
-await admin.query(`create database ${DB_NAME}`);
+if (!values.reuse) {
+  await admin.query(`drop database if exists ${DB_NAME} with (force)`);
+  await admin.query(`create database ${DB_NAME}`);
+}
 const url = new URL(ADMIN);
 url.pathname = `/${DB_NAME}`;
 const db = createDb(url.toString(), 10);
@@ -58,13 +63,18 @@ const redis = new Redis(REDIS, { maxRetriesPerRequest: 2 });
 const now = new Date();
 const t0 = performance.now();
 await migrateToLatest(db);
-await seedConsoleData(db, { ...size, now, box: new SecretBox(TEST_MASTER_KEY) });
-const seeded = (performance.now() - t0) / 1000;
-// Fold the overview deltas the seed's inserts left (the first overview would; timed apart from the routes).
-const tFold = performance.now();
-const folded = await foldOverviewDeltas(db);
-const foldSeconds = (performance.now() - tFold) / 1000;
-await sql`vacuum analyze`.execute(db);
+let seeded = 0;
+let folded: number | null = 0;
+let foldSeconds = 0;
+if (!values.reuse) {
+  await seedConsoleData(db, { ...size, now, box: new SecretBox(TEST_MASTER_KEY) });
+  seeded = (performance.now() - t0) / 1000;
+  // Fold the overview deltas the seed's inserts left (the first overview would; timed apart from the routes).
+  const tFold = performance.now();
+  folded = await foldOverviewDeltas(db);
+  foldSeconds = (performance.now() - tFold) / 1000;
+  await sql`vacuum analyze`.execute(db);
+}
 const analyzed = (performance.now() - t0) / 1000;
 const counts = await sql<{ t: string; n: string }>`
   select 'payment_sessions' as t, count(*)::text as n from payment_sessions union all
@@ -106,7 +116,7 @@ await app.ready();
 /** A signed-in console session (second factor done) for a new user of this role: its cookie. */
 async function signIn(role: 'operator' | 'merchant', merchantId: string | null): Promise<string> {
   const user = await insertConsoleUser(db, {
-    email: `${role}-${merchantId ?? 'all'}@bench.test`,
+    email: `${role}-${merchantId ?? 'all'}-${Math.random().toString(36).slice(2, 8)}@bench.test`,
     role,
     merchantId,
     passwordHash: 'unused',
@@ -247,7 +257,7 @@ console.log(
 );
 console.log(`Rows: ${counts.rows.map((r) => `${r.t} ${Number(r.n).toLocaleString('en')}`).join(', ')}`);
 console.log(
-  `Seeded in ${seeded.toFixed(0)} s (then ${folded ?? 0} overview deltas folded in ${foldSeconds.toFixed(1)} s; with VACUUM ANALYZE ${analyzed.toFixed(0)} s); ${REPS} requests per route after one warm-up (Fastify inject: server time)`,
+  `${values.reuse ? 'Over the database a previous run kept (--reuse)' : `Seeded in ${seeded.toFixed(0)} s`} (then ${folded ?? 0} overview deltas folded in ${foldSeconds.toFixed(1)} s; with VACUUM ANALYZE ${analyzed.toFixed(0)} s); ${REPS} requests per route after one warm-up (Fastify inject: server time)`,
 );
 console.log('');
 console.log(`| ${'route'.padEnd(44)} | target   |  p50 ms |  p95 ms |  max ms | p95 limit | met |`);

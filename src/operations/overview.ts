@@ -24,18 +24,25 @@ export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operat
   // Whole days from the pre-aggregates (folded first when changes wait, so reads stay short), the window's partial
   // first and last day from payment_sessions: exact (ledger/console/overview-daily.ts).
   if (await overviewDeltasPending(db)) await foldOverviewDeltas(db);
-  const days = { rows: await paidPerDay(db, since, until, m) };
-  const r = await createdRates(db, since, until, m);
-  const ended = Number(r.paid) + Number(r.expired) + Number(r.canceled);
-  const share = (n: string) => (ended === 0 ? null : Number(n) / ended);
-  const ttp = { rows: await timeToPaid(db, since, until, m) };
-
   let refunds = db
     .selectFrom('refunds')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('status', 'in', ['pending', 'processing']);
   if (m) refunds = refunds.where('merchant_id', '=', m);
-  const inFlight = Number((await refunds.executeTakeFirst())?.n ?? 0);
+  // Independent reads, each one statement: run side by side on the pool (the answer is the same as one after another).
+  const [dayRows, r, ttpRows, refundsRow, failing, operatorSide] = await Promise.all([
+    paidPerDay(db, since, until, m),
+    createdRates(db, since, until, m),
+    timeToPaid(db, since, until, m),
+    refunds.executeTakeFirst(),
+    failingEndpoints(db, m, until),
+    q.operator ? operatorParts(d, until) : Promise.resolve({ watchers: [], wallets: null, wallets_error: null, last_reconcile: null }),
+  ]);
+  const days = { rows: dayRows };
+  const ttp = { rows: ttpRows };
+  const ended = Number(r.paid) + Number(r.expired) + Number(r.canceled);
+  const share = (n: string) => (ended === 0 ? null : Number(n) / ended);
+  const inFlight = Number(refundsRow?.n ?? 0);
 
   return {
     merchant_id: m ?? null,
@@ -65,8 +72,8 @@ export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operat
       samples: Number(x.samples),
     })),
     refunds_in_flight: { count: inFlight },
-    failing_webhook_endpoints: await failingEndpoints(db, m, until),
-    ...(q.operator ? await operatorParts(d, until) : { watchers: [], wallets: null, wallets_error: null, last_reconcile: null }),
+    failing_webhook_endpoints: failing,
+    ...operatorSide,
   };
 }
 
