@@ -257,7 +257,9 @@ console.log(
 );
 console.log(`Rows: ${counts.rows.map((r) => `${r.t} ${Number(r.n).toLocaleString('en')}`).join(', ')}`);
 console.log(
-  `${values.reuse ? 'Over the database a previous run kept (--reuse)' : `Seeded in ${seeded.toFixed(0)} s`} (then ${folded ?? 0} overview deltas folded in ${foldSeconds.toFixed(1)} s; with VACUUM ANALYZE ${analyzed.toFixed(0)} s); ${REPS} requests per route after one warm-up (Fastify inject: server time)`,
+  values.reuse
+    ? `Over the database a previous run kept (--reuse); ${REPS} requests per route after one warm-up (Fastify inject: server time)`
+    : `Seeded in ${seeded.toFixed(0)} s (then ${folded ?? 0} overview deltas folded in ${foldSeconds.toFixed(1)} s; with VACUUM ANALYZE ${analyzed.toFixed(0)} s); ${REPS} requests per route after one warm-up (Fastify inject: server time)`,
 );
 console.log('');
 console.log(`| ${'route'.padEnd(44)} | target   |  p50 ms |  p95 ms |  max ms | p95 limit | met |`);
