@@ -2,12 +2,14 @@ import { sql } from 'kysely';
 import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 import type { Db } from '../db/database.js';
 import { formatMinor } from '../domain/money.js';
+import { createdRates, foldOverviewDeltas, overviewDeltasPending, paidPerDay, timeToPaid } from '../ledger/console/overview-daily.js';
 import { consoleWallets } from './wallets.js';
 import type { SweepOpsDeps } from './treasury-deps.js';
 
 // The console's overview: the last 30 days per network, token and day, end-state rates, time to paid, refunds in
 // flight, failing webhook endpoints, and for operators watcher lag, operator wallets and the last reconcile per chain.
-// Indexed range queries bounded to the window (no pre-aggregated table yet: see the console's notes).
+// Volume and rates from daily pre-aggregates kept exact by triggers, time to paid from one row per paid session
+// (migration 2026_11_29_0510_overview_daily; docs/console.md, "Overview: what is pre-aggregated").
 
 const DAYS = 30;
 /** A merchant's endpoint counts as failing when its last this many finished deliveries all failed. */
@@ -17,39 +19,30 @@ export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operat
   const until = q.now ?? new Date();
   const since = new Date(until.getTime() - DAYS * 86_400_000);
   const m = q.merchantId;
-  const merchant = m ? sql`and s.merchant_id = ${m}` : sql``;
   const db = d.db;
 
-  const days = await sql<{ day: string; network: string; mode: 'test' | 'live'; token: string; volume: string; paid: string }>`
-    select to_char(date_trunc('day', s.paid_at at time zone 'UTC'), 'YYYY-MM-DD') as day, s.network, s.mode, s.token,
-      sum(coalesce(case s.token when 'USDT' then s.quote_usdt_minor when 'USDC' then s.quote_usdc_minor end, s.target_amount_minor))::text as volume,
-      count(*)::text as paid
-    from payment_sessions s
-    where s.status = 'paid' and s.paid_at >= ${since} and s.paid_at < ${until} and s.network is not null and s.token is not null ${merchant}
-    group by 1, 2, 3, 4 order by 1, 2, 3, 4`.execute(db);
-
-  const rates = await sql<{ created: string; paid: string; expired: string; canceled: string }>`
-    select count(*)::text as created, count(*) filter (where s.status = 'paid')::text as paid,
-      count(*) filter (where s.status = 'expired')::text as expired, count(*) filter (where s.status = 'canceled')::text as canceled
-    from payment_sessions s where s.created_at >= ${since} and s.created_at < ${until} ${merchant}`.execute(db);
-  const r = rates.rows[0] ?? { created: '0', paid: '0', expired: '0', canceled: '0' };
-  const ended = Number(r.paid) + Number(r.expired) + Number(r.canceled);
-  const share = (n: string) => (ended === 0 ? null : Number(n) / ended);
-
-  const ttp = await sql<{ network: string; mode: 'test' | 'live'; median: number | null; samples: string }>`
-    select s.network, s.mode,
-      percentile_cont(0.5) within group (order by extract(epoch from s.paid_at - f.first_at)) as median, count(*)::text as samples
-    from payment_sessions s
-    join lateral (select min(dp.observed_at) as first_at from deposits dp where dp.session_id = s.id) f on f.first_at is not null
-    where s.status = 'paid' and s.paid_at >= ${since} and s.paid_at < ${until} and s.network is not null ${merchant}
-    group by 1, 2 order by 1, 2`.execute(db);
-
+  // Whole days from the pre-aggregates (folded first when changes wait, so reads stay short), the window's partial
+  // first and last day from payment_sessions: exact (ledger/console/overview-daily.ts).
+  if (await overviewDeltasPending(db)) await foldOverviewDeltas(db);
   let refunds = db
     .selectFrom('refunds')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('status', 'in', ['pending', 'processing']);
   if (m) refunds = refunds.where('merchant_id', '=', m);
-  const inFlight = Number((await refunds.executeTakeFirst())?.n ?? 0);
+  // Independent reads, each one statement: run side by side on the pool (the answer is the same as one after another).
+  const [dayRows, r, ttpRows, refundsRow, failing, operatorSide] = await Promise.all([
+    paidPerDay(db, since, until, m),
+    createdRates(db, since, until, m),
+    timeToPaid(db, since, until, m),
+    refunds.executeTakeFirst(),
+    failingEndpoints(db, m, until),
+    q.operator ? operatorParts(d, until) : Promise.resolve({ watchers: [], wallets: null, wallets_error: null, last_reconcile: null }),
+  ]);
+  const days = { rows: dayRows };
+  const ttp = { rows: ttpRows };
+  const ended = Number(r.paid) + Number(r.expired) + Number(r.canceled);
+  const share = (n: string) => (ended === 0 ? null : Number(n) / ended);
+  const inFlight = Number(refundsRow?.n ?? 0);
 
   return {
     merchant_id: m ?? null,
@@ -79,8 +72,8 @@ export async function overview(d: SweepOpsDeps, q: { merchantId?: string; operat
       samples: Number(x.samples),
     })),
     refunds_in_flight: { count: inFlight },
-    failing_webhook_endpoints: await failingEndpoints(db, m, until),
-    ...(q.operator ? await operatorParts(d, until) : { watchers: [], wallets: null, wallets_error: null, last_reconcile: null }),
+    failing_webhook_endpoints: failing,
+    ...operatorSide,
   };
 }
 

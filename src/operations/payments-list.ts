@@ -53,7 +53,9 @@ export async function listPayments(
         eb('id', '=', text),
         eb('order_id', '=', text),
         eb('deposit_address', '=', text),
-        eb('id', 'in', eb.selectFrom('deposits').select('session_id').where('tx_hash', '=', text).where('session_id', 'is not', null)),
+        // = any(array(…)), not `in (…)`: an array computed once can join the other arms in a BitmapOr of indexes;
+        // `in (subquery)` under an OR is a filter evaluated on every row of a sequential scan.
+        sql<boolean>`id = any(array(select session_id from deposits where tx_hash = ${text} and session_id is not null))`,
       ]),
     );
   }

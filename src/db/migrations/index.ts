@@ -28,5 +28,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0300_console': await import('./2026_11_29_0300_console.js'),
   '2026_11_29_0400_console_indexes': await import('./2026_11_29_0400_console_indexes.js'),
   '2026_11_29_0410_console_merchant_lists': await import('./2026_11_29_0410_console_merchant_lists.js'),
+  '2026_11_29_0500_console_year_indexes': await import('./2026_11_29_0500_console_year_indexes.js'),
+  '2026_11_29_0510_overview_daily': await import('./2026_11_29_0510_overview_daily.js'),
   '2026_11_29_0600_signer': await import('./2026_11_29_0600_signer.js'),
 };
