@@ -46,7 +46,12 @@ describe('a refund paid through the signer role', () => {
     await fund(h.tokens.USDT, shop.hotWallet, 50_000_000n);
 
     await pauseSigner(h.t.db, 'cli:test', 'incident drill');
-    const refund = await shop.client.post('/api/v1/refunds/create', { session_id: paid.id, refund_id: 'sig-rf-1', amount: 250, currency: 'USDT' });
+    const refund = await shop.client.post('/api/v1/refunds/create', {
+      session_id: paid.id,
+      refund_id: 'sig-rf-1',
+      amount: 250,
+      currency: 'USDT',
+    });
     expect(refund.status).toBe(201);
     // Refused while paused: audited refusals, the refund still in flight, nothing on chain.
     await h.until(async () => {

@@ -152,6 +152,24 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create trigger deposits_overview_delete after delete on deposits
             referencing old table as old_rows for each statement execute function overview_track_deposits()`.execute(db);
 
+  // TRUNCATE fires no row or statement trigger of the kinds above: its own triggers empty what it would leave stale.
+  await sql`
+    create function overview_sessions_truncated() returns trigger language plpgsql as $$
+    begin
+      truncate overview_daily, overview_daily_deltas, overview_paid_times;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger payment_sessions_overview_truncate after truncate on payment_sessions
+            for each statement execute function overview_sessions_truncated()`.execute(db);
+  await sql`
+    create function overview_deposits_truncated() returns trigger language plpgsql as $$
+    begin
+      truncate overview_paid_times;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger deposits_overview_truncate after truncate on deposits
+            for each statement execute function overview_deposits_truncated()`.execute(db);
+
   // Backfill from the rows already there.
   await sql`
     insert into overview_daily
@@ -175,8 +193,12 @@ export async function down(db: Kysely<any>): Promise<void> {
     ['payment_sessions_overview_insert', 'payment_sessions'],
     ['payment_sessions_overview_update', 'payment_sessions'],
     ['payment_sessions_overview_delete', 'payment_sessions'],
+    ['payment_sessions_overview_truncate', 'payment_sessions'],
+    ['deposits_overview_truncate', 'deposits'],
   ] as const)
     await sql`drop trigger if exists ${sql.id(t)} on ${sql.table(table)}`.execute(db);
+  await sql`drop function if exists overview_sessions_truncated()`.execute(db);
+  await sql`drop function if exists overview_deposits_truncated()`.execute(db);
   await sql`drop function if exists overview_track_deposits()`.execute(db);
   await sql`drop function if exists overview_track_sessions()`.execute(db);
   await sql`drop function if exists overview_paid_times_refresh(text[])`.execute(db);
