@@ -1,3 +1,4 @@
+import { signerLimitsFrom } from '../../src/signer-service/limits.js';
 import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -260,6 +261,8 @@ function probeOf(name: string): Probe | undefined {
     };
   if (name === 'HD_MNEMONIC') return { read: (env) => keyMaterialFromEnv(env).kind, sample: MNEMONIC };
   // A process given the signer's socket asks it (remote) instead of holding keys (none).
+  if (name === 'SIGNER_REFUND_LIMIT_PER_HOUR' || name === 'SIGNER_REFUND_LIMIT_PER_DAY')
+    return { read: (env) => attempt(() => signerLimitsFrom(env)), sample: '123.5' };
   if (name === 'SIGNER_SOCKET') return { read: (env) => keyMaterialFromEnv(env).kind, sample: '/tmp/stablepay-signer.sock' };
   if (name === 'HD_PASSPHRASE') {
     return {
