@@ -1,6 +1,6 @@
+import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 import { Transaction } from 'ethers';
 import type { ChainRegistry } from '../../chains/registry.js';
-import { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import { decodeTriggerRawData, TRIGGER_SMART_CONTRACT_TYPE } from '../../chains/tron/protobuf.js';
 import {
   HOT_WALLET_SLOT,
@@ -25,8 +25,8 @@ import { decodeTransferCall } from './transfer-call.js';
 /** What a justified payout is, for the limits and the audit. */
 export interface JustifiedPayout {
   merchantId: string;
-  network: string;
-  mode: string;
+  network: NetworkId;
+  mode: Mode;
   token: string;
   decimals: number;
   amount: bigint;
@@ -118,9 +118,11 @@ async function readEvmTransfer(
   if (tx.signature !== null || tx.unsignedSerialized.toLowerCase() !== preimage.unsignedSerialized.toLowerCase())
     refuse('undecodable_transaction', 'the preimage is not an unsigned transaction in its canonical serialization');
   if (tx.type !== 0 && tx.type !== 1 && tx.type !== 2) refuse('wrong_method', `a refund payout is not a type ${tx.type} transaction`);
-  const chainId =
-    adapters.chainId(refund.network, refund.mode) ?? (adapter instanceof EvmChainAdapter ? await adapter.paymentChainId() : undefined);
-  if (chainId === undefined || tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${refund.network} is ${chainId}`);
+  // The configured chain id only: the signer does not take a node's word for which chain it signs for.
+  const chainId = adapters.chainId(refund.network, refund.mode);
+  if (chainId === undefined)
+    refuse('wrong_chain', `the signer has no CHAIN_${refund.network.toUpperCase()}_${refund.mode.toUpperCase()}_CHAIN_ID configured`);
+  if (tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${refund.network} is ${chainId}`);
   if (tx.to === null || adapter.normalizeAddress(tx.to) !== adapter.normalizeAddress(token.address))
     refuse('wrong_contract', `the transaction calls ${tx.to ?? 'no contract'}, not the ${refund.token} contract`);
   if (tx.value !== 0n) refuse('native_value', `the transaction carries ${tx.value} wei`);

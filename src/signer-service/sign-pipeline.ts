@@ -1,6 +1,7 @@
 import type { ChainRegistry } from '../../chains/registry.js';
 import type { Db } from '../db/database.js';
 import type { RefusalCode } from '../domain/signing.js';
+import { chainKey } from '../ledger/core/chain-ref.js';
 import { appendSignerAudit, isRequestIdSeen, lockSignerLimits } from '../ledger/signer/signer-audit.js';
 import { readSignerState } from '../ledger/signer/signer-state.js';
 import type { Logger } from '../logger.js';
@@ -64,7 +65,7 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
   const payout = await justifyRefundPayout({ db: deps.db, adapters: deps.adapters, keys: deps.signer }, refundId, req.key, preimage, seen);
   const now = deps.now?.() ?? new Date();
   const signature = await deps.db.transaction().execute(async (trx) => {
-    await lockSignerLimits(trx, `${payout.merchantId}:${payout.network}:${payout.mode}`);
+    await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
     await checkRefundLimits(trx, deps.limits, {
       merchantId: payout.merchantId,
       network: payout.network,
@@ -72,7 +73,7 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
       refundId,
       amount: payout.amount,
       decimals: payout.decimals,
-      decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode as 'test' | 'live', t)?.decimals,
+      decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode, t)?.decimals,
       now,
     });
     const written = await appendSignerAudit(trx, {

@@ -78,7 +78,8 @@ beforeAll(async () => {
   server = await startSignerServer({
     db: t.db,
     signer,
-    adapters: new ChainRegistry([adapter, tron]),
+    // The chain id as configured (CHAIN_<NET>_<MODE>_CHAIN_ID): the signer takes no node's word for it.
+    adapters: new ChainRegistry([{ adapter, chainId: await node.provider.getNetwork().then((n) => n.chainId) }, tron]),
     socketPath,
     limits: { refundPerHour: '100', refundPerDay: '1000' },
     log: createLogger('silent'),
@@ -239,7 +240,7 @@ describe('the signer service', () => {
       startSignerServer({
         db: t.db,
         signer,
-        adapters: new ChainRegistry([adapter]),
+        adapters: new ChainRegistry([{ adapter, chainId: await node.provider.getNetwork().then((n) => n.chainId) }]),
         socketPath,
         limits: { refundPerHour: '1', refundPerDay: '1' },
         log: createLogger('silent'),
