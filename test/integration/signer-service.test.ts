@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { encodeTriggerRawData } from '../../chains/tron/protobuf.js';
 import type { EvmTxBody } from '../../chains/evm/token-sender.js';
 import { HOT_WALLET_SLOT, type KeyPath, type SigningPreimage, type TxSigner, type UnsignedTransfer } from '../../chains/types.js';
+import { createDb } from '../../src/db/database.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
 import { createLogger } from '../../src/logger.js';
 import { pauseSigner, resumeSigner, signerStatus } from '../../src/operations/signer.js';
@@ -447,5 +449,47 @@ describe('TRON refund payouts', () => {
     // An EVM key for a TRON refund is not its hot wallet.
     const evmKey = tronRequest(r.id, raw, hot.key);
     expect((await ask(evmKey)).json.error.code).toBe('wrong_key');
+  });
+});
+
+describe("the signer's database role (deploy/signer-db-role.sql)", () => {
+  it('signs and audits under its read-only role, which can change nothing else in the ledger', async () => {
+    const role = `sp_signer_${randomBytes(4).toString('hex')}`;
+    const script = readFileSync('deploy/signer-db-role.sql', 'utf8').replaceAll('stablepay_signer', role);
+    await sql.raw(script).execute(t.db);
+    const url = new URL(t.url);
+    url.username = role;
+    url.password = '';
+    const readOnly = createDb(url.toString(), 2);
+    const roSocket = join(tmpdir(), `sp-signer-ro-${randomBytes(6).toString('hex')}.sock`);
+    const ro = await startSignerServer({
+      db: readOnly,
+      signer,
+      adapters: new ChainRegistry([{ adapter, chainId: await node.provider.getNetwork().then((n) => n.chainId) }]),
+      socketPath: roSocket,
+      limits: { refundPerHour: '1000', refundPerDay: '1000' },
+      log: createLogger('silent'),
+    });
+    try {
+      const r = await refund(usdt(3));
+      const unsigned = await built(r);
+      const remote = withIntent(new RemoteSigner(roSocket) as unknown as TxSigner, intentOf(r.id));
+      const signed = await adapter.signTransfer(unsigned, remote);
+      expect(signed.sender).toBe(hot.address.toLowerCase());
+      const rows = await t.db.selectFrom('signer_audit').select(['outcome', 'intent']).where('outcome', '=', 'signed').execute();
+      expect(rows.some((x) => (x.intent as { refund_id?: string } | null)?.refund_id === r.id)).toBe(true);
+      // The role reads, and appends to its audit only.
+      for (const write of [
+        sql`update refunds set status = 'completed' where id = ${r.id}`,
+        sql`insert into signer_state (id, paused, changed_at) values (true, false, now())`,
+        sql`delete from refunds where id = ${r.id}`,
+        sql`update merchants set name = 'x'`,
+      ])
+        await expect(write.execute(readOnly)).rejects.toThrow(/permission denied/);
+    } finally {
+      await ro.close();
+      await readOnly.destroy();
+      await sql.raw(`drop owned by ${role}; drop role ${role}`).execute(t.db);
+    }
   });
 });
