@@ -1,6 +1,7 @@
 import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 import { Transaction } from 'ethers';
 import type { ChainRegistry } from '../../chains/registry.js';
+import { SPL_TOKEN_PROGRAM, associatedTokenAccount, decodeTokenMessage, type TokenMessage } from '../../chains/solana/token-message.js';
 import { decodeTriggerRawData, TRIGGER_SMART_CONTRACT_TYPE } from '../../chains/tron/protobuf.js';
 import {
   HOT_WALLET_SLOT,
@@ -42,6 +43,9 @@ export interface RefundContext {
   amount?: bigint;
 }
 
+/** What is signed: a secp256k1 digest's preimage, or (ed25519, Solana) the message itself. */
+export type SignedPreimage = SigningPreimage | { kind: 'solana-message'; message: Uint8Array };
+
 /** Refund states the payout engine signs in (refund-state.ts: pending → processing, then completed | failed). */
 const PAYABLE = new Set(['pending', 'processing']);
 
@@ -49,7 +53,7 @@ export async function justifyRefundPayout(
   o: { db: Db; adapters: ChainRegistry; keys: KeyDeriver },
   refundId: string,
   key: KeyPath,
-  preimage: SigningPreimage,
+  preimage: SignedPreimage,
   seen: RefundContext,
 ): Promise<JustifiedPayout> {
   const refund = await refundById(o.db, refundId);
@@ -59,8 +63,7 @@ export async function justifyRefundPayout(
   seen.mode = refund.mode;
   if (!PAYABLE.has(refund.status)) refuse('not_payable', `refund ${refundId} is ${refund.status}`);
   const adapter = o.adapters.get(refund.network, refund.mode);
-  if (!adapter || (adapter.family !== 'evm' && adapter.family !== 'tron'))
-    refuse('purpose_not_supported', `refund payouts on ${refund.network} (${refund.mode}) are not justified by this signer`);
+  if (!adapter) refuse('purpose_not_supported', `refund payouts on ${refund.network} (${refund.mode}) are not configured on this signer`);
   const token = o.adapters.token(refund.network, refund.mode, refund.token);
   if (!token) refuse('wrong_contract', `${refund.token} is not configured on ${refund.network} (${refund.mode})`);
   const account = await merchantAccountIndex(o.db, refund.merchant_id, refund.mode);
@@ -70,7 +73,9 @@ export async function justifyRefundPayout(
   const transfer =
     adapter.family === 'evm'
       ? await readEvmTransfer(o.adapters, adapter, refund, token, preimage)
-      : readTronTransfer(adapter, hot.address, token, preimage);
+      : adapter.family === 'tron'
+        ? readTronTransfer(adapter, hot.address, token, preimage)
+        : readSolanaTransfer(hot.address, refund.destination_address, token, preimage);
   const destination = adapter.normalizeAddress(refund.destination_address);
   const summary = { to: transfer.to ?? '', token: refund.token, contract: token.address, amount_base: transfer.amount.toString() };
   seen.summary = summary;
@@ -106,7 +111,7 @@ async function readEvmTransfer(
   adapter: ChainAdapter,
   refund: RefundRow,
   token: TokenContract,
-  preimage: SigningPreimage,
+  preimage: SignedPreimage,
 ): Promise<{ to: string | null; amount: bigint }> {
   if (preimage.kind !== 'evm-transaction') refuse('wrong_method', `a refund payout signs an EVM transaction, not an ${preimage.kind}`);
   let tx: Transaction;
@@ -136,7 +141,7 @@ function readTronTransfer(
   adapter: ChainAdapter,
   hotAddress: string,
   token: TokenContract,
-  preimage: SigningPreimage,
+  preimage: SignedPreimage,
 ): { to: string | null; amount: bigint } {
   if (preimage.kind !== 'tron-transaction')
     refuse('wrong_method', `a TRON refund payout signs a TRON transaction, not an ${preimage.kind}`);
@@ -154,4 +159,51 @@ function readTronTransfer(
   const call = decodeTransferCall(raw.data);
   if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
   return { to: adapter.normalizeAddress(`41${call.to}`), amount: call.amount };
+}
+
+/**
+ * A Solana refund payout as SolanaTokenSender builds it: the hot wallet pays the fee and is the only signer; compute
+ * budget instructions; at most one idempotent creation of the destination's associated token account (paid by the
+ * hot wallet); exactly one SPL TransferChecked of the registry's mint and decimals from the hot wallet's associated
+ * account, authorised by the hot wallet, to the destination's associated account (or to the destination itself when
+ * it is a token account). Anything else is refused. Answers the destination as the refund names it.
+ */
+function readSolanaTransfer(
+  hotAddress: string,
+  destination: string,
+  token: TokenContract,
+  preimage: SignedPreimage,
+): { to: string | null; amount: bigint } {
+  if (preimage.kind !== 'solana-message') refuse('wrong_method', `a Solana refund payout signs a Solana message, not an ${preimage.kind}`);
+  let m: TokenMessage;
+  try {
+    m = decodeTokenMessage(preimage.message);
+  } catch {
+    refuse('undecodable_transaction', 'the message is not a Solana transaction message');
+  }
+  if (m.usesLookupTables) refuse('wrong_method', 'a refund payout uses no address lookup table');
+  if (m.feePayer !== hotAddress || m.requiredSigners.length !== 1)
+    refuse('wrong_key', 'the refunds hot wallet must be the fee payer and the only signer');
+  const destinationAta = associatedTokenAccount(destination, token.address);
+  const transfers = m.instructions.filter((i) => i.kind === 'transfer-checked');
+  const creates = m.instructions.filter((i) => i.kind === 'create-ata');
+  const other = m.instructions.find((i) => i.kind === 'other');
+  if (other) refuse('wrong_method', `the message calls ${other.program}, which no refund payout calls`);
+  if (transfers.length !== 1 || creates.length > 1) refuse('wrong_method', 'a refund payout is exactly one token transfer');
+  for (const c of creates)
+    if (
+      c.payer !== hotAddress ||
+      c.mint !== token.address ||
+      c.owner !== destination ||
+      c.ata !== destinationAta ||
+      c.tokenProgram !== SPL_TOKEN_PROGRAM
+    )
+      refuse('wrong_recipient', "the account it creates is not the refund destination's token account");
+  const t = transfers[0]!;
+  if (t.mint !== token.address || t.decimals !== token.decimals)
+    refuse('wrong_contract', `the transfer moves mint ${t.mint}, not ${token.symbol}`);
+  if (t.authority !== hotAddress || t.source !== associatedTokenAccount(hotAddress, token.address))
+    refuse('wrong_key', "the transfer does not spend the refunds hot wallet's token account");
+  const to = t.destination === destinationAta || t.destination === destination ? destination : t.destination;
+  return { to, amount: t.amount };
 }

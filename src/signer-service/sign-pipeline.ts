@@ -1,4 +1,5 @@
 import type { ChainRegistry } from '../../chains/registry.js';
+import type { Secp256k1Signature } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { RefusalCode } from '../domain/signing.js';
 import { chainKey } from '../ledger/core/chain-ref.js';
@@ -9,7 +10,7 @@ import { recordSignerAnswer, setSignerPaused } from '../metrics/signer.js';
 import type { MnemonicSigner } from '../signer/mnemonic-signer.js';
 import { signRequestSchema, type SignRequest } from '../signer/protocol.js';
 import { digestOf } from './digest.js';
-import { justifyRefundPayout, type RefundContext } from './justify-refund.js';
+import { justifyRefundPayout, type RefundContext, type SignedPreimage } from './justify-refund.js';
 import { checkRefundLimits, type SignerLimits } from './limits.js';
 import { Refusal, refuse } from './refusal.js';
 
@@ -27,7 +28,7 @@ export interface SignDeps {
 }
 
 export type SignAnswer =
-  | { status: 200; body: { signature: { r: string; s: string; y_parity: 0 | 1 } } }
+  | { status: 200; body: { signature: { r: string; s: string; y_parity: 0 | 1 } } | { signature_ed25519: string } }
   | { status: 403; body: { error: { code: RefusalCode; message: string } } };
 
 export async function answerSign(deps: SignDeps, input: unknown): Promise<SignAnswer> {
@@ -56,15 +57,18 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
   const state = await readSignerState(deps.db);
   setSignerPaused(state.paused);
   if (state.paused) refuse('paused', 'the signer is paused (signer resume)');
-  if (req.payload.curve !== 'secp256k1' || req.key.curve !== 'secp256k1')
-    refuse('purpose_not_supported', 'ed25519 (Solana) signatures are not justified by this signer yet');
-  const { digest, preimage } = req.payload;
-  if (digestOf(preimage) !== digest.toLowerCase()) refuse('digest_mismatch', `the digest is not the hash of its ${preimage.kind} preimage`);
+  if (req.payload.curve !== req.key.curve) refuse('wrong_key', `a ${req.key.curve} key cannot sign a ${req.payload.curve} payload`);
+  const payload = req.payload;
+  // secp256k1: the digest must be the hash of its preimage; ed25519 (Solana) signs the message itself.
+  const preimage: SignedPreimage =
+    payload.curve === 'secp256k1' ? payload.preimage : { kind: 'solana-message', message: Buffer.from(payload.message, 'base64') };
+  if (payload.curve === 'secp256k1' && digestOf(payload.preimage) !== payload.digest.toLowerCase())
+    refuse('digest_mismatch', `the digest is not the hash of its ${payload.preimage.kind} preimage`);
   if (req.intent.purpose !== 'refund_payout') refuse('purpose_not_supported', `${req.intent.purpose} is not justified by this signer yet`);
   const refundId = req.intent.refund_id;
   const payout = await justifyRefundPayout({ db: deps.db, adapters: deps.adapters, keys: deps.signer }, refundId, req.key, preimage, seen);
   const now = deps.now?.() ?? new Date();
-  const signature = await deps.db.transaction().execute(async (trx) => {
+  const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {
     await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
     await checkRefundLimits(trx, deps.limits, {
       merchantId: payout.merchantId,
@@ -86,7 +90,9 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
       amountBase: payout.amount,
     });
     if (!written) refuse('replayed_request', `request ${req.request_id} was already answered`);
-    return deps.signer.signSecp256k1Digest(req.key, Buffer.from(digest.slice(2), 'hex'));
+    if (payload.curve === 'ed25519')
+      return { ed25519: Buffer.from(await deps.signer.signEd25519(req.key, Buffer.from(payload.message, 'base64'))).toString('base64') };
+    return { secp256k1: await deps.signer.signSecp256k1Digest(req.key, Buffer.from(payload.digest.slice(2), 'hex')) };
   });
   recordSignerAnswer(req.intent.purpose, 'signed', null);
   deps.log.info(
@@ -99,7 +105,9 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
     },
     'signed a refund payout',
   );
-  return { status: 200, body: { signature: { r: signature.r, s: signature.s, y_parity: signature.yParity } } };
+  if ('ed25519' in signature) return { status: 200, body: { signature_ed25519: signature.ed25519 } };
+  const sig = signature.secp256k1;
+  return { status: 200, body: { signature: { r: sig.r, s: sig.s, y_parity: sig.yParity } } };
 }
 
 function auditBase(req: SignRequest) {

@@ -9,10 +9,22 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainRegistry } from '../../chains/registry.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
+import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  TransactionMessage,
+  VersionedMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import { startFakeSolanaRpc, type FakeSolanaRpc } from '../../scripts/devnet/solana-rpc/rpc-server.js';
 import { encodeTriggerRawData } from '../../chains/tron/protobuf.js';
 import type { EvmTxBody } from '../../chains/evm/token-sender.js';
 import { HOT_WALLET_SLOT, type KeyPath, type SigningPreimage, type TxSigner, type UnsignedTransfer } from '../../chains/types.js';
 import { createDb } from '../../src/db/database.js';
+import { merchantAccountIndex } from '../../src/ledger/merchants/merchants.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
 import { createLogger } from '../../src/logger.js';
 import { pauseSigner, resumeSigner, signerStatus } from '../../src/operations/signer.js';
@@ -491,5 +503,90 @@ describe("the signer's database role (deploy/signer-db-role.sql)", () => {
       await readOnly.destroy();
       await sql.raw(`drop owned by ${role}; drop role ${role}`).execute(t.db);
     }
+  });
+});
+
+describe('Solana refund payouts (ed25519)', () => {
+  const MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+  let rpc: FakeSolanaRpc;
+  let sol: SolanaChainAdapter;
+  let solServer: { socketPath: string; close(): Promise<void> };
+  let solHot: { key: KeyPath; address: string };
+  let otherSolHot: { key: KeyPath; address: string };
+  const solSocket = join(tmpdir(), `sp-signer-sol-${randomBytes(6).toString('hex')}.sock`);
+
+  beforeAll(async () => {
+    rpc = await startFakeSolanaRpc();
+    sol = new SolanaChainAdapter({ mode: 'test', rpcUrl: rpc.url, tokens: [{ symbol: 'USDC', address: MINT, decimals: 6 }] });
+    rpc.validator.createMint({ address: MINT, decimals: 6 });
+    solHot = await sol.deriveHotWallet(signer, await merchantAccountIndex(t.db, shop.id, 'test'), HOT_WALLET_SLOT.refunds);
+    otherSolHot = await sol.deriveHotWallet(signer, await merchantAccountIndex(t.db, other.id, 'test'), HOT_WALLET_SLOT.refunds);
+    for (const w of [solHot, otherSolHot]) {
+      rpc.validator.airdrop(w.address, 10n * BigInt(LAMPORTS_PER_SOL));
+      rpc.validator.setTokenAccount({ mint: MINT, owner: w.address, amount: 1_000_000_000n });
+    }
+    solServer = await startSignerServer({
+      db: t.db,
+      signer,
+      adapters: new ChainRegistry([sol]),
+      socketPath: solSocket,
+      limits: { refundPerHour: '1000', refundPerDay: '1000' },
+      log: createLogger('silent'),
+    });
+  });
+  afterAll(async () => {
+    await solServer?.close();
+    await rpc?.close();
+  });
+
+  /** A Solana refund row of `shop` paying `amount` USDC base units to a fresh wallet. */
+  async function solRefund(amount: bigint) {
+    const r = await refund(amount, { network: 'solana' as never, to: Keypair.generate().publicKey.toBase58() });
+    await t.db.updateTable('refunds').set({ token: 'USDC', currency: 'USDC' }).where('id', '=', r.id).execute();
+    return r;
+  }
+  const remoteFor = (refundId: string) => withIntent(new RemoteSigner(solSocket) as unknown as TxSigner, intentOf(refundId));
+  async function refusedWith(p: Promise<unknown>, code: string) {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SignerRefusedError);
+    expect((err as SignerRefusedError).code).toBe(code);
+  }
+
+  it("signs the Solana sender's own refund transfer (creating the destination's token account), and refuses forged ones", async () => {
+    const r = await solRefund(2_500_000n);
+    const transfer = (o: Partial<{ from: typeof solHot; to: string; amount: bigint }> = {}) =>
+      sol.buildTokenTransfer({ from: o.from ?? solHot, to: o.to ?? r.to, token: 'USDC', amount: o.amount ?? r.amount });
+    const signed = await sol.signTransfer(await transfer(), remoteFor(r.id));
+    expect(signed.sender).toBe(solHot.address);
+    const tx = VersionedTransaction.deserialize(Buffer.from(signed.raw, 'base64'));
+    // ed25519 is deterministic: the hot wallet's own signature of exactly this message.
+    expect(Buffer.from(tx.signatures[0]!)).toEqual(Buffer.from(await signer.signEd25519(solHot.key, tx.message.serialize())));
+    const [row] = await listSignerAudit(t.db, { limit: 1 });
+    expect(row).toMatchObject({
+      outcome: 'signed',
+      network: 'solana',
+      merchant_id: shop.id,
+      summary: { to: r.to, amount_base: '2500000' },
+    });
+
+    await refusedWith(
+      sol.signTransfer(await transfer({ to: Keypair.generate().publicKey.toBase58() }), remoteFor(r.id)),
+      'wrong_recipient',
+    );
+    await refusedWith(sol.signTransfer(await transfer({ amount: r.amount + 1n }), remoteFor(r.id)), 'wrong_amount');
+    await refusedWith(sol.signTransfer(await transfer({ from: otherSolHot }), remoteFor(r.id)), 'wrong_key');
+    // The sender's own message with one more instruction: a SOL transfer out of the hot wallet.
+    const own = await transfer();
+    const message = TransactionMessage.decompile(VersionedMessage.deserialize(Buffer.from(own.body.message, 'base64')));
+    message.instructions.push(
+      SystemProgram.transfer({ fromPubkey: new PublicKey(solHot.address), toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+    );
+    const padded = { ...own, body: { ...own.body, message: Buffer.from(message.compileToV0Message().serialize()).toString('base64') } };
+    await refusedWith(sol.signTransfer(padded, remoteFor(r.id)), 'wrong_method');
+    const codes = (await listSignerAudit(t.db, { limit: 4 })).map((a) => a.code);
+    expect(codes.sort()).toEqual(['wrong_amount', 'wrong_key', 'wrong_method', 'wrong_recipient']);
   });
 });
