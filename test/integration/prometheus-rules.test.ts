@@ -5,6 +5,7 @@ import '../../src/metrics-collectors/start.js';
 import '../../src/metrics/http.js';
 import '../../src/metrics/rpc.js';
 import '../../src/metrics/webhooks.js';
+import '../../src/metrics/signer.js';
 import { metrics } from '../../src/metrics/registry.js';
 
 // The shipped alert rules, Prometheus example and Grafana dashboard: promtool (Debian's prometheus package, installed
@@ -39,6 +40,8 @@ describe('deploy/prometheus and deploy/grafana', () => {
         'ReconciliationDrift',
         'HotWalletUnknownTransactions',
         'SubscriptionsOnHold',
+        'SignerRefusing',
+        'SignerUnavailable',
       ]),
     );
     for (const n of names) expect(runbook, n).toContain(`### ${n.toLowerCase()}`);
