@@ -23,8 +23,8 @@ import { decodeTransferCall } from './transfer-call.js';
 // merchant's refunds hot wallet, to the registry's token contract, no native value, `transfer(destination, amount)`
 // with the refund's amount or its documented gross-up for a token's transfer fee. EVM and TRON; Solana not yet.
 
-/** What a justified payout is, for the limits and the audit. */
-export interface JustifiedPayout {
+/** What a justified send is, for the limits and the audit (a refund payout's amount; 0 for a deposit setup). */
+export interface JustifiedSend {
   merchantId: string;
   network: NetworkId;
   mode: Mode;
@@ -39,7 +39,7 @@ export interface RefundContext {
   merchantId?: string;
   network?: string;
   mode?: string;
-  summary?: JustifiedPayout['summary'];
+  summary?: JustifiedSend['summary'];
   amount?: bigint;
 }
 
@@ -55,7 +55,7 @@ export async function justifyRefundPayout(
   key: KeyPath,
   preimage: SignedPreimage,
   seen: RefundContext,
-): Promise<JustifiedPayout> {
+): Promise<JustifiedSend> {
   const refund = await refundById(o.db, refundId);
   if (!refund) refuse('unknown_object', `no refund ${refundId}`);
   seen.merchantId = refund.merchant_id;

@@ -10,6 +10,7 @@ import { recordSignerAnswer, setSignerPaused } from '../metrics/signer.js';
 import type { MnemonicSigner } from '../signer/mnemonic-signer.js';
 import { signRequestSchema, type SignRequest } from '../signer/protocol.js';
 import { digestOf } from './digest.js';
+import { justifyDepositSetup } from './justify-deposit-setup.js';
 import { justifyRefundPayout, type RefundContext, type SignedPreimage } from './justify-refund.js';
 import { checkRefundLimits, type SignerLimits } from './limits.js';
 import { Refusal, refuse } from './refusal.js';
@@ -64,22 +65,30 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
     payload.curve === 'secp256k1' ? payload.preimage : { kind: 'solana-message', message: Buffer.from(payload.message, 'base64') };
   if (payload.curve === 'secp256k1' && digestOf(payload.preimage) !== payload.digest.toLowerCase())
     refuse('digest_mismatch', `the digest is not the hash of its ${payload.preimage.kind} preimage`);
-  if (req.intent.purpose !== 'refund_payout') refuse('purpose_not_supported', `${req.intent.purpose} is not justified by this signer yet`);
-  const refundId = req.intent.refund_id;
-  const payout = await justifyRefundPayout({ db: deps.db, adapters: deps.adapters, keys: deps.signer }, refundId, req.key, preimage, seen);
+  const keys = { db: deps.db, adapters: deps.adapters, keys: deps.signer };
+  const intent = req.intent;
+  const payout =
+    intent.purpose === 'refund_payout'
+      ? await justifyRefundPayout(keys, intent.refund_id, req.key, preimage, seen)
+      : intent.purpose === 'deposit_setup'
+        ? await justifyDepositSetup(keys, intent.setup_id, req.key, preimage, seen)
+        : refuse('purpose_not_supported', `${intent.purpose} is not justified by this signer yet`);
   const now = deps.now?.() ?? new Date();
   const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {
-    await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
-    await checkRefundLimits(trx, deps.limits, {
-      merchantId: payout.merchantId,
-      network: payout.network,
-      mode: payout.mode,
-      refundId,
-      amount: payout.amount,
-      decimals: payout.decimals,
-      decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode, t)?.decimals,
-      now,
-    });
+    // Refund payouts are limited per merchant and network (a deposit setup moves no tokens).
+    if (intent.purpose === 'refund_payout') {
+      await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
+      await checkRefundLimits(trx, deps.limits, {
+        merchantId: payout.merchantId,
+        network: payout.network,
+        mode: payout.mode,
+        refundId: intent.refund_id,
+        amount: payout.amount,
+        decimals: payout.decimals,
+        decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode, t)?.decimals,
+        now,
+      });
+    }
     const written = await appendSignerAudit(trx, {
       ...auditBase(req),
       outcome: 'signed',
@@ -98,12 +107,12 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
   deps.log.info(
     {
       request_id: req.request_id,
-      refund_id: refundId,
+      ...intentIds(intent),
       merchant_id: payout.merchantId,
       network: payout.network,
       amount_base: String(payout.amount),
     },
-    'signed a refund payout',
+    `signed a ${intent.purpose}`,
   );
   if ('ed25519' in signature) return { status: 200, body: { signature_ed25519: signature.ed25519 } };
   const sig = signature.secp256k1;
@@ -138,7 +147,7 @@ async function refused(deps: SignDeps, req: SignRequest | null, seen: RefundCont
   deps.log.warn(
     {
       request_id: req?.request_id ?? null,
-      ...(req?.intent.purpose === 'refund_payout' ? { refund_id: req.intent.refund_id } : {}),
+      ...(req ? intentIds(req.intent) : {}),
       merchant_id: seen.merchantId ?? null,
       code: r.code,
       reason: r.reason,
@@ -146,4 +155,10 @@ async function refused(deps: SignDeps, req: SignRequest | null, seen: RefundCont
     'signer refused a signature',
   );
   return { status: 403, body: { error: { code: r.code, message: r.reason } } };
+}
+
+/** The business ids of an intent, as log fields. */
+function intentIds(intent: SignRequest['intent']): Record<string, string> {
+  const { purpose: _purpose, ...ids } = intent;
+  return ids;
 }

@@ -589,4 +589,39 @@ describe('Solana refund payouts (ed25519)', () => {
     const codes = (await listSignerAudit(t.db, { limit: 4 })).map((a) => a.code);
     expect(codes.sort()).toEqual(['wrong_amount', 'wrong_key', 'wrong_method', 'wrong_recipient']);
   });
+
+  it("signs a deposit setup (the deposit owner's token account, paid by the hot wallet) and nothing else under its intent", async () => {
+    const session = await createBoundSession(t.db, adapter, shop, { amountMinor: 100_000n, token: 'USDT' });
+    const owner = Keypair.generate().publicKey.toBase58();
+    const [row] = await t.db
+      .insertInto('deposit_setups')
+      .values({ session_id: session.id, merchant_id: shop.id, network: 'solana', mode: 'test', token: 'USDC', deposit_address: owner })
+      .returning('id')
+      .execute();
+    const setupId = String(row!.id);
+    const remote = withIntent(new RemoteSigner(solSocket) as unknown as TxSigner, { purpose: 'deposit_setup', setup_id: setupId });
+    const signed = await sol.signTransfer(await sol.buildDepositSetup(solHot, owner, 'USDC'), remote);
+    expect(signed.sender).toBe(solHot.address);
+    const [audit] = await listSignerAudit(t.db, { limit: 1 });
+    expect(audit).toMatchObject({
+      outcome: 'signed',
+      purpose: 'deposit_setup',
+      merchant_id: shop.id,
+      summary: { to: owner, amount_base: '0' },
+    });
+
+    // Another owner's account, a token transfer under the setup's intent, another merchant's fee payer: refused.
+    await refusedWith(
+      sol.signTransfer(await sol.buildDepositSetup(solHot, Keypair.generate().publicKey.toBase58(), 'USDC'), remote),
+      'wrong_recipient',
+    );
+    await refusedWith(
+      sol.signTransfer(await sol.buildTokenTransfer({ from: solHot, to: owner, token: 'USDC', amount: 1n }), remote),
+      'wrong_method',
+    );
+    await refusedWith(sol.signTransfer(await sol.buildDepositSetup(otherSolHot, owner, 'USDC'), remote), 'wrong_key');
+    // Once the setup is settled, it is not signed again.
+    await t.db.updateTable('deposit_setups').set({ status: 'succeeded' }).where('id', '=', row!.id).execute();
+    await refusedWith(sol.signTransfer(await sol.buildDepositSetup(solHot, owner, 'USDC'), remote), 'not_payable');
+  });
 });

@@ -11,6 +11,14 @@ import type { HarnessMerchant, ServiceHarness } from './service-harness.js';
  */
 export async function fundedRefundWallet(h: ServiceHarness, shop: HarnessMerchant, gas: bigint, usdt: bigint): Promise<string> {
   const hot = shop.hotWallet.toLowerCase();
+  // Registered where the watcher is: before its first step there is no tip, the opening balance would be read just
+  // before the wallet's first journaled movement (after the funding below) and the top-up would vanish into it.
+  await h.until(async () =>
+    (await h.t.db.selectFrom('chain_cursors').select('tip_height').where('chain_key', '=', 'ethereum:test').executeTakeFirst())
+      ?.tip_height != null
+      ? true
+      : undefined,
+  );
   await registerWallets(h.t.db, [{ network: 'ethereum', mode: 'test', address: hot, merchantId: shop.id, role: 'refunds' }]);
   await fundAfterRegistration(h.node);
   await h.node.rpc('anvil_setBalance', [shop.hotWallet, `0x${gas.toString(16)}`]);
