@@ -113,7 +113,25 @@ async function readEvmTransfer(
   token: TokenContract,
   preimage: SignedPreimage,
 ): Promise<{ to: string | null; amount: bigint }> {
-  if (preimage.kind !== 'evm-transaction') refuse('wrong_method', `a refund payout signs an EVM transaction, not an ${preimage.kind}`);
+  const data = evmTokenCallData(adapters, adapter, refund, token, preimage);
+  const call = decodeTransferCall(data);
+  if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
+  return { to: adapter.normalizeAddress(`0x${call.to}`), amount: call.amount };
+}
+
+/**
+ * The calldata of an unsigned EVM transaction that calls `token` on the configured chain with no native value: a
+ * canonical unsigned type 0, 1 or 2 transaction, the configured chain id (the signer takes no node's word for it),
+ * the registry's contract. Refuses anything else; the caller reads the call itself.
+ */
+export function evmTokenCallData(
+  adapters: ChainRegistry,
+  adapter: ChainAdapter,
+  chain: { network: NetworkId; mode: Mode; token: string },
+  token: TokenContract,
+  preimage: SignedPreimage,
+): string {
+  if (preimage.kind !== 'evm-transaction') refuse('wrong_method', `an EVM send signs an EVM transaction, not an ${preimage.kind}`);
   let tx: Transaction;
   try {
     tx = Transaction.from(preimage.unsignedSerialized);
@@ -122,18 +140,15 @@ async function readEvmTransfer(
   }
   if (tx.signature !== null || tx.unsignedSerialized.toLowerCase() !== preimage.unsignedSerialized.toLowerCase())
     refuse('undecodable_transaction', 'the preimage is not an unsigned transaction in its canonical serialization');
-  if (tx.type !== 0 && tx.type !== 1 && tx.type !== 2) refuse('wrong_method', `a refund payout is not a type ${tx.type} transaction`);
-  // The configured chain id only: the signer does not take a node's word for which chain it signs for.
-  const chainId = adapters.chainId(refund.network, refund.mode);
+  if (tx.type !== 0 && tx.type !== 1 && tx.type !== 2) refuse('wrong_method', `a token call is not a type ${tx.type} transaction`);
+  const chainId = adapters.chainId(chain.network, chain.mode);
   if (chainId === undefined)
-    refuse('wrong_chain', `the signer has no CHAIN_${refund.network.toUpperCase()}_${refund.mode.toUpperCase()}_CHAIN_ID configured`);
-  if (tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${refund.network} is ${chainId}`);
+    refuse('wrong_chain', `the signer has no CHAIN_${chain.network.toUpperCase()}_${chain.mode.toUpperCase()}_CHAIN_ID configured`);
+  if (tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${chain.network} is ${chainId}`);
   if (tx.to === null || adapter.normalizeAddress(tx.to) !== adapter.normalizeAddress(token.address))
-    refuse('wrong_contract', `the transaction calls ${tx.to ?? 'no contract'}, not the ${refund.token} contract`);
+    refuse('wrong_contract', `the transaction calls ${tx.to ?? 'no contract'}, not the ${chain.token} contract`);
   if (tx.value !== 0n) refuse('native_value', `the transaction carries ${tx.value} wei`);
-  const call = decodeTransferCall(tx.data);
-  if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
-  return { to: adapter.normalizeAddress(`0x${call.to}`), amount: call.amount };
+  return tx.data;
 }
 
 /** One TriggerSmartContract from the hot wallet to the token, no TRX, transfer(recipient, amount). */

@@ -10,6 +10,7 @@ import { recordSignerAnswer, setSignerPaused } from '../metrics/signer.js';
 import type { MnemonicSigner } from '../signer/mnemonic-signer.js';
 import { signRequestSchema, type SignRequest } from '../signer/protocol.js';
 import { digestOf } from './digest.js';
+import { justifyCharge } from './justify-charge.js';
 import { justifyDepositSetup } from './justify-deposit-setup.js';
 import { justifyRefundPayout, type RefundContext, type SignedPreimage } from './justify-refund.js';
 import { checkRefundLimits, type SignerLimits } from './limits.js';
@@ -72,7 +73,9 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContex
       ? await justifyRefundPayout(keys, intent.refund_id, req.key, preimage, seen)
       : intent.purpose === 'deposit_setup'
         ? await justifyDepositSetup(keys, intent.setup_id, req.key, preimage, seen)
-        : refuse('purpose_not_supported', `${intent.purpose} is not justified by this signer yet`);
+        : intent.purpose === 'subscription_charge'
+          ? await justifyCharge(keys, intent.charge_id, req.key, preimage, seen)
+          : refuse('purpose_not_supported', `${intent.purpose} is not justified by this signer yet`);
   const now = deps.now?.() ?? new Date();
   const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {
     // Refund payouts are limited per merchant and network (a deposit setup moves no tokens).

@@ -12,3 +12,14 @@ export function decodeTransferCall(data: string): { to: string; amount: bigint }
   if (!word1.startsWith('0'.repeat(24))) return null;
   return { to: word1.slice(24), amount: BigInt(`0x${word2}`) };
 }
+
+const TRANSFER_FROM_SELECTOR = '23b872dd'; // keccak256("transferFrom(address,address,uint256)")[0..4]
+
+/** A subscription charge's call, `transferFrom(owner, to, amount)`, read as strictly; addresses as 20-byte hex. */
+export function decodeTransferFromCall(data: string): { owner: string; to: string; amount: bigint } | null {
+  const d = data.replace(/^0x/i, '').toLowerCase();
+  if (!/^[0-9a-f]*$/.test(d) || d.length !== 8 + 192 || !d.startsWith(TRANSFER_FROM_SELECTOR)) return null;
+  const [w1, w2, w3] = [d.slice(8, 72), d.slice(72, 136), d.slice(136, 200)];
+  if (!w1.startsWith('0'.repeat(24)) || !w2.startsWith('0'.repeat(24))) return null;
+  return { owner: w1.slice(24), to: w2.slice(24), amount: BigInt(`0x${w3}`) };
+}

@@ -6,7 +6,9 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { pauseSigner, resumeSigner } from '../../src/operations/signer.js';
-import { TEST_MNEMONIC, fund } from '../support/evm-tokens/scenario.js';
+import { Contract } from 'ethers';
+import { HOT_WALLET_SLOT } from '../../chains/types.js';
+import { TEST_MNEMONIC, fund, signer as testKeys, walletAt } from '../support/evm-tokens/scenario.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // The signer role end to end (docs/signer.md, issue 36): the service runs with NO key material (its workers, API and
@@ -24,7 +26,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sp-signer-'));
   const socket = join(dir, 'signer.sock');
   // The service first (it creates the database and the chain); the signer joins it with the seed alone.
-  h = await startServiceHarness({ extraEnv: { SIGNER_SOCKET: socket, HD_MNEMONIC: '' } });
+  h = await startServiceHarness({ extraEnv: { SIGNER_SOCKET: socket, HD_MNEMONIC: '', SUBSCRIPTION_TICK_MS: '100' } });
   const env = { ...h.env, ROLES: 'signer', HD_MNEMONIC: TEST_MNEMONIC, SIGNER_SOCKET: socket, PORT: '0', METRICS_PORT: '0' };
   const config = loadConfig(env);
   signerProcess = await start(config, env, createLogger(config.LOG_LEVEL));
@@ -77,5 +79,51 @@ describe('a refund paid through the signer role', () => {
     expect(new Set(signed.map((s) => s.merchant_id))).toEqual(new Set([shop.id]));
     const attempts = await h.t.db.selectFrom('payout_attempts').select(['tx_hash', 'state']).execute();
     expect(attempts.filter((a) => a.state === 'confirmed')).toHaveLength(1);
+  }, 120_000);
+
+  it('charges a subscription through the signer: the customer approved the charger, the signer justified the transferFrom', async () => {
+    const adapter = h.service.adapters.get('ethereum', 'test')!;
+    const charger = await adapter.deriveHotWallet(testKeys, shop.account, HOT_WALLET_SLOT.charges);
+    await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
+    const customer = walletAt(48, h.node.provider);
+    await h.node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
+    await fund(h.tokens.USDT, customer.address, 50_000_000n);
+    const created = await shop.client.post('/api/v1/subscriptions/create', {
+      items: [
+        {
+          price_data: { price_id: 'p', currency: 'USD', product: 'Pro', unit_amount: 1500, recurring: { interval: 'month' } },
+          quantity: 1,
+        },
+      ],
+      customer: 'cus_signer',
+    });
+    expect(created.status).toBe(200);
+    const sel = await fetch(`${h.base}/subscribe/${created.json.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
+    });
+    const info = (await sel.json()) as { spender: string; allowance_base: string };
+    expect(sel.status).toBe(200);
+    const usdt = new Contract(h.tokens.USDT.address, ['function approve(address spender, uint256 value)'], customer);
+    await (
+      await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(
+        info.spender,
+        BigInt(info.allowance_base),
+      )
+    ).wait();
+    const active = await h.until(async () => {
+      const sub = (await shop.client.get(`/api/v1/subscriptions/${created.json.id}`)).json;
+      return sub.status === 'active' ? sub : undefined;
+    }, 60_000);
+    expect(active.status).toBe('active');
+    const charges = await h.t.db
+      .selectFrom('signer_audit')
+      .select(['outcome', 'merchant_id', 'summary'])
+      .where('purpose', '=', 'subscription_charge')
+      .execute();
+    expect(charges.filter((c) => c.outcome === 'signed')).toHaveLength(1);
+    expect(charges.filter((c) => c.outcome === 'refused')).toEqual([]);
+    expect(charges[0]).toMatchObject({ merchant_id: shop.id, summary: { amount_base: '15000000' } });
   }, 120_000);
 });
