@@ -30,7 +30,6 @@ import { rpcMetricsObserver } from './metrics/rpc.js';
 import { consolePlugin, startConsoleListener } from './start/console.js';
 import { signerLimitsFrom } from './signer-service/limits.js';
 import { startSignerServer } from './signer-service/server.js';
-import { MnemonicSigner } from './signer/mnemonic-signer.js';
 
 // Process roles: `api`, `worker`, `watcher`, or all in one process (the default). See docs/architecture.md.
 
@@ -228,7 +227,8 @@ export async function start(
   });
 
   // The signer role (docs/signer.md): the seed holder's server on its socket, and nothing else in this process.
-  if (signerLimits && config.SIGNER_SOCKET && keyMaterial.kind === 'signer' && keyMaterial.signer instanceof MnemonicSigner) {
+  // (keyMaterialFromEnv refused a signer role without the seed, and the check above one without its socket.)
+  if (signerLimits && config.SIGNER_SOCKET && keyMaterial.kind === 'signer') {
     const signerServer = await startSignerServer({
       db,
       signer: keyMaterial.signer,

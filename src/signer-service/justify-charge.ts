@@ -3,7 +3,8 @@ import { HOT_WALLET_SLOT, type KeyDeriver, type KeyPath } from '../../chains/typ
 import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import { chargeFacts } from '../ledger/subscriptions/charge-facts.js';
-import { evmTokenCallData, type JustifiedSend, type RefundContext, type SignedPreimage } from './justify-refund.js';
+import { evmTokenCallData } from './evm-token-call.js';
+import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';
 import { refuse } from './refusal.js';
 import { decodeTransferFromCall } from './transfer-call.js';
 
@@ -22,7 +23,7 @@ export async function justifyCharge(
   chargeId: string,
   key: KeyPath,
   preimage: SignedPreimage,
-  seen: RefundContext,
+  seen: AuditContext,
 ): Promise<JustifiedSend> {
   const facts = await chargeFacts(o.db, chargeId);
   if (!facts) refuse('unknown_object', `no subscription charge ${chargeId}`);

@@ -4,7 +4,7 @@ import { HOT_WALLET_SLOT, type KeyDeriver, type KeyPath } from '../../chains/typ
 import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import { depositSetupById } from '../ledger/payments/deposit-setups.js';
-import type { JustifiedSend, RefundContext, SignedPreimage } from './justify-refund.js';
+import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';
 import { refuse } from './refusal.js';
 
 // Justification of a deposit setup (docs/signer.md, "What is justified"): a Solana session's deposit owner gets its
@@ -18,7 +18,7 @@ export async function justifyDepositSetup(
   setupId: string,
   key: KeyPath,
   preimage: SignedPreimage,
-  seen: RefundContext,
+  seen: AuditContext,
 ): Promise<JustifiedSend> {
   const setup = /^\d{1,18}$/.test(setupId) ? await depositSetupById(o.db, setupId) : undefined;
   if (!setup) refuse('unknown_object', `no deposit setup ${setupId}`);

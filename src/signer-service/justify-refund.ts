@@ -1,5 +1,3 @@
-import type { Mode, NetworkId } from '../../chains/vocabulary.js';
-import { Transaction } from 'ethers';
 import type { ChainRegistry } from '../../chains/registry.js';
 import { SPL_TOKEN_PROGRAM, associatedTokenAccount, decodeTokenMessage, type TokenMessage } from '../../chains/solana/token-message.js';
 import { decodeTriggerRawData, TRIGGER_SMART_CONTRACT_TYPE } from '../../chains/tron/protobuf.js';
@@ -15,36 +13,15 @@ import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import { refundById } from '../ledger/refunds/refunds.js';
 import type { RefundRow } from '../ledger/refunds/refunds.js';
+import { evmTokenCallData } from './evm-token-call.js';
+import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';
 import { refuse } from './refusal.js';
 import { decodeTransferCall } from './transfer-call.js';
 
 // Justification of a refund payout (docs/signer.md, "What is justified"): the signer reads the refund in the ledger
 // and signs only the transfer the payout engine (src/refunds/payout-engine.ts) would build for it: from the
 // merchant's refunds hot wallet, to the registry's token contract, no native value, `transfer(destination, amount)`
-// with the refund's amount or its documented gross-up for a token's transfer fee. EVM and TRON; Solana not yet.
-
-/** What a justified send is, for the limits and the audit (a refund payout's amount; 0 for a deposit setup). */
-export interface JustifiedSend {
-  merchantId: string;
-  network: NetworkId;
-  mode: Mode;
-  token: string;
-  decimals: number;
-  amount: bigint;
-  summary: { to: string; token: string; contract: string; amount_base: string };
-}
-
-/** What the audit learns before the refusal or the signature: the refund's owner and chain, once read. */
-export interface RefundContext {
-  merchantId?: string;
-  network?: string;
-  mode?: string;
-  summary?: JustifiedSend['summary'];
-  amount?: bigint;
-}
-
-/** What is signed: a secp256k1 digest's preimage, or (ed25519, Solana) the message itself. */
-export type SignedPreimage = SigningPreimage | { kind: 'solana-message'; message: Uint8Array };
+// with the refund's amount or its documented gross-up for a token's transfer fee. EVM, TRON and Solana.
 
 /** Refund states the payout engine signs in (refund-state.ts: pending → processing, then completed | failed). */
 const PAYABLE = new Set(['pending', 'processing']);
@@ -54,7 +31,7 @@ export async function justifyRefundPayout(
   refundId: string,
   key: KeyPath,
   preimage: SignedPreimage,
-  seen: RefundContext,
+  seen: AuditContext,
 ): Promise<JustifiedSend> {
   const refund = await refundById(o.db, refundId);
   if (!refund) refuse('unknown_object', `no refund ${refundId}`);
@@ -117,38 +94,6 @@ async function readEvmTransfer(
   const call = decodeTransferCall(data);
   if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
   return { to: adapter.normalizeAddress(`0x${call.to}`), amount: call.amount };
-}
-
-/**
- * The calldata of an unsigned EVM transaction that calls `token` on the configured chain with no native value: a
- * canonical unsigned type 0, 1 or 2 transaction, the configured chain id (the signer takes no node's word for it),
- * the registry's contract. Refuses anything else; the caller reads the call itself.
- */
-export function evmTokenCallData(
-  adapters: ChainRegistry,
-  adapter: ChainAdapter,
-  chain: { network: NetworkId; mode: Mode; token: string },
-  token: TokenContract,
-  preimage: SignedPreimage,
-): string {
-  if (preimage.kind !== 'evm-transaction') refuse('wrong_method', `an EVM send signs an EVM transaction, not an ${preimage.kind}`);
-  let tx: Transaction;
-  try {
-    tx = Transaction.from(preimage.unsignedSerialized);
-  } catch {
-    refuse('undecodable_transaction', 'the preimage is not an EVM transaction');
-  }
-  if (tx.signature !== null || tx.unsignedSerialized.toLowerCase() !== preimage.unsignedSerialized.toLowerCase())
-    refuse('undecodable_transaction', 'the preimage is not an unsigned transaction in its canonical serialization');
-  if (tx.type !== 0 && tx.type !== 1 && tx.type !== 2) refuse('wrong_method', `a token call is not a type ${tx.type} transaction`);
-  const chainId = adapters.chainId(chain.network, chain.mode);
-  if (chainId === undefined)
-    refuse('wrong_chain', `the signer has no CHAIN_${chain.network.toUpperCase()}_${chain.mode.toUpperCase()}_CHAIN_ID configured`);
-  if (tx.chainId !== chainId) refuse('wrong_chain', `chain id ${tx.chainId}, ${chain.network} is ${chainId}`);
-  if (tx.to === null || adapter.normalizeAddress(tx.to) !== adapter.normalizeAddress(token.address))
-    refuse('wrong_contract', `the transaction calls ${tx.to ?? 'no contract'}, not the ${chain.token} contract`);
-  if (tx.value !== 0n) refuse('native_value', `the transaction carries ${tx.value} wei`);
-  return tx.data;
 }
 
 /** One TriggerSmartContract from the hot wallet to the token, no TRX, transfer(recipient, amount). */

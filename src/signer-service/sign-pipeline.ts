@@ -12,7 +12,8 @@ import { signRequestSchema, type SignRequest } from '../signer/protocol.js';
 import { digestOf } from './digest.js';
 import { justifyCharge } from './justify-charge.js';
 import { justifyDepositSetup } from './justify-deposit-setup.js';
-import { justifyRefundPayout, type RefundContext, type SignedPreimage } from './justify-refund.js';
+import type { AuditContext, SignedPreimage } from './justified.js';
+import { justifyRefundPayout } from './justify-refund.js';
 import { checkRefundLimits, type SignerLimits } from './limits.js';
 import { Refusal, refuse } from './refusal.js';
 
@@ -40,7 +41,7 @@ export async function answerSign(deps: SignDeps, input: unknown): Promise<SignAn
     return refused(deps, null, {}, new Refusal('malformed_request', `not a sign request (at ${where})`));
   }
   const req = parsed.data;
-  const seen: RefundContext = {};
+  const seen: AuditContext = {};
   try {
     return await signOrRefuse(deps, req, seen);
   } catch (err) {
@@ -54,7 +55,7 @@ export function answerMalformed(deps: SignDeps, message: string): Promise<SignAn
   return refused(deps, null, {}, new Refusal('malformed_request', message));
 }
 
-async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: RefundContext): Promise<SignAnswer> {
+async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext): Promise<SignAnswer> {
   if (await isRequestIdSeen(deps.db, req.request_id)) refuse('replayed_request', `request ${req.request_id} was already answered`);
   const state = await readSignerState(deps.db);
   setSignerPaused(state.paused);
@@ -132,7 +133,7 @@ function auditBase(req: SignRequest) {
   };
 }
 
-async function refused(deps: SignDeps, req: SignRequest | null, seen: RefundContext, r: Refusal): Promise<SignAnswer> {
+async function refused(deps: SignDeps, req: SignRequest | null, seen: AuditContext, r: Refusal): Promise<SignAnswer> {
   const row = {
     ...(req ? auditBase(req) : {}),
     outcome: 'refused' as const,

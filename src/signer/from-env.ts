@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { PrederivedEd25519Keys } from '../../chains/solana/keys.js';
-import type { KeyDeriver, KeyPath, TxSigner } from '../../chains/types.js';
+import type { KeyDeriver, KeyPath } from '../../chains/types.js';
 import { MnemonicSigner } from './mnemonic-signer.js';
 import { RemoteSigner } from './remote-signer.js';
 import { XpubKeyDeriver, parseAccountXpubs } from './xpub-key-deriver.js';
@@ -10,7 +10,7 @@ import { XpubKeyDeriver, parseAccountXpubs } from './xpub-key-deriver.js';
 // HD_ACCOUNT_XPUBS (secp256k1 chains) and HD_ED25519_PREDERIVED_FILE (Solana, docs/solana.md) for watch-only
 // processes; a signing process derives everything itself and ignores both. Error messages never echo the values.
 export type KeyMaterial =
-  | { kind: 'signer'; signer: TxSigner & { accountXpub(coinType: number, account: number): string } }
+  | { kind: 'signer'; signer: MnemonicSigner }
   /** SIGNER_SOCKET: the signer role holds the seed; this process asks it for public keys and signatures. */
   | { kind: 'remote'; signer: RemoteSigner }
   | { kind: 'watch-only'; deriver: KeyDeriver }
