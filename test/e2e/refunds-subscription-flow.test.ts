@@ -1,7 +1,5 @@
-import { Contract } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOT_WALLET_SLOT } from '../../chains/types.js';
-import { fund, signer, walletAt } from '../support/evm-tokens/scenario.js';
+import { approvedSubscription } from '../support/approved-subscription.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -31,39 +29,8 @@ afterAll(async () => {
 
 describe('refund of a subscription payment', () => {
   it('shows payment_id in create, GET and list, and delivers refund.succeeded with refund_id, external_refund_id and original_currency', async () => {
-    const adapter = h.service.adapters.get('ethereum', 'test')!;
-    const charger = await adapter.deriveHotWallet(signer, m.account, HOT_WALLET_SLOT.charges);
-    await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
     await h.node.rpc('anvil_setBalance', [m.hotWallet, '0xde0b6b3a7640000']); // gas for the refund payout
-    const customer = walletAt(47, h.node.provider);
-    await h.node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
-    await fund(h.tokens.USDT, customer.address, 50_000_000n);
-
-    const created = await m.client.post('/api/v1/subscriptions/create', {
-      items: [
-        {
-          price_data: { price_id: 'p', currency: 'USD', product: 'Pro plan', unit_amount: 1500, recurring: { interval: 'month' } },
-          quantity: 1,
-        },
-      ],
-      customer: 'cus_refund',
-    });
-    expect(created.status).toBe(200);
-    const subId = created.json.id as string;
-    const sel = await fetch(`${h.base}/subscribe/${subId}/select`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
-    });
-    const info = (await sel.json()) as { spender: string; allowance_base: string };
-    expect(sel.status).toBe(200);
-    const usdt = new Contract(h.tokens.USDT.address, ['function approve(address spender, uint256 value)'], customer);
-    await (
-      await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(
-        info.spender,
-        BigInt(info.allowance_base),
-      )
-    ).wait();
+    const subId = await approvedSubscription(h, m, { customerIndex: 47, customer: 'cus_refund', product: 'Pro plan' });
     const invoice = await h.until(async () => {
       const s = (await m.client.get(`/api/v1/subscriptions/${subId}?expand=latest_invoice`)).json;
       return s.status === 'active' ? (await m.client.get(`/api/v1/invoices/${s.latest_invoice}`)).json : undefined;

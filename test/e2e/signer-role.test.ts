@@ -6,9 +6,8 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { pauseSigner, resumeSigner } from '../../src/operations/signer.js';
-import { Contract } from 'ethers';
-import { HOT_WALLET_SLOT } from '../../chains/types.js';
-import { TEST_MNEMONIC, fund, signer as testKeys, walletAt } from '../support/evm-tokens/scenario.js';
+import { TEST_MNEMONIC, fund } from '../support/evm-tokens/scenario.js';
+import { approvedSubscription } from '../support/approved-subscription.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
 // The signer role end to end (docs/signer.md, issue 36): the service runs with NO key material (its workers, API and
@@ -82,38 +81,9 @@ describe('a refund paid through the signer role', () => {
   }, 120_000);
 
   it('charges a subscription through the signer: the customer approved the charger, the signer justified the transferFrom', async () => {
-    const adapter = h.service.adapters.get('ethereum', 'test')!;
-    const charger = await adapter.deriveHotWallet(testKeys, shop.account, HOT_WALLET_SLOT.charges);
-    await h.node.rpc('anvil_setBalance', [charger.address, '0x56bc75e2d63100000']);
-    const customer = walletAt(48, h.node.provider);
-    await h.node.rpc('anvil_setBalance', [customer.address, '0xde0b6b3a7640000']);
-    await fund(h.tokens.USDT, customer.address, 50_000_000n);
-    const created = await shop.client.post('/api/v1/subscriptions/create', {
-      items: [
-        {
-          price_data: { price_id: 'p', currency: 'USD', product: 'Pro', unit_amount: 1500, recurring: { interval: 'month' } },
-          quantity: 1,
-        },
-      ],
-      customer: 'cus_signer',
-    });
-    expect(created.status).toBe(200);
-    const sel = await fetch(`${h.base}/subscribe/${created.json.id}/select`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ network: 'ethereum', token: 'USDT', address: customer.address }),
-    });
-    const info = (await sel.json()) as { spender: string; allowance_base: string };
-    expect(sel.status).toBe(200);
-    const usdt = new Contract(h.tokens.USDT.address, ['function approve(address spender, uint256 value)'], customer);
-    await (
-      await (usdt.getFunction('approve') as (s: string, v: bigint) => Promise<{ wait(): Promise<unknown> }>)(
-        info.spender,
-        BigInt(info.allowance_base),
-      )
-    ).wait();
+    const subId = await approvedSubscription(h, shop, { customerIndex: 48, customer: 'cus_signer', product: 'Pro' });
     const active = await h.until(async () => {
-      const sub = (await shop.client.get(`/api/v1/subscriptions/${created.json.id}`)).json;
+      const sub = (await shop.client.get(`/api/v1/subscriptions/${subId}`)).json;
       return sub.status === 'active' ? sub : undefined;
     }, 60_000);
     expect(active.status).toBe('active');
