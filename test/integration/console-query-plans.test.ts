@@ -1,5 +1,5 @@
+import { explainable, largeTables, recordQueries, seqScanOffenders, type QueryRecorder } from '../support/query-plans.js';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleActor } from '../../src/console/actor.js';
 import { foldOverviewDeltas } from '../../src/ledger/console/overview-daily.js';
@@ -16,29 +16,9 @@ import { depositAddressOf, merchantIdOf, seedConsoleData, sessionIdOf, txHashOf 
 const LARGE_TABLE_ROWS = 5000;
 const SIZE = { merchants: 100, sessions: 20_000, refunds: 6_000, deliveries: 6_000 };
 
-interface Captured {
-  route: string;
-  text: string;
-  values: unknown[];
-}
-
-const captured = new Map<string, Captured>();
-let route: string | null = null;
-type Query = (...args: unknown[]) => unknown;
-const originalQuery = pg.Client.prototype.query as unknown as Query;
-
+let recorder: QueryRecorder;
 let h: ConsoleHarness;
 let merchant: ConsoleActor;
-
-function seqScans(plan: unknown, large: ReadonlySet<string>, out: string[] = []): string[] {
-  if (Array.isArray(plan)) for (const p of plan) seqScans(p, large, out);
-  else if (plan && typeof plan === 'object') {
-    const node = plan as Record<string, unknown>;
-    if (node['Node Type'] === 'Seq Scan' && large.has(String(node['Relation Name']))) out.push(String(node['Relation Name']));
-    for (const v of Object.values(node)) if (typeof v === 'object') seqScans(v, large, out);
-  }
-  return out;
-}
 
 beforeAll(async () => {
   h = await startConsoleHarness();
@@ -48,17 +28,11 @@ beforeAll(async () => {
   await foldOverviewDeltas(h.t.db);
   await sql`analyze`.execute(h.t.db);
   merchant = h.merchantUser(merchantIdOf(2));
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [text, values] = args;
-    if (route !== null && typeof text === 'string' && !captured.has(text)) {
-      captured.set(text, { route, text, values: Array.isArray(values) ? values : [] });
-    }
-    return originalQuery.apply(this, args);
-  } as unknown as typeof pg.Client.prototype.query;
+  recorder = recordQueries();
 }, 60_000);
 
 afterAll(async () => {
-  pg.Client.prototype.query = originalQuery as unknown as typeof pg.Client.prototype.query;
+  recorder?.restore();
   await h?.close();
 });
 
@@ -140,8 +114,8 @@ describe("query plans of the console's reads on a large database", () => {
     ];
     // Walk to page 2 of the lists with a cursor as well.
     for (const [actor, path] of calls) {
-      route = `${actor.role} GET ${path.split('?')[0]}${path.includes('?') ? `?${path.split('?')[1]!.slice(0, 60)}` : ''}`;
-      try {
+      const route = `${actor.role} GET ${path.split('?')[0]}${path.includes('?') ? `?${path.split('?')[1]!.slice(0, 60)}` : ''}`;
+      await recorder.traced(route, async () => {
         const r = await h.call(actor, 'GET', `/api${path}`);
         // A sweep policy needs the network configured (none is here): its refusal still runs the route's reads.
         const status = path.startsWith('/sweeps/policy') ? 409 : 200;
@@ -152,35 +126,16 @@ describe("query plans of the console's reads on a large database", () => {
           const next = await h.call(actor, 'GET', `/api${path}${sep}cursor=${encodeURIComponent(cursor)}`);
           expect(next.status, `${route} page 2`).toBe(200);
         }
-      } finally {
-        route = null;
-      }
+      });
     }
 
-    const { rows: big } = await sql<{ relname: string }>`select relname from pg_class
-      where relkind = 'r' and relnamespace = 'public'::regnamespace and reltuples > ${LARGE_TABLE_ROWS}`.execute(h.t.db);
-    const large = new Set(big.map((r) => r.relname));
+    const large = await largeTables(h.t.db, LARGE_TABLE_ROWS);
     for (const t of ['payment_sessions', 'deposits', 'refunds', 'payout_attempts', 'webhook_deliveries', 'outbox_events'])
       expect(large).toContain(t);
 
-    const cursorQuery = /^\s*declare\s+\w+\s+no\s+scroll\s+cursor\s+for\s+/i;
-    const explainable = [...captured.values()]
-      .map((c) => ({ ...c, text: c.text.replace(cursorQuery, '') }))
-      .filter((c) => /^\s*(select|with)\b/i.test(c.text));
-    expect(explainable.length).toBeGreaterThan(40);
-    const client = new pg.Client({ connectionString: h.t.url });
-    await client.connect();
-    const offenders: string[] = [];
-    try {
-      for (const c of explainable) {
-        const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${c.text}`, c.values);
-        const scans = seqScans(rows[0]!['QUERY PLAN'], large);
-        if (scans.length > 0)
-          offenders.push(`${c.route}: Seq Scan on ${[...new Set(scans)].join(', ')}\n    ${c.text.replace(/\s+/g, ' ')}`);
-      }
-    } finally {
-      await client.end();
-    }
+    const statements = explainable(recorder.captured(), /^\s*(select|with)\b/i);
+    expect(statements.length).toBeGreaterThan(40);
+    const offenders = await seqScanOffenders(h.t.url, statements, large);
     expect(offenders, offenders.join('\n')).toEqual([]);
   }, 90_000);
 });

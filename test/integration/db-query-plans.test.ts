@@ -1,6 +1,6 @@
+import { explainable, largeTables, recordQueries, seqScanOffenders, type QueryRecorder } from '../support/query-plans.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RefundRouteDeps } from '../../src/api/routes/refunds.js';
 import { registerCheckout } from '../../src/checkout/plugin.js';
@@ -25,16 +25,7 @@ const chains: RefundRouteDeps['chains'] = {
   displayAddress: (_n, _m, canonical) => canonical,
 };
 
-interface Captured {
-  route: string;
-  text: string;
-  values: unknown[];
-}
-
-const captured = new Map<string, Captured>();
-let route: string | null = null;
-type Query = (...args: unknown[]) => unknown;
-const originalQuery = pg.Client.prototype.query as unknown as Query;
+let recorder: QueryRecorder;
 
 let h: ApiHarness;
 let page: FastifyInstance;
@@ -43,14 +34,7 @@ let shop: SignedClient;
 let merchantId: string;
 
 /** Runs one API call with its queries recorded under a label. */
-async function traced<T>(label: string, call: () => Promise<T>): Promise<T> {
-  route = label;
-  try {
-    return await call();
-  } finally {
-    route = null;
-  }
-}
+const traced = <T>(label: string, call: () => Promise<T>): Promise<T> => recorder.traced(label, call);
 
 async function seed(): Promise<void> {
   const db = h.t.db;
@@ -148,16 +132,6 @@ async function ownSubscription(): Promise<{ sub: string; invoice: string; paymen
   return { sub, invoice, payment, pm };
 }
 
-function seqScans(plan: unknown, large: ReadonlySet<string>, out: string[] = []): string[] {
-  if (Array.isArray(plan)) for (const p of plan) seqScans(p, large, out);
-  else if (plan && typeof plan === 'object') {
-    const node = plan as Record<string, unknown>;
-    if (node['Node Type'] === 'Seq Scan' && large.has(String(node['Relation Name']))) out.push(String(node['Relation Name']));
-    for (const v of Object.values(node)) if (typeof v === 'object') seqScans(v, large, out);
-  }
-  return out;
-}
-
 beforeAll(async () => {
   h = await startApiHarness({ chains });
   // The hosted page's routes on a server of their own over the same database (the harness serves the API only).
@@ -169,17 +143,11 @@ beforeAll(async () => {
   shop = m.test;
   await seed();
   await sql`analyze`.execute(h.t.db);
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [text, values] = args;
-    if (route !== null && typeof text === 'string' && !captured.has(text)) {
-      captured.set(text, { route, text, values: Array.isArray(values) ? values : [] });
-    }
-    return originalQuery.apply(this, args);
-  } as unknown as typeof pg.Client.prototype.query;
+  recorder = recordQueries();
 }, 60_000);
 
 afterAll(async () => {
-  pg.Client.prototype.query = originalQuery as unknown as typeof pg.Client.prototype.query;
+  recorder?.restore();
   await page?.close();
   await h?.close();
 });
@@ -337,31 +305,13 @@ describe('query plans of the API on a large database', () => {
       'cancel subscription',
     );
 
-    const { rows: big } = await sql<{ relname: string }>`select relname from pg_class
-      where relkind = 'r' and relnamespace = 'public'::regnamespace and reltuples > ${LARGE_TABLE_ROWS}`.execute(h.t.db);
-    const large = new Set(big.map((r) => r.relname));
+    const large = await largeTables(h.t.db, LARGE_TABLE_ROWS);
     for (const t of ['payment_sessions', 'refunds', 'deposits', 'outbox_events', 'subscriptions', 'subscription_charges', 'invoices'])
       expect(large).toContain(t);
 
-    // An export's query runs inside `declare … cursor for <select>`: its select is planned like any other.
-    const cursorQuery = /^\s*declare\s+\w+\s+no\s+scroll\s+cursor\s+for\s+/i;
-    const explainable = [...captured.values()]
-      .map((c) => ({ ...c, text: c.text.replace(cursorQuery, '') }))
-      .filter((c) => /^\s*(select|insert|update|delete|with)\b/i.test(c.text));
-    expect(explainable.length).toBeGreaterThan(30);
-    const client = new pg.Client({ connectionString: h.t.url });
-    await client.connect();
-    const offenders: string[] = [];
-    try {
-      for (const c of explainable) {
-        const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${c.text}`, c.values);
-        const scans = seqScans(rows[0]!['QUERY PLAN'], large);
-        if (scans.length > 0)
-          offenders.push(`${c.route}: Seq Scan on ${[...new Set(scans)].join(', ')}\n    ${c.text.replace(/\s+/g, ' ')}`);
-      }
-    } finally {
-      await client.end();
-    }
+    const statements = explainable(recorder.captured(), /^\s*(select|insert|update|delete|with)\b/i);
+    expect(statements.length).toBeGreaterThan(30);
+    const offenders = await seqScanOffenders(h.t.url, statements, large);
     expect(offenders, offenders.join('\n')).toEqual([]);
   }, 60_000);
 });
