@@ -9,7 +9,14 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The slow scenarios run with `npm run test:slow` (vitest.slow.ts), a small subset of them in CI.
     // Files that read the process-wide metrics registry run in a second, isolated pass (vitest.isolated.ts).
-    exclude: [...configDefaults.exclude, ...SLOW_SCENARIOS, ...ISOLATED_FILES],
+    // CI (.ci/run) sets TEST_README_ON_COMPILED=1: the README snippets then run once, on the compiled build
+    // (`npm run test:compiled`), instead of twice.
+    exclude: [
+      ...configDefaults.exclude,
+      ...SLOW_SCENARIOS,
+      ...ISOLATED_FILES,
+      ...(process.env.TEST_README_ON_COMPILED === '1' ? ['test/e2e/readme-snippets.test.ts'] : []),
+    ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

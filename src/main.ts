@@ -10,6 +10,7 @@ import { createExpiryScheduler, startExpiryWorker } from './jobs/session-expiry.
 import { createLogger, type Logger } from './logger.js';
 import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
+import { signerEndpointFromEnv } from './signer/endpoint.js';
 import { keyDeriverOf, keyMaterialFromEnv } from './signer/from-env.js';
 import { startDeliveryWorker, startOutboxRelay } from './webhooks/index.js';
 import { createPayoutScheduler, startPayoutWorker } from './refunds/payout-worker.js';
@@ -62,7 +63,9 @@ export async function start(
   // What signs this process's transactions: the seed in process, or the signer role over its socket.
   const txSigner = keyMaterial.kind === 'signer' || keyMaterial.kind === 'remote' ? keyMaterial.signer : null;
   const signerLimits = config.ROLES.includes('signer') ? signerLimitsFrom(env) : null;
-  if (signerLimits && !config.SIGNER_SOCKET) throw new Error('ROLES=signer needs SIGNER_SOCKET: the Unix socket it listens on');
+  const signerEndpoint = signerLimits ? signerEndpointFromEnv(env) : undefined;
+  if (signerLimits && !signerEndpoint)
+    throw new Error('ROLES=signer needs SIGNER_SOCKET (a Unix socket) or SIGNER_TLS_URL (mutual TLS): where it listens');
   const keys = keyDeriverOf(keyMaterial);
   const subscriptionSettings = subscriptionSettingsFromEnv(env);
 
@@ -227,18 +230,17 @@ export async function start(
   });
 
   // The signer role (docs/signer.md): the seed holder's server on its socket, and nothing else in this process.
-  // (keyMaterialFromEnv refused a signer role without the seed, and the check above one without its socket.)
-  if (signerLimits && config.SIGNER_SOCKET && keyMaterial.kind === 'signer') {
+  // (keyMaterialFromEnv refused a signer role without the seed, and the check above one without its endpoint.)
+  if (signerLimits && signerEndpoint && keyMaterial.kind === 'signer') {
     const signerServer = await startSignerServer({
       db,
       signer: keyMaterial.signer,
       adapters,
-      socketPath: config.SIGNER_SOCKET,
+      ...(signerEndpoint.kind === 'socket' ? { socketPath: signerEndpoint.path } : { tls: signerEndpoint }),
       limits: signerLimits,
       log: log.child({ role: 'signer' }),
     });
     stops.unshift(() => signerServer.close());
-    log.info({ socket: signerServer.socketPath }, 'signer listening');
   }
 
   let port: number | undefined;

@@ -1,5 +1,6 @@
 import { chmod, lstat, unlink } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { connect } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { ChainRegistry } from '../../chains/registry.js';
@@ -7,23 +8,29 @@ import type { Database } from '../db/schema.js';
 import { readSignerState } from '../ledger/signer/signer-state.js';
 import type { Logger } from '../logger.js';
 import { setSignerPaused } from '../metrics/signer.js';
+import type { SignerEndpoint } from '../signer/endpoint.js';
 import type { MnemonicSigner } from '../signer/mnemonic-signer.js';
 import { publicKeyRequestSchema } from '../signer/protocol.js';
 import type { SignerLimits } from './limits.js';
 import { answerMalformed, answerSign } from './sign-pipeline.js';
 
 // The signer role's server (docs/signer.md): the only process holding the seed answers public keys and justified
-// signatures over HTTP on a Unix socket (mode 0600: only the service's own user may ask). Bad input is a 403
+// signatures over HTTP on a Unix socket (mode 0600: only the service's own user may ask), or over mutually
+// authenticated TLS (a client must present a certificate the shared CA signed, or the handshake fails). Bad input is a 403
 // `malformed_request`, never a 5xx and never a stack; a body over MAX_BODY_BYTES is one too.
 
 export interface SignerServerOptions {
   db: Kysely<Database>;
   signer: MnemonicSigner;
   adapters: ChainRegistry;
-  socketPath: string;
+  /** The Unix socket to listen on; or `tls`. */
+  socketPath?: string;
+  tls?: SignerTlsEndpoint;
   limits: SignerLimits;
   log: Logger;
 }
+
+type SignerTlsEndpoint = Extract<SignerEndpoint, { kind: 'tls' }>;
 
 /** Larger than any transaction we sign (a TRON raw_data or an EVM transfer is well under 2 KB). */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -31,10 +38,12 @@ export const MAX_BODY_BYTES = 256 * 1024;
 type Answer = { status: number; body: unknown };
 const malformed = (message: string): Answer => ({ status: 403, body: { error: { code: 'malformed_request', message } } });
 
-export async function startSignerServer(o: SignerServerOptions): Promise<{ socketPath: string; close(): Promise<void> }> {
-  await clearStaleSocket(o.socketPath);
+export function startSignerServer(o: SignerServerOptions & { socketPath: string }): Promise<{ socketPath: string; close(): Promise<void> }>;
+export function startSignerServer(o: SignerServerOptions & { tls: SignerTlsEndpoint }): Promise<{ port: number; close(): Promise<void> }>;
+export function startSignerServer(o: SignerServerOptions): Promise<{ socketPath?: string; port?: number; close(): Promise<void> }>;
+export async function startSignerServer(o: SignerServerOptions): Promise<{ socketPath?: string; port?: number; close(): Promise<void> }> {
   const deps = { db: o.db, signer: o.signer, adapters: o.adapters, limits: o.limits, log: o.log };
-  const server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     route(deps, req)
       .catch((err: unknown) => {
         // Not the caller's fault (the database or a node did not answer): the caller waits and asks again.
@@ -42,14 +51,44 @@ export async function startSignerServer(o: SignerServerOptions): Promise<{ socke
         return { status: 503, body: { error: { code: 'unavailable', message: 'the signer could not decide now; ask again' } } };
       })
       .then((a) => send(res, a));
-  });
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 10_000;
+  };
+  const close = (server: Server) => () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  if (o.tls) {
+    const tls = o.tls;
+    const server = createTlsServer(
+      { ca: tls.ca, cert: tls.cert, key: tls.key, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
+      handler,
+    );
+    limitTimes(server);
+    // The CA signs both ends' certificates; OpenSSL checks each one's purpose (extended key usage), so the signer's
+    // own server certificate, were it copied to a pod, opens no connection (test/integration/signer-tls.test.ts).
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(tls.port, tls.listenHost, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : tls.port;
+    setSignerPaused((await readSignerState(o.db)).paused);
+    o.log.info({ listen: `${tls.listenHost}:${port}`, url: tls.url.origin }, 'signer listening (mutual TLS)');
+    return { port, close: close(server) };
+  }
+  if (!o.socketPath) throw new Error('the signer needs a socket path or a TLS endpoint to listen on');
+  const socketPath = o.socketPath;
+  await clearStaleSocket(socketPath);
+  const server = createServer(handler);
+  limitTimes(server);
   const previousUmask = process.umask(0o177); // the socket is created 0600, never briefly wider
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(o.socketPath, () => {
+      server.listen(socketPath, () => {
         server.off('error', reject);
         resolve();
       });
@@ -57,17 +96,15 @@ export async function startSignerServer(o: SignerServerOptions): Promise<{ socke
   } finally {
     process.umask(previousUmask);
   }
-  await chmod(o.socketPath, 0o600);
+  await chmod(socketPath, 0o600);
   setSignerPaused((await readSignerState(o.db)).paused);
-  o.log.info({ socket: o.socketPath }, 'signer listening');
-  return {
-    socketPath: o.socketPath,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  o.log.info({ socket: socketPath }, 'signer listening');
+  return { socketPath, close: close(server) };
+}
+
+function limitTimes(server: Server): void {
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
 }
 
 async function route(deps: Parameters<typeof answerSign>[0], req: IncomingMessage): Promise<Answer> {

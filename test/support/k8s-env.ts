@@ -2,7 +2,7 @@ import type { ManifestDoc } from '../../scripts/tools/k8s/documents.js';
 
 // What a container of the Kubernetes manifests sees: its environment, resolved from the manifests' own ConfigMaps and
 // Secrets the way the kubelet does (envFrom in order, a later source winning, then `env` over all of them), and the
-// files its ConfigMap volumes put where. Used by test/unit/k8s-manifests.test.ts.
+// files its ConfigMap and Secret volumes put where. Used by test/unit/k8s-manifests.test.ts.
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -18,7 +18,7 @@ export interface ContainerView {
   env: Record<string, string>;
   /** Every variable name a source gave, with the source (`ConfigMap/x`, `Secret/y`, `env`). */
   sources: Array<{ name: string; from: string }>;
-  /** Mounted ConfigMap files: absolute path in the container → content. */
+  /** Mounted ConfigMap and Secret files: absolute path in the container → content (a Secret's placeholder). */
   files: Record<string, string>;
 }
 
@@ -68,8 +68,14 @@ export function containerViews(docs: ManifestDoc[]): ContainerView[] {
       const files: Record<string, string> = {};
       const volumes = new Map(list(pod.volumes).map((v) => [String(v.name), v]));
       for (const m of list(container.volumeMounts)) {
-        const cm = obj(volumes.get(String(m.name))?.configMap);
-        const source = cm.name ? byKindAndName(docs, 'ConfigMap', String(cm.name)) : undefined;
+        const volume = volumes.get(String(m.name));
+        const cm = obj(volume?.configMap);
+        const secret = obj(volume?.secret);
+        const source = cm.name
+          ? byKindAndName(docs, 'ConfigMap', String(cm.name))
+          : secret.secretName
+            ? byKindAndName(docs, 'Secret', String(secret.secretName))
+            : undefined;
         if (!source) continue;
         for (const [k, v] of Object.entries(keysOf(source))) files[`${String(m.mountPath)}/${k}`] = v;
       }

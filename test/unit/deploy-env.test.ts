@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
@@ -58,16 +59,27 @@ describe('deploy/.env.example', () => {
   it('is a configuration that takes payments once its secrets are filled in', () => {
     expect(active.MASTER_KEY).toBe('');
     expect(active.HD_MNEMONIC).toBe('');
-    const env: Record<string, string> = {
-      ...active,
-      MASTER_KEY: 'ab'.repeat(32),
-      HD_MNEMONIC: 'test test test test test test test test test test test junk',
-      // What docker-compose.yml sets for the container.
-      DATABASE_URL: `postgres://postgres:${active.POSTGRES_PASSWORD}@postgres:5432/stablepay`,
-      REDIS_URL: 'redis://redis:6379',
-      ROLES: /^\s+ROLES: (.+)$/m.exec(COMPOSE)![1]!,
-      CONSOLE_HOST: /^\s+CONSOLE_HOST: (.+)$/m.exec(COMPOSE)![1]!,
-    };
+    // What docker-compose.yml sets for a container, over the env file (its `${VAR:-default}` resolved from it).
+    const services = (parse(COMPOSE) as { services: Record<string, { environment: Record<string, string>; volumes?: string[] }> }).services;
+    const filledIn = { ...active, MASTER_KEY: 'ab'.repeat(32), HD_MNEMONIC: 'test test test test test test test test test test test junk' };
+    const containerEnv = (name: string): Record<string, string> => ({
+      ...filledIn,
+      ...Object.fromEntries(
+        Object.entries(services[name]!.environment).map(([k, v]) => [
+          k,
+          String(v).replace(/\$\{(\w+)(?::[-?][^}]*)?\}/g, (_, n: string) => filledIn[n as keyof typeof filledIn] ?? ''),
+        ]),
+      ),
+    });
+    const env = containerEnv('service');
+    expect(env.DATABASE_URL).toBe(`postgres://postgres:${active.POSTGRES_PASSWORD}@postgres:5432/stablepay`);
+    // The signer container alone holds the seed; the service asks it over the socket in the volume both mount.
+    const signerEnv = containerEnv('signer');
+    expect(loadConfig(signerEnv).ROLES).toEqual(['signer']);
+    expect(keyMaterialFromEnv(signerEnv, { signerRole: true }).kind).toBe('signer');
+    expect(env.SIGNER_SOCKET).toBe(signerEnv.SIGNER_SOCKET);
+    expect(services.service!.volumes).toEqual(services.signer!.volumes);
+    expect(env.SIGNER_SOCKET!.startsWith(`${services.signer!.volumes![0]!.split(':')[1]}/`)).toBe(true);
     const config = loadConfig(env);
     // Every role, the console on its own listener, published on the host's loopback only.
     expect(config.ROLES).toEqual(['api', 'worker', 'watcher', 'console']);
@@ -79,7 +91,7 @@ describe('deploy/.env.example', () => {
     const chains = loadWatcherSettings(env).chains;
     expect(chains.map((c) => `${c.network}:${c.mode}`)).toEqual(['ethereum:live']);
     expect(chains[0]!.tokens.map((t) => t.symbol).sort()).toEqual(['USDC', 'USDT']);
-    expect(keyMaterialFromEnv(env).kind).toBe('signer');
+    expect(keyMaterialFromEnv(env).kind).toBe('remote');
     // The commented examples are valid too, once uncommented.
     const all = { ...env, ...examples, CHAIN_ETHEREUM_TEST_USDT_CONTRACT: `0x${'ab'.repeat(20)}`, CHAIN_TRON_LIVE_API_KEY: 'k' };
     expect(() => loadConfig(all)).not.toThrow();

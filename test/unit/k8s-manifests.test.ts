@@ -80,12 +80,20 @@ function filled(env: Record<string, string>): Record<string, string> {
   );
 }
 
+/** A mounted Secret's placeholder filled as an operator fills it: the mnemonic, or a PEM file. */
+function filledFile(path: string, content: string): string {
+  if (!/^<[^>]+>$/.test(content)) return content;
+  if (path.endsWith('/HD_MNEMONIC')) return MNEMONIC;
+  if (/\.(crt|key)$/.test(path)) return `-----BEGIN ${path.endsWith('.key') ? 'PRIVATE KEY' : 'CERTIFICATE'}-----\nMA==\n-----END-----\n`;
+  throw new Error(`no sample content for the placeholder file ${path}`);
+}
+
 /** The environment a process of this container starts with; mounted files are written under tmp and remapped. */
 function processEnv(v: ContainerView): Record<string, string> {
   const env = filled(v.env);
   for (const [path, content] of Object.entries(v.files)) {
     const local = join(tmp, path.replaceAll('/', '_'));
-    writeFileSync(local, content);
+    writeFileSync(local, filledFile(path, content));
     for (const [k, value] of Object.entries(env)) if (value === path) env[k] = local;
   }
   return env;
@@ -95,11 +103,11 @@ describe('deploy/kubernetes: the validator (npm run k8s:validate)', () => {
   it('passes the manifests: YAML, the Kubernetes schema of each kind, unknown fields, references, kustomizations', () => {
     expect(report.issues).toEqual([]);
     const count = (kind: string) => docs.filter((d) => d.body.kind === kind).length;
-    expect(count('Deployment')).toBe(7); // api, worker, one watcher per network, console
-    expect(count('Service')).toBe(2); // api, console
+    expect(count('Deployment')).toBe(8); // api, worker, one watcher per network, console, signer
+    expect(count('Service')).toBe(3); // api, console, signer
     expect(count('HorizontalPodAutoscaler')).toBe(2);
-    expect(count('PodDisruptionBudget')).toBe(7);
-    expect(count('NetworkPolicy')).toBe(1); // who may reach the console
+    expect(count('PodDisruptionBudget')).toBe(8);
+    expect(count('NetworkPolicy')).toBe(2); // who may reach the console, who may reach the signer
     expect(count('Job')).toBe(1);
     expect(count('Kustomization')).toBe(3);
     expect(count('ConfigMap')).toBeGreaterThanOrEqual(6);
@@ -111,6 +119,27 @@ describe('deploy/kubernetes: the validator (npm run k8s:validate)', () => {
       expect(Object.keys(byKindAndName(docs, 'Deployment', name)?.spec ?? {})).not.toContain('replicas');
       expect(byKindAndName(docs, 'HorizontalPodAutoscaler', name)).toMatchObject({ spec: { minReplicas: 2 } });
     }
+  });
+
+  it('gives the seed to the signer pods alone, as a file, and lets only the worker pods reach the signer', () => {
+    const deployments = docs.filter((d) => d.body.kind === 'Deployment').map((d) => d.body as Editable);
+    const usesSeed = (d: Editable) => JSON.stringify(d).includes('"stablepay-signer"');
+    expect(deployments.filter(usesSeed).map((d) => d.metadata.name)).toEqual(['stablepay-signer']);
+    for (const d of deployments) expect(JSON.stringify(d)).not.toMatch(/"name":"HD_MNEMONIC"/);
+    const signer = deployments.find((d) => d.metadata.name === 'stablepay-signer')!;
+    const env = (d: Editable) =>
+      Object.fromEntries((d.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>).map((e) => [e.name, e.value]));
+    expect(env(signer)).toMatchObject({ ROLES: 'signer', HD_MNEMONIC_FILE: '/etc/stablepay/seed/HD_MNEMONIC' });
+    const worker = deployments.find((d) => d.metadata.name === 'stablepay-worker')!;
+    expect(env(worker).SIGNER_TLS_URL).toBe(env(signer).SIGNER_TLS_URL);
+    expect(JSON.stringify(worker)).toContain('stablepay-signer-client-tls');
+    expect(JSON.stringify(worker)).not.toContain('"stablepay-signer-tls"');
+    const policy = byKindAndName(docs, 'NetworkPolicy', 'stablepay-signer') as Editable;
+    expect(policy.spec.podSelector.matchLabels).toEqual(signer.spec.selector.matchLabels);
+    expect(policy.spec.ingress).toEqual([
+      { from: [{ podSelector: { matchLabels: worker.spec.selector.matchLabels } }], ports: [{ port: 'signer' }] },
+      { ports: [{ port: 'metrics' }] },
+    ]);
   });
 
   it('fails broken manifests, each with its reason', { timeout: 240_000 }, () => {
@@ -225,7 +254,7 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
     expect(known.has('HD_ACCOUNT_XPUBS') && known.has('CHAIN_TRON_LIVE_FULL_HOST')).toBe(true);
     const unknown = views.flatMap((v) => v.sources.filter((s) => !known.has(s.name)).map((s) => `${v.workload}: ${s.name} (${s.from})`));
     expect(unknown).toEqual([]);
-    expect(views.length).toBe(8);
+    expect(views.length).toBe(9);
   });
 
   it('gives every pod each required variable, and each one whose default points at this machine', () => {
@@ -245,7 +274,9 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
   it("resolves, placeholders filled, to a configuration the service accepts with each pod's role, networks and keys", () => {
     const expectations: Array<[string, string[], string[], string]> = [
       ['Deployment/stablepay-api', ['api'], [...NETWORKS], 'watch-only'],
-      ['Deployment/stablepay-worker', ['worker'], [...NETWORKS], 'signer'],
+      // The workers hold no key: they ask the signer (mutual TLS), the only pods given the seed (as a file).
+      ['Deployment/stablepay-worker', ['worker'], [...NETWORKS], 'remote'],
+      ['Deployment/stablepay-signer', ['signer'], [...NETWORKS], 'signer'],
       ...NETWORKS.map((n): [string, string[], string[], string] => [`Deployment/stablepay-watcher-${n}`, ['watcher'], [n], 'none']),
       // The console plans sweeps (public keys); the workers send them.
       ['Deployment/stablepay-console', ['console'], [...NETWORKS], 'watch-only'],
@@ -258,11 +289,23 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
       expect(config.DATABASE_URL).toMatch(/^postgres:\/\/.+@postgres\.db\.svc/);
       const chains = loadWatcherSettings(env).chains;
       expect({ workload, networks: chains.map((c) => c.network).sort() }).toEqual({ workload, networks: [...networks].sort() });
-      expect({ workload, keys: keyMaterialFromEnv(env).kind }).toEqual({ workload, keys });
+      const signerRole = config.ROLES.includes('signer');
+      expect({ workload, keys: keyMaterialFromEnv(env, { signerRole }).kind }).toEqual({ workload, keys });
       if (networks.includes('tron')) expect(loadTronExtraSettings(env, 'live').fullHost).toBe('https://api.trongrid.io');
     }
-    // Only the worker receives the mnemonic; the migration Job has what the compiled CLI's loadConfig needs.
-    expect(views.filter((v) => 'HD_MNEMONIC' in v.env).map((v) => v.workload)).toEqual(['Deployment/stablepay-worker']);
+    // No pod has the mnemonic in its environment; only the signer mounts it. The migration Job has what the compiled
+    // CLI's loadConfig needs.
+    expect(views.filter((v) => 'HD_MNEMONIC' in v.env || 'HD_MNEMONIC_FILE' in v.env).map((v) => v.workload)).toEqual([
+      'Deployment/stablepay-signer',
+    ]);
+    expect(Object.keys(view('Deployment/stablepay-signer').files)).toContain(view('Deployment/stablepay-signer').env.HD_MNEMONIC_FILE);
+    // The signer reads the ledger through its read-only role (stablepay-signer-db wins over stablepay-secrets).
+    expect(
+      view('Deployment/stablepay-signer')
+        .sources.filter((x) => x.name === 'DATABASE_URL')
+        .map((x) => x.from),
+    ).toEqual(['Secret/stablepay-secrets', 'Secret/stablepay-signer-db']);
+    expect(view('Deployment/stablepay-signer').env.DATABASE_URL).toMatch(/^<postgres:\/\/stablepay_signer:/);
     const job = view('Job/stablepay-migrate');
     expect(job.container.command).toEqual(['node', 'dist/src/cli/index.js', 'migrate']);
     expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts['cli:dist']).toBe('node dist/src/cli/index.js');

@@ -77,7 +77,8 @@ describe('the standard OpenAPI parser', () => {
     ]);
   });
 
-  it('npm run openapi:validate exits 1 with the report on a broken document, 0 on the generated one', async () => {
+  it('npm run openapi:validate exits 1 with the report on a broken document', async () => {
+    // Its exit 0 on the generated documents is CI's own `openapi` step (.ci/run): a failure there fails the build.
     const file = join(dir, 'broken.json');
     const d = structuredClone(doc);
     broken['a duplicate operationId'](d);
@@ -89,12 +90,5 @@ describe('the standard OpenAPI parser', () => {
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toContain('openapi:validate FAILED: @readme/openapi-parser');
     expect(failed?.stderr).toContain('createRefund');
-    const good = join(dir, 'good.json');
-    writeFileSync(good, JSON.stringify(doc));
-    const ok = await run('npx', ['tsx', 'scripts/tools/validate-openapi.ts', '--in', good]);
-    expect(ok.stdout).toContain('@readme/openapi-parser: valid');
-    const both = await run('npx', ['tsx', 'scripts/tools/validate-openapi.ts']);
-    expect(both.stdout).toContain('public API: @readme/openapi-parser: valid');
-    expect(both.stdout).toContain('console API: @readme/openapi-parser: valid');
   }, 120_000);
 });
