@@ -38,8 +38,12 @@ export function readSolanaTokenTransfer(preimage: SignedPreimage, p: SolanaTrans
   const destinationAta = associatedTokenAccount(p.destination, p.token.address);
   const transfers = m.instructions.filter((i) => i.kind === 'transfer-checked');
   const creates = m.instructions.filter((i) => i.kind === 'create-ata');
-  const other = m.instructions.find((i) => i.kind === 'other');
-  if (other) refuse('wrong_method', `the message calls ${other.program}, which no ${p.what} calls`);
+  const other = m.instructions.find((i) => i.kind !== 'compute-budget' && i.kind !== 'create-ata' && i.kind !== 'transfer-checked');
+  if (other)
+    refuse(
+      'wrong_method',
+      `the message holds ${other.kind === 'other' ? `a call of ${other.program}` : `a ${other.kind}`}, which no ${p.what} does`,
+    );
   if (transfers.length !== 1 || creates.length > 1) refuse('wrong_method', `a ${p.what} is exactly one token transfer`);
   for (const c of creates)
     if (

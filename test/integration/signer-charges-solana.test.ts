@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createAssociatedTokenAccountIdempotentInstruction,
+  createCloseAccountInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
@@ -133,6 +134,9 @@ describe('Solana subscription charges through the signer', () => {
     await refusedWith(message({ decimals: 9 }), 'wrong_contract');
     const drain = SystemProgram.transfer({ fromPubkey: new PublicKey(w.charger), toPubkey: new PublicKey(stranger), lamports: 1_000_000 });
     await refusedWith(message({ extra: drain }), 'wrong_method');
+    // A CloseAccount riding along (the charger's own token account, its rent to a stranger): no charge closes anything.
+    const close = createCloseAccountInstruction(ata(w.charger), new PublicKey(stranger), new PublicKey(w.charger));
+    await refusedWith(message({ extra: close }), 'wrong_method');
     const other = await f.h.merchant('Another Solana shop');
     const otherCharger = await f.adapter.deriveHotWallet(
       signer,
