@@ -2,8 +2,9 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID, getAssociatedTokenAddres
 import { ComputeBudgetProgram, PublicKey, VersionedMessage } from '@solana/web3.js';
 
 // A Solana message read back into what it does, for a signer that does not trust its caller (docs/signer.md): the fee
-// payer, the keys that must sign, and each instruction as one of the few kinds our senders build (compute budget, an
-// idempotent associated-token-account creation, an SPL TransferChecked) or `other`. Only static account keys: a
+// payer, the keys that must sign (one or several: a sweep batch is signed by its fee payer and each deposit owner), and
+// each instruction as one of the few kinds our senders build (compute budget, an idempotent associated-token-account
+// creation, an SPL TransferChecked or CloseAccount, each with a single-key authority) or `other`. Only static account keys: a
 // message using address lookup tables cannot be read without the chain, so it is reported as such.
 
 export type TokenMessageInstruction =
@@ -19,6 +20,7 @@ export type TokenMessageInstruction =
       decimals: number;
       tokenProgram: string;
     }
+  | { kind: 'close-account'; account: string; destination: string; authority: string; tokenProgram: string }
   | { kind: 'other'; program: string };
 
 export interface TokenMessage {
@@ -29,6 +31,7 @@ export interface TokenMessage {
 }
 
 const TRANSFER_CHECKED = 12;
+const CLOSE_ACCOUNT = 9;
 const CREATE_IDEMPOTENT = 1;
 /** SetComputeUnitLimit (2) and SetComputeUnitPrice (3): the only compute-budget instructions our senders write. */
 const BUDGET_KINDS = new Set([2, 3]);
@@ -61,6 +64,8 @@ export function decodeTokenMessage(bytes: Uint8Array): TokenMessage {
         decimals: data[9]!,
         tokenProgram: program,
       };
+    if (program === TOKEN_PROGRAM_ID.toBase58() && data.length === 1 && data[0] === CLOSE_ACCOUNT && acc.length === 3)
+      return { kind: 'close-account', account: at(acc[0]), destination: at(acc[1]), authority: at(acc[2]), tokenProgram: program };
     return { kind: 'other', program };
   });
   return {

@@ -1,7 +1,7 @@
 import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 import type { SigningPreimage } from '../../chains/types.js';
 
-// What every justification (refund payout, deposit setup, charge) reads and answers: the signed bytes, what the audit
+// What every justification (refund payout, deposit setup, charge, sweep step) reads and answers: the signed bytes, what the audit
 // learns on the way (even when it ends in a refusal), and what a justified send is for the limits and the audit.
 
 /** What a justified send is, for the limits and the audit (a refund payout's amount; 0 for a deposit setup). */
@@ -12,7 +12,8 @@ export interface JustifiedSend {
   token: string;
   decimals: number;
   amount: bigint;
-  summary: { to: string; token: string; contract: string; amount_base: string };
+  /** `limited`: a sweep step the limits count (tokens to a recently changed treasury), as the audit records it. */
+  summary: { to: string; token: string; contract: string; amount_base: string; limited?: boolean };
 }
 
 /** What the audit learns before the refusal or the signature: the object's owner and chain, once read. */

@@ -1,14 +1,5 @@
 import type { ChainRegistry } from '../../chains/registry.js';
-import { SPL_TOKEN_PROGRAM, associatedTokenAccount, decodeTokenMessage, type TokenMessage } from '../../chains/solana/token-message.js';
-import { decodeTriggerRawData, TRIGGER_SMART_CONTRACT_TYPE } from '../../chains/tron/protobuf.js';
-import {
-  HOT_WALLET_SLOT,
-  type ChainAdapter,
-  type KeyDeriver,
-  type KeyPath,
-  type SigningPreimage,
-  type TokenContract,
-} from '../../chains/types.js';
+import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver, type KeyPath, type TokenContract } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
 import { refundById } from '../ledger/refunds/refunds.js';
@@ -16,6 +7,8 @@ import type { RefundRow } from '../ledger/refunds/refunds.js';
 import { evmTokenCallData } from './evm-token-call.js';
 import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';
 import { refuse } from './refusal.js';
+import { readSolanaTokenTransfer } from './solana-token-transfer.js';
+import { tronTokenCallData } from './tron-token-call.js';
 import { decodeTransferCall } from './transfer-call.js';
 
 // Justification of a refund payout (docs/signer.md, "What is justified"): the signer reads the refund in the ledger
@@ -52,7 +45,13 @@ export async function justifyRefundPayout(
       ? await readEvmTransfer(o.adapters, adapter, refund, token, preimage)
       : adapter.family === 'tron'
         ? readTronTransfer(adapter, hot.address, token, preimage)
-        : readSolanaTransfer(hot.address, refund.destination_address, token, preimage);
+        : readSolanaTokenTransfer(preimage, {
+            payer: hot.address,
+            sourceOwner: hot.address,
+            destination: refund.destination_address,
+            token,
+            what: 'refund payout',
+          });
   const destination = adapter.normalizeAddress(refund.destination_address);
   const summary = { to: transfer.to ?? '', token: refund.token, contract: token.address, amount_base: transfer.amount.toString() };
   seen.summary = summary;
@@ -103,67 +102,7 @@ function readTronTransfer(
   token: TokenContract,
   preimage: SignedPreimage,
 ): { to: string | null; amount: bigint } {
-  if (preimage.kind !== 'tron-transaction')
-    refuse('wrong_method', `a TRON refund payout signs a TRON transaction, not an ${preimage.kind}`);
-  let raw: ReturnType<typeof decodeTriggerRawData>;
-  try {
-    raw = decodeTriggerRawData(preimage.rawDataHex);
-  } catch {
-    refuse('undecodable_transaction', 'raw_data is not a TRON transaction with a contract');
-  }
-  if (raw.contractCount !== 1 || raw.contractType !== TRIGGER_SMART_CONTRACT_TYPE)
-    refuse('wrong_method', 'a refund payout is exactly one TriggerSmartContract');
-  if (raw.owner !== adapter.normalizeAddress(hotAddress)) refuse('wrong_key', 'the transaction is not sent by the refunds hot wallet');
-  if (raw.contract !== token.address) refuse('wrong_contract', `the transaction calls ${raw.contract}, not the token contract`);
-  if (raw.callValue !== 0n) refuse('native_value', `the transaction carries ${raw.callValue} sun`);
-  const call = decodeTransferCall(raw.data);
+  const call = decodeTransferCall(tronTokenCallData(adapter, hotAddress, token, preimage, 'refund payout'));
   if (!call) refuse('wrong_method', 'the transaction is not one transfer(address,uint256) call');
   return { to: adapter.normalizeAddress(`41${call.to}`), amount: call.amount };
-}
-
-/**
- * A Solana refund payout as SolanaTokenSender builds it: the hot wallet pays the fee and is the only signer; compute
- * budget instructions; at most one idempotent creation of the destination's associated token account (paid by the
- * hot wallet); exactly one SPL TransferChecked of the registry's mint and decimals from the hot wallet's associated
- * account, authorised by the hot wallet, to the destination's associated account (or to the destination itself when
- * it is a token account). Anything else is refused. Answers the destination as the refund names it.
- */
-function readSolanaTransfer(
-  hotAddress: string,
-  destination: string,
-  token: TokenContract,
-  preimage: SignedPreimage,
-): { to: string | null; amount: bigint } {
-  if (preimage.kind !== 'solana-message') refuse('wrong_method', `a Solana refund payout signs a Solana message, not an ${preimage.kind}`);
-  let m: TokenMessage;
-  try {
-    m = decodeTokenMessage(preimage.message);
-  } catch {
-    refuse('undecodable_transaction', 'the message is not a Solana transaction message');
-  }
-  if (m.usesLookupTables) refuse('wrong_method', 'a refund payout uses no address lookup table');
-  if (m.feePayer !== hotAddress || m.requiredSigners.length !== 1)
-    refuse('wrong_key', 'the refunds hot wallet must be the fee payer and the only signer');
-  const destinationAta = associatedTokenAccount(destination, token.address);
-  const transfers = m.instructions.filter((i) => i.kind === 'transfer-checked');
-  const creates = m.instructions.filter((i) => i.kind === 'create-ata');
-  const other = m.instructions.find((i) => i.kind === 'other');
-  if (other) refuse('wrong_method', `the message calls ${other.program}, which no refund payout calls`);
-  if (transfers.length !== 1 || creates.length > 1) refuse('wrong_method', 'a refund payout is exactly one token transfer');
-  for (const c of creates)
-    if (
-      c.payer !== hotAddress ||
-      c.mint !== token.address ||
-      c.owner !== destination ||
-      c.ata !== destinationAta ||
-      c.tokenProgram !== SPL_TOKEN_PROGRAM
-    )
-      refuse('wrong_recipient', "the account it creates is not the refund destination's token account");
-  const t = transfers[0]!;
-  if (t.mint !== token.address || t.decimals !== token.decimals)
-    refuse('wrong_contract', `the transfer moves mint ${t.mint}, not ${token.symbol}`);
-  if (t.authority !== hotAddress || t.source !== associatedTokenAccount(hotAddress, token.address))
-    refuse('wrong_key', "the transfer does not spend the refunds hot wallet's token account");
-  const to = t.destination === destinationAta || t.destination === destination ? destination : t.destination;
-  return { to, amount: t.amount };
 }

@@ -1,27 +1,43 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { signedRefundAmounts } from '../ledger/signer/signer-audit.js';
+import { signedLimitedSweepAmounts, signedRefundAmounts } from '../ledger/signer/signer-audit.js';
 import { refuse } from './refusal.js';
 
-// The signer's limits (docs/signer.md, "Limits"): what it signs of refund payouts per merchant and network, in token
-// units (USDT and USDC together, each at its own decimals), over a rolling hour and a rolling day. Counted from the
-// audit's signed rows, each refund once at its largest amount (a fee-bumped replacement is the same money).
+// The signer's limits (docs/signer.md, "Limits"): what it signs of refund payouts, and of sweeps to a treasury address
+// changed recently, per merchant and network, in token units (USDT and USDC together, each at its own decimals), over
+// a rolling hour and a rolling day. Counted from the audit's signed rows, each refund (each sweep step) once at its
+// largest amount (a fee-bumped replacement is the same money). Sweeps to the refunds hot wallet are not limited.
 
 export interface SignerLimits {
   /** Token units (decimal string, e.g. "10000"), per merchant and network, rolling hour. */
   refundPerHour: string;
   /** Token units, per merchant and network, rolling 24 hours. */
   refundPerDay: string;
+  /** Token units per merchant and network, rolling hour, swept to a treasury changed in the last `sweepRecentHours`. */
+  sweepPerHour?: string;
+  /** The same, rolling 24 hours. */
+  sweepPerDay?: string;
+  /** How long (hours) after a change of its treasury address a merchant's sweeps to it are limited. */
+  sweepRecentHours?: number;
 }
 
-export const DEFAULT_SIGNER_LIMITS: SignerLimits = { refundPerHour: '10000', refundPerDay: '50000' };
+export const DEFAULT_SIGNER_LIMITS: Required<SignerLimits> = {
+  refundPerHour: '10000',
+  refundPerDay: '50000',
+  sweepPerHour: '10000',
+  sweepPerDay: '50000',
+  sweepRecentHours: 24,
+};
 
 /** Amounts are compared at this common scale: 10^-SCALE token units. */
 const SCALE = 24;
 const DECIMAL = /^\d{1,18}(\.\d{1,18})?$/;
 
-/** SIGNER_REFUND_LIMIT_PER_HOUR / SIGNER_REFUND_LIMIT_PER_DAY, token units; throws naming the variable. */
-export function signerLimitsFrom(env: Record<string, string | undefined>): SignerLimits {
+/**
+ * SIGNER_REFUND_LIMIT_PER_HOUR / _PER_DAY, SIGNER_SWEEP_LIMIT_PER_HOUR / _PER_DAY (token units) and
+ * SIGNER_SWEEP_RECENT_HOURS (whole hours); throws naming the variable.
+ */
+export function signerLimitsFrom(env: Record<string, string | undefined>): Required<SignerLimits> {
   const read = (name: string, fallback: string): string => {
     const v = env[name]?.trim();
     if (v === undefined || v === '') return fallback;
@@ -31,7 +47,17 @@ export function signerLimitsFrom(env: Record<string, string | undefined>): Signe
   return {
     refundPerHour: read('SIGNER_REFUND_LIMIT_PER_HOUR', DEFAULT_SIGNER_LIMITS.refundPerHour),
     refundPerDay: read('SIGNER_REFUND_LIMIT_PER_DAY', DEFAULT_SIGNER_LIMITS.refundPerDay),
+    sweepPerHour: read('SIGNER_SWEEP_LIMIT_PER_HOUR', DEFAULT_SIGNER_LIMITS.sweepPerHour),
+    sweepPerDay: read('SIGNER_SWEEP_LIMIT_PER_DAY', DEFAULT_SIGNER_LIMITS.sweepPerDay),
+    sweepRecentHours: hours(env.SIGNER_SWEEP_RECENT_HOURS, DEFAULT_SIGNER_LIMITS.sweepRecentHours),
   };
+}
+
+function hours(raw: string | undefined, fallback: number): number {
+  const v = raw?.trim();
+  if (v === undefined || v === '') return fallback;
+  if (!/^\d{1,6}$/.test(v)) throw new Error('SIGNER_SWEEP_RECENT_HOURS must be a whole number of hours, e.g. 24');
+  return Number(v);
 }
 
 function scaledUnits(text: string): bigint {
@@ -74,4 +100,46 @@ export async function checkRefundLimits(
     refuse('over_limit', `refund payouts of this merchant on ${o.network} would exceed ${limits.refundPerHour} token units in an hour`);
   if (day > scaledUnits(limits.refundPerDay))
     refuse('over_limit', `refund payouts of this merchant on ${o.network} would exceed ${limits.refundPerDay} token units in a day`);
+}
+
+/**
+ * Refuses `over_limit` when signing `amount` for sweep step `stepId` (tokens to a recently changed treasury) would take
+ * the merchant's such sweeps on this network over a limit. The caller holds the merchant's limit lock.
+ */
+export async function checkSweepLimits(
+  db: Kysely<Database>,
+  limits: SignerLimits,
+  o: {
+    merchantId: string;
+    network: string;
+    mode: string;
+    stepId: string;
+    amount: bigint;
+    decimals: number;
+    decimalsOf: (token: string) => number | undefined;
+    now: Date;
+  },
+): Promise<void> {
+  const others = await signedLimitedSweepAmounts(db, { ...o, except: o.stepId });
+  const own = scaledBase(o.amount, o.decimals);
+  let hour = own;
+  let day = own;
+  for (const r of others) {
+    const d = o.decimalsOf(r.token);
+    if (d === undefined) continue;
+    if (r.lastHour !== null) hour += scaledBase(r.lastHour, d);
+    day += scaledBase(r.lastDay, d);
+  }
+  const perHour = limits.sweepPerHour ?? DEFAULT_SIGNER_LIMITS.sweepPerHour;
+  const perDay = limits.sweepPerDay ?? DEFAULT_SIGNER_LIMITS.sweepPerDay;
+  if (hour > scaledUnits(perHour))
+    refuse(
+      'over_limit',
+      `sweeps of this merchant on ${o.network} to a recently changed treasury would exceed ${perHour} token units in an hour`,
+    );
+  if (day > scaledUnits(perDay))
+    refuse(
+      'over_limit',
+      `sweeps of this merchant on ${o.network} to a recently changed treasury would exceed ${perDay} token units in a day`,
+    );
 }

@@ -14,11 +14,13 @@ import { justifyCharge } from './justify-charge.js';
 import { justifyDepositSetup } from './justify-deposit-setup.js';
 import type { AuditContext, SignedPreimage } from './justified.js';
 import { justifyRefundPayout } from './justify-refund.js';
-import { checkRefundLimits, type SignerLimits } from './limits.js';
+import { justifySweepStep } from './justify-sweep.js';
+import { checkRefundLimits, checkSweepLimits, DEFAULT_SIGNER_LIMITS, type SignerLimits } from './limits.js';
 import { Refusal, refuse } from './refusal.js';
 
 // The sign pipeline (docs/signer.md, "Pipeline"): parse → replayed request id → paused → the digest recomputed from
-// its preimage → decoded and justified by the intent's purpose → limits → signed → audited → answered. Every answer,
+// its preimage → decoded and justified by the intent's purpose (refund payout, deposit setup, charge, sweep step) →
+// limits → signed → audited → answered. Every answer,
 // signed or refused, is one signer_audit row and one metric; the signature leaves only once its row is committed.
 
 export interface SignDeps {
@@ -69,6 +71,8 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
     refuse('digest_mismatch', `the digest is not the hash of its ${payload.preimage.kind} preimage`);
   const keys = { db: deps.db, adapters: deps.adapters, keys: deps.signer };
   const intent = req.intent;
+  const now = deps.now?.() ?? new Date();
+  const recentHours = deps.limits.sweepRecentHours ?? DEFAULT_SIGNER_LIMITS.sweepRecentHours;
   const payout =
     intent.purpose === 'refund_payout'
       ? await justifyRefundPayout(keys, intent.refund_id, req.key, preimage, seen)
@@ -76,10 +80,14 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
         ? await justifyDepositSetup(keys, intent.setup_id, req.key, preimage, seen)
         : intent.purpose === 'subscription_charge'
           ? await justifyCharge(keys, intent.charge_id, req.key, preimage, seen)
-          : refuse('purpose_not_supported', `${intent.purpose} is not justified by this signer yet`);
-  const now = deps.now?.() ?? new Date();
+          : intent.purpose === 'sweep_step'
+            ? await justifySweepStep({ ...keys, recentHours, now }, intent, req.key, preimage, seen)
+            : refuse('purpose_not_supported', `${(intent as { purpose: string }).purpose} is not justified by this signer yet`);
+  // A sweep step counted by the limits says so in its audit summary (signedLimitedSweepAmounts reads it back).
+  const limitedSweep = 'limited' in payout && payout.limited;
+  const summary = limitedSweep ? { ...payout.summary, limited: true } : payout.summary;
   const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {
-    // Refund payouts are limited per merchant and network (a deposit setup moves no tokens).
+    // Refund payouts are limited per merchant and network (a deposit setup moves no tokens; charges: the invoice).
     if (intent.purpose === 'refund_payout') {
       await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
       await checkRefundLimits(trx, deps.limits, {
@@ -93,13 +101,27 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
         now,
       });
     }
+    // Sweeps are limited only when they send tokens to a treasury address changed recently (justify-sweep.ts).
+    if (intent.purpose === 'sweep_step' && limitedSweep) {
+      await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
+      await checkSweepLimits(trx, deps.limits, {
+        merchantId: payout.merchantId,
+        network: payout.network,
+        mode: payout.mode,
+        stepId: intent.step_id,
+        amount: payout.amount,
+        decimals: payout.decimals,
+        decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode, t)?.decimals,
+        now,
+      });
+    }
     const written = await appendSignerAudit(trx, {
       ...auditBase(req),
       outcome: 'signed',
       merchantId: payout.merchantId,
       network: payout.network,
       mode: payout.mode,
-      summary: payout.summary,
+      summary,
       amountBase: payout.amount,
     });
     if (!written) refuse('replayed_request', `request ${req.request_id} was already answered`);

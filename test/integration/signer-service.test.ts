@@ -322,12 +322,12 @@ describe('the signer service', () => {
     await expectRefused(signRequest(txOf(body), r.id, { digest: keccak256('0x1234') }), 'digest_mismatch');
     // native value riding on the transfer
     await expectRefused(signRequest(txOf(body, { value: 1n }), r.id), 'native_value');
-    // not a refund payout this signer justifies yet
+    // a sweep step of no sweep in the ledger (sweep steps: test/integration/signer-sweep-evm.test.ts)
     const sweep = { ...signRequest(txOf(body), r.id), intent: { purpose: 'sweep_step', sweep_id: 'sw_1', step_id: 'st_1' } };
-    expect((await ask(sweep)).json.error.code).toBe('purpose_not_supported');
+    expect((await ask(sweep)).json.error.code).toBe('unknown_object');
     expect((await auditOf(sweep.request_id))[0]).toMatchObject({
       outcome: 'refused',
-      code: 'purpose_not_supported',
+      code: 'unknown_object',
       purpose: 'sweep_step',
     });
 

@@ -108,6 +108,51 @@ export async function signedRefundAmounts(
   }));
 }
 
+/** A signed sweep step counted against the sweep limits: one per step, its largest amount in the window. */
+export interface SignedSweepAmount {
+  stepId: string;
+  token: string;
+  lastHour: bigint | null;
+  lastDay: bigint;
+}
+
+/**
+ * The sweep steps signed for a merchant on one network and mode in the last 24 hours that the limits count (their
+ * summary says `limited`: tokens to a recently changed treasury), each step once (a fee-bumped replacement of the same
+ * step is the same money), `except` one step (the one being asked for).
+ */
+export async function signedLimitedSweepAmounts(
+  db: Kysely<Database> | Transaction<Database>,
+  o: { merchantId: string; network: string; mode: string; except: string; now: Date },
+): Promise<SignedSweepAmount[]> {
+  const hourAgo = new Date(o.now.getTime() - 3600_000);
+  const dayAgo = new Date(o.now.getTime() - 86_400_000);
+  const rows = await db
+    .selectFrom('signer_audit')
+    .select([
+      sql<string>`intent->>'step_id'`.as('step_id'),
+      sql<string>`summary->>'token'`.as('token'),
+      sql<string | null>`max(amount_base) filter (where at > ${hourAgo})`.as('last_hour'),
+      sql<string>`max(amount_base)`.as('last_day'),
+    ])
+    .where('merchant_id', '=', o.merchantId)
+    .where('network', '=', o.network)
+    .where('mode', '=', o.mode)
+    .where('outcome', '=', 'signed')
+    .where('purpose', '=', 'sweep_step')
+    .where('at', '>', dayAgo)
+    .where(sql<boolean>`summary->>'limited' = 'true'`)
+    .where(sql<boolean>`intent->>'step_id' is distinct from ${o.except}`)
+    .groupBy([sql`intent->>'step_id'`, sql`summary->>'token'`])
+    .execute();
+  return rows.map((r) => ({
+    stepId: r.step_id,
+    token: r.token,
+    lastHour: r.last_hour === null ? null : BigInt(r.last_hour),
+    lastDay: BigInt(r.last_day),
+  }));
+}
+
 /** Serialises limit checks of one merchant, network and mode until the transaction ends. */
 export async function lockSignerLimits(trx: Transaction<Database>, key: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`signer-limits:${key}`}, 0))`.execute(trx);
