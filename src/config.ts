@@ -121,17 +121,6 @@ export const configSchema = z
       .string()
       .regex(/^\/[^\0]{1,100}$/, 'must be an absolute path of at most 100 characters (a Unix socket)')
       .optional(),
-    // The signer's limit on sweeps to a treasury address changed in the last SIGNER_SWEEP_RECENT_HOURS (docs/signer.md,
-    // "Limits"), token units per merchant and network; read by signerLimitsFrom (src/signer-service/limits.ts).
-    SIGNER_SWEEP_LIMIT_PER_HOUR: z
-      .string()
-      .regex(/^\d{1,18}(\.\d{1,18})?$/, 'must be a decimal number of token units')
-      .optional(),
-    SIGNER_SWEEP_LIMIT_PER_DAY: z
-      .string()
-      .regex(/^\d{1,18}(\.\d{1,18})?$/, 'must be a decimal number of token units')
-      .optional(),
-    SIGNER_SWEEP_RECENT_HOURS: int(0, 100_000).default(24),
   })
   .extend(webhookEnvSchema.shape);
 
