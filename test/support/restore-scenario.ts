@@ -30,6 +30,8 @@ import { SignedClient } from './signed-client.js';
 // payouts resume.
 
 const run = promisify(execFile);
+/** A row of `payouts wallet-unknown`, as printed. */
+type Listed = { tx_hash: string; status: string; address: string };
 
 export interface RestoreFamily {
   h: ChainServiceHarness;
@@ -119,7 +121,7 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
     const db = restored.db;
     const b = new SignedClient(`http://127.0.0.1:${service.port}`, shop.client.creds);
     const adapter: ChainAdapter = service.adapters.get(f.network, 'test')!;
-    const cli = async (...args: string[]): Promise<any> => {
+    const cli = async <T = Listed[]>(...args: string[]): Promise<T> => {
       let printed: unknown;
       await payoutsCli(args, {
         db,
@@ -154,29 +156,38 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
 
     // The operator sees exactly those two transactions.
     const listed = await cli('wallet-unknown', '--network', f.network);
-    expect(listed.map((r: any) => [r.tx_hash, r.status]).sort()).toEqual(
+    expect(listed.map((r) => [r.tx_hash, r.status]).sort()).toEqual(
       [
         [paidTx, 'held'],
         [handTx, 'held'],
       ].sort(),
     );
-    expect(listed.every((r: any) => r.address === adapter.displayAddress(wallet.address))).toBe(true);
+    expect(listed.every((r) => r.address === adapter.displayAddress(wallet.address))).toBe(true);
 
     // The refund is settled from the transfer that paid it; the hand-made one still holds the wallet.
-    const settled = await cli('settle-from-chain', r1.json.refund_id, '--merchant', shop.id, '--tx', paidTx, '--actor', 'ops@example');
+    const settled = await cli<Record<string, unknown>>(
+      'settle-from-chain',
+      r1.json.refund_id,
+      '--merchant',
+      shop.id,
+      '--tx',
+      paidTx,
+      '--actor',
+      'ops@example',
+    );
     expect(settled).toMatchObject({ refund_id: r1.json.refund_id, tx_hash: paidTx, recorded_by: 'ops@example' });
     await h.until(
       async () => ((await b.get(`/api/v1/refunds/${r1.json.refund_id}`)).json.status === 'completed' ? true : undefined),
       45_000,
     );
     expect((await b.get(`/api/v1/refunds/${r1.json.refund_id}`)).json.transaction_hash).toBe(paidTx);
-    expect((await cli('wallet-unknown')).map((r: any) => r.tx_hash)).toEqual([handTx]);
-    expect((await cli('wallet-unknown', '--all')).find((r: any) => r.tx_hash === paidTx)?.status).toBe('recorded');
+    expect((await cli('wallet-unknown')).map((r) => r.tx_hash)).toEqual([handTx]);
+    expect((await cli('wallet-unknown', '--all')).find((r) => r.tx_hash === paidTx)?.status).toBe('recorded');
     expect((await scrape(metricsPort)).get('stablepay_outbound_wallet_unknown_transactions', gauge)).toBe(1);
 
     // Accept: only held transactions of that wallet (the recorded payout is refused), audited with actor and note.
     const accept = (...tx: string[]) =>
-      cli(
+      cli<Record<string, unknown>>(
         'wallet-accept-transactions',
         '--network',
         f.network,
