@@ -38,6 +38,7 @@ export function rotationJson(r: RotateGasStationResult, display: Display) {
       note: r.audit.note,
       created_at: r.audit.created_at.toISOString(),
     },
+    drain_supported: r.drainSupported,
     drains: r.drains.map((d) => drainJson(d, display)),
   };
 }
@@ -55,7 +56,9 @@ export function rotationText(r: RotateGasStationResult, display: Display): strin
     `  old gas station  ${display(r.old.address)} (generation ${r.old.generation})`,
     `  new gas station  ${display(r.current.address)} (generation ${r.current.generation})`,
   ];
-  if (r.drains.length === 0) lines.push('  drain            none (nothing to drain)');
+  if (!r.drainSupported)
+    lines.push(`  drain            not supported on ${r.network} yet: the old gas station keeps its ${coin} (still watched)`);
+  else if (r.drains.length === 0) lines.push('  drain            none (nothing worth draining)');
   for (const d of r.drains) {
     const what =
       d.status === 'succeeded'

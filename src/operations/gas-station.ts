@@ -43,6 +43,8 @@ export interface RotateGasStationResult {
   current: { generation: number; address: string };
   audit: GasStationGenerationRow | null;
   drains: GasStationDrainRow[];
+  /** False where the chain cannot drain a gas station yet: the retired one keeps its coin (still watched). */
+  drainSupported: boolean;
 }
 
 type DrainCapable = ChainAdapter & Sweeper;
@@ -59,8 +61,11 @@ export async function rotateGasStation(d: SweepOpsDeps, i: RotateGasStationInput
       `${i.network} (${i.mode}) is not configured here`,
       'network',
     );
-  if (typeof adapter.buildNativeDrain !== 'function')
-    throw new ApiError(409, 'invalid_request_error', 'not_supported', `${i.network} cannot drain a gas station`, 'network');
+  // A family without a drain builder (TRON, Solana today) rotates all the same; its retired station is not drained
+  // (reported: `drainSupported` false) and stays a watched wallet, so reconcile still accounts for what it holds.
+  const drainSupported = typeof adapter.buildNativeDrain === 'function';
+  if (i.drainOnly && !drainSupported)
+    throw new ApiError(409, 'invalid_request_error', 'not_supported', `${i.network} cannot drain a gas station yet`, 'network');
   const canon = (a: string) => adapter.normalizeAddress(a) ?? a;
   const derive = async (generation: number) => canon((await adapter.deriveOperatorWallet(keys, gasStationSlot(generation))).address);
   const running = await runningSweepIdsOn(d.db, i.network, i.mode);
@@ -97,11 +102,12 @@ export async function rotateGasStation(d: SweepOpsDeps, i: RotateGasStationInput
   } else {
     outcome = 'rotated';
     const next = { generation: current.generation + 1, address: await derive(current.generation + 1) };
-    const alsoDrain = await retiredHoldingCoin(adapter, keys, current.generation, next.address);
+    const alsoDrain = drainSupported ? await retiredHoldingCoin(adapter, keys, current.generation, next.address) : [];
     const r = await recordRotation(d.db, {
       network: i.network,
       mode: i.mode,
       from: old,
+      drainFrom: drainSupported,
       to: next,
       actor: i.actor,
       note: i.note ?? null,
@@ -119,7 +125,7 @@ export async function rotateGasStation(d: SweepOpsDeps, i: RotateGasStationInput
     now = next;
     ids = r.drains.map((x) => x.id);
   }
-  if ((i.waitMs ?? 0) > 0 && d.treasury?.signer) {
+  if ((i.waitMs ?? 0) > 0 && d.treasury?.signer && ids.length > 0) {
     await driveDrains(
       { db: d.db, adapters: d.adapters, signer: d.treasury.signer, ...d.treasury.engine, ...(d.log ? { log: d.log } : {}) },
       i.waitMs ?? 0,
@@ -127,7 +133,16 @@ export async function rotateGasStation(d: SweepOpsDeps, i: RotateGasStationInput
   }
   const all = await listDrains(d.db, { network: i.network, mode: i.mode });
   const wanted = new Set(ids.map(String));
-  return { network: i.network, mode: i.mode, outcome, old, current: now, audit, drains: all.filter((x) => wanted.has(String(x.id))) };
+  return {
+    network: i.network,
+    mode: i.mode,
+    outcome,
+    old,
+    current: now,
+    audit,
+    drains: all.filter((x) => wanted.has(String(x.id))),
+    drainSupported,
+  };
 }
 
 /**

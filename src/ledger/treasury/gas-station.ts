@@ -64,6 +64,8 @@ export interface RotationInput {
   mode: Mode;
   /** The generation being retired, as the caller read it: the rotation is refused if another one got there first. */
   from: { generation: number; address: string };
+  /** Whether the retired generation is drained (false where the chain has no drain builder). */
+  drainFrom: boolean;
   /** The new generation's address (derived at gasStationSlot(from.generation + 1)). */
   to: { address: string };
   actor: string;
@@ -106,7 +108,7 @@ export async function recordRotation(
       { network: i.network, mode: i.mode, address: i.to.address, merchantId: null, role: 'gas_station' },
     ]);
     const drains: GasStationDrainRow[] = [];
-    for (const d of [i.from, ...i.alsoDrain]) {
+    for (const d of [...(i.drainFrom ? [i.from] : []), ...i.alsoDrain]) {
       const created = await insertDrain(trx, {
         network: i.network,
         mode: i.mode,
