@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 
-// Kysely types of the tables created by migration 2026_11_30_0100_gas_station_rotation; src/db/schema.ts's Database
+// Kysely types of the tables created by migration 2026_11_30_0200_gas_station_rotation; src/db/schema.ts's Database
 // includes them.
 
 type NullableBig = ColumnType<bigint | null, bigint | string | null | undefined, bigint | string | null>;

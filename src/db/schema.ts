@@ -6,6 +6,7 @@ import type { DepositSetupTables } from './deposit-setup-tables.js';
 import type { ConsoleTables } from './console-tables.js';
 import type { SignerTables } from './signer-tables.js';
 import type { GasStationTables } from './gas-station-tables.js';
+import type { WalletHistoryTables } from './wallet-history-tables.js';
 import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from './webhook-tables.js';
 import type { RefundStatus } from '../domain/refund-state.js';
 import type { SessionStatus } from '../domain/session-state.js';
@@ -370,6 +371,7 @@ export interface Database
     DepositSetupTables,
     ConsoleTables,
     SignerTables,
+    WalletHistoryTables,
     GasStationTables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
