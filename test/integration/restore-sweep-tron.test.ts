@@ -11,7 +11,7 @@ import { startTronServiceHarness, tronEvm, type TronServiceHarness } from '../su
 // address, which then transfers its tokens): test/support/restore-sweep-scenario.ts through the fake java-tron
 // (TronGrid's account history included) and Anvil. The gas station and both deposit addresses of the restored sweep
 // are held on their transactions the restored ledger does not know; after the accept no TRX is sent a second time.
-// The service runs without the worker role: the test drives the sweeps as the worker's tick does.
+// The service runs without the worker role until the restore: the test drives the sweeps as the worker's tick does.
 describe('TRON: a restored backup sweeps nothing twice', () => {
   let h: TronServiceHarness;
   let ticker: FakeTicker;

@@ -140,6 +140,7 @@ export async function runRestoreSweepScenario(f: RestoreSweepFamily): Promise<vo
     const second = engine(db, service.adapters);
     expect(await driveSweeps(second, { timeoutMs: 6_000 })).toBe(1);
     const expected = sent.filter((s) => sendersOfA.has(s.from));
+    expect(expected.length).toBeGreaterThanOrEqual(4);
     const noted = await db.selectFrom('hot_wallet_unknown_transactions').selectAll().orderBy('id').execute();
     expect(noted.map((r) => `${r.address} ${r.tx_hash}`).sort()).toEqual(expected.map((s) => `${s.from} ${s.tx}`).sort());
     expect(noted.every((r) => r.accepted_at === null && r.failed === false)).toBe(true);

@@ -10,7 +10,7 @@ import { createDb, type Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { freePort } from './anvil.js';
-import { testSigner, type ChainServiceHarness } from './chain-service-harness.js';
+import { testSigner } from './chain-service-harness.js';
 import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from './env.js';
 
 // What the restore tests (issue 36, "Restores never pay twice") share: a pg_dump of a harness's database, and a new
@@ -19,8 +19,15 @@ import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from './env.js';
 
 const run = promisify(execFile);
 
+/** What both service harnesses (EVM, and TRON or Solana) offer that a restore needs. */
+interface Harness {
+  service: RunningService;
+  t: { url: string };
+  env: Record<string, string>;
+}
+
 /** pg_dump (custom format) of the harness's database into `dir`; answers the file. */
-export async function dumpDatabase(h: ChainServiceHarness, dir: string): Promise<string> {
+export async function dumpDatabase(h: Harness, dir: string): Promise<string> {
   const dump = join(dir, 'stablepay.dump');
   await run('pg_dump', ['--format=custom', '--file', dump, '--dbname', h.t.url]);
   return dump;
@@ -49,7 +56,7 @@ async function admin(text: string): Promise<void> {
  * Stops the harness's service for good, restores `dump` into a new database and starts a service on it, on the
  * harness's environment (`env` added: e.g. other ROLES).
  */
-export async function startRestored(h: ChainServiceHarness, dump: string, extra: Record<string, string> = {}): Promise<RestoredService> {
+export async function startRestored(h: Harness, dump: string, extra: Record<string, string> = {}): Promise<RestoredService> {
   await h.service.stop();
   const stopped = h.service;
   h.service = { ...stopped, stop: async () => {} };
