@@ -348,6 +348,31 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['treasury', 'show', '--merchant', m.id], code: 0, shows: /./ },
     { args: () => ['treasury', 'show', '--merchant'], code: 2, shows: /./ },
   ],
+  'treasury rotate-gas-station': [
+    {
+      // No case here runs a sweep on Ethereum (test); the drain, if any, is left to the worker (no wait).
+      args: () => [
+        'treasury',
+        'rotate-gas-station',
+        '--network',
+        'ethereum',
+        '--mode',
+        'test',
+        '--actor',
+        'ops',
+        '--wait-seconds',
+        '0',
+        '--json',
+      ],
+      code: 0,
+      shows: /"outcome": "(rotated|resumed)"/,
+    },
+    {
+      args: () => ['treasury', 'rotate-gas-station', '--network', 'ethereum', '--mode', 'prod'],
+      code: 2,
+      shows: /--mode must be test or live/,
+    },
+  ],
   'sweep plan': [
     { args: () => ['sweep', 'plan', '--merchant', m.id, '--json'], code: 0, shows: /./ },
     { args: () => ['sweep', 'plan', '--mode', 'prod'], code: 2, shows: /--mode/ },

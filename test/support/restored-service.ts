@@ -10,12 +10,14 @@ import { createDb, type Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { freePort } from './anvil.js';
-import { testSigner } from './chain-service-harness.js';
+import { STANDARD_TEST_MNEMONIC, testSigner } from './chain-service-harness.js';
 import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from './env.js';
+import { harnessSigner } from './signer-role.js';
 
 // What the restore tests (issue 36, "Restores never pay twice") share: a pg_dump of a harness's database, and a new
 // service started on that dump restored into a new database (the first service stopped for good, an empty Redis
-// namespace), with the operator's `payouts` commands run against it. `close` drops everything it made.
+// namespace; a signer role of its own reading the restored ledger, as a real restore restarts every role on it, unless
+// the harness signs in process), with the operator's `payouts` commands run against it. `close` drops everything it made.
 
 const run = promisify(execFile);
 
@@ -65,9 +67,11 @@ export async function startRestored(h: Harness, dump: string, extra: Record<stri
   await admin(`create database ${name}`);
   const url = databaseUrl(name);
   const db = createDb(url, 5);
+  const signer = harnessSigner(STANDARD_TEST_MNEMONIC, { inProcess: h.env.SIGNER_SOCKET === undefined });
   let service: RunningService | null = null;
   const close = async () => {
     await service?.stop().catch(() => {});
+    await signer.stop().catch(() => {});
     await db.destroy().catch(() => {});
     const redis = new Redis(REDIS_URL);
     const keys = await redis.keys(`${prefix}:*`);
@@ -78,9 +82,18 @@ export async function startRestored(h: Harness, dump: string, extra: Record<stri
   try {
     await run('pg_restore', ['--no-owner', '--exit-on-error', '--dbname', url, dump]);
     const metricsPort = await freePort();
-    const env = { ...h.env, ...extra, DATABASE_URL: url, REDIS_KEY_PREFIX: prefix, PORT: '0', METRICS_PORT: String(metricsPort) };
+    const env = {
+      ...h.env,
+      ...extra,
+      ...signer.keyEnv,
+      DATABASE_URL: url,
+      REDIS_KEY_PREFIX: prefix,
+      PORT: '0',
+      METRICS_PORT: String(metricsPort),
+    };
     const config = loadConfig(env);
     service = await start(config, env, createLogger(config.LOG_LEVEL));
+    await signer.start(env);
     const running = service;
     return {
       db,
