@@ -1,8 +1,11 @@
-import { Wallet } from 'ethers';
+import { Transaction, Wallet, getBytes } from 'ethers';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELEGATION_PREFIX, sweepDelegateAddress } from '../../chains/evm/sweep-7702.js';
-import { OPERATOR_SLOT, isSweeper } from '../../chains/types.js';
+import { OPERATOR_SLOT, isSweeper, type KeyPath, type TxSigner } from '../../chains/types.js';
+import { SignerRefusedError } from '../../src/signer/errors.js';
+import type { IntentSigner } from '../../src/signer/intent.js';
+import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { currentGasStationSlot, gasStationRotations } from '../../src/ledger/treasury/gas-station.js';
 import { listSweeps } from '../../src/ledger/treasury/sweeps.js';
@@ -54,6 +57,9 @@ const USDT = (n: number) => BigInt(n) * 1_000_000n;
 const eth = async (a: string) => BigInt(await h.node.rpc<string>('eth_getBalance', [a, 'latest']));
 const code = (a: string) => h.node.rpc<string>('eth_getCode', [a, 'latest']);
 
+/** Every send of this test is signed by the harness's signer role, which justifies it from the ledger (docs/signer.md). */
+const remote = () => new RemoteSigner(h.env.SIGNER_SOCKET!) as unknown as TxSigner;
+
 function ops(): SweepOpsDeps {
   const { engine } = sweepDeps(h, ticker);
   return {
@@ -61,7 +67,7 @@ function ops(): SweepOpsDeps {
     adapters: h.service.adapters,
     treasury: {
       keys: signer,
-      signer,
+      signer: remote(),
       prices: () => {
         throw new Error('not needed');
       },
@@ -72,7 +78,8 @@ function ops(): SweepOpsDeps {
 
 describe('rotating the EVM gas station', () => {
   it('moves sweeps to a new gas station and delegate, re-delegates old deposit addresses, and drains the old station once', async () => {
-    const { planner, engine } = sweepDeps(h, ticker);
+    const { planner, engine: inProcess } = sweepDeps(h, ticker);
+    const engine = { ...inProcess, signer: remote() };
     const shop = await h.newMerchant('Rotate');
     const treasury = Wallet.createRandom().address.toLowerCase();
     await treasuryFor(h, shop, treasury);
@@ -191,6 +198,32 @@ describe('rotating the EVM gas station', () => {
     const left = await rotateGasStation(ops(), { network: 'ethereum', mode: 'test', actor: 'bob', waitMs: 0 });
     expect(left).toMatchObject({ outcome: 'rotated', current: { generation: 2 } });
     expect(left.drains.map((d) => [d.from_generation, d.status])).toEqual([[1, 'processing']]);
+    // While it waits, the signer refuses any other drain of the retired station: to anyone but the current station,
+    // with calldata, or with another key than the retired generation's.
+    const station2 = await adapter.deriveOperatorWallet(signer, 3);
+    const retired = await adapter.deriveOperatorWallet(signer, 2);
+    const intent = { purpose: 'gas_station_drain' as const, drain_id: String(left.drains[0]!.id) };
+    const forge = async (key: KeyPath, to: string, data = '0x') => {
+      const t = Transaction.from({
+        type: 2,
+        chainId: 31337n,
+        nonce: 99,
+        to,
+        data,
+        value: 1000n,
+        gasLimit: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      });
+      const err = await (new RemoteSigner(h.env.SIGNER_SOCKET!) as IntentSigner)
+        .signSecp256k1Digest(key, getBytes(t.unsignedHash), { kind: 'evm-transaction', unsignedSerialized: t.unsignedSerialized }, intent)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SignerRefusedError);
+      return (err as SignerRefusedError).code;
+    };
+    expect(await forge(retired.key, Wallet.createRandom().address)).toBe('wrong_recipient');
+    expect(await forge(retired.key, station2.address, '0xa9059cbb')).toBe('wrong_method');
+    expect(await forge(station2.key, station2.address)).toBe('wrong_key');
     const resumed = await rotateGasStation(ops(), { network: 'ethereum', mode: 'test', actor: 'bob', waitMs: 30_000 });
     expect(resumed).toMatchObject({ outcome: 'resumed', old: { generation: 1, address: station1 }, current: { generation: 2 } });
     expect(resumed.drains.map((d) => [d.from_generation, d.status])).toEqual([[1, 'succeeded']]);
