@@ -194,7 +194,11 @@ async function signAndSend<J, A extends ChainAdapter>(
   const prepared = await kind.prepare(adapter, job, replacing);
   if (prepared.kind !== 'ready') return prepared;
   if (!replacing) {
-    const held = await walletHistoryHold(kind, deps, adapter, job, prepared.from.address);
+    // The sending wallet, and every other the kind names (a sweep's other senders): each is looked at (so every
+    // unknown transaction is noted at once for the operator), and any held one holds this send.
+    let held: StepResult | null = null;
+    for (const address of new Set([prepared.from.address, ...(prepared.alsoHeldBy ?? [])]))
+      held = (await walletHistoryHold(kind, deps, adapter, job, address)) ?? held;
     if (held) return held;
   }
   const chainNonce = replacing ? null : await adapter.getAccountNonce(prepared.from.address);

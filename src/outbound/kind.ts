@@ -94,6 +94,12 @@ export interface Prepared {
   kind: 'ready';
   from: { key: KeyPath; address: string };
   build(nonce: bigint | null, feeBumpPercent: number): Promise<UnsignedTransfer>;
+  /**
+   * Other wallets whose transactions the ledger does not know also hold this send (families without account nonces,
+   * docs/outbound.md "Transactions the ledger does not know"): a sweep step waits while any sender of its sweep is
+   * held, so that a restored sweep shows the operator every transaction of it found on chain, not only its next one's.
+   */
+  alsoHeldBy?: readonly string[];
   /** Called once the attempt is stored, before its broadcast. */
   signed?(a: OutboundAttempt): void;
 }

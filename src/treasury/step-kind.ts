@@ -4,11 +4,13 @@ import {
   isSweeper,
   type ChainAdapter,
   type SweepMethodImpl,
+  type SweepRequest,
+  type SweepStep,
   type Sweeper,
   type UnsignedTransfer,
 } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
-import { closeUnsentSweepStep, failSweepStep, settleSweepStep } from '../ledger/treasury/sweeps.js';
+import { closeUnsentSweepStep, failSweepStep, settleSweepStep, sweepSteps } from '../ledger/treasury/sweeps.js';
 import { sweepOutboundStore, type SweepStepJob } from '../ledger/treasury/sweep-outbound-store.js';
 import { advanceOutbound } from '../outbound/engine.js';
 import { describeOutboundFailure, nothingSigned, type OutboundDeps, type OutboundKind, type StepResult } from '../outbound/kind.js';
@@ -93,7 +95,26 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
       const request = requestFromJson(job.sweep.request);
       const step = stepFromJson(job.step.step);
       let first: { nonce: bigint | null; unsigned: UnsignedTransfer } | null = null;
+      let alsoHeldBy: string[] | undefined;
       if (!replacing) {
+        // Every sender of the sweep holds this step while it sent transactions the ledger does not know (a restored
+        // backup: the operator is shown the whole sweep found on chain, not only this step's wallet's part of it).
+        alsoHeldBy = [...new Set((await sweepSteps(deps.db, job.sweep.id)).map((s) => s.from_address))];
+        // The tokens this step serves (its transfer, or the gas, TRX, energy or activation for it) already left a
+        // source: a transaction the ledger does not know moved them (a backup restored after this sweep ran, or the
+        // deposit key used by hand). Sending it would pay its top-up twice or transfer nothing: nothing is built, and
+        // once the wallet history guard lets the step through it fails, naming the source (the sweep then fails and
+        // releases its addresses; a later plan reads their balances afresh).
+        const gone = await tokensGone(adapter, request, step);
+        if (gone)
+          return {
+            kind: 'ready',
+            from: step.from,
+            alsoHeldBy,
+            async build() {
+              throw new TransferRejectedError('insufficient_token_balance', gone);
+            },
+          };
         // The builder may decide the step is not needed any more (nothing worth reclaiming, an account already
         // active): settled as skipped, nothing signed.
         const nonce = await adapter.getAccountNonce(step.from.address);
@@ -119,6 +140,7 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
       return {
         kind: 'ready',
         from: step.from,
+        ...(alsoHeldBy ? { alsoHeldBy } : {}),
         async build(nonce, feeBumpPercent) {
           if (first && first.nonce === nonce && feeBumpPercent === 0) return first.unsigned;
           const unsigned = await method.build(request, step, nonce, feeBumpPercent);
@@ -139,4 +161,28 @@ export function sweepStepKind(deps: SweepEngineDeps): OutboundKind<SweepStepJob,
   };
   kinds.set(deps, kind);
   return kind;
+}
+
+/** The steps that move a source's tokens or prepare their move (clean-up steps, deploy and close do not). */
+const SERVES_SOURCES = new Set(['fund', 'activate', 'delegate', 'transfer', 'batch']);
+
+/**
+ * Why `step` must not be sent because a source it serves no longer holds its planned amount at the final height
+ * (balances only grow between plan and send, unless something the ledger does not know moved the tokens); null: send.
+ */
+async function tokensGone(adapter: SweepAdapter, request: SweepRequest, step: SweepStep): Promise<string | null> {
+  if (!SERVES_SOURCES.has(step.purpose)) return null;
+  const canon = (a: string) => adapter.normalizeAddress(a) ?? a;
+  const served = new Set((step.sources.length > 0 ? step.sources : [step.to]).map(canon));
+  const sources = request.sources.filter((s) => served.has(canon(s.address)));
+  if (sources.length === 0) return null;
+  const balances = await adapter.finalTokenBalances(
+    request.token,
+    sources.map((s) => s.address),
+  );
+  const short = sources.flatMap((s, i) =>
+    balances[i]! < s.amount ? [`${adapter.displayAddress(s.address)} holds ${balances[i]} of ${s.amount}`] : [],
+  );
+  if (short.length === 0) return null;
+  return `the tokens already left the source (${short.join('; ')}): moved by a transaction the ledger does not know (a restored backup, or the deposit key used by hand)`;
 }

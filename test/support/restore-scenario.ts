@@ -1,24 +1,15 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { expect } from 'vitest';
 import { HOT_WALLET_SLOT, type ChainAdapter, type TokenSymbol } from '../../chains/types.js';
-import { payoutsCli } from '../../src/cli/payouts.js';
-import { loadConfig } from '../../src/config.js';
-import { createDb, type Db } from '../../src/db/database.js';
 import { createQueue } from '../../src/jobs/queues.js';
-import { createLogger } from '../../src/logger.js';
-import { start, type RunningService } from '../../src/main.js';
-import { freePort } from './anvil.js';
-import { STANDARD_TEST_MNEMONIC, testSigner, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
-import { harnessSigner, type HarnessSigner } from './signer-role.js';
-import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from './env.js';
+import { testSigner, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
+import { REDIS_URL } from './env.js';
 import { scrape } from './metrics-scrape.js';
+import { dumpDatabase, startRestored, type RestoredService } from './restored-service.js';
 import { SignedClient } from './signed-client.js';
 
 // Issue 36, "Restores never pay twice", on a family without account nonces (TRON, Solana): the scenario both
@@ -30,7 +21,6 @@ import { SignedClient } from './signed-client.js';
 // from its transfer (`settle-from-chain`), accepts the hand-made one (`wallet-accept-transactions`, audited), and
 // payouts resume.
 
-const run = promisify(execFile);
 /** A row of `payouts wallet-unknown`, as printed. */
 type Listed = { tx_hash: string; status: string; address: string };
 
@@ -48,22 +38,12 @@ export interface RestoreFamily {
   fund(m: ChainHarnessMerchant): Promise<void>;
 }
 
-async function admin(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
 export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
   const { h } = f;
   const shop = await h.newMerchant('Restore shop');
   await f.fund(shop);
   const dir = mkdtempSync(join(tmpdir(), 'sp-restore-'));
-  let restored: { name: string; db: Db; service: RunningService | null; prefix: string; signer: HarnessSigner } | null = null;
+  let restored: RestoredService | null = null;
   const queueRedis = new Redis(REDIS_URL);
   try {
     const s1 = await f.paidSession(shop, '10.00');
@@ -79,8 +59,7 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
     await payouts.pause();
     const r1 = await h.createRefund(shop, { session_id: s2.id, amount: 200, currency: f.token });
     expect(r1.status, JSON.stringify(r1.json)).toBe(201);
-    const dump = join(dir, 'stablepay.dump');
-    await run('pg_dump', ['--format=custom', '--file', dump, '--dbname', h.t.url]);
+    const dump = await dumpDatabase(h, dir);
     const r1Row = await h.t.db
       .selectFrom('refunds')
       .select(['id', 'status'])
@@ -105,39 +84,11 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
     expect(await f.paidTo(shop, s2.payer)).toEqual([2_000_000n]);
 
     // The first service stops for good; the dump is restored and a new service starts on it, with an empty Redis.
-    await h.service.stop();
-    const stopped = h.service;
-    h.service = { ...stopped, stop: async () => {} };
-    const name = `${runPrefix()}_restored_${randomBytes(4).toString('hex')}`;
-    await admin(`create database ${name}`);
-    const url = databaseUrl(name);
-    const prefix = `sp_restored_${randomBytes(4).toString('hex')}`;
-    // The restored deployment's signer reads the restored ledger, as a real restore restarts every role on it.
-    const signer = harnessSigner(STANDARD_TEST_MNEMONIC, { inProcess: h.env.SIGNER_SOCKET === undefined });
-    restored = { name, db: createDb(url, 5), service: null, prefix, signer };
-    await run('pg_restore', ['--no-owner', '--exit-on-error', '--dbname', url, dump]);
-    const metricsPort = await freePort();
-    const env = { ...h.env, ...signer.keyEnv, DATABASE_URL: url, REDIS_KEY_PREFIX: prefix, PORT: '0', METRICS_PORT: String(metricsPort) };
-    const config = loadConfig(env);
-    restored.service = await start(config, env, createLogger(config.LOG_LEVEL));
-    await signer.start(env);
-    const service = restored.service;
-    const db = restored.db;
+    restored = await startRestored(h, dump);
+    const { db, service, metricsPort } = restored;
     const b = new SignedClient(`http://127.0.0.1:${service.port}`, shop.client.creds);
     const adapter: ChainAdapter = service.adapters.get(f.network, 'test')!;
-    const cli = async <T = Listed[]>(...args: string[]): Promise<T> => {
-      let printed: unknown;
-      await payoutsCli(args, {
-        db,
-        adapters: async () => service.adapters,
-        keys: testSigner,
-        enqueue: async () => {},
-        out: (v) => {
-          printed = v;
-        },
-      });
-      return JSON.parse(JSON.stringify(printed, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
-    };
+    const cli = restored.cli as <T = Listed[]>(...args: string[]) => Promise<T>;
 
     // The engine holds the wallet: the two transactions the restored ledger does not know are noted, nothing else.
     const noted = await h.until(async () => {
@@ -235,16 +186,7 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
     expect(await f.paidTo(shop, s2.payer)).toEqual([2_000_000n, 1_000_000n]);
   } finally {
     queueRedis.disconnect();
-    if (restored) {
-      await restored.service?.stop().catch(() => {});
-      await restored.signer.stop().catch(() => {});
-      await restored.db.destroy().catch(() => {});
-      const redis = new Redis(REDIS_URL);
-      const keys = await redis.keys(`${restored.prefix}:*`);
-      for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
-      redis.disconnect();
-      await admin(`drop database if exists ${restored.name} with (force)`);
-    }
+    await restored?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
