@@ -31,6 +31,7 @@ export const signerSignedOnlyJustified: Invariant = async (ctx) => {
     .selectFrom('signer_audit')
     .select(['id', 'request_id', 'purpose', 'intent', 'merchant_id', 'network', 'mode', 'digest'])
     .where('outcome', '=', 'signed')
+    .orderBy('id')
     .execute();
 
   // The ledger's objects, by what an intent names: `purpose:id` → merchant, network, mode.
