@@ -10,7 +10,7 @@ import type { AllowanceCharger } from './contract/charging.js';
 import type { BalanceReader, FinalStateReader } from './contract/balances.js';
 import type { KeyDeriver } from './contract/keys.js';
 import type { TokenContract, TransferSource } from './contract/objects.js';
-import type { TransferSender } from './contract/sending.js';
+import type { OutgoingHistory, TransferSender } from './contract/sending.js';
 import type { Sweeper } from './contract/sweeping.js';
 
 export type { Mode, NetworkId, TokenSymbol };
@@ -71,6 +71,11 @@ export function isAllowanceCharger(a: ChainAdapter): a is ChainAdapter & Allowan
   const c = a as Partial<AllowanceCharger> & { readonly chargesAvailable?: boolean };
   // An adapter of a charging family may still be configured without what charging needs (TRON without a wallet API).
   return typeof c.buildTokenTransferFrom === 'function' && c.chargesAvailable !== false;
+}
+
+/** TRON and Solana: the wallet's recent outgoing transactions (the restore guard of families without nonces). */
+export function hasOutgoingHistory(a: ChainAdapter): a is ChainAdapter & OutgoingHistory {
+  return typeof (a as Partial<OutgoingHistory>).unknownOutgoing === 'function';
 }
 
 export function isSweeper(a: ChainAdapter): a is ChainAdapter & Sweeper {

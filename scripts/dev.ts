@@ -5,16 +5,19 @@ import { spawnSync } from 'node:child_process';
 // wallet API over a third Anvil node with Nile's chain id, scripts/devnet/tron.ts), a fresh demo database, the service with
 // all roles, a demo merchant (its key and secret printed), a webhook receiver that prints what it gets, and one
 // demo session; the merchant's refund hot wallets are funded on every chain, and the operator settings go into the
-// state file the CLI reads. Ctrl-C stops everything it started and deletes the run's Redis keys. See docs/checkout.md
+// state file the CLI reads. The seed is held by a signer process of its own (ROLES=signer, docs/signer.md): the
+// service and the operator's CLI ask it over a Unix socket, as in production. Ctrl-C stops everything it started and deletes the run's Redis keys. See docs/checkout.md
 // ("The local demo").
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { devnetSolanaPayer, devnetStateFile, type DevnetState } from '../src/cli/devnet.js';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
 import { createMerchant } from '../src/ledger/merchants/merchants.js';
 import { createLogger, type LogLevel } from '../src/logger.js';
 import { start, type RunningService } from '../src/main.js';
@@ -29,6 +32,7 @@ import { fundRefundWallets, type DevSolana } from './devnet/fund.js';
 import { freePort } from '../test/support/anvil.js';
 import { startFakeTicker } from '../test/support/fake-ticker.js';
 import { chainEnv, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
+import { startSignerProcess } from './devnet/signer-process.js';
 import { startDevTronChain, tronChainEnv } from './devnet/tron.js';
 
 const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -57,15 +61,27 @@ async function main(): Promise<void> {
 
   // The chains are new on every run, so is the demo database: a cursor from an earlier run would not match them.
   await recreateDatabase(devDbUrl);
+  {
+    const migrating = createDb(devDbUrl, 1);
+    await migrateToLatest(migrating);
+    await migrating.destroy();
+  }
 
   const webhooks = await startWebhookPrinter();
+  // The signer's socket: a directory only this user can open, removed on exit.
+  const socketDir = mkdtempSync(join(tmpdir(), 'stablepay-dev-signer-'));
+  stops.push({ name: 'signer socket', stop: async () => rmSync(socketDir, { recursive: true, force: true }) });
   const serviceEnv: Record<string, string | undefined> = {
     ...env,
     NODE_ENV: 'development',
     DATABASE_URL: devDbUrl,
     REDIS_KEY_PREFIX: env.DEV_REDIS_KEY_PREFIX ?? `sp_dev_${randomBytes(3).toString('hex')}`,
     MASTER_KEY: randomBytes(32).toString('hex'),
-    HD_MNEMONIC: TEST_MNEMONIC,
+    // No key in the service: the signer process below holds the seed, the service asks it (docs/signer.md).
+    HD_MNEMONIC: undefined,
+    HD_PASSPHRASE: undefined,
+    SIGNER_SOCKET: join(socketDir, 'signer.sock'),
+    SIGNER_TLS_URL: undefined,
     HOST: host,
     PORT: String(port),
     PUBLIC_BASE_URL: publicBase,
@@ -88,6 +104,9 @@ async function main(): Promise<void> {
   };
   const config = loadConfig(serviceEnv);
   ensureConsoleBuilt();
+  say('Starting the signer (the only process with the seed)…');
+  const signer = await startSignerProcess({ ...serviceEnv, HD_MNEMONIC: TEST_MNEMONIC }, serviceEnv.SIGNER_SOCKET!);
+  stops.push({ name: 'signer', stop: () => signer.stop() });
   // Stopped after the service (stops run in reverse): every key of this run's random prefix goes, queues and nonces.
   stops.push({ name: 'redis keys', stop: () => deleteRedisKeys(config.REDIS_URL, config.REDIS_KEY_PREFIX) });
   const service: RunningService = await start(config, serviceEnv, createLogger(config.LOG_LEVEL as LogLevel));
@@ -133,7 +152,7 @@ async function main(): Promise<void> {
       Object.entries(serviceEnv).filter(
         (e): e is [string, string] =>
           e[1] !== undefined &&
-          (/^(DATABASE_URL|MASTER_KEY|HD_MNEMONIC|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_')),
+          (/^(DATABASE_URL|MASTER_KEY|SIGNER_SOCKET|REDIS_URL|REDIS_KEY_PREFIX)$/.test(e[0]) || e[0].startsWith('CHAIN_')),
       ),
     ),
     NATIVE_PRICE_SOURCES: 'coinbase',
@@ -176,6 +195,7 @@ async function main(): Promise<void> {
   say(`  TRON     (FAKE java-tron wallet API, Nile-like, chain ${tron.chainId}): ${tron.fake.url}  JSON-RPC ${tron.node.url}`);
   say(`           USDT ${tron.tokens.USDT.address}  USDC ${tron.tokens.USDC.address}  (a documented fake: docs/tron.md)`);
   say(`  API:      ${baseUrl}/api/v1   Webhooks are printed here (receiver ${webhooks.url})`);
+  say(`  Signer:   pid ${signer.pid} on ${signer.socketPath}: the only process with the seed; the service and the CLI ask it`);
   say();
   say(`Console:  http://localhost:${service.consolePort}/  (demo users, refused outside npm run dev)`);
   say(`  Operator:      ${DEMO_OPERATOR_EMAIL} / ${DEMO_PASSWORD}, then the code of \`npm run -s cli -- console demo-code\``);

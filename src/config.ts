@@ -80,6 +80,9 @@ export const configSchema = z
     PAYOUT_JOB_BUDGET_MS: int(1000, 3_600_000).default(60_000),
     PAYOUT_SWEEP_INTERVAL_MS: int(1000, 3_600_000).default(30_000),
     PAYOUT_LOCK_MS: int(1000, 600_000).default(30_000),
+    // TRON and Solana: how far back the outbound engine's first look at a sending wallet after a start reads its
+    // outgoing transactions for ones the ledger does not know (docs/outbound.md "Transactions the ledger does not know").
+    OUTBOUND_WALLET_LOOKBACK_HOURS: int(1, 24 * 90).default(72),
     // Sweeping (docs/treasury.md): the worker role plans and starts sweeps every SWEEP_INTERVAL_SECONDS (0: never; the
     // operator runs `sweep run`) and advances the running ones every SWEEP_TICK_MS.
     SWEEP_INTERVAL_SECONDS: int(0, 30 * 86_400).default(0),
@@ -121,17 +124,6 @@ export const configSchema = z
       .string()
       .regex(/^\/[^\0]{1,100}$/, 'must be an absolute path of at most 100 characters (a Unix socket)')
       .optional(),
-    // The signer's limit on sweeps to a treasury address changed in the last SIGNER_SWEEP_RECENT_HOURS (docs/signer.md,
-    // "Limits"), token units per merchant and network; read by signerLimitsFrom (src/signer-service/limits.ts).
-    SIGNER_SWEEP_LIMIT_PER_HOUR: z
-      .string()
-      .regex(/^\d{1,18}(\.\d{1,18})?$/, 'must be a decimal number of token units')
-      .optional(),
-    SIGNER_SWEEP_LIMIT_PER_DAY: z
-      .string()
-      .regex(/^\d{1,18}(\.\d{1,18})?$/, 'must be a decimal number of token units')
-      .optional(),
-    SIGNER_SWEEP_RECENT_HOURS: int(0, 100_000).default(24),
   })
   .extend(webhookEnvSchema.shape);
 

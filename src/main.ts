@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { setWalletLookback } from './outbound/wallet-history-guard.js';
 import type { ChainRegistry } from '../chains/registry.js';
 import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
@@ -57,6 +58,7 @@ export async function start(
   overrides: StartOverrides = {},
 ): Promise<RunningService> {
   const clock = overrides.clock;
+  setWalletLookback(config.OUTBOUND_WALLET_LOOKBACK_HOURS * 3_600_000);
   // Everything that can be refused is checked before anything starts.
   const watcherSettings = loadWatcherSettings(env);
   const keyMaterial = keyMaterialFromEnv(env, { signerRole: config.ROLES.includes('signer') });

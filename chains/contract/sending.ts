@@ -159,3 +159,31 @@ export interface WalletShortfall {
   balance: bigint;
   needed: bigint;
 }
+
+/** A transaction the wallet signed that the ledger does not know, as the chain shows it. */
+export interface OutgoingTransaction {
+  /** In the form `SignedTransfer.hash` takes (TRON txID, Solana signature). */
+  hash: string;
+  /** When its block was made (ms since the epoch); null when the node does not say. */
+  timeMs: number | null;
+  /** Landed and failed (nothing moved but the fee). */
+  failed: boolean;
+}
+
+/**
+ * The wallet's recent outgoing transactions, for families without account nonces (TRON, Solana): what the outbound
+ * engine compares with the ledger's attempts before a wallet's first send after a start (docs/outbound.md,
+ * "Transactions the ledger does not know"). EVM needs none: the chain's nonce says it.
+ */
+export interface OutgoingHistory {
+  /**
+   * Transactions signed by `address` that landed at or after `sinceMs`, newest first, leaving out those `known`
+   * names (it answers the subset of the hashes it is given that the ledger knows). `truncated` when the listing
+   * stopped at its page limit before reaching `sinceMs`: older ones were not looked at.
+   */
+  unknownOutgoing(
+    address: string,
+    sinceMs: number,
+    known: (hashes: string[]) => Promise<Set<string>>,
+  ): Promise<{ found: OutgoingTransaction[]; truncated: boolean }>;
+}

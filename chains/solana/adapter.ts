@@ -16,6 +16,7 @@ import {
   type ChainHead,
   type CursorState,
   type KeyDeriver,
+  type OutgoingHistory,
   type KeyPath,
   type Mode,
   type NetworkId,
@@ -44,6 +45,7 @@ import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
 import { SolanaFeePayerSweep } from './sweep.js';
 import { rentLocked } from './rent.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
+import { solanaUnknownOutgoing } from './outgoing-history.js';
 import { SolanaEndpoints, type PinnedSolana } from './failover-connection.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 
@@ -80,7 +82,8 @@ export class SolanaChainAdapter
     AllowanceCharger<SolanaUnsignedBody>,
     Sweeper<SolanaUnsignedBody>,
     BalanceReader,
-    FinalStateReader
+    FinalStateReader,
+    OutgoingHistory
 {
   readonly family: ChainFamily = 'solana';
   readonly network: NetworkId = 'solana';
@@ -317,6 +320,11 @@ export class SolanaChainAdapter
     const delivered = gained > 0n ? gained : 0n;
     const lost = -change((owner) => owner === from);
     return { delivered, elsewhere: lost > delivered ? lost - delivered : 0n, rentPaid: rentLocked(tx) };
+  }
+
+  /** The wallet's recent outgoing transactions the ledger does not know (chains/solana/outgoing-history.ts). */
+  unknownOutgoing(address: string, sinceMs: number, known: (hashes: string[]) => Promise<Set<string>>) {
+    return solanaUnknownOutgoing(this.connection, address, sinceMs, known);
   }
 
   /** Lamports the transaction put into accounts it created (pre-balance zero): rent, paid by the fee payer. */

@@ -19,6 +19,7 @@ import {
   type ChainHead,
   type CursorState,
   type KeyDeriver,
+  type OutgoingHistory,
   type KeyPath,
   type Mode,
   type NetworkId,
@@ -50,6 +51,7 @@ import { TronEnergyDelegationSweep } from './sweep-energy.js';
 import { TronTrxTopupSweep } from './sweep-topup.js';
 import { TronTransferSource } from './transfer-source.js';
 import { TronWalletApi } from './wallet-api.js';
+import { tronUnknownOutgoing, type TronHistoryOptions } from './outgoing-history.js';
 
 export interface TronAdapterOptions {
   mode: Mode;
@@ -66,6 +68,8 @@ export interface TronAdapterOptions {
   solidityHost?: string;
   /** TronGrid key, sent as TRON-PRO-API-KEY on both APIs. */
   apiKey?: string;
+  /** TronGrid-compatible account history (`/v1/accounts/{address}/transactions`); default fullHost. */
+  historyHost?: string;
   rpcTimeoutMs?: number;
   chainId?: bigint;
   /** Registry tokens; addresses in any TRON form (normalised to `41...`). */
@@ -89,7 +93,7 @@ const FINAL_READ_CHUNK = 32;
 const FINAL_READ_ATTEMPTS = 3;
 
 export class TronChainAdapter
-  implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader
+  implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader, OutgoingHistory
 {
   readonly family: ChainFamily = 'tron';
   readonly network: NetworkId = 'tron';
@@ -98,6 +102,7 @@ export class TronChainAdapter
   readonly rpc: FailoverJsonRpc;
   readonly source: TronTransferSource;
   readonly #sender: TronTokenSender | null;
+  readonly #history: TronHistoryOptions | null;
   #sweepMethods: ReadonlyArray<SweepMethodImpl<TronTxBody>> | null = null;
   /** The operator's resources account (OPERATOR_SLOT.resources), remembered when derived: energy delegation checks its stake. */
   #resourcesAddress: string | null = null;
@@ -145,6 +150,14 @@ export class TronChainAdapter
           energyMarginPercent: o.energyMarginPercent ?? DEFAULT_ENERGY_MARGIN_PERCENT,
         })
       : null;
+    const historyHost = o.historyHost ?? o.fullHost;
+    this.#history = historyHost ? { host: historyHost, apiKey: o.apiKey, timeoutMs: o.rpcTimeoutMs ?? 15_000 } : null;
+  }
+
+  /** The wallet's recent outgoing transactions the ledger does not know (chains/tron/outgoing-history.ts). */
+  async unknownOutgoing(address: string, sinceMs: number, known: (hashes: string[]) => Promise<Set<string>>) {
+    if (!this.#history) throw new Error('tron: no account history configured (CHAIN_TRON_<MODE>_HISTORY_HOST or FULL_HOST)');
+    return tronUnknownOutgoing(this.#history, address, sinceMs, known);
   }
 
   normalizeAddress(text: string): string | null {
@@ -510,6 +523,7 @@ export function createTronAdapterFactory(env: Record<string, string | undefined>
       fullHost: x.fullHost,
       solidityHost: x.solidityHost,
       apiKey: x.apiKey,
+      historyHost: x.historyHost,
       rpcTimeoutMs: s.rpcTimeoutMs,
       chainId: s.chainId,
       tokens: s.tokens,

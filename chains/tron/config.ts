@@ -9,6 +9,8 @@ export interface TronExtraSettings {
   fullHost: string | undefined;
   solidityHost: string | undefined;
   apiKey: string | undefined;
+  /** TronGrid-compatible account history for the restore guard (`/v1/accounts/{address}/transactions`); default fullHost. */
+  historyHost: string | undefined;
   feeLimitCeilingSun: bigint;
   energyMarginPercent: number;
 }
@@ -38,6 +40,7 @@ export function loadTronExtraSettings(env: Env, mode: Mode, rpcUrl?: string): Tr
     fullHost,
     solidityHost: url('SOLIDITY_HOST'),
     apiKey: env[`${p}API_KEY`]?.trim() || undefined,
+    historyHost: url('HISTORY_HOST'),
     feeLimitCeilingSun: ceiling ? BigInt(ceiling) : DEFAULT_FEE_LIMIT_CEILING_SUN,
     energyMarginPercent: margin ? Number(margin) : DEFAULT_ENERGY_MARGIN_PERCENT,
   };

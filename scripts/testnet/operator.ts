@@ -48,7 +48,9 @@ const CLI = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 
 export function missingOperatorSetting(env: Record<string, string | undefined>): string | null {
   for (const name of ['DATABASE_URL', 'MASTER_KEY']) if (!env[name]?.trim()) return name;
-  if (!env.HD_MNEMONIC?.trim() && !env.HD_ACCOUNT_XPUBS?.trim()) return 'HD_MNEMONIC or HD_ACCOUNT_XPUBS';
+  // Keys: the seed, the signer's endpoint (a deployment with a signer role: the run's CLI asks it), or public keys.
+  const keys = ['HD_MNEMONIC', 'HD_MNEMONIC_FILE', 'SIGNER_SOCKET', 'SIGNER_TLS_URL', 'HD_ACCOUNT_XPUBS'];
+  if (!keys.some((k) => env[k]?.trim())) return 'HD_MNEMONIC, SIGNER_SOCKET or HD_ACCOUNT_XPUBS';
   return null;
 }
 
@@ -72,7 +74,7 @@ export async function openOperator(profile: Profile, env: Record<string, string 
       return { merchantId: m.merchantId, key: m.testKey.key, secret: m.testKey.secret, webhookSecret: m.webhookSecret };
     },
     async refundHotWallet(merchantId) {
-      if (!keys) throw new Error('the service settings have no HD_MNEMONIC or HD_ACCOUNT_XPUBS');
+      if (!keys) throw new Error('the service settings have no HD_MNEMONIC, SIGNER_SOCKET or HD_ACCOUNT_XPUBS');
       const row = await db
         .selectFrom('merchant_hd_accounts')
         .select('account_index')
@@ -83,7 +85,7 @@ export async function openOperator(profile: Profile, env: Record<string, string 
       return adapter().displayAddress(wallet.address);
     },
     async gasStation() {
-      if (!keys) throw new Error('the service settings have no HD_MNEMONIC or HD_ACCOUNT_XPUBS');
+      if (!keys) throw new Error('the service settings have no HD_MNEMONIC, SIGNER_SOCKET or HD_ACCOUNT_XPUBS');
       const a = adapter();
       if (!isSweeper(a)) throw new Error(`${profile.serviceNetwork} has no sweep methods in this version`);
       const wallet = await a.deriveOperatorWallet(keys, OPERATOR_SLOT.gasStation);

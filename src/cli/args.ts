@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 export class UsageError extends Error {}
 
 /** Parses `--name value` options strictly; unknown options are a usage error naming them. */
-export function options<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], spec: T) {
+export function options<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>(args: string[], spec: T) {
   try {
     return parseArgs({ args, options: spec, allowPositionals: true, strict: true });
   } catch (e) {

@@ -42,7 +42,7 @@ export interface DevnetState {
    * (`rpcUrl`, its Ethereum-compatible JSON-RPC), the demo's TRX faucet, and the token contracts in base58.
    */
   tron?: { fullHost: string; rpcUrl: string; chainId: number; faucetUrl: string; tokens: Record<string, DevnetTokenState> };
-  /** The demo's operator settings (DATABASE_URL, MASTER_KEY, HD_MNEMONIC, REDIS_*, CHAIN_*): demo-only secrets. */
+  /** The demo's operator settings (DATABASE_URL, MASTER_KEY, SIGNER_SOCKET, REDIS_*, CHAIN_*): demo-only secrets. */
   operatorEnv?: Record<string, string>;
 }
 

@@ -7,14 +7,22 @@ import { findMerchantRefund, settleRefundFromChain } from '../operations/refunds
 import { usageOfRefusal } from './refusal-usage.js';
 import { loadCharge } from '../ledger/subscriptions/charges.js';
 import { acceptWalletNonce, walletNonceStates } from '../ledger/outbound/wallet-nonce-guard.js';
+import { acceptUnknownTransactions, unknownTransactions, type UnknownTransactionView } from '../ledger/outbound/wallet-history.js';
 import { UsageError, options, print, required } from './args.js';
 
 // Operator commands of the outbound engine's guard against transactions the ledger does not know (docs/outbound.md,
-// "Transactions the ledger does not know"): list the wallets' nonces, record a refund the chain shows as paid, and
-// accept a wallet's chain nonce once every transaction it sent is accounted for. Each checks the chain first.
+// "Transactions the ledger does not know"): list the wallets' nonces (EVM) and the noted outgoing transactions (TRON,
+// Solana), record a refund or charge the chain shows as paid, and accept a wallet's chain nonce or its noted
+// transactions once every transaction it sent is accounted for. The nonce commands check the chain first.
 
 export const WALLET_GUARD_USAGE = `payouts wallet-nonces [--network <n>] [--mode test|live]
                                                every sending wallet's next nonce, and the chain's when it is ahead
+payouts wallet-unknown [--network <n>] [--mode test|live] [--all]
+                                               TRON/Solana: the wallets' outgoing transactions the ledger does not know
+                                               (held ones; --all: recorded and accepted ones too)
+payouts wallet-accept-transactions --network <n> --mode test|live --address <a> --tx <hash> [--tx <hash> ...] --actor <name> [--note <text>]
+                                               TRON/Solana: accept those noted transactions as known (audited); the wallet
+                                               resumes once none is held
 payouts settle-from-chain <refund_id> --merchant <id> --tx <hash> --actor <name>
                                                record a landed transfer of the refunds wallet as that refund's payout
 payouts settle-charge-from-chain <charge_id> --tx <hash> --actor <name>
@@ -63,6 +71,42 @@ export async function walletGuardCli(sub: string | undefined, rest: string[], ct
         ...(values.mode ? { mode: mode(values.mode) } : {}),
       });
       out(rows.map(nonceView));
+      return true;
+    }
+    case 'wallet-unknown': {
+      const { values } = options(rest, { network: { type: 'string' }, mode: { type: 'string' }, all: { type: 'boolean' } });
+      const rows = await unknownTransactions(ctx.db, {
+        ...(values.network ? { network: network(values.network) } : {}),
+        ...(values.mode ? { mode: mode(values.mode) } : {}),
+        open: !values.all,
+      });
+      const adapters = rows.length > 0 ? await ctx.adapters() : null;
+      out(rows.map((r) => unknownView(r, adapters)));
+      return true;
+    }
+    case 'wallet-accept-transactions': {
+      const { values } = options(rest, {
+        network: { type: 'string' },
+        mode: { type: 'string' },
+        address: { type: 'string' },
+        tx: { type: 'string', multiple: true },
+        actor: { type: 'string' },
+        note: { type: 'string' },
+      });
+      const n = network(values.network);
+      const m = mode(values.mode);
+      const actor = required(values.actor, 'actor');
+      const txs = ([] as string[]).concat(values.tx ?? []);
+      if (txs.length === 0) throw new UsageError('--tx is required: each noted transaction you checked (repeat --tx)');
+      const adapter = adapterOf(await ctx.adapters(), n, m);
+      const address = adapter.normalizeAddress(required(values.address, 'address'));
+      if (!address) throw new UsageError(`--address is not a ${n} address`);
+      const r = await acceptUnknownTransactions(ctx.db, { network: n, mode: m, address }, txs, { actor, note: values.note ?? null });
+      if (r.kind === 'not_held')
+        throw new UsageError(
+          `not held transactions of ${adapter.displayAddress(address)} on ${n} (${m}): ${r.txHashes.join(', ')} (see payouts wallet-unknown)`,
+        );
+      out({ network: n, mode: m, address: adapter.displayAddress(address), accepted: r.txHashes, actor, note: values.note ?? null });
       return true;
     }
     case 'wallet-accept-nonce': {
@@ -158,5 +202,20 @@ function nonceView(w: Awaited<ReturnType<typeof walletNonceStates>>[number]) {
     address: w.address,
     next_nonce: w.nextNonce,
     unknown_transactions: w.unknown ? { chain_nonce: w.unknown.chainNonce, since: w.unknown.since.toISOString() } : null,
+  };
+}
+
+function unknownView(r: UnknownTransactionView, adapters: ChainRegistry | null) {
+  const a = adapters?.get(r.network, r.mode);
+  return {
+    network: r.network,
+    mode: r.mode,
+    address: a ? a.displayAddress(r.address) : r.address,
+    tx_hash: r.txHash,
+    chain_time: r.chainTime?.toISOString() ?? null,
+    failed: r.failed,
+    seen_at: r.seenAt.toISOString(),
+    status: r.status,
+    accepted: r.accepted ? { at: r.accepted.at.toISOString(), by: r.accepted.by, note: r.accepted.note } : null,
   };
 }

@@ -5,6 +5,7 @@ import type { JournalTables } from './journal-tables.js';
 import type { DepositSetupTables } from './deposit-setup-tables.js';
 import type { ConsoleTables } from './console-tables.js';
 import type { SignerTables } from './signer-tables.js';
+import type { WalletHistoryTables } from './wallet-history-tables.js';
 import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from './webhook-tables.js';
 import type { RefundStatus } from '../domain/refund-state.js';
 import type { SessionStatus } from '../domain/session-state.js';
@@ -362,7 +363,14 @@ export interface ApprovalScanCursorsTable {
 // Tables added by later migrations declare themselves here too (see each migration's header).
 // Tables of later migrations are declared beside the code that owns them and joined here, so every module uses the one
 // Database type (no per-module widening casts).
-export interface Database extends DepositTables, TreasuryTables, JournalTables, DepositSetupTables, ConsoleTables, SignerTables {
+export interface Database
+  extends DepositTables,
+    TreasuryTables,
+    JournalTables,
+    DepositSetupTables,
+    ConsoleTables,
+    SignerTables,
+    WalletHistoryTables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   merchants: MerchantsTable;

@@ -60,7 +60,7 @@ const provisional = metrics.gauge<'network' | 'mode'>({
 });
 const unknownTransactions = metrics.gauge<'network' | 'mode'>({
   name: 'stablepay_outbound_wallet_unknown_transactions',
-  help: 'Hot wallets whose chain nonce is ahead of the ledger (transactions it does not know): nothing is signed from them.',
+  help: 'Hot wallets that sent transactions the ledger does not know (EVM: chain nonce ahead; TRON, Solana: outgoing transactions matching no attempt): nothing is signed from them.',
   labels: ['network', 'mode'],
   values: { mode: ['test', 'live'] },
 });
@@ -73,7 +73,7 @@ const age = (t: Date | string | null): number => (t ? Math.max(0, (Date.now() - 
 
 export function registerLedgerCollectors(db: Db): () => void {
   return metrics.onScrape('ledger', async () => {
-    const [outbox, deliveries, refundRows, chargeRows, deposits, unknownWallets, held] = await Promise.all([
+    const [outbox, deliveries, refundRows, chargeRows, deposits, unknownWallets, heldWallets, held] = await Promise.all([
       sql<{ n: string; oldest: Date | null }>`
         select count(*)::text as n,
                (select created_at from outbox_events where relayed_at is null order by seq limit 1) as oldest
@@ -92,6 +92,17 @@ export function registerLedgerCollectors(db: Db): () => void {
       sql<{ network: string; mode: string; n: string }>`
         select network, mode, count(*)::text as n from hot_wallet_nonces
         where unknown_chain_nonce is not null group by network, mode`.execute(db),
+      // TRON and Solana (no nonces): wallets holding a noted transaction neither accepted nor recorded as an attempt
+      // since (src/ledger/outbound/wallet-history.ts); the partial index holds the unaccepted rows only.
+      sql<{ network: string; mode: string; n: string }>`
+        select u.network, u.mode, count(distinct u.address)::text as n from hot_wallet_unknown_transactions u
+        where u.accepted_at is null
+          and not exists (select 1 from payout_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
+          and not exists (select 1 from sweep_step_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
+          and not exists (select 1 from deposit_setup_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
+          and not exists (select 1 from subscription_charge_attempts a where a.tx_hash = u.tx_hash)
+          and not exists (select 1 from subscription_charges c where c.tx_hash = u.tx_hash)
+        group by u.network, u.mode`.execute(db),
       // The partial index subscriptions_held holds the held rows only.
       sql<{ n: string }>`select count(*)::text as n from subscriptions where hold_reason is not null`.execute(db),
     ]);
@@ -113,6 +124,14 @@ export function registerLedgerCollectors(db: Db): () => void {
     for (const d of deposits.rows) provisional.set({ network: d.network, mode: d.mode }, Number(d.n));
     subscriptionsOnHold.set({}, Number(held.rows[0]?.n ?? 0));
     unknownTransactions.reset();
-    for (const w of unknownWallets.rows) unknownTransactions.set({ network: w.network, mode: w.mode }, Number(w.n));
+    // EVM wallets noted by the nonce guard and TRON/Solana wallets held by the history guard: one gauge, one alert.
+    const counts = new Map<string, { network: string; mode: string; n: number }>();
+    for (const w of [...unknownWallets.rows, ...heldWallets.rows]) {
+      const k = `${w.network}/${w.mode}`;
+      const c = counts.get(k) ?? { network: w.network, mode: w.mode, n: 0 };
+      c.n += Number(w.n);
+      counts.set(k, c);
+    }
+    for (const c of counts.values()) unknownTransactions.set({ network: c.network, mode: c.mode }, c.n);
   });
 }

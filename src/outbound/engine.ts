@@ -4,6 +4,7 @@ import { withIntent } from '../signer/intent.js';
 import { TransferRejectedError, type ChainAdapter, type SendFailureReason, type SignedTransfer } from '../../chains/types.js';
 import type { OutboundAttempt } from '../ledger/outbound/outbound-store.js';
 import { killAtFailpoint, type Failpoint } from './failpoints.js';
+import { heldWallet } from './wallet-history-guard.js';
 import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
 
 // The crash-safe send of one outbound transfer (a refund payout, a subscription charge, ...), one step at a time.
@@ -15,7 +16,9 @@ import type { OutboundDeps, OutboundKind, StepResult } from './kind.js';
 // - nonces are assigned under the wallet's nonce row lock in the transaction that stores the signed bytes, as
 //   the stored one (gapless); the chain's pending nonce only for a wallet's first transaction. A chain AHEAD of the
 //   stored nonce means the wallet sent transactions the ledger does not know (a restored older backup, the key used
-//   by hand): nothing is signed from it until an operator accepts the chain's nonce (docs/outbound.md).
+//   by hand): nothing is signed from it until an operator accepts the chain's nonce (docs/outbound.md). Families without
+//   nonces (TRON, Solana): the wallet's recent outgoing transactions are matched against every kind's attempts instead
+//   (wallet-history-guard.ts); one the ledger does not know holds the wallet the same way.
 
 export async function advanceOutbound<J, A extends ChainAdapter>(
   kind: OutboundKind<J, A>,
@@ -190,6 +193,10 @@ async function signAndSend<J, A extends ChainAdapter>(
 ): Promise<StepResult> {
   const prepared = await kind.prepare(adapter, job, replacing);
   if (prepared.kind !== 'ready') return prepared;
+  if (!replacing) {
+    const held = await walletHistoryHold(kind, deps, adapter, job, prepared.from.address);
+    if (held) return held;
+  }
   const chainNonce = replacing ? null : await adapter.getAccountNonce(prepared.from.address);
   const feeBump = replacing ? replacing.feeBumpPercent + deps.feeBumpPercent : 0;
   let attempt: OutboundAttempt | UnknownTransactions | 'raced' | 'closed';
@@ -275,6 +282,37 @@ async function signAndSend<J, A extends ChainAdapter>(
   if (replacing)
     deps.log?.info({ ...kind.describe(job), tx_hash: attempt.txHash, replaces: replacing.txHash, feeBump }, 'stuck transfer replaced');
   return { kind: 'wait', ms: deps.pollMs };
+}
+
+/**
+ * Families without account nonces (TRON, Solana): the wallet's recent outgoing transactions against the ledger's
+ * attempts (wallet-history-guard.ts). A wait when the wallet sent transactions the ledger does not know, or when the
+ * chain cannot be read to tell: nothing is signed unchecked, and nothing fails the job.
+ */
+async function walletHistoryHold<J, A extends ChainAdapter>(
+  kind: OutboundKind<J, A>,
+  deps: OutboundDeps,
+  adapter: A,
+  job: J,
+  address: string,
+): Promise<StepResult | null> {
+  const ref = { ...kind.network(job), address };
+  let held: string[] | null;
+  try {
+    held = await heldWallet(kind.store.wallets, adapter, ref, deps.log);
+  } catch (err) {
+    deps.log?.error(
+      { ...kind.describe(job), network: ref.network, mode: ref.mode, wallet: address, err: (err as Error).message },
+      "the wallet's outgoing transactions cannot be read; nothing is signed from it until they can",
+    );
+    return { kind: 'wait', ms: Math.max(deps.pollMs, UNKNOWN_TRANSACTIONS_RETRY_MS) };
+  }
+  if (!held || held.length === 0) return null;
+  deps.log?.error(
+    { ...kind.describe(job), network: ref.network, mode: ref.mode, wallet: address, unknown_transactions: held },
+    'hot wallet sent transactions the ledger does not know; nothing is signed from it until an operator records or accepts them (payouts wallet-unknown)',
+  );
+  return { kind: 'wait', ms: Math.max(deps.pollMs, UNKNOWN_TRANSACTIONS_RETRY_MS) };
 }
 
 /** How often a job waiting on a wallet with unknown transactions looks again (the operator's accept clears it). */

@@ -64,7 +64,7 @@ export async function justifyEvmSweepStep(ctx: SweepStepContext): Promise<Justif
       // destinations and our gas station, only on this chain (chain id 0 would authorize it on every chain).
       if (step.purpose !== 'batch') refuse('wrong_method', `a ${step.purpose} step carries no authorization`);
       const source = await ctx.sourceByKey(ctx.key);
-      if (!source || source.state !== 'planned') refuse('wrong_key', `the key is not a deposit key of sweep ${sweep.id} still to sweep`);
+      if (source?.state !== 'planned') refuse('wrong_key', `the key is not a deposit key of sweep ${sweep.id} still to sweep`);
       const chainId = ctx.adapters.chainId(sweep.network, sweep.mode);
       if (chainId === undefined || BigInt(ctx.preimage.chainId) !== chainId)
         refuse(

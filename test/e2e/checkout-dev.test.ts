@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DevnetState } from '../../src/cli/devnet.js';
 import { freePort } from '../support/anvil.js';
@@ -268,6 +269,21 @@ describe('npm run dev', () => {
       })
     ).json()) as { receipt?: { result?: string } };
     expect(info.receipt?.result).toBe('SUCCESS');
+
+    // Every refund above was signed by the demo's signer process, the only one given the seed (docs/signer.md): the
+    // service asked it over its socket, and each signature is in the signer's audit.
+    const signerPid = Number(/Signer:\s+pid (\d+) on (\S+): the only process with the seed/.exec(out)?.[1]);
+    expect(signerPid).toBeGreaterThan(0);
+    expect(readFileSync(`/proc/${signerPid}/environ`, 'latin1').split('\0')).toContain('ROLES=signer');
+    expect(state.operatorEnv).not.toHaveProperty('HD_MNEMONIC');
+    expect(state.operatorEnv?.SIGNER_SOCKET).toBeTruthy();
+    const audit = new pg.Client({ connectionString: env.DEV_DATABASE_URL });
+    await audit.connect();
+    const signed = await audit.query<{ network: string }>(
+      "select distinct network from signer_audit where outcome = 'signed' and purpose = 'refund_payout'",
+    );
+    await audit.end();
+    expect(signed.rows.map((r) => r.network).sort()).toEqual(['bsc', 'solana', 'tron']);
 
     // The happy path logs no warning or error (the service's JSON lines: level 40 and up), e.g. no deposit setup refused.
     expect(out).not.toMatch(/"level":\s*(40|50|60)\b/);

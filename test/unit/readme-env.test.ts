@@ -263,6 +263,9 @@ function probeOf(name: string): Probe | undefined {
   // A process given the signer's socket asks it (remote) instead of holding keys (none).
   if (name === 'SIGNER_REFUND_LIMIT_PER_HOUR' || name === 'SIGNER_REFUND_LIMIT_PER_DAY')
     return { read: (env) => attempt(() => signerLimitsFrom(env)), sample: '123.5' };
+  if (name === 'SIGNER_SWEEP_LIMIT_PER_HOUR' || name === 'SIGNER_SWEEP_LIMIT_PER_DAY')
+    return { read: (env) => attempt(() => signerLimitsFrom(env)), sample: '123.5' };
+  if (name === 'SIGNER_SWEEP_RECENT_HOURS') return { read: (env) => attempt(() => signerLimitsFrom(env)), sample: '6' };
   if (name === 'SIGNER_SOCKET') return { read: (env) => keyMaterialFromEnv(env).kind, sample: '/tmp/stablepay-signer.sock' };
   if (name === 'HD_PASSPHRASE') {
     return {

@@ -4,7 +4,7 @@ import { id } from 'ethers';
 import { normalizeTronAddress } from '../../../chains/tron/address.js';
 import { decodeSignedTransaction, txIdOf } from '../../../chains/tron/protobuf.js';
 import type { SystemContractValue } from '../../../chains/tron/system-contracts.js';
-import { FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc } from './chain.js';
+import { FREE_NET_LIMIT, FakeTronChain, type ForcedResult, type Rpc, type StoredTx } from './chain.js';
 import { BroadcastRefusal } from './refusal.js';
 import { validateSystemContract } from './system.js';
 
@@ -12,6 +12,8 @@ import { validateSystemContract } from './system.js';
 // It serves the endpoints tronweb and chains/tron call (payouts, charges, sweeps with Stake 2.0 energy delegation), with the JSON shapes of the TRON developer documentation
 // (protobuf JSON: zero fields omitted, hex addresses `41...` with visible=false, `message` fields hex-encoded), over
 // an Anvil node that holds the token contracts and mines the blocks. Rules and limits: chain.ts.
+// Beside java-tron's own API it serves TronGrid's `GET /v1/accounts/{address}/transactions` (the account history the
+// restore guard reads: java-tron has none), with the filters and paging the gateway uses.
 // Endpoints outside the list answer 404 and are recorded in `unhandled`, so a test can assert none was needed.
 
 export interface FakeJavaTron {
@@ -237,6 +239,8 @@ export async function startFakeJavaTron(
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+      const history = /^v1\/accounts\/([^/]+)\/transactions$/.exec(path);
+      if (history && req.method === 'GET') return send(200, accountTransactions(chain, history[1]!, url.searchParams));
       if (!route) {
         unhandled.push(path);
         return send(404, { Error: `fake java-tron does not serve ${path}` });
@@ -457,4 +461,40 @@ async function jsonRpcProxy(anvilUrl: string, chain: FakeTronChain, body: string
   const request = swap(JSON.parse(body), chain.tronToEvmHash);
   const res = await fetch(anvilUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
   return JSON.stringify(swap(await res.json(), chain.evmToTronHash));
+}
+
+/**
+ * TronGrid v1 "Get transaction info by account address": the account's transactions, newest first (`order_by`
+ * block_timestamp,desc, the only order served here), filtered by `only_from` (the account is the owner) / `only_to`,
+ * `min_timestamp` / `max_timestamp` (ms, block time), at most `limit` (1..200, default 20) a page; `meta.fingerprint`
+ * names the next page while there is one. Items carry txID, blockNumber, block_timestamp, ret, raw_data as TronGrid
+ * prints them. An address that is not a TRON address answers TronGrid's error shape.
+ */
+function accountTransactions(chain: FakeTronChain, addressText: string, q: URLSearchParams) {
+  const address = normalizeTronAddress(decodeURIComponent(addressText));
+  if (!address) return { success: false, error: `Invalid address provided: ${addressText}`, statusCode: 400 };
+  const limit = Math.min(200, Math.max(1, Number(q.get('limit') ?? 20) || 20));
+  const min = q.get('min_timestamp') ? BigInt(q.get('min_timestamp')!) : null;
+  const max = q.get('max_timestamp') ? BigInt(q.get('max_timestamp')!) : null;
+  const onlyFrom = q.get('only_from') === 'true';
+  const onlyTo = q.get('only_to') === 'true';
+  const ownerOf = (t: StoredTx) => (t.raw ? t.raw.owner : (t.system?.owner ?? ''));
+  const toOf = (t: StoredTx) => (t.raw ? t.raw.contract : (t.system?.to ?? ''));
+  const all = [...chain.txs.values()]
+    .filter((t) => (onlyFrom ? ownerOf(t) === address : onlyTo ? toOf(t) === address : ownerOf(t) === address || toOf(t) === address))
+    .filter((t) => (min === null || t.blockTimeMs >= min) && (max === null || t.blockTimeMs <= max))
+    .sort((a, b) => (a.blockTimeMs === b.blockTimeMs ? Number(b.blockNumber - a.blockNumber) : Number(b.blockTimeMs - a.blockTimeMs)));
+  const offset = q.get('fingerprint') ? Number(Buffer.from(q.get('fingerprint')!, 'base64url').toString('utf8')) || 0 : 0;
+  const page = all.slice(offset, offset + limit);
+  const next = offset + limit < all.length ? Buffer.from(String(offset + limit), 'utf8').toString('base64url') : undefined;
+  return {
+    data: page.map((t) => ({
+      ...chain.txJson(t),
+      blockNumber: Number(t.blockNumber),
+      block_timestamp: Number(t.blockTimeMs),
+      internal_transactions: [],
+    })),
+    success: true,
+    meta: { at: Date.now(), page_size: page.length, ...(next ? { fingerprint: next } : {}) },
+  };
 }

@@ -31,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_0500_console_year_indexes': await import('./2026_11_29_0500_console_year_indexes.js'),
   '2026_11_29_0510_overview_daily': await import('./2026_11_29_0510_overview_daily.js'),
   '2026_11_29_0600_signer': await import('./2026_11_29_0600_signer.js'),
+  '2026_11_30_0100_wallet_history_guard': await import('./2026_11_30_0100_wallet_history_guard.js'),
 };

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Mode, NetworkId } from '../../../chains/vocabulary.js';
 import { journalBurntFee } from '../journal/entries.js';
+import { walletHistoryLedger } from './wallet-history.js';
 import type { ClaimResult, NonceRef, OutboundAttempt, OutboundStore, TakenNonce } from './outbound-store.js';
 
 // The one store of outbound attempts (docs/outbound.md "The attempt store"): every kind whose attempts live in a table
@@ -246,6 +247,7 @@ export interface AttemptJobKind<J, L> {
 export function attemptOutboundStore<J, L>(db: Db, k: AttemptJobKind<J, L>): OutboundStore<J> {
   const t = k.attempts;
   return {
+    wallets: walletHistoryLedger(db),
     claim: (id) => k.claim(id),
     liveAttempts: (job) => liveAttemptsOf(db, t, k.jobId(job)),
     async sign(job, replacing, fn) {

@@ -56,7 +56,22 @@ export interface SigningTransaction {
 
 export type ClaimResult<J> = { kind: 'job'; job: J } | { kind: 'done'; status: string };
 
+/**
+ * The restore guard of wallets without account nonces (src/ledger/outbound/wallet-history.ts): which transactions the
+ * ledger knows, the note of those it does not, and what still holds a wallet's sends.
+ */
+export interface WalletHistoryLedger {
+  /** The hashes among `hashes` that some attempt of any kind (or an operator's accept) names on that network and mode. */
+  known(chain: { network: NetworkId; mode: Mode }, hashes: string[]): Promise<Set<string>>;
+  /** Notes transactions of the wallet the ledger does not know (each once). */
+  note(w: NonceRef, txs: ReadonlyArray<{ hash: string; timeMs: number | null; failed: boolean }>): Promise<void>;
+  /** The wallet's noted transactions neither accepted nor known since: while any, nothing is signed from it. */
+  held(w: NonceRef): Promise<string[]>;
+}
+
 export interface OutboundStore<J> {
+  /** The restore guard's ledger side (every kind shares the one implementation: wallet-history.ts). */
+  wallets: WalletHistoryLedger;
   /** Takes the job up for processing; `done` when it is settled, canceled or missing. */
   claim(id: string): Promise<ClaimResult<J>>;
   /** The attempts that may still land (signed or broadcast), oldest first. */

@@ -15,12 +15,14 @@ import {
 } from './charges.js';
 import { journalBurntFee } from '../journal/entries.js';
 import { toAttempt } from '../outbound/attempt-store.js';
+import { walletHistoryLedger } from '../outbound/wallet-history.js';
 
 // Subscription charges as an outbound job: the charge row (pending → signed → broadcast while in flight; back to
 // pending once every attempt is proven dead) and its subscription_charge_attempts ('live' or 'dropped').
 
 export function chargeOutboundStore(db: Db): OutboundStore<ChargeRow> {
   return {
+    wallets: walletHistoryLedger(db),
     async claim(id) {
       const charge = await loadCharge(db, BigInt(id));
       if (!charge) return { kind: 'done', status: 'missing' };
