@@ -57,7 +57,7 @@ import { acknowledgeRunnerTopUps, RunnerTopUps } from './top-ups.js';
 // refund is settled, bounded by `drainMs` (a hang is a violation), then the invariants. docs/simulation.md.
 // The topology is the documented one (docs/signer.md): a `signer` process alone holds HD_MNEMONIC and listens on a Unix
 // socket in a temp directory of the seed; it is started first, and every other role (and every CLI the runner starts)
-// gets SIGNER_SOCKET and no seed. `inProcessSigner` runs the old way (every role holds the seed, no signer faults).
+// gets SIGNER_SOCKET and no seed; the active phase starts once the signer and the API answer. `inProcessSigner` runs the old way (every role holds the seed, no signer faults).
 
 export const SIM_MNEMONIC = 'test test test test test test test test test test test junk';
 const MASTER_KEY = 'a'.repeat(64);
@@ -212,11 +212,12 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     name: r.name,
     env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) },
   }));
-  // The signer first (its seed, its socket); the other roles once it answers there, while the setup goes on.
+  // The signer first (its seed, its socket), then the other roles at once: they need it only to sign or derive, which
+  // waits (or, for the API's select, answers 5xx and is retried) until it listens. The active phase waits for both.
   const signerSpec: RoleSpec[] = signerSocket
     ? [{ name: 'signer', env: { ...serviceEnv, ROLES: 'signer', HD_MNEMONIC: SIM_MNEMONIC, PORT: '0' } }]
     : [];
-  const supervisor = startSupervisor(signerSocket ? signerSpec : roleSpecs, {
+  const supervisor = startSupervisor([...signerSpec, ...roleSpecs], {
     logFile,
     restartDelayMs: 500,
     onEvent: ev,
@@ -224,13 +225,8 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     ...(o.serviceArgs ? { args: o.serviceArgs } : {}),
   });
   const rolesStarted = Date.now();
-  const othersStarted = signerSocket
-    ? waitForSigner(signerSocket, 120_000).then((ms) => {
-        ev('signer.ready', { ms });
-        supervisor.add(roleSpecs);
-      })
-    : Promise.resolve();
-  othersStarted.catch(() => {});
+  const signerReady = signerSocket ? waitForSigner(signerSocket, 120_000).then((ms) => ev('signer.ready', { ms })) : Promise.resolve();
+  signerReady.catch(() => {});
 
   const merchants: TrackedMerchant[] = [];
   const topUps = new RunnerTopUps();
@@ -294,7 +290,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
 
     ev('seed.setup', { ms: Date.now() - started });
     phases.mark('roles');
-    await othersStarted;
+    await signerReady;
     await waitFor(
       async () =>
         (await fetch(`${base}/healthz`)

@@ -10,8 +10,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 // the previous process (a `kill` fault, a crash on a dead database, a start-up that failed during an RPC fault window),
 // until a process of it exits by a SIGKILL the supervisor did not send (a failpoint's own), after which it runs without.
 // So an armed fault always happens at the next point the role reaches, never silently lost to an unrelated restart.
-// The signer role (docs/signer.md) is one of them: started first (`add` brings in the others once it listens), and the
-// signer faults send it SIGSTOP/SIGCONT through `signal` (scripts/sim/faults/signer.ts).
+// The signer role (docs/signer.md) is one of them, first in the list (so started first); the signer faults send it
+// SIGSTOP/SIGCONT through `signal` (scripts/sim/faults/signer.ts).
 
 export type RoleName = 'api' | 'worker' | 'watcher-a' | 'watcher-b' | 'signer';
 
@@ -26,8 +26,6 @@ export interface Supervisor {
   /** Arms SP_FAILPOINTS: the role restarts now with them set and keeps them until one fires (it kills itself there). */
   arm(name: RoleName, failpoints: string[]): void;
   running(name: RoleName): boolean;
-  /** Starts more roles (the service's roles once the signer they ask listens). */
-  add(roles: RoleSpec[]): void;
   /** Sends `signal` to the role's running process (SIGSTOP/SIGCONT: a stalled signer); its pid, or undefined if none runs. */
   signal(name: RoleName, signal: NodeJS.Signals): number | undefined;
   counts: { starts: number; kills: number; exits: number };
@@ -100,14 +98,10 @@ export function startSupervisor(
       setTimeout(() => launch(spec, gen + 1), o.restartDelayMs).unref();
     });
   };
-  const add = (specs: RoleSpec[]) => {
-    for (const spec of specs) {
-      if (procs.has(spec.name)) throw new Error(`role ${spec.name} is supervised already`);
-      procs.set(spec.name, { spec, gen: 0, armed: [] });
-      launch(spec, 0);
-    }
-  };
-  add(roles);
+  for (const spec of roles) {
+    procs.set(spec.name, { spec, gen: 0, armed: [] });
+    launch(spec, 0);
+  }
 
   const relaunch = (name: RoleName, failpoints: string[] | undefined, reason: string) => {
     const p = procs.get(name);
@@ -129,7 +123,6 @@ export function startSupervisor(
       const c = procs.get(name)?.child;
       return !!c && c.exitCode === null && c.signalCode === null;
     },
-    add,
     signal: (name, signal) => {
       const c = procs.get(name)?.child;
       if (!c || c.exitCode !== null || c.signalCode !== null) return undefined;
