@@ -12,13 +12,24 @@ import { tronBase58 } from './address.js';
 // page_size, fingerprint? } }. A self-hosted java-tron needs a TronGrid-compatible host for it (HISTORY_HOST, docs/tron.md).
 
 const PAGE = 200;
+/**
+ * The contract types the outbound engine sends from a TRON wallet (TRC-20 calls, TRX transfers, Stake 2.0 energy
+ * delegations and their return): only those can be a send of ours the ledger lost. Anything else the wallet signed
+ * (the operator staking TRX for energy, voting, a permission update) is the operator's own and holds nothing.
+ */
+const SENT_BY_THE_ENGINE = new Set(['TriggerSmartContract', 'TransferContract', 'DelegateResourceContract', 'UnDelegateResourceContract']);
 /** Pages read at most (10 000 transactions) before the listing is reported truncated. */
 const MAX_PAGES = 50;
 
 interface AccountTransactionsReply {
   success?: boolean;
   error?: string;
-  data?: Array<{ txID?: string; block_timestamp?: number; ret?: Array<{ contractRet?: string }> }>;
+  data?: Array<{
+    txID?: string;
+    block_timestamp?: number;
+    ret?: Array<{ contractRet?: string }>;
+    raw_data?: { contract?: Array<{ type?: string }> };
+  }>;
   meta?: { fingerprint?: string };
 }
 
@@ -49,6 +60,9 @@ export async function tronUnknownOutgoing(
     const reply = await get(o, `/v1/accounts/${tronBase58(canonical)}/transactions?${q}`);
     for (const t of reply.data ?? []) {
       if (typeof t.txID !== 'string' || !/^[0-9a-fA-F]{64}$/.test(t.txID)) throw new RpcError('bad_response', 'transaction without a txID');
+      const type = t.raw_data?.contract?.[0]?.type;
+      // A type we never send is the operator's own; a transaction without one is counted (never assumed harmless).
+      if (type !== undefined && !SENT_BY_THE_ENGINE.has(type)) continue;
       const ret = t.ret?.[0]?.contractRet;
       listed.push({
         hash: t.txID.toLowerCase(),

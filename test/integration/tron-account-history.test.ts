@@ -87,4 +87,33 @@ describe('TRON account history (TronGrid v1) for the restore guard', () => {
     expect(r.found).toEqual([{ hash: b, timeMs: expect.any(Number), failed: false }]);
     expect((await adapter.unknownOutgoing(hot, Date.now() + 3_600_000, async () => new Set())).found).toEqual([]);
   });
+
+  it("leaves out what the engine never sends: the operator staking the wallet's TRX for energy holds nothing", async () => {
+    const since = Date.now() - 60_000;
+    const earlier = (await adapter.unknownOutgoing(hot, since, async () => new Set())).found.map((t) => t.hash);
+    const post = async (path: string, body: unknown) =>
+      (await (await fetch(`${fake.url}/${path}`, { method: 'POST', body: JSON.stringify(body) })).json()) as Record<string, unknown>;
+    const tx = (await post('wallet/freezebalancev2', { owner_address: hot, frozen_balance: 5_000_000, resource: 'ENERGY' })) as {
+      txID: string;
+    };
+    const sig = await signer.signSecp256k1Digest(tronHotWalletKeyPath(3, 0), Buffer.from(tx.txID, 'hex'));
+    expect(
+      (
+        await post('wallet/broadcasttransaction', {
+          ...tx,
+          signature: [`${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`],
+        })
+      ).result,
+    ).toBe(true);
+    await node.mine(1);
+    // TronGrid lists the freeze as signed by the wallet...
+    const listed = (await (
+      await fetch(`${fake.url}/v1/accounts/${tronBase58(hot)}/transactions?only_from=true&min_timestamp=${since}`)
+    ).json()) as { data: Array<{ txID: string; raw_data: { contract: Array<{ type: string }> } }> };
+    expect(listed.data.map((t) => [t.txID, t.raw_data.contract[0]?.type])).toContainEqual([tx.txID, 'FreezeBalanceV2Contract']);
+    // ...and the guard does not count it; a token transfer after it is counted.
+    expect((await adapter.unknownOutgoing(hot, since, async () => new Set())).found.map((t) => t.hash)).toEqual(earlier);
+    const c = await send(`41${'ef'.repeat(20)}`, 1_000_000n);
+    expect((await adapter.unknownOutgoing(hot, since, async () => new Set())).found.map((t) => t.hash)).toEqual([c, ...earlier]);
+  });
 });
