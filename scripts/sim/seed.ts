@@ -57,7 +57,8 @@ import { acknowledgeRunnerTopUps, RunnerTopUps } from './top-ups.js';
 // refund is settled, bounded by `drainMs` (a hang is a violation), then the invariants. docs/simulation.md.
 // The topology is the documented one (docs/signer.md): a `signer` process alone holds HD_MNEMONIC and listens on a Unix
 // socket in a temp directory of the seed; it is started first, and every other role (and every CLI the runner starts)
-// gets SIGNER_SOCKET and no seed; the active phase starts once the signer and the API answer. `inProcessSigner` runs the old way (every role holds the seed, no signer faults).
+// gets SIGNER_SOCKET and no seed; the active phase starts once the signer and the API answer. `inProcessSigner` runs
+// the old way (every role holds the seed, no signer faults).
 
 export const SIM_MNEMONIC = 'test test test test test test test test test test test junk';
 const MASTER_KEY = 'a'.repeat(64);
