@@ -142,6 +142,17 @@ export interface Sweeper<Body = unknown> {
   sweepMethods(): ReadonlyArray<SweepMethodImpl<Body>>;
   /** Token balances of `addresses` at the chain's final height or commitment, batched, in order. */
   finalTokenBalances(token: TokenSymbol, addresses: readonly string[]): Promise<bigint[]>;
-  /** The operator wallet at `slot` (OPERATOR_SLOT) under OPERATOR_ACCOUNT. */
+  /**
+   * The operator wallet at `slot` under OPERATOR_ACCOUNT: OPERATOR_SLOT.resources, or a gas station's slot (generation 0
+   * at OPERATOR_SLOT.gasStation; after rotations the ledger's current generation, docs/treasury.md).
+   */
   deriveOperatorWallet(keys: KeyDeriver, slot: number): Promise<Wallet>;
+  /**
+   * Rotation of the gas station (docs/treasury.md, "Rotating the gas station"): a plain native transfer of everything
+   * `from` holds, minus this transaction's own highest fee (at `feeBumpPercent` more), to `to`, at `nonce` (nonce
+   * families; null elsewhere). null when what would be left after the fee is not worth a transaction.
+   */
+  buildNativeDrain?(from: Wallet, to: string, nonce: bigint | null, feeBumpPercent: number): Promise<UnsignedTransfer | null>;
+  /** Native base units the succeeded transaction `hash` moved to `to`; null when not found or not succeeded. */
+  readNativeDrain?(hash: string, to: string): Promise<bigint | null>;
 }

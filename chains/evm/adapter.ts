@@ -43,6 +43,7 @@ import { EvmTokenSender, type EvmTxBody } from './token-sender.js';
 import type { EvmSweepContext } from './sweep-context.js';
 import { createEip7702Sweep } from './sweep-7702.js';
 import { createGasTopUpSweep } from './sweep-topup.js';
+import { createEvmNativeDrain } from './native-drain.js';
 
 export interface EvmAdapterOptions {
   network: NetworkId;
@@ -399,5 +400,14 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
   /** OPERATOR_ACCOUNT's hot-wallet branch, as merchants' hot wallets: m/44'/60'/0'/1/<slot>. */
   deriveOperatorWallet(keys: KeyDeriver, slot: number): Promise<Wallet> {
     return this.deriveHotWallet(keys, OPERATOR_ACCOUNT, slot);
+  }
+
+  /** A retired gas station's native coin to the new one (chains/evm/native-drain.ts). */
+  buildNativeDrain(from: Wallet, to: string, nonce: bigint | null, feeBumpPercent: number): Promise<UnsignedTransfer<EvmTxBody> | null> {
+    return createEvmNativeDrain(this.sweepContext()).build(from, to, nonce, feeBumpPercent);
+  }
+
+  readNativeDrain(hash: string, to: string): Promise<bigint | null> {
+    return createEvmNativeDrain(this.sweepContext()).read(hash, to);
   }
 }

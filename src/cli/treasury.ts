@@ -2,6 +2,8 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import { ApiError } from '../domain/errors.js';
 import { plannerDepsOf } from '../operations/treasury-deps.js';
 import { getSweepPolicy, listDestinations, policyTokenDecimals, putSweepPolicy, setDestination } from '../operations/treasury.js';
+import { rotateGasStation } from '../operations/gas-station.js';
+import { rotationJson, rotationText } from './rotation-output.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../domain/money.js';
@@ -14,12 +16,16 @@ import { runSweeps } from '../treasury/run.js';
 import { UsageError, options, print, required } from './args.js';
 import { feeMoneyJson, feeMoneyLine, operatorWalletsJson, planJson, planTable, runText, sweepJson } from './sweep-output.js';
 
-// Operator commands for sweeping (docs/treasury.md): where the money goes (`treasury set/show`), what a sweep would
+// Operator commands for sweeping (docs/treasury.md): where the money goes (`treasury set/show`), the gas station's
+// rotation (`treasury rotate-gas-station`), what a sweep would
 // do (`sweep plan`), doing it (`sweep run`), what was done (`sweep list`) and what it cost (`sweep costs`).
 
 export const TREASURY_USAGE = `treasury set --merchant <id> --network <n> --mode test|live --address <addr>|none [--hot-float <amount>] [--actor <who>]
                                                destination of swept funds (audited; no treasury: the refunds hot wallet)
 treasury show [--merchant <id>]                destinations, hot-float targets and their change history
+treasury rotate-gas-station --network <n> --mode test|live [--actor <who>] [--note <text>] [--drain-only] [--wait-seconds N] [--json]
+                                               a new gas station (audited), the old one drained to it; run again: resumes
+                                               the drain; --drain-only: retries the drains of retired ones holding coin
 sweep plan [--merchant --network --mode --token] [--json]
                                                dry run: what would move, estimated fees and fee share, what waits and why
 sweep run [--merchant --network --mode --token] [--wait-seconds N] [--json]
@@ -127,6 +133,49 @@ export async function treasuryCli(args: string[], ctx: TreasuryCliContext): Prom
     case 'show': {
       const { values } = options(rest, { merchant: { type: 'string' } });
       out(await listDestinations(ctx.db, typeof values.merchant === 'string' ? values.merchant : undefined));
+      return;
+    }
+    case 'rotate-gas-station': {
+      const { values } = options(rest, {
+        network: { type: 'string' },
+        mode: { type: 'string' },
+        actor: { type: 'string' },
+        note: { type: 'string' },
+        'drain-only': { type: 'boolean' },
+        'wait-seconds': { type: 'string' },
+        json: { type: 'boolean' },
+      });
+      const n = network(values.network);
+      const m = mode(values.mode);
+      const wait = values['wait-seconds'] ?? '120';
+      if (!/^\d+$/.test(wait)) throw new UsageError('--wait-seconds must be a whole number');
+      if (values.note !== undefined && (values.note.length < 1 || values.note.length > 500))
+        throw new UsageError('--note must be 1..500 characters');
+      const who = actor(values.actor, ctx.env);
+      if (!ctx.keys) throw new UsageError('rotating the gas station needs HD_MNEMONIC or HD_ACCOUNT_XPUBS to derive its addresses');
+      const adapters = await ctx.adapters();
+      const r = await cliErrors(() =>
+        rotateGasStation(
+          { db: ctx.db, adapters, treasury: ctx, ...(ctx.log ? { log: ctx.log } : {}) },
+          {
+            network: n,
+            mode: m,
+            actor: who,
+            note: values.note ?? null,
+            drainOnly: values['drain-only'] === true,
+            waitMs: ctx.signer ? Number(wait) * 1000 : 0,
+          },
+        ),
+      );
+      const adapter = adapters.get(n, m);
+      const display = (a: string) => adapter?.displayAddress(a) ?? a;
+      if (values.json) out(rotationJson(r, display));
+      else (ctx.write ?? ((t: string) => process.stdout.write(t)))(rotationText(r, display));
+      const failed = r.drains.filter((d) => d.status === 'failed');
+      if (failed.length > 0)
+        throw new CliFailure(
+          `${failed.length} drain(s) failed: ${failed.map((d) => `${d.id} ${d.failure_reason ?? ''}`).join('; ')} (--drain-only retries)`,
+        );
       return;
     }
     default:

@@ -5,6 +5,7 @@ import type { JournalTables } from './journal-tables.js';
 import type { DepositSetupTables } from './deposit-setup-tables.js';
 import type { ConsoleTables } from './console-tables.js';
 import type { SignerTables } from './signer-tables.js';
+import type { GasStationTables } from './gas-station-tables.js';
 import type { WalletHistoryTables } from './wallet-history-tables.js';
 import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from './webhook-tables.js';
 import type { RefundStatus } from '../domain/refund-state.js';
@@ -370,7 +371,8 @@ export interface Database
     DepositSetupTables,
     ConsoleTables,
     SignerTables,
-    WalletHistoryTables {
+    WalletHistoryTables,
+    GasStationTables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   merchants: MerchantsTable;

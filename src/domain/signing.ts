@@ -1,7 +1,7 @@
 // The signer role's closed vocabularies (docs/signer.md): why something is signed, and why a signature is refused.
 // Shared by the signer's protocol, the signer service and the metrics' label values.
 
-export const SIGNING_PURPOSES = ['refund_payout', 'deposit_setup', 'sweep_step', 'subscription_charge'] as const;
+export const SIGNING_PURPOSES = ['refund_payout', 'deposit_setup', 'sweep_step', 'subscription_charge', 'gas_station_drain'] as const;
 export type SigningPurpose = (typeof SIGNING_PURPOSES)[number];
 
 /** Why the signer refused (docs/signer.md, "Refusals"): each is an audit row and a metric label. */

@@ -100,6 +100,7 @@ export function registerLedgerCollectors(db: Db): () => void {
           and not exists (select 1 from payout_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
           and not exists (select 1 from sweep_step_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
           and not exists (select 1 from deposit_setup_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
+          and not exists (select 1 from gas_station_drain_attempts a where a.network = u.network and a.mode = u.mode and a.tx_hash = u.tx_hash)
           and not exists (select 1 from subscription_charge_attempts a where a.tx_hash = u.tx_hash)
           and not exists (select 1 from subscription_charges c where c.tx_hash = u.tx_hash)
         group by u.network, u.mode`.execute(db),

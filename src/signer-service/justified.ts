@@ -6,7 +6,8 @@ import type { SigningPreimage } from '../../chains/types.js';
 
 /** What a justified send is, for the limits and the audit (a refund payout's amount; 0 for a deposit setup). */
 export interface JustifiedSend {
-  merchantId: string;
+  /** null: an operator wallet's own send (a gas-station drain), no merchant's. */
+  merchantId: string | null;
   network: NetworkId;
   mode: Mode;
   token: string;

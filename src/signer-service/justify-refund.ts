@@ -1,3 +1,4 @@
+import { TransferRejectedError } from '../../chains/contract/sending.js';
 import type { ChainRegistry } from '../../chains/registry.js';
 import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver, type KeyPath, type TokenContract } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
@@ -71,13 +72,18 @@ export async function justifyRefundPayout(
   };
 }
 
-/** The gross-up the payout engine sends for a token announcing a transfer fee; null when the adapter has none. */
+/**
+ * The gross-up the payout engine sends for a token announcing a transfer fee; null when the adapter has none. A token
+ * that refuses the amount now justifies no gross-up; a node that does not answer is not the caller's fault: it
+ * propagates, the server answers 503 and the payout waits (never a `wrong_amount` refusal for a node's outage).
+ */
 async function grossed(adapter: ChainAdapter, refund: RefundRow): Promise<bigint | null> {
   if (!adapter.grossForNet) return null;
   try {
     return await adapter.grossForNet(refund.token, refund.amount_base);
-  } catch {
-    return null; // the token refuses the transfer now: no gross-up to justify
+  } catch (err) {
+    if (err instanceof TransferRejectedError) return null;
+    throw err;
   }
 }
 

@@ -2,6 +2,7 @@ import type { ChainRegistry } from '../../chains/registry.js';
 import { HOT_WALLET_SLOT, OPERATOR_ACCOUNT, OPERATOR_SLOT, isSweeper, type KeyDeriver, type KeyPath } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';
+import { currentGasStationSlot } from '../ledger/treasury/gas-station.js';
 import { sweepFacts } from '../ledger/treasury/sweep-facts.js';
 import type { SweepSourceRow } from '../ledger/treasury/sweeps.js';
 import { verifiedDepositKey } from './deposit-key.js';
@@ -67,7 +68,8 @@ export async function justifySweepStep(
     hotWallet,
     treasury,
     destinations,
-    gasStation: await adapter.deriveOperatorWallet(o.keys, OPERATOR_SLOT.gasStation),
+    // The ledger's current gas-station generation (docs/treasury.md, "Rotating the gas station"), as the planner reads it.
+    gasStation: await adapter.deriveOperatorWallet(o.keys, (await currentGasStationSlot(o.db, sweep.network, sweep.mode)).slot),
     resources: await adapter.deriveOperatorWallet(o.keys, OPERATOR_SLOT.resources),
     async sourceByKey(k) {
       for (const s of facts.sources) {

@@ -12,7 +12,8 @@ import { signRequestSchema, type SignRequest } from '../signer/protocol.js';
 import { digestOf } from './digest.js';
 import { justifyCharge } from './justify-charge.js';
 import { justifyDepositSetup } from './justify-deposit-setup.js';
-import type { AuditContext, SignedPreimage } from './justified.js';
+import { justifyDrain } from './justify-drain.js';
+import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';
 import { justifyRefundPayout } from './justify-refund.js';
 import { justifySweepStep } from './justify-sweep.js';
 import { checkRefundLimits, checkSweepLimits, DEFAULT_SIGNER_LIMITS, type SignerLimits } from './limits.js';
@@ -82,16 +83,19 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
           ? await justifyCharge(keys, intent.charge_id, req.key, preimage, seen)
           : intent.purpose === 'sweep_step'
             ? await justifySweepStep({ ...keys, recentHours, now }, intent, req.key, preimage, seen)
-            : refuse('purpose_not_supported', `${(intent as { purpose: string }).purpose} is not justified by this signer yet`);
+            : intent.purpose === 'gas_station_drain'
+              ? await justifyDrain(keys, intent.drain_id, req.key, preimage, seen)
+              : refuse('purpose_not_supported', `${(intent as { purpose: string }).purpose} is not justified by this signer yet`);
   // A sweep step counted by the limits says so in its audit summary (signedLimitedSweepAmounts reads it back).
   const limitedSweep = 'limited' in payout && payout.limited;
   const summary = limitedSweep ? { ...payout.summary, limited: true } : payout.summary;
   const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {
     // Refund payouts are limited per merchant and network (a deposit setup moves no tokens; charges: the invoice).
     if (intent.purpose === 'refund_payout') {
-      await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
+      const merchantId = ownerOf(payout);
+      await lockSignerLimits(trx, `${merchantId}:${chainKey(payout)}`);
       await checkRefundLimits(trx, deps.limits, {
-        merchantId: payout.merchantId,
+        merchantId,
         network: payout.network,
         mode: payout.mode,
         refundId: intent.refund_id,
@@ -103,9 +107,10 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
     }
     // Sweeps are limited only when they send tokens to a treasury address changed recently (justify-sweep.ts).
     if (intent.purpose === 'sweep_step' && limitedSweep) {
-      await lockSignerLimits(trx, `${payout.merchantId}:${chainKey(payout)}`);
+      const merchantId = ownerOf(payout);
+      await lockSignerLimits(trx, `${merchantId}:${chainKey(payout)}`);
       await checkSweepLimits(trx, deps.limits, {
-        merchantId: payout.merchantId,
+        merchantId,
         network: payout.network,
         mode: payout.mode,
         stepId: intent.step_id,
@@ -143,6 +148,12 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
   if ('ed25519' in signature) return { status: 200, body: { signature_ed25519: signature.ed25519 } };
   const sig = signature.secp256k1;
   return { status: 200, body: { signature: { r: sig.r, s: sig.s, y_parity: sig.yParity } } };
+}
+
+/** The merchant a limited send belongs to (refunds, sweeps always have one). */
+function ownerOf(send: JustifiedSend): string {
+  if (send.merchantId === null) throw new Error('a limited send without its merchant');
+  return send.merchantId;
 }
 
 function auditBase(req: SignRequest) {

@@ -13,7 +13,9 @@ export type SigningIntent =
   /** One step of a sweep (sweeps.id, sweep_steps.id). */
   | { purpose: 'sweep_step'; sweep_id: string; step_id: string }
   /** A subscription charge from the customer's authorisation (subscription_charges.id). */
-  | { purpose: 'subscription_charge'; charge_id: string };
+  | { purpose: 'subscription_charge'; charge_id: string }
+  /** A retired gas station's native coin to the current one, after a rotation (gas_station_drains.id). */
+  | { purpose: 'gas_station_drain'; drain_id: string };
 
 /** A signer that is told why: what a remote signer needs besides the key, the digest and its preimage. */
 export interface IntentSigner {

@@ -28,6 +28,7 @@ export const intentSchema = z.discriminatedUnion('purpose', [
   z.strictObject({ purpose: z.literal('deposit_setup'), setup_id: id }),
   z.strictObject({ purpose: z.literal('sweep_step'), sweep_id: id, step_id: id }),
   z.strictObject({ purpose: z.literal('subscription_charge'), charge_id: id }),
+  z.strictObject({ purpose: z.literal('gas_station_drain'), drain_id: id }),
 ]);
 // Keeps the two lists of purposes one: a purpose added to SigningIntent without a schema fails to compile here.
 const _purposes: readonly (typeof SIGNING_PURPOSES)[number][] = intentSchema.options.map((o) => o.shape.purpose.value);

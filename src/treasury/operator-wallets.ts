@@ -55,7 +55,7 @@ export async function listOperatorWallets(deps: PlannerDeps, filter: WalletFilte
     if (filter.mode && adapter.mode !== filter.mode) continue;
     const wallets: Array<{ role: OperatorWalletRole; merchantId: string | null; address: string }> = [];
     if (isSweeper(adapter)) {
-      const op = await operatorWallets(adapter, deps.keys);
+      const op = await operatorWallets(deps.db, adapter, deps.keys);
       wallets.push({ role: 'gas_station', merchantId: null, address: op.gasStation.address });
       if (adapter.network === 'tron') wallets.push({ role: 'resources', merchantId: null, address: op.resources.address });
     }

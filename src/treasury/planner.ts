@@ -115,7 +115,7 @@ export async function planSweeps(deps: PlannerDeps, filter: PlanFilter = {}): Pr
 /** The operator wallets of one network and mode, with what the report's batches and waiting addresses need of them. */
 async function operatorNeeds(deps: PlannerDeps, adapter: ChainAdapter & Sweeper, report: SweepPlanReport): Promise<OperatorWalletNeed[]> {
   const { network, mode } = adapter;
-  const operator = await operatorWallets(adapter, deps.keys);
+  const operator = await operatorWallets(deps.db, adapter, deps.keys);
   const wallets: Array<[OperatorWalletNeed['role'], string]> = [['gas_station', operator.gasStation.address]];
   if (network === 'tron') wallets.push(['resources', operator.resources.address]);
   const canon = (a: string) => adapter.normalizeAddress(a) ?? a;
@@ -191,7 +191,7 @@ async function planToken(
     list.push({ ...wallet, amount: balance });
     byMerchant.set(c.merchant_id, list);
   }
-  const operator = await operatorWallets(adapter, deps.keys);
+  const operator = await operatorWallets(deps.db, adapter, deps.keys);
   for (const [m, sources] of byMerchant) {
     if (await hasRunningSweep(deps.db, { merchantId: m, network, mode, token })) {
       for (const s of sources) skip(m, s.address, s.amount, 'a sweep of this token is running; planned again once it ends');

@@ -7,8 +7,11 @@ import {
   type Sweeper,
   type Wallet,
 } from '../../chains/types.js';
+import type { Db } from '../db/database.js';
+import { currentGasStationSlot } from '../ledger/treasury/gas-station.js';
 
-// The wallets of a sweep: the deposit addresses' keys, the merchant's refunds hot wallet, the operator's gas station.
+// The wallets of a sweep: the deposit addresses' keys, the merchant's refunds hot wallet, the operator's gas station
+// (the ledger's current generation: docs/treasury.md, "Rotating the gas station").
 
 /**
  * The key of the deposit address of `account`/`index`. A family's deposit and hot-wallet keys differ only in the
@@ -37,9 +40,16 @@ export function refundsHotWallet(adapter: ChainAdapter, keys: KeyDeriver, accoun
   return adapter.deriveHotWallet(keys, account, HOT_WALLET_SLOT.refunds);
 }
 
-export async function operatorWallets(sweeper: Sweeper, keys: KeyDeriver): Promise<{ gasStation: Wallet; resources: Wallet }> {
+/** The operator's wallets of `adapter`'s network and mode: the current gas station (and its generation), TRON's resources account. */
+export async function operatorWallets(
+  db: Db,
+  adapter: Sweeper & Pick<ChainAdapter, 'network' | 'mode'>,
+  keys: KeyDeriver,
+): Promise<{ gasStation: Wallet; resources: Wallet; generation: number }> {
+  const current = await currentGasStationSlot(db, adapter.network, adapter.mode);
   return {
-    gasStation: await sweeper.deriveOperatorWallet(keys, OPERATOR_SLOT.gasStation),
-    resources: await sweeper.deriveOperatorWallet(keys, OPERATOR_SLOT.resources),
+    gasStation: await adapter.deriveOperatorWallet(keys, current.slot),
+    resources: await adapter.deriveOperatorWallet(keys, OPERATOR_SLOT.resources),
+    generation: current.generation,
   };
 }

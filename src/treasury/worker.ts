@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import { planSweeps, type PlannerDeps } from './planner.js';
+import { advanceOpenDrains } from './gas-station-drain.js';
 import { advanceRunningSweeps, createSweeps } from './runner.js';
 import type { SweepEngineDeps } from './step-kind.js';
 import { startTickLoop, type TickLoop } from '../jobs/tick-loop.js';
@@ -7,7 +8,7 @@ import { startTickLoop, type TickLoop } from '../jobs/tick-loop.js';
 // The worker role's sweeps: every tick advances the sweeps running, whoever started them (this schedule or an
 // operator's `sweep run` that was interrupted or timed out, e.g. waiting for fee money); with SWEEP_INTERVAL_SECONDS
 // set (0, the default, leaves planning to the operator's `sweep run`), every interval a plan of every merchant also
-// becomes sweeps. Driven by the database alone, so a restart resumes every sweep where it stopped.
+// becomes sweeps; the drains of rotated gas stations are advanced too. Driven by the database alone, so a restart resumes every sweep where it stopped.
 
 export interface SweepWorkerOptions {
   engine: SweepEngineDeps;
@@ -31,6 +32,8 @@ export function startSweepWorker(o: SweepWorkerOptions): TickLoop {
           o.log?.info({ sweeps: created.length, skipped_addresses: report.skipped.length }, 'sweeps planned');
       }
       await advanceRunningSweeps(o.engine);
+      // A rotated gas station's drain (docs/treasury.md, "Rotating the gas station") left open by its command.
+      await advanceOpenDrains(o.engine);
     },
     onError: (err) => o.log?.warn({ err }, 'sweep tick failed; retrying next tick'),
   });

@@ -294,6 +294,37 @@ const CASES: Record<string, Case[]> = {
     },
     { args: () => ['payouts', 'settle-charge-from-chain', 'ch_x'], code: 2, shows: /settle-charge-from-chain <charge_id>/ },
   ],
+  'payouts wallet-unknown': [
+    { args: () => ['payouts', 'wallet-unknown', '--mode', 'test', '--all'], code: 0, shows: /^\[/ },
+    { args: () => ['payouts', 'wallet-unknown', '--network', 'dogecoin'], code: 2, shows: /--network must be one of/ },
+  ],
+  // Its success path (transactions the restored ledger does not know, then accepted) runs in
+  // test/integration/restore-tron.test.ts and restore-solana.test.ts.
+  'payouts wallet-accept-transactions': [
+    {
+      args: () => [
+        'payouts',
+        'wallet-accept-transactions',
+        '--network',
+        'ethereum',
+        '--mode',
+        'test',
+        '--address',
+        m.hotWallet,
+        '--tx',
+        `0x${'2'.repeat(64)}`,
+        '--actor',
+        'ops',
+      ],
+      code: 2,
+      shows: /not held transactions of/,
+    },
+    {
+      args: () => ['payouts', 'wallet-accept-transactions', '--network', 'ethereum', '--mode', 'test', '--tx', `0x${'2'.repeat(64)}`],
+      code: 2,
+      shows: /--actor is required/,
+    },
+  ],
   'payouts wallet-accept-nonce': [
     {
       args: () => [
@@ -347,6 +378,31 @@ const CASES: Record<string, Case[]> = {
   'treasury show': [
     { args: () => ['treasury', 'show', '--merchant', m.id], code: 0, shows: /./ },
     { args: () => ['treasury', 'show', '--merchant'], code: 2, shows: /./ },
+  ],
+  'treasury rotate-gas-station': [
+    {
+      // No case here runs a sweep on Ethereum (test); the drain, if any, is left to the worker (no wait).
+      args: () => [
+        'treasury',
+        'rotate-gas-station',
+        '--network',
+        'ethereum',
+        '--mode',
+        'test',
+        '--actor',
+        'ops',
+        '--wait-seconds',
+        '0',
+        '--json',
+      ],
+      code: 0,
+      shows: /"outcome": "(rotated|resumed)"/,
+    },
+    {
+      args: () => ['treasury', 'rotate-gas-station', '--network', 'ethereum', '--mode', 'prod'],
+      code: 2,
+      shows: /--mode must be test or live/,
+    },
   ],
   'sweep plan': [
     { args: () => ['sweep', 'plan', '--merchant', m.id, '--json'], code: 0, shows: /./ },

@@ -30,7 +30,7 @@ import { createLogger } from '../../src/logger.js';
 import { pauseSigner, resumeSigner, signerStatus } from '../../src/operations/signer.js';
 import { withIntent, type SigningIntent } from '../../src/signer/intent.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
-import { SignerRefusedError } from '../../src/signer/errors.js';
+import { SignerRefusedError, SignerUnavailableError } from '../../src/signer/errors.js';
 import { startSignerServer } from '../../src/signer-service/server.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -465,6 +465,38 @@ describe('TRON refund payouts', () => {
 });
 
 describe("the signer's database role (deploy/signer-db-role.sql)", () => {
+  it("answers 503 (the payout waits) when the node that reads a token's transfer fee is down, never wrong_amount", async () => {
+    // The same chain, configured with a node that does not answer: a transfer of another amount than the refund's
+    // needs the token's fee to be judged (a gross-up), which cannot be read now.
+    const deadSocket = join(tmpdir(), `sp-signer-dead-${randomBytes(6).toString('hex')}.sock`);
+    const dead = await startSignerServer({
+      db: t.db,
+      signer,
+      adapters: new ChainRegistry([
+        {
+          adapter: makeAdapter(node, tokens, { url: 'http://127.0.0.1:9', timeoutMs: 500 }),
+          chainId: await node.provider.getNetwork().then((n) => n.chainId),
+        },
+      ]),
+      socketPath: deadSocket,
+      limits: { refundPerHour: '1000', refundPerDay: '1000' },
+      log: createLogger('silent'),
+    });
+    try {
+      const r = await refund(usdt(2));
+      const unsigned = await built({ to: r.to, amount: r.amount + 1n });
+      const remote = withIntent(new RemoteSigner(deadSocket) as unknown as TxSigner, intentOf(r.id));
+      const err = await adapter.signTransfer(unsigned, remote).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SignerUnavailableError);
+      expect((err as Error).message).toMatch(/HTTP 503/);
+      // Nothing refused in the audit for this refund: it is asked again once the node answers.
+      const rows = await t.db.selectFrom('signer_audit').select(['outcome', 'intent']).where('outcome', '=', 'refused').execute();
+      expect(rows.filter((x) => (x.intent as { refund_id?: string } | null)?.refund_id === r.id)).toEqual([]);
+    } finally {
+      await dead.close();
+    }
+  });
+
   it('signs and audits under its read-only role, which can change nothing else in the ledger', async () => {
     const role = `sp_signer_${randomBytes(4).toString('hex')}`;
     const script = readFileSync('deploy/signer-db-role.sql', 'utf8').replaceAll('stablepay_signer', role);

@@ -9,6 +9,7 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { HOT_WALLET_SLOT, type ChainAdapter } from '../../chains/types.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { TEST_MASTER_KEY } from './api-harness.js';
+import { harnessSigner } from './signer-role.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { RATE_LIMITS_OFF_ENV, REDIS_URL } from './env.js';
 import { SignedClient } from './signed-client.js';
@@ -53,9 +54,16 @@ export async function startChainServiceHarness(o: {
   network: 'solana' | 'tron';
   chainEnv: Record<string, string>;
   extraEnv?: Record<string, string>;
+  /** Default: a signer role beside the keyless service; 'in-process': the service holds the seed. */
+  signer?: 'role' | 'in-process';
 }): Promise<ChainServiceHarness> {
   const t = await createTestDatabase();
   const prefix = `sp_svc_${randomBytes(4).toString('hex')}`;
+  // As in production, the service holds no key: a signer role beside it (test/support/signer-role.ts).
+  const seedHolder = harnessSigner(STANDARD_TEST_MNEMONIC, {
+    ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
+    inProcess: o.signer === 'in-process',
+  });
   const env: Record<string, string> = {
     MASTER_KEY: TEST_MASTER_KEY,
     DATABASE_URL: t.url,
@@ -64,7 +72,7 @@ export async function startChainServiceHarness(o: {
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.HARNESS_LOG ?? 'silent',
-    HD_MNEMONIC: STANDARD_TEST_MNEMONIC,
+    ...seedHolder.keyEnv,
     PAYOUT_POLL_MS: '150',
     PAYOUT_SWEEP_INTERVAL_MS: '2000',
     WEBHOOK_RETRY_SCHEDULE_MS: '100,200,400,800,1600',
@@ -76,7 +84,9 @@ export async function startChainServiceHarness(o: {
   try {
     const config = loadConfig(env);
     service = await start(config, env, createLogger(config.LOG_LEVEL));
+    await seedHolder.start(env);
   } catch (e) {
+    await seedHolder.stop();
     await t.destroy();
     throw e;
   }
@@ -176,6 +186,7 @@ export async function startChainServiceHarness(o: {
         await c.exited;
       }
       await service.stop();
+      await seedHolder.stop();
       const redis = new Redis(REDIS_URL);
       const keys = await redis.keys(`${prefix}:*`);
       for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));

@@ -15,7 +15,8 @@ import { createQueue } from '../../src/jobs/queues.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
 import { freePort } from './anvil.js';
-import { testSigner, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
+import { STANDARD_TEST_MNEMONIC, testSigner, type ChainHarnessMerchant, type ChainServiceHarness } from './chain-service-harness.js';
+import { harnessSigner, type HarnessSigner } from './signer-role.js';
 import { PG_ADMIN_URL, REDIS_URL, databaseUrl, runPrefix } from './env.js';
 import { scrape } from './metrics-scrape.js';
 import { SignedClient } from './signed-client.js';
@@ -62,7 +63,7 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
   const shop = await h.newMerchant('Restore shop');
   await f.fund(shop);
   const dir = mkdtempSync(join(tmpdir(), 'sp-restore-'));
-  let restored: { name: string; db: Db; service: RunningService | null; prefix: string } | null = null;
+  let restored: { name: string; db: Db; service: RunningService | null; prefix: string; signer: HarnessSigner } | null = null;
   const queueRedis = new Redis(REDIS_URL);
   try {
     const s1 = await f.paidSession(shop, '10.00');
@@ -111,12 +112,15 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
     await admin(`create database ${name}`);
     const url = databaseUrl(name);
     const prefix = `sp_restored_${randomBytes(4).toString('hex')}`;
-    restored = { name, db: createDb(url, 5), service: null, prefix };
+    // The restored deployment's signer reads the restored ledger, as a real restore restarts every role on it.
+    const signer = harnessSigner(STANDARD_TEST_MNEMONIC, { inProcess: h.env.SIGNER_SOCKET === undefined });
+    restored = { name, db: createDb(url, 5), service: null, prefix, signer };
     await run('pg_restore', ['--no-owner', '--exit-on-error', '--dbname', url, dump]);
     const metricsPort = await freePort();
-    const env = { ...h.env, DATABASE_URL: url, REDIS_KEY_PREFIX: prefix, PORT: '0', METRICS_PORT: String(metricsPort) };
+    const env = { ...h.env, ...signer.keyEnv, DATABASE_URL: url, REDIS_KEY_PREFIX: prefix, PORT: '0', METRICS_PORT: String(metricsPort) };
     const config = loadConfig(env);
     restored.service = await start(config, env, createLogger(config.LOG_LEVEL));
+    await signer.start(env);
     const service = restored.service;
     const db = restored.db;
     const b = new SignedClient(`http://127.0.0.1:${service.port}`, shop.client.creds);
@@ -233,6 +237,7 @@ export async function runRestoreScenario(f: RestoreFamily): Promise<void> {
     queueRedis.disconnect();
     if (restored) {
       await restored.service?.stop().catch(() => {});
+      await restored.signer.stop().catch(() => {});
       await restored.db.destroy().catch(() => {});
       const redis = new Redis(REDIS_URL);
       const keys = await redis.keys(`${restored.prefix}:*`);

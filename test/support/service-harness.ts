@@ -15,9 +15,13 @@ import type { TokenShape } from './evm-tokens/deploy.js';
 import { TEST_MNEMONIC, deployTokens, fund, payFrom, signer, walletAt, type DeployedToken } from './evm-tokens/scenario.js';
 import { SignedClient } from './signed-client.js';
 import { compiledBuildRequested, startCompiledService } from './compiled-service.js';
+import { harnessSigner } from './signer-role.js';
 
 // The whole service as src/main.ts starts it (all roles, one process) over a fresh database, its own Redis prefix and
-// an Anvil node standing in for Ethereum (test mode) with a Tether-style USDT and a FiatToken-style USDC.
+// an Anvil node standing in for Ethereum (test mode) with a Tether-style USDT and a FiatToken-style USDC. As in
+// production (docs/signer.md), the service holds no key: a second `start()` with ROLES=signer, the seed and nothing
+// else answers its signatures on a Unix socket and justifies each from the ledger (`signer: 'in-process'` gives the
+// service the seed itself instead, for the few tests about that mode).
 export interface ServiceHarness {
   t: TestDatabase;
   node: AnvilNode;
@@ -51,6 +55,8 @@ export async function startServiceHarness(
     logOut?: (line: string) => void;
     /** Extra Anvil flags, e.g. `['--hardfork', 'cancun']` for a chain without EIP-7702. */
     anvilArgs?: string[];
+    /** 'role' (default): a signer role beside the keyless service; 'in-process': the service holds the seed. */
+    signer?: 'role' | 'in-process';
   } = {},
 ): Promise<ServiceHarness> {
   const [t, node] = await Promise.all([
@@ -62,6 +68,10 @@ export async function startServiceHarness(
     { symbol: 'USDC', shape: o.shapes?.USDC ?? 'fiat', decimals: 6 },
   ])) as [DeployedToken, DeployedToken];
   const prefix = `sp_svc_${randomBytes(4).toString('hex')}`;
+  const seedHolder = harnessSigner(TEST_MNEMONIC, {
+    ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
+    inProcess: o.signer === 'in-process',
+  });
   const env: Record<string, string> = {
     MASTER_KEY: TEST_MASTER_KEY,
     DATABASE_URL: t.url,
@@ -70,7 +80,7 @@ export async function startServiceHarness(
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.HARNESS_LOG ?? 'silent',
-    HD_MNEMONIC: TEST_MNEMONIC,
+    ...seedHolder.keyEnv,
     CHAIN_ETHEREUM_TEST_RPC_URL: node.url,
     CHAIN_ETHEREUM_TEST_CHAIN_ID: '31337',
     CHAIN_ETHEREUM_TEST_CONFIRMATIONS: '2',
@@ -91,6 +101,8 @@ export async function startServiceHarness(
   const service = compiledBuildRequested()
     ? await startCompiledService(env, o.logOut)
     : await start(config, env, createLogger(config.LOG_LEVEL, {}, o.logOut), o.clock ? { clock: o.clock } : {});
+  // The signer role joins the service (which migrated the database) with the seed alone, from the sources.
+  await seedHolder.start(env, o.logOut);
   const base = `http://127.0.0.1:${service.port}`;
   const box = new SecretBox(TEST_MASTER_KEY);
   const adapter = service.adapters.get('ethereum', 'test')!;
@@ -158,6 +170,7 @@ export async function startServiceHarness(
     },
     async close() {
       await service.stop();
+      await seedHolder.stop();
       await node.stop();
       const redis = new Redis(REDIS_URL);
       const keys = await redis.keys(`${prefix}:*`);

@@ -260,7 +260,7 @@ export async function registerWallets(
 
 /**
  * Of `hashes`, the transactions the service itself sent on `chain` (refund payouts, subscription charges, sweep steps,
- * deposit setups):
+ * deposit setups, gas-station drains):
  * their movements are journaled by their own completion, never as unexplained. Attempts are stored before broadcast,
  * so the watcher knows a sweep's transaction before it can see it.
  */
@@ -278,6 +278,9 @@ export async function ownTransactionHashes(trx: Transaction<Database>, chain: Ch
     where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])
     union
     select tx_hash from deposit_setup_attempts
+    where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])
+    union
+    select tx_hash from gas_station_drain_attempts
     where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${[...hashes]}::text[])`.execute(trx);
   return new Set(r.rows.map((x) => x.tx_hash));
 }

@@ -92,6 +92,9 @@ export async function addressesWithTransfersInFlight(
     select lower(sender) from deposit_setup_attempts
     where network = ${chain.network} and mode = ${chain.mode} and state in ('signed', 'broadcast') and lower(sender) = any(${lowered}::text[])
     union
+    select lower(sender) from gas_station_drain_attempts
+    where network = ${chain.network} and mode = ${chain.mode} and state in ('signed', 'broadcast') and lower(sender) = any(${lowered}::text[])
+    union
     select lower(a.signed->>'sender') from subscription_charge_attempts a join subscription_charges c on c.id = a.charge_id
     where c.network = ${chain.network} and c.mode = ${chain.mode} and a.state = 'live' and c.state in ('signed', 'broadcast')
       and lower(a.signed->>'sender') = any(${lowered}::text[])`.execute(db);

@@ -8,7 +8,7 @@ import type { ClaimResult, NonceRef, OutboundAttempt, OutboundStore, TakenNonce 
 
 // The one store of outbound attempts (docs/outbound.md "The attempt store"): every kind whose attempts live in a table
 // of their own with the same shape (refund payouts: payout_attempts; sweep steps: sweep_step_attempts; deposit setups:
-// deposit_setup_attempts) is read and written here, parametrised by its table, and served to the outbound engine as an
+// deposit_setup_attempts; gas-station drains: gas_station_drain_attempts) is read and written here, parametrised by its table, and served to the outbound engine as an
 // OutboundStore by `attemptOutboundStore`. What is written once for all of them:
 // - the state guard: an attempt leaves `signed`/`broadcast` (live) only forward (to broadcast, or to a settled state:
 //   confirmed, failed, replaced, dropped) and never comes back: a setter that finds it settled changes nothing, so a
@@ -25,13 +25,13 @@ export type AttemptState = 'signed' | 'broadcast' | 'confirmed' | 'failed' | 're
 
 /** One kind's attempts table and the job row it belongs to. */
 export interface AttemptTable {
-  table: 'payout_attempts' | 'sweep_step_attempts' | 'deposit_setup_attempts';
+  table: 'payout_attempts' | 'sweep_step_attempts' | 'deposit_setup_attempts' | 'gas_station_drain_attempts';
   /** The column naming the job. */
-  jobColumn: 'refund_id' | 'step_id' | 'setup_id';
+  jobColumn: 'refund_id' | 'step_id' | 'setup_id' | 'drain_id';
   /** Whether the table keeps broadcast_at (deposit_setup_attempts does not). */
   broadcastAt: boolean;
   /** The job's table, and what a signature notes on its row: signed_at (the first), the newest tx_hash. */
-  job: { table: 'refunds' | 'sweep_steps' | 'deposit_setups'; signedAt: boolean; txHash: boolean; noun: string };
+  job: { table: 'refunds' | 'sweep_steps' | 'deposit_setups' | 'gas_station_drains'; signedAt: boolean; txHash: boolean; noun: string };
 }
 
 export const PAYOUT_ATTEMPTS: AttemptTable = {
@@ -51,6 +51,12 @@ export const DEPOSIT_SETUP_ATTEMPTS: AttemptTable = {
   jobColumn: 'setup_id',
   broadcastAt: false,
   job: { table: 'deposit_setups', signedAt: false, txHash: false, noun: 'deposit setup' },
+};
+export const GAS_STATION_DRAIN_ATTEMPTS: AttemptTable = {
+  table: 'gas_station_drain_attempts',
+  jobColumn: 'drain_id',
+  broadcastAt: true,
+  job: { table: 'gas_station_drains', signedAt: false, txHash: true, noun: 'gas-station drain' },
 };
 
 /** The columns every attempts table has (plus its job column, and broadcast_at where kept). */

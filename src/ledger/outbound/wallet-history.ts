@@ -5,7 +5,8 @@ import type { NonceRef, WalletHistoryLedger } from './outbound-store.js';
 
 // The ledger side of the restore guard of wallets without account nonces (TRON, Solana; docs/outbound.md
 // "Transactions the ledger does not know"). What the ledger knows a wallet sent is every attempt of every outbound
-// kind (payout_attempts, sweep_step_attempts, deposit_setup_attempts, subscription_charge_attempts, and a charge's
+// kind (payout_attempts, sweep_step_attempts, deposit_setup_attempts, gas_station_drain_attempts,
+// subscription_charge_attempts, and a charge's
 // tx_hash recorded from the chain): the engine stores an attempt before its first broadcast, so a transaction of the
 // gateway's own is known before any node sees it. A transaction the chain shows and the ledger does not know is noted
 // in hot_wallet_unknown_transactions; the wallet's sends wait while one is neither accepted by an operator nor known
@@ -19,6 +20,7 @@ export async function knownTransactions(db: Db, chain: { network: NetworkId; mod
     select tx_hash from payout_attempts where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${list})
     union select tx_hash from sweep_step_attempts where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${list})
     union select tx_hash from deposit_setup_attempts where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${list})
+    union select tx_hash from gas_station_drain_attempts where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${list})
     union select a.tx_hash from subscription_charge_attempts a join subscription_charges c on c.id = a.charge_id
       where c.network = ${chain.network} and c.mode = ${chain.mode} and a.tx_hash = any(${list})
     union select tx_hash from subscription_charges where network = ${chain.network} and mode = ${chain.mode} and tx_hash = any(${list})

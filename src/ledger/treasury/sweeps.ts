@@ -155,6 +155,19 @@ export async function hasRunningSweep(
   return row !== undefined;
 }
 
+/** The running sweeps of one network and mode (a gas-station rotation waits for them to end). */
+export async function runningSweepIdsOn(db: Db, network: NetworkId, mode: Mode): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sweeps')
+    .select('id')
+    .where('status', '=', 'running')
+    .where('network', '=', network)
+    .where('mode', '=', mode)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 export async function runningSweepIds(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('sweeps').select('id').where('status', '=', 'running').orderBy('created_at').execute();
   return rows.map((r) => r.id);
