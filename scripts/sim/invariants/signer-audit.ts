@@ -6,10 +6,11 @@ export const SIGNER_AUDIT = 'signer-signed-only-justified';
 // The signer's audit against the ledger (docs/simulation.md, "Invariants"; docs/signer.md, "Audit"), at the end of a
 // seed whose roles asked a separate signer process:
 // 1. every `signed` row of signer_audit names, by its intent, an object of the ledger that exists (the refund, the
-//    subscription charge, the deposit setup, the sweep and a step of that sweep) and carries that object's merchant,
-//    network and mode: nothing was signed for an object the ledger does not hold, or for another merchant's;
+//    subscription charge, the deposit setup, the sweep and a step of that sweep, the gas-station drain) and carries that
+//    object's merchant (none for a drain: the operator's), network and mode: nothing was signed for an object the ledger
+//    does not hold, or for another merchant's;
 // 2. every outbound attempt the ledger holds (payout_attempts, subscription_charge_attempts, sweep_step_attempts,
-//    deposit_setup_attempts: everything the service may have put on chain, docs/outbound.md) was signed by the signer
+//    deposit_setup_attempts, gas_station_drain_attempts: everything the service may have put on chain, docs/outbound.md) was signed by the signer
 //    for that attempt's own object: a `signed` row whose intent names it, and on EVM and TRON whose digest is the
 //    attempt's own transaction's (EVM: the unsigned hash of the stored raw transaction; TRON: its txID, the sha256 of
 //    its raw_data). So no transaction went out that the signer did not check against the ledger (no role signed by
@@ -35,14 +36,18 @@ export const signerSignedOnlyJustified: Invariant = async (ctx) => {
     .execute();
 
   // The ledger's objects, by what an intent names: `purpose:id` → merchant, network, mode.
-  const objects = new Map<string, { merchant: string; network: string; mode: string }>();
-  const put = (purpose: string, rows: Array<{ id: unknown; merchant_id: string; network: string; mode: string }>) => {
+  const objects = new Map<string, { merchant: string | null; network: string; mode: string }>();
+  const put = (purpose: string, rows: Array<{ id: unknown; merchant_id: string | null; network: string; mode: string }>) => {
     for (const r of rows) objects.set(objectKey(purpose, String(r.id)), { merchant: r.merchant_id, network: r.network, mode: r.mode });
   };
   put('refund_payout', await ctx.db.selectFrom('refunds').select(['id', 'merchant_id', 'network', 'mode']).execute());
   put('subscription_charge', await ctx.db.selectFrom('subscription_charges').select(['id', 'merchant_id', 'network', 'mode']).execute());
   put('deposit_setup', await ctx.db.selectFrom('deposit_setups').select(['id', 'merchant_id', 'network', 'mode']).execute());
   put('sweep_step', await ctx.db.selectFrom('sweeps').select(['id', 'merchant_id', 'network', 'mode']).execute());
+  put(
+    'gas_station_drain',
+    (await ctx.db.selectFrom('gas_station_drains').select(['id', 'network', 'mode']).execute()).map((d) => ({ ...d, merchant_id: null })),
+  );
   const stepSweep = new Map(
     (await ctx.db.selectFrom('sweep_steps').select(['id', 'sweep_id']).execute()).map((s) => [s.id, s.sweep_id] as const),
   );
@@ -61,7 +66,9 @@ export const signerSignedOnlyJustified: Invariant = async (ctx) => {
             ? id('setup_id')
             : purpose === 'sweep_step'
               ? id('sweep_id')
-              : undefined;
+              : purpose === 'gas_station_drain'
+                ? id('drain_id')
+                : undefined;
     if (ref === undefined) return { wrong: `intent ${JSON.stringify(intent)} names no object of a known purpose` };
     if (purpose === 'sweep_step' && stepSweep.get(id('step_id') ?? '') !== ref)
       return { wrong: `intent ${JSON.stringify(intent)}: no such step of that sweep` };
@@ -133,6 +140,15 @@ export const signerSignedOnlyJustified: Invariant = async (ctx) => {
     attempts.push({
       key: objectKey('deposit_setup', String(a.setup_id)),
       what: `deposit setup ${a.setup_id}`,
+      network: a.network,
+      txHash: a.tx_hash,
+      raw: rawOf(a.signed),
+    });
+
+  for (const a of await ctx.db.selectFrom('gas_station_drain_attempts').select(['drain_id', 'network', 'tx_hash', 'signed']).execute())
+    attempts.push({
+      key: objectKey('gas_station_drain', String(a.drain_id)),
+      what: `gas-station drain ${a.drain_id}`,
       network: a.network,
       txHash: a.tx_hash,
       raw: rawOf(a.signed),
