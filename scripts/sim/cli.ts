@@ -44,6 +44,8 @@ async function main(): Promise<void> {
       'expect-invariant': { type: 'string' },
       /** How the roles run: `tsx` (the sources) or `dist` (compiled once for this run); default SIM_SERVICE_BUILD or tsx. */
       build: { type: 'string' },
+      /** Every role holds HD_MNEMONIC and signs in process (the old topology): no signer process, no signer faults. */
+      'in-process-signer': { type: 'boolean', default: false },
       /** Seconds between rounds of the continuous invariants during a seed (0: only at the end). */
       'check-every': { type: 'string', default: '3' },
       /** Shards side by side, each with its own environment, the seeds dealt among them (parallel.ts). */
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     intensity: Number(values.intensity),
     invariants,
     continuousMs: Number(values['check-every']) * 1000,
+    ...(values['in-process-signer'] ? { inProcessSigner: true } : {}),
     // A broken build's check: once the continuous checks found the expected invariant, waiting out the drain bound
     // (a mutant's refunds never settle) proves nothing more.
     ...(values['expect-invariant'] ? { stopDrainOn: values['expect-invariant'] } : {}),
@@ -102,6 +105,7 @@ async function main(): Promise<void> {
           networks,
           intensity: options.intensity,
           continuousMs: options.continuousMs,
+          ...(options.inProcessSigner ? { inProcessSigner: true } : {}),
         },
         buildMode,
         outDir: values.out,
@@ -113,6 +117,7 @@ async function main(): Promise<void> {
           networks: values.networks,
           intensity: values.intensity,
           checkEvery: values['check-every'],
+          signer: values['in-process-signer'] ? 'in-process' : 'remote',
         },
         say,
       }),
@@ -165,7 +170,8 @@ async function main(): Promise<void> {
   const phaseTotals: Record<string, number> = {};
   const extraArgs =
     `--active-seconds ${values['active-seconds']} --networks ${values.networks} --intensity ${values.intensity}` +
-    (mutant ? ` --mutant ${mutant.name}` : '');
+    (mutant ? ` --mutant ${mutant.name}` : '') +
+    (values['in-process-signer'] ? ' --in-process-signer' : '');
   const seedsStarted = Date.now();
   try {
     for (const [i, seed] of seeds.entries()) {

@@ -56,6 +56,8 @@ export interface InvariantContext {
   events: SimEvent[];
   /** The seed's BullMQ prefix and Redis URL, to look for jobs nobody will resume. */
   redis: { url: string; prefix: string };
+  /** How the roles signed: a separate signer process (the default, docs/signer.md) or each role in process. */
+  signer?: 'remote' | 'in-process';
 }
 
 export interface Violation {

@@ -185,7 +185,9 @@ export async function runParallel(p: ParallelRun): Promise<number> {
       (build.mode === 'dist' ? `from one build compiled in ${(build.ms / 1000).toFixed(1)} s (${build.cwd})` : 'under tsx'),
   );
   const options: ShardSeedOptions = { ...p.options, serviceRoot: build.cwd, serviceArgs: build.args };
-  const replayArgs = `--active-seconds ${p.config.activeSeconds} --networks ${p.config.networks} --intensity ${p.config.intensity}`;
+  const replayArgs =
+    `--active-seconds ${p.config.activeSeconds} --networks ${p.config.networks} --intensity ${p.config.intensity}` +
+    (p.config.signer === 'in-process' ? ' --in-process-signer' : '');
   const seedsStarted = Date.now();
   const record = (r: SeedRecord, lines: string[]) => {
     if (state.stopping) return;

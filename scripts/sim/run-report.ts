@@ -14,6 +14,8 @@ export interface RunConfig {
   networks: string;
   intensity: string;
   checkEvery: string;
+  /** `remote` (a separate signer process, the default) or `in-process` (--in-process-signer). */
+  signer: 'remote' | 'in-process';
 }
 
 export interface SeedRecord {

@@ -18,17 +18,24 @@ import type { RoleName } from './supervisor.js';
 // - solana.stall (only when Solana runs, in about a third of its seeds, from a stream of its own): a leader holds every
 //   transaction sent during 1–4 s, then lands the held ones late, or first lets their blockhashes expire so that none
 //   of them ever lands.
+// - signer.kill / signer.stall / signer.pause (only when the roles ask a separate signer process, the default; from a
+//   stream of their own, so the other faults of a seed are what they were): SIGKILL the signer (restarted like any
+//   role); SIGSTOP it for 1–4 s then SIGCONT (a slow signer: requests hang, then are answered or time out); `signer
+//   pause` for 1–4 s then `resume` (a signer that refuses every signature with `paused`). Sends wait, nothing fails.
 
 export const FAULT_KINDS = ['rpc', 'kill', 'failpoint', 'redis.restart', 'postgres.restart', 'reorg'] as const;
 /** Drawn only when the seed runs Solana (an EVM-only seed's schedule is what it always was). */
 export const SOLANA_FAULT_KINDS = ['solana.blockhash-expiry', 'solana.drop'] as const;
 /** A stalled Solana leader: added from its own stream (`fork`), so a seed's other faults are what they were before it. */
 export const SOLANA_STALL = 'solana.stall';
+/** The signer's faults (faults/signer.ts), one of each per seed (× intensity) that runs a separate signer. */
+export const SIGNER_FAULT_KINDS = ['signer.kill', 'signer.stall', 'signer.pause'] as const;
+export const SIGNER_STREAM = 'signer';
 export const ROLES: RoleName[] = ['api', 'worker', 'watcher-a', 'watcher-b'];
 
 export function buildSchedule(
   prng: Prng,
-  o: { activeMs: number; networks: string[]; intensity: number; confirmations: number },
+  o: { activeMs: number; networks: string[]; intensity: number; confirmations: number; signer?: boolean },
 ): ScheduledFault[] {
   const faults: ScheduledFault[] = [];
   const n = Math.max(1, Math.round(prng.int(2, 6) * o.intensity));
@@ -92,6 +99,17 @@ export function buildSchedule(
         kind: SOLANA_STALL,
         params: { forMs: stall.int(1000, 4000), expire: stall.chance(0.5) },
       });
+  }
+  if (o.signer) {
+    const signer = prng.fork(SIGNER_STREAM);
+    const each = Math.max(1, Math.round(o.intensity));
+    for (const kind of SIGNER_FAULT_KINDS)
+      for (let i = 0; i < each; i++)
+        faults.push({
+          at: signer.int(1500, Math.max(2000, o.activeMs - 2000)),
+          kind,
+          params: kind === 'signer.kill' ? {} : { forMs: signer.int(1000, 4000) },
+        });
   }
   return spaceReorgs(
     faults.sort((a, b) => a.at - b.at),

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
@@ -41,7 +43,9 @@ import {
   ratesFor,
 } from './seed-networks.js';
 import type { SimNetwork } from './env/chain.js';
-import { type RoleName, startSupervisor } from './supervisor.js';
+import { type RoleName, type RoleSpec, startSupervisor } from './supervisor.js';
+import { injectSignerFault } from './faults/signer.js';
+import { waitForSigner } from './signer-socket.js';
 import { type ContinuousChecks, startContinuousChecks } from './invariants/continuous.js';
 import { expireByChainTime } from './late.js';
 import { type PhaseClock, phaseClock } from './phases.js';
@@ -51,6 +55,10 @@ import { acknowledgeRunnerTopUps, RunnerTopUps } from './top-ups.js';
 // as supervised OS processes, the scenario and the fault schedule run together for `activeMs`, then the drain (every
 // fault healed, every process up, the receiver answering 200) until the outbox is delivered and every session and
 // refund is settled, bounded by `drainMs` (a hang is a violation), then the invariants. docs/simulation.md.
+// The topology is the documented one (docs/signer.md): a `signer` process alone holds HD_MNEMONIC and listens on a Unix
+// socket in a temp directory of the seed; it is started first, and every other role (and every CLI the runner starts)
+// gets SIGNER_SOCKET and no seed; the active phase starts once the signer and the API answer. `inProcessSigner` runs
+// the old way (every role holds the seed, no signer faults).
 
 export const SIM_MNEMONIC = 'test test test test test test test test test test test junk';
 const MASTER_KEY = 'a'.repeat(64);
@@ -79,6 +87,8 @@ export interface SeedOptions {
    * (the continuous checks), instead of waiting out its bound; the end-of-seed invariants still run.
    */
   stopDrainOn?: string;
+  /** `--in-process-signer`: every role holds HD_MNEMONIC and signs itself (no signer process, no signer faults). */
+  inProcessSigner?: boolean;
 }
 
 export interface SeedResult {
@@ -123,6 +133,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
       networks: o.networks,
       intensity: o.intensity,
       confirmations: SIM_CONFIRMATIONS,
+      signer: !o.inProcessSigner,
     });
   const events: SimEvent[] = [];
   const violations: Violation[] = [];
@@ -159,7 +170,6 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     REDIS_URL: env.redis.url,
     REDIS_KEY_PREFIX: prefix,
     MASTER_KEY,
-    HD_MNEMONIC: SIM_MNEMONIC,
     HOST: '127.0.0.1',
     PORT: String(env.apiPort),
     LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'info',
@@ -187,6 +197,10 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     ...startBlocks,
     ...(await otherChainsEnv(env)),
   };
+  // Where the signer listens (a path short enough for a Unix socket); every other process asks it there.
+  const socketDir = o.inProcessSigner ? undefined : mkdtempSync(join(tmpdir(), 'sp-sim-signer-'));
+  const signerSocket = socketDir ? join(socketDir, 'signer.sock') : undefined;
+  Object.assign(serviceEnv, signerSocket ? { SIGNER_SOCKET: signerSocket } : { HD_MNEMONIC: SIM_MNEMONIC });
   const base = `http://127.0.0.1:${env.apiPort}`;
 
   const roles: Array<{ name: RoleName; roles: string }> = [
@@ -195,17 +209,25 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     { name: 'watcher-a', roles: 'watcher' },
     { name: 'watcher-b', roles: 'watcher' },
   ];
-  const supervisor = startSupervisor(
-    roles.map((r) => ({ name: r.name, env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) } })),
-    {
-      logFile,
-      restartDelayMs: 500,
-      onEvent: ev,
-      ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}),
-      ...(o.serviceArgs ? { args: o.serviceArgs } : {}),
-    },
-  );
+  const roleSpecs: RoleSpec[] = roles.map((r) => ({
+    name: r.name,
+    env: { ...serviceEnv, ROLES: r.roles, ...(r.roles === 'api' ? {} : { PORT: '0' }) },
+  }));
+  // The signer first (its seed, its socket), then the other roles at once: they need it only to sign or derive, which
+  // waits (or, for the API's select, answers 5xx and is retried) until it listens. The active phase waits for both.
+  const signerSpec: RoleSpec[] = signerSocket
+    ? [{ name: 'signer', env: { ...serviceEnv, ROLES: 'signer', HD_MNEMONIC: SIM_MNEMONIC, PORT: '0' } }]
+    : [];
+  const supervisor = startSupervisor([...signerSpec, ...roleSpecs], {
+    logFile,
+    restartDelayMs: 500,
+    onEvent: ev,
+    ...(o.serviceRoot ? { cwd: o.serviceRoot } : {}),
+    ...(o.serviceArgs ? { args: o.serviceArgs } : {}),
+  });
   const rolesStarted = Date.now();
+  const signerReady = signerSocket ? waitForSigner(signerSocket, 120_000).then((ms) => ev('signer.ready', { ms })) : Promise.resolve();
+  signerReady.catch(() => {});
 
   const merchants: TrackedMerchant[] = [];
   const topUps = new RunnerTopUps();
@@ -220,13 +242,15 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     await extras.stop().catch(() => {});
     await db.destroy();
     await env.pg.dropDatabase(dbName).catch(() => {});
+    if (socketDir) rmSync(socketDir, { recursive: true, force: true });
   };
 
   try {
     // Merchants (in the database, as the CLI does), their refund hot wallets funded on every network.
     const box = new SecretBox(MASTER_KEY);
-    const material = keyMaterialFromEnv(serviceEnv);
-    if (material.kind !== 'signer') throw new Error('the simulator runs the service with HD_MNEMONIC');
+    // The runner's own keys (it derives the addresses it funds and checks): the seed the signer holds.
+    const material = keyMaterialFromEnv({ HD_MNEMONIC: SIM_MNEMONIC });
+    if (material.kind !== 'signer') throw new Error('the simulator derives its addresses from SIM_MNEMONIC');
     const keys = material.signer;
     const adapterOf = (network: 'ethereum' | 'bsc') => createChainAdapter(loadChainSettings(serviceEnv, network, 'test')!, serviceEnv);
     // Sweeps on every network: EVM's gas stations given gas by anvil_setBalance, Solana's and TRON's (seed-networks.ts).
@@ -267,6 +291,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
 
     ev('seed.setup', { ms: Date.now() - started });
     phases.mark('roles');
+    await signerReady;
     await waitFor(
       async () =>
         (await fetch(`${base}/healthz`)
@@ -300,7 +325,14 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     ev('seed.start', { seed, merchants: merchants.map((m) => m.id), faults: faults.length, sessions: scenario.sessions.length });
 
     // The fault schedule and the scenario run side by side from t0.
-    const injections = faults.map((f) => sleep(f.at).then(() => inject(env, supervisor, f, ev)));
+    // A schedule with signer faults replayed with --in-process-signer has no signer process to hurt: those are skipped.
+    const injections = faults.map((f) =>
+      sleep(f.at).then(() =>
+        f.kind.startsWith('signer.') && !signerSocket
+          ? ev('fault.skipped', { kind: f.kind, reason: 'in-process signer' })
+          : inject(env, supervisor, db, f, ev),
+      ),
+    );
     const sessions = scenario.sessions.map((plan, i) =>
       sleep(plan.at).then(() => runSession(env, db, base, merchants[plan.merchant]!, plan, `${seed}-${o.runIndex}-${i}`, ev, violations)),
     );
@@ -372,6 +404,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
         deliveries: receiver.deliveries,
         events,
         redis: { url: env.redis.url, prefix },
+        signer: signerSocket ? 'remote' : 'in-process',
       })),
     );
     for (const p of receiver.problems) violations.push({ invariant: 'webhook-signature', message: p });
@@ -448,6 +481,7 @@ async function retry<T>(f: () => Promise<T>, ms = 60_000): Promise<T> {
 async function inject(
   env: SimEnvironment,
   sup: ReturnType<typeof startSupervisor>,
+  db: Db,
   f: ScheduledFault,
   ev: (kind: string, detail: Record<string, unknown>) => void,
 ): Promise<void> {
@@ -472,6 +506,8 @@ async function inject(
     await sleep(Number(durationMs));
     for (const x of proxies) x.proxy.setFaults({ errorRate: 0, timeoutRate: 0, http429Rate: 0, http5xxRate: 0, maxLogsRange: undefined });
     ev('fault.rpc.healed', { network: p.network });
+  } else if (f.kind.startsWith('signer.')) {
+    await injectSignerFault(f, { sup, db, ev });
   } else if (f.kind.startsWith('solana.')) {
     await injectSolanaFault(env, f, ev);
   } else if (f.kind === 'redis.restart') {

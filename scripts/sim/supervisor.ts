@@ -10,8 +10,10 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 // the previous process (a `kill` fault, a crash on a dead database, a start-up that failed during an RPC fault window),
 // until a process of it exits by a SIGKILL the supervisor did not send (a failpoint's own), after which it runs without.
 // So an armed fault always happens at the next point the role reaches, never silently lost to an unrelated restart.
+// The signer role (docs/signer.md) is one of them, first in the list (so started first); the signer faults send it
+// SIGSTOP/SIGCONT through `signal` (scripts/sim/faults/signer.ts).
 
-export type RoleName = 'api' | 'worker' | 'watcher-a' | 'watcher-b';
+export type RoleName = 'api' | 'worker' | 'watcher-a' | 'watcher-b' | 'signer';
 
 export interface RoleSpec {
   name: RoleName;
@@ -24,6 +26,8 @@ export interface Supervisor {
   /** Arms SP_FAILPOINTS: the role restarts now with them set and keeps them until one fires (it kills itself there). */
   arm(name: RoleName, failpoints: string[]): void;
   running(name: RoleName): boolean;
+  /** Sends `signal` to the role's running process (SIGSTOP/SIGCONT: a stalled signer); its pid, or undefined if none runs. */
+  signal(name: RoleName, signal: NodeJS.Signals): number | undefined;
   counts: { starts: number; kills: number; exits: number };
   stopAll(): Promise<void>;
 }
@@ -118,6 +122,12 @@ export function startSupervisor(
     running: (name) => {
       const c = procs.get(name)?.child;
       return !!c && c.exitCode === null && c.signalCode === null;
+    },
+    signal: (name, signal) => {
+      const c = procs.get(name)?.child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return undefined;
+      c.kill(signal);
+      return c.pid;
     },
     counts,
     async stopAll() {

@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Transaction, Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InvariantContext } from '../../scripts/sim/contract.js';
+import { SIGNER_AUDIT, signerSignedOnlyJustified } from '../../scripts/sim/invariants/signer-audit.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
@@ -9,11 +12,14 @@ import { pauseSigner, resumeSigner } from '../../src/operations/signer.js';
 import { TEST_MNEMONIC, fund } from '../support/evm-tokens/scenario.js';
 import { approvedSubscription } from '../support/approved-subscription.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
+import { rolledBack, subjects } from '../support/sim-invariant-harness.js';
 
 // The signer role end to end (docs/signer.md, issue 36): the service runs with NO key material (its workers, API and
 // watcher ask the signer over SIGNER_SOCKET), a second process of the same code runs ROLES=signer with the seed. A
 // refund is paid on Anvil through it: the engine asks, the signer reads the refund in the ledger, signs, and audits.
 // Paused, the signer refuses and the payout waits (it neither fails nor is signed twice); resumed, it completes.
+// Last, the simulator's signer-audit invariant (scripts/sim/invariants/signer-audit.ts) over that real state: it holds,
+// and each corruption (in a transaction rolled back) is reported.
 
 let h: ServiceHarness;
 let signerProcess: RunningService;
@@ -96,4 +102,76 @@ describe('a refund paid through the signer role', () => {
     expect(charges.filter((c) => c.outcome === 'refused')).toEqual([]);
     expect(charges[0]).toMatchObject({ merchant_id: shop.id, summary: { amount_base: '15000000' } });
   }, 120_000);
+
+  it("the simulator's signer-audit invariant holds on that state and reports what the signer did not justify", async () => {
+    const ctx = (db = h.t.db): InvariantContext => ({
+      db,
+      chains: { evm: [] },
+      deliveries: [],
+      events: [],
+      redis: { url: '', prefix: '' },
+      signer: 'remote',
+    });
+    const attempt = await h.t.db.selectFrom('payout_attempts').selectAll().where('state', '=', 'confirmed').executeTakeFirstOrThrow();
+    expect((await h.t.db.selectFrom('subscription_charge_attempts').select('id').execute()).length).toBeGreaterThanOrEqual(1);
+    expect(await signerSignedOnlyJustified(ctx())).toEqual([]);
+
+    // An attempt of that refund whose bytes the signer never signed (another key signed them): a role signing alone.
+    const forged = Transaction.from(attempt.signed.raw!);
+    forged.nonce += 1;
+    forged.signature = Wallet.createRandom().signingKey.sign(forged.unsignedHash);
+    const unsigned = await rolledBack(h.t.db, async (trx) => {
+      await trx
+        .insertInto('payout_attempts')
+        .values({
+          ...attempt,
+          id: undefined,
+          tx_hash: forged.hash!,
+          nonce: BigInt(forged.nonce),
+          state: 'broadcast',
+          signed: JSON.stringify({ ...attempt.signed, raw: forged.serialized, hash: forged.hash }),
+        })
+        .execute();
+      return signerSignedOnlyJustified(ctx(trx));
+    });
+    expect(subjects(unsigned, SIGNER_AUDIT)).toEqual([forged.hash]);
+    expect(unsigned[0]!.message).toMatch(/not a transaction the signer signed/);
+    // With the roles signing in process there is no signer to have signed it: only the audit's own rows are judged.
+    expect(await rolledBack(h.t.db, async (trx) => signerSignedOnlyJustified({ ...ctx(trx), signer: 'in-process' }))).toEqual([]);
+
+    // Signatures for an object the ledger does not hold, and for the real refund as another merchant's.
+    const refund = await h.t.db.selectFrom('refunds').select(['id', 'network', 'mode']).executeTakeFirstOrThrow();
+    const rows = await rolledBack(h.t.db, async (trx) => {
+      const row = { outcome: 'signed' as const, purpose: 'refund_payout', network: refund.network, mode: refund.mode };
+      await trx
+        .insertInto('signer_audit')
+        .values([
+          {
+            ...row,
+            request_id: 'sim-ghost',
+            intent: JSON.stringify({ purpose: 'refund_payout', refund_id: 're_ghost' }),
+            merchant_id: shop.id,
+          },
+          {
+            ...row,
+            request_id: 'sim-other',
+            intent: JSON.stringify({ purpose: 'refund_payout', refund_id: refund.id }),
+            merchant_id: 'mch_other',
+          },
+          {
+            ...row,
+            request_id: 'sim-mixed',
+            intent: JSON.stringify({ purpose: 'sweep_step', refund_id: refund.id }),
+            merchant_id: shop.id,
+          },
+        ])
+        .execute();
+      return signerSignedOnlyJustified(ctx(trx));
+    });
+    expect(rows.map((v) => v.message)).toEqual([
+      expect.stringMatching(/refund_payout:re_ghost, which the ledger does not hold/),
+      expect.stringMatching(/as merchant mch_other .*the ledger's is/),
+      expect.stringMatching(/signed, but purpose refund_payout with intent/),
+    ]);
+  }, 60_000);
 });

@@ -16,6 +16,7 @@ import { JOBS_INVARIANT, noJobLeftUnresumed } from '../../scripts/sim/invariants
 import { CHARGES } from '../../scripts/sim/invariants/charges.js';
 import { CANCELED_SESSIONS } from '../../scripts/sim/invariants/canceled-sessions.js';
 import { DEPOSITS_RECORDED, depositsRecordedBelowCursor } from '../../scripts/sim/invariants/deposits-recorded.js';
+import { SIGNER_AUDIT, signerSignedOnlyJustified } from '../../scripts/sim/invariants/signer-audit.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { fund, payFrom, walletAt } from '../support/evm-tokens/scenario.js';
@@ -128,9 +129,13 @@ describe('simulator invariants on a real paid session, refund and deliveries', (
       CHARGES,
       CANCELED_SESSIONS,
       DEPOSITS_RECORDED,
+      SIGNER_AUDIT,
     ]);
     const violations = (await Promise.all(allInvariants.map((f) => f(ctx)))).flat();
     expect(violations).toEqual([]);
+    // The harness's service is keyless beside a signer role: the refund's attempts were signed by it, these very bytes.
+    expect(await h.t.db.selectFrom('signer_audit').select('id').where('outcome', '=', 'signed').execute()).not.toEqual([]);
+    expect(await signerSignedOnlyJustified(context({ signer: 'remote' }))).toEqual([]);
   });
 
   it('session paid iff chain: a paid session without money on chain, and an unpaid one whose money is there', async () => {

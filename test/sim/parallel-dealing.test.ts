@@ -14,7 +14,14 @@ import { reportResults } from '../../scripts/sim/results-report.js';
 // counts what the records say, and a resumed run skips exactly the recorded seeds.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const config: RunConfig = { activeSeconds: '20', drainSeconds: '120', networks: 'ethereum', intensity: '1', checkEvery: '3' };
+const config: RunConfig = {
+  activeSeconds: '20',
+  drainSeconds: '120',
+  networks: 'ethereum',
+  intensity: '1',
+  checkEvery: '3',
+  signer: 'remote',
+};
 
 const rec = (seed: number, ok: boolean, extra: Partial<SeedRecord> = {}): SeedRecord => ({
   seed,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createPrng } from '../../scripts/sim/prng.js';
 import { startSimReceiver } from '../../scripts/sim/receiver.js';
 import { buildScenario } from '../../scripts/sim/scenario.js';
-import { buildSchedule, FAULT_KINDS } from '../../scripts/sim/schedule.js';
+import { buildSchedule, FAULT_KINDS, SIGNER_FAULT_KINDS } from '../../scripts/sim/schedule.js';
 
 // The simulator runner's deterministic parts (docs/simulation.md): one seed, one scenario and one fault schedule, so a
 // failing seed replays; and its webhook receiver, a real HTTP server that records what it got and what it answered.
@@ -65,6 +65,28 @@ describe('simulator PRNG, scenario and schedule', () => {
       }
     }
     expect([...kinds].sort()).toEqual([...FAULT_KINDS].sort());
+  });
+
+  it('with a separate signer, draws one of each signer fault from its own stream; the other faults stay what they were', () => {
+    for (let seed = 0; seed < 100; seed++) {
+      const without = buildSchedule(createPrng(seed).fork('faults'), opts);
+      const withSigner = buildSchedule(createPrng(seed).fork('faults'), { ...opts, signer: true });
+      expect(without.some((f) => f.kind.startsWith('signer.'))).toBe(false);
+      expect(withSigner.filter((f) => !f.kind.startsWith('signer.'))).toEqual(without);
+      const signer = withSigner.filter((f) => f.kind.startsWith('signer.'));
+      expect(signer.map((f) => f.kind).sort()).toEqual([...SIGNER_FAULT_KINDS].sort());
+      expect(withSigner.map((f) => f.at)).toEqual([...withSigner.map((f) => f.at)].sort((x, y) => x - y));
+      for (const f of signer) {
+        expect(f.at).toBeGreaterThanOrEqual(1500);
+        expect(f.at).toBeLessThanOrEqual(opts.activeMs - 2000);
+        if (f.kind === 'signer.kill') expect(f.params).toEqual({});
+        else expect(Number(f.params.forMs)).toBeGreaterThanOrEqual(1000);
+        if (f.kind !== 'signer.kill') expect(Number(f.params.forMs)).toBeLessThanOrEqual(4000);
+      }
+    }
+    // Intensity scales them as it does the others: two of each at intensity 2.
+    const twice = buildSchedule(createPrng(5).fork('faults'), { ...opts, intensity: 2, signer: true });
+    expect(twice.filter((f) => f.kind === 'signer.stall')).toHaveLength(2);
   });
 });
 

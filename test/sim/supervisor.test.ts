@@ -74,4 +74,40 @@ describe('simulator supervisor: a failpoint stays armed until it fires', () => {
       [null, 'SIGKILL'], // the failpoint
     ]);
   });
+
+  it('starts the roles in list order, and stops and continues a role by signal (the stalled signer)', async () => {
+    state.dir = mkdtempSync(join(tmpdir(), 'sim-supervisor-'));
+    const ticks = join(state.dir, 'ticks');
+    writeFileSync(ticks, '');
+    const events: Array<{ kind: string; detail: Record<string, unknown> }> = [];
+    // The signer stand-in appends a tick every 20 ms while it runs.
+    const sup = startSupervisor(
+      [
+        { name: 'signer', env: { TICKS: ticks } },
+        { name: 'worker', env: { TICKS: join(state.dir, 'worker-ticks') } },
+      ],
+      {
+        logFile: join(state.dir, 'service.log'),
+        restartDelayMs: 50,
+        onEvent: (kind, detail) => events.push({ kind, detail }),
+        args: ['-e', "setInterval(() => require('node:fs').appendFileSync(process.env.TICKS, '.'), 20)"],
+      },
+    );
+    state.sup = sup;
+    await until(() => readFileSync(ticks, 'utf8').length > 3);
+    await until(() => sup.running('worker'));
+    expect(events.filter((e) => e.kind === 'process.start').map((e) => e.detail.role)).toEqual(['signer', 'worker']);
+
+    const pid = sup.signal('signer', 'SIGSTOP');
+    expect(pid).toBe(events[0]!.detail.pid);
+    await new Promise((r) => setTimeout(r, 200)); // a tick already under way lands
+    const stopped = readFileSync(ticks, 'utf8').length;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(readFileSync(ticks, 'utf8').length).toBe(stopped);
+    expect(sup.running('signer')).toBe(true); // stopped is not exited: nothing restarted it
+    expect(sup.signal('signer', 'SIGCONT')).toBe(pid);
+    await until(() => readFileSync(ticks, 'utf8').length > stopped + 3);
+    expect(events.filter((e) => e.kind === 'process.exit')).toEqual([]);
+    expect(sup.signal('api', 'SIGSTOP')).toBeUndefined();
+  });
 });

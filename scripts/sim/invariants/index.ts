@@ -6,6 +6,7 @@ import { JOBS_INVARIANT, noJobLeftUnresumed } from './jobs.js';
 import { JOURNAL, journalReconcilesWithChains } from './journal.js';
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from './outbound-once.js';
 import { SESSION_PAID, sessionPaidIffChain } from './session-paid.js';
+import { SIGNER_AUDIT, signerSignedOnlyJustified } from './signer-audit.js';
 import { SINGLE_CREDIT, noTransferCreditedTwice } from './single-credit.js';
 import { WEBHOOKS, everyEventDeliveredOnceInOrder } from './webhooks.js';
 
@@ -22,6 +23,7 @@ export const invariants = {
   [CHARGES]: renewalPeriodChargedOnce,
   [CANCELED_SESSIONS]: canceledSessionMoneyUnmatched,
   [DEPOSITS_RECORDED]: depositsRecordedBelowCursor,
+  [SIGNER_AUDIT]: signerSignedOnlyJustified,
 } satisfies Record<string, Invariant>;
 
 export const allInvariants: Invariant[] = Object.entries(invariants).map(([name, f]) => named(name, f));
