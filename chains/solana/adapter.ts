@@ -43,6 +43,7 @@ import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHo
 import { paymentReference, solanaPayTransferUrl } from './solana-pay.js';
 import { SolanaTokenSender, type SolanaUnsignedBody } from './token-sender.js';
 import { SolanaFeePayerSweep } from './sweep.js';
+import { createSolanaNativeDrain } from './native-drain.js';
 import { rentLocked } from './rent.js';
 import { loadSolanaExtraSettings, type SolanaExtraSettings } from './config.js';
 import { solanaUnknownOutgoing } from './outgoing-history.js';
@@ -459,6 +460,27 @@ export class SolanaChainAdapter
   /** The operator's wallet at `slot` (OPERATOR_SLOT): m/44'/501'/0'/1'/<slot>', a path no merchant account reaches. */
   deriveOperatorWallet(keys: KeyDeriver, slot: number): Promise<Wallet> {
     return this.deriveHotWallet(keys, OPERATOR_ACCOUNT, slot);
+  }
+
+  /** A retired gas station's lamports to the current one, the account left empty (chains/solana/native-drain.ts). */
+  buildNativeDrain(
+    from: Wallet,
+    to: string,
+    nonce: bigint | null,
+    feeBumpPercent: number,
+  ): Promise<UnsignedTransfer<SolanaUnsignedBody> | null> {
+    return this.#drain().build(from, to, nonce, feeBumpPercent);
+  }
+
+  readNativeDrain(hash: string, to: string): Promise<bigint | null> {
+    return this.#drain().read(hash, to);
+  }
+
+  #drain() {
+    return createSolanaNativeDrain({
+      connection: this.connection,
+      computeUnitPrice: (writable, bump) => this.sender.computeUnitPrice(writable, bump),
+    });
   }
 }
 

@@ -1,10 +1,10 @@
 import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { ComputeBudgetProgram, PublicKey, VersionedMessage } from '@solana/web3.js';
+import { ComputeBudgetProgram, PublicKey, SystemProgram, VersionedMessage } from '@solana/web3.js';
 
 // A Solana message read back into what it does, for a signer that does not trust its caller (docs/signer.md): the fee
 // payer, the keys that must sign (one or several: a sweep batch is signed by its fee payer and each deposit owner), and
 // each instruction as one of the few kinds our senders build (compute budget, an idempotent associated-token-account
-// creation, an SPL TransferChecked or CloseAccount, each with a single-key authority) or `other`. Only static account keys: a
+// creation, an SPL TransferChecked or CloseAccount, each with a single-key authority; a SystemProgram transfer, a drain) or `other`. Only static account keys: a
 // message using address lookup tables cannot be read without the chain, so it is reported as such.
 
 export type TokenMessageInstruction =
@@ -21,6 +21,7 @@ export type TokenMessageInstruction =
       tokenProgram: string;
     }
   | { kind: 'close-account'; account: string; destination: string; authority: string; tokenProgram: string }
+  | { kind: 'system-transfer'; from: string; to: string; lamports: bigint }
   | { kind: 'other'; program: string };
 
 export interface TokenMessage {
@@ -33,6 +34,9 @@ export interface TokenMessage {
 const TRANSFER_CHECKED = 12;
 const CLOSE_ACCOUNT = 9;
 const CREATE_IDEMPOTENT = 1;
+/** SystemProgram's Transfer: a u32 instruction index 2, then the u64 lamports (a gas-station drain). */
+const SYSTEM_TRANSFER = 2;
+const SYSTEM_PROGRAM = SystemProgram.programId.toBase58();
 /** SetComputeUnitLimit (2) and SetComputeUnitPrice (3): the only compute-budget instructions our senders write. */
 const BUDGET_KINDS = new Set([2, 3]);
 
@@ -66,6 +70,8 @@ export function decodeTokenMessage(bytes: Uint8Array): TokenMessage {
       };
     if (program === TOKEN_PROGRAM_ID.toBase58() && data.length === 1 && data[0] === CLOSE_ACCOUNT && acc.length === 3)
       return { kind: 'close-account', account: at(acc[0]), destination: at(acc[1]), authority: at(acc[2]), tokenProgram: program };
+    if (program === SYSTEM_PROGRAM && data.length === 12 && data.readUInt32LE(0) === SYSTEM_TRANSFER && acc.length === 2)
+      return { kind: 'system-transfer', from: at(acc[0]), to: at(acc[1]), lamports: data.readBigUInt64LE(4) };
     return { kind: 'other', program };
   });
   return {

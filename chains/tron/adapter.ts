@@ -49,6 +49,7 @@ import { formatHotWalletResources, readHotWalletResources, type HotWalletResourc
 import { TronTokenSender, type TronTxBody } from './token-sender.js';
 import { TronEnergyDelegationSweep } from './sweep-energy.js';
 import { TronTrxTopupSweep } from './sweep-topup.js';
+import { createTronNativeDrain } from './native-drain.js';
 import { TronTransferSource } from './transfer-source.js';
 import { TronWalletApi } from './wallet-api.js';
 import { tronUnknownOutgoing, type TronHistoryOptions } from './outgoing-history.js';
@@ -483,6 +484,15 @@ export class TronChainAdapter
     const w = await this.deriveHotWallet(keys, OPERATOR_ACCOUNT, slot);
     if (slot === OPERATOR_SLOT.resources) this.#resourcesAddress = w.address;
     return w;
+  }
+
+  /** A retired gas station's TRX to the current one, minus what the transfer burns (chains/tron/native-drain.ts). */
+  buildNativeDrain(from: Wallet, to: string, nonce: bigint | null, feeBumpPercent: number): Promise<UnsignedTransfer<TronTxBody> | null> {
+    return createTronNativeDrain(this.#send()).build(from, to, nonce, feeBumpPercent);
+  }
+
+  readNativeDrain(hash: string, to: string): Promise<bigint | null> {
+    return createTronNativeDrain(this.#send()).read(hash, to);
   }
 
   #send(): TronTokenSender {

@@ -61,8 +61,8 @@ export async function rotateGasStation(d: SweepOpsDeps, i: RotateGasStationInput
       `${i.network} (${i.mode}) is not configured here`,
       'network',
     );
-  // A family without a drain builder (TRON, Solana today) rotates all the same; its retired station is not drained
-  // (reported: `drainSupported` false) and stays a watched wallet, so reconcile still accounts for what it holds.
+  // EVM, TRON and Solana have a drain builder. A family without one would rotate all the same; its retired station not
+  // drained (reported: `drainSupported` false) and still a watched wallet, so reconcile still accounts for what it holds.
   const drainSupported = typeof adapter.buildNativeDrain === 'function';
   if (i.drainOnly && !drainSupported)
     throw new ApiError(409, 'invalid_request_error', 'not_supported', `${i.network} cannot drain a gas station yet`, 'network');

@@ -17,7 +17,7 @@ import { SPL_TOKEN_PROGRAM, associatedTokenAccount, decodeTokenMessage } from '.
 
 // The signer's Solana message reader (chains/solana/token-message.ts) on messages compiled by @solana/web3.js and
 // @solana/spl-token as our senders compile them: a sweep batch signed by a fee payer and several deposit owners, a
-// close step (CloseAccount, rent to the fee payer), and what it must not read as ours (a multisig authority).
+// close step (CloseAccount, rent to the fee payer), a drain's SystemProgram transfer, and what it must not read as ours (a multisig authority).
 
 const key = () => Keypair.generate().publicKey;
 const compile = (payer: PublicKey, instructions: TransactionInstruction[]) =>
@@ -85,9 +85,25 @@ describe('decodeTokenMessage', () => {
       compile(payer, [
         createCloseAccountInstruction(account, payer, owner, [key()]),
         createTransferCheckedInstruction(account, mint, destAta, owner, 1n, 6, [key()]),
-        SystemProgram.transfer({ fromPubkey: payer, toPubkey: dest, lamports: 1 }),
+        SystemProgram.assign({ accountPubkey: payer, programId: key() }),
       ]),
     );
     expect(m.instructions.map((i) => i.kind)).toEqual(['other', 'other', 'other']);
+  });
+
+  it('reads a SystemProgram transfer (a gas-station drain): source, recipient and lamports; any other system call is `other`', () => {
+    const m = decodeTokenMessage(
+      compile(payer, [
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 5n }),
+        SystemProgram.transfer({ fromPubkey: payer, toPubkey: dest, lamports: 4_999_995_000n }),
+        SystemProgram.allocate({ accountPubkey: payer, space: 8 }),
+      ]),
+    );
+    expect(m.instructions).toEqual([
+      { kind: 'compute-budget' },
+      { kind: 'system-transfer', from: payer.toBase58(), to: dest.toBase58(), lamports: 4_999_995_000n },
+      { kind: 'other', program: SystemProgram.programId.toBase58() },
+    ]);
+    expect(m.requiredSigners).toEqual([payer.toBase58()]);
   });
 });
