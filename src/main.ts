@@ -1,5 +1,4 @@
 import { Redis } from 'ioredis';
-import { setWalletLookback } from './outbound/wallet-history-guard.js';
 import type { ChainRegistry } from '../chains/registry.js';
 import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
@@ -58,7 +57,6 @@ export async function start(
   overrides: StartOverrides = {},
 ): Promise<RunningService> {
   const clock = overrides.clock;
-  setWalletLookback(config.OUTBOUND_WALLET_LOOKBACK_HOURS * 3_600_000);
   // Everything that can be refused is checked before anything starts.
   const watcherSettings = loadWatcherSettings(env);
   const keyMaterial = keyMaterialFromEnv(env, { signerRole: config.ROLES.includes('signer') });
@@ -70,6 +68,8 @@ export async function start(
     throw new Error('ROLES=signer needs SIGNER_SOCKET (a Unix socket) or SIGNER_TLS_URL (mutual TLS): where it listens');
   const keys = keyDeriverOf(keyMaterial);
   const subscriptionSettings = subscriptionSettingsFromEnv(env);
+  // TRON, Solana: how far back the restore guard reads a wallet's outgoing transactions after a start.
+  const walletLookbackMs = config.OUTBOUND_WALLET_LOOKBACK_HOURS * 3_600_000;
 
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
@@ -152,6 +152,7 @@ export async function start(
         pollMs: config.PAYOUT_POLL_MS,
         stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
         feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        walletLookbackMs,
         jobBudgetMs: config.PAYOUT_JOB_BUDGET_MS,
         sweepIntervalMs: config.PAYOUT_SWEEP_INTERVAL_MS,
         lockDurationMs: config.PAYOUT_LOCK_MS,
@@ -164,6 +165,7 @@ export async function start(
         pollMs: config.PAYOUT_POLL_MS,
         stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
         feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        walletLookbackMs,
         jobBudgetMs: config.PAYOUT_JOB_BUDGET_MS,
         lockDurationMs: config.PAYOUT_LOCK_MS,
         sweepIntervalMs: config.PAYOUT_SWEEP_INTERVAL_MS,
@@ -184,6 +186,7 @@ export async function start(
         log: log.child({ role: 'subscriptions' }),
         stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
         feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+        walletLookbackMs,
         ...(clock ? { clock } : {}),
       });
       stops.push(() => subscriptions.stop());
@@ -198,6 +201,7 @@ export async function start(
           pollMs: config.PAYOUT_POLL_MS,
           stuckAfterMs: config.PAYOUT_STUCK_AFTER_MS,
           feeBumpPercent: config.PAYOUT_FEE_BUMP_PERCENT,
+          walletLookbackMs,
           log: log.child({ role: 'sweeps' }),
         };
         // Prices are needed to plan; a worker that only advances running sweeps starts without a price source.

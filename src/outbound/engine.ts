@@ -303,7 +303,7 @@ async function walletHistoryHold<J, A extends ChainAdapter>(
   const ref = { ...kind.network(job), address };
   let held: string[] | null;
   try {
-    held = await heldWallet(kind.store.wallets, adapter, ref, deps.log);
+    held = await heldWallet(kind.store.wallets, adapter, ref, deps.log, deps.walletLookbackMs);
   } catch (err) {
     deps.log?.error(
       { ...kind.describe(job), network: ref.network, mode: ref.mode, wallet: address, err: (err as Error).message },

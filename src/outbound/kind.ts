@@ -36,6 +36,9 @@ export interface OutboundDeps extends StuckReplacement {
   signer: TxSigner | null;
   /** How long to wait between looks at a transaction in flight. */
   pollMs: number;
+  /** TRON, Solana: how far back the first look at a wallet's outgoing transactions reads after a start
+   * (OUTBOUND_WALLET_LOOKBACK_HOURS; default 72 h; src/outbound/wallet-history-guard.ts). */
+  walletLookbackMs?: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Crash injection; the default SIGKILLs the process at the points SP_FAILPOINTS names. */
   failpoint?: FailpointAction;

@@ -12,16 +12,12 @@ import type { NonceRef, WalletHistoryLedger } from '../ledger/outbound/outbound-
 // previous one ended, less MARGIN_MS), and whenever a noted transaction still holds it (a cheap ledger query on every
 // send, so a note made by another process holds this one too).
 
-/** How far back the first look after a start reads (configurable: OUTBOUND_WALLET_LOOKBACK_HOURS). */
-let lookbackMs = 72 * 3_600_000;
+/** How far back the first look after a start reads, unless configured (OUTBOUND_WALLET_LOOKBACK_HOURS, OutboundDeps). */
+export const DEFAULT_WALLET_LOOKBACK_MS = 72 * 3_600_000;
 /** A wallet looked at longer ago than this is looked at again before its next send. */
 export const RECHECK_MS = 10 * 60_000;
 /** Overlap of a later look with the previous one (block times and the local clock disagree a little). */
 const MARGIN_MS = 5 * 60_000;
-
-export function setWalletLookback(ms: number): void {
-  lookbackMs = ms;
-}
 
 interface Looked {
   /** Local time the last look started: the next one reads from here (less the margin). */
@@ -43,6 +39,7 @@ export async function heldWallet(
   adapter: ChainAdapter,
   w: NonceRef,
   log?: { warn(o: object, msg: string): void },
+  lookbackMs: number = DEFAULT_WALLET_LOOKBACK_MS,
 ): Promise<string[] | null> {
   if (!hasOutgoingHistory(adapter)) return null;
   const key = `${w.network}/${w.mode}/${w.address}`;

@@ -27,6 +27,8 @@ import type { WalletResolver } from './wallets.js';
 export interface ChargeEngineDeps extends LifecycleDeps, StuckReplacement {
   adapters: ChainRegistry;
   signer: TxSigner | null;
+  /** The restore guard's first look back (OutboundDeps.walletLookbackMs). */
+  walletLookbackMs?: number;
   walletResolver: WalletResolver;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Crash injection; the default SIGKILLs the process at the points SP_FAILPOINTS names. */
@@ -144,6 +146,7 @@ function chargeKind(deps: ChargeEngineDeps): { kind: OutboundKind<ChargeRow, Cha
     stuckAfterMs: deps.stuckAfterMs,
     feeBumpPercent: deps.feeBumpPercent,
     pollMs: 0,
+    ...(deps.walletLookbackMs !== undefined ? { walletLookbackMs: deps.walletLookbackMs } : {}),
     ...(deps.log ? { log: deps.log } : {}),
     ...(deps.failpoint ? { failpoint: deps.failpoint } : {}),
   };

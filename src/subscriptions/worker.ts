@@ -24,6 +24,8 @@ export interface SubscriptionWorkerOptions {
   /** Stuck-charge replacement (the payout settings PAYOUT_STUCK_AFTER_MS, PAYOUT_FEE_BUMP_PERCENT); defaults 180 s, 25 %. */
   stuckAfterMs?: number;
   feeBumpPercent?: number;
+  /** The restore guard's first look back (OUTBOUND_WALLET_LOOKBACK_HOURS). */
+  walletLookbackMs?: number;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
@@ -39,6 +41,7 @@ export function subscriptionEngineDeps(o: Omit<SubscriptionWorkerOptions, 'inter
     walletResolver,
     stuckAfterMs: o.stuckAfterMs ?? 180_000,
     feeBumpPercent: o.feeBumpPercent ?? 25,
+    ...(o.walletLookbackMs !== undefined ? { walletLookbackMs: o.walletLookbackMs } : {}),
     wallets: walletResolver.wallets,
     tokenDecimals: o.adapters.tokenDecimals,
     ...(o.log ? { log: o.log } : {}),

@@ -129,6 +129,7 @@ describe('SIGNER_TLS_URL and its files from the environment', () => {
     const env = { SIGNER_TLS_URL: 'https://stablepay-signer:7443', ...files() };
     const e = signerEndpointFromEnv(env);
     expect(e).toMatchObject({ kind: 'tls', port: 7443, listenHost: '0.0.0.0' });
+    expect(signerEndpointFromEnv({ ...env, SIGNER_TLS_LISTEN_HOST: '10.1.2.3' })).toMatchObject({ listenHost: '10.1.2.3' });
     expect(keyMaterialFromEnv(env).kind).toBe('remote');
     const words = TEST_MNEMONIC;
     const refused = () => keyMaterialFromEnv({ ...env, HD_MNEMONIC: words });

@@ -365,6 +365,13 @@ function probeOf(name: string): Probe | undefined {
  * where the demo or the tests run, which no unit probe can observe without running them).
  */
 const PROVEN_ELSEWHERE: Record<string, string> = {
+  // Files must exist to be read: proven with real certificates and seed files there.
+  SIGNER_TLS_URL: 'test/integration/signer-tls.test.ts: the endpoint, and a process given it holds no seed',
+  SIGNER_TLS_CA_FILE: 'test/integration/signer-tls.test.ts: the CA each end checks the other against',
+  SIGNER_TLS_CERT_FILE: "test/integration/signer-tls.test.ts: this end's certificate",
+  SIGNER_TLS_KEY_FILE: "test/integration/signer-tls.test.ts: this end's key, never echoed",
+  SIGNER_TLS_LISTEN_HOST: 'test/integration/signer-tls.test.ts: where the signer listens',
+  HD_MNEMONIC_FILE: 'test/integration/signer-tls.test.ts: the signer role reads the seed from its file',
   DEV_DATABASE_URL: 'scripts/dev.ts: the demo database (test/e2e/checkout-dev.test.ts runs npm run dev)',
   DEV_REDIS_KEY_PREFIX: 'scripts/dev.ts: the demo Redis prefix',
   SOLANA_FAKE_RPC_PORT: 'scripts/devnet/solana-rpc/main.ts: the port it listens on',

@@ -3,6 +3,7 @@ import type { Mode, NetworkId } from '../../../chains/vocabulary.js';
 import type { Db } from '../../db/database.js';
 import type { GasStationDrainsTable, GasStationGenerationsTable } from '../../db/gas-station-tables.js';
 import type { Database } from '../../db/schema.js';
+import { chainKey } from '../core/chain-ref.js';
 import { addressAccount, feeLegs, journalAsset, transferLegs } from '../journal/accounts.js';
 import { recordMovement, registerWallets } from '../journal/entries.js';
 import { GAS_STATION_DRAIN_ATTEMPTS, blockingAttemptIdsOf, setAttemptStateOf } from '../outbound/attempt-store.js';
@@ -85,7 +86,7 @@ export async function recordRotation(
 ): Promise<{ generation: GasStationGenerationRow; drains: GasStationDrainRow[] } | null> {
   return db.transaction().execute(async (trx) => {
     // One rotation at a time per network and mode: the advisory lock, then the generation re-read under it.
-    await sql`select pg_advisory_xact_lock(hashtext(${`gas-station:${i.network}:${i.mode}`}))`.execute(trx);
+    await sql`select pg_advisory_xact_lock(hashtext(${`gas-station:${chainKey(i)}`}))`.execute(trx);
     const current = await currentGasStationSlot(trx, i.network, i.mode);
     if (current.generation !== i.from.generation) return null;
     const generation = i.from.generation + 1;
