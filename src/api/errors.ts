@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../domain/errors.js';
+import { SignerUnavailableError } from '../domain/signer-errors.js';
 
 // Every error leaves in the full spec shape with request_id and timestamp; nothing else ever answers an error.
 // `param` is always a string (interface.md types it so): "" when no single parameter is at fault.
@@ -44,6 +45,9 @@ export function errorBody(err: ApiError, requestId: string, docsUrl: string) {
 /** Maps Fastify's own errors (body too large, bad content length, ...) and unknown throwables to ApiError. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // The signer role did not answer (a public key for a deposit address): nothing was changed, the caller retries.
+  if (err instanceof SignerUnavailableError)
+    return new ApiError(503, 'api_error', 'signer_unavailable', 'The signing service is unavailable; nothing was changed. Retry later.');
   const e = err as { code?: string; statusCode?: number };
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -1,5 +1,5 @@
 import { recordSignerWait } from '../metrics/signer.js';
-import { SignerRefusedError, SignerUnavailableError } from '../signer/errors.js';
+import { SignerRefusedError, SignerUnavailableError } from '../domain/signer-errors.js';
 import { withIntent } from '../signer/intent.js';
 import { TransferRejectedError, type ChainAdapter, type SendFailureReason, type SignedTransfer } from '../../chains/types.js';
 import type { OutboundAttempt } from '../ledger/outbound/outbound-store.js';

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { request as tlsRequest } from 'node:https';
 import type { KeyPath, Secp256k1Signature, SigningPreimage, TxSigner } from '../../chains/types.js';
 import type { SignerEndpoint } from './endpoint.js';
-import { SignerRefusedError, SignerUnavailableError } from './errors.js';
+import { SignerRefusedError, SignerUnavailableError } from '../domain/signer-errors.js';
 import type { IntentSigner, SigningIntent } from './intent.js';
 import { errorResponseSchema, signResponseSchema, type SignRequest } from './protocol.js';
 

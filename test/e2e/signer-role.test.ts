@@ -174,4 +174,25 @@ describe('a refund paid through the signer role', () => {
       expect.stringMatching(/signed, but purpose refund_payout with intent/),
     ]);
   }, 60_000);
+
+  it('answers a payer 503 signer_unavailable while the signer is down (a deposit address needs its public key), never a 5xx of its own', async () => {
+    const created = await shop.client.post('/api/v1/checkout/sessions/create', {
+      amount: '3.00',
+      currency: 'USD',
+      order_id: `o-down-${Date.now()}`,
+    });
+    expect(created.status).toBe(200);
+    await signerProcess.stop();
+    const sel = await fetch(`${h.base}/checkout/sessions/${created.json.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'ethereum', token: 'USDT' }),
+    });
+    expect(sel.status).toBe(503);
+    const body = (await sel.json()) as { error: { code: string; type: string } };
+    expect(body.error).toMatchObject({ code: 'signer_unavailable', type: 'api_error' });
+    // Nothing was changed: the session has no network yet.
+    const row = await h.t.db.selectFrom('payment_sessions').select(['network']).where('id', '=', created.json.id).executeTakeFirstOrThrow();
+    expect(row.network).toBeNull();
+  }, 60_000);
 });

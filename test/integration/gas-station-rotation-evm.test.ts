@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELEGATION_PREFIX, sweepDelegateAddress } from '../../chains/evm/sweep-7702.js';
 import { OPERATOR_SLOT, isSweeper, type KeyPath, type TxSigner } from '../../chains/types.js';
-import { SignerRefusedError } from '../../src/signer/errors.js';
+import { SignerRefusedError } from '../../src/domain/signer-errors.js';
 import type { IntentSigner } from '../../src/signer/intent.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { ApiError } from '../../src/domain/errors.js';

@@ -3,7 +3,7 @@ import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, TransactionMes
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSweeper, OPERATOR_SLOT, type KeyPath, type TxSigner } from '../../chains/types.js';
-import { SignerRefusedError } from '../../src/signer/errors.js';
+import { SignerRefusedError } from '../../src/domain/signer-errors.js';
 import type { IntentSigner } from '../../src/signer/intent.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { setTreasuryDestination } from '../../src/ledger/treasury/destinations.js';

@@ -6,7 +6,7 @@ import { OPERATOR_SLOT, isSweeper, type KeyPath, type TxSigner } from '../../cha
 import { currentGasStationSlot, gasStationRotations } from '../../src/ledger/treasury/gas-station.js';
 import { rotateGasStation } from '../../src/operations/gas-station.js';
 import type { SweepOpsDeps } from '../../src/operations/treasury-deps.js';
-import { SignerRefusedError } from '../../src/signer/errors.js';
+import { SignerRefusedError } from '../../src/domain/signer-errors.js';
 import type { IntentSigner } from '../../src/signer/intent.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { signer } from '../support/evm-tokens/scenario.js';

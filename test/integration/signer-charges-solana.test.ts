@@ -15,7 +15,7 @@ import { merchantAccountIndex } from '../../src/ledger/merchants/merchants.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
 import { createLogger } from '../../src/logger.js';
 import { pauseSigner, resumeSigner } from '../../src/operations/signer.js';
-import { SignerRefusedError } from '../../src/signer/errors.js';
+import { SignerRefusedError } from '../../src/domain/signer-errors.js';
 import { withIntent } from '../../src/signer/intent.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { startSignerServer } from '../../src/signer-service/server.js';

@@ -30,7 +30,7 @@ import { createLogger } from '../../src/logger.js';
 import { pauseSigner, resumeSigner, signerStatus } from '../../src/operations/signer.js';
 import { withIntent, type SigningIntent } from '../../src/signer/intent.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
-import { SignerRefusedError, SignerUnavailableError } from '../../src/signer/errors.js';
+import { SignerRefusedError, SignerUnavailableError } from '../../src/domain/signer-errors.js';
 import { startSignerServer } from '../../src/signer-service/server.js';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';

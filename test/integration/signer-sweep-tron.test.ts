@@ -12,7 +12,7 @@ import { HOT_WALLET_SLOT, OPERATOR_SLOT, type KeyPath, type SweepRequest, type W
 import { merchantAccountIndex } from '../../src/ledger/merchants/merchants.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
 import { createLogger } from '../../src/logger.js';
-import { SignerRefusedError } from '../../src/signer/errors.js';
+import { SignerRefusedError } from '../../src/domain/signer-errors.js';
 import { startSignerServer } from '../../src/signer-service/server.js';
 import { MAX_FUND_SUN } from '../../src/signer-service/justify-sweep-tron.js';
 import { depositWallet } from '../../src/treasury/wallets.js';

@@ -8,7 +8,7 @@ import { ChainRegistry } from '../../chains/registry.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
 import { createLogger } from '../../src/logger.js';
 import { signerEndpointFromEnv } from '../../src/signer/endpoint.js';
-import { SignerRefusedError, SignerUnavailableError } from '../../src/signer/errors.js';
+import { SignerRefusedError, SignerUnavailableError } from '../../src/domain/signer-errors.js';
 import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
 import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { startSignerServer } from '../../src/signer-service/server.js';
