@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { signedLimitedSweepAmounts, signedRefundAmounts } from '../ledger/signer/signer-audit.js';
+import { signedLimitedAmounts, type LimitedPurpose } from '../ledger/signer/signer-audit.js';
 import { refuse } from './refusal.js';
 
 // The signer's limits (docs/signer.md, "Limits"): what it signs of refund payouts, and of sweeps to a treasury address
@@ -69,24 +69,26 @@ function scaledUnits(text: string): bigint {
 const scaledBase = (amount: bigint, decimals: number): bigint => amount * 10n ** BigInt(SCALE - decimals);
 
 /**
- * Refuses `over_limit` when signing `amount` of `refundId` would take the merchant's refund payouts on this network
- * over a limit. The caller holds the merchant's limit lock (lockSignerLimits) until its audit row is written.
+ * Refuses `over_limit` when signing `amount` for `objectId` (a refund payout, or a sweep step sending tokens to a
+ * recently changed treasury) would take the merchant's such sends on this network over a limit. The caller holds the
+ * merchant's limit lock (lockSignerLimits) until its audit row is written.
  */
-export async function checkRefundLimits(
+export async function checkLimits(
   db: Kysely<Database>,
   limits: SignerLimits,
   o: {
+    purpose: LimitedPurpose;
     merchantId: string;
     network: string;
     mode: string;
-    refundId: string;
+    objectId: string;
     amount: bigint;
     decimals: number;
     decimalsOf: (token: string) => number | undefined;
     now: Date;
   },
 ): Promise<void> {
-  const others = await signedRefundAmounts(db, { ...o, except: o.refundId });
+  const others = await signedLimitedAmounts(db, { ...o, except: o.objectId });
   const own = scaledBase(o.amount, o.decimals);
   let hour = own;
   let day = own;
@@ -96,50 +98,13 @@ export async function checkRefundLimits(
     if (r.lastHour !== null) hour += scaledBase(r.lastHour, d);
     day += scaledBase(r.lastDay, d);
   }
-  if (hour > scaledUnits(limits.refundPerHour))
-    refuse('over_limit', `refund payouts of this merchant on ${o.network} would exceed ${limits.refundPerHour} token units in an hour`);
-  if (day > scaledUnits(limits.refundPerDay))
-    refuse('over_limit', `refund payouts of this merchant on ${o.network} would exceed ${limits.refundPerDay} token units in a day`);
-}
-
-/**
- * Refuses `over_limit` when signing `amount` for sweep step `stepId` (tokens to a recently changed treasury) would take
- * the merchant's such sweeps on this network over a limit. The caller holds the merchant's limit lock.
- */
-export async function checkSweepLimits(
-  db: Kysely<Database>,
-  limits: SignerLimits,
-  o: {
-    merchantId: string;
-    network: string;
-    mode: string;
-    stepId: string;
-    amount: bigint;
-    decimals: number;
-    decimalsOf: (token: string) => number | undefined;
-    now: Date;
-  },
-): Promise<void> {
-  const others = await signedLimitedSweepAmounts(db, { ...o, except: o.stepId });
-  const own = scaledBase(o.amount, o.decimals);
-  let hour = own;
-  let day = own;
-  for (const r of others) {
-    const d = o.decimalsOf(r.token);
-    if (d === undefined) continue;
-    if (r.lastHour !== null) hour += scaledBase(r.lastHour, d);
-    day += scaledBase(r.lastDay, d);
-  }
-  const perHour = limits.sweepPerHour ?? DEFAULT_SIGNER_LIMITS.sweepPerHour;
-  const perDay = limits.sweepPerDay ?? DEFAULT_SIGNER_LIMITS.sweepPerDay;
+  const refunds = o.purpose === 'refund_payout';
+  const perHour = refunds ? limits.refundPerHour : (limits.sweepPerHour ?? DEFAULT_SIGNER_LIMITS.sweepPerHour);
+  const perDay = refunds ? limits.refundPerDay : (limits.sweepPerDay ?? DEFAULT_SIGNER_LIMITS.sweepPerDay);
+  const what = refunds ? 'refund payouts' : 'sweeps';
+  const to = refunds ? '' : ' to a recently changed treasury';
   if (hour > scaledUnits(perHour))
-    refuse(
-      'over_limit',
-      `sweeps of this merchant on ${o.network} to a recently changed treasury would exceed ${perHour} token units in an hour`,
-    );
+    refuse('over_limit', `${what} of this merchant on ${o.network}${to} would exceed ${perHour} token units in an hour`);
   if (day > scaledUnits(perDay))
-    refuse(
-      'over_limit',
-      `sweeps of this merchant on ${o.network} to a recently changed treasury would exceed ${perDay} token units in a day`,
-    );
+    refuse('over_limit', `${what} of this merchant on ${o.network}${to} would exceed ${perDay} token units in a day`);
 }

@@ -16,7 +16,7 @@ import { justifyDrain } from './justify-drain.js';
 import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';
 import { justifyRefundPayout } from './justify-refund.js';
 import { justifySweepStep } from './justify-sweep.js';
-import { checkRefundLimits, checkSweepLimits, DEFAULT_SIGNER_LIMITS, type SignerLimits } from './limits.js';
+import { checkLimits, DEFAULT_SIGNER_LIMITS, type SignerLimits } from './limits.js';
 import { Refusal, refuse } from './refusal.js';
 
 // The sign pipeline (docs/signer.md, "Pipeline"): parse → replayed request id → paused → the digest recomputed from
@@ -86,34 +86,26 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
             : intent.purpose === 'gas_station_drain'
               ? await justifyDrain(keys, intent.drain_id, req.key, preimage, seen)
               : refuse('purpose_not_supported', `${(intent as { purpose: string }).purpose} is not justified by this signer yet`);
-  // A sweep step counted by the limits says so in its audit summary (signedLimitedSweepAmounts reads it back).
+  // A sweep step counted by the limits says so in its audit summary (signedLimitedAmounts reads it back).
   const limitedSweep = 'limited' in payout && payout.limited;
   const summary = limitedSweep ? { ...payout.summary, limited: true } : payout.summary;
   const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {
-    // Refund payouts are limited per merchant and network (a deposit setup moves no tokens; charges: the invoice).
-    if (intent.purpose === 'refund_payout') {
+    // Refund payouts are limited per merchant and network (a deposit setup moves no tokens; charges: the invoice);
+    // sweeps only when they send tokens to a treasury address changed recently (justify-sweep.ts).
+    const limited =
+      intent.purpose === 'refund_payout'
+        ? { purpose: intent.purpose, objectId: intent.refund_id }
+        : intent.purpose === 'sweep_step' && limitedSweep
+          ? { purpose: intent.purpose, objectId: intent.step_id }
+          : null;
+    if (limited) {
       const merchantId = ownerOf(payout);
       await lockSignerLimits(trx, `${merchantId}:${chainKey(payout)}`);
-      await checkRefundLimits(trx, deps.limits, {
+      await checkLimits(trx, deps.limits, {
+        ...limited,
         merchantId,
         network: payout.network,
         mode: payout.mode,
-        refundId: intent.refund_id,
-        amount: payout.amount,
-        decimals: payout.decimals,
-        decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode, t)?.decimals,
-        now,
-      });
-    }
-    // Sweeps are limited only when they send tokens to a treasury address changed recently (justify-sweep.ts).
-    if (intent.purpose === 'sweep_step' && limitedSweep) {
-      const merchantId = ownerOf(payout);
-      await lockSignerLimits(trx, `${merchantId}:${chainKey(payout)}`);
-      await checkSweepLimits(trx, deps.limits, {
-        merchantId,
-        network: payout.network,
-        mode: payout.mode,
-        stepId: intent.step_id,
         amount: payout.amount,
         decimals: payout.decimals,
         decimalsOf: (t) => deps.adapters.token(payout.network, payout.mode, t)?.decimals,

@@ -63,30 +63,40 @@ export async function isRequestIdSeen(db: Kysely<Database>, requestId: string): 
   return row !== undefined;
 }
 
-/** A signed refund payout counted against the limits: one per refund, its largest amount in the window. */
-export interface SignedRefundAmount {
-  refundId: string;
+/** What the signer's limits count: refund payouts, and sweep steps sending tokens to a recently changed treasury. */
+export type LimitedPurpose = 'refund_payout' | 'sweep_step';
+
+/** A signed send counted against the limits: one per refund or sweep step, its largest amount in the window. */
+export interface SignedAmount {
+  /** The refund's id (refund payouts) or the sweep step's (sweep steps). */
+  objectId: string;
   token: string;
-  /** Largest amount signed for this refund in the last hour; null when none was signed in the last hour. */
+  /** Largest amount signed for it in the last hour; null when none was signed in the last hour. */
   lastHour: bigint | null;
-  /** Largest amount signed for this refund in the last day. */
+  /** Largest amount signed for it in the last day. */
   lastDay: bigint;
 }
 
+/** The intent field naming the object a limited send is for. */
+const OBJECT_FIELD: Record<LimitedPurpose, string> = { refund_payout: 'refund_id', sweep_step: 'step_id' };
+
 /**
- * The refund payouts signed for a merchant on one network and mode in the last 24 hours, each refund once (a
- * fee-bumped replacement of the same refund is the same money), `except` one refund (the one being asked for).
+ * The sends of `purpose` signed for a merchant on one network and mode in the last 24 hours that the limits count, each
+ * object once (a fee-bumped replacement of the same refund or step is the same money), `except` one object (the one
+ * being asked for). Sweep steps count only when their summary says `limited` (tokens to a recently changed treasury).
  */
-export async function signedRefundAmounts(
+export async function signedLimitedAmounts(
   db: Kysely<Database> | Transaction<Database>,
-  o: { merchantId: string; network: string; mode: string; except: string; now: Date },
-): Promise<SignedRefundAmount[]> {
+  o: { purpose: LimitedPurpose; merchantId: string; network: string; mode: string; except: string; now: Date },
+): Promise<SignedAmount[]> {
   const hourAgo = new Date(o.now.getTime() - 3600_000);
   const dayAgo = new Date(o.now.getTime() - 86_400_000);
-  const rows = await db
+  // A literal (not a parameter): the select and the group by must name the same expression.
+  const field = sql.lit(OBJECT_FIELD[o.purpose]);
+  let q = db
     .selectFrom('signer_audit')
     .select([
-      sql<string>`intent->>'refund_id'`.as('refund_id'),
+      sql<string>`intent->>${field}`.as('object_id'),
       sql<string>`summary->>'token'`.as('token'),
       sql<string | null>`max(amount_base) filter (where at > ${hourAgo})`.as('last_hour'),
       sql<string>`max(amount_base)`.as('last_day'),
@@ -95,58 +105,13 @@ export async function signedRefundAmounts(
     .where('network', '=', o.network)
     .where('mode', '=', o.mode)
     .where('outcome', '=', 'signed')
-    .where('purpose', '=', 'refund_payout')
+    .where('purpose', '=', o.purpose)
     .where('at', '>', dayAgo)
-    .where(sql<boolean>`intent->>'refund_id' is distinct from ${o.except}`)
-    .groupBy([sql`intent->>'refund_id'`, sql`summary->>'token'`])
-    .execute();
+    .where(sql<boolean>`intent->>${field} is distinct from ${o.except}`);
+  if (o.purpose === 'sweep_step') q = q.where(sql<boolean>`summary->>'limited' = 'true'`);
+  const rows = await q.groupBy([sql`intent->>${field}`, sql`summary->>'token'`]).execute();
   return rows.map((r) => ({
-    refundId: r.refund_id,
-    token: r.token,
-    lastHour: r.last_hour === null ? null : BigInt(r.last_hour),
-    lastDay: BigInt(r.last_day),
-  }));
-}
-
-/** A signed sweep step counted against the sweep limits: one per step, its largest amount in the window. */
-export interface SignedSweepAmount {
-  stepId: string;
-  token: string;
-  lastHour: bigint | null;
-  lastDay: bigint;
-}
-
-/**
- * The sweep steps signed for a merchant on one network and mode in the last 24 hours that the limits count (their
- * summary says `limited`: tokens to a recently changed treasury), each step once (a fee-bumped replacement of the same
- * step is the same money), `except` one step (the one being asked for).
- */
-export async function signedLimitedSweepAmounts(
-  db: Kysely<Database> | Transaction<Database>,
-  o: { merchantId: string; network: string; mode: string; except: string; now: Date },
-): Promise<SignedSweepAmount[]> {
-  const hourAgo = new Date(o.now.getTime() - 3600_000);
-  const dayAgo = new Date(o.now.getTime() - 86_400_000);
-  const rows = await db
-    .selectFrom('signer_audit')
-    .select([
-      sql<string>`intent->>'step_id'`.as('step_id'),
-      sql<string>`summary->>'token'`.as('token'),
-      sql<string | null>`max(amount_base) filter (where at > ${hourAgo})`.as('last_hour'),
-      sql<string>`max(amount_base)`.as('last_day'),
-    ])
-    .where('merchant_id', '=', o.merchantId)
-    .where('network', '=', o.network)
-    .where('mode', '=', o.mode)
-    .where('outcome', '=', 'signed')
-    .where('purpose', '=', 'sweep_step')
-    .where('at', '>', dayAgo)
-    .where(sql<boolean>`summary->>'limited' = 'true'`)
-    .where(sql<boolean>`intent->>'step_id' is distinct from ${o.except}`)
-    .groupBy([sql`intent->>'step_id'`, sql`summary->>'token'`])
-    .execute();
-  return rows.map((r) => ({
-    stepId: r.step_id,
+    objectId: r.object_id,
     token: r.token,
     lastHour: r.last_hour === null ? null : BigInt(r.last_hour),
     lastDay: BigInt(r.last_day),
