@@ -230,6 +230,7 @@ export function registerCheckout(app: FastifyInstance, deps: CheckoutDeps): void
         return back('pinned');
       case 'unavailable':
       case 'not_offered':
+      case 'signer_unavailable':
         return back('unavailable');
       case 'not_open':
         return back(r.session.status === 'paid' ? 'paid' : 'session_expired');

@@ -1,3 +1,4 @@
+import { SignerUnavailableError } from '../domain/signer-errors.js';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ChainRegistry } from '../../chains/registry.js';
@@ -26,7 +27,9 @@ export type SelectOutcome =
   | { kind: 'unavailable' }
   | { kind: 'not_offered'; token: TokenSymbol }
   | { kind: 'not_open'; session: SessionRow }
-  | { kind: 'locked'; session: SessionRow };
+  | { kind: 'locked'; session: SessionRow }
+  /** The signer role did not answer the deposit address's public key: nothing was changed; retry. */
+  | { kind: 'signer_unavailable' };
 
 /** The merchant's pins (metadata `network`, `target_currency`), normalised. */
 export function sessionPins(s: Pick<SessionRow, 'metadata'>): { network?: string; token?: string } {
@@ -54,7 +57,13 @@ export async function selectNetworkForSession(
   const tokenInfo = deps.adapters.token(network, session.mode, token);
   if (!adapter || !tokenInfo) return { kind: 'unavailable' };
 
-  const address = await adapter.deriveDepositAddress(deps.keys, session.hd_account, session.address_index);
+  let address: string;
+  try {
+    address = await adapter.deriveDepositAddress(deps.keys, session.hd_account, session.address_index);
+  } catch (err) {
+    if (err instanceof SignerUnavailableError) return { kind: 'signer_unavailable' };
+    throw err;
+  }
   const r = await selectSessionNetwork(deps.db, session.id, { network: adapter.network, token, address });
   switch (r.kind) {
     case 'selected':
@@ -109,6 +118,8 @@ export function registerCheckoutSelectRoute(app: FastifyInstance, deps: Checkout
         throw r.session.status === 'paid'
           ? invalidRequest('INVALID_SESSION_STATUS', 'The session is already paid.')
           : invalidRequest('session_expired', 'The session is no longer open for payment.');
+      case 'signer_unavailable':
+        throw new ApiError(503, 'api_error', 'signer_unavailable', 'The signing service is unavailable; nothing was changed. Retry later.');
       case 'locked':
         throw new ApiError(
           409,

@@ -191,6 +191,16 @@ describe('a refund paid through the signer role', () => {
     expect(sel.status).toBe(503);
     const body = (await sel.json()) as { error: { code: string; type: string } };
     expect(body.error).toMatchObject({ code: 'signer_unavailable', type: 'api_error' });
+    // The hosted page's form: back to the page with its "unavailable" notice; the page itself still renders.
+    const form = await fetch(`${h.base}/pay/${created.json.id}/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'choice=ethereum:USDT&lang=en',
+      redirect: 'manual',
+    });
+    expect(form.status).toBe(303);
+    expect(form.headers.get('location')).toMatch(/error=unavailable/);
+    expect((await fetch(`${h.base}/pay/${created.json.id}?lang=en`)).status).toBe(200);
     // Nothing was changed: the session has no network yet.
     const row = await h.t.db.selectFrom('payment_sessions').select(['network']).where('id', '=', created.json.id).executeTakeFirstOrThrow();
     expect(row.network).toBeNull();
