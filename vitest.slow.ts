@@ -23,6 +23,15 @@ export const SLOW_SCENARIOS = [
   'test/integration/evm-restart.test.ts', // the service restarted with transfers in flight (~0.5 min)
   // The console's browser journey runs once in CI, on the compiled build (`npm run test:compiled`, ~1 min).
   'test/e2e/console-journey.test.ts',
+  // CI under 20 minutes with the signer role (issue 36): restored sweeps on three families (their refunds' restore
+  // tests stay in `npm test`: restore-tron, restore-solana), `console user` as child processes (cli-exits runs every
+  // command's paths in this tier too), a payment landing mid-sweep on Solana, and the reconcile schedulers' shared slot.
+  'test/integration/restore-sweep-evm.test.ts', // a restored top-up sweep fails unsent, the gas station held (~15 s)
+  'test/integration/restore-sweep-tron.test.ts', // a restored TRON sweep held on every sender, no top-up twice (~20 s)
+  'test/integration/restore-sweep-solana.test.ts', // a restored Solana sweep held on the gas station (~23 s)
+  'test/integration/console-users-cli.test.ts', // `console user ...` as child processes (~50 s)
+  'test/integration/solana-sweep-late-payment.test.ts', // payments landing between a batch and its close (~30 s)
+  'test/integration/reconcile-scheduled-slot.test.ts', // two reconcile schedulers, one claim per slot (~33 s)
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
