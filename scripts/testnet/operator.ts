@@ -48,9 +48,15 @@ const CLI = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 
 export function missingOperatorSetting(env: Record<string, string | undefined>): string | null {
   for (const name of ['DATABASE_URL', 'MASTER_KEY']) if (!env[name]?.trim()) return name;
-  // Keys: the seed, the signer's endpoint (a deployment with a signer role: the run's CLI asks it), or public keys.
-  const keys = ['HD_MNEMONIC', 'HD_MNEMONIC_FILE', 'SIGNER_SOCKET', 'SIGNER_TLS_URL', 'HD_ACCOUNT_XPUBS'];
-  if (!keys.some((k) => env[k]?.trim())) return 'HD_MNEMONIC, SIGNER_SOCKET or HD_ACCOUNT_XPUBS';
+  // Keys, as src/signer reads them: the seed, the signer's endpoint (the run's CLI asks it), or public keys. A setting
+  // it refuses is reported when the operator opens (openOperator), with src/signer's own message.
+  let keys: string;
+  try {
+    keys = keyMaterialFromEnv(env).kind;
+  } catch {
+    keys = 'refused';
+  }
+  if (keys === 'none') return 'HD_MNEMONIC, SIGNER_SOCKET or HD_ACCOUNT_XPUBS';
   return null;
 }
 

@@ -1,3 +1,4 @@
+import { parseDecimalToMinor } from '../../src/domain/money.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,7 +46,7 @@ export interface RestoreSweepFamily {
   nativeBalance(address: string): Promise<bigint>;
 }
 
-const u6 = (n: number) => BigInt(Math.round(n * 1_000_000));
+const u6 = (n: number) => BigInt(n) * 1_000_000n;
 
 export async function runRestoreSweepScenario(f: RestoreSweepFamily): Promise<void> {
   const { h } = f;
@@ -82,7 +83,7 @@ export async function runRestoreSweepScenario(f: RestoreSweepFamily): Promise<vo
         const rows = await h.t.db.selectFrom('deposits').select('status').where('session_id', '=', sessionId).execute();
         return rows.length > 0 && rows.every((r) => r.status === 'confirmed') ? true : undefined;
       }, 60_000);
-      await final(address, u6(Number(amount)));
+      await final(address, parseDecimalToMinor(amount, 6));
       return address;
     };
 
