@@ -122,6 +122,7 @@ const CONFIG_SAMPLES: Record<string, string> = {
   PAYOUT_CONCURRENCY: '2',
   PAYOUT_POLL_MS: '100',
   PAYOUT_STUCK_AFTER_MS: '5000',
+  OUTBOUND_WALLET_LOOKBACK_HOURS: '24',
   PAYOUT_FEE_BUMP_PERCENT: '50',
   PAYOUT_JOB_BUDGET_MS: '5000',
   PAYOUT_SWEEP_INTERVAL_MS: '5000',
@@ -190,6 +191,7 @@ const TRON_FIELDS: Record<string, [string, string]> = {
   FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'],
   SOLIDITY_HOST: ['http://127.0.0.1:9091', 'solidityHost'],
   API_KEY: ['k', 'apiKey'],
+  HISTORY_HOST: ['http://127.0.0.1:9092', 'historyHost'],
   FEE_LIMIT_CEILING_SUN: ['1000000', 'feeLimitCeilingSun'],
   ENERGY_MARGIN_PERCENT: ['5', 'energyMarginPercent'],
 };
