@@ -7,9 +7,9 @@
 /** `may` names lower layers; `db:types` allows `import type` from src/db/ (the handle and row types), never its values. */
 /** @type {Layer[]} */
 const LAYERS = [
-  { name: 'vocabulary', path: '^chains/vocabulary[.]ts$', may: [] },
+  { name: 'vocabulary', path: '^chains/((vocabulary|registry)[.]ts$|networks/)', may: [] },
   { name: 'domain', path: '^src/domain/', may: ['vocabulary'] },
-  { name: 'chains', path: '^chains/(?!vocabulary[.]ts$)', may: ['vocabulary'] },
+  { name: 'chains', path: '^chains/(?!(vocabulary|registry)[.]ts$|networks/)', may: ['vocabulary'] },
   { name: 'logger', path: '^src/(logger|log-fields)[.]ts$', may: [] },
   { name: 'db', path: '^src/db/', may: ['vocabulary', 'domain'] },
   { name: 'security', path: '^src/security/', may: ['vocabulary', 'domain', 'db:types'] },

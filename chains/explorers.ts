@@ -1,3 +1,4 @@
+import { networkEntry } from './registry.js';
 import type { Mode, NetworkId } from './types.js';
 
 // Block explorer pages of transactions, shown to payers on the paid page (src/checkout/) next to what arrived.
@@ -5,23 +6,13 @@ import type { Mode, NetworkId } from './types.js';
 // overrides the default (`off`: no link). Mainnets have a default; test mode has one only where the configured chain
 // id names a public testnet, since a test chain may as well be a local node no explorer knows.
 
-const LIVE: Record<NetworkId, string> = {
-  ethereum: 'https://etherscan.io/tx/{tx}',
-  bsc: 'https://bscscan.com/tx/{tx}',
-  tron: 'https://tronscan.org/#/transaction/{tx}',
-  solana: 'https://explorer.solana.com/tx/{tx}',
-};
-
-/** Public testnets known by their chain id (CHAIN_<NET>_TEST_CHAIN_ID). */
-const TESTNETS: Record<string, string> = {
-  'ethereum:11155111': 'https://sepolia.etherscan.io/tx/{tx}',
-  'bsc:97': 'https://testnet.bscscan.com/tx/{tx}',
-  'tron:3448148188': 'https://nile.tronscan.org/#/transaction/{tx}',
-};
-
 export function defaultExplorerTxUrl(network: NetworkId, mode: Mode, chainId?: bigint): string | null {
-  if (mode === 'live') return LIVE[network];
-  return chainId === undefined ? null : (TESTNETS[`${network}:${chainId}`] ?? null);
+  const entry = networkEntry(network);
+  if (!entry) return null;
+  if (mode === 'live') return entry.live.explorerTxUrl;
+  // A public testnet is known by its chain id (CHAIN_<NET>_TEST_CHAIN_ID); Solana's devnet has none and gets no default.
+  const testChainId = entry.test.chainId;
+  return chainId !== undefined && testChainId !== undefined && BigInt(testChainId) === chainId ? entry.test.explorerTxUrl : null;
 }
 
 /** The configured template (`off` = none), else the default; throws naming the variable on a malformed value. */
@@ -35,6 +26,6 @@ export function explorerTxUrlSetting(name: string, raw: string | undefined, fall
 
 /** The explorer page of one transaction. TRON explorers take the hash without `0x`. */
 export function explorerTxLink(template: string, network: NetworkId | string, hash: string): string {
-  const tx = network === 'tron' ? hash.replace(/^0x/, '') : hash;
+  const tx = networkEntry(network)?.family === 'tron' ? hash.replace(/^0x/, '') : hash;
   return template.replace('{tx}', encodeURIComponent(tx));
 }

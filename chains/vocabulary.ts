@@ -1,12 +1,14 @@
+import { NETWORKS, type RegisteredNetworkId } from './registry.js';
+
 // The service's one vocabulary of chains, modes and coins: chains/, the ledger, the database types and the API all use
-// these types (chains/types.ts re-exports them). Nothing of ours is imported here.
+// these types (chains/types.ts re-exports them). Only the network registry (chains/registry.ts, pure data) is imported.
 
 /** An API key's mode and everything it owns: test keys see test chains and data only. */
 export type Mode = 'test' | 'live';
 
 /** A payment network; `family` (chains/types.ts) says which adapter serves it. */
-export type NetworkId = 'ethereum' | 'bsc' | 'tron' | 'solana';
-export const NETWORK_IDS: readonly NetworkId[] = ['ethereum', 'bsc', 'tron', 'solana'];
+export type NetworkId = RegisteredNetworkId;
+export const NETWORK_IDS: readonly NetworkId[] = NETWORKS.map((n) => n.id);
 
 /** A settlement stablecoin. */
 export type TokenSymbol = 'USDT' | 'USDC';

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { ChainRegistry } from '../chains/registry.js';
+import type { ChainRegistry } from '../chains/chain-registry.js';
 import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';

@@ -10,6 +10,14 @@ export interface TokenContract {
   decimals: number;
 }
 
+/** A bridged copy of a settlement token (USDbC, USDC.e: the network registry's look-alikes): reported, never credited. */
+export interface LookalikeContract {
+  symbol: string;
+  address: string;
+  decimals: number;
+  note: string;
+}
+
 /** A block (EVM/TRON) or slot (Solana). `height` is the block number or slot. */
 export interface BlockRef {
   height: bigint;

@@ -33,6 +33,9 @@ import {
   type WalletLink,
   type WatchSet,
 } from '../types.js';
+import { networkEntry } from '../registry.js';
+import type { EvmFeeModel } from '../networks/entry.js';
+import type { LookalikeContract } from '../contract/objects.js';
 import { COIN_TYPE_EVM, CHANGE_DEPOSIT, CHANGE_HOT_WALLET, addressPath } from '../hd/bip44.js';
 import { checksumEvmAddress, evmAddressFromPublicKey, normalizeEvmAddress } from './address.js';
 import { BlockScanner, type ConfirmationPolicy } from './block-scanner.js';
@@ -48,6 +51,10 @@ import { createEvmNativeDrain } from './native-drain.js';
 export interface EvmAdapterOptions {
   network: NetworkId;
   mode: Mode;
+  /** What a transaction costs on this chain (L1 data fee, minimum tip): the network registry's `fees`. Absent: gas x price. */
+  fees?: EvmFeeModel;
+  /** Bridged copies of the settlement tokens (the registry's look-alikes): observed and reported, never credited. */
+  lookalikes?: readonly LookalikeContract[];
   rpcUrl: string;
   /** Further endpoints of the same chain, tried in this order after `rpcUrl` (failover, chains/rpc/endpoint-pool.ts). */
   rpcUrls?: readonly string[];
@@ -70,8 +77,11 @@ export const BALANCE_BATCH_SIZE = 200;
 /** Balance reads per JSON-RPC batch (reconciliation): one HTTP request each. */
 const BALANCE_BATCH = 500;
 
-/** Mainnet chain ids for EIP-681 links when none is configured. */
-const KNOWN_LIVE_CHAIN_IDS: Partial<Record<NetworkId, bigint>> = { ethereum: 1n, bsc: 56n };
+/** The registry's live chain id, for EIP-681 links when none is configured. */
+const knownLiveChainId = (network: NetworkId): bigint | undefined => {
+  const id = networkEntry(network)?.live.chainId;
+  return id === undefined ? undefined : BigInt(id);
+};
 
 /** Ethereum and BSC (and any EVM chain): one class, per-chain numbers from configuration. */
 export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharger<EvmTxBody>, Sweeper<EvmTxBody>, BalanceReader {
@@ -136,7 +146,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
 
   /** The configured chain id, else the mainnet id in live mode, else asked from the node once (again after a failure). */
   paymentChainId(): Promise<bigint> {
-    const fixed = this.#chainId ?? (this.mode === 'live' ? KNOWN_LIVE_CHAIN_IDS[this.network] : undefined);
+    const fixed = this.#chainId ?? (this.mode === 'live' ? knownLiveChainId(this.network) : undefined);
     if (fixed !== undefined) return Promise.resolve(fixed);
     if (!this.#askedChainId) {
       const asked = this.rpc.call<string>('eth_chainId', []).then(BigInt);

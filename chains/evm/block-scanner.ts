@@ -6,7 +6,11 @@ import { MissingBlockError, fetchHeader, toHex, type HeaderRef, type RpcLog } fr
 import { TRANSFER_TOPIC, decodeTransferLog } from './transfer-log.js';
 import { cursorAt, decodeCursor, encodeCursor, finalSeen, type ScanCursor } from './cursor.js';
 
-export type ConfirmationPolicy = { kind: 'depth'; confirmations: number } | { kind: 'finalized' };
+/**
+ * When a block is final: `confirmations` deep on the head, or at or below the node's `finalized` / `safe` block (and,
+ * with `minDepth`, also that deep: both). The network registry's `finality` chooses the default (docs/chains.md).
+ */
+export type ConfirmationPolicy = { kind: 'depth'; confirmations: number } | { kind: 'finalized' | 'safe'; minDepth?: number };
 
 export interface BlockScannerOptions {
   rpc: FailoverJsonRpc;
@@ -60,7 +64,10 @@ export class BlockScanner {
 
   async #finalOf(rpc: PinnedRpc): Promise<bigint> {
     const c = this.#o.confirmation;
-    return c.kind === 'finalized' ? (await fetchHeader(rpc, 'finalized')).height : rpc.head - BigInt(c.confirmations) + 1n;
+    if (c.kind === 'depth') return rpc.head - BigInt(c.confirmations) + 1n;
+    const tagged = (await fetchHeader(rpc, c.kind)).height;
+    const deep = c.minDepth === undefined ? tagged : rpc.head - BigInt(c.minDepth) + 1n;
+    return deep < tagged ? deep : tagged;
   }
 
   /**

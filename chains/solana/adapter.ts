@@ -500,11 +500,11 @@ export function createSolanaAdapter(
     rpcLog?: RpcLogger;
     rpcTimeoutMs?: number;
     tokens: readonly TokenContract[];
-    confirmation: { kind: 'finalized' } | { kind: 'depth'; confirmations: number };
+    confirmation: { kind: 'finalized' | 'safe'; minDepth?: number } | { kind: 'depth'; confirmations: number };
   },
   extra: SolanaExtraSettings = {},
 ): SolanaChainAdapter {
-  const finality: Finality = s.confirmation.kind === 'finalized' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
+  const finality: Finality = s.confirmation.kind !== 'depth' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
   return new SolanaChainAdapter({
     mode: s.mode,
     rpcUrl: s.rpcUrl,

@@ -1,7 +1,8 @@
+import { NETWORKS } from '../registry.js';
 import type { Mode, NetworkId, TokenSymbol } from '../types.js';
 
 // Token registry: which contract (or mint) is USDT / USDC on each network and mode, and its decimals.
-// Live mode defaults to the mainnet contracts below; test mode (testnets, local devnets) comes only from configuration.
+// Live mode defaults to the issuers' contracts of the network registry (chains/registry.ts); test mode (testnets, local devnets) comes only from configuration.
 // Addresses here are in each network's display form; adapters normalise them. The watcher re-reads decimals() on chain
 // at start and refuses to run on any difference (a wrong decimals value mis-credits by a factor of 10^12 on BSC).
 
@@ -11,22 +12,29 @@ export interface TokenSetting {
   decimals: number;
 }
 
-export const MAINNET_TOKENS: Readonly<Record<NetworkId, readonly TokenSetting[]>> = {
-  ethereum: [
-    { symbol: 'USDT', address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 },
-    { symbol: 'USDC', address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 },
-  ],
-  bsc: [
-    { symbol: 'USDT', address: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 },
-    { symbol: 'USDC', address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 },
-  ],
-  // USDC on TRON is off by default (Circle ended it); CHAIN_TRON_<MODE>_USDC_CONTRACT may enable it (docs/tron.md).
-  tron: [{ symbol: 'USDT', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }],
-  solana: [
-    { symbol: 'USDC', address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 },
-    { symbol: 'USDT', address: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', decimals: 6 },
-  ],
-};
+/** Each network's live tokens as their issuers publish them (chains/networks/<id>.ts, cited in docs/chains.md). */
+export const MAINNET_TOKENS: Readonly<Record<NetworkId, readonly TokenSetting[]>> = byNetwork((n) =>
+  n.live.tokens.map((t) => ({ symbol: t.symbol, address: t.address, decimals: t.decimals })),
+);
+
+function byNetwork<T>(f: (n: (typeof NETWORKS)[number]) => T): Record<NetworkId, T> {
+  const out: Partial<Record<NetworkId, T>> = {};
+  for (const n of NETWORKS) out[n.id] = f(n);
+  return out as Record<NetworkId, T>;
+}
+
+/** A bridged copy of a settlement token on that network and mode: recorded when it reaches a deposit address, never credited. */
+export interface LookalikeSetting {
+  symbol: string;
+  address: string;
+  decimals: number;
+  note: string;
+}
+
+export function lookalikeTokens(network: NetworkId, mode: Mode): LookalikeSetting[] {
+  const entry = NETWORKS.find((n) => n.id === network);
+  return (entry?.[mode].lookalikes ?? []).map((l) => ({ symbol: l.symbol, address: l.address, decimals: l.decimals, note: l.note }));
+}
 
 /**
  * Tokens for one network and mode. `configured` (from the environment) replaces the defaults symbol by symbol;

@@ -45,7 +45,7 @@ export interface ServerDeps {
   logStream?: NodeJS.WritableStream;
   keyCacheMs?: number;
   onSessionCreated?: (s: SessionRow) => Promise<void>;
-  /** The configured chains (chains/registry.ts): address checks, token decimals, display forms; without it no session can be refunded. */
+  /** The configured chains (chains/chain-registry.ts): address checks, token decimals, display forms; without it no session can be refunded. */
   chains?: ChainLookup;
   onRefundCreated?: RefundRouteDeps['onRefundCreated'];
   /** Subscription flow: injectable clock and life-cycle settings (tests move time). */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Database } from '../db/schema.js';
 import { formatBaseUnits } from '../domain/money.js';
 import { chainKey } from '../ledger/core/chain-ref.js';

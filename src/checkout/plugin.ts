@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { KeyDeriver } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { resourceNotFound } from '../domain/errors.js';

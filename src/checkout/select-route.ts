@@ -1,7 +1,7 @@
 import { SignerUnavailableError } from '../domain/signer-errors.js';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter, KeyDeriver, TokenContract, TokenSymbol } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import { ApiError, invalidRequest, parameterInvalid, parameterMissing, parameterUnknown, resourceNotFound } from '../domain/errors.js';

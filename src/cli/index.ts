@@ -14,7 +14,7 @@ import { MONEY_BACK_USAGE, sessionsCli } from './money-back.js';
 import { EXPORT_USAGE, exportCli } from './export.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../signer/from-env.js';
 import { loadWatcherSettings } from '../watcher/config.js';
-import { configuredTokenDecimals } from '../../chains/registry.js';
+import { configuredTokenDecimals } from '../../chains/chain-registry.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { createPayoutScheduler } from '../refunds/payout-worker.js';
 import { Redis } from 'ioredis';

@@ -4,7 +4,7 @@ import { refundStranded, strandedSource } from '../operations/stranded-refund.js
 import { Refusal } from '../operations/refunds-refusal.js';
 import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
 import { UsageError, options, print } from './args.js';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Db } from '../db/database.js';
 
 /** What these commands need (src/cli/payouts.ts's PayoutCliContext has it all). */

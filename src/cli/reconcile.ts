@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Db } from '../db/database.js';
 import type { Mode } from '../../chains/vocabulary.js';
 import { acknowledgeUnexplained, listUnexplained } from '../ledger/journal/unexplained.js';

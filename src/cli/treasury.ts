@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { ApiError } from '../domain/errors.js';
 import { plannerDepsOf } from '../operations/treasury-deps.js';
 import { getSweepPolicy, listDestinations, policyTokenDecimals, putSweepPolicy, setDestination } from '../operations/treasury.js';

@@ -1,6 +1,6 @@
 import type { Mode } from '../../chains/vocabulary.js';
 
-// What the ledger and the API may know of the configured chains, without importing chains/: chains/registry.ts
+// What the ledger and the API may know of the configured chains, without importing chains/: chains/chain-registry.ts
 // implements it, and callers pass it on as a dependency (nothing installs it in a module).
 
 /**

@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { sql } from 'kysely';
 import { HOT_WALLET_SLOT, type ChainAdapter, type ChainFamily, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';

@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Redis } from 'ioredis';
 import type { ChainAdapter, KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Mode } from '../../chains/vocabulary.js';
 import type { Db } from '../db/database.js';
 import { ApiError, resourceNotFound } from '../domain/errors.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { KeyDeriver } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';

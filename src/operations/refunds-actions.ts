@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
 import type { Mode } from '../db/schema.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';

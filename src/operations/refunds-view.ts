@@ -1,5 +1,5 @@
 import { STABLECOIN_EXPONENT } from '../../chains/vocabulary.js';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { deliveredMinor } from '../domain/refund-state.js';
 import { formatMinor } from '../domain/money.js';
 import type { RefundRow } from '../ledger/refunds/refunds.js';

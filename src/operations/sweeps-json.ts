@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
 import { formatBaseUnits, formatExact } from '../domain/money.js';
 import type { listSweeps } from '../ledger/treasury/sweeps.js';

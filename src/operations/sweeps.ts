@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Mode, NetworkId, TokenSymbol } from '../../chains/vocabulary.js';
 import type { Db } from '../db/database.js';
 import { resourceNotFound } from '../domain/errors.js';

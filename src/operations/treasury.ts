@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { ApiError } from '../domain/errors.js';
 import { formatBaseUnits, formatMinor } from '../domain/money.js';
 import { STABLECOIN_EXPONENT, type Mode, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import {
   listTreasuryDestinations,
   setSweepPolicy,

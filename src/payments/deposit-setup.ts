@@ -1,5 +1,5 @@
 import { DelayedError } from 'bullmq';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { HOT_WALLET_SLOT, type ChainAdapter } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { createQueue, createWorker, type QueueContext } from '../jobs/queues.js';

@@ -1,3 +1,4 @@
+import { NETWORKS } from '../../chains/registry.js';
 import type { NetworkId } from '../../chains/vocabulary.js';
 import { BinanceRateSource } from './binance-source.js';
 import { CoinbaseRateSource } from './coinbase-source.js';
@@ -7,20 +8,18 @@ import { raceAbort } from './abort.js';
 import type { Rate } from './rate.js';
 import type { RateSource } from './rate-source.js';
 
-// Prices of the networks' native coins (ETH, BNB, TRX, SOL) in a stablecoin, for pricing fees against the amounts a
+// Prices of the networks' native coins (ETH, BNB, TRX, SOL, POL) in a stablecoin, for pricing fees against the amounts a
 // sweep moves (docs/treasury.md, Policy). The same public tickers as the stablecoin rates: Coinbase's
 // `exchange-rates?currency=ETH` (its USDT/USDC entry) and Binance's `ticker/price?symbol=ETHUSDT`. There is no peg
 // here and no hard-coded price: when no source answers, the caller does not sweep.
 
-export type NativeCoin = 'ETH' | 'BNB' | 'TRX' | 'SOL';
+/** A network's fee coin, by its ticker (ETH, BNB, TRX, SOL, POL: chains/networks/<id>.ts). */
+export type NativeCoin = (typeof NETWORKS)[number]['nativeCoin']['symbol'];
 
-/** Each network's fee coin and its decimals (wei, wei, sun, lamports). */
-export const NATIVE_COINS: Record<NetworkId, { symbol: NativeCoin; decimals: number }> = {
-  ethereum: { symbol: 'ETH', decimals: 18 },
-  bsc: { symbol: 'BNB', decimals: 18 },
-  tron: { symbol: 'TRX', decimals: 6 },
-  solana: { symbol: 'SOL', decimals: 9 },
-};
+/** Each network's fee coin and its decimals (wei, sun, lamports), from the network registry. */
+export const NATIVE_COINS: Record<NetworkId, { symbol: NativeCoin; decimals: number }> = Object.fromEntries(
+  NETWORKS.map((n) => [n.id, { symbol: n.nativeCoin.symbol, decimals: n.nativeCoin.decimals }]),
+) as Record<NetworkId, { symbol: NativeCoin; decimals: number }>;
 
 export const NATIVE_PRICE_SOURCE_NAMES = ['coinbase', 'binance'] as const;
 

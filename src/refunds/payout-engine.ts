@@ -6,7 +6,7 @@ import {
   type TxFailureReason,
 } from '../../chains/types.js';
 import { HOT_WALLET_SLOT } from '../../chains/types.js';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Db } from '../db/database.js';
 import type { RefundFailureCode } from '../domain/refund-state.js';
 import { completeRefund, failRefund } from '../ledger/refunds/refund-payouts.js';

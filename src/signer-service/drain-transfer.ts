@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { decodeTokenMessage, type TokenMessage } from '../../chains/solana/token-message.js';
 import { contractTypeOf, decodeSystemRawData, type SystemRawData } from '../../chains/tron/system-contracts.js';
 import type { ChainFamily } from '../../chains/types.js';

@@ -1,5 +1,5 @@
 import { Transaction } from 'ethers';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter, TokenContract } from '../../chains/types.js';
 import type { Mode, NetworkId } from '../../chains/vocabulary.js';
 import type { SignedPreimage } from './justified.js';

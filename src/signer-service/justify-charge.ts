@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver, type KeyPath, type TokenContract } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { merchantAccountIndex } from '../ledger/merchants/merchants.js';

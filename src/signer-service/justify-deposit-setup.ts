@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { SPL_TOKEN_PROGRAM, associatedTokenAccount, decodeTokenMessage, type TokenMessage } from '../../chains/solana/token-message.js';
 import { HOT_WALLET_SLOT, type KeyDeriver, type KeyPath } from '../../chains/types.js';
 import type { Db } from '../db/database.js';

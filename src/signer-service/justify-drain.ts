@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { isSweeper, type KeyDeriver, type KeyPath } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { currentGasStationSlot, drainById, gasStationSlot } from '../ledger/treasury/gas-station.js';

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import { createServer as createTlsServer } from 'node:https';
 import { connect } from 'node:net';
 import type { Kysely } from 'kysely';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Database } from '../db/schema.js';
 import { readSignerState } from '../ledger/signer/signer-state.js';
 import type { Logger } from '../logger.js';

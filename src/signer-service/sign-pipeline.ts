@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Secp256k1Signature } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import type { RefusalCode } from '../domain/signing.js';

@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter, KeyDeriver, KeyPath, Sweeper, TokenContract, Wallet } from '../../chains/types.js';
 import type { SweepRow, SweepSourceRow, SweepStepRow } from '../ledger/treasury/sweeps.js';
 import type { AuditContext, JustifiedSend, SignedPreimage } from './justified.js';

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
 import { createRateLimiter } from '../api/rate-limit.js';

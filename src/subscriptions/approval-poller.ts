@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { Mode } from '../../chains/vocabulary.js';
 import { isAllowanceCharger, type AllowanceCharger, type ChainAdapter, type ObservedApproval } from '../../chains/types.js';
 import { chainKey } from '../ledger/core/chain-ref.js';

@@ -6,7 +6,7 @@ import {
   type TokenSymbol,
   type TxSigner,
 } from '../../chains/types.js';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { chargeOutboundStore } from '../ledger/subscriptions/charge-outbound-store.js';
 import { chargeFailed, chargeSucceeded, type ChargeRow } from '../ledger/subscriptions/charges.js';
 import { chargeHeld } from '../ledger/subscriptions/hold.js';

@@ -35,6 +35,8 @@ export function createChainAdapter(
         tokens: s.tokens,
         confirmation: s.confirmation,
         maxBlockRange: s.maxBlockRange,
+        ...(s.fees ? { fees: s.fees } : {}),
+        lookalikes: s.lookalikes,
       });
     case 'tron':
       return createTronAdapterFactory(env)(s);

@@ -1,11 +1,14 @@
-import { resolveTokens, type TokenSetting } from '../../chains/tokens/registry.js';
+import { NETWORKS, type NetworkEntry } from '../../chains/registry.js';
+import { lookalikeTokens, resolveTokens, type LookalikeSetting, type TokenSetting } from '../../chains/tokens/registry.js';
 import { defaultExplorerTxUrl, explorerTxUrlSetting } from '../../chains/explorers.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS, type ChainFamily, type Mode, type NetworkId } from '../../chains/types.js';
 
 // Typed loader of the chain and watcher settings from an environment record (names in docs/chains.md).
 // A chain (network + mode) is enabled when its RPC URL is set. Errors name the variable, never a secret value.
 
-export type ConfirmationSetting = { kind: 'depth'; confirmations: number } | { kind: 'finalized' };
+/** Depth on the head, or the node's `finalized` / `safe` block (optionally also `minDepth` deep): docs/chains.md. */
+export type ConfirmationSetting = { kind: 'depth'; confirmations: number } | { kind: 'finalized' | 'safe'; minDepth?: number };
+export type EvmFeeSetting = NonNullable<NetworkEntry['fees']>;
 
 export interface ChainSettings {
   network: NetworkId;
@@ -27,6 +30,10 @@ export interface ChainSettings {
   tokens: TokenSetting[];
   /** Explorer page template of a transaction (`{tx}`), shown on the paid page; null: no link (chains/explorers.ts). */
   explorerTxUrl: string | null;
+  /** EVM: what a transaction costs there (L1 data fee, minimum tip), from the network registry. */
+  fees: EvmFeeSetting | undefined;
+  /** Bridged copies of the settlement tokens (the registry's look-alikes): recorded as unsupported, never credited. */
+  lookalikes: LookalikeSetting[];
 }
 
 export interface WatcherSettings {
@@ -37,13 +44,33 @@ export interface WatcherSettings {
   standbyRetryMs: number;
 }
 
-const FAMILY: Record<NetworkId, ChainFamily> = { ethereum: 'evm', bsc: 'evm', tron: 'tron', solana: 'solana' };
-const DEFAULTS: Record<NetworkId, { confirmations: number; pollIntervalMs: number; maxBlockRange: number }> = {
-  ethereum: { confirmations: 12, pollIntervalMs: 4000, maxBlockRange: 1000 },
-  bsc: { confirmations: 15, pollIntervalMs: 1500, maxBlockRange: 1000 },
-  tron: { confirmations: 19, pollIntervalMs: 3000, maxBlockRange: 1000 },
-  solana: { confirmations: 32, pollIntervalMs: 2000, maxBlockRange: 1000 },
-};
+const entryOf = (network: NetworkId): NetworkEntry => NETWORKS.find((n) => n.id === network)!;
+
+/** The registry's finality policy as a setting. */
+function defaultConfirmation(entry: NetworkEntry): ConfirmationSetting {
+  const f = entry.watcher.finality;
+  if (f.kind === 'depth') return { kind: 'depth', confirmations: f.confirmations };
+  return f.minDepth === undefined ? { kind: f.tag } : { kind: f.tag, minDepth: f.minDepth };
+}
+
+/**
+ * CHAIN_<NET>_<MODE>_CONFIRMATIONS: `<n>` (depth), `finalized`, `safe` (EVM only), or `finalized+<n>` / `safe+<n>` (the
+ * tagged block and at least n deep). Empty: the registry's default.
+ */
+function confirmationSetting(env: Env, name: string, entry: NetworkEntry): ConfirmationSetting {
+  const raw = env[name]?.trim();
+  if (!raw) return defaultConfirmation(entry);
+  const m = /^(finalized|safe)(?:\+(\d+))?$/.exec(raw);
+  if (m) {
+    if (m[1] === 'safe' && entry.family !== 'evm') throw new Error(`${name}: safe is an EVM block tag; use finalized or a depth`);
+    if (m[2] !== undefined && entry.family !== 'evm') throw new Error(`${name}: a tag with a depth is for EVM networks`);
+    const minDepth = m[2] === undefined ? undefined : Number(m[2]);
+    if (minDepth !== undefined && minDepth < 1) throw new Error(`${name} must be an integer >= 1, finalized, safe, or tag+depth`);
+    return minDepth === undefined ? { kind: m[1] as 'finalized' | 'safe' } : { kind: m[1] as 'finalized' | 'safe', minDepth };
+  }
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be an integer >= 1, finalized, safe, or tag+depth`);
+  return { kind: 'depth', confirmations: Number(raw) };
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -79,10 +106,9 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
   if (!rpcUrl) return null;
   const rpcQuorum = int(env, `${p}RPC_QUORUM`, 1);
   if (rpcQuorum > rpcUrls.length) throw new Error(`${p}RPC_QUORUM must not exceed the number of RPC endpoints (${rpcUrls.length})`);
-  const d = DEFAULTS[network];
-  const conf = env[`${p}CONFIRMATIONS`]?.trim();
-  const confirmation: ConfirmationSetting =
-    conf === 'finalized' ? { kind: 'finalized' } : { kind: 'depth', confirmations: int(env, `${p}CONFIRMATIONS`, d.confirmations) };
+  const entry = entryOf(network);
+  const d = entry.watcher;
+  const confirmation = confirmationSetting(env, `${p}CONFIRMATIONS`, entry);
   const configured: TokenSetting[] = [];
   for (const symbol of TOKEN_SYMBOLS) {
     const address = env[`${p}${symbol}_CONTRACT`]?.trim();
@@ -94,12 +120,12 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
   return {
     network,
     mode,
-    family: FAMILY[network],
+    family: entry.family,
     rpcUrl,
     rpcUrls,
     rpcQuorum,
-    rpcMaxLagBlocks: BigInt(int(env, `${p}RPC_MAX_LAG_BLOCKS`, network === 'solana' ? 150 : 10)),
-    rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, network === 'solana' ? 30_000 : 10_000),
+    rpcMaxLagBlocks: BigInt(int(env, `${p}RPC_MAX_LAG_BLOCKS`, d.rpcMaxLagBlocks)),
+    rpcTimeoutMs: int(env, `${p}RPC_TIMEOUT_MS`, d.rpcTimeoutMs),
     chainId: big(env, `${p}CHAIN_ID`),
     confirmation,
     pollIntervalMs: int(env, `${p}POLL_INTERVAL_MS`, d.pollIntervalMs),
@@ -111,6 +137,8 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
       env[`${p}EXPLORER_TX_URL`],
       defaultExplorerTxUrl(network, mode, big(env, `${p}CHAIN_ID`)),
     ),
+    fees: 'fees' in entry ? entry.fees : undefined,
+    lookalikes: lookalikeTokens(network, mode),
   };
 }
 

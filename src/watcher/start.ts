@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ChainRegistry, type RegisteredChain } from '../../chains/registry.js';
+import { ChainRegistry, type RegisteredChain } from '../../chains/chain-registry.js';
 import type { Database } from '../db/schema.js';
 import { chainKey } from '../ledger/core/chain-ref.js';
 import { createChainAdapter, type RpcHooks } from './adapter-factory.js';

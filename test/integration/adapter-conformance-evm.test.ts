@@ -16,7 +16,7 @@ import {
 } from '../support/evm-tokens/scenario.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
 import { expireSession, type ExpiryDeps } from '../../src/ledger/payments/sessions.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { hasProvisionalDepositsBefore } from '../../src/ledger/payments/deposits.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import { describeAdapterConformance } from '../support/adapter-conformance/scenarios.js';

@@ -6,7 +6,7 @@ import { createMerchant, deployTokens, sessionRow, type DeployedToken } from '..
 import { registerCheckoutSelectRoute } from '../../src/checkout/select-route.js';
 import { sendError, toApiError } from '../../src/api/errors.js';
 import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import { describeAdapterConformance } from '../support/adapter-conformance/scenarios.js';

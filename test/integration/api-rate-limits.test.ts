@@ -8,7 +8,7 @@ import { buildServer } from '../../src/api/server.js';
 import { registerCheckout } from '../../src/checkout/plugin.js';
 import { CHECKOUT_BASE, startApiHarness, testServerDeps, type ApiHarness } from '../support/api-harness.js';
 import { SignedClient, type TestResponse } from '../support/signed-client.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 // Request rate limits over real Redis and real HTTP (docs/rate-limits.md). Client IPs come from X-Forwarded-For,
 // which these servers trust (TRUST_PROXY), so one machine can play several clients.

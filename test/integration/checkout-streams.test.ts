@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerCheckout } from '../../src/checkout/plugin.js';
 import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import type { SignedClient } from '../support/signed-client.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 // Live-status streams (GET /pay/{id}/events) over real HTTP: one status read per session and tick whatever the number
 // of streams, caps per session and per client IP (429 in the spec shape), slots freed when clients go.

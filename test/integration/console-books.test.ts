@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter } from '../../chains/types.js';
 import { listAudit } from '../../src/ledger/audit/audit-log.js';
 import { addressAccount, EXTERNAL_ACCOUNT, journalAsset } from '../../src/ledger/journal/accounts.js';

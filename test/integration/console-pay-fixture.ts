@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter } from '../../chains/types.js';
 import type { Db } from '../../src/db/database.js';
 import { insertSession } from '../../src/ledger/payments/sessions.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter, KeyDeriver } from '../../chains/types.js';
 import { listAudit } from '../../src/ledger/audit/audit-log.js';
 import { createSweep } from '../../src/ledger/treasury/sweeps.js';

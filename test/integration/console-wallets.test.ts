@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter, KeyDeriver } from '../../chains/types.js';
 import { startConsoleHarness, type ConsoleHarness } from '../support/console-harness.js';
 

@@ -8,7 +8,7 @@ import { newId } from '../../src/domain/ids.js';
 import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { markSessionPaid } from '../support/paid-session.js';
 import type { SignedClient } from '../support/signed-client.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 // The SQL the API really runs, EXPLAINed against a database of realistic size. Every query issued while the signed
 // API and the public page status serve a merchant's traffic is recorded at the driver (pg.Client#query) with its

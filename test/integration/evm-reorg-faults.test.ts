@@ -25,7 +25,7 @@ import { TransferRejectedError } from '../../chains/types.js';
 import { addressPath, CHANGE_HOT_WALLET } from '../../chains/hd/bip44.js';
 import { evmAddressFromPublicKey } from '../../chains/evm/address.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 let tdb: TestDatabase;
 let eth: AnvilNode;

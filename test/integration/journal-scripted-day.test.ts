@@ -379,7 +379,7 @@ describe('a scripted day on four networks', () => {
       );
       if (p.network === 'tron') h.fake.chain.setTrx(station.address, 10_000_000_000n);
       else if (p.network === 'solana') h.sol.validator.airdrop(station.address, 10_000_000_000n);
-      else await h.nodes[p.network].rpc('anvil_setBalance', [station.address, `0x${(10n ** 20n).toString(16)}`]);
+      else await h.nodes[p.network as EvmNet].rpc('anvil_setBalance', [station.address, `0x${(10n ** 20n).toString(16)}`]);
       await setSweepPolicy(h.t.db, { network: p.network, mode: 'test', token: p.token, minAmountBase: 1n, maxFeeBps: 5000, actor: 'day' });
       await setTreasuryDestination(h.t.db, {
         merchantId: shop.id,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { advanceRefund, type PayoutEngineDeps } from '../../src/refunds/payout-engine.js';
 import { transfersFrom } from '../support/chain-watch.js';
 import { signer } from '../support/evm-tokens/scenario.js';

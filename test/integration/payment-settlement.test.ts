@@ -22,7 +22,7 @@ import { selectSessionNetwork } from '../../src/ledger/payments/network-selectio
 import { computeLiveStatus } from '../../src/checkout/live-status.js';
 import { validateEventEnvelope } from '../../src/domain/events/catalog.js';
 import { serializeSession } from '../../src/api/serializers/session.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 
 // Issue 13, items 13 and 19, on Anvil with the real watchers: one node carries an "ethereum" chain (6-decimal

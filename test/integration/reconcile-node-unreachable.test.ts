@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { reconcileExitCode } from '../../src/cli/reconcile.js';
 import { chainKey } from '../../src/ledger/core/chain-ref.js';
 import { incompleteness, reconcile } from '../../src/reconcile/reconcile.js';

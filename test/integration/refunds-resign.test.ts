@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { acceptWalletNonce } from '../../src/ledger/outbound/wallet-nonce-guard.js';
 import { advanceRefund, type PayoutEngineDeps } from '../../src/refunds/payout-engine.js';
 import { transfersFrom } from '../support/chain-watch.js';

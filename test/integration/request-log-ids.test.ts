@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { registerCheckout } from '../../src/checkout/plugin.js';
 import { CHECKOUT_BASE, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import type { SignedClient } from '../support/signed-client.js';

@@ -9,7 +9,7 @@ import {
 } from '@solana/spl-token';
 import { Keypair, PublicKey, SystemProgram, TransactionMessage, type TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { HOT_WALLET_SLOT, type KeyPath, type TxSigner } from '../../chains/types.js';
 import { merchantAccountIndex } from '../../src/ledger/merchants/merchants.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Interface, Signature, Transaction, Wallet, keccak256, recoverAddress, sha256 } from 'ethers';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 import {

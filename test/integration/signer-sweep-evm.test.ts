@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Interface, Transaction, Wallet as EthersWallet, concat, hashAuthorization } from 'ethers';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { SWEEP_DELEGATE_SALT, encodeSweepCall, sweepDelegateAddress, sweepDelegateInitCode } from '../../chains/evm/sweep-7702.js';
 import { CHANGE_DEPOSIT, COIN_TYPE_EVM, addressPath } from '../../chains/hd/bip44.js';
 import {

@@ -17,7 +17,7 @@ import {
   type TransactionInstruction,
 } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 import { HOT_WALLET_SLOT, OPERATOR_SLOT, type KeyPath, type SweepRequest, type Wallet } from '../../chains/types.js';
 import { merchantAccountIndex } from '../../src/ledger/merchants/merchants.js';

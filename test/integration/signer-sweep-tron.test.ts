@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Contract, Interface, getBytes, sha256 } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';
 import { evmHexToTron, tronBase58, tronToEvmHex } from '../../chains/tron/address.js';
 import { encodeTriggerRawData } from '../../chains/tron/protobuf.js';

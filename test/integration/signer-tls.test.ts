@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { listSignerAudit } from '../../src/ledger/signer/signer-audit.js';
 import { createLogger } from '../../src/logger.js';
 import { signerEndpointFromEnv } from '../../src/signer/endpoint.js';

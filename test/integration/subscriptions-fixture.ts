@@ -10,7 +10,7 @@ import type { ApiHarness } from '../support/api-harness.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt, type DeployedToken } from '../support/evm-tokens/scenario.js';
 import type { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 // Shared fixture of the subscription tests: Anvil with a Tether-style USDT and a FiatToken-style USDC, the API on a
 // real server with the authorization page, and the scheduler driven in-process with a manual clock.

@@ -11,7 +11,7 @@ import type { SubscriptionSettings } from '../../src/domain/subscription-setting
 import type { ApiHarness } from '../support/api-harness.js';
 import type { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 // The subscription fixture on Solana: the LiteSVM fake RPC (one slot per landed transaction, deterministic) with two
 // local 6-decimal mints, the Solana adapter as `solana:test`, the API with the authorization page on a real server, and

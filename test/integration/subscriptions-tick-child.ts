@@ -7,7 +7,7 @@ import { runSchedulerTick } from '../../src/subscriptions/scheduler.js';
 import { DEFAULT_SUBSCRIPTION_SETTINGS } from '../../src/domain/subscription-settings.js';
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { signer } from '../support/evm-tokens/scenario.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 const env = process.env as Record<string, string>;
 const db = createDb(env.SUBS_DB_URL!, 4);

@@ -13,7 +13,7 @@ import { deployTokens, fund, signer, walletAt, type DeployedToken } from '../sup
 import { startFakeJavaTron, type FakeJavaTron } from '../../scripts/devnet/fake-java-tron/server.js';
 import type { SignedClient } from '../support/signed-client.js';
 import { serveSubscriptionApi } from '../support/subscription-api.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 // The subscription fixture (subscriptions-fixture.ts) on TRON: Anvil (chain id 0x2b6653dc) holds a Tether-style USDT
 // and a FiatToken-style USDC and serves the JSON-RPC that stands in for java-tron's; the fake java-tron wallet API

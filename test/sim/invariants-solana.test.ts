@@ -10,7 +10,7 @@ import { SINGLE_CREDIT, noTransferCreditedTwice } from '../../scripts/sim/invari
 import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/invariants/outbound-once.js';
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startSolanaServiceHarness, type SolanaServiceHarness } from '../support/solana-service-harness.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
 import { DEPOSITS_RECORDED, depositsRecordedBelowCursor } from '../../scripts/sim/invariants/deposits-recorded.js';

@@ -8,7 +8,7 @@ import { OUTBOUND_ONCE, outboundMovedMoneyAtMostOnce } from '../../scripts/sim/i
 import type { ChainHarnessMerchant } from '../support/chain-service-harness.js';
 import { startTronServiceHarness, type TronServiceHarness } from '../support/tron-service-harness.js';
 import { tronHarnessContext } from '../support/sim-invariant-harness.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { reconcile } from '../../src/reconcile/reconcile.js';
 import { JOURNAL, journalReconcilesWithChains } from '../../scripts/sim/invariants/journal.js';
 import { otherChainAdapters } from '../../scripts/sim/invariants/other-adapters.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { Secret, TOTP } from 'otpauth';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { createRateLimiter } from '../../src/api/rate-limit.js';
 import type { ConsoleDeps } from '../../src/console/deps.js';
 import { registerConsole } from '../../src/console/plugin.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ConsoleActor } from '../../src/console/actor.js';
 import type { ConsoleDeps } from '../../src/console/deps.js';
 import { consoleErrorHandler } from '../../src/console/errors.js';

@@ -1,4 +1,4 @@
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { createVerifiedAdapters } from '../../src/watcher/start.js';
 import { fund } from './evm-tokens/scenario.js';

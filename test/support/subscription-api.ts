@@ -7,7 +7,7 @@ import { DEFAULT_SUBSCRIPTION_SETTINGS, type SubscriptionSettings } from '../../
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { CHECKOUT_BASE, startApiHarness, testServerDeps, type ApiHarness } from './api-harness.js';
 import { SignedClient } from './signed-client.js';
-import type { ChainRegistry } from '../../chains/registry.js';
+import type { ChainRegistry } from '../../chains/chain-registry.js';
 
 // The part every subscription fixture shares, whatever the chain: the API on a real server with the authorization
 // page and a manual clock, one merchant with a signed client, and the engine's dependencies for driving the

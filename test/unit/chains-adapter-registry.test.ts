@@ -1,9 +1,9 @@
-// The typed chain registry (chains/registry.ts) and the payment links each adapter builds for the hosted page.
+// The typed chain registry (chains/chain-registry.ts) and the payment links each adapter builds for the hosted page.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvmChainAdapter } from '../../chains/evm/adapter.js';
-import { ChainNotConfiguredError, ChainRegistry } from '../../chains/registry.js';
+import { ChainNotConfiguredError, ChainRegistry } from '../../chains/chain-registry.js';
 import { paymentReference } from '../../chains/solana/solana-pay.js';
 import { SolanaChainAdapter } from '../../chains/solana/adapter.js';
 import { TronChainAdapter } from '../../chains/tron/adapter.js';

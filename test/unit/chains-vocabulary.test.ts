@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol } from '../../chains/vocabulary.js';
 import { STABLECOINS, currencyExponent } from '../../src/domain/currency.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
+import { NETWORKS } from '../../chains/registry.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -35,11 +36,11 @@ function offenders(files: Array<{ path: string; text: string }>, re: RegExp, all
   return out;
 }
 
-describe('chain lookups go through chains/registry.ts', () => {
+describe('chain lookups go through chains/chain-registry.ts', () => {
   it('no `${network}:${mode}` key is built outside the registry and the two persisted keys', () => {
     // The persisted keys: chain_cursors.chain_key (ledger/core/chain-ref.ts) and the deposit-address advisory lock
     // (ledger/payments/network-selection.ts), each defined once.
-    const allowed = ['chains/registry.ts', 'src/ledger/core/chain-ref.ts', 'src/ledger/payments/network-selection.ts'];
+    const allowed = ['chains/chain-registry.ts', 'src/ledger/core/chain-ref.ts', 'src/ledger/payments/network-selection.ts'];
     expect(offenders(production, /\$\{[^}]*network[^}]*\}:\$\{[^}]*mode[^}]*\}/i, allowed)).toEqual([]);
   });
 
@@ -78,7 +79,8 @@ describe('one vocabulary', () => {
   });
 
   it('chains/, the currency table and the guards share the same lists', () => {
-    expect(NETWORK_IDS).toEqual(['ethereum', 'bsc', 'tron', 'solana']);
+    expect(NETWORK_IDS).toEqual(NETWORKS.map((n) => n.id));
+    expect(NETWORK_IDS).toEqual(['ethereum', 'bsc', 'tron', 'solana', 'base', 'arbitrum', 'optimism', 'polygon']);
     expect(STABLECOINS).toBe(TOKEN_SYMBOLS);
     for (const c of TOKEN_SYMBOLS) expect(currencyExponent(c)).toBe(STABLECOIN_EXPONENT);
     expect(STABLECOIN_EXPONENT).toBe(2);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultExplorerTxUrl, explorerTxLink, explorerTxUrlSetting } from '../../chains/explorers.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 
 // Explorer links of the paid page (issue 17 item 10): defaults per network and mode, overridable per chain.

@@ -107,7 +107,7 @@ export type Refund = {
   transaction_hash: string | null;
   receipt_number: string | null;
   /** Extension: the network the refund is paid on. */
-  network: "ethereum" | "bsc" | "tron" | "solana";
+  network: "ethereum" | "bsc" | "tron" | "solana" | "base" | "arbitrum" | "optimism" | "polygon";
   /** Extension: where the refund is paid. */
   destination_address: string;
   /** Unix time in seconds. */
@@ -302,7 +302,7 @@ export type Payment = {
   }>;
   subscription_id: string;
   invoice_id: string;
-  network: "ethereum" | "bsc" | "tron" | "solana" | null;
+  network: "ethereum" | "bsc" | "tron" | "solana" | "base" | "arbitrum" | "optimism" | "polygon" | null;
   transaction_hash: string | null;
   paid_at: number | null;
   metadata: Record<string, string>;
@@ -329,7 +329,7 @@ export type PaymentMethod = {
   address: string;
   status: "active" | "revoked";
   metadata: {
-    network: "ethereum" | "bsc" | "tron" | "solana";
+    network: "ethereum" | "bsc" | "tron" | "solana" | "base" | "arbitrum" | "optimism" | "polygon";
     token: "USDT" | "USDC";
   };
   /** Unix time in seconds. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { ChainRegistry } from '../../../chains/registry.js';
+import type { ChainRegistry } from '../../../chains/chain-registry.js';
 import { isAllowanceCharger } from '../../../chains/types.js';
 import type { Db } from '../../db/database.js';
 import { formatBaseUnits, formatMinor, stablecoinMinorToBase } from '../../domain/money.js';
