@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 import { createRateLimiter } from '../../src/api/rate-limit.js';
 import { newSessionToken, sessionIdHash } from '../../src/console/auth/cookie.js';
 import type { ConsoleDeps } from '../../src/console/deps.js';

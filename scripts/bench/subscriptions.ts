@@ -18,7 +18,7 @@ import { DEFAULT_SUBSCRIPTION_SETTINGS } from '../../src/domain/subscription-set
 import { subscriptionEngineDeps } from '../../src/subscriptions/worker.js';
 import { startAnvil } from '../../test/support/anvil.js';
 import { deployTokens, fund, makeAdapter, signer, walletAt } from '../../test/support/evm-tokens/scenario.js';
-import { ChainRegistry } from '../../chains/registry.js';
+import { ChainRegistry } from '../../chains/chain-registry.js';
 
 const { values } = parseArgs({
   options: {

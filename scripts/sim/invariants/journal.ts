@@ -1,5 +1,5 @@
 import { EvmChainAdapter } from '../../../chains/evm/adapter.js';
-import { ChainRegistry } from '../../../chains/registry.js';
+import { ChainRegistry } from '../../../chains/chain-registry.js';
 import { acknowledgeUnexplained } from '../../../src/ledger/journal/unexplained.js';
 import { reconcile } from '../../../src/reconcile/reconcile.js';
 import type { InvariantContext, Invariant, Violation } from '../contract.js';
