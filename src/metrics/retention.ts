@@ -1,8 +1,9 @@
 import { metrics } from './registry.js';
 
 // Set by each scheduled retention run (src/jobs/retention.ts, docs/retention.md): rows deleted per table, and when the
-// last run finished (an alert can watch that it keeps running).
-const PRUNED_TABLES = [
+// last run finished (an alert can watch that it keeps running). The tables are those of ledger/retention/classes.ts
+// (PRUNED_TABLES; test/integration/retention.test.ts compares them).
+export const RETENTION_TABLES = [
   'webhook_deliveries',
   'webhook_delivery_attempts',
   'outbox_events',
@@ -16,7 +17,7 @@ export const retentionPrunedRows = metrics.counter<'table'>({
   name: 'stablepay_retention_pruned_rows_total',
   help: 'Rows deleted by the retention job, per table (docs/retention.md).',
   labels: ['table'],
-  values: { table: PRUNED_TABLES },
+  values: { table: RETENTION_TABLES },
 });
 
 export const retentionLastRun = metrics.gauge<never>({

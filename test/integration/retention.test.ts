@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { runRetention, startRetentionWorker, type RetentionReport } from '../../src/jobs/retention.js';
 import type { RetentionSettings } from '../../src/jobs/retention-settings.js';
+import { PRUNED_TABLES } from '../../src/ledger/retention/classes.js';
+import { RETENTION_TABLES } from '../../src/metrics/retention.js';
 import { runRetentionNow } from '../../src/operations/retention.js';
 import { eventMerchant } from '../../src/operations/webhooks-resend.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -142,6 +144,11 @@ const KEPT_TABLES = ['payment_sessions', 'journal_entries', 'journal_legs', 'mer
 
 describe('retention', () => {
   beforeEach(seedScenario);
+
+  it('the metrics name every table a run deletes from, and only those', () => {
+    expect([...RETENTION_TABLES].sort()).toEqual([...PRUNED_TABLES].sort());
+    expect(Object.keys(EXPECTED).sort()).toEqual([...PRUNED_TABLES].sort());
+  });
 
   it('a dry run counts exactly what a run then deletes, and changes nothing', async () => {
     const tables = Object.keys(EXPECTED);

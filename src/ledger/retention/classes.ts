@@ -15,7 +15,7 @@ export const PRUNE_CLASSES: Readonly<Record<RetentionClassName, PruneClass>> = {
   console_sessions: consoleSessions,
 };
 
-/** Every table a run may delete from (the metrics' closed label vocabulary). */
+/** Every table a run may delete from (metrics/retention.ts names the same, its closed label vocabulary). */
 export const PRUNED_TABLES: readonly string[] = Object.values(PRUNE_CLASSES).flatMap((c) => c.tables);
 
 export type { PruneClass, TableCounts } from './prune-class.js';
