@@ -51,7 +51,9 @@ async function event(
 ): Promise<void> {
   const payload = JSON.stringify({ id, type: 'payment.completed', created_at: 1, data: { object: { id: 'cs_x', amount: '1.00' } } });
   await sql`insert into outbox_events (id, merchant_id, mode, type, aggregate_id, payload, created_at, relayed_at)
-    values (${id}, ${MERCHANT}, 'test', 'payment.completed', 'cs_x', ${payload}::jsonb, ${o.createdAt}, ${o.relayed ? o.createdAt : null})`.execute(db);
+    values (${id}, ${MERCHANT}, 'test', 'payment.completed', 'cs_x', ${payload}::jsonb, ${o.createdAt}, ${o.relayed ? o.createdAt : null})`.execute(
+    db,
+  );
   if (!o.delivery) return;
   await sql`insert into webhook_deliveries (event_id, merchant_id, mode, event_type, body, status, created_at, updated_at, next_attempt_at)
     values (${id}, ${MERCHANT}, 'test', 'payment.completed', ${payload}, ${o.delivery.status}, ${o.createdAt}, ${o.delivery.updatedAt},
@@ -104,12 +106,42 @@ const count = async (table: string): Promise<number> =>
 async function seedScenario(): Promise<void> {
   await addMerchant();
   // Webhook events.
-  await event('evt_delivered_old', { createdAt: ago(100 * DAY), relayed: true, delivery: { status: 'delivered', updatedAt: ago(100 * DAY) }, attempts: 2 });
-  await event('evt_failed_old', { createdAt: ago(120 * DAY), relayed: true, delivery: { status: 'failed', updatedAt: ago(119 * DAY) }, attempts: 6 });
-  await event('evt_skipped_old', { createdAt: ago(95 * DAY), relayed: true, delivery: { status: 'skipped', updatedAt: ago(95 * DAY) }, attempts: 1 });
-  await event('evt_retrying_old', { createdAt: ago(100 * DAY), relayed: true, delivery: { status: 'pending', updatedAt: ago(100 * DAY) }, attempts: 3 });
-  await event('evt_resent_recently', { createdAt: ago(100 * DAY), relayed: true, delivery: { status: 'delivered', updatedAt: ago(DAY) }, attempts: 2 });
-  await event('evt_delivered_recent', { createdAt: ago(DAY), relayed: true, delivery: { status: 'delivered', updatedAt: ago(DAY) }, attempts: 1 });
+  await event('evt_delivered_old', {
+    createdAt: ago(100 * DAY),
+    relayed: true,
+    delivery: { status: 'delivered', updatedAt: ago(100 * DAY) },
+    attempts: 2,
+  });
+  await event('evt_failed_old', {
+    createdAt: ago(120 * DAY),
+    relayed: true,
+    delivery: { status: 'failed', updatedAt: ago(119 * DAY) },
+    attempts: 6,
+  });
+  await event('evt_skipped_old', {
+    createdAt: ago(95 * DAY),
+    relayed: true,
+    delivery: { status: 'skipped', updatedAt: ago(95 * DAY) },
+    attempts: 1,
+  });
+  await event('evt_retrying_old', {
+    createdAt: ago(100 * DAY),
+    relayed: true,
+    delivery: { status: 'pending', updatedAt: ago(100 * DAY) },
+    attempts: 3,
+  });
+  await event('evt_resent_recently', {
+    createdAt: ago(100 * DAY),
+    relayed: true,
+    delivery: { status: 'delivered', updatedAt: ago(DAY) },
+    attempts: 2,
+  });
+  await event('evt_delivered_recent', {
+    createdAt: ago(DAY),
+    relayed: true,
+    delivery: { status: 'delivered', updatedAt: ago(DAY) },
+    attempts: 1,
+  });
   await event('evt_unrelayed_old', { createdAt: ago(100 * DAY), relayed: false });
   await event('evt_relayed_no_delivery', { createdAt: ago(100 * DAY), relayed: true });
   // Idempotency keys: 168 h window.
@@ -198,7 +230,13 @@ describe('retention', () => {
   });
 
   it('keeps a class forever when its period is off, and reports it so', async () => {
-    const off: RetentionSettings = { ...SETTINGS, webhookEventsMs: null, idempotencyMs: null, reconcileRunsMs: null, consoleSessionsMs: null };
+    const off: RetentionSettings = {
+      ...SETTINGS,
+      webhookEventsMs: null,
+      idempotencyMs: null,
+      reconcileRunsMs: null,
+      consoleSessionsMs: null,
+    };
     const r = await runRetention(db, off, { now: NOW });
     expect(r.classes.map((c) => [c.class, c.retention_hours, c.cutoff])).toEqual([
       ['webhook_events', null, null],
@@ -255,7 +293,9 @@ describe('retention', () => {
       select ${MERCHANT}, 'test', 'session.create', 'plan-' || i, 'h', 200, '{}', ${ago(DAY)}::timestamptz - i * interval '1 s'
       from generate_series(1, 20000) i`.execute(db);
     await sql`insert into console_sessions (id_hash, user_id, csrf_token, ip, expires_at)
-      select 'plan-' || i, 'cu_ret', 'c', '10.0.0.1', ${ago(DAY)}::timestamptz - i * interval '1 s' from generate_series(1, 20000) i`.execute(db);
+      select 'plan-' || i, 'cu_ret', 'c', '10.0.0.1', ${ago(DAY)}::timestamptz - i * interval '1 s' from generate_series(1, 20000) i`.execute(
+      db,
+    );
     await sql`analyze idempotency_keys, console_sessions, webhook_deliveries, reconcile_runs`.execute(db);
     const plan = async (q: ReturnType<typeof sql>) =>
       (await sql<{ 'QUERY PLAN': string }>`explain ${q}`.execute(db)).rows.map((r) => r['QUERY PLAN']).join('\n');

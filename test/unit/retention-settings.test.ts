@@ -22,7 +22,9 @@ describe('retention settings', () => {
   });
 
   it('0 or off keeps a class forever', () => {
-    expect(settings({ RETENTION_WEBHOOK_EVENTS_DAYS: 'off', RETENTION_IDEMPOTENCY_HOURS: '0', RETENTION_CONSOLE_SESSIONS_DAYS: 'OFF' })).toMatchObject({
+    expect(
+      settings({ RETENTION_WEBHOOK_EVENTS_DAYS: 'off', RETENTION_IDEMPOTENCY_HOURS: '0', RETENTION_CONSOLE_SESSIONS_DAYS: 'OFF' }),
+    ).toMatchObject({
       webhookEventsMs: null,
       idempotencyMs: null,
       consoleSessionsMs: null,
