@@ -140,6 +140,7 @@ const LEDGER_ROOMS = [
   { name: 'audit', path: '^src/ledger/audit/', may: [] },
   { name: 'console', path: '^src/ledger/console/', may: ['core'] },
   { name: 'signer', path: '^src/ledger/signer/', may: [] },
+  { name: 'retention', path: '^src/ledger/retention/', may: [] },
 ];
 const roomByName = new Map(LEDGER_ROOMS.map((r) => [r.name, r]));
 const roomText = (r) => r.may.join(', ') || 'no other room';

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { retentionEnvSchema } from './jobs/retention-settings.js';
 import { webhookEnvSchema } from './webhooks/config.js';
 
 // Configuration from the environment, validated once at start-up. Every message names the variable.
@@ -125,7 +126,8 @@ export const configSchema = z
       .regex(/^\/[^\0]{1,100}$/, 'must be an absolute path of at most 100 characters (a Unix socket)')
       .optional(),
   })
-  .extend(webhookEnvSchema.shape);
+  .extend(webhookEnvSchema.shape)
+  .extend(retentionEnvSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & { checkoutBaseUrl: string; docsUrl: string };
 

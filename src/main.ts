@@ -7,6 +7,9 @@ import { createDb } from './db/database.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createExpiryScheduler, startExpiryWorker } from './jobs/session-expiry.js';
+import { startRetentionWorker } from './jobs/retention.js';
+import { retentionSettingsFrom } from './jobs/retention-settings.js';
+import { recordRetentionRun } from './metrics/retention.js';
 import { createLogger, type Logger } from './logger.js';
 import { createRateService } from './rates/index.js';
 import { SecretBox } from './security/secret-box.js';
@@ -121,6 +124,17 @@ export async function start(
       logger: log.child({ role: 'worker' }),
     });
     stops.push(() => expiry.stop());
+    // Pruning of what grows without bound (docs/retention.md): one schedule for the deployment.
+    const retention = retentionSettingsFrom(config);
+    if (retention.intervalMs > 0) {
+      const job = await startRetentionWorker(queueCtx, {
+        db,
+        settings: retention,
+        logger: log.child({ role: 'retention' }),
+        onRun: (r) => recordRetentionRun(r.totals, new Date(r.finished_at)),
+      });
+      stops.push(() => job.stop());
+    }
     if (config.RECONCILE_INTERVAL_MS > 0) {
       const job = startReconcileJob({ db, adapters, intervalMs: config.RECONCILE_INTERVAL_MS, log: log.child({ role: 'reconcile' }) });
       stops.push(() => job.stop());

@@ -29,6 +29,7 @@ const BENCHES: Bench[] = [
   { name: 'reconcile', file: 'reconcile.ts', full: [], quick: ['--addresses', '2000'] },
   { name: 'Solana', file: 'solana.ts', full: [], quick: ['100', '20', '10'] },
   { name: 'Solana sweep', file: 'solana-sweep.ts', full: [], quick: ['50', '4'] },
+  { name: 'storage', file: 'storage.ts', full: [], quick: ['--sessions', '300'] },
 ];
 
 const { values } = parseArgs({

@@ -27,6 +27,8 @@ import { systemClock } from '../domain/clock.js';
 import { WALLETS_USAGE, walletsCli } from './wallets.js';
 import { CONSOLE_USAGE, consoleCli } from './console.js';
 import { SIGNER_USAGE, signerCli } from './signer.js';
+import { RETENTION_USAGE, retentionCli } from './retention.js';
+import { retentionSettingsFrom } from '../jobs/retention-settings.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 const USAGE = `usage: npm run cli -- <command>
@@ -71,6 +73,9 @@ ${CONSOLE_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}
 ${SIGNER_USAGE.split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+${RETENTION_USAGE.split('\n')
   .map((l) => `  ${l}`)
   .join('\n')}`;
 
@@ -157,6 +162,8 @@ async function main(argv: string[]): Promise<void> {
       case 'signer':
         await migrateToLatest(db); // the switch may be thrown before a signer ever started
         return await signerCli(rest, { db });
+      case 'retention':
+        return await retentionCli(rest, { db, settings: retentionSettingsFrom(config) });
       case 'subscriptions':
         return await subscriptionsCli(rest, { db, clock: systemClock, checkoutBaseUrl: config.checkoutBaseUrl });
       case 'webhooks': {

@@ -27,6 +27,11 @@ export const JOBS = {
     payload: z.strictObject({}),
     options: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
   },
+  // Pruning of what grows without bound (src/jobs/retention.ts, docs/retention.md).
+  retention: {
+    payload: z.strictObject({}),
+    options: { attempts: 1, removeOnComplete: 100, removeOnFail: 100 },
+  },
 } as const satisfies Record<string, { payload: z.ZodType; options: JobsOptions }>;
 
 export type JobName = keyof typeof JOBS;

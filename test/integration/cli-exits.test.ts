@@ -530,6 +530,11 @@ const CASES: Record<string, Case[]> = {
     { args: () => ['signer', 'status', '--json'], code: 0, shows: /"paused": (true|false)/ },
     { args: () => ['signer', 'status', '--verbose'], code: 2, shows: /--verbose/ },
   ],
+  'retention run': [
+    { args: () => ['retention', 'run', '--dry-run'], code: 0, shows: /"dry_run": true/ },
+    { args: () => ['retention', 'run'], code: 0, shows: /"dry_run": false/ },
+    { args: () => ['retention', 'run', '--older-than', '3'], code: 2, shows: /--older-than/ },
+  ],
   'console user reset': [
     { args: () => ['console', 'user', 'reset', 'exit-b@console.test'], code: 0, shows: /"temporary_password": "/ },
     { args: () => ['console', 'user', 'reset'], code: 2, shows: /usage: console user reset <id\|email>/ },

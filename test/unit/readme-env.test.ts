@@ -12,6 +12,7 @@ import { MnemonicSigner } from '../../src/signer/mnemonic-signer.js';
 import { subscriptionSettingsFromEnv } from '../../src/domain/subscription-settings.js';
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { webhookSettingsFrom } from '../../src/webhooks/config.js';
+import { retentionSettingsFrom } from '../../src/jobs/retention-settings.js';
 import { type NETWORKS, publicProfile } from '../../scripts/testnet/profiles.js';
 
 // A documented variable that does nothing is a bug. For every variable of README.md's configuration table (with
@@ -168,6 +169,14 @@ const WEBHOOK_SAMPLES: Record<string, [string, string]> = {
   WEBHOOK_RECONCILE_GRACE_MS: ['500', 'reconcileGraceMs'],
   WEBHOOK_LOCK_DURATION_MS: ['5000', 'lockDurationMs'],
 };
+const RETENTION_SAMPLES: Record<string, [string, string]> = {
+  RETENTION_WEBHOOK_EVENTS_DAYS: ['off', 'webhookEventsMs'],
+  RETENTION_IDEMPOTENCY_HOURS: ['48', 'idempotencyMs'],
+  RETENTION_RECONCILE_RUNS_DAYS: ['7', 'reconcileRunsMs'],
+  RETENTION_CONSOLE_SESSIONS_DAYS: ['0', 'consoleSessionsMs'],
+  RETENTION_INTERVAL_MS: ['0', 'intervalMs'],
+  RETENTION_BATCH_ROWS: ['500', 'batchRows'],
+};
 const SUBSCRIPTION_SAMPLES: Record<string, [string, string]> = {
   SUBSCRIPTION_TICK_MS: ['100', 'tickMs'],
   SUBSCRIPTION_RETRY_DAYS: ['2,4', 'retryOffsetsMs'],
@@ -236,6 +245,15 @@ function probeOf(name: string): Probe | undefined {
       sample,
       field,
       loaders: ['src/webhooks/config.ts'],
+    };
+  }
+  if (RETENTION_SAMPLES[name]) {
+    const [sample, field] = RETENTION_SAMPLES[name];
+    return {
+      read: (env) => (retentionSettingsFrom(loadConfig({ ...MASTER, ...env })) as unknown as Record<string, unknown>)[field],
+      sample,
+      field,
+      loaders: ['src/jobs/retention-settings.ts'],
     };
   }
   if (SUBSCRIPTION_SAMPLES[name]) {

@@ -3,7 +3,8 @@ import type { Database } from '../../db/schema.js';
 import { chainKey, type ChainRef } from '../core/chain-ref.js';
 
 // Reconciliation runs (docs/journal.md): each run of one chain is stored with every balance that differed, so that
-// drift can be shown over time. Rows are only ever inserted.
+// drift can be shown over time. Rows are only ever inserted here; clean runs past their retention are pruned by the
+// ledger's retention room (ledger/retention/reconcile-runs.ts, docs/retention.md).
 
 export interface ReconcileDifferenceRow {
   account: string;
