@@ -47,6 +47,7 @@ import type { EvmSweepContext } from './sweep-context.js';
 import { createEip7702Sweep } from './sweep-7702.js';
 import { createGasTopUpSweep } from './sweep-topup.js';
 import { createEvmNativeDrain } from './native-drain.js';
+import { EvmFees } from './fee-model.js';
 
 export interface EvmAdapterOptions {
   network: NetworkId;
@@ -120,7 +121,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       confirmation: o.confirmation,
       maxBlockRange: o.maxBlockRange ?? 1000,
     });
-    this.#sender = new EvmTokenSender(o.network, this.rpc, this.tokens, () => this.scanner.head());
+    this.#sender = new EvmTokenSender(o.network, this.rpc, this.tokens, () => this.scanner.head(), new EvmFees(this.rpc, o.fees));
     this.#chainId = o.chainId;
   }
 
@@ -369,6 +370,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       chainId: () => sender.chainId(),
       feeQuote: (fresh) => sender.feeQuote(fresh),
       feeFields: (bump) => sender.feeFields(bump),
+      fees: sender.fees,
       readDelivery: (hash, token, from, to) => sender.delivery(hash, token, from, to),
     };
   }

@@ -1,7 +1,6 @@
 import { TransferRejectedError, type UnsignedTransfer, type Wallet } from '../types.js';
 import type { RpcReceipt } from './rpc-types.js';
 import type { EvmSweepContext } from './sweep-context.js';
-import { NATIVE_TRANSFER_GAS } from './sweep-topup.js';
 import { feeCap, withFees, type EvmFeeFields, type EvmTxBody } from './token-sender.js';
 
 // The drain of a retired gas station (docs/treasury.md, "Rotating the gas station"): one plain value transfer of its
@@ -21,20 +20,22 @@ export function createEvmNativeDrain(ctx: EvmSweepContext) {
     async build(from: Wallet, to: string, nonce: bigint | null, feeBumpPercent: number): Promise<UnsignedTransfer<EvmTxBody> | null> {
       if (nonce === null) throw new TransferRejectedError('invalid', 'an EVM drain needs an explicit nonce');
       const f = await fees(feeBumpPercent);
-      const maxFee = NATIVE_TRANSFER_GAS * feeCap(f);
       const balance = BigInt(await ctx.rpc.call<string>('eth_getBalance', [from.address, 'latest']));
+      // Gas and the L1 part (chains/evm/fee-model.ts): Arbitrum adds L1 gas to the 21,000; an op-stack drain must
+      // leave its L1 data fee (quoted on the drain's own bytes, with the margin), or the node refuses it.
+      const { gas } = await ctx.fees.nativeTransferGas(from.address, to, balance);
+      const chainId = (await ctx.chainId()).toString();
+      const draft = { chainId, nonce: nonce.toString(), to, data: '0x', value: balance.toString(), gasLimit: gas.toString() };
+      const l1 = await ctx.fees.l1Part(from.address, withFees(draft, f));
+      const maxFee = gas * feeCap(f) + ctx.fees.l1Allowance(l1);
       const value = balance - maxFee;
       // Not worth a transaction: less would arrive than may burn.
       if (value <= maxFee) return null;
-      const chainId = (await ctx.chainId()).toString();
       return {
         network: ctx.network,
         // A native transfer: `token` only fills the request's shape (signTransfer reads the key, the body and `from`).
         request: { from, to, token: ctx.tokens[0]?.symbol ?? 'USDT', amount: value, nonce },
-        body: withFees(
-          { chainId, nonce: nonce.toString(), to, data: '0x', value: value.toString(), gasLimit: NATIVE_TRANSFER_GAS.toString() },
-          f,
-        ),
+        body: withFees({ ...draft, value: value.toString() }, f),
       };
     },
 

@@ -247,7 +247,18 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
     for (let i = 0; i < ready.length; i += MAX_BATCH_SOURCES) {
       const chunk = ready.slice(i, i + MAX_BATCH_SOURCES);
       const auths = chunk.filter((c) => c.auth !== null).map((c) => ({ address: c.address, nonce: c.auth! }));
-      const gas = PLAN_BATCH_BASE_GAS + PLAN_SOURCE_GAS * BigInt(chunk.length) + AUTHORIZATION_GAS * BigInt(auths.length);
+      let gas = PLAN_BATCH_BASE_GAS + PLAN_SOURCE_GAS * BigInt(chunk.length) + AUTHORIZATION_GAS * BigInt(auths.length);
+      // The L1 part of the batch (chains/evm/fee-model.ts), quoted on its call data: shown apart, counted in the fee.
+      const amounts = chunk.map((c) => candidates.find((x) => x.address === c.address)!.amount);
+      const callData = encodeSweepCall(
+        token.address,
+        request.destination,
+        chunk.map((c) => c.address),
+        amounts,
+      );
+      const l1 = await this.ctx.fees.l1Part(gasStation, this.#body(await this.ctx.chainId(), 0n, delegate, callData, gas, fees, 2));
+      gas = this.ctx.fees.gas(gas, l1);
+      const l1Fee = l1.fee + l1.gas * fees.expected;
       steps.push({
         group,
         purpose: 'batch',
@@ -257,8 +268,13 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
         value: 0n,
         // The authorizations are fixed here, at plan time: every build of this step (a fee-bumped replacement too)
         // carries exactly these, and signing is deterministic, so a replacement carries the same signed list.
-        params: { delegate, destinations: destinations.join(','), authorizations: encodeAuthorizations(auths) },
-        estimatedFee: gas * fees.expected,
+        params: {
+          delegate,
+          destinations: destinations.join(','),
+          authorizations: encodeAuthorizations(auths),
+          estimatedL1Fee: l1Fee.toString(),
+        },
+        estimatedFee: gas * fees.expected + l1.fee,
       });
     }
     return { method: this.method, steps, estimatedCost: steps.reduce((sum, s) => sum + s.estimatedFee, 0n), skipped };
@@ -334,6 +350,9 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
       gas = PLAN_BATCH_BASE_GAS + PER_SOURCE_GAS_BOUND * BigInt(sources.length);
     }
     gas += AUTHORIZATION_GAS * BigInt(authorizations.length);
+    // Arbitrum: L1 gas on top when the node's estimate omits it (chains/evm/fee-model.ts).
+    const l1 = await this.ctx.fees.l1Part(gasStation, this.#body(chainId, nonce, delegate, data, gas, fees, 2));
+    gas = this.ctx.fees.gas(gas, l1);
     // EIP-7702 makes an empty authorization list invalid: when every source is already delegated, a type-2 call.
     const body: EvmTxBody =
       authorizations.length > 0
@@ -347,7 +366,8 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
   async read(hash: string, request: SweepRequest, step: SweepStep): Promise<SweepStepReceipt | null> {
     const receipt = await this.ctx.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
     if (!receipt || BigInt(receipt.status) !== 1n) return null;
-    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
+    // Exactly what the gas station paid: gas x price, plus the L1 data fee on op-stack (chains/evm/fee-model.ts).
+    const fee = await this.ctx.fees.paidFee(receipt);
     const out: SweepStepReceipt = { swept: [], elsewhere: 0n, nativeMoved: 0n, fee, energy: 0n };
     if (step.purpose !== 'batch') return out;
     const contract = this.#token(request.token).address.toLowerCase();
@@ -393,7 +413,10 @@ class Eip7702Sweep implements SweepMethodImpl<EvmTxBody> {
 
   async #affordable(gasStation: string, body: EvmTxBody): Promise<void> {
     const balance = BigInt(await this.ctx.rpc.call<string>('eth_getBalance', [gasStation, 'latest']));
-    const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas!);
+    // Gas x cap, plus the L1 part the gas station pays on a rollup (chains/evm/fee-model.ts; a type-4 body is sized
+    // without its authorization list, which L1_FEE_MARGIN_PERCENT partly covers).
+    const l1 = await this.ctx.fees.l1Part(gasStation, body);
+    const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas!) + this.ctx.fees.l1Allowance(l1);
     if (balance < maxCost)
       throw new TransferRejectedError(
         'insufficient_gas',

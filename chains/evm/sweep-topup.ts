@@ -14,6 +14,7 @@ import { ERC20 } from './erc20-abi.js';
 import type { RpcBatchItem } from './rpc-client.js';
 import type { RpcReceipt } from './rpc-types.js';
 import type { EvmSweepContext } from './sweep-context.js';
+import type { L1Part } from './fee-model.js';
 import { feeCap, withFees, type EvmFeeFields, type EvmTxBody } from './token-sender.js';
 import { evmViewReader } from './token-state.js';
 
@@ -26,8 +27,8 @@ import { evmViewReader } from './token-state.js';
 // whatever happens to fees between them; the transfer never spends more than the address holds, so a replacement that
 // the exact top-up cannot pay for is refused before signing (the original stays in flight).
 
-/** A plain value transfer to an account without code. */
-export const NATIVE_TRANSFER_GAS = 21_000n;
+/** A plain value transfer to an account without code (L2 execution; chains/evm/fee-model.ts adds Arbitrum's L1 gas). */
+export { NATIVE_TRANSFER_GAS } from './fee-model.js';
 /** The transfer's gas limit: its eth_estimateGas plus this share (percent), for state that moves between plan and send. */
 export const TRANSFER_GAS_MARGIN_PERCENT = 10n;
 /**
@@ -93,10 +94,30 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
       const quote = await ctx.feeQuote(true);
       const transferFees = await ctx.feeFields(0);
       const cap = feeCap(transferFees);
-      const reclaimCap = feeCap(await reclaimFees(0));
+      const reclaimFeeFields = await reclaimFees(0);
+      const reclaimCap = feeCap(reclaimFeeFields);
       // What a transaction is expected to pay per gas (EIP-1559: base fee + tip, below the cap).
       const price = quote.baseFee === null ? quote.gasPrice : quote.baseFee + quote.tip;
       const tip = quote.baseFee === null ? 0n : quote.tip;
+      // The L1 part of each kind of transaction (chains/evm/fee-model.ts), quoted once per plan on the first source's
+      // transactions: the kinds' sizes differ across sources by a few bytes at most, which L1_FEE_MARGIN_PERCENT covers.
+      const chainId = (await ctx.chainId()).toString();
+      let l1: Promise<{ transfer: L1Part; fund: { gas: bigint; l1: L1Part }; reclaim: { gas: bigint; l1: L1Part } }> | undefined;
+      const l1Parts = (s: SweepSource) =>
+        (l1 ??= (async () => {
+          const data = ERC20.encodeFunctionData('transfer', [request.destination, s.amount]);
+          const at = { chainId, nonce: '0', gasLimit: '100000' };
+          const transfer = await ctx.fees.l1Part(s.address, withFees({ ...at, to: token.address, data }, transferFees));
+          const native = async (from: string, to: string, fields: EvmFeeFields) => {
+            // A representative value the sender surely holds (the node simulates the call as that sender).
+            const { gas, l1: arbitrum } = await ctx.fees.nativeTransferGas(from, to, 1n);
+            const op = await ctx.fees.l1Part(from, withFees({ ...at, to, data: '0x', value: '1' }, fields));
+            return { gas, l1: { ...arbitrum, fee: op.fee } };
+          };
+          const fund = await native(request.gasStation.address, s.address, transferFees);
+          const reclaim = await native(s.address, request.gasStation.address, reclaimFeeFields);
+          return { transfer, fund, reclaim };
+        })());
       const plan: SweepPlan = { method: 'evm-gas-topup', steps: [], estimatedCost: 0n, skipped: [] };
       const sources = request.sources.filter((s) => {
         if (s.amount > 0n) return true;
@@ -140,15 +161,23 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
             });
             continue;
           }
-          const gasLimit = (BigInt(estimate.result) * (100n + TRANSFER_GAS_MARGIN_PERCENT) + 99n) / 100n;
-          const topUp = gasLimit * cap;
+          const parts = await l1Parts(s);
+          // Arbitrum: the L1 gas, when the node's estimate omits it; op-stack: the transfer's L1 data fee, held on top.
+          const gas = ctx.fees.gas(BigInt(estimate.result), parts.transfer);
+          const gasLimit = (gas * (100n + TRANSFER_GAS_MARGIN_PERCENT) + 99n) / 100n;
+          const transferL1Held = ctx.fees.l1Allowance(parts.transfer);
+          const topUp = gasLimit * cap + transferL1Held;
           const held = BigInt(balance.result);
-          const fundFee = held >= topUp ? 0n : NATIVE_TRANSFER_GAS * price;
-          const transferFee = BigInt(estimate.result) * price;
+          // Each fee: expected L2 gas x price, plus the expected L1 data fee (the margin is held, not expected to burn).
+          const fundFee = held >= topUp ? 0n : parts.fund.gas * price + parts.fund.l1.fee;
+          const transferFee = gas * price + parts.transfer.fee;
           const left = (held > topUp ? held : topUp) - transferFee;
-          const reclaimMax = NATIVE_TRANSFER_GAS * reclaimCap;
+          const reclaimL1Held = ctx.fees.l1Allowance(parts.reclaim.l1);
+          const reclaimMax = parts.reclaim.gas * reclaimCap + reclaimL1Held;
           const reclaimWorth = left - reclaimMax >= RECLAIM_MIN_RETURN_PER_FEE * reclaimMax;
-          const reclaimFee = NATIVE_TRANSFER_GAS * price;
+          const reclaimFee = parts.reclaim.gas * price + parts.reclaim.l1.fee;
+          // The L1 part of each step's estimated fee, shown apart (op-stack: the data fee; arbitrum: its L1 gas x price).
+          const l1Of = (p: L1Part) => (p.fee + p.gas * price).toString();
           const from = { key: s.key, address: s.address };
           plan.steps.push(
             {
@@ -158,7 +187,13 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
               to: s.address,
               sources: [],
               value: topUp,
-              params: { transferGasLimit: gasLimit.toString(), feeCap: cap.toString(), tip: tip.toString() },
+              params: {
+                transferGasLimit: gasLimit.toString(),
+                feeCap: cap.toString(),
+                tip: tip.toString(),
+                transferL1Fee: transferL1Held.toString(),
+                estimatedL1Fee: held >= topUp ? '0' : l1Of(parts.fund.l1),
+              },
               estimatedFee: fundFee,
             },
             {
@@ -174,6 +209,8 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
                 feeCap: cap.toString(),
                 tip: tip.toString(),
                 amount: s.amount.toString(),
+                l1Fee: transferL1Held.toString(),
+                estimatedL1Fee: l1Of(parts.transfer),
               },
               estimatedFee: transferFee,
             },
@@ -184,12 +221,16 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
               to: request.gasStation.address,
               sources: [],
               value: topUp,
-              params: {},
+              params: { estimatedL1Fee: reclaimWorth ? l1Of(parts.reclaim.l1) : '0' },
               estimatedFee: reclaimWorth ? reclaimFee : 0n,
             },
           );
           // Fees burnt, plus the dust that stays: a reclaim leaves its cap's unused part; no reclaim leaves it all.
-          const dust = reclaimWorth ? NATIVE_TRANSFER_GAS * (reclaimCap - price) : left > 0n ? left : 0n;
+          const dust = reclaimWorth
+            ? parts.reclaim.gas * (reclaimCap - price) + (reclaimL1Held - parts.reclaim.l1.fee)
+            : left > 0n
+              ? left
+              : 0n;
           plan.estimatedCost += fundFee + transferFee + (reclaimWorth ? reclaimFee : 0n) + (dust > 0n ? dust : 0n);
         }
       }
@@ -205,8 +246,19 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
           const missing = step.value - (await nativeBalance(source.address));
           if (missing <= 0n) return null;
           const fees = await ctx.feeFields(feeBumpPercent);
+          const { gas } = await ctx.fees.nativeTransferGas(request.gasStation.address, source.address, missing);
+          const chainId = (await ctx.chainId()).toString();
+          const draft = {
+            chainId,
+            nonce: (nonce ?? 0n).toString(),
+            to: source.address,
+            data: '0x',
+            value: missing.toString(),
+            gasLimit: gas.toString(),
+          };
+          const l1 = await ctx.fees.l1Part(request.gasStation.address, withFees(draft, fees));
           // The gas station lacks the top-up and its fee: fee money an operator adds (the node would refuse the bytes).
-          const needed = missing + NATIVE_TRANSFER_GAS * (fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice);
+          const needed = missing + gas * feeCap(fees) + ctx.fees.l1Allowance(l1);
           const held = await nativeBalance(request.gasStation.address);
           if (held < needed)
             throw new TransferRejectedError(
@@ -220,7 +272,7 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
             request.gasStation,
             { to: source.address, amount: missing },
             nonce,
-            { to: source.address, data: '0x', value: missing.toString(), gasLimit: NATIVE_TRANSFER_GAS.toString() },
+            { to: source.address, data: '0x', value: missing.toString(), gasLimit: gas.toString() },
             fees,
           );
         }
@@ -231,11 +283,13 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
           // The fee cap the top-up paid for; a replacement's bump only as far as the address's gas allows.
           const planned = BigInt(param(step, 'feeCap'));
           const held = await nativeBalance(source.address);
-          const affordable = held / gasLimit;
+          // The L1 data fee the top-up carries (op-stack; 0 elsewhere and in plans made before it existed) stays aside.
+          const l1Held = BigInt(optionalParam(step, 'l1Fee') ?? '0');
+          const affordable = held > l1Held ? (held - l1Held) / gasLimit : 0n;
           if (affordable < planned)
             throw new TransferRejectedError(
               'insufficient_gas',
-              `${source.address} holds ${held} wei, its transfer needs up to ${gasLimit * planned}`,
+              `${source.address} holds ${held} wei, its transfer needs up to ${gasLimit * planned + l1Held}`,
             );
           const cap = (planned * bump) / 100n;
           // A replacement must outbid the original's cap and tip: with exactly the top-up on the address it cannot, and
@@ -255,8 +309,19 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
         }
         case 'reclaim': {
           const fees = await reclaimFees(feeBumpPercent);
-          const maxFee = NATIVE_TRANSFER_GAS * feeCap(fees);
           const balance = await nativeBalance(source.address);
+          const { gas } = await ctx.fees.nativeTransferGas(source.address, request.gasStation.address, balance);
+          const chainId = (await ctx.chainId()).toString();
+          const draft = {
+            chainId,
+            nonce: (nonce ?? 0n).toString(),
+            to: request.gasStation.address,
+            data: '0x',
+            value: balance.toString(),
+            gasLimit: gas.toString(),
+          };
+          // What may burn: gas x cap, and on op-stack the reclaim's own L1 data fee (with the margin).
+          const maxFee = gas * feeCap(fees) + ctx.fees.l1Allowance(await ctx.fees.l1Part(source.address, withFees(draft, fees)));
           let value = balance - maxFee;
           // Never more than the top-up planned: native coin that was on the address before stays there.
           if (value > step.value) value = step.value;
@@ -266,7 +331,7 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
             step.from,
             { to: request.gasStation.address, amount: value },
             nonce,
-            { to: request.gasStation.address, data: '0x', value: value.toString(), gasLimit: NATIVE_TRANSFER_GAS.toString() },
+            { to: request.gasStation.address, data: '0x', value: value.toString(), gasLimit: gas.toString() },
             fees,
           );
         }
@@ -278,7 +343,8 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
     async read(hash, request, step): Promise<SweepStepReceipt | null> {
       const receipt = await ctx.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
       if (!receipt || BigInt(receipt.status) !== 1n) return null;
-      const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
+      // Exactly what the sender paid: gas x price, plus the L1 data fee on op-stack (chains/evm/fee-model.ts).
+      const fee = await ctx.fees.paidFee(receipt);
       const out: SweepStepReceipt = { swept: [], elsewhere: 0n, nativeMoved: 0n, fee, energy: 0n };
       if (step.purpose === 'transfer') {
         const source = step.sources[0]!;
@@ -293,6 +359,12 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
       return out;
     },
   };
+}
+
+function optionalParam(step: SweepStep, key: string): string | undefined {
+  const v = step.params[key];
+  if (v !== undefined && !/^\d+$/.test(v)) throw new Error(`sweep step ${step.purpose} has a malformed params.${key}`);
+  return v;
 }
 
 function param(step: SweepStep, key: string): string {

@@ -23,6 +23,7 @@ import { evmViewReader } from './token-state.js';
 import { readTokenRefusal, readTransferFee } from '../tokens/token-views.js';
 import { grossForNet } from '../tokens/transfer-fee.js';
 import { signAuthorizations, type UnsignedAuthorization } from './authorization.js';
+import { EvmFees } from './fee-model.js';
 
 // Token transfers out of a hot wallet. Success is judged from the receipt status and the Transfer log, never from
 // return data (chains/evm/erc20-abi.ts).
@@ -71,6 +72,8 @@ export class EvmTokenSender {
     private readonly rpc: RpcCaller,
     private readonly tokens: readonly TokenContract[],
     private readonly finalHeight: () => Promise<{ latest: bigint; final: bigint }>,
+    /** The network's fee model (chains/evm/fee-model.ts): L1 data fee, Arbitrum's L1 gas, the tip floor. */
+    readonly fees: EvmFees = new EvmFees(rpc, undefined),
   ) {}
 
   async build(request: TokenTransferRequest): Promise<UnsignedTransfer<EvmTxBody>> {
@@ -99,11 +102,11 @@ export class EvmTokenSender {
   ): Promise<UnsignedTransfer<EvmTxBody>> {
     if (request.nonce === undefined) throw new TransferRejectedError('invalid', 'EVM transfers need an explicit nonce');
     const from = request.from.address;
-    let gas: bigint;
+    let estimate: bigint;
     try {
       // Against 'latest', never 'pending': a pending block holding our own earlier attempt at this nonce would
       // under-estimate a replacement (the recipient's balance slot already written) and the replacement would run out of gas.
-      gas = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: contract, data }, 'latest']));
+      estimate = BigInt(await this.rpc.call<string>('eth_estimateGas', [{ from, to: contract, data }, 'latest']));
     } catch (e) {
       if (!(e instanceof RpcError) || e.kind !== 'rpc_error') throw e;
       let reason = simulationReason(e.message);
@@ -119,14 +122,19 @@ export class EvmTokenSender {
     }
     const chainId = await this.chainId();
     const fees = await this.feeFields(request.feeBumpPercent ?? 0);
-    const body = withFees(
-      { chainId: chainId.toString(), nonce: request.nonce.toString(), to: contract, data, gasLimit: ((gas * 12n) / 10n).toString() },
-      fees,
-    );
+    const draft = { chainId: chainId.toString(), nonce: request.nonce.toString(), to: contract, data };
+    // The L1 part (chains/evm/fee-model.ts): Arbitrum's L1 gas when the node's estimate omits it, op-stack's data fee.
+    const l1 = await this.fees.l1Part(from, withFees({ ...draft, gasLimit: ((estimate * 12n) / 10n).toString() }, fees));
+    const gas = this.fees.gas(estimate, l1);
+    const body = withFees({ ...draft, gasLimit: ((gas * 12n) / 10n).toString() }, fees);
     const balance = BigInt(await this.rpc.call<string>('eth_getBalance', [from, 'latest']));
-    const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0');
+    const l1Held = this.fees.l1Allowance(l1);
+    const maxCost = BigInt(body.gasLimit) * BigInt(body.maxFeePerGas ?? body.gasPrice ?? '0') + l1Held;
     if (balance < maxCost)
-      throw new TransferRejectedError('insufficient_gas', `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}`);
+      throw new TransferRejectedError(
+        'insufficient_gas',
+        `hot wallet ${from} holds ${balance} wei, needs up to ${maxCost}${l1Held > 0n ? ` (${l1Held} of it for the L1 data fee)` : ''}`,
+      );
     return { network: this.network, request, body };
   }
 
@@ -164,7 +172,8 @@ export class EvmTokenSender {
       latest.baseFeePerGas !== undefined
         ? {
             baseFee: BigInt(latest.baseFeePerGas),
-            tip: BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00')),
+            // Raised to the network's floor (Polygon PoS: 25 gwei), whatever the node suggests.
+            tip: this.fees.tip(BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))),
             gasPrice: 0n,
           }
         : { baseFee: null, tip: 0n, gasPrice: BigInt(await this.rpc.call<string>('eth_gasPrice', [])) };
@@ -246,7 +255,8 @@ export class EvmTokenSender {
     const confirmations = latest - header.height + 1n;
     const isFinal = header.height <= final;
     if (header.hash !== receipt.blockHash.toLowerCase()) return { status: 'pending' };
-    const fee = BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice ?? '0');
+    // gasUsed x price, plus the L1 data fee on op-stack chains: exactly what left the sender (docs/chains.md, "Fees").
+    const fee = await this.fees.paidFee(receipt);
     if (BigInt(receipt.status) !== 1n) {
       // Explained from the token's state at that block, once final (the only time a failure is acted on).
       const refusal = isFinal ? await this.refusalOf(hash, receipt.blockNumber) : null;

@@ -24,7 +24,12 @@ export interface OpL1Figures {
   baseFeeScalar: number;
   blobBaseFeeScalar: number;
 }
-export const DEFAULT_OP_L1: OpL1Figures = { l1BaseFee: 20_000_000_000n, blobBaseFee: 1_000_000_000n, baseFeeScalar: 1368, blobBaseFeeScalar: 810_949 };
+export const DEFAULT_OP_L1: OpL1Figures = {
+  l1BaseFee: 20_000_000_000n,
+  blobBaseFee: 1_000_000_000n,
+  baseFeeScalar: 1368,
+  blobBaseFeeScalar: 810_949,
+};
 /** The op-stack L2 base fee at start (wei): 0.001 gwei, OP Mainnet's order of magnitude. */
 export const OP_L2_BASE_FEE = 1_000_000n;
 /** Arbitrum: the L1 base fee the NodeInterface fake estimates with (wei). */
@@ -43,7 +48,10 @@ export interface NetworkAnvil extends AnvilNode {
 const word = (v: bigint): string => `0x${v.toString(16).padStart(64, '0')}`;
 
 /** Starts Anvil for `entry` (an EVM entry). chainId defaults to the entry's test chain id; blockTimeSec to automine (arbitrum: 0.25). */
-export async function startNetworkAnvil(entry: NetworkEntry, options: { chainId?: number; blockTimeSec?: number } = {}): Promise<NetworkAnvil> {
+export async function startNetworkAnvil(
+  entry: NetworkEntry,
+  options: { chainId?: number; blockTimeSec?: number } = {},
+): Promise<NetworkAnvil> {
   if (entry.family !== 'evm') throw new Error(`${entry.id} is not an EVM network`);
   const feeModel: EvmFeeModel = entry.fees ?? { l1: 'none' };
   const chainId = options.chainId ?? Number(entry.test.chainId ?? '31337');

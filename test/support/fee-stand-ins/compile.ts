@@ -18,7 +18,10 @@ export interface StandInCode {
 
 export function compileFeeStandIns(): Record<string, StandInCode> {
   const sources: Record<string, { content: string }> = {};
-  for (const f of readdirSync(HERE).filter((x) => x.endsWith('.sol')).sort()) sources[f] = { content: readFileSync(join(HERE, f), 'utf8') };
+  for (const f of readdirSync(HERE)
+    .filter((x) => x.endsWith('.sol'))
+    .sort())
+    sources[f] = { content: readFileSync(join(HERE, f), 'utf8') };
   const version = (solc as { version(): string }).version();
   const key = createHash('sha256').update(version).update(JSON.stringify(sources)).digest('hex').slice(0, 16);
   const cacheFile = join(CACHE_DIR, `${key}.json`);
