@@ -186,7 +186,11 @@ export class BlockScanner {
     }
 
     if (rangeEnd === null || before === null) {
-      const next: ScanCursor = { tip, recent: mergeCheckpoints(cursor.recent, anchor ? [anchor] : [], minBig(record, tip.height)), final: record };
+      const next: ScanCursor = {
+        tip,
+        recent: mergeCheckpoints(cursor.recent, anchor ? [anchor] : [], minBig(record, tip.height)),
+        final: record,
+      };
       return { rollbackAbove: null, transfers: [], finalHeight: final, processedTip: tip, cursor: encodeCursor(next), caughtUp: true };
     }
 

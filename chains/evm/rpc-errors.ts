@@ -68,7 +68,6 @@ export function rpcErrorOf(error: { code?: unknown; message?: unknown; data?: un
 
 /** Upper block of the range a provider suggests: "[0x1, 0x2]" (Alchemy, Infura) or "retry with the range 1-2" (Reth). */
 function suggestedUpperBlock(message: string): bigint | null {
-  const m =
-    /\[\s*(0x[0-9a-f]+|\d+)\s*,\s*(0x[0-9a-f]+|\d+)\s*\]/i.exec(message) ?? /with the range (\d+)\s*-\s*(\d+)/i.exec(message);
+  const m = /\[\s*(0x[0-9a-f]+|\d+)\s*,\s*(0x[0-9a-f]+|\d+)\s*\]/i.exec(message) ?? /with the range (\d+)\s*-\s*(\d+)/i.exec(message);
   return m ? BigInt(m[2]!) : null;
 }

@@ -5,7 +5,10 @@ import { decodeCursor, encodeCursor } from '../../chains/evm/cursor.js';
 // The scanner's sparse checkpoints (chains/evm/checkpoints.ts): merged above the final height, thinned with the
 // final height's anchor and the newest half kept, and searched for the highest one still canonical in O(log n) reads.
 
-const cp = (height: number, branch = 'a'): Checkpoint => ({ height: BigInt(height), hash: `0x${branch}${height.toString(16).padStart(8, '0')}` });
+const cp = (height: number, branch = 'a'): Checkpoint => ({
+  height: BigInt(height),
+  hash: `0x${branch}${height.toString(16).padStart(8, '0')}`,
+});
 
 describe('checkpoints', () => {
   it('merges ascending, one per height, nothing below the floor', () => {
