@@ -1,9 +1,9 @@
 // EVM watcher at each network's block rate (issue 37, "Block rate"). Prints figures; never fails on a timing.
-//   npx tsx scripts/bench/evm-watcher-rates.ts [--polls 30] [--catch-up 5000]
+//   npx tsx scripts/bench/evm-watcher-rates.ts [--polls 20] [--catch-up 3000]
 // For each EVM network's block time and default poll interval, one Anvil node mines the blocks one poll interval would
 // hold between polls (no wall-clock wait), with a transfer to a watched address every 10th poll, and the scanner
 // (chains/evm/block-scanner.ts, through the adapter) polls: RPC calls per poll and per block while tracking the head.
-// Then a catch-up: `--catch-up` blocks behind, five transfers among them, polled until caught up.
+// Then a catch-up: `--catch-up` blocks behind, five transfers among them, polled until caught up (Arbitrum's policy).
 // Local only: one Anvil node on a random port; the watch set is in memory (the scanner's calls do not depend on it).
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -16,19 +16,20 @@ import { deployTokens, fund, makeAdapter, walletAt } from '../../test/support/ev
 // Block times and poll intervals: the integrator reads these from chains/registry.ts (the network registry of issue 37,
 // being written now); until then, this table. Finality: a depth for the chains that use one; Base and OP Mainnet use
 // the `finalized` tag (Anvil's lags 64 blocks); Arbitrum's tag lags L1 finality (~15 minutes, ~3,600 blocks), stood in
-// for by a depth of 3,600 since Anvil's tag cannot lag that far.
+// for by a depth of 1,200 (more than a poll's range already; Anvil's tag cannot lag that far, and mining thousands of
+// blocks is what makes this benchmark slow).
 const NETWORKS: Array<{ network: string; blockMs: number; pollMs: number; confirmation: ConfirmationPolicy }> = [
   { network: 'ethereum', blockMs: 12_000, pollMs: 4000, confirmation: { kind: 'depth', confirmations: 12 } },
   { network: 'bsc', blockMs: 750, pollMs: 1500, confirmation: { kind: 'depth', confirmations: 15 } },
   { network: 'polygon', blockMs: 2000, pollMs: 2000, confirmation: { kind: 'depth', confirmations: 128 } },
   { network: 'base', blockMs: 2000, pollMs: 2000, confirmation: { kind: 'finalized' } },
   { network: 'optimism', blockMs: 2000, pollMs: 2000, confirmation: { kind: 'finalized' } },
-  { network: 'arbitrum', blockMs: 250, pollMs: 1000, confirmation: { kind: 'depth', confirmations: 3600 } },
+  { network: 'arbitrum', blockMs: 250, pollMs: 1000, confirmation: { kind: 'depth', confirmations: 1200 } },
 ];
 /** Calls a poll may make besides one header per block holding a matched transfer (docs/chains.md, "Calls per poll"). */
 const BOUND = 7;
 
-const { values } = parseArgs({ options: { polls: { type: 'string', default: '30' }, 'catch-up': { type: 'string', default: '5000' } } });
+const { values } = parseArgs({ options: { polls: { type: 'string', default: '20' }, 'catch-up': { type: 'string', default: '3000' } } });
 const POLLS = Number(values.polls);
 const CATCH_UP = Number(values['catch-up']);
 
@@ -36,6 +37,7 @@ const node = await startAnvil({ chainId: 1 });
 const rows: string[] = [];
 const results: Array<Record<string, unknown>> = [];
 let met = true;
+let catchUpFigures: { blocks: number; polls: number; calls: number } | null = null;
 try {
   const [usdc] = await deployTokens(node, [{ symbol: 'USDC', shape: 'fiat', decimals: 6 }]);
   const payer = walletAt(1, node.provider);
@@ -65,8 +67,8 @@ try {
     }
   };
 
-  // Deep enough for every depth above (Arbitrum's 3,600).
-  await node.mine(4000);
+  // Deep enough for every depth above (Arbitrum's 1,200).
+  await node.mine(1300);
   for (const n of NETWORKS) {
     const adapter = makeAdapter(node, [usdc!], { confirmation: n.confirmation, maxBlockRange: 1000 });
     let cursor: CursorState = await adapter.initialCursor(BigInt(await node.provider.getBlockNumber()));
@@ -102,22 +104,27 @@ try {
       matchedBlocks += p.matched;
       worst = Math.max(worst, p.calls - p.matched);
     }
-    // Catch-up: CATCH_UP blocks behind, five transfers among them.
-    for (let k = 0; k < 5; k++) {
-      await pay();
-      await node.mine(Math.floor(CATCH_UP / 5) - 1);
+    // Catch-up (once, with the last network's policy: Arbitrum's far final height): CATCH_UP blocks behind, five
+    // transfers among them. Mining thousands of blocks is the slow part, so it is not repeated per network.
+    let catchUp = '';
+    if (n === NETWORKS.at(-1)) {
+      for (let k = 0; k < 5; k++) {
+        await pay();
+        await node.mine(Math.floor(CATCH_UP / 5) - 1);
+      }
+      const t0 = performance.now();
+      let cuPolls = 0;
+      let cuCalls = 0;
+      for (;;) {
+        const p = await poll();
+        cuPolls++;
+        cuCalls += p.calls;
+        worst = Math.max(worst, p.calls - p.matched);
+        if (p.caughtUp) break;
+      }
+      catchUpFigures = { blocks: CATCH_UP, polls: cuPolls, calls: cuCalls };
+      catchUp = ` | catch-up ${CATCH_UP} blocks: ${cuPolls} polls, ${cuCalls} calls (${(cuCalls / CATCH_UP).toFixed(3)}/block), ${((performance.now() - t0) / 1000).toFixed(1)} s`;
     }
-    const t0 = performance.now();
-    let cuPolls = 0;
-    let cuCalls = 0;
-    for (;;) {
-      const p = await poll();
-      cuPolls++;
-      cuCalls += p.calls;
-      worst = Math.max(worst, p.calls - p.matched);
-      if (p.caughtUp) break;
-    }
-    const cuSeconds = (performance.now() - t0) / 1000;
     const perPoll = calls / POLLS;
     const perBlock = blocks > 0 ? calls / blocks : Number.NaN;
     const bounded = worst <= BOUND;
@@ -126,7 +133,7 @@ try {
     rows.push(
       `  ${n.network.padEnd(9)} block ${String(n.blockMs / 1000).padStart(5)} s, poll ${String(n.pollMs / 1000).padStart(3)} s (${blocksPerPoll.toFixed(2).padStart(5)} blocks/poll): ` +
         `${perPoll.toFixed(2)} calls/poll, ${perBlock.toFixed(2)} calls/block, worst poll ${worst} + matched blocks (bound ${BOUND})` +
-        ` | catch-up ${CATCH_UP} blocks: ${cuPolls} polls, ${cuCalls} calls (${(cuCalls / CATCH_UP).toFixed(3)}/block), ${cuSeconds.toFixed(1)} s`,
+        catchUp,
     );
     results.push({
       network: n.network,
@@ -136,7 +143,6 @@ try {
       calls_per_block: Number(perBlock.toFixed(3)),
       worst_poll_without_matched: worst,
       matched_blocks: matchedBlocks,
-      catch_up: { blocks: CATCH_UP, polls: cuPolls, calls: cuCalls },
     });
   }
   console.log(`EVM watcher at each network's block rate: ${POLLS} polls tracking the head, then ${CATCH_UP} blocks of catch-up`);
@@ -151,6 +157,7 @@ try {
         target: `≤ ${BOUND} calls per poll + matched blocks, at any block rate`,
         met,
         networks: results,
+        catch_up: catchUpFigures,
       }),
     );
   }
