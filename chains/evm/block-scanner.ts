@@ -5,6 +5,7 @@ import { endpointFault, type FailoverJsonRpc, type PinnedRpc } from './failover-
 import { MissingBlockError, fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
 import { TRANSFER_TOPIC, decodeTransferLog } from './transfer-log.js';
 import { cursorAt, decodeCursor, encodeCursor, finalSeen, type ScanCursor } from './cursor.js';
+import { highestCanonical, mergeCheckpoints } from './checkpoints.js';
 
 /**
  * When a block is final: `confirmations` deep on the head, or at or below the node's `finalized` / `safe` block (and,
@@ -32,9 +33,17 @@ export class ChainMovedError extends RpcError {
 }
 
 /**
- * Scans Transfer logs of the registry's token contracts block range by block range. RPC calls per poll: head,
- * final height (tag mode), the cursor tip's header, one getLogs per range, and headers of unconfirmed blocks plus
- * blocks holding a matched transfer. None of it depends on the number of watched addresses: matching is local.
+ * Scans Transfer logs of the registry's token contracts block range by block range. RPC calls per poll, whatever the
+ * number of blocks in the range (docs/chains.md, "Calls per poll"): the head (pin), the final height's header (tag
+ * mode), the range end's header twice (before and after its logs), the cursor tip's header, one getLogs per range (more
+ * only when a provider refuses a range as too large), the final height's header when no checkpoint holds it yet, and
+ * the headers of blocks holding a matched transfer. None of it depends on the number of watched addresses either:
+ * matching is local.
+ *
+ * Consistency within a poll: the range end's hash is read before anything else of the poll and again after its logs.
+ * A changed block at or below the range end changes the range end's hash, so equal hashes mean that the tip check, the
+ * final height's header and the logs were all answered from one chain, the one ending at that block (unless the node
+ * left that chain and came back to it between the two reads); different hashes fail the poll (ChainMovedError).
  */
 export class BlockScanner {
   readonly #o: BlockScannerOptions;
@@ -55,11 +64,19 @@ export class BlockScanner {
 
   /** Head and final height, both from one pinned endpoint (and agreed by the quorum when one is configured). */
   async head(pinned?: PinnedRpc): Promise<{ latest: bigint; final: bigint }> {
-    const rpc = pinned ?? (await this.#o.rpc.pin());
+    const { latest, final } = await this.#finality(pinned ?? (await this.#o.rpc.pin()));
+    return { latest, final };
+  }
+
+  /** head(), with the final block's header when reading the final height read it (tag mode, quorum). */
+  async #finality(rpc: PinnedRpc): Promise<{ latest: bigint; final: bigint; finalRef: HeaderRef | null }> {
     const latest = rpc.head;
-    let final = await this.#finalOf(rpc);
-    if ((this.#o.finalityQuorum ?? 1) > 1) final = await this.#quorumFinal(rpc, final);
-    return { latest, final: final < latest ? final : latest };
+    const c = this.#o.confirmation;
+    let ref = c.kind === 'finalized' ? await fetchHeader(rpc, 'finalized') : null;
+    let final = ref ? ref.height : latest - BigInt(c.kind === 'depth' ? c.confirmations : 0) + 1n;
+    if ((this.#o.finalityQuorum ?? 1) > 1) ({ final, ref } = await this.#quorumFinal(rpc, final));
+    if (final > latest) final = latest;
+    return { latest, final, finalRef: ref?.height === final ? ref : null };
   }
 
   async #finalOf(rpc: PinnedRpc): Promise<bigint> {
@@ -74,7 +91,7 @@ export class BlockScanner {
    * The final height agreed by `finalityQuorum` endpoints: the lowest of their final heights, and only when they all
    * hold the same block there. Fewer endpoints answering, or two hashes, fail the poll (nothing is confirmed).
    */
-  async #quorumFinal(pinned: PinnedRpc, final: bigint): Promise<bigint> {
+  async #quorumFinal(pinned: PinnedRpc, final: bigint): Promise<{ final: bigint; ref: HeaderRef | null }> {
     const q = this.#o.finalityQuorum ?? 1;
     const votes: Array<{ rpc: PinnedRpc; final: bigint }> = [{ rpc: pinned, final }];
     for (const other of this.#o.rpc.others(pinned)) {
@@ -88,23 +105,20 @@ export class BlockScanner {
     if (votes.length < q) throw new RpcError('unavailable', `finality quorum: ${votes.length} of ${q} endpoints answered`);
     let agreed = votes.reduce((m, v) => minBig(m, v.final), final);
     if (agreed < 0n) agreed = 0n;
-    const hashes = await Promise.all(
+    const headers = await Promise.all(
       votes.map((v) =>
-        fetchHeader(v.rpc, agreed).then(
-          (h) => h.hash,
-          (e: unknown) => {
-            throw new RpcError('unavailable', `finality quorum: ${v.rpc.label} has no block ${agreed}: ${(e as Error).message}`);
-          },
-        ),
+        fetchHeader(v.rpc, agreed).catch((e: unknown) => {
+          throw new RpcError('unavailable', `finality quorum: ${v.rpc.label} has no block ${agreed}: ${(e as Error).message}`);
+        }),
       ),
     );
-    if (new Set(hashes).size > 1) {
+    if (new Set(headers.map((h) => h.hash)).size > 1) {
       throw new RpcError(
         'unavailable',
-        `finality quorum: endpoints disagree on block ${agreed} (${votes.map((v, i) => `${v.rpc.label}=${hashes[i]}`).join(', ')})`,
+        `finality quorum: endpoints disagree on block ${agreed} (${votes.map((v, i) => `${v.rpc.label}=${headers[i]!.hash}`).join(', ')})`,
       );
     }
-    return agreed;
+    return { final: agreed, ref: headers[0]! };
   }
 
   async initialCursor(startHeight?: bigint): Promise<ScanCursor> {
@@ -134,50 +148,75 @@ export class BlockScanner {
   }
 
   async #poll(rpc: PinnedRpc, cursor: ScanCursor, watch: WatchSet): Promise<PollResult> {
-    const { latest, final } = await this.head(rpc);
+    const latest = rpc.head;
+    const tip = cursor.tip;
+    const from = tip.height + 1n;
+    // 1. The range end, read first (and again after the logs, step 4).
+    const rangeEnd = latest > tip.height ? minBig(latest, from + BigInt(this.#span) - 1n) : null;
+    const before = rangeEnd === null ? null : await fetchHeader(rpc, rangeEnd);
+    const { final, finalRef } = await this.#finality(rpc);
     await watch.sync();
 
-    const caughtUpResult = (): PollResult => ({
-      rollbackAbove: null,
-      transfers: [],
-      finalHeight: final,
-      processedTip: cursor.tip,
-      cursor: encodeCursor({ ...cursor, final: finalSeen(cursor, final) }),
-      caughtUp: true,
-    });
-    // An endpoint behind the block we already processed (failover to a slower node): nothing to read from it yet.
-    if (latest < cursor.tip.height) return caughtUpResult();
+    // An endpoint behind the block we already processed (failover to a slower node): nothing to read from it yet, and
+    // nothing confirmed beyond what the cursor already anchors.
+    if (latest < tip.height) {
+      const anchored = cursor.final ?? final;
+      return {
+        rollbackAbove: null,
+        transfers: [],
+        finalHeight: minBig(final, anchored),
+        processedTip: tip,
+        cursor: encodeCursor({ ...cursor, final: anchored }),
+        caughtUp: true,
+      };
+    }
 
-    // 1. Is the block we stopped at still canonical? If not, walk back to the common ancestor.
-    const tipNow = await fetchHeader(rpc, cursor.tip.height);
-    if (tipNow.hash !== cursor.tip.hash) {
-      if (this.#o.rpc.size > 1) await this.#confirmReorg(rpc, cursor.tip.height, cursor.tip.hash, tipNow.hash);
+    // 2. The final height this poll reports needs a checkpoint once the tip reaches it (the rollback's ancestor search
+    //    then never goes below it for a reorg that left it in place, so never raises a false DeepReorgError). Read
+    //    before the tip check (or inside the range end's two reads): a block replaced in between fails that check.
+    const record = finalSeen(cursor, final);
+    const reach = rangeEnd ?? tip.height;
+    const needAnchor = record >= 0n && record <= reach && !cursor.recent.some((c) => c.height === record);
+    const readAnchor = async () => (needAnchor ? (finalRef?.height === record ? finalRef : await fetchHeader(rpc, record)) : null);
+    let anchor: HeaderRef | null;
+    let tipNow: HeaderRef;
+    if (before) [tipNow, anchor] = await Promise.all([fetchHeader(rpc, tip.height), readAnchor()]);
+    else {
+      anchor = await readAnchor();
+      tipNow = await fetchHeader(rpc, tip.height);
+    }
+
+    // Is the block we stopped at still canonical? If not, walk back to the highest checkpoint still canonical.
+    if (tipNow.hash !== tip.hash) {
+      if (this.#o.rpc.size > 1) await this.#confirmReorg(rpc, tip.height, tip.hash, tipNow.hash);
       return this.#rollback(rpc, cursor, final);
     }
 
-    if (latest <= cursor.tip.height) return caughtUpResult();
-
-    // 2. Logs of the token contracts over the next range (adaptive size).
-    const from = cursor.tip.height + 1n;
-    const { logs, to } = await this.#getLogs(rpc, from, minBig(latest, from + BigInt(this.#span) - 1n));
-
-    // 3. Headers: every block above the final height (linked by parent hash), the final one that anchors them,
-    //    every block with a matched transfer (for its timestamp), and the range end.
-    const all = logs.flatMap((log) => this.#match(log, watch));
-    const matched = all.filter((m) => m.incoming);
-    const heights = new Set<bigint>([to]);
-    for (let h = maxBig(from, final); h <= to; h++) heights.add(h);
-    for (const m of all) heights.add(m.blockNumber);
-    const headers = new Map<bigint, HeaderRef>();
-    await Promise.all([...heights].map((h) => this.#limit(async () => headers.set(h, await fetchHeader(rpc, h)))));
-
-    // 4. Linkage: each unconfirmed block's parent is the block before it (or the cursor tip).
-    for (let h = maxBig(from, final); h <= to; h++) {
-      const parent = h === from ? cursor.tip.hash : headers.get(h - 1n)?.hash;
-      if (parent !== undefined && headers.get(h)!.parentHash !== parent) {
-        throw new ChainMovedError(`block ${h} does not link to its parent`);
-      }
+    if (rangeEnd === null || before === null) {
+      const next: ScanCursor = {
+        tip,
+        recent: mergeCheckpoints(cursor.recent, anchor ? [anchor] : [], minBig(record, tip.height)),
+        final: record,
+      };
+      return { rollbackAbove: null, transfers: [], finalHeight: final, processedTip: tip, cursor: encodeCursor(next), caughtUp: true };
     }
+
+    // 3. Logs of the token contracts over the next range (adaptive size).
+    const { logs, to } = await this.#getLogs(rpc, from, rangeEnd);
+
+    // 4. Headers: the new tip (when a provider made the range shorter), blocks with a matched transfer (for their
+    //    timestamps), and the range end again, which must not have changed since step 1.
+    const all = logs.flatMap((log) => this.#match(log, watch));
+    const headers = new Map<bigint, HeaderRef>([[rangeEnd, before]]);
+    if (anchor) headers.set(anchor.height, anchor);
+    if (!headers.has(to)) headers.set(to, await fetchHeader(rpc, to)); // before the second read: inside the bracket
+    const missing = [...new Set(all.map((m) => m.blockNumber))].filter((h) => !headers.has(h));
+    const [after] = await Promise.all([
+      fetchHeader(rpc, rangeEnd),
+      ...missing.map((h) => this.#limit(async () => headers.set(h, await fetchHeader(rpc, h)))),
+    ]);
+    if (after.hash !== before.hash) throw new ChainMovedError(`block ${rangeEnd} changed while its range was read`);
+
     const transfers: ObservedTransfer[] = [];
     const outgoing: ObservedTransfer[] = [];
     for (const m of all) {
@@ -191,13 +230,12 @@ export class BlockScanner {
     outgoing.sort(chainOrder);
 
     const tipHeader = headers.get(to)!;
-    const recent = cursor.recent.filter((b) => b.height >= final - 1n);
-    for (let h = maxBig(from, final - 1n); h <= to; h++) {
-      const hd = headers.get(h);
-      if (hd) recent.push({ height: hd.height, hash: hd.hash });
-    }
-    if (recent.at(-1)?.height !== to) recent.push({ height: to, hash: tipHeader.hash });
-    const next: ScanCursor = { tip: { height: to, hash: tipHeader.hash, time: tipHeader.time }, recent, final: finalSeen(cursor, final) };
+    const added = [...all.map((m) => headers.get(m.blockNumber)!), ...(anchor && anchor.height <= to ? [anchor] : []), tipHeader];
+    const next: ScanCursor = {
+      tip: { height: to, hash: tipHeader.hash, time: tipHeader.time },
+      recent: mergeCheckpoints(cursor.recent, added, minBig(record, to)),
+      final: record,
+    };
     return {
       rollbackAbove: null,
       transfers,
@@ -234,36 +272,45 @@ export class BlockScanner {
     throw new RpcError('unavailable', `reorg signal at block ${height} from ${pinned.label} not confirmed: no other endpoint answered`);
   }
 
+  /**
+   * Rolls back above the highest checkpoint still canonical (possibly below the real common ancestor when the blocks
+   * between hold no checkpoint: they are re-scanned, and their transfers observed again, idempotently). Blocks holding
+   * a matched transfer are checkpoints, so a rollback only orphans transfers of blocks that were really replaced,
+   * unless thinning (chains/evm/checkpoints.ts) dropped their checkpoint.
+   */
   async #rollback(rpc: PinnedRpc, cursor: ScanCursor, final: bigint): Promise<PollResult> {
-    const candidates = cursor.recent.filter((b) => b.height < cursor.tip.height).reverse();
-    for (const b of candidates) {
-      const now = await fetchHeader(rpc, b.height);
-      if (now.hash !== b.hash) continue;
-      // Blocks above the ancestor were replaced. If one of them was at or below a final height reported with the
-      // cursor, a credit may already have been confirmed from it: a reorg deeper than the policy, for an operator.
-      // Judged by the cursor's own final height, not the new branch's: a shallow reorg seen only once the new branch
-      // has grown past the replaced blocks by the confirmation depth (a watcher behind, or a reorg that extends the
-      // chain) replaced nothing that was ever final (simulator seed 108).
-      const confirmedThrough = cursor.final ?? final;
-      if (b.height + 1n <= confirmedThrough)
-        throw new DeepReorgError(`reorg replaced block ${b.height + 1n} at or below final height ${confirmedThrough}`);
-      const recent = cursor.recent.filter((r) => r.height <= b.height);
-      // This step confirms credits up to the ancestor at most (every provisional one above it is rolled back).
-      const next: ScanCursor = {
-        tip: { height: now.height, hash: now.hash, time: now.time },
-        recent,
-        final: finalSeen(cursor, final < b.height ? final : b.height),
-      };
-      return {
-        rollbackAbove: b.height,
-        transfers: [],
-        finalHeight: final,
-        processedTip: next.tip,
-        cursor: encodeCursor(next),
-        caughtUp: false,
-      };
-    }
-    throw new DeepReorgError(`reorg deeper than the tracked unconfirmed blocks below height ${cursor.tip.height}`);
+    const candidates = cursor.recent.filter((b) => b.height < cursor.tip.height);
+    const seen = new Map<bigint, HeaderRef>();
+    const b = await highestCanonical(candidates, async (c) => {
+      const now = await fetchHeader(rpc, c.height);
+      seen.set(c.height, now);
+      return now.hash === c.hash;
+    });
+    if (!b) throw new DeepReorgError(`reorg deeper than the tracked unconfirmed blocks below height ${cursor.tip.height}`);
+    const now = seen.get(b.height)!;
+    // Blocks above the ancestor were replaced. If one of them was at or below a final height reported with the
+    // cursor, a credit may already have been confirmed from it: a reorg deeper than the policy, for an operator.
+    // Judged by the cursor's own final height, not the new branch's: a shallow reorg seen only once the new branch
+    // has grown past the replaced blocks by the confirmation depth (a watcher behind, or a reorg that extends the
+    // chain) replaced nothing that was ever final (simulator seed 108).
+    const confirmedThrough = cursor.final ?? final;
+    if (b.height + 1n <= confirmedThrough)
+      throw new DeepReorgError(`reorg replaced block ${b.height + 1n} at or below final height ${confirmedThrough}`);
+    const recent = cursor.recent.filter((r) => r.height <= b.height);
+    // This step confirms credits up to the ancestor at most (every provisional one above it is rolled back), and only
+    // up to a checkpoint, so that the cursor's final height keeps its anchor.
+    const reach = minBig(final, b.height);
+    const anchored = recent.filter((r) => r.height <= reach).at(-1)?.height ?? reach;
+    const record = finalSeen(cursor, anchored);
+    const next: ScanCursor = { tip: { height: now.height, hash: now.hash, time: now.time }, recent, final: record };
+    return {
+      rollbackAbove: b.height,
+      transfers: [],
+      finalHeight: minBig(final, record),
+      processedTip: next.tip,
+      cursor: encodeCursor(next),
+      caughtUp: false,
+    };
   }
 
   async #getLogs(rpc: PinnedRpc, from: bigint, to: bigint): Promise<{ logs: RpcLog[]; to: bigint }> {
@@ -324,4 +371,3 @@ export class BlockScanner {
 const chainOrder = (a: ObservedTransfer, b: ObservedTransfer): number =>
   a.block.height === b.block.height ? a.logIndex - b.logIndex : a.block.height < b.block.height ? -1 : 1;
 const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
-const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);

@@ -1,4 +1,4 @@
-import { RpcError, classifyRpcError } from './rpc-errors.js';
+import { RpcError, rpcErrorOf } from './rpc-errors.js';
 
 // Minimal JSON-RPC over HTTP. One call = one HTTP request (counted, for the "RPC calls per block" figure).
 // No retries here: retry policy belongs to the caller (adaptive ranges in the scanner, backoff in the watcher).
@@ -64,7 +64,7 @@ export class JsonRpcClient implements RpcCaller {
     }
     if (!Array.isArray(parsed)) {
       const error = (parsed as { error?: { code?: number; message?: string } }).error;
-      if (error) throw classifyRpcError(Number(error.code ?? 0), String(error.message ?? ''));
+      if (error) throw rpcErrorOf(error, requests[0]!.method);
       throw new RpcError('bad_response', `${what}: HTTP ${status}, not a batch answer`);
     }
     if (!ok) throw new RpcError('unavailable', `${what}: HTTP ${status}`, status);
@@ -74,7 +74,7 @@ export class JsonRpcClient implements RpcCaller {
     return requests.map((r, i): RpcBatchItem<T> => {
       const item = byId.get(first + i);
       if (!item) return { ok: false, error: new RpcError('bad_response', `${r.method}: no answer in the batch`) };
-      if (item.error) return { ok: false, error: classifyRpcError(Number(item.error.code ?? 0), String(item.error.message ?? '')) };
+      if (item.error) return { ok: false, error: rpcErrorOf(item.error, r.method) };
       if (!('result' in item)) return { ok: false, error: new RpcError('bad_response', `${r.method}: no result`) };
       return { ok: true, result: item.result as T };
     });
@@ -105,7 +105,7 @@ export class JsonRpcClient implements RpcCaller {
     } catch {
       throw new RpcError('bad_response', `${method}: HTTP ${status}, body is not JSON`);
     }
-    if (parsed.error) throw classifyRpcError(Number(parsed.error.code ?? 0), String(parsed.error.message ?? ''));
+    if (parsed.error) throw rpcErrorOf(parsed.error, method);
     if (!ok) throw new RpcError('unavailable', `${method}: HTTP ${status}`, status);
     if (!('result' in parsed)) throw new RpcError('bad_response', `${method}: no result`);
     return parsed.result as T;

@@ -24,6 +24,7 @@ const BENCHES: Bench[] = [
   },
   { name: 'signed API', file: 'api.ts', full: ['--seconds', '10'], quick: ['--seconds', '2', '--connections', '8'] },
   { name: 'EVM watcher', file: 'evm-watcher.ts', full: [], quick: ['--addresses', '2000', '--blocks', '1', '--per-block', '500'] },
+  { name: 'EVM watcher block rates', file: 'evm-watcher-rates.ts', full: [], quick: ['--polls', '10', '--catch-up', '1000'] },
   { name: 'refund payouts', file: 'refunds.ts', full: [], quick: ['--refunds', '50'] },
   { name: 'subscriptions', file: 'subscriptions.ts', full: [], quick: ['--subscriptions', '100', '--customers', '10'] },
   { name: 'reconcile', file: 'reconcile.ts', full: [], quick: ['--addresses', '2000'] },

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 
 // A JSON-RPC proxy in front of a node that injects the failures providers really produce: JSON-RPC errors, hangs
 // (the client times out), HTTP 429 and 5xx, and "range too large" answers to eth_getLogs over more than
-// `maxLogsRange` blocks. Faults are drawn from a seeded PRNG so a failing run can be replayed.
+// `maxLogsRange` blocks (and a bare "limit exceeded" to one answering more than `maxLogsResults` logs: a fake of a
+// provider's result cap). Faults are drawn from a seeded PRNG so a failing run can be replayed.
 // It can also play a node that lies about the chain: `headLag` (a node N blocks behind: its head, its blocks and its
 // logs stop N blocks below the real head), `headAhead` (a head number N blocks beyond the real one, without the
 // blocks) and `forgeHashes` (every block and log hash rewritten, as a node on another fork would answer).
@@ -17,6 +18,11 @@ export interface FaultOptions {
   http5xxRate?: number;
   /** eth_getLogs spanning more blocks than this answers a provider-style range error. */
   maxLogsRange?: number;
+  /**
+   * eth_getLogs whose answer holds more logs than this answers EIP-1474's bare `-32005 "limit exceeded"` instead (the
+   * wording of geth-based public endpoints capping results; chains/evm/rpc-errors.ts reads it as a range to shrink).
+   */
+  maxLogsResults?: number;
   /** How long a "timeout" request hangs before the socket is destroyed. */
   hangMs?: number;
   headLag?: number;
@@ -129,6 +135,13 @@ export async function startFaultProxy(options: FaultOptions): Promise<FaultProxy
           })
         : await fetch(o.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       let text = await upstream.text();
+      if (msg.method === 'eth_getLogs' && o.maxLogsResults !== undefined && upstream.ok) {
+        const logs = (JSON.parse(text) as { result?: unknown[] }).result;
+        if (Array.isArray(logs) && logs.length > o.maxLogsResults) {
+          counts.range++;
+          return reply(200, { jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32005, message: 'limit exceeded' } });
+        }
+      }
       if (upstream.ok && (o.headLag || o.headAhead || o.forgeHashes || o.finalAhead) && msg.method)
         text = await rewrite(msg.method, msg.params ?? [], text);
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
