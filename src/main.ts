@@ -128,7 +128,12 @@ export async function start(
     });
     stops.push(() => expiry.stop());
     if (config.RECONCILE_INTERVAL_MS > 0) {
-      const job = startReconcileJob({ db: sessionDb, adapters, intervalMs: config.RECONCILE_INTERVAL_MS, log: log.child({ role: 'reconcile' }) });
+      const job = startReconcileJob({
+        db: sessionDb,
+        adapters,
+        intervalMs: config.RECONCILE_INTERVAL_MS,
+        log: log.child({ role: 'reconcile' }),
+      });
       stops.push(() => job.stop());
     }
     // Outbox → BullMQ → merchant endpoints. The relay wakes on NOTIFY and polls as a fallback.

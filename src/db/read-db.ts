@@ -112,12 +112,11 @@ export function createReadDb(url: string | undefined, primary: Db, opts: ReadDbO
         select pg_is_in_recovery() as recovery,
                case when ${primaryLsn}::text is null then null
                     else pg_last_wal_replay_lsn() >= ${primaryLsn}::pg_lsn end as caught_up,
-               floor(extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::int8 as behind_ms`.execute(
-        replica,
-      );
+               floor(extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::int8 as behind_ms`.execute(replica);
       const row = r.rows[0]!;
       // Not in recovery: READ_DATABASE_URL names a primary (a test, or a misconfiguration that costs nothing).
-      const ms = !row.recovery || row.caught_up ? 0 : row.behind_ms === null ? Number.POSITIVE_INFINITY : Math.max(0, Number(row.behind_ms));
+      const ms =
+        !row.recovery || row.caught_up ? 0 : row.behind_ms === null ? Number.POSITIVE_INFINITY : Math.max(0, Number(row.behind_ms));
       markUp(ms);
       return 'up';
     } catch (err) {

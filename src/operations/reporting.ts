@@ -11,6 +11,10 @@ export interface ReportingSource {
   reads?: ReadDb | undefined;
 }
 
-export function reportingRead<T>(src: ReportingSource, fn: (db: ReportingDb) => Promise<T>, policy: ReplicaPolicy = 'fallback'): Promise<T> {
+export function reportingRead<T>(
+  src: ReportingSource,
+  fn: (db: ReportingDb) => Promise<T>,
+  policy: ReplicaPolicy = 'fallback',
+): Promise<T> {
   return src.reads ? src.reads.read(fn, policy) : fn(src.db as ReportingDb);
 }

@@ -19,7 +19,8 @@ export function reportingReadsFor(config: Config, primary: Db, log: Logger): Rea
         const now = e.ms > config.READ_REPLICA_MAX_LAG_MS;
         if (now !== lagging) {
           lagging = now;
-          if (now) log.warn({ lagMs: e.ms, maxLagMs: config.READ_REPLICA_MAX_LAG_MS }, 'read replica lags: reporting reads go to the primary');
+          if (now)
+            log.warn({ lagMs: e.ms, maxLagMs: config.READ_REPLICA_MAX_LAG_MS }, 'read replica lags: reporting reads go to the primary');
           else log.info({ lagMs: e.ms }, 'read replica caught up: reporting reads go to it again');
         }
         return;

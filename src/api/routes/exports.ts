@@ -28,7 +28,8 @@ const exportQuery = z.strictObject({
 // is down, 503 replica_unavailable before the first byte (policy `fail`): any merchant can start exports at will, and
 // an outage of the replica must not move them onto the primary that takes the payments.
 export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; reads?: ReadDb | undefined; chains: ChainLookup }): void {
-  const read = <T>(fn: (db: ReportingDb) => Promise<T>): Promise<T> => (deps.reads ? deps.reads.read(fn, 'fail') : fn(deps.db as ReportingDb));
+  const read = <T>(fn: (db: ReportingDb) => Promise<T>): Promise<T> =>
+    deps.reads ? deps.reads.read(fn, 'fail') : fn(deps.db as ReportingDb);
   app.get('/exports/:kind', async (req, reply) => {
     const auth = req.auth!;
     const kind = (req.params as { kind?: string }).kind ?? '';
