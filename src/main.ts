@@ -74,7 +74,7 @@ export async function start(
 
   // DATABASE_POOL_MODE=transaction (docs/deploy.md "PgBouncer"): DATABASE_URL is a bouncer; what holds session state
   // (the migration lock, the watchers' leader locks, the reconcile lock, the relay's LISTEN) uses DATABASE_DIRECT_URL.
-  const directUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  const directUrl = config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL;
   await ensureDatabase(directUrl);
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const sessionDb = directUrl === config.DATABASE_URL ? db : createDb(directUrl, config.DATABASE_POOL_SIZE);

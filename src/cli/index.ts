@@ -85,7 +85,7 @@ async function main(argv: string[]): Promise<void> {
   useOperatorSettings();
   const config = loadConfig();
   // Operator commands take session locks (migrate, reconcile): never through a transaction-pooling bouncer.
-  const dbUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  const dbUrl = config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL;
   await ensureDatabase(dbUrl);
   const db = createDb(dbUrl, 2);
   try {

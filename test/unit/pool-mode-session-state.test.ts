@@ -64,7 +64,10 @@ describe('session state, for transaction pooling', () => {
     const main = readFileSync('src/main.ts', 'utf8');
     for (const [f, handoff] of Object.entries(ALLOWED)) expect(handoff.test(main), `${f} via ${handoff}`).toBe(true);
     const cli = readFileSync('src/cli/index.ts', 'utf8');
-    expect(cli).toContain('config.DATABASE_DIRECT_URL ?? config.DATABASE_URL');
+    const direct =
+      "config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL";
+    expect(cli.replace(/\s+/g, ' ')).toContain(direct);
+    expect(main.replace(/\s+/g, ' ')).toContain(`const directUrl = ${direct}`);
   });
 
   it('a process with session-holding roles refuses transaction mode without DATABASE_DIRECT_URL', () => {
