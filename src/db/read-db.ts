@@ -80,6 +80,7 @@ export function createReadDb(url: string | undefined, primary: Db, opts: ReadDbO
   const replica = createDb(url, opts.poolSize ?? 5, { connectTimeoutMs: opts.connectTimeoutMs ?? 2000 });
   const lagCheckMs = opts.lagCheckMs ?? 1000;
   const retryMs = opts.retryMs ?? 5000;
+  const probeTimeoutMs = (opts.connectTimeoutMs ?? 2000) * 2;
   let status: 'unknown' | 'up' | 'down' = 'unknown';
   let lag: number | null = null;
   let timer: NodeJS.Timeout | undefined;
@@ -108,11 +109,17 @@ export function createReadDb(url: string | undefined, primary: Db, opts: ReadDbO
       // The primary's own trouble is not the replica's: measure against nothing (the replay timestamp decides).
     }
     try {
-      const r = await sql<{ recovery: boolean; caught_up: boolean | null; behind_ms: bigint | null }>`
+      const probe = sql<{ recovery: boolean; caught_up: boolean | null; behind_ms: bigint | null }>`
         select pg_is_in_recovery() as recovery,
                case when ${primaryLsn}::text is null then null
                     else pg_last_wal_replay_lsn() >= ${primaryLsn}::pg_lsn end as caught_up,
                floor(extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::int8 as behind_ms`.execute(replica);
+      // A replica that accepts the connection but never answers (a hung host) is down too, or probing would stop here.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the replica did not answer its probe within ${probeTimeoutMs} ms`)), probeTimeoutMs);
+      });
+      const r = await Promise.race([probe, timeout]).finally(() => clearTimeout(timer));
       const row = r.rows[0]!;
       // Not in recovery: READ_DATABASE_URL names a primary (a test, or a misconfiguration that costs nothing).
       const ms =
