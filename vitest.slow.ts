@@ -32,6 +32,10 @@ export const SLOW_SCENARIOS = [
   'test/integration/console-users-cli.test.ts', // `console user ...` as child processes (~50 s)
   'test/integration/solana-sweep-late-payment.test.ts', // payments landing between a batch and its close (~30 s)
   'test/integration/reconcile-scheduled-slot.test.ts', // two reconcile schedulers, one claim per slot (~33 s)
+  // Issue 38: reporting reads on a real streaming standby (private primary + pg_basebackup -R), paused replay, the lag
+  // bound, the standby stopped while a session is paid; runs in CI (.ci/run). Its quick subset in `npm test`:
+  // test/integration/read-db-routing.test.ts.
+  'test/integration/read-replica.test.ts', // (~30 s)
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).

@@ -28,6 +28,16 @@ export const configSchema = z
     PORT: int(0, 65535).default(3000),
     DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/stablepay'),
     DATABASE_POOL_SIZE: int(1, 200).default(10),
+    // PgBouncer (docs/deploy.md "Connection budget"): `transaction` when DATABASE_URL is a bouncer in transaction
+    // pooling; what holds session state (migrations' and reconcile's advisory locks, the watchers' leader locks, the
+    // outbox relay's LISTEN) then uses DATABASE_DIRECT_URL, a direct connection to PostgreSQL.
+    DATABASE_POOL_MODE: z.enum(['direct', 'transaction']).default('direct'),
+    DATABASE_DIRECT_URL: url.optional(),
+    // Reporting reads (docs/deploy.md "Read replica"): exports and the console's lists read this streaming replica,
+    // unless it lags more than READ_REPLICA_MAX_LAG_MS behind the primary or is down. Unset: the primary.
+    READ_DATABASE_URL: url.optional(),
+    READ_DATABASE_POOL_SIZE: int(1, 200).default(5),
+    READ_REPLICA_MAX_LAG_MS: int(0, 3_600_000).default(5000),
     REDIS_URL: url.default('redis://127.0.0.1:6379'),
     REDIS_KEY_PREFIX: z.string().default('sp'),
     PUBLIC_BASE_URL: url.default('http://localhost:3000'),
@@ -142,6 +152,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
+  if (c.DATABASE_POOL_MODE === 'transaction' && c.DATABASE_DIRECT_URL === undefined && sessionStateRoles(c).length > 0) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DATABASE_DIRECT_URL: is required with DATABASE_POOL_MODE=transaction for ${sessionStateRoles(c).join(', ')} ` +
+        '(session-level advisory locks or LISTEN cannot go through a transaction-pooling bouncer)',
+    );
+  }
   const publicBase = c.PUBLIC_BASE_URL.replace(/\/$/, '');
   return {
     ...c,
@@ -153,4 +169,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** Loads ./.env into process.env when present (values already in the environment win). */
 export function loadDotEnv(path = '.env'): void {
   if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/** What of this process needs a session of its own (docs/deploy.md "PgBouncer"): never through transaction pooling. */
+export function sessionStateRoles(c: { ROLES: string[]; MIGRATE_ON_START: boolean }): string[] {
+  return [
+    ...(c.MIGRATE_ON_START ? ['MIGRATE_ON_START (the migration lock)'] : []),
+    ...(c.ROLES.includes('watcher') ? ['the watcher role (leader locks)'] : []),
+    ...(c.ROLES.includes('worker') ? ['the worker role (reconcile lock, outbox LISTEN)'] : []),
+  ];
 }

@@ -4,6 +4,7 @@ import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { createDb } from './db/database.js';
+import { reportingReadsFor } from './start/read-replica.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createExpiryScheduler, startExpiryWorker } from './jobs/session-expiry.js';
@@ -74,9 +75,14 @@ export async function start(
   // TRON, Solana: how far back the restore guard reads a wallet's outgoing transactions after a start.
   const walletLookbackMs = config.OUTBOUND_WALLET_LOOKBACK_HOURS * 3_600_000;
 
-  await ensureDatabase(config.DATABASE_URL);
+  // DATABASE_POOL_MODE=transaction (docs/deploy.md "PgBouncer"): DATABASE_URL is a bouncer; what holds session state
+  // (the migration lock, the watchers' leader locks, the reconcile lock, the relay's LISTEN) uses DATABASE_DIRECT_URL.
+  const directUrl = config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL;
+  await ensureDatabase(directUrl);
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  if (config.MIGRATE_ON_START) await migrateToLatest(db);
+  const sessionDb = directUrl === config.DATABASE_URL ? db : createDb(directUrl, config.DATABASE_POOL_SIZE);
+  if (config.MIGRATE_ON_START) await migrateToLatest(sessionDb);
+  const reads = reportingReadsFor(config, db, log.child({ role: 'read-replica' }));
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log.warn({ err }, 'redis connection error')); // reconnects on its own; /readyz reports it
   const box = new SecretBox(config.MASTER_KEY);
@@ -111,7 +117,7 @@ export async function start(
   stops.push(() => processMetrics.stop());
 
   if (config.ROLES.includes('watcher') && adapters.size > 0) {
-    const watchers = await startChainWatchers({ db, settings: watcherSettings, log: log.child({ role: 'watcher' }), adapters });
+    const watchers = await startChainWatchers({ db: sessionDb, settings: watcherSettings, log: log.child({ role: 'watcher' }), adapters });
     stops.push(() => watchers.stop());
   }
 
@@ -136,7 +142,12 @@ export async function start(
       stops.push(() => job.stop());
     }
     if (config.RECONCILE_INTERVAL_MS > 0) {
-      const job = startReconcileJob({ db, adapters, intervalMs: config.RECONCILE_INTERVAL_MS, log: log.child({ role: 'reconcile' }) });
+      const job = startReconcileJob({
+        db: sessionDb,
+        adapters,
+        intervalMs: config.RECONCILE_INTERVAL_MS,
+        log: log.child({ role: 'reconcile' }),
+      });
       stops.push(() => job.stop());
     }
     // Outbox → BullMQ → merchant endpoints. The relay wakes on NOTIFY and polls as a fallback.
@@ -146,7 +157,7 @@ export async function start(
       db,
       redis,
       prefix: config.REDIS_KEY_PREFIX,
-      databaseUrl: config.DATABASE_URL,
+      databaseUrl: directUrl,
       batchSize: webhooks.relayBatchSize,
       pollIntervalMs: webhooks.relayPollMs,
       logger: wlog,
@@ -238,6 +249,7 @@ export async function start(
   const consoleParts = (enqueuePayout: (id: string) => Promise<void>) => ({
     config,
     db,
+    reads,
     redis,
     box,
     chains: adapters,
@@ -280,6 +292,7 @@ export async function start(
     const depositSetupScheduler = createDepositSetupScheduler(queueCtx);
     const app = await buildServer({
       db,
+      reads,
       redis,
       box,
       rates: createRateService({
@@ -357,6 +370,8 @@ export async function start(
     async stop() {
       for (const s of stops) await s();
       redis.disconnect();
+      await reads.destroy();
+      if (sessionDb !== db) await sessionDb.destroy();
       await db.destroy();
     },
   };

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { ReadDb } from '../db/read-db.js';
 import { ApiError, invalidRequest } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { RateService } from '../rates/index.js';
@@ -25,6 +26,8 @@ import { BusinessIdLogController } from './request-log.js';
 
 export interface ServerDeps {
   db: Db;
+  /** Reporting reads (the merchant exports): the read replica (READ_DATABASE_URL); absent: `db`. */
+  reads?: ReadDb;
   redis: Redis;
   box: SecretBox;
   rates: RateService;
@@ -189,7 +192,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     registerSessionRoutes(scope, deps);
     const chains = deps.chains ?? NO_CHAINS;
     registerRefundRoutes(scope, { db: deps.db, chains, onRefundCreated: deps.onRefundCreated });
-    registerExportRoutes(scope, { db: deps.db, chains });
+    registerExportRoutes(scope, { db: deps.db, reads: deps.reads, chains });
     registerSubscriptionApi(scope, {
       db: deps.db,
       checkoutBaseUrl: deps.checkoutBaseUrl,

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Db } from '../db/database.js';
+import type { ReadDb } from '../db/read-db.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
 import { EXPORT_KIND_NAMES } from '../ledger/exports/exports.js';
 import { isExportFormat, isExportKind, parseExportTime, runExport } from '../operations/exports.js';
@@ -15,6 +16,8 @@ export const EXPORT_USAGE = `export <${EXPORT_KIND_NAMES.join('|')}> --since <IS
 
 export interface ExportCliContext {
   db: Db;
+  /** The reporting reads' handle (READ_DATABASE_URL); absent: the export reads `db`. */
+  reads?: ReadDb;
   tokenDecimals: TokenDecimals;
   stdout?: Writable;
   stderr?: (line: string) => void;
@@ -43,7 +46,7 @@ export async function exportCli(args: string[], ctx: ExportCliContext): Promise<
     if (chunk.length > 0 && !out.write(chunk)) await once(out, 'drain');
   };
   const merchant = values.merchant !== undefined ? { id: values.merchant, mode: values.mode as 'test' | 'live' } : undefined;
-  const n = await runExport(ctx.db, { kind, format, since, until, merchant }, ctx.tokenDecimals, write, ctx.pageRows);
+  const n = await runExport(ctx, { kind, format, since, until, merchant }, ctx.tokenDecimals, write, ctx.pageRows);
   (ctx.stderr ?? ((l: string) => process.stderr.write(l)))(
     `exported ${n} ${kind} from ${since.toISOString()} to ${until.toISOString()} as ${format}\n`,
   );

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
 import { createDb } from '../db/database.js';
+import { createReadDb } from '../db/read-db.js';
 import { ensureDatabase } from '../db/ensure-database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { SecretBox } from '../security/secret-box.js';
@@ -88,8 +89,10 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'devnet') return devnetCli(rest); // local devnet only: needs no database or master key
   useOperatorSettings();
   const config = loadConfig();
-  await ensureDatabase(config.DATABASE_URL);
-  const db = createDb(config.DATABASE_URL, 2);
+  // Operator commands take session locks (migrate, reconcile): never through a transaction-pooling bouncer.
+  const dbUrl = config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL;
+  await ensureDatabase(dbUrl);
+  const db = createDb(dbUrl, 2);
   try {
     const box = new SecretBox(config.MASTER_KEY);
     switch (command) {
@@ -140,10 +143,17 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'export': {
         const chains = loadWatcherSettings(process.env).chains;
-        await exportCli(rest, {
-          db,
-          tokenDecimals: configuredTokenDecimals(chains),
-        });
+        // A reporting read: the replica when READ_DATABASE_URL is set and fresh, else the primary (docs/deploy.md).
+        const reads = createReadDb(config.READ_DATABASE_URL, db, { maxLagMs: config.READ_REPLICA_MAX_LAG_MS, poolSize: 1 });
+        try {
+          await exportCli(rest, {
+            db,
+            reads,
+            tokenDecimals: configuredTokenDecimals(chains),
+          });
+        } finally {
+          await reads.destroy();
+        }
         return;
       }
       case 'treasury':

@@ -9,8 +9,17 @@ pg.types.setTypeParser(1700, (v) => BigInt(v));
 
 export type Db = Kysely<Database>;
 
-export function createDb(connectionString: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString, max });
+export interface PoolOptions {
+  /** How long a new connection may take before the pool gives up (pg's connectionTimeoutMillis); default: no limit. */
+  connectTimeoutMs?: number;
+}
+
+export function createDb(connectionString: string, max = 10, opts: PoolOptions = {}): Db {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    ...(opts.connectTimeoutMs !== undefined ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
+  });
   // A dropped connection must not crash the process; the pool replaces it and the next query reports the error.
   pool.on('error', () => {});
   // The same for a connection that is checked out but idle between queries (a transaction waiting on an RPC call, the

@@ -52,3 +52,12 @@ export const idempotencyKeyReused = (param: string): ApiError =>
 
 export const rateUnavailable = (): ApiError =>
   new ApiError(503, 'api_error', 'rate_unavailable', 'No exchange-rate source answered; nothing was created. Retry later.');
+
+/** A reporting read that must not fall back to the primary found the read replica down (src/db/read-db.ts). */
+export const replicaUnavailable = (): ApiError =>
+  new ApiError(
+    503,
+    'api_error',
+    'replica_unavailable',
+    'The reporting database (read replica) is unavailable; nothing was read. Retry later.',
+  );

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ChainRegistry } from '../../chains/chain-registry.js';
 import type { KeyDeriver } from '../../chains/types.js';
+import type { ReadDb } from '../db/read-db.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../logger.js';
@@ -14,6 +15,8 @@ import type { TreasuryDeps } from './treasury-deps.js';
 
 export interface OperationsContext {
   db: Kysely<Database>;
+  /** Reporting reads (lists, search, exports): the read replica when READ_DATABASE_URL is set; absent: `db`. */
+  reads?: ReadDb | undefined;
   box: SecretBox;
   redis: Redis;
   redisPrefix: string;

@@ -1,9 +1,10 @@
-import type { Db } from '../db/database.js';
+import type { ReplicaPolicy } from '../db/read-db.js';
 import type { Mode } from '../db/schema.js';
 import type { TokenDecimals } from '../domain/chain-lookup.js';
 import { EXPORT_FORMATS, exportEncoder, type ExportFormat } from '../domain/export-format.js';
 import { writeExport } from '../ledger/exports/export-writer.js';
 import { EXPORT_KIND_NAMES, exportColumns, type ExportKindName } from '../ledger/exports/exports.js';
+import { reportingRead, type ReportingSource } from './reporting.js';
 
 // Accounting exports (docs/operations.md "Exports"): one kind's rows of a period [since, until), oldest first, as CSV
 // or JSON, streamed page by page (memory stays flat). The CLI (`export`) writes them to stdout, the console as a
@@ -40,23 +41,33 @@ export function exportFileName(r: ExportRequest): string {
 
 export const exportContentType = (r: ExportRequest): string => exportEncoder(r.format, exportColumns(r.kind)).contentType;
 
-/** Writes the export through `write` (which should wait while its destination is full); answers the row count. */
+/**
+ * Writes the export through `write` (which should wait while its destination is full); answers the row count. A
+ * reporting read: on the read replica when there is one (docs/deploy.md "Read replica"), else the primary; `policy`
+ * says what a replica that is down means (the primary, or `replica_unavailable`).
+ */
 export function runExport(
-  db: Db,
+  src: ReportingSource,
   r: ExportRequest,
   tokenDecimals: TokenDecimals,
   write: (chunk: string) => Promise<void>,
   pageRows?: number,
+  policy: ReplicaPolicy = 'fallback',
 ): Promise<number> {
-  return writeExport(
-    db,
-    {
-      kind: r.kind,
-      format: r.format,
-      filter: { since: r.since, until: r.until, ...(r.merchant ? { merchant: r.merchant } : {}) },
-      ctx: { tokenDecimals },
-      ...(pageRows !== undefined ? { pageRows } : {}),
-    },
-    write,
+  return reportingRead(
+    src,
+    (db) =>
+      writeExport(
+        db,
+        {
+          kind: r.kind,
+          format: r.format,
+          filter: { since: r.since, until: r.until, ...(r.merchant ? { merchant: r.merchant } : {}) },
+          ctx: { tokenDecimals },
+          ...(pageRows !== undefined ? { pageRows } : {}),
+        },
+        write,
+      ),
+    policy,
   );
 }

@@ -13,6 +13,7 @@ import { registerConsole } from '../console/plugin.js';
 import { buildConsoleServer } from '../console/server.js';
 import type { ConsoleSettings } from '../console/settings.js';
 import type { Db } from '../db/database.js';
+import type { ReadDb } from '../db/read-db.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Logger } from '../logger.js';
 import type { OperationsContext } from '../operations/context.js';
@@ -46,6 +47,8 @@ export function builtUiDir(): string | null {
 export interface ConsoleParts {
   config: Config;
   db: Db;
+  /** Reporting reads (lists, search, exports): the read replica when READ_DATABASE_URL is set. */
+  reads?: ReadDb;
   redis: Redis;
   box: SecretBox;
   chains: ChainRegistry;
@@ -61,6 +64,7 @@ export interface ConsoleParts {
 export function consoleDeps(p: ConsoleParts): ConsoleDeps {
   const ops: OperationsContext = {
     db: p.db,
+    reads: p.reads,
     box: p.box,
     redis: p.redis,
     redisPrefix: p.config.REDIS_KEY_PREFIX,

@@ -57,10 +57,12 @@ export async function startServiceHarness(
     anvilArgs?: string[];
     /** 'role' (default): a signer role beside the keyless service; 'in-process': the service holds the seed. */
     signer?: 'role' | 'in-process';
+    /** The database to run on (it is destroyed with the harness); default: a fresh one on the shared server. */
+    database?: TestDatabase;
   } = {},
 ): Promise<ServiceHarness> {
   const [t, node] = await Promise.all([
-    createTestDatabase(),
+    o.database ?? createTestDatabase(),
     startAnvil({ chainId: 31337, ...(o.anvilArgs ? { extraArgs: o.anvilArgs } : {}) }),
   ]);
   const [USDT, USDC] = (await deployTokens(node, [

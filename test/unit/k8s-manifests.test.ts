@@ -64,6 +64,7 @@ function filled(env: Record<string, string>): Record<string, string> {
   const samples: Array<[RegExp, string]> = [
     [/^MASTER_KEY$/, '5a'.repeat(32)],
     [/^DATABASE_URL$/, 'postgres://stablepay:pw@postgres.db.svc:5432/stablepay'],
+    [/^READ_DATABASE_URL$/, 'postgres://stablepay:pw@postgres-replica.db.svc:5432/stablepay'],
     [/^REDIS_URL$/, 'redis://:pw@redis.db.svc:6379'],
     [/^HD_MNEMONIC$/, MNEMONIC],
     [/^HD_ACCOUNT_XPUBS$/, `60/0=${new MnemonicSigner(MNEMONIC).accountXpub(60, 0)}`],
@@ -306,6 +307,11 @@ describe('deploy/kubernetes: configuration cannot drift from src/config.ts', () 
         .map((x) => x.from),
     ).toEqual(['Secret/stablepay-secrets', 'Secret/stablepay-signer-db']);
     expect(view('Deployment/stablepay-signer').env.DATABASE_URL).toMatch(/^<postgres:\/\/stablepay_signer:/);
+    // The read replica (issue 38): the API and the console read it for reports; nothing else is given it.
+    expect(views.filter((v) => 'READ_DATABASE_URL' in v.env).map((v) => v.workload)).toEqual([
+      'Deployment/stablepay-api',
+      'Deployment/stablepay-console',
+    ]);
     const job = view('Job/stablepay-migrate');
     expect(job.container.command).toEqual(['node', 'dist/src/cli/index.js', 'migrate']);
     expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts['cli:dist']).toBe('node dist/src/cli/index.js');

@@ -104,6 +104,10 @@ const CONFIG_SAMPLES: Record<string, string> = {
   LOG_LEVEL: 'warn',
   DATABASE_URL: 'postgres://u@db:5432/x',
   DATABASE_POOL_SIZE: '3',
+  DATABASE_DIRECT_URL: 'postgres://u@db-direct:5432/x',
+  READ_DATABASE_URL: 'postgres://u@replica:5432/x',
+  READ_DATABASE_POOL_SIZE: '2',
+  READ_REPLICA_MAX_LAG_MS: '1000',
   REDIS_URL: 'redis://r:6379',
   REDIS_KEY_PREFIX: 'spx',
   PUBLIC_BASE_URL: 'https://pay.example',
@@ -231,6 +235,14 @@ function probeOf(name: string): Probe | undefined {
       loaders: ['src/config.ts'],
     };
   }
+  // Transaction mode is refused for a process holding session locks without DATABASE_DIRECT_URL: probed on an API-only one.
+  if (name === 'DATABASE_POOL_MODE')
+    return {
+      read: (env) => attempt(() => loadConfig({ ...MASTER, ROLES: 'api', MIGRATE_ON_START: 'false', ...env }).DATABASE_POOL_MODE),
+      sample: 'transaction',
+      field: 'DATABASE_POOL_MODE',
+      loaders: ['src/config.ts'],
+    };
   if (name === 'MASTER_KEY')
     return {
       read: (env) => attempt(() => loadConfig(env).MASTER_KEY.length),

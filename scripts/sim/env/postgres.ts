@@ -1,12 +1,11 @@
-import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { createDb } from '../../../src/db/database.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
 import { freePort } from '../../../test/support/anvil.js';
+import { asPostgres, pgBinDir } from '../../../test/support/private-postgres.js';
 
 // The simulator's OWN PostgreSQL cluster (never the machine's shared one): initdb + pg_ctl in a temp directory on a
 // private port. `crash()` stops it with `-m immediate` (no checkpoint, as a power cut) and `start()` brings it back;
@@ -16,8 +15,6 @@ import { freePort } from '../../../test/support/anvil.js';
 // WAL leaves the server's own buffers, and an immediate stop then loses commits the service was told were done, which
 // no deployment's PostgreSQL does (the likely cause of a seed whose subscription, created with a 200, was then "No such
 // subscription" after a postgres.restart).
-
-const run = promisify(execFile);
 
 export interface SimPostgres {
   port: number;
@@ -30,24 +27,8 @@ export interface SimPostgres {
   stop(): Promise<void>;
 }
 
-function binDir(): string {
-  const root = '/usr/lib/postgresql';
-  const versions = readdirSync(root)
-    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
-    .sort((a, b) => Number(b) - Number(a));
-  if (versions.length === 0) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql/*/bin');
-  return join(root, versions[0]!, 'bin');
-}
-
-/** PostgreSQL refuses to run as root: run its tools as the `postgres` user then. */
-async function asPostgres(bin: string, args: string[]): Promise<string> {
-  const root = process.getuid?.() === 0;
-  const { stdout } = root ? await run('runuser', ['-u', 'postgres', '--', bin, ...args]) : await run(bin, args);
-  return stdout;
-}
-
 export async function startSimPostgres(): Promise<SimPostgres> {
-  const bin = binDir();
+  const bin = pgBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'sp-sim-pg-'));
   chmodSync(dir, 0o777);
   const data = join(dir, 'data');

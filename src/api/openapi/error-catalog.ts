@@ -82,7 +82,7 @@ export const OPERATION_ERRORS = {
   listInvoices: { 400: QUERY },
   getPayment: {},
   getPaymentMethod: {},
-  exportRows: { 400: QUERY, 404: ['resource_not_found'] },
+  exportRows: { 400: QUERY, 404: ['resource_not_found'], 503: ['replica_unavailable'] },
 } as const satisfies Record<string, ErrorCodesByStatus>;
 
 export type OperationId = keyof typeof OPERATION_ERRORS;

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
+import type { ReadDb, ReportingDb } from '../../db/read-db.js';
 import type { ChainLookup } from '../../domain/chain-lookup.js';
 import { EXPORT_FORMATS, exportEncoder } from '../../domain/export-format.js';
 import { resourceNotFound, parameterInvalid } from '../../domain/errors.js';
@@ -23,7 +24,12 @@ const exportQuery = z.strictObject({
   format: z.enum(EXPORT_FORMATS as unknown as ['csv', 'json']).default('csv'),
 });
 
-export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; chains: ChainLookup }): void {
+// A reporting read (docs/deploy.md "Read replica"): on the replica when it is fresh; on the primary when it lags; when it
+// is down, 503 replica_unavailable before the first byte (policy `fail`): any merchant can start exports at will, and
+// an outage of the replica must not move them onto the primary that takes the payments.
+export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; reads?: ReadDb | undefined; chains: ChainLookup }): void {
+  const read = <T>(fn: (db: ReportingDb) => Promise<T>): Promise<T> =>
+    deps.reads ? deps.reads.read(fn, 'fail') : fn(deps.db as ReportingDb);
   app.get('/exports/:kind', async (req, reply) => {
     const auth = req.auth!;
     const kind = (req.params as { kind?: string }).kind ?? '';
@@ -38,10 +44,16 @@ export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; chain
       if (body.destroyed) throw new Error('export client went away');
       if (chunk.length > 0 && !body.write(chunk)) await new Promise<void>((resolve) => body.once('drain', resolve).once('close', resolve));
     };
-    void (async () => {
+    // Where the read goes is decided before the answer starts: a refusal is still a JSON error.
+    let routed!: () => void;
+    const started = new Promise<void>((resolve) => {
+      routed = resolve;
+    });
+    const run = read(async (db) => {
+      routed();
       await write(enc.start());
       await streamExport(
-        deps.db,
+        db,
         kind as ExportKindName,
         { since: q.since, until, merchant: { id: auth.merchantId, mode: auth.mode } },
         { tokenDecimals: deps.chains.tokenDecimals },
@@ -49,7 +61,9 @@ export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; chain
       );
       await write(enc.end());
       body.end();
-    })().catch((err: unknown) => {
+    });
+    await Promise.race([started, run]);
+    run.catch((err: unknown) => {
       req.log.warn({ err, kind }, 'export stopped before its end');
       body.destroy();
     });

@@ -37,6 +37,7 @@ function drained(stream: PassThrough): Promise<void> {
 
 export async function registerExportRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
   const { db, chains, log } = deps.ops;
+  const source = deps.ops;
   consoleRoute(app, db, {
     method: 'GET',
     url: '/exports/:kind',
@@ -77,7 +78,7 @@ export async function registerExportRoutes(app: FastifyInstance, deps: ConsoleDe
       const write = async (chunk: string) => {
         if (chunk.length > 0 && !stream.write(chunk)) await drained(stream);
       };
-      runExport(db, r, chains.tokenDecimals, write).then(
+      runExport(source, r, chains.tokenDecimals, write).then(
         () => stream.end(),
         (err: unknown) => {
           log.error({ err, kind: r.kind }, 'console export failed');

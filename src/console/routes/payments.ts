@@ -5,6 +5,7 @@ import { serializeSession } from '../../api/serializers/session.js';
 import { currencyExponent } from '../../domain/currency.js';
 import { parameterInvalid } from '../../domain/errors.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../../domain/money.js';
+import { reportingRead } from '../../operations/reporting.js';
 import { refundAmountMinor } from '../../operations/refund-amount.js';
 import { REFUND_REASONS } from '../../domain/refund-state.js';
 import { cancelPayment, findPayment } from '../../operations/payments.js';
@@ -87,23 +88,29 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     handler: async ({ actor, query }): Promise<PaymentList> => {
       // amount_min/amount_max are in the session currency: at the exponent of `currency` when given, else 2 decimals.
       const exponent = query.currency ? (currencyExponent(query.currency) ?? 2) : 2;
-      return listPayments(ops, {
-        merchantId: merchantScope(actor, query.merchant_id),
-        status: query.status,
-        network: query.network,
-        token: query.token,
-        mode: query.mode,
-        currency: query.currency,
-        createdFrom: query.created_from,
-        createdTo: query.created_to,
-        amountMin: query.amount_min === undefined ? undefined : minorOf(query.amount_min, exponent, 'amount_min'),
-        amountMax: query.amount_max === undefined ? undefined : minorOf(query.amount_max, exponent, 'amount_max'),
-        q: query.q,
-        sort: query.sort,
-        order: query.order,
-        limit: query.limit,
-        cursor: query.cursor,
-      });
+      // A reporting read (docs/deploy.md "Read replica"): the replica when fresh enough, else the primary.
+      return reportingRead(ops, (db) =>
+        listPayments(
+          { ...ops, db },
+          {
+            merchantId: merchantScope(actor, query.merchant_id),
+            status: query.status,
+            network: query.network,
+            token: query.token,
+            mode: query.mode,
+            currency: query.currency,
+            createdFrom: query.created_from,
+            createdTo: query.created_to,
+            amountMin: query.amount_min === undefined ? undefined : minorOf(query.amount_min, exponent, 'amount_min'),
+            amountMax: query.amount_max === undefined ? undefined : minorOf(query.amount_max, exponent, 'amount_max'),
+            q: query.q,
+            sort: query.sort,
+            order: query.order,
+            limit: query.limit,
+            cursor: query.cursor,
+          },
+        ),
+      );
     },
   });
 

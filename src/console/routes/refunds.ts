@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { NETWORK_IDS, type NetworkId } from '../../../chains/vocabulary.js';
+import { reportingRead } from '../../operations/reporting.js';
 import { findRefund, listConsoleRefunds, refundDetail } from '../../operations/refunds.js';
 import { retryRefund, settleRefundFromChain } from '../../operations/refunds-actions.js';
 import { refundView } from '../../operations/refunds-view.js';
@@ -47,16 +48,21 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ConsoleDeps): v
     response: refundListSchema,
     query: listQuery,
     handler: async ({ actor, query }): Promise<RefundList> =>
-      listConsoleRefunds(ops, {
-        merchantId: merchantScope(actor, query.merchant_id),
-        status: query.status,
-        network: query.network,
-        createdFrom: query.created_from,
-        createdTo: query.created_to,
-        order: query.order,
-        limit: query.limit,
-        cursor: query.cursor,
-      }),
+      reportingRead(ops, (db) =>
+        listConsoleRefunds(
+          { ...ops, db },
+          {
+            merchantId: merchantScope(actor, query.merchant_id),
+            status: query.status,
+            network: query.network,
+            createdFrom: query.created_from,
+            createdTo: query.created_to,
+            order: query.order,
+            limit: query.limit,
+            cursor: query.cursor,
+          },
+        ),
+      ),
   });
 
   consoleRoute(app, ops.db, {

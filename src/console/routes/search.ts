@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { reportingRead } from '../../operations/reporting.js';
 import { search } from '../../operations/search.js';
 import { merchantScope } from '../actor.js';
 import { type SearchResult, searchResultSchema } from '../contract/stranded.js';
@@ -15,7 +16,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: ConsoleDeps): v
     response: searchResultSchema,
     query: z.strictObject({ q: z.string().trim().min(1).max(200), merchant_id: z.string().min(1).max(64).optional() }),
     handler: async ({ actor, query }): Promise<SearchResult> => ({
-      hits: await search(deps.ops, query.q, merchantScope(actor, query.merchant_id)),
+      hits: await reportingRead(deps.ops, (db) => search({ db }, query.q, merchantScope(actor, query.merchant_id))),
     }),
   });
 }

@@ -24,6 +24,7 @@ import {
   subscriptionDetailSchema,
   subscriptionListSchema,
 } from '../contract/subscriptions.js';
+import { reportingRead } from '../../operations/reporting.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleRoute } from '../route.js';
 import { iso, keysetOf, listQueryShape } from './keyset-query.js';
@@ -159,10 +160,8 @@ export async function registerSubscriptionRoutes(app: FastifyInstance, deps: Con
     }),
     async handler({ actor, query }): Promise<SubscriptionList> {
       const merchantId = merchantScope(actor, query.merchant_id);
-      const page = await listSubscriptionPage(
-        db,
-        { merchantId, mode: query.mode, status: query.status, held: query.held === 'true' },
-        keysetOf(query),
+      const page = await reportingRead(deps.ops, (reads) =>
+        listSubscriptionPage(reads, { merchantId, mode: query.mode, status: query.status, held: query.held === 'true' }, keysetOf(query)),
       );
       return { data: page.rows.map(rowOf), next_cursor: page.nextCursor };
     },
