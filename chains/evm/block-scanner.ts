@@ -335,7 +335,16 @@ export class BlockScanner {
     if (lookalike) {
       if (!incoming) return [];
       const { txHash, logIndex, amount } = d;
-      const unsupported = { txHash, logIndex, token: lookalike.symbol, tokenContract: lookalike.address, note: lookalike.note, from, to, amount };
+      const unsupported = {
+        txHash,
+        logIndex,
+        token: lookalike.symbol,
+        tokenContract: lookalike.address,
+        note: lookalike.note,
+        from,
+        to,
+        amount,
+      };
       return [{ blockNumber: d.blockNumber, blockHash: d.blockHash, unsupported }];
     }
     if (!token || (!incoming && !outgoing)) return [];

@@ -10,10 +10,13 @@ export const UNMATCHED_REASONS = ['late', 'session_paid', 'session_canceled', 'n
 export type UnmatchedReason = (typeof UNMATCHED_REASONS)[number];
 
 /** The reasons the API's `payments[].unmatched_reason` can carry: all but `unsupported_token` (never in payments[]). */
-export const PAYMENT_UNMATCHED_REASONS = ['late', 'session_paid', 'session_canceled', 'not_selected', 'no_session'] as const satisfies readonly Exclude<
-  UnmatchedReason,
-  'unsupported_token'
->[];
+export const PAYMENT_UNMATCHED_REASONS = [
+  'late',
+  'session_paid',
+  'session_canceled',
+  'not_selected',
+  'no_session',
+] as const satisfies readonly Exclude<UnmatchedReason, 'unsupported_token'>[];
 
 /** What operator lists (`deposits unmatched`, the console's stranded money) say of an `unsupported_token` deposit. */
 export const UNSUPPORTED_TOKEN_NOTICE = 'unsupported token: not credited, not refundable by the gateway';

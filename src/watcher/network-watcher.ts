@@ -197,7 +197,15 @@ export class NetworkWatcher {
     for (const t of poll.unsupported ?? []) {
       if (!this.watch.isWallet(t.to)) continue;
       this.#log.warn(
-        { ...ids, tx_hash: t.txHash, log_index: t.logIndex, address: t.to, token: t.token, token_contract: t.tokenContract, amount_base: t.amount.toString() },
+        {
+          ...ids,
+          tx_hash: t.txHash,
+          log_index: t.logIndex,
+          address: t.to,
+          token: t.token,
+          token_contract: t.tokenContract,
+          amount_base: t.amount.toString(),
+        },
         'look-alike token sent to a wallet we control: not recorded',
       );
     }

@@ -187,7 +187,13 @@ describe('a look-alike token paid to a deposit address (issue 37)', () => {
 
     const detail = await paymentDetail({ db: tdb.db, chains }, (await sessionRow(tdb.db, sessionId)) as never);
     expect(detail.deposits).toMatchObject([
-      { tx_hash: alikeTx, token: 'USDC.e', amount: '5.00', status: 'confirmed', unsupported: { note: 'a look-alike configured in CHAIN_ETHEREUM_TEST_LOOKALIKE_CONTRACTS' } },
+      {
+        tx_hash: alikeTx,
+        token: 'USDC.e',
+        amount: '5.00',
+        status: 'confirmed',
+        unsupported: { note: 'a look-alike configured in CHAIN_ETHEREUM_TEST_LOOKALIKE_CONTRACTS' },
+      },
     ]);
     expect(detail.timeline.find((e) => e.kind === 'deposit_confirmed')?.detail).toContain('USDC.e (unsupported token, never credited)');
 
@@ -207,8 +213,8 @@ describe('a look-alike token paid to a deposit address (issue 37)', () => {
     expect(await sessionRow(tdb.db, sessionId)).toMatchObject({ status: 'paid', received_base: 5_000_000n });
     const events = await eventsFor(tdb.db, sessionId);
     expect(events.map((e) => e.type)).toEqual(['payment.completed']);
-    const payments = (events[0]!.payload as { data: { object: { payments: Array<{ transaction_hash: string; token: string }> } } }).data.object
-      .payments;
+    const payments = (events[0]!.payload as { data: { object: { payments: Array<{ transaction_hash: string; token: string }> } } }).data
+      .object.payments;
     expect(payments.map((p) => [p.transaction_hash, p.token])).toEqual([[tx, 'USDC']]);
     expect((await findSessionReceived(tdb.db, sessionId))?.payments.map((p) => p.token)).toEqual(['USDC']);
     expect(await journalEntries(tx)).toBe(1);

@@ -49,9 +49,18 @@ describe('decideCredits', () => {
   });
 
   it('never credits a look-alike, even named as the session token and enough to pay it: unsupported_token, no payment.failed', () => {
-    const throwing = { network: 'ethereum', tokenDecimals: () => { throw new Error('decimals of a look-alike asked'); }, toleranceBps: () => 0 };
+    const throwing = {
+      network: 'ethereum',
+      tokenDecimals: () => {
+        throw new Error('decimals of a look-alike asked');
+      },
+      toleranceBps: () => 0,
+    };
     const r = decideCredits(
-      [deposit('alike', 10_000_000n, { unsupported: true }), deposit('alike2', 5n, { unsupported: true, sessionId: null, token: 'USDC.e' })],
+      [
+        deposit('alike', 10_000_000n, { unsupported: true }),
+        deposit('alike2', 5n, { unsupported: true, sessionId: null, token: 'USDC.e' }),
+      ],
       [session()],
       throwing,
     );

@@ -68,7 +68,11 @@ describe('CHAIN_<NET>_<MODE>_LOOKALIKE_CONTRACTS', () => {
     const registry = loadChainSettings(env, 'base', 'live')!.lookalikes;
     expect(registry.map((l) => l.symbol)).toEqual(['USDbC', 'USDT (bridged)']);
     const usdbc = registry[0]!.address;
-    const merged = loadChainSettings({ ...env, [`${p}LOOKALIKE_CONTRACTS`]: `USDbC-old:${usdbc}:6,XUSD:${B}:6` }, 'base', 'live')!.lookalikes;
+    const merged = loadChainSettings(
+      { ...env, [`${p}LOOKALIKE_CONTRACTS`]: `USDbC-old:${usdbc}:6,XUSD:${B}:6` },
+      'base',
+      'live',
+    )!.lookalikes;
     expect(merged.map((l) => l.symbol)).toEqual(['USDbC-old', 'USDT (bridged)', 'XUSD']);
   });
 

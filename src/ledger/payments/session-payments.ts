@@ -76,7 +76,10 @@ export async function findSessionReceived(
   const rows = await db
     .selectFrom('payment_sessions as s')
     .leftJoin('deposits as d', (j) =>
-      j.onRef('d.session_id', '=', 's.id').on('d.status', '=', 'confirmed').on('d.unmatched_reason', 'is distinct from', 'unsupported_token'),
+      j
+        .onRef('d.session_id', '=', 's.id')
+        .on('d.status', '=', 'confirmed')
+        .on('d.unmatched_reason', 'is distinct from', 'unsupported_token'),
     )
     .selectAll('s')
     .select(RECEIVED_COLUMNS)

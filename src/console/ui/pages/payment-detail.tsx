@@ -43,7 +43,9 @@ export default function PaymentDetail({ id }: { id: string; me: AuthState }) {
           return (
             <>
               <div class="page-actions">
-                {d.deposits.some((dep) => dep.unsupported === null) ? <RefundAction id={id} token={token} network={d.deposits[0]?.network ?? null} /> : null}
+                {d.deposits.some((dep) => dep.unsupported === null) ? (
+                  <RefundAction id={id} token={token} network={d.deposits[0]?.network ?? null} />
+                ) : null}
                 {s.status === 'open' ? (
                   <ConfirmButton
                     label={t('payments.cancel')}
