@@ -12,4 +12,5 @@ export const ISOLATED_FILES = [
   'test/integration/prometheus-rules.test.ts',
   'test/unit/metrics-registry.test.ts',
   'test/unit/metrics-rpc-observer.test.ts',
+  'test/unit/metrics-unsupported-deposits.test.ts',
 ];

@@ -1,5 +1,5 @@
 import { explorerTxLink } from './explorers.js';
-import type { ChainAdapter, Mode, NetworkId, TokenContract, TokenSymbol } from './types.js';
+import type { ChainAdapter, LookalikeContract, Mode, NetworkId, TokenContract, TokenSymbol } from './types.js';
 
 // The configured chains of a deployment, one adapter per (network, mode): the only place that keys chains by name.
 // Lookups take the text stored in rows or sent by a payer; a network, mode or token this deployment does not configure
@@ -64,6 +64,17 @@ export class ChainRegistry implements Iterable<ChainAdapter> {
   /** The registry's contract (or mint) and decimals of `symbol` on that chain. */
   token(network: NetworkId | string, mode: Mode, symbol: TokenSymbol | string): TokenContract | undefined {
     return this.get(network, mode)?.tokens.find((t) => t.symbol === symbol);
+  }
+
+  /**
+   * The look-alike at `contract` (as stored in a deposit row) on that chain: its symbol, decimals and the registry's
+   * note, for operator views of unsupported-token deposits. Never a settlement token: tokenDecimals does not know it.
+   */
+  lookalike(network: NetworkId | string, mode: Mode, contract: string): LookalikeContract | undefined {
+    const adapter = this.get(network, mode);
+    if (!adapter) return undefined;
+    const canonical = adapter.normalizeAddress(contract) ?? contract;
+    return adapter.lookalikes?.find((l) => l.address === canonical);
   }
 
   /** chains/vocabulary.ts TokenDecimals; an arrow so that it can be passed on its own. */

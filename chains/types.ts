@@ -9,7 +9,7 @@ import type { Mode, NetworkId, TokenSymbol } from './vocabulary.js';
 import type { AllowanceCharger } from './contract/charging.js';
 import type { BalanceReader, FinalStateReader } from './contract/balances.js';
 import type { KeyDeriver } from './contract/keys.js';
-import type { TokenContract, TransferSource } from './contract/objects.js';
+import type { LookalikeContract, TokenContract, TransferSource } from './contract/objects.js';
 import type { OutgoingHistory, TransferSender } from './contract/sending.js';
 import type { Sweeper } from './contract/sweeping.js';
 
@@ -30,6 +30,8 @@ export interface ChainAdapter<Body = unknown> extends TransferSource, TransferSe
   readonly family: ChainFamily;
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
+  /** Look-alikes whose transfers to watched addresses the adapter reports as `unsupported` (canonical addresses); absent: none. */
+  readonly lookalikes?: readonly LookalikeContract[];
   /** Canonical form used for storage and matching, or null when `text` is not an address of this network. */
   normalizeAddress(text: string): string | null;
   /** The form shown to payers and merchants (EIP-55 checksum, base58 `T...`, base58 Solana). */

@@ -40,6 +40,18 @@ export interface ObservedTransfer {
   amount: bigint;
 }
 
+/**
+ * A transfer of a look-alike (a LookalikeContract: USDbC, USDC.e) to a watched address. Kept apart from
+ * ObservedTransfer, whose `token` is a settlement token: the ledger records it as an unmatched deposit of an
+ * unsupported token, never credited. Same uniqueness and chain order as ObservedTransfer.
+ */
+export interface UnsupportedTransfer extends Omit<ObservedTransfer, 'token'> {
+  /** The look-alike's symbol as the network registry (or CHAIN_<NET>_<MODE>_LOOKALIKE_CONTRACTS) names it. */
+  token: string;
+  /** Why it is not the token (the registry's note). */
+  note: string;
+}
+
 /** JSON-serialisable adapter state; the watcher stores it verbatim and never looks inside. */
 export type CursorState = object;
 
@@ -71,6 +83,11 @@ export interface PollResult {
    * that movements the service did not make are journaled. Optional: families that do not report them leave it absent.
    */
   outgoing?: ObservedTransfer[];
+  /**
+   * Transfers of look-alike contracts TO watched addresses, in chain order, at-least-once like `transfers`; rolled
+   * back by `rollbackAbove` like them. Absent on families that watch no look-alikes (TRON, Solana).
+   */
+  unsupported?: UnsupportedTransfer[];
   /** Transfers in blocks at or below this height are final (confirmation depth, `finalized` tag, or commitment). */
   finalHeight: bigint;
   /** The highest block whose transfers are all in `transfers` or earlier polls; its timestamp bounds what was seen. */

@@ -90,6 +90,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
   readonly network: NetworkId;
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
+  readonly lookalikes: readonly LookalikeContract[];
   readonly rpc: FailoverJsonRpc;
   readonly scanner: BlockScanner;
   readonly #sender: EvmTokenSender;
@@ -105,6 +106,11 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       if (!address) throw new Error(`${o.network}: bad ${t.symbol} contract address ${t.address}`);
       return { ...t, address };
     });
+    this.lookalikes = (o.lookalikes ?? []).map((l) => {
+      const address = normalizeEvmAddress(l.address);
+      if (!address) throw new Error(`${o.network}: bad look-alike ${l.symbol} contract address ${l.address}`);
+      return { ...l, address };
+    });
     this.rpc = new FailoverJsonRpc({
       network: o.network,
       mode: o.mode,
@@ -118,6 +124,7 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
       rpc: this.rpc,
       finalityQuorum: o.finalityQuorum,
       tokens: this.tokens,
+      lookalikes: this.lookalikes,
       confirmation: o.confirmation,
       maxBlockRange: o.maxBlockRange ?? 1000,
     });

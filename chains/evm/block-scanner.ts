@@ -1,5 +1,14 @@
 import pLimit from 'p-limit';
-import { DeepReorgError, type CursorState, type ObservedTransfer, type PollResult, type TokenContract, type WatchSet } from '../types.js';
+import {
+  DeepReorgError,
+  type CursorState,
+  type LookalikeContract,
+  type ObservedTransfer,
+  type PollResult,
+  type TokenContract,
+  type UnsupportedTransfer,
+  type WatchSet,
+} from '../types.js';
 import { RpcError } from './rpc-errors.js';
 import { endpointFault, type FailoverJsonRpc, type PinnedRpc } from './failover-rpc.js';
 import { MissingBlockError, fetchHeader, toHex, type HeaderRef, type RpcLog } from './rpc-types.js';
@@ -18,6 +27,8 @@ export interface BlockScannerOptions {
   /** Endpoints that must agree on the final block before it counts as final (1 = the pinned endpoint alone). */
   finalityQuorum?: number;
   tokens: readonly TokenContract[];
+  /** Look-alike contracts (20-byte hex): their transfers TO watched addresses are reported as `unsupported`. */
+  lookalikes?: readonly LookalikeContract[];
   confirmation: ConfirmationPolicy;
   /** Largest getLogs range tried; the working range shrinks on provider limits and grows back on success. */
   maxBlockRange: number;
@@ -48,12 +59,21 @@ export class ChainMovedError extends RpcError {
 export class BlockScanner {
   readonly #o: BlockScannerOptions;
   readonly #byContract: Map<string, TokenContract>;
+  readonly #lookalikes: Map<string, LookalikeContract>;
+  /** The getLogs address filter: the tokens' contracts, then the look-alikes'. */
+  readonly #addresses: string[];
   #span: number;
   readonly #limit = pLimit(8);
 
   constructor(options: BlockScannerOptions) {
     this.#o = options;
     this.#byContract = new Map(options.tokens.map((t) => [t.address.toLowerCase(), t]));
+    this.#lookalikes = new Map((options.lookalikes ?? []).map((l) => [l.address.toLowerCase(), l]));
+    for (const [address, l] of this.#lookalikes) {
+      const token = this.#byContract.get(address);
+      if (token) throw new Error(`look-alike ${l.symbol} has the address of the ${token.symbol} contract ${address}`);
+    }
+    this.#addresses = [...this.#byContract.keys(), ...this.#lookalikes.keys()];
     this.#span = options.maxBlockRange;
   }
 
@@ -164,6 +184,7 @@ export class BlockScanner {
       return {
         rollbackAbove: null,
         transfers: [],
+        unsupported: [],
         finalHeight: minBig(final, anchored),
         processedTip: tip,
         cursor: encodeCursor({ ...cursor, final: anchored }),
@@ -198,7 +219,15 @@ export class BlockScanner {
         recent: mergeCheckpoints(cursor.recent, anchor ? [anchor] : [], minBig(record, tip.height)),
         final: record,
       };
-      return { rollbackAbove: null, transfers: [], finalHeight: final, processedTip: tip, cursor: encodeCursor(next), caughtUp: true };
+      return {
+        rollbackAbove: null,
+        transfers: [],
+        unsupported: [],
+        finalHeight: final,
+        processedTip: tip,
+        cursor: encodeCursor(next),
+        caughtUp: true,
+      };
     }
 
     // 3. Logs of the token contracts over the next range (adaptive size).
@@ -219,15 +248,22 @@ export class BlockScanner {
 
     const transfers: ObservedTransfer[] = [];
     const outgoing: ObservedTransfer[] = [];
+    const unsupported: UnsupportedTransfer[] = [];
     for (const m of all) {
       const header = headers.get(m.blockNumber)!;
       if (header.hash !== m.blockHash) throw new ChainMovedError(`log of block ${m.blockNumber} from another branch`);
-      const t = { ...m.transfer, block: { height: header.height, hash: header.hash, time: header.time } };
+      const block = { height: header.height, hash: header.hash, time: header.time };
+      if ('unsupported' in m) {
+        unsupported.push({ ...m.unsupported, block });
+        continue;
+      }
+      const t = { ...m.transfer, block };
       if (m.incoming) transfers.push(t);
       if (m.outgoing) outgoing.push(t);
     }
     transfers.sort(chainOrder);
     outgoing.sort(chainOrder);
+    unsupported.sort(chainOrder);
 
     const tipHeader = headers.get(to)!;
     const added = [...all.map((m) => headers.get(m.blockNumber)!), ...(anchor && anchor.height <= to ? [anchor] : []), tipHeader];
@@ -240,6 +276,7 @@ export class BlockScanner {
       rollbackAbove: null,
       transfers,
       outgoing,
+      unsupported,
       finalHeight: final,
       processedTip: next.tip,
       cursor: encodeCursor(next),
@@ -306,6 +343,7 @@ export class BlockScanner {
     return {
       rollbackAbove: b.height,
       transfers: [],
+      unsupported: [],
       finalHeight: minBig(final, record),
       processedTip: next.tip,
       cursor: encodeCursor(next),
@@ -319,7 +357,7 @@ export class BlockScanner {
       try {
         // `to` is at most the pinned endpoint's own head: its answer covers the whole range.
         const logs = await rpc.call<RpcLog[]>('eth_getLogs', [
-          { fromBlock: toHex(from), toBlock: toHex(end), address: [...this.#byContract.keys()], topics: [TRANSFER_TOPIC] },
+          { fromBlock: toHex(from), toBlock: toHex(end), address: this.#addresses, topics: [TRANSFER_TOPIC] },
         ]);
         const used = Number(end - from + 1n);
         if (used >= this.#span) this.#span = Math.min(this.#o.maxBlockRange, this.#span * 2);
@@ -333,21 +371,38 @@ export class BlockScanner {
     }
   }
 
-  /** A registry token's Transfer log to (incoming) or from (outgoing: the journal's unexplained movements) a watched address. */
-  #match(
-    log: RpcLog,
-    watch: WatchSet,
-  ): Array<{ blockNumber: bigint; blockHash: string; incoming: boolean; outgoing: boolean; transfer: Omit<ObservedTransfer, 'block'> }> {
+  /**
+   * A registry token's Transfer log to (incoming) or from (outgoing: the journal's unexplained movements) a watched
+   * address; a look-alike's log to a watched address (unsupported). A look-alike leaving a watched address is ignored:
+   * the service never sends one, and it is no asset of the books (docs/journal.md).
+   */
+  #match(log: RpcLog, watch: WatchSet): Match[] {
     const d = decodeTransferLog(log);
     if (!d) return [];
     const token = this.#byContract.get(d.token);
-    if (!token) return []; // look-alike or unrelated contract: never credited
+    const lookalike = token ? undefined : this.#lookalikes.get(d.token);
+    if (!token && !lookalike) return []; // unrelated contract
     const toCanon = this.#o.canonicalAddress ?? ((a: string) => a);
     const to = toCanon(d.to);
     const from = toCanon(d.from);
     const incoming = watch.has(to);
     const outgoing = watch.has(from);
-    if (!incoming && !outgoing) return [];
+    if (lookalike) {
+      if (!incoming) return [];
+      const { txHash, logIndex, amount } = d;
+      const unsupported = {
+        txHash,
+        logIndex,
+        token: lookalike.symbol,
+        tokenContract: lookalike.address,
+        note: lookalike.note,
+        from,
+        to,
+        amount,
+      };
+      return [{ blockNumber: d.blockNumber, blockHash: d.blockHash, unsupported }];
+    }
+    if (!token || (!incoming && !outgoing)) return [];
     return [
       {
         blockNumber: d.blockNumber,
@@ -368,6 +423,10 @@ export class BlockScanner {
   }
 }
 
-const chainOrder = (a: ObservedTransfer, b: ObservedTransfer): number =>
+type Match =
+  | { blockNumber: bigint; blockHash: string; incoming: boolean; outgoing: boolean; transfer: Omit<ObservedTransfer, 'block'> }
+  | { blockNumber: bigint; blockHash: string; unsupported: Omit<UnsupportedTransfer, 'block'> };
+
+const chainOrder = (a: Pick<ObservedTransfer, 'block' | 'logIndex'>, b: Pick<ObservedTransfer, 'block' | 'logIndex'>): number =>
   a.block.height === b.block.height ? a.logIndex - b.logIndex : a.block.height < b.block.height ? -1 : 1;
 const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);

@@ -54,6 +54,8 @@ export async function liveStatusOf(deps: LiveDeps, row: SessionRow, paths: { ret
         .select(['network', 'token', 'amount_base', 'block_number'])
         .where('session_id', '=', row.id)
         .where('status', '=', 'provisional')
+        // A look-alike (USDbC, USDC.e) never counts: the page does not show it as a payment on its way.
+        .where('unmatched_reason', 'is distinct from', 'unsupported_token')
         .execute(),
       t
         .selectFrom('chain_cursors')

@@ -7,6 +7,8 @@ import type { UnmatchedReason } from './unmatched-reasons.js';
 // session, which is confirmed as unmatched (and why), which session it pays, and which transfer is reported as a
 // failed payment. Pure: the ledger (confirmFinalDeposits) reads and locks the rows, calls this, and writes what it says.
 // Rules, in the order they are applied to each deposit (deposits in chain order: block, then log index):
+// - a look-alike of the token (recorded as unsupported when seen): unmatched `unsupported_token`, whatever its session,
+//   with no payment.failed (it is no payment in a supported token; the operator sees it);
 // - no session: unmatched `no_session`;
 // - another network or token than the session's selection: unmatched `not_selected`, and a payment.failed for the
 //   transfer while the session is open and unpaid, the transfer non-zero and in a block at or before expires_at;
@@ -21,6 +23,8 @@ export interface FinalDeposit {
   token: string;
   amountBase: bigint;
   blockTime: Date;
+  /** A look-alike contract's transfer (deposits.unmatched_reason = 'unsupported_token' since it was seen). */
+  unsupported?: boolean;
 }
 
 export interface CreditableSession {
@@ -71,6 +75,10 @@ export function decideCredits(deposits: readonly FinalDeposit[], sessions: reado
   for (const d of deposits) {
     const s = d.sessionId ? state.get(d.sessionId) : undefined;
     const unmatched = (reason: UnmatchedReason) => decisions.push({ depositId: d.id, disposition: 'unmatched', reason });
+    if (d.unsupported) {
+      unmatched('unsupported_token');
+      continue;
+    }
     if (!s) {
       unmatched('no_session');
       continue;

@@ -71,6 +71,12 @@ const unmatched = metrics.counter<Chain>({
   labels: LABELS,
   values: MODES,
 });
+const unsupportedToken = metrics.counter<Chain>({
+  name: 'stablepay_deposits_unsupported_token_total',
+  help: 'Final deposits of a look-alike token (USDbC, USDC.e, ...): recorded unmatched, never credited (also in unmatched_total).',
+  labels: LABELS,
+  values: MODES,
+});
 
 const unexplained = metrics.counter<Chain | 'direction'>({
   name: 'stablepay_journal_unexplained_total',
@@ -105,7 +111,13 @@ const setLag = (l: { network: string; mode: string }, s: ChainState) => {
 export function watcherMetricsHooks(chain: { network: string; mode: string }) {
   const l = { network: chain.network, mode: chain.mode };
   return {
-    onCommitted(r: { poll: PollResult; credited: number; confirmed?: number; unexplained?: Array<'in' | 'out'> }): void {
+    onCommitted(r: {
+      poll: PollResult;
+      credited: number;
+      confirmed?: number;
+      unexplained?: Array<'in' | 'out'>;
+      unsupportedConfirmed?: number;
+    }): void {
       const s = stateOf(l);
       s.processed = r.poll.processedTip.height;
       s.blockTime = r.poll.processedTip.time.getTime() / 1000;
@@ -122,6 +134,7 @@ export function watcherMetricsHooks(chain: { network: string; mode: string }) {
       if (r.credited > 0) credited.inc(l, r.credited);
       const u = (r.confirmed ?? r.credited) - r.credited;
       if (u > 0) unmatched.inc(l, u);
+      if ((r.unsupportedConfirmed ?? 0) > 0) unsupportedToken.inc(l, r.unsupportedConfirmed);
       for (const direction of r.unexplained ?? []) unexplained.inc({ ...l, direction });
     },
     onStepFailed(): void {

@@ -43,6 +43,8 @@ export interface DepositView {
   explorer_url: string | null;
   block_number: string;
   at: string;
+  /** A look-alike of the token (unmatched `unsupported_token`): never credited; the registry's note says what it is. */
+  unsupported: { note: string } | null;
 }
 
 export interface DeliveryView {
@@ -74,7 +76,9 @@ export async function paymentDetail(ops: Pick<OperationsContext, 'db' | 'chains'
     : [];
   const tipOf = new Map(tips.map((t) => [t.chain_key, t.tip_height]));
   const depositViews: DepositView[] = deposits.map((d) => {
-    const decimals = chains.tokenDecimals(d.network, d.mode, d.token);
+    const lookalike = d.unmatched_reason === 'unsupported_token' ? chains.lookalike(d.network, d.mode, d.token_contract) : undefined;
+    // A look-alike's amount in its own decimals (never the token's: a look-alike may share its symbol on chain).
+    const decimals = d.unmatched_reason === 'unsupported_token' ? lookalike?.decimals : chains.tokenDecimals(d.network, d.mode, d.token);
     const tip = tipOf.get(chainKey(d));
     return {
       id: d.id,
@@ -89,6 +93,10 @@ export async function paymentDetail(ops: Pick<OperationsContext, 'db' | 'chains'
       explorer_url: chains.explorerTxUrl(d.network, d.mode, d.tx_hash),
       block_number: d.block_number.toString(),
       at: d.observed_at.toISOString(),
+      unsupported:
+        d.unmatched_reason === 'unsupported_token'
+          ? { note: lookalike?.note ?? `${d.token} at ${d.token_contract}: a look-alike of the token, not configured here any more` }
+          : null,
     };
   });
   return {
@@ -108,6 +116,7 @@ type DepositRow = {
   observed_at: Date;
   confirmed_at: Date | null;
   disposition: string | null;
+  unmatched_reason: string | null;
 };
 
 function timelineOf(
@@ -130,7 +139,8 @@ function timelineOf(
   if (addresses.length === 0 && s.network && s.deposit_address)
     out.push({ at: s.created_at, kind: 'network_selected', detail: `${s.network}, pay to ${s.deposit_address}` });
   for (const d of deposits) {
-    const what = `${d.amount_base} base units of ${d.token} on ${d.network} (${d.tx_hash})`;
+    const alike = d.unmatched_reason === 'unsupported_token' ? ' (unsupported token, never credited)' : '';
+    const what = `${d.amount_base} base units of ${d.token}${alike} on ${d.network} (${d.tx_hash})`;
     out.push({ at: d.observed_at, kind: 'deposit_seen', detail: what });
     if (d.confirmed_at) out.push({ at: d.confirmed_at, kind: 'deposit_confirmed', detail: `${what}: ${d.disposition ?? 'final'}` });
   }

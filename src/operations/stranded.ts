@@ -3,12 +3,14 @@ import { STABLECOIN_EXPONENT, type Mode } from '../../chains/vocabulary.js';
 import { parameterInvalid } from '../domain/errors.js';
 import { formatBaseUnits, formatMinor, scaleDown } from '../domain/money.js';
 import { LIVE_REFUND_STATUSES } from '../domain/refund-state.js';
+import { UNSUPPORTED_TOKEN_NOTICE } from '../domain/unmatched-reasons.js';
 import type { OperationsContext } from './context.js';
 import { decodeCursor, pageOf } from './payments-cursor.js';
 import type { StrandedKind } from './stranded-refund.js';
 
 // Stranded money (console GET /stranded; the CLI's `deposits unmatched`): confirmed deposits that paid nothing
-// (disposition unmatched: late, to a closed or paid session, another token or network), and what sessions that
+// (disposition unmatched: late, to a closed or paid session, another token or network, a look-alike token: listed with
+// its own amount, nothing refundable, and UNSUPPORTED_TOKEN_NOTICE), and what sessions that
 // closed unpaid (expired or canceled) received, each with its refunds and what is left to pay back. Newest first,
 // keyset on (time, id): deposits_unmatched_idx and payment_sessions_stranded_idx.
 
@@ -23,6 +25,8 @@ export interface StrandedView {
   refundable: string | null;
   sender: string | null;
   reason: string;
+  /** What the operator must know of the row (an unsupported token: not credited, not refundable); null otherwise. */
+  notice: string | null;
   tx_hash: string | null;
   session_id: string | null;
   at: string;
@@ -85,7 +89,9 @@ async function strandedDeposits(ops: Pick<OperationsContext, 'db' | 'chains'>, f
         .execute()
     : [];
   const data = page.rows.map((d): StrandedView => {
-    const decimals = ops.chains.tokenDecimals(d.network, d.mode, d.token);
+    const unsupported = d.unmatched_reason === 'unsupported_token';
+    const lookalike = unsupported ? ops.chains.lookalike(d.network, d.mode, d.token_contract) : undefined;
+    const decimals = unsupported ? lookalike?.decimals : ops.chains.tokenDecimals(d.network, d.mode, d.token);
     const mine = refunds.filter((r) => r.deposit_id === d.id);
     return {
       kind: 'deposit',
@@ -95,9 +101,11 @@ async function strandedDeposits(ops: Pick<OperationsContext, 'db' | 'chains'>, f
       network: d.network,
       token: d.token,
       received: decimals === undefined ? null : formatBaseUnits(d.amount_base, decimals),
-      refundable: left(d.amount_base, decimals, mine),
+      // Never a payable amount in USDT/USDC minor units: the gateway does not pay look-alikes back.
+      refundable: unsupported ? null : left(d.amount_base, decimals, mine),
       sender: d.from_address === null ? null : ops.chains.displayAddress(d.network, d.mode, d.from_address),
       reason: d.unmatched_reason ?? 'unmatched',
+      notice: unsupported ? `${UNSUPPORTED_TOKEN_NOTICE}${lookalike ? ` (${lookalike.note})` : ''}` : null,
       tx_hash: d.tx_hash,
       session_id: d.session_id,
       at: (d.confirmed_at ?? d.block_time).toISOString(),
@@ -160,6 +168,7 @@ async function strandedSessions(ops: Pick<OperationsContext, 'db' | 'chains'>, f
       refundable: left(s.received_base, decimals, mine),
       sender: from.length === 1 && from[0] ? ops.chains.displayAddress(network, s.mode, from[0]) : null,
       reason: s.status,
+      notice: null,
       tx_hash: credited.length === 1 ? credited[0]!.tx_hash : null,
       session_id: s.id,
       at: (s.expired_at ?? s.canceled_at ?? s.expires_at).toISOString(),

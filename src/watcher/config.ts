@@ -1,7 +1,8 @@
 import { NETWORKS, type NetworkEntry } from '../../chains/registry.js';
-import { lookalikeTokens, resolveTokens, type LookalikeSetting, type TokenSetting } from '../../chains/tokens/registry.js';
+import { resolveTokens, type LookalikeSetting, type TokenSetting } from '../../chains/tokens/registry.js';
 import { defaultExplorerTxUrl, explorerTxUrlSetting } from '../../chains/explorers.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS, type ChainFamily, type Mode, type NetworkId } from '../../chains/types.js';
+import { lookalikeSettings } from './lookalike-config.js';
 
 // Typed loader of the chain and watcher settings from an environment record (names in docs/chains.md).
 // A chain (network + mode) is enabled when its RPC URL is set. Errors name the variable, never a secret value.
@@ -32,7 +33,10 @@ export interface ChainSettings {
   explorerTxUrl: string | null;
   /** EVM: what a transaction costs there (L1 data fee, minimum tip), from the network registry. */
   fees: EvmFeeSetting | undefined;
-  /** Bridged copies of the settlement tokens (the registry's look-alikes): recorded as unsupported, never credited. */
+  /**
+   * Bridged copies of the settlement tokens: the registry's look-alikes and CHAIN_<NET>_<MODE>_LOOKALIKE_CONTRACTS
+   * (src/watcher/lookalike-config.ts); recorded as unmatched deposits of an unsupported token, never credited.
+   */
   lookalikes: LookalikeSetting[];
 }
 
@@ -117,6 +121,7 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
     if (!decimals) throw new Error(`${p}${symbol}_DECIMALS is required with ${p}${symbol}_CONTRACT`);
     configured.push({ symbol, address, decimals: int(env, `${p}${symbol}_DECIMALS`, 0, 2) });
   }
+  const tokens = resolveTokens(network, mode, configured);
   return {
     network,
     mode,
@@ -131,14 +136,14 @@ export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): Cha
     pollIntervalMs: int(env, `${p}POLL_INTERVAL_MS`, d.pollIntervalMs),
     maxBlockRange: int(env, `${p}MAX_BLOCK_RANGE`, d.maxBlockRange),
     startBlock: big(env, `${p}START_BLOCK`),
-    tokens: resolveTokens(network, mode, configured),
+    tokens,
     explorerTxUrl: explorerTxUrlSetting(
       `${p}EXPLORER_TX_URL`,
       env[`${p}EXPLORER_TX_URL`],
       defaultExplorerTxUrl(network, mode, big(env, `${p}CHAIN_ID`)),
     ),
     fees: 'fees' in entry ? entry.fees : undefined,
-    lookalikes: lookalikeTokens(network, mode),
+    lookalikes: lookalikeSettings(env, `${p}LOOKALIKE_CONTRACTS`, { network, mode, family: entry.family, tokens }),
   };
 }
 

@@ -1,7 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { ChainAdapter, ObservedTransfer, PollResult } from '../../chains/types.js';
+import type { ChainAdapter, ObservedTransfer, PollResult, UnsupportedTransfer } from '../../chains/types.js';
 import type { Database } from '../db/schema.js';
-import { confirmFinalDeposits, orphanProvisionalDepositsAbove, recordObservedDepositRows } from '../ledger/payments/deposits.js';
+import {
+  confirmFinalDeposits,
+  orphanProvisionalDepositsAbove,
+  recordObservedDepositRows,
+  recordUnsupportedDepositRows,
+} from '../ledger/payments/deposits.js';
 import { CursorFencedError, initCursor, loadCursor, saveCursor } from '../ledger/core/chain-cursors.js';
 import { killAtWatcherFailpoint } from './failpoints.js';
 import { chainKey, type ChainRef } from '../ledger/core/chain-ref.js';
@@ -41,6 +46,8 @@ export interface NetworkWatcherOptions {
     confirmed?: number;
     /** Directions of the unexplained movements journaled by this step. */
     unexplained?: Array<'in' | 'out'>;
+    /** Look-alike deposits confirmed (unmatched, unsupported_token) by this step; included in `confirmed`. */
+    unsupportedConfirmed?: number;
   }) => void;
   /** False only in the watcher benchmark's comparison run: deposits are then not journaled. Default true. */
   journal?: boolean;
@@ -59,7 +66,7 @@ export interface StepResult {
   paidSessionIds: string[];
 }
 
-const observed = (t: ObservedTransfer): ObservedDeposit => ({
+const observed = (t: ObservedTransfer | UnsupportedTransfer): ObservedDeposit => ({
   txHash: t.txHash,
   logIndex: t.logIndex,
   blockHeight: t.block.height,
@@ -128,6 +135,14 @@ export class NetworkWatcher {
       const toDeposit = poll.transfers.filter((t) => !this.watch.isWallet(t.to));
       const toWallet = poll.transfers.filter((t) => this.watch.isWallet(t.to));
       const recorded = await recordObservedDepositRows(trx, this.chain, toDeposit.map(observed), { journal: this.#o.journal !== false });
+      // A look-alike (USDbC, USDC.e) to a deposit address: recorded for the operator, never credited nor journaled. One
+      // to a registered wallet is no deposit and no asset of the books: logged below, nothing written.
+      const lookalikes = poll.unsupported ?? [];
+      const unsupported = await recordUnsupportedDepositRows(
+        trx,
+        this.chain,
+        lookalikes.filter((t) => !this.watch.isWallet(t.to)).map(observed),
+      );
       const unexplained = await journalObservedMovements(trx, this.chain, {
         walletIncoming: toWallet.map(observed),
         outgoing: (poll.outgoing ?? []).map(observed),
@@ -140,7 +155,7 @@ export class NetworkWatcher {
       });
       // A crash here must leave nothing applied: the step's deposits and its cursor commit together or not at all.
       if (toDeposit.length > 0) killAtWatcherFailpoint('watcher:before_commit');
-      return { ...confirmed, recorded, unexplained, version };
+      return { ...confirmed, recorded, unsupported, unexplained, version };
     });
     poll.committed?.(); // only now may the adapter keep what this poll learned (a failed commit leaves it unlearned)
     // Logged after the commit: a line says what the ledger holds. Ids as in docs/operations.md ("Logs").
@@ -158,6 +173,40 @@ export class NetworkWatcher {
           amount_base: d.amount_base.toString(),
         },
         d.session_id ? 'deposit seen' : 'deposit seen to an address of no session',
+      );
+    }
+    const notes = new Map((poll.unsupported ?? []).map((t) => [`${t.txHash}:${t.logIndex}`, t]));
+    for (const d of outcome.unsupported) {
+      const t = notes.get(`${d.tx_hash}:${d.log_index}`);
+      this.#log.warn(
+        {
+          ...ids,
+          session_id: d.session_id ?? undefined,
+          deposit_id: d.id,
+          tx_hash: d.tx_hash,
+          log_index: d.log_index,
+          block: d.block_number.toString(),
+          token: d.token,
+          token_contract: t?.tokenContract,
+          amount_base: d.amount_base.toString(),
+          note: t?.note,
+        },
+        'unsupported token deposit seen: a look-alike, never credited',
+      );
+    }
+    for (const t of poll.unsupported ?? []) {
+      if (!this.watch.isWallet(t.to)) continue;
+      this.#log.warn(
+        {
+          ...ids,
+          tx_hash: t.txHash,
+          log_index: t.logIndex,
+          address: t.to,
+          token: t.token,
+          token_contract: t.tokenContract,
+          amount_base: t.amount.toString(),
+        },
+        'look-alike token sent to a wallet we control: not recorded',
       );
     }
     for (const u of outcome.unexplained) {
@@ -190,6 +239,7 @@ export class NetworkWatcher {
         reason: d.reason ?? undefined,
       };
       if (d.disposition === 'credited') this.#log.info(line, 'deposit credited');
+      else if (d.reason === 'unsupported_token') this.#log.warn(line, 'unsupported token deposit confirmed: not credited');
       else this.#log.warn(line, 'deposit confirmed unmatched');
       if (d.paidSession) this.#log.info({ ...ids, session_id: d.sessionId ?? undefined, tx_hash: d.txHash }, 'session paid');
     }
@@ -200,6 +250,7 @@ export class NetworkWatcher {
       paidSessionIds: outcome.paidSessionIds,
       confirmed: outcome.confirmed,
       unexplained: outcome.unexplained.map((u) => u.direction),
+      unsupportedConfirmed: outcome.decisions.filter((d) => d.reason === 'unsupported_token').length,
     });
     return {
       caughtUp: poll.caughtUp,

@@ -48,6 +48,33 @@ describe('decideCredits', () => {
     expect(decideCredits([deposit('d1', 9_899_999n)], [session()], rules(100)).credited[0]!.paidBy).toBeNull();
   });
 
+  it('never credits a look-alike, even named as the session token and enough to pay it: unsupported_token, no payment.failed', () => {
+    const throwing = {
+      network: 'ethereum',
+      tokenDecimals: () => {
+        throw new Error('decimals of a look-alike asked');
+      },
+      toleranceBps: () => 0,
+    };
+    const r = decideCredits(
+      [
+        deposit('alike', 10_000_000n, { unsupported: true }),
+        deposit('alike2', 5n, { unsupported: true, sessionId: null, token: 'USDC.e' }),
+      ],
+      [session()],
+      throwing,
+    );
+    expect(r.decisions).toEqual([
+      { depositId: 'alike', disposition: 'unmatched', reason: 'unsupported_token' },
+      { depositId: 'alike2', disposition: 'unmatched', reason: 'unsupported_token' },
+    ]);
+    expect(r.credited).toEqual([]);
+    expect(r.failedTransfers).toEqual([]);
+    // The real token after it pays the session as usual.
+    const after = decideCredits([deposit('alike', 10_000_000n, { unsupported: true }), deposit('real', 10_000_000n)], [session()], rules());
+    expect(after.credited).toEqual([{ sessionId: 'cs_1', received: 10_000_000n, paidBy: 'real' }]);
+  });
+
   it('names why a deposit credits nothing', () => {
     const sessions = [session(), session({ id: 'cs_paid', status: 'paid' }), session({ id: 'cs_canceled', status: 'canceled' })];
     const r = decideCredits(

@@ -42,7 +42,11 @@ function documentedVariables(): string[] {
     const head = cell[0]!;
     const stem = head.includes('>_') ? head.slice(0, head.lastIndexOf('>_') + 2) : '';
     const all = cell.map((n, i) => (i > 0 && n.startsWith('_') && stem ? `${stem}${n.slice(1)}` : n));
-    const nets = /not Solana/.test(meaning ?? '') ? NETS.filter((n) => n !== 'SOLANA') : NETS;
+    const nets = /EVM networks only/.test(meaning ?? '')
+      ? NETS.filter((n) => n === 'ETHEREUM' || n === 'BSC')
+      : /not Solana/.test(meaning ?? '')
+        ? NETS.filter((n) => n !== 'SOLANA')
+        : NETS;
     for (const n of all) {
       for (const net of n.includes('<NET>') ? nets : [undefined]) {
         for (const mode of n.includes('<MODE>') ? MODES : [undefined]) {
@@ -199,6 +203,8 @@ const CHAIN_FIELDS: Record<string, [string, string]> = {
   RPC_QUORUM: ['2', 'rpcQuorum'],
   RPC_MAX_LAG_BLOCKS: ['25', 'rpcMaxLagBlocks'],
   EXPLORER_TX_URL: ['https://explorer.example/tx/{tx}', 'explorerTxUrl'],
+  // One more look-alike watched (EVM networks only: the README row says so, and TRON and Solana refuse it).
+  LOOKALIKE_CONTRACTS: ['USDC.e:0x00000000000000000000000000000000000000bb:6', 'lookalikes'],
 };
 const TRON_FIELDS: Record<string, [string, string]> = {
   FULL_HOST: ['http://127.0.0.1:9090', 'fullHost'],

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { UNMATCHED_REASONS } from '../../src/domain/unmatched-reasons.js';
+import { PAYMENT_UNMATCHED_REASONS, UNMATCHED_REASONS } from '../../src/domain/unmatched-reasons.js';
 import { sessionReceivedShape } from '../../src/domain/events/catalog.js';
 
 // Issue 34 item 17: the reasons of unmatched deposits, as the code records them and as docs/checkout.md explains
@@ -21,9 +21,11 @@ describe('unmatched deposit reasons', () => {
     expect(UNMATCHED_REASONS).toContain('late');
   });
 
-  it('the API documents the same values (payments[].unmatched_reason)', () => {
+  it('the API documents the same values (payments[].unmatched_reason), but unsupported_token, which payments[] never lists', () => {
     const payment = (sessionReceivedShape.payments as any).unwrap().element;
-    expect(payment.shape.unmatched_reason.unwrap().options).toEqual([...UNMATCHED_REASONS]);
+    expect(payment.shape.unmatched_reason.unwrap().options).toEqual([...PAYMENT_UNMATCHED_REASONS]);
+    expect(UNMATCHED_REASONS.filter((r) => r !== 'unsupported_token')).toEqual([...PAYMENT_UNMATCHED_REASONS]);
+    expect(UNMATCHED_REASONS).toContain('unsupported_token');
   });
 
   it('no page names a reason the ledger never records', () => {

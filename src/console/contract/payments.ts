@@ -65,6 +65,8 @@ export const paymentDepositSchema = z.strictObject({
   explorer_url: z.string().nullable(),
   block_number: z.string().regex(/^\d+$/),
   at: iso,
+  /** A look-alike of the token (USDbC, USDC.e): unmatched `unsupported_token`, never credited; `note` says what it is. */
+  unsupported: z.strictObject({ note: z.string() }).nullable(),
 });
 
 export const webhookDeliveryBriefSchema = z.strictObject({

@@ -28,6 +28,8 @@ export const strandedRowSchema = z.strictObject({
   sender: z.string().nullable(),
   /** kind deposit: why it matched no session (e.g. `unknown_address`, `late`); kind session: the session status. */
   reason: z.string(),
+  /** What the operator must know (an `unsupported_token` deposit: not credited, not refundable by the gateway); else null. */
+  notice: z.string().nullable(),
   tx_hash: z.string().nullable(),
   session_id: z.string().nullable(),
   at: iso,

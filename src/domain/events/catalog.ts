@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UNMATCHED_REASONS } from '../unmatched-reasons.js';
+import { PAYMENT_UNMATCHED_REASONS } from '../unmatched-reasons.js';
 
 // Every event type the spec names, with the exact shape of its data.object. Strict: an unexpected field is an error,
 // so a builder that drifts from the spec fails its test.
@@ -29,7 +29,7 @@ export const sessionReceivedShape = {
         sender: z.string().nullable(),
         confirmed_at: int.nullable(),
         status: z.enum(['credited', 'unmatched']),
-        unmatched_reason: z.enum(UNMATCHED_REASONS).optional(),
+        unmatched_reason: z.enum(PAYMENT_UNMATCHED_REASONS).optional(),
       }),
     )
     .optional(),

@@ -5,7 +5,8 @@ import { sql, type RawBuilder } from 'kysely';
 // deposits to the address exceed what completed refunds paid back against them (refunds of its session, and of its
 // unmatched deposits) plus what sweeps moved off the address (`sweep_sources` swept). Refunds are paid from the hot
 // wallet, so an address is "settled" once its credited balance is refunded or swept: an address emptied by a sweep
-// stops being watched once its retention window has passed.
+// stops being watched once its retention window has passed. Look-alike tokens (`unsupported_token`) hold nothing the
+// ledger settles (never refunded nor swept by the gateway): they keep no address watched.
 
 /**
  * SQL condition, true when the deposit address row aliased `da` (columns network, mode, address, session_id) holds an
@@ -16,6 +17,7 @@ export function holdsUnsettledBalance(alias = 'da'): RawBuilder<boolean> {
   return sql<boolean>`exists (
     select 1 from deposits d
     where d.network = ${da}.network and d.mode = ${da}.mode and d.to_address = ${da}.address and d.status = 'confirmed'
+      and d.unmatched_reason is distinct from 'unsupported_token'
     group by d.token
     having sum(d.amount_base) > coalesce((
       select sum(coalesce(r.delivered_base, r.amount_base)) from refunds r

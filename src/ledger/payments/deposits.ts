@@ -9,6 +9,7 @@ import { decideCredits } from '../../domain/deposit-credit.js';
 import { insertOutboxEvents, type OutboxEventInput } from '../core/outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from '../../domain/events/payment.js';
 import type { UnmatchedReason } from '../../db/deposit-tables.js';
+import { UNSUPPORTED_TOKEN_NOTICE } from '../../domain/unmatched-reasons.js';
 import type { ChainRef } from '../core/chain-ref.js';
 import type { ObservedDeposit } from '../core/observed-deposit.js';
 import { receivedPayments } from './session-payments.js';
@@ -50,26 +51,7 @@ export async function recordObservedDepositRows(
   opts: { journal?: boolean } = {},
 ): Promise<RecordedDeposit[]> {
   if (items.length === 0) return [];
-  const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
-  const insert = sql<RecordedDeposit>`
-    insert into deposits (id, network, mode, tx_hash, log_index, block_number, block_hash, block_time, token,
-                          token_contract, from_address, to_address, amount_base, session_id, status)
-    select v.id, ${chain.network}, ${chain.mode}, v.tx_hash, v.log_index, v.block_number, v.block_hash, v.block_time,
-           v.token, v.token_contract, v.from_address, v.to_address, v.amount_base, da.session_id, 'provisional'
-    from unnest(${col(() => newId('dep'))}::text[], ${col((d) => d.txHash)}::text[], ${col((d) => d.logIndex)}::int[],
-                ${col((d) => d.blockHeight.toString())}::bigint[], ${col((d) => d.blockHash)}::text[],
-                ${col((d) => d.blockTime.toISOString())}::timestamptz[], ${col((d) => d.token)}::text[],
-                ${col((d) => d.tokenContract)}::text[], ${col((d) => d.from)}::text[], ${col((d) => d.to)}::text[],
-                ${col((d) => d.amount.toString())}::numeric[])
-         as v(id, tx_hash, log_index, block_number, block_hash, block_time, token, token_contract, from_address, to_address, amount_base)
-    left join deposit_addresses da on da.network = ${chain.network} and da.mode = ${chain.mode} and da.address = v.to_address
-    on conflict (network, mode, tx_hash, log_index) do update
-      set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
-          block_time = excluded.block_time, orphaned_at = null
-      where deposits.status = 'orphaned'
-    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token,
-              deposits.amount_base, deposits.to_address, deposits.block_hash,
-              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`;
+  const insert = insertDeposits(chain, items, null);
   if (opts.journal === false) return (await insert.execute(trx)).rows;
   // Journal: customer → deposit address, from the block it was seen in; reversed if a reorg removes that block. Written
   // by the same statement; a deposit revived after a reorg (its key taken by the reversed entry) by a second one.
@@ -99,6 +81,48 @@ export async function recordObservedDepositRows(
     })),
   );
   return rows;
+}
+
+/**
+ * Look-alike transfers (USDbC, USDC.e: PollResult.unsupported) to deposit addresses: provisional deposits like any
+ * other (same key, same reorg life), with `unmatched_reason = 'unsupported_token'` from the start, so that confirming
+ * them never credits (deposit-credit.ts) and readers can leave them out before they are final. `token` is the
+ * look-alike's symbol, `token_contract` its address. Not journaled: it is no asset of the books (docs/journal.md).
+ */
+export async function recordUnsupportedDepositRows(
+  trx: Transaction<Database>,
+  chain: ChainRef,
+  items: readonly ObservedDeposit[],
+): Promise<RecordedDeposit[]> {
+  if (items.length === 0) return [];
+  return (await insertDeposits(chain, items, 'unsupported_token').execute(trx)).rows;
+}
+
+/** Readers that show money a session may count (payments[], the hosted page) leave these rows out. */
+export const UNSUPPORTED_TOKEN_REASON = 'unsupported_token' satisfies UnmatchedReason;
+
+/** The insert (one statement) of observed deposits, new or revived after a reorg; answers those rows. */
+function insertDeposits(chain: ChainRef, items: readonly ObservedDeposit[], reason: UnmatchedReason | null) {
+  const col = <T>(f: (d: ObservedDeposit) => T) => items.map(f);
+  return sql<RecordedDeposit>`
+    insert into deposits (id, network, mode, tx_hash, log_index, block_number, block_hash, block_time, token,
+                          token_contract, from_address, to_address, amount_base, session_id, status, unmatched_reason)
+    select v.id, ${chain.network}, ${chain.mode}, v.tx_hash, v.log_index, v.block_number, v.block_hash, v.block_time,
+           v.token, v.token_contract, v.from_address, v.to_address, v.amount_base, da.session_id, 'provisional', ${reason}::text
+    from unnest(${col(() => newId('dep'))}::text[], ${col((d) => d.txHash)}::text[], ${col((d) => d.logIndex)}::int[],
+                ${col((d) => d.blockHeight.toString())}::bigint[], ${col((d) => d.blockHash)}::text[],
+                ${col((d) => d.blockTime.toISOString())}::timestamptz[], ${col((d) => d.token)}::text[],
+                ${col((d) => d.tokenContract)}::text[], ${col((d) => d.from)}::text[], ${col((d) => d.to)}::text[],
+                ${col((d) => d.amount.toString())}::numeric[])
+         as v(id, tx_hash, log_index, block_number, block_hash, block_time, token, token_contract, from_address, to_address, amount_base)
+    left join deposit_addresses da on da.network = ${chain.network} and da.mode = ${chain.mode} and da.address = v.to_address
+    on conflict (network, mode, tx_hash, log_index) do update
+      set status = 'provisional', block_number = excluded.block_number, block_hash = excluded.block_hash,
+          block_time = excluded.block_time, orphaned_at = null
+      where deposits.status = 'orphaned'
+    returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token,
+              deposits.amount_base, deposits.to_address, deposits.block_hash,
+              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`;
 }
 
 /** Reorg: provisional deposits in blocks above `height` stopped being canonical. Confirmed ones are never touched. */
@@ -146,7 +170,7 @@ export async function confirmFinalDeposits(
 ): Promise<ConfirmResult> {
   const deposits = await trx
     .selectFrom('deposits')
-    .select(['id', 'session_id', 'token', 'amount_base', 'block_time', 'tx_hash'])
+    .select(['id', 'session_id', 'token', 'amount_base', 'block_time', 'tx_hash', 'unmatched_reason'])
     .where('network', '=', chain.network)
     .where('mode', '=', chain.mode)
     .where('status', '=', 'provisional')
@@ -160,7 +184,14 @@ export async function confirmFinalDeposits(
   const sessions = await lockDepositSessions(trx, deposits);
   const toleranceBps = await merchantTolerances(trx, sessions);
   const batch = decideCredits(
-    deposits.map((d) => ({ id: d.id, sessionId: d.session_id, token: d.token, amountBase: d.amount_base, blockTime: d.block_time })),
+    deposits.map((d) => ({
+      id: d.id,
+      sessionId: d.session_id,
+      token: d.token,
+      amountBase: d.amount_base,
+      blockTime: d.block_time,
+      unsupported: d.unmatched_reason === UNSUPPORTED_TOKEN_REASON,
+    })),
     sessions.map((s) => ({
       id: s.id,
       merchantId: s.merchant_id,
@@ -342,7 +373,8 @@ export async function hasProvisionalDepositsBefore(trx: Transaction<Database>, s
   const r = await sql<{ defer: boolean }>`
     select exists (
              select 1 from deposits
-             where session_id = ${sessionId} and status = 'provisional' and block_time <= ${expiresAt})
+             where session_id = ${sessionId} and status = 'provisional' and block_time <= ${expiresAt}
+               and unmatched_reason is distinct from 'unsupported_token')
         or exists (
              select 1 from deposit_addresses da
              left join chain_cursors c on c.chain_key = da.network || ':' || da.mode
@@ -357,16 +389,19 @@ export interface UnmatchedDeposit {
   txHash: string;
   logIndex: number;
   token: string;
+  tokenContract: string;
   from: string | null;
   to: string;
   amountBase: bigint;
   sessionId: string | null;
   reason: string | null;
+  /** For an `unsupported_token` deposit (a look-alike), what the operator must know: UNSUPPORTED_TOKEN_NOTICE. */
+  notice: string | null;
   blockTime: Date;
   confirmedAt: Date | null;
 }
 
-/** Confirmed deposits that paid nothing (late, to closed sessions, surplus after paid): the operator's list. */
+/** Confirmed deposits that paid nothing (late, to closed sessions, surplus after paid, look-alikes): the operator's list. */
 export async function listUnmatchedDeposits(
   db: Kysely<Database>,
   opts: { mode?: Mode; network?: string; limit?: number } = {},
@@ -385,11 +420,13 @@ export async function listUnmatchedDeposits(
     txHash: r.tx_hash,
     logIndex: r.log_index,
     token: r.token,
+    tokenContract: r.token_contract,
     from: r.from_address,
     to: r.to_address,
     amountBase: r.amount_base,
     sessionId: r.session_id,
     reason: r.unmatched_reason,
+    notice: r.unmatched_reason === UNSUPPORTED_TOKEN_REASON ? UNSUPPORTED_TOKEN_NOTICE : null,
     blockTime: r.block_time,
     confirmedAt: r.confirmed_at,
   }));

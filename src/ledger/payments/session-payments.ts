@@ -5,7 +5,8 @@ import type { SessionRow } from './session-row.js';
 
 /**
  * The final deposits to each of these sessions' addresses, in chain order (issue 16 item 5): credited ones and
- * unmatched ones alike. Provisional and orphaned transfers are not money yet and are left out. One query.
+ * unmatched ones alike. Provisional and orphaned transfers are not money yet and are left out, and so are look-alike
+ * tokens (`unsupported_token`: payments[] lists USDT and USDC only; operators see them). One query.
  */
 export async function receivedPayments(
   db: Kysely<Database> | Transaction<Database>,
@@ -29,6 +30,7 @@ export async function receivedPayments(
     ])
     .where(sql<boolean>`session_id = any(${[...new Set(sessionIds)]}::text[])`) // one parameter, however many sessions
     .where('status', '=', 'confirmed')
+    .where('unmatched_reason', 'is distinct from', 'unsupported_token')
     .orderBy('block_number')
     .orderBy('log_index')
     .execute();
@@ -73,7 +75,12 @@ export async function findSessionReceived(
 ): Promise<{ session: SessionRow; payments: ReceivedPayment[] } | undefined> {
   const rows = await db
     .selectFrom('payment_sessions as s')
-    .leftJoin('deposits as d', (j) => j.onRef('d.session_id', '=', 's.id').on('d.status', '=', 'confirmed'))
+    .leftJoin('deposits as d', (j) =>
+      j
+        .onRef('d.session_id', '=', 's.id')
+        .on('d.status', '=', 'confirmed')
+        .on('d.unmatched_reason', 'is distinct from', 'unsupported_token'),
+    )
     .selectAll('s')
     .select(RECEIVED_COLUMNS)
     .where('s.id', '=', id)

@@ -108,6 +108,12 @@ async function depositSource(trx: Transaction<Database>, session: SessionRow, de
       'deposit_id',
     );
   }
+  if (d.unmatched_reason === 'unsupported_token')
+    throw invalidRequest(
+      'INVALID_DEPOSIT_STATUS',
+      `Deposits of ${d.token}, a look-alike of the token, are not credited and cannot be refunded by the gateway (docs/operations.md).`,
+      'deposit_id',
+    );
   if (d.token !== 'USDT' && d.token !== 'USDC')
     throw invalidRequest('INVALID_DEPOSIT_STATUS', `Deposits of ${d.token} cannot be refunded.`, 'deposit_id');
   return {

@@ -118,6 +118,7 @@ export async function sweepCandidates(
              bool_or(d.disposition = 'credited') as credited
       from deposits d
       where d.network = ${q.network} and d.mode = ${q.mode} and d.token = ${q.token} and d.status = 'confirmed'
+        and d.unmatched_reason is distinct from 'unsupported_token'
       group by d.to_address
     ), swept as (
       select s.address, sum(s.swept_base) as swept_base

@@ -148,6 +148,7 @@ export const en = {
   'payments.summary': 'Summary',
   'payments.timeline': 'Timeline',
   'payments.deposits': 'Deposits',
+  'payments.unsupportedToken': 'Unsupported token: not credited, not refundable by the gateway',
   'payments.webhooks': 'Webhook deliveries',
   'payments.refund': 'Refund',
   'payments.refundTitle': 'Refund this payment',

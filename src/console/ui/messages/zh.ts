@@ -150,6 +150,7 @@ export const zh: Record<MessageKey, string> = {
   'payments.summary': '摘要',
   'payments.timeline': '时间线',
   'payments.deposits': '入账',
+  'payments.unsupportedToken': '不支持的代币：不入账，网关不退款',
   'payments.webhooks': 'Webhook 投递',
   'payments.refund': '退款',
   'payments.refundTitle': '退款此支付',

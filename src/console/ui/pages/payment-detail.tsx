@@ -43,7 +43,9 @@ export default function PaymentDetail({ id }: { id: string; me: AuthState }) {
           return (
             <>
               <div class="page-actions">
-                {d.deposits.length > 0 ? <RefundAction id={id} token={token} network={d.deposits[0]?.network ?? null} /> : null}
+                {d.deposits.some((dep) => dep.unsupported === null) ? (
+                  <RefundAction id={id} token={token} network={d.deposits[0]?.network ?? null} />
+                ) : null}
                 {s.status === 'open' ? (
                   <ConfirmButton
                     label={t('payments.cancel')}
@@ -107,7 +109,14 @@ export default function PaymentDetail({ id }: { id: string; me: AuthState }) {
                             <td class="mono">
                               <ExternalLink href={dep.explorer_url}>{short(dep.tx_hash)}</ExternalLink>
                             </td>
-                            <td>{dep.amount ? money(dep.amount, dep.token) : `${dep.amount_base} (base)`}</td>
+                            <td>
+                              {dep.amount ? money(dep.amount, dep.token) : `${dep.amount_base} (base)`}
+                              {dep.unsupported ? (
+                                <div data-testid={`deposit-unsupported-${dep.id}`} title={dep.unsupported.note}>
+                                  <Badge value="unsupported_token" /> {t('payments.unsupportedToken')}: {dep.unsupported.note}
+                                </div>
+                              ) : null}
+                            </td>
                             <td>
                               <Badge value={dep.status} />
                             </td>

@@ -31,7 +31,18 @@ export default function StrandedPage({ me }: PageProps) {
     { key: 'refundable', label: 'field.refundable', render: (r) => money(r.refundable, r.token) },
     { key: 'network', label: 'field.network', render: (r) => `${r.network} (${r.mode})` },
     { key: 'sender', label: 'field.sender', render: (r) => <span class="mono">{short(r.sender)}</span> },
-    { key: 'reason', label: 'field.reason', render: (r) => r.reason },
+    {
+      key: 'reason',
+      label: 'field.reason',
+      render: (r) =>
+        r.notice ? (
+          <span data-testid={`stranded-notice-${r.id}`}>
+            {r.reason}: {r.notice}
+          </span>
+        ) : (
+          r.reason
+        ),
+    },
     {
       key: 'session',
       label: 'field.payment',
