@@ -67,10 +67,14 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-/** Seeds a fresh database at `factor`; `log` gets one line per step. */
-export async function seedScale(factor: number, log: (line: string) => void = console.log): Promise<SeededDatabase> {
+/** Seeds a fresh database (named `<prefix>_<random>`) at `factor`; `log` gets one line per step. */
+export async function seedScale(
+  factor: number,
+  log: (line: string) => void = console.log,
+  prefix = 'bench_scale',
+): Promise<SeededDatabase> {
   const sizes = scaleSizes(factor);
-  const fresh = await freshDatabase('bench_scale');
+  const fresh = await freshDatabase(prefix);
   const t0 = performance.now();
   const step = async (label: string, run: () => Promise<unknown>) => {
     const t = performance.now();
