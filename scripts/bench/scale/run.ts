@@ -1,0 +1,142 @@
+// The scale benchmark (issue 38, "A realistic database"): the same measurements on an empty database and on a seeded
+// year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
+//   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
+//                       [--skip api,export,webhooks,plans]
+// --factor 1.0 is the issue's size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
+//   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
+//   export    the operator's CSV export of the last month's payments: rows/s and peak RSS (streaming: flat in memory)
+//   webhooks  relay (outbox → delivery rows) and delivery-record rates for --events fresh events
+//   plans     the API's queries EXPLAINed on the seeded database: every Seq Scan on a table above --plan-rows rows
+// Not here yet (see docs/performance.md "Scale"): the watcher with 100,000 watched addresses (scripts/bench/evm-watcher.ts),
+// reconcile of one network (scripts/bench/reconcile.ts) and `sweep plan` for the largest merchant on the seeded data.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
+import { SecretBox } from '../../../src/security/secret-box.js';
+import { checkSeeded } from './check.js';
+import { measureApi, measureExport, measureWebhooks, queryPlanOffenders, type Target } from './measure.js';
+import { SCALE_BOX_KEY, freshDatabase, printSizes, seedScale, tableSizes } from './seed.js';
+
+const { values } = parseArgs({
+  options: {
+    factor: { type: 'string', default: '0.01' },
+    seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+    events: { type: 'string', default: '2000' },
+    'plan-rows': { type: 'string', default: '10000' },
+    skip: { type: 'string', default: '' },
+  },
+});
+const skip = new Set(values.skip!.split(',').map((s) => s.trim()));
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+
+type Figures = Record<string, number>;
+async function measureAll(t: Target): Promise<Figures> {
+  const f: Figures = {};
+  if (!skip.has('api')) {
+    const a = await measureApi(t, seconds, connections);
+    f['api peak get req/s'] = a.peakRps;
+    f['api rate (half peak) req/s'] = a.rate;
+    for (const [route, r] of Object.entries(a.routes)) {
+      f[`${route} p50 ms`] = r.p50;
+      f[`${route} p99 ms`] = r.p99;
+      f[`${route} errors`] = r.errors;
+    }
+  }
+  if (!skip.has('export')) {
+    const e = await measureExport(t);
+    f['export rows'] = e.rows;
+    f['export rows/s'] = Math.round(e.rowsPerSecond);
+    f['export peak RSS MB'] = Math.round(e.peakRssMb);
+  }
+  if (!skip.has('webhooks')) {
+    const w = await measureWebhooks(t, Number(values.events));
+    f['relay events/s'] = Math.round(w.relayPerSecond);
+    f['delivery records/s'] = Math.round(w.deliveryPerSecond);
+  }
+  return f;
+}
+
+const empty = await freshDatabase('bench_scale_empty');
+let emptyFigures: Figures;
+try {
+  const m = await createMerchant(empty.db, new SecretBox(SCALE_BOX_KEY), { name: 'Empty shop', webhookUrl: 'https://shop.example/hooks' });
+  console.log('measuring on the empty database ...');
+  emptyFigures = await measureAll({
+    db: empty.db,
+    url: empty.url,
+    merchant: { merchantId: m.merchantId, key: m.testKey.key, secret: m.testKey.secret },
+  });
+} finally {
+  await empty.drop();
+}
+
+console.log(`seeding at factor ${values.factor} ...`);
+const seeded = await seedScale(Number(values.factor));
+try {
+  console.log(`\nseeded in ${seeded.seconds.toFixed(1)} s\n`);
+  const sizes = await tableSizes(seeded.db);
+  printSizes(sizes);
+  const check = await checkSeeded(seeded);
+  console.log(
+    `\ncheck: ${check.entries} journal entries, ${check.unbalanced} unbalanced, ${check.entriesWithoutLegs} without legs; GET ${check.session} → ${check.getStatus}`,
+  );
+  const target: Target = { db: seeded.db, url: seeded.url, merchant: seeded.largest };
+  console.log('measuring on the seeded database ...');
+  const scaleFigures = await measureAll(target);
+
+  console.log('\n| figure | empty | scale | scale / empty |');
+  console.log('|---|---:|---:|---:|');
+  const ratios: Record<string, number> = {};
+  for (const k of Object.keys(emptyFigures)) {
+    const e = emptyFigures[k]!;
+    const s = scaleFigures[k]!;
+    const ratio = e > 0 ? s / e : Number.NaN;
+    if (k.endsWith('p99 ms')) ratios[k] = ratio;
+    console.log(`| ${k} | ${round(e)} | ${round(s)} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'} |`);
+  }
+
+  let plans: { statements: number; offenders: string[] } | undefined;
+  if (!skip.has('plans')) {
+    plans = await queryPlanOffenders(target, Number(values['plan-rows']));
+    console.log(
+      `\nquery plans: ${plans.statements} statements EXPLAINed on the seeded database, ${plans.offenders.length} with a Seq Scan on a table above ${values['plan-rows']} rows`,
+    );
+    for (const o of plans.offenders) console.log(`  ${o}`);
+  }
+
+  const p99Met = Object.values(ratios).every((r) => r <= 2);
+  const exportMet = skip.has('export') || (scaleFigures['export rows/s']! >= 50_000 && scaleFigures['export peak RSS MB']! < 200);
+  const summary = {
+    factor: seeded.sizes.factor,
+    seed_seconds: Number(seeded.seconds.toFixed(1)),
+    database_mb: Math.round(sizes.reduce((a, s) => a + s.bytes, 0) / 2 ** 20),
+    p99_ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(2))])),
+    seq_scan_offenders: plans?.offenders.length ?? null,
+  };
+  console.log(`\n${JSON.stringify(summary, null, 2)}`);
+  if (process.env.BENCH_OUT)
+    writeFileSync(
+      process.env.BENCH_OUT,
+      JSON.stringify({
+        figures: `factor ${summary.factor}: seeded in ${summary.seed_seconds} s (${summary.database_mb} MB); p99 scale/empty ${Object.entries(
+          summary.p99_ratios,
+        )
+          .map(([k, v]) => `${k.replace(' p99 ms', '')} ${v}`)
+          .join(
+            ', ',
+          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s at ${scaleFigures['export peak RSS MB'] ?? '–'} MB; ${summary.seq_scan_offenders ?? '–'} seq-scan offenders`,
+        target: 'p99 within 2x of empty; export >= 50,000 rows/s under 200 MB RSS; no Seq Scan on a large table',
+        met: p99Met && exportMet && (plans?.offenders.length ?? 0) === 0,
+        ...summary,
+      }),
+    );
+} finally {
+  await seeded.drop();
+}
+
+function round(x: number | undefined): string {
+  if (x === undefined || Number.isNaN(x)) return '–';
+  return x >= 100 ? String(Math.round(x)) : x.toFixed(2);
+}
