@@ -8,7 +8,8 @@
 //   `switch (network) { case 'tron': }`, SQL `network = 'solana'`, `'solana' as network`, PromQL `network="tron"`),
 //   and lists of network ids (`['ethereum', 'bsc', 'tron', 'solana']`).
 // Comments and prose are not code: "Ethereum" in a sentence, a capitalised name in a message, a word in a comment pass.
-// `ethereum:` is EIP-681's URI scheme, a protocol's name: the exact literal 'ethereum:' passes (chains/evm/eip681.ts).
+// Two protocol names happen to be a network's id: EIP-681's URI scheme `ethereum:` (the exact literal 'ethereum:' passes;
+// chains/evm/adapter.ts EIP681_SCHEME) and EIP-1193's injected provider `window.ethereum` (passes inside a string).
 import ts from 'typescript';
 
 export interface NetworkVocabulary {
@@ -32,6 +33,8 @@ export interface Offence {
 
 /** EIP-681's scheme: a protocol name that happens to be a network's id. */
 export const EIP681_SCHEME_LITERAL = 'ethereum:';
+/** EIP-1193's provider object, as the hosted pages' scripts (strings served to the browser) read it. */
+const EIP1193_PROVIDER = /\bwindow\.ethereum\b/g;
 
 const NETWORKISH = /network/i;
 
@@ -50,8 +53,9 @@ export function identifierWords(name: string): string[] {
 }
 
 /** Words of a string literal's text that name a network: lower-case `ethereum`, or `CHAIN_ETHEREUM_`. */
-function namesInText(text: string, v: NetworkVocabulary): string[] {
-  if (text === EIP681_SCHEME_LITERAL) return [];
+function namesInText(literal: string, v: NetworkVocabulary): string[] {
+  if (literal === EIP681_SCHEME_LITERAL) return [];
+  const text = literal.replace(EIP1193_PROVIDER, '');
   const out: string[] = [];
   for (const id of v.networkOnly) {
     if (v.ordinaryWords.includes(id)) {
@@ -62,10 +66,10 @@ function namesInText(text: string, v: NetworkVocabulary): string[] {
   return out;
 }
 
-/** SQL or PromQL in a string that compares a network with a family-named id. */
 /** Ids checked only where a network is compared or set: family names and ordinary words. */
 const comparedOnly = (v: NetworkVocabulary): string[] => [...v.familyNamed, ...v.ordinaryWords];
 
+/** SQL or PromQL in a string that compares a network with a family-named id. */
 function networkQueryNames(text: string, v: NetworkVocabulary): string[] {
   const out: string[] = [];
   for (const id of comparedOnly(v)) {

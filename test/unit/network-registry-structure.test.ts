@@ -134,6 +134,7 @@ describe('the scanner (test/unit/network-names-scan.ts) tells naming a network f
     ["switch (family) { case 'solana': break; }"],
     ["const families = ['evm', 'tron', 'solana'];"],
     ["const scheme = 'ethereum:';"],
+    ['const js = String.raw`var eth = window.ethereum; if (!eth) throw new Error("no wallet");`;'],
     ["throw new Error('Install a wallet that supports Ethereum');"],
     ["const subscription = 1; const amountBase = 2n; const baseUrl = '';"],
     ["const encoded = Buffer.from(x).toString('base64');"],
