@@ -532,5 +532,6 @@ export function createSolanaAdapter(
 
 /** The adapter factory with the CHAIN_<NETWORK>_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */
 export function createSolanaAdapterFactory(env: Record<string, string | undefined>) {
-  return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter => createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode, s.network));
+  return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter =>
+    createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode, s.network));
 }

@@ -9,7 +9,14 @@ import {
   type TransactionInstruction,
   type VersionedTransactionResponse,
 } from '@solana/web3.js';
-import { TransferRejectedError, type NetworkId, type SweepRequest, type SweepStep, type SweepStepReceipt, type UnsignedTransfer } from '../types.js';
+import {
+  TransferRejectedError,
+  type NetworkId,
+  type SweepRequest,
+  type SweepStep,
+  type SweepStepReceipt,
+  type UnsignedTransfer,
+} from '../types.js';
 import type { SolanaUnsignedBody } from './token-sender.js';
 
 // The `close` step of a Solana sweep (docs/treasury-solana.md, "Closing"): after the batches of a sweep landed, one

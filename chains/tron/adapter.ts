@@ -163,7 +163,8 @@ export class TronChainAdapter
 
   /** The wallet's recent outgoing transactions the ledger does not know (chains/tron/outgoing-history.ts). */
   async unknownOutgoing(address: string, sinceMs: number, known: (hashes: string[]) => Promise<Set<string>>) {
-    if (!this.#history) throw new Error(`${this.network}: no account history configured (${envPrefix(this.network)}<MODE>_HISTORY_HOST or FULL_HOST)`);
+    if (!this.#history)
+      throw new Error(`${this.network}: no account history configured (${envPrefix(this.network)}<MODE>_HISTORY_HOST or FULL_HOST)`);
     return tronUnknownOutgoing(this.#history, address, sinceMs, known);
   }
 
@@ -502,7 +503,8 @@ export class TronChainAdapter
   }
 
   #send(): TronTokenSender {
-    if (!this.#sender) throw new TransferRejectedError('invalid', `${this.network}: no wallet API configured (${envPrefix(this.network)}<MODE>_FULL_HOST)`);
+    if (!this.#sender)
+      throw new TransferRejectedError('invalid', `${this.network}: no wallet API configured (${envPrefix(this.network)}<MODE>_FULL_HOST)`);
     return this.#sender;
   }
 }

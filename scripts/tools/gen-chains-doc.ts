@@ -24,7 +24,9 @@ function feeModel(n: NetworkEntry): string {
     'op-stack': 'L2 gas × (base fee + tip), plus an L1 data fee (GasPriceOracle predeploy; receipts report it as `l1Fee`)',
     arbitrum: 'gas × price, where the L1 cost is charged as extra L2 gas (NodeInterface splits it)',
   }[n.fees?.l1 ?? 'none'];
-  const tip = n.fees?.minPriorityFeeWei ? `; tips of at least ${BigInt(n.fees.minPriorityFeeWei) / 1_000_000_000n} gwei (validators refuse less)` : '';
+  const tip = n.fees?.minPriorityFeeWei
+    ? `; tips of at least ${BigInt(n.fees.minPriorityFeeWei) / 1_000_000_000n} gwei (validators refuse less)`
+    : '';
   return `${l1}${tip}`;
 }
 
@@ -41,7 +43,8 @@ function tokenRows(mode: 'live' | 'test', m: ModeEntry): string[] {
   return [
     ...m.tokens.map((t) => `| ${mode} | ${t.symbol} | \`${t.address}\` | ${t.decimals} | ${cell(t.issuer)} | ${t.source} |`),
     ...m.lookalikes.map(
-      (l) => `| ${mode} | look-alike: ${cell(l.symbol)} (never credited) | \`${l.address}\` | ${l.decimals} | ${cell(l.note)} | ${l.source} |`,
+      (l) =>
+        `| ${mode} | look-alike: ${cell(l.symbol)} (never credited) | \`${l.address}\` | ${l.decimals} | ${cell(l.note)} | ${l.source} |`,
     ),
   ];
 }

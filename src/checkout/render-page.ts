@@ -69,7 +69,6 @@ const SCRIPT_KEYS: MessageKey[] = [
 const money = (minor: bigint, currency: string): string =>
   `${formatMinor(minor, currencyExponent(currency) ?? 2)} ${currency.toUpperCase()}`;
 
-
 function statusText(t: Translate, live: LiveStatus): string {
   switch (live.state) {
     case 'select':

@@ -7,7 +7,15 @@ import { rotationJson, rotationText } from './rotation-output.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../domain/money.js';
-import { NETWORK_IDS, STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
+import {
+  NETWORK_IDS,
+  STABLECOIN_EXPONENT,
+  isNetworkId,
+  isTokenSymbol,
+  type Mode,
+  type NetworkId,
+  type TokenSymbol,
+} from '../../chains/vocabulary.js';
 import { listSweeps, sweepCosts } from '../ledger/treasury/sweeps.js';
 import type { Logger } from '../logger.js';
 import type { NativePriceService } from '../rates/native-prices.js';

@@ -24,7 +24,10 @@ function sections(text: string): Map<string, { text: string; rows: Row[] }> {
   expect(a, 'generated part markers').toBeGreaterThanOrEqual(0);
   expect(b).toBeGreaterThan(a);
   const out = new Map<string, { text: string; rows: Row[] }>();
-  for (const part of text.slice(a + BEGIN.length, b).split(/^### /m).slice(1)) {
+  for (const part of text
+    .slice(a + BEGIN.length, b)
+    .split(/^### /m)
+    .slice(1)) {
     const id = /^[^\n]*\(`([a-z0-9-]+)`\)/.exec(part)?.[1];
     expect(id, `heading of ${part.slice(0, 40)}`).toBeDefined();
     const rows = part
@@ -60,7 +63,8 @@ function offences(text: string): string[] {
         out.push(`${n.id} ${e.mode}: ${e.address} has ${row.decimals} decimals, source ${row.source}`);
     }
     for (const r of s.rows)
-      if (!expected.some((e) => e.mode === r.mode && e.address === r.address)) out.push(`${n.id} ${r.mode}: ${r.address} is not in the registry`);
+      if (!expected.some((e) => e.mode === r.mode && e.address === r.address))
+        out.push(`${n.id} ${r.mode}: ${r.address} is not in the registry`);
     if (!s.text.includes(n.finalityNote)) out.push(`${n.id}: finality note missing`);
     if (!s.text.includes(`CONFIRMATIONS=${confirmationsValue(n.watcher.finality)}`)) out.push(`${n.id}: default finality missing`);
   }

@@ -38,7 +38,7 @@ const EIP1193_PROVIDER = /\bwindow\.ethereum\b/g;
 
 const NETWORKISH = /network/i;
 
-function escape(s: string): string {
+function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -59,9 +59,9 @@ function namesInText(literal: string, v: NetworkVocabulary): string[] {
   const out: string[] = [];
   for (const id of v.networkOnly) {
     if (v.ordinaryWords.includes(id)) {
-      if (text === id || new RegExp(`CHAIN_${escape(id.toUpperCase())}_`).test(text)) out.push(id);
-    } else if (new RegExp(`(?<![A-Za-z0-9_])${escape(id)}(?![A-Za-z0-9_])`).test(text)) out.push(id);
-    else if (new RegExp(`CHAIN_${escape(id.toUpperCase())}_`).test(text)) out.push(id);
+      if (text === id || new RegExp(`CHAIN_${escapeRe(id.toUpperCase())}_`).test(text)) out.push(id);
+    } else if (new RegExp(`(?<![A-Za-z0-9_])${escapeRe(id)}(?![A-Za-z0-9_])`).test(text)) out.push(id);
+    else if (new RegExp(`CHAIN_${escapeRe(id.toUpperCase())}_`).test(text)) out.push(id);
   }
   return out;
 }
@@ -73,13 +73,13 @@ const comparedOnly = (v: NetworkVocabulary): string[] => [...v.familyNamed, ...v
 function networkQueryNames(text: string, v: NetworkVocabulary): string[] {
   const out: string[] = [];
   for (const id of comparedOnly(v)) {
-    const q = `['"]${escape(id)}['"]`;
+    const q = `['"]${escapeRe(id)}['"]`;
     const patterns = [
       new RegExp(`network\\s*(=|<>|!=|=~|!~)\\s*${q}`, 'i'),
       new RegExp(`${q}\\s+as\\s+\\w*network`, 'i'),
       new RegExp(`network\\s+(not\\s+)?in\\s*\\([^)]*${q}`, 'i'),
-      new RegExp(`network\\s*(=~|!~)\\s*"[^"]*(?<![A-Za-z0-9_])${escape(id)}(?![A-Za-z0-9_])`, 'i'),
-      new RegExp(`CHAIN_${escape(id.toUpperCase())}_`),
+      new RegExp(`network\\s*(=~|!~)\\s*"[^"]*(?<![A-Za-z0-9_])${escapeRe(id)}(?![A-Za-z0-9_])`, 'i'),
+      new RegExp(`CHAIN_${escapeRe(id.toUpperCase())}_`),
     ];
     if (patterns.some((p) => p.test(text))) out.push(id);
   }
@@ -140,10 +140,11 @@ export function scanScript(path: string, text: string, v: NetworkVocabulary): Of
       for (const id of networkQueryNames(node.text, v)) add(node, `compares a network with '${id}' in a query`);
     } else if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) {
       for (const id of [...v.networkOnly, ...v.familyNamed]) {
-        if (new RegExp(`CHAIN_${escape(id.toUpperCase())}_`).test(node.text)) add(node, `identifier ${node.text} names ${id}`);
+        if (new RegExp(`CHAIN_${escapeRe(id.toUpperCase())}_`).test(node.text)) add(node, `identifier ${node.text} names ${id}`);
       }
       const words = identifierWords(node.text);
-      for (const id of v.networkOnly) if (!v.ordinaryWords.includes(id) && words.includes(id)) add(node, `identifier ${node.text} names ${id}`);
+      for (const id of v.networkOnly)
+        if (!v.ordinaryWords.includes(id) && words.includes(id)) add(node, `identifier ${node.text} names ${id}`);
     }
 
     if (ts.isBinaryExpression(node)) {
@@ -172,8 +173,9 @@ export function scanScript(path: string, text: string, v: NetworkVocabulary): Of
       ts.isBindingElement(node)
     ) {
       const name = declaredName(node);
-      const value =
-        ts.isPropertySignature(node) ? stringValue(node.type) : stringValue((node as { initializer?: ts.Expression }).initializer);
+      const value = ts.isPropertySignature(node)
+        ? stringValue(node.type)
+        : stringValue((node as { initializer?: ts.Expression }).initializer);
       const typeValue = ts.isPropertyDeclaration(node) || ts.isParameter(node) ? stringValue(node.type) : undefined;
       for (const s of [value, typeValue]) {
         if (comparedId(s) && name && NETWORKISH.test(name)) add(node, `sets ${name} to the network '${s}'`);
@@ -183,7 +185,8 @@ export function scanScript(path: string, text: string, v: NetworkVocabulary): Of
       const name = lastName(node.expression);
       if (name && NETWORKISH.test(name)) {
         for (const c of node.caseBlock.clauses) {
-          if (ts.isCaseClause(c) && comparedId(stringValue(c.expression))) add(c, `switches on ${name} with case '${stringValue(c.expression)}'`);
+          if (ts.isCaseClause(c) && comparedId(stringValue(c.expression)))
+            add(c, `switches on ${name} with case '${stringValue(c.expression)}'`);
         }
       }
     }
@@ -213,9 +216,12 @@ export function scanText(path: string, text: string, v: NetworkVocabulary): Offe
 export function mayName(text: string, v: NetworkVocabulary): boolean {
   const plain = v.networkOnly.filter((id) => !v.ordinaryWords.includes(id));
   const cap = (id: string): string => id[0]!.toUpperCase() + id.slice(1);
-  if (plain.some((id) => new RegExp(`(?<![a-z])${escape(id)}|${escape(cap(id))}|${escape(id.toUpperCase())}`).test(text))) return true;
+  if (plain.some((id) => new RegExp(`(?<![a-z])${escapeRe(id)}|${escapeRe(cap(id))}|${escapeRe(id.toUpperCase())}`).test(text)))
+    return true;
   if (v.familyNamed.some((id) => text.includes(id))) return true;
-  return [...v.familyNamed, ...v.ordinaryWords].some((id) => new RegExp(`['"\`]${escape(id)}['"\`]|CHAIN_${escape(id.toUpperCase())}_`).test(text));
+  return [...v.familyNamed, ...v.ordinaryWords].some((id) =>
+    new RegExp(`['"\`]${escapeRe(id)}['"\`]|CHAIN_${escapeRe(id.toUpperCase())}_`).test(text),
+  );
 }
 
 export function scanFile(path: string, text: string, v: NetworkVocabulary): Offence[] {

@@ -94,20 +94,28 @@ describe('a network is one registry entry (issue 37)', () => {
     const found = offences(listed);
     if (found.length > 0) console.log(`network names in the temporary allowlist (${found.length}):\n${found.join('\n')}`);
     // Every allowlisted prefix must still match a file: a stale entry is removed, not kept.
-    for (const prefix of TEMPORARY_ALLOWLIST) expect(listed.some((p) => under(p, [prefix])), prefix).toBe(true);
+    for (const prefix of TEMPORARY_ALLOWLIST)
+      expect(
+        listed.some((p) => under(p, [prefix])),
+        prefix,
+      ).toBe(true);
   });
 });
 
 describe('the scanner (test/unit/network-names-scan.ts) tells naming a network from prose and families', () => {
-  const v: NetworkVocabulary = { networkOnly: ['ethereum', 'bsc', 'base', 'linea'], familyNamed: ['tron', 'solana'], ordinaryWords: ['base'] };
+  const v: NetworkVocabulary = {
+    networkOnly: ['ethereum', 'bsc', 'base', 'linea'],
+    familyNamed: ['tron', 'solana'],
+    ordinaryWords: ['base'],
+  };
   const flagged = (code: string, path = 'x.ts'): number => scanScript(path, code, v).length;
 
   it.each([
     ["const n = 'ethereum';"],
-    ["const chains = { bsc: 1 };"],
+    ['const chains = { bsc: 1 };'],
     ["if (chain.network === 'linea') go();"],
-    ["const bscAdapter = make();"],
-    ["const ETHEREUM_CHAIN_ID = 1n;"],
+    ['const bscAdapter = make();'],
+    ['const ETHEREUM_CHAIN_ID = 1n;'],
     ['throw new Error(`--network must be one of ethereum, bsc (got ${n})`);'],
     ["const k = process.env.CHAIN_BASE_LIVE_RPC_URL ?? '';"],
     ["const k = env['CHAIN_TRON_LIVE_RPC_URL'];"],
@@ -128,8 +136,8 @@ describe('the scanner (test/unit/network-names-scan.ts) tells naming a network f
   });
 
   it.each([
-    ["// Ethereum, BSC and base fees are paid in the fee coin\nconst x = 1;"],
-    ["/* on bsc the token has 18 decimals */ const y = 2;"],
+    ['// Ethereum, BSC and base fees are paid in the fee coin\nconst x = 1;'],
+    ['/* on bsc the token has 18 decimals */ const y = 2;'],
     ["if (adapter.family === 'tron') x();"],
     ["switch (family) { case 'solana': break; }"],
     ["const families = ['evm', 'tron', 'solana'];"],
@@ -138,7 +146,7 @@ describe('the scanner (test/unit/network-names-scan.ts) tells naming a network f
     ["throw new Error('Install a wallet that supports Ethereum');"],
     ["const subscription = 1; const amountBase = 2n; const baseUrl = '';"],
     ["const encoded = Buffer.from(x).toString('base64');"],
-    ["const base = 10n; const m = `${base} base units`;"],
+    ['const base = 10n; const m = `${base} base units`;'],
   ])('passes %s', (code) => {
     expect(scanScript('x.ts', code, v)).toEqual([]);
   });

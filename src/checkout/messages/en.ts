@@ -25,7 +25,6 @@ export const en = {
   'picker.change': 'Change network or token',
   'picker.pinned': 'The merchant asks for {token} on {network}.',
 
-
   'pay.heading': 'Send exactly',
   'pay.remaining_heading': 'Send the remaining',
   'pay.amount': 'Amount',

@@ -26,7 +26,6 @@ export const zh: Messages = {
   'picker.change': '更换网络或币种',
   'picker.pinned': '商家要求使用 {network} 上的 {token}。',
 
-
   'pay.heading': '请准确转账',
   'pay.remaining_heading': '请转账剩余金额',
   'pay.amount': '金额',
