@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { NETWORKS, type NetworkEntry } from '../../chains/registry.js';
-import type { FinalityPolicy, ModeEntry } from '../../chains/networks/entry.js';
+import { L1_FEE_MODELS, type FinalityPolicy, type ModeEntry } from '../../chains/networks/entry.js';
 
 // Writes docs/chains.md's "Networks" part (between the two markers below) from the network registry: per network its
 // finality, fee model, and token table with sources and look-alikes. `npx tsx scripts/tools/gen-chains-doc.ts`
@@ -19,11 +19,7 @@ export function confirmationsValue(f: FinalityPolicy): string {
 function feeModel(n: NetworkEntry): string {
   if (n.family === 'tron') return 'energy and bandwidth: staked (delegated) or paid by burning TRX; a fee limit caps each call';
   if (n.family === 'solana') return 'a base fee per signature plus a priority fee (compute-unit price); rent for new token accounts';
-  const l1 = {
-    none: 'gas × (base fee + tip), EIP-1559',
-    'op-stack': 'L2 gas × (base fee + tip), plus an L1 data fee (GasPriceOracle predeploy; receipts report it as `l1Fee`)',
-    arbitrum: 'gas × price, where the L1 cost is charged as extra L2 gas (NodeInterface splits it)',
-  }[n.fees?.l1 ?? 'none'];
+  const l1 = L1_FEE_MODELS[n.fees?.l1 ?? 'none'];
   const tip = n.fees?.minPriorityFeeWei
     ? `; tips of at least ${BigInt(n.fees.minPriorityFeeWei) / 1_000_000_000n} gwei (validators refuse less)`
     : '';
