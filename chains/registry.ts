@@ -25,3 +25,18 @@ export type RegisteredNetworkId = (typeof NETWORKS)[number]['id'];
 export function networkEntry(id: string): NetworkEntry | undefined {
   return (NETWORKS as readonly NetworkEntry[]).find((n) => n.id === id);
 }
+
+/** The ids of `family`'s networks, in registry order. */
+export function networksOfFamily(family: NetworkEntry['family']): RegisteredNetworkId[] {
+  return NETWORKS.filter((n) => n.family === family).map((n) => n.id);
+}
+
+/**
+ * The network an adapter of `family` serves when its options name none: the family's only network. A family with
+ * several (EVM) has no default: its adapters are always built with their network id.
+ */
+export function soleNetworkOfFamily(family: NetworkEntry['family']): RegisteredNetworkId {
+  const ids = networksOfFamily(family);
+  if (ids.length !== 1) throw new Error(`the ${family} family has ${ids.length} networks: name one`);
+  return ids[0]!;
+}

@@ -1,4 +1,4 @@
-import { NETWORKS, type RegisteredNetworkId } from './registry.js';
+import { NETWORKS, networksOfFamily, type RegisteredNetworkId } from './registry.js';
 
 // The service's one vocabulary of chains, modes and coins: chains/, the ledger, the database types and the API all use
 // these types (chains/types.ts re-exports them). Only the network registry (chains/registry.ts, pure data) is imported.
@@ -9,6 +9,9 @@ export type Mode = 'test' | 'live';
 /** A payment network; `family` (chains/types.ts) says which adapter serves it. */
 export type NetworkId = RegisteredNetworkId;
 export const NETWORK_IDS: readonly NetworkId[] = NETWORKS.map((n) => n.id);
+
+/** The ids of a chain family's networks, in registry order: code that differs by family never lists networks. */
+export { networksOfFamily };
 
 /** A settlement stablecoin. */
 export type TokenSymbol = 'USDT' | 'USDC';

@@ -79,6 +79,9 @@ export const BALANCE_BATCH_SIZE = 200;
 const BALANCE_BATCH = 500;
 
 /** The registry's live chain id, for EIP-681 links when none is configured. */
+/** EIP-681's URI scheme: a protocol's name, whichever EVM network the link is for. */
+const EIP681_SCHEME = 'ethereum:';
+
 const knownLiveChainId = (network: NetworkId): bigint | undefined => {
   const id = networkEntry(network)?.live.chainId;
   return id === undefined ? undefined : BigInt(id);
@@ -145,10 +148,13 @@ export class EvmChainAdapter implements ChainAdapter<EvmTxBody>, AllowanceCharge
     return evmAddressFromPublicKey(pub);
   }
 
-  /** EIP-681: `ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<base units>`. */
+  /**
+   * EIP-681: `ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<base units>` on every EVM network: the
+   * scheme is the protocol's name, the chain id (the registry's, for a live network) says which chain.
+   */
   async paymentLink(request: PaymentLinkRequest): Promise<WalletLink> {
     const chainId = await this.paymentChainId();
-    const href = `ethereum:${this.displayAddress(request.token.address)}@${chainId}/transfer?address=${this.displayAddress(request.depositAddress)}&uint256=${request.amountBase}`;
+    const href = `${EIP681_SCHEME}${this.displayAddress(request.token.address)}@${chainId}/transfer?address=${this.displayAddress(request.depositAddress)}&uint256=${request.amountBase}`;
     return { href, qr: href };
   }
 

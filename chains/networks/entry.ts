@@ -48,6 +48,13 @@ export interface EvmFeeModel {
   minPriorityFeeWei?: string;
 }
 
+/** What each L1 fee model costs, in words (docs/chains.md prints it per network). */
+export const L1_FEE_MODELS: Record<EvmFeeModel['l1'], string> = {
+  none: 'gas × (base fee + tip), EIP-1559',
+  'op-stack': 'L2 gas × (base fee + tip), plus an L1 data fee (GasPriceOracle predeploy; receipts report it as `l1Fee`)',
+  arbitrum: 'gas × price, where the L1 cost is charged as extra L2 gas (NodeInterface splits it)',
+};
+
 export interface ModeEntry {
   /** The chain's own name in this mode ("Base Sepolia"). */
   name: string;

@@ -37,6 +37,7 @@ import {
   type Wallet,
   type WatchSet,
 } from '../types.js';
+import { soleNetworkOfFamily } from '../registry.js';
 import { SolanaDelegation } from './delegation.js';
 import { SolanaDepositScanner, accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress, solanaAddressAt, solanaDepositKeyPath, solanaHotWalletKeyPath } from './keys.js';
@@ -51,6 +52,8 @@ import { SolanaEndpoints, type PinnedSolana } from './failover-connection.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 
 export interface SolanaAdapterOptions {
+  /** The registry's network this adapter serves; default the Solana family's only network. */
+  network?: NetworkId;
   mode: Mode;
   rpcUrl: string;
   /** Further endpoints (failover, chains/solana/failover-connection.ts). */
@@ -87,7 +90,7 @@ export class SolanaChainAdapter
     OutgoingHistory
 {
   readonly family: ChainFamily = 'solana';
-  readonly network: NetworkId = 'solana';
+  readonly network: NetworkId;
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
   readonly connection: Connection;
@@ -102,6 +105,7 @@ export class SolanaChainAdapter
   readonly #tokenProgramId = TOKEN_PROGRAM_ID;
 
   constructor(o: SolanaAdapterOptions) {
+    this.network = o.network ?? soleNetworkOfFamily('solana');
     this.mode = o.mode;
     this.finality = o.finality ?? 'finalized';
     this.tokens = o.tokens.map((t) => {
@@ -113,6 +117,7 @@ export class SolanaChainAdapter
     if ((o.finalityQuorum ?? 1) > urls.length)
       throw new Error(`solana: a finality quorum of ${o.finalityQuorum} needs as many RPC endpoints`);
     const endpoints = new SolanaEndpoints({
+      network: this.network,
       mode: o.mode,
       urls,
       maxLagSlots: o.maxLagSlots ?? 150n,
@@ -141,6 +146,7 @@ export class SolanaChainAdapter
       concurrency: o.rpcConcurrency ?? 8,
     });
     this.sender = new SolanaTokenSender({
+      network: this.network,
       connection: this.connection,
       rpcUrl: o.rpcUrl,
       rpcFetch: endpoints.fetch,
@@ -158,6 +164,7 @@ export class SolanaChainAdapter
       finality: this.finality === 'finalized' ? 'finalized' : 'confirmed',
     });
     this.sweep = new SolanaFeePayerSweep({
+      network: this.network,
       connection: this.connection,
       tokens: this.tokens,
       tokenProgramId: this.#tokenProgramId,
@@ -478,6 +485,7 @@ export class SolanaChainAdapter
 
   #drain() {
     return createSolanaNativeDrain({
+      network: this.network,
       connection: this.connection,
       computeUnitPrice: (writable, bump) => this.sender.computeUnitPrice(writable, bump),
     });
@@ -491,6 +499,7 @@ export class SolanaChainAdapter
  */
 export function createSolanaAdapter(
   s: {
+    network?: NetworkId;
     mode: Mode;
     rpcUrl: string;
     rpcUrls?: readonly string[];
@@ -506,6 +515,7 @@ export function createSolanaAdapter(
 ): SolanaChainAdapter {
   const finality: Finality = s.confirmation.kind !== 'depth' || s.confirmation.confirmations >= 32 ? 'finalized' : 'confirmed';
   return new SolanaChainAdapter({
+    ...(s.network ? { network: s.network } : {}),
     mode: s.mode,
     rpcUrl: s.rpcUrl,
     rpcUrls: s.rpcUrls,
@@ -520,7 +530,8 @@ export function createSolanaAdapter(
   });
 }
 
-/** The adapter factory with the CHAIN_SOLANA_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */
+/** The adapter factory with the CHAIN_<NETWORK>_<MODE>_* scanning and fee settings of `env` (chains/solana/config.ts). */
 export function createSolanaAdapterFactory(env: Record<string, string | undefined>) {
-  return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter => createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode));
+  return (s: Parameters<typeof createSolanaAdapter>[0]): SolanaChainAdapter =>
+    createSolanaAdapter(s, loadSolanaExtraSettings(env, s.mode, s.network));
 }

@@ -1,6 +1,8 @@
-import type { Mode } from '../types.js';
+import { chainEnvPrefix } from '../env-names.js';
+import { soleNetworkOfFamily } from '../registry.js';
+import type { Mode, NetworkId } from '../types.js';
 
-// Solana-only settings, read beside the shared CHAIN_SOLANA_<MODE>_* ones of src/watcher/config.ts (names and
+// Solana-only settings, read beside the shared CHAIN_<NETWORK>_<MODE>_* ones (CHAIN_SOLANA_<MODE>_*) of src/watcher/config.ts (names and
 // defaults in docs/solana.md). Unset or empty variables leave the adapter's defaults; errors name the variable.
 
 export interface SolanaExtraSettings {
@@ -14,8 +16,8 @@ export interface SolanaExtraSettings {
 
 type Env = Record<string, string | undefined>;
 
-export function loadSolanaExtraSettings(env: Env, mode: Mode): SolanaExtraSettings {
-  const p = `CHAIN_SOLANA_${mode.toUpperCase()}_`;
+export function loadSolanaExtraSettings(env: Env, mode: Mode, network: NetworkId = soleNetworkOfFamily('solana')): SolanaExtraSettings {
+  const p = chainEnvPrefix(network, mode);
   const raw = (name: string): string | undefined => {
     const v = env[`${p}${name}`]?.trim();
     if (!v) return undefined;

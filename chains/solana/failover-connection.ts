@@ -1,6 +1,8 @@
 import { Connection, type Commitment } from '@solana/web3.js';
 import { EndpointPool, type Endpoint } from '../rpc/endpoint-pool.js';
 import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
+import { soleNetworkOfFamily } from '../registry.js';
+import type { NetworkId } from '../vocabulary.js';
 
 // Solana over several RPC endpoints (chains/rpc/endpoint-pool.ts rules). Two views:
 // - `connection`: one @solana/web3.js Connection whose every HTTP request goes to the best endpoint and moves to the
@@ -11,6 +13,8 @@ import type { RpcLogger, RpcObserver } from '../rpc/observer.js';
 //   cannot answer part of a poll whose cursor another node set.
 
 export interface SolanaEndpointsOptions {
+  /** The registry's network (metrics and log labels); default the Solana family's only network. */
+  network?: NetworkId;
   mode: string;
   urls: readonly string[];
   /** Slots an endpoint may trail the best processed slot before it leaves the rotation. */
@@ -47,7 +51,7 @@ export class SolanaEndpoints {
 
   constructor(o: SolanaEndpointsOptions) {
     this.pool = new EndpointPool({
-      network: 'solana',
+      network: o.network ?? soleNetworkOfFamily('solana'),
       mode: o.mode,
       urls: o.urls,
       maxLagBlocks: o.maxLagSlots,

@@ -1,5 +1,5 @@
 import { ComputeBudgetProgram, PublicKey, SystemProgram, TransactionMessage, type Connection } from '@solana/web3.js';
-import { TransferRejectedError, type UnsignedTransfer, type Wallet } from '../types.js';
+import { TransferRejectedError, type NetworkId, type UnsignedTransfer, type Wallet } from '../types.js';
 import { accountKeysOf } from './deposit-scanner.js';
 import type { SolanaUnsignedBody } from './token-sender.js';
 
@@ -19,6 +19,7 @@ export const DRAIN_COMPUTE_UNITS = 1_000;
 const EMPTY_ACCOUNT_BYTES = 0;
 
 export interface SolanaDrainOptions {
+  network: NetworkId;
   connection: Connection;
   /** The sender's compute-unit price (median of recent fees on the accounts, bumped and clamped). */
   computeUnitPrice(writable: PublicKey[], bumpPercent: number): Promise<bigint>;
@@ -64,7 +65,7 @@ export function createSolanaNativeDrain(o: SolanaDrainOptions) {
         ],
       }).compileToV0Message();
       return {
-        network: 'solana',
+        network: o.network,
         // A native transfer: `token` only fills the request's shape (signTransfer reads the body's signers).
         request: { from, to, token: 'USDC', amount: value, feeBumpPercent },
         body: {

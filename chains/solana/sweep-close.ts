@@ -9,7 +9,14 @@ import {
   type TransactionInstruction,
   type VersionedTransactionResponse,
 } from '@solana/web3.js';
-import { TransferRejectedError, type SweepRequest, type SweepStep, type SweepStepReceipt, type UnsignedTransfer } from '../types.js';
+import {
+  TransferRejectedError,
+  type NetworkId,
+  type SweepRequest,
+  type SweepStep,
+  type SweepStepReceipt,
+  type UnsignedTransfer,
+} from '../types.js';
 import type { SolanaUnsignedBody } from './token-sender.js';
 
 // The `close` step of a Solana sweep (docs/treasury-solana.md, "Closing"): after the batches of a sweep landed, one
@@ -119,6 +126,7 @@ export function planCloseStep(
 }
 
 export interface CloseContext {
+  network: NetworkId;
   connection: Connection;
   tokenProgramId: PublicKey;
   computeUnitPrice(writable: PublicKey[], bumpPercent: number): Promise<bigint>;
@@ -170,7 +178,7 @@ export async function buildCloseStep(
   const signers: SolanaUnsignedBody['signers'] = { [payer.toBase58()]: request.gasStation.key };
   for (const a of accounts) signers[a.owner.toBase58()] = keys.get(a.owner.toBase58())!;
   return {
-    network: 'solana',
+    network: ctx.network,
     request: { from: request.gasStation, to: request.gasStation.address, token: request.token, amount: 0n, feeBumpPercent },
     body: {
       message: Buffer.from(compileClose(shape, blockhash).serialize()).toString('base64'),

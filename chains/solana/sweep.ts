@@ -28,6 +28,7 @@ import {
   type TokenContract,
   type TokenSymbol,
   type UnsignedTransfer,
+  type NetworkId,
 } from '../types.js';
 import { accountKeysOf } from './deposit-scanner.js';
 import { normalizeSolanaAddress } from './keys.js';
@@ -53,6 +54,7 @@ export const MAX_TRANSACTION_BYTES = PACKET_DATA_SIZE;
 const SIZING_BLOCKHASH = PublicKey.default.toBase58();
 
 export interface SolanaSweepOptions {
+  network: NetworkId;
   connection: Connection;
   tokens: readonly TokenContract[];
   tokenProgramId: PublicKey;
@@ -313,6 +315,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     if (step.purpose === 'close')
       return buildCloseStep(
         {
+          network: this.#o.network,
           connection: this.#o.connection,
           tokenProgramId: this.#o.tokenProgramId,
           computeUnitPrice: this.#o.computeUnitPrice,
@@ -389,7 +392,7 @@ export class SolanaFeePayerSweep implements SweepMethodImpl<SolanaUnsignedBody> 
     const signers: SolanaUnsignedBody['signers'] = { [payer.toBase58()]: request.gasStation.key };
     for (const s of sources) signers[s.address] = s.key;
     return {
-      network: 'solana',
+      network: this.#o.network,
       request: {
         from: request.gasStation,
         to: request.destination,

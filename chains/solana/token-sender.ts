@@ -28,7 +28,9 @@ import {
   type TxFailureReason,
   type TxSigner,
   type UnsignedTransfer,
+  type NetworkId,
 } from '../types.js';
+import { soleNetworkOfFamily } from '../registry.js';
 import { base58Encode } from './base58.js';
 import { solanaRpcCall, SolanaRpcError } from './json-rpc.js';
 
@@ -39,6 +41,8 @@ import { solanaRpcCall, SolanaRpcError } from './json-rpc.js';
 // AND the finalized block height is past lastValidBlockHeight. Before that, re-signing could pay twice.
 
 export interface SolanaSenderOptions {
+  /** The network it sends on (the adapter's); default the Solana family's only network. */
+  network?: NetworkId;
   connection: Connection;
   rpcUrl: string;
   /** Transport of the raw sendTransaction calls (the endpoints' failover, chains/solana/failover-connection.ts). */
@@ -64,8 +68,12 @@ export interface SolanaUnsignedBody {
 export class SolanaTokenSender {
   readonly #o: SolanaSenderOptions;
 
+  /** The network it sends on: named in every transfer it builds or signs. */
+  readonly network: NetworkId;
+
   constructor(o: SolanaSenderOptions) {
     this.#o = o;
+    this.network = o.network ?? soleNetworkOfFamily('solana');
   }
 
   #token(symbol: string): TokenContract {
@@ -222,7 +230,7 @@ export class SolanaTokenSender {
       lastValidBlockHeight: String(lastValidBlockHeight),
       signers,
     };
-    return { network: 'solana', request, body };
+    return { network: this.network, request, body };
   }
 
   async sign(unsigned: UnsignedTransfer<SolanaUnsignedBody>, signer: TxSigner): Promise<SignedTransfer> {
@@ -239,7 +247,7 @@ export class SolanaTokenSender {
       tx.signatures[i] = await signer.signEd25519(path, bytes);
     }
     return {
-      network: 'solana',
+      network: this.network,
       hash: signatureOf(tx),
       raw: Buffer.from(tx.serialize()).toString('base64'),
       sender: required[0]!.toBase58(),

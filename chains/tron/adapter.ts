@@ -38,6 +38,8 @@ import { APPROVAL_TOPIC, addressTopic, decodeApprovalLog } from '../evm/approval
 import type { ConfirmationPolicy } from '../evm/block-scanner.js';
 import { toHex, type RpcLog, type RpcReceipt } from '../evm/rpc-types.js';
 import { RpcError } from '../evm/rpc-errors.js';
+import { chainEnvPrefix as envPrefix } from '../env-names.js';
+import { soleNetworkOfFamily } from '../registry.js';
 import { TRANSFER_TOPIC } from '../evm/transfer-log.js';
 import { evmHexToTron, normalizeTronAddress, tronBase58, tronToEvmHex } from './address.js';
 import { DEFAULT_ENERGY_MARGIN_PERCENT, DEFAULT_FEE_LIMIT_CEILING_SUN, loadTronExtraSettings } from './config.js';
@@ -55,6 +57,8 @@ import { TronWalletApi } from './wallet-api.js';
 import { tronUnknownOutgoing, type TronHistoryOptions } from './outgoing-history.js';
 
 export interface TronAdapterOptions {
+  /** The registry's network this adapter serves; default the TRON family's only network. */
+  network?: NetworkId;
   mode: Mode;
   /** java-tron Ethereum-compatible JSON-RPC (detection), e.g. https://api.trongrid.io/jsonrpc. */
   jsonRpcUrl: string;
@@ -97,7 +101,7 @@ export class TronChainAdapter
   implements ChainAdapter<TronTxBody>, AllowanceCharger<TronTxBody>, Sweeper<TronTxBody>, BalanceReader, FinalStateReader, OutgoingHistory
 {
   readonly family: ChainFamily = 'tron';
-  readonly network: NetworkId = 'tron';
+  readonly network: NetworkId;
   readonly mode: Mode;
   readonly tokens: readonly TokenContract[];
   readonly rpc: FailoverJsonRpc;
@@ -113,6 +117,7 @@ export class TronChainAdapter
   }
 
   constructor(o: TronAdapterOptions) {
+    this.network = o.network ?? soleNetworkOfFamily('tron');
     this.mode = o.mode;
     this.tokens = o.tokens.map((t) => {
       const address = normalizeTronAddress(t.address);
@@ -121,7 +126,7 @@ export class TronChainAdapter
     });
     const headers: Record<string, string> = o.apiKey ? { 'TRON-PRO-API-KEY': o.apiKey } : {};
     this.rpc = new FailoverJsonRpc({
-      network: 'tron',
+      network: this.network,
       mode: o.mode,
       urls: [o.jsonRpcUrl, ...(o.jsonRpcUrls ?? []).filter((u) => u !== o.jsonRpcUrl)],
       timeoutMs: o.rpcTimeoutMs ?? 10_000,
@@ -140,6 +145,7 @@ export class TronChainAdapter
     });
     this.#sender = o.fullHost
       ? new TronTokenSender({
+          network: this.network,
           api: new TronWalletApi({
             fullHost: o.fullHost,
             solidityHost: o.solidityHost,
@@ -157,7 +163,8 @@ export class TronChainAdapter
 
   /** The wallet's recent outgoing transactions the ledger does not know (chains/tron/outgoing-history.ts). */
   async unknownOutgoing(address: string, sinceMs: number, known: (hashes: string[]) => Promise<Set<string>>) {
-    if (!this.#history) throw new Error('tron: no account history configured (CHAIN_TRON_<MODE>_HISTORY_HOST or FULL_HOST)');
+    if (!this.#history)
+      throw new Error(`${this.network}: no account history configured (${envPrefix(this.network)}<MODE>_HISTORY_HOST or FULL_HOST)`);
     return tronUnknownOutgoing(this.#history, address, sinceMs, known);
   }
 
@@ -496,7 +503,8 @@ export class TronChainAdapter
   }
 
   #send(): TronTokenSender {
-    if (!this.#sender) throw new TransferRejectedError('invalid', 'tron: no wallet API configured (CHAIN_TRON_<MODE>_FULL_HOST)');
+    if (!this.#sender)
+      throw new TransferRejectedError('invalid', `${this.network}: no wallet API configured (${envPrefix(this.network)}<MODE>_FULL_HOST)`);
     return this.#sender;
   }
 }
@@ -508,6 +516,7 @@ export class TronChainAdapter
  */
 export function createTronAdapterFactory(env: Record<string, string | undefined>) {
   return (s: {
+    network?: NetworkId;
     mode: Mode;
     rpcUrl: string;
     rpcUrls?: readonly string[];
@@ -521,8 +530,10 @@ export function createTronAdapterFactory(env: Record<string, string | undefined>
     confirmation: ConfirmationPolicy;
     maxBlockRange: number;
   }): TronChainAdapter => {
-    const x = loadTronExtraSettings(env, s.mode, s.rpcUrl);
+    const network = s.network ?? soleNetworkOfFamily('tron');
+    const x = loadTronExtraSettings(env, s.mode, s.rpcUrl, network);
     return new TronChainAdapter({
+      network,
       mode: s.mode,
       jsonRpcUrl: s.rpcUrl,
       jsonRpcUrls: s.rpcUrls,

@@ -1,6 +1,8 @@
-import type { Mode } from '../types.js';
+import { chainEnvPrefix } from '../env-names.js';
+import { soleNetworkOfFamily } from '../registry.js';
+import type { Mode, NetworkId } from '../types.js';
 
-// TRON-only settings, read beside the shared CHAIN_TRON_<MODE>_* ones of src/watcher/config.ts (RPC_URL is the
+// TRON-only settings, read beside the shared CHAIN_<NETWORK>_<MODE>_* ones (CHAIN_TRON_<MODE>_*) of src/watcher/config.ts (RPC_URL is the
 // JSON-RPC endpoint used for detection; CONFIRMATIONS, START_BLOCK, ... as for every chain). Names in docs/tron.md.
 // Errors name the variable, never a value (the API key is a secret).
 
@@ -20,8 +22,13 @@ type Env = Record<string, string | undefined>;
 export const DEFAULT_FEE_LIMIT_CEILING_SUN = 50_000_000n; // 50 TRX: a first-receipt USDT transfer burns ~13 TRX at 100 sun/energy
 export const DEFAULT_ENERGY_MARGIN_PERCENT = 20;
 
-export function loadTronExtraSettings(env: Env, mode: Mode, rpcUrl?: string): TronExtraSettings {
-  const p = `CHAIN_TRON_${mode.toUpperCase()}_`;
+export function loadTronExtraSettings(
+  env: Env,
+  mode: Mode,
+  rpcUrl?: string,
+  network: NetworkId = soleNetworkOfFamily('tron'),
+): TronExtraSettings {
+  const p = chainEnvPrefix(network, mode);
   const url = (name: string): string | undefined => {
     const v = env[`${p}${name}`]?.trim();
     if (!v) return undefined;

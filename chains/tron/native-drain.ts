@@ -46,7 +46,7 @@ export function createTronNativeDrain(sender: TronTokenSender) {
       )
         throw new RpcError('bad_response', 'wallet/createtransaction built another transaction than the drain asked for');
       return {
-        network: 'tron',
+        network: sender.network,
         // A native transfer: `token` only fills the request's shape (sign() checks the system contract against it).
         request: { from, to: recipient, token: 'USDT', amount: value },
         body: {

@@ -1,8 +1,10 @@
-import type { TokenContract } from '../types.js';
+import type { NetworkId, TokenContract } from '../types.js';
 import type { SystemContractName } from './system-contracts.js';
 import type { TransactionJson, TronWalletApi } from './wallet-api.js';
 
 export interface TronSenderOptions {
+  /** The network it sends on (the adapter's); default the registry's TRON network. */
+  network?: NetworkId;
   api: TronWalletApi;
   tokens: readonly TokenContract[];
   /** Upper bound on fee_limit (sun): a payout whose estimate needs more is refused before signing. */

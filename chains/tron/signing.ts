@@ -1,5 +1,5 @@
 import { Signature, getBytes, recoverAddress } from 'ethers';
-import type { SignedTransfer, TokenContract, TokenTransferRequest, TxSigner, UnsignedTransfer } from '../types.js';
+import type { NetworkId, SignedTransfer, TokenContract, TokenTransferRequest, TxSigner, UnsignedTransfer } from '../types.js';
 import { evmHexToTron, normalizeTronAddress } from './address.js';
 import { decodeTriggerRawData, encodeSignedTransaction, txIdOf } from './protobuf.js';
 import type { TronTxBody } from './sender-types.js';
@@ -34,7 +34,7 @@ export async function signTronTransfer(
   if (!callMatches(raw, from, contract, call, BigInt(body.feeLimit))) {
     throw new Error('built transaction does not match the payout request: refusing to sign');
   }
-  return signDigest(txId, rawHex, raw.expiration, from, request.from.key, signer);
+  return signDigest(unsigned.network, txId, rawHex, raw.expiration, from, request.from.key, signer);
 }
 
 /** A sweep's TRX transfer or (un)delegation: exactly one contract of the kind asked, from, to and amount as requested. */
@@ -51,11 +51,12 @@ async function signSystem(unsigned: UnsignedTransfer<TronTxBody>, signer: TxSign
     raw.amount === request.amount &&
     (raw.name === 'TransferContract' || (raw.resource === 'ENERGY' && !raw.lock));
   if (!from || !ok) throw new Error('built transaction does not match the sweep step: refusing to sign');
-  return signDigest(txId, rawHex, raw.expiration, from, request.from.key, signer);
+  return signDigest(unsigned.network, txId, rawHex, raw.expiration, from, request.from.key, signer);
 }
 
 /** The signer signs the txID; the signature must recover to the sending address (a wrong key is caught here). */
 async function signDigest(
+  network: NetworkId,
   txId: string,
   rawHex: string,
   expiration: bigint,
@@ -69,7 +70,7 @@ async function signDigest(
   if (recovered !== from) throw new Error('signer key does not match the sending address');
   const signature = `${sig.r.slice(2)}${sig.s.slice(2)}${(27 + sig.yParity).toString(16)}`;
   return {
-    network: 'tron',
+    network,
     hash: txId,
     raw: `0x${encodeSignedTransaction(rawHex, [signature])}`,
     sender: from,

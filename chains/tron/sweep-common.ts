@@ -252,7 +252,7 @@ export async function buildSystemStep(
   )
     throw new RpcError('bad_response', `${path} built another transaction than the one asked for`);
   return {
-    network: 'tron',
+    network: sender.network,
     request: { from: step.from, to, token: request.token, amount },
     body: {
       transaction: { txID: tx.txID, raw_data: tx.raw_data, raw_data_hex: tx.raw_data_hex },

@@ -4,6 +4,7 @@ import {
   type ChargeTransfer,
   type Delivery,
   type SignedTransfer,
+  type NetworkId,
   type TokenContract,
   type TokenTransferRequest,
   type TxOutcome,
@@ -11,6 +12,7 @@ import {
   type UnsignedTransfer,
 } from '../types.js';
 import { RpcError } from '../evm/rpc-errors.js';
+import { soleNetworkOfFamily } from '../registry.js';
 import { readTransferFee } from '../tokens/token-views.js';
 import { grossForNet } from '../tokens/transfer-fee.js';
 import { normalizeTronAddress, tronBase58 } from './address.js';
@@ -44,8 +46,12 @@ export class TronTokenSender {
   readonly #o: TronSenderOptions;
   #prices: { at: number; value: ChainPrices } | null = null;
 
+  /** The network it sends on: named in every transfer it builds or signs. */
+  readonly network: NetworkId;
+
   constructor(o: TronSenderOptions) {
     this.#o = o;
+    this.network = o.network ?? soleNetworkOfFamily('tron');
   }
 
   get api(): TronWalletApi {
@@ -204,7 +210,7 @@ export class TronTokenSender {
       feeLimit: feeLimit.toString(),
       trxBurnEstimateSun: burn.toString(),
     };
-    return { network: 'tron', request, body };
+    return { network: this.network, request, body };
   }
 
   sign(unsigned: UnsignedTransfer<TronTxBody>, signer: TxSigner): Promise<SignedTransfer> {

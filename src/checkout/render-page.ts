@@ -6,6 +6,7 @@ import { html, jsonForScript, raw, type SafeHtml } from './html.js';
 import { catalog, HTML_LANG, LANGUAGES, translator, type Lang, type Translate } from './i18n.js';
 import type { LiveStatus } from './live-status.js';
 import type { MessageKey } from './messages/en.js';
+import { networkBadge, networkHint, networkName } from './network-names.js';
 import type { ArrivedTransfer, PageSession } from './page-data.js';
 
 // Server-rendered HTML of the hosted payment page. All text comes from the catalogs; every value is escaped by
@@ -67,9 +68,6 @@ const SCRIPT_KEYS: MessageKey[] = [
 
 const money = (minor: bigint, currency: string): string =>
   `${formatMinor(minor, currencyExponent(currency) ?? 2)} ${currency.toUpperCase()}`;
-
-const networkKey = (network: string): MessageKey => `network.${network}` as MessageKey;
-const hintKey = (network: string): MessageKey => `hint.${network}` as MessageKey;
 
 function statusText(t: Translate, live: LiveStatus): string {
   switch (live.state) {
@@ -179,7 +177,7 @@ ${s.exchange_rate !== null ? html`<span class="muted" id="sp-top-converted">${t(
 <ul class="arrived">${m.arrived.map(
           (
             a,
-          ) => html`<li><strong class="arrived-amount">${a.amount} ${a.token}</strong> <span class="muted small">${t('paid.on_network', { network: t(networkKey(a.network)) })}</span><br>
+          ) => html`<li><strong class="arrived-amount">${a.amount} ${a.token}</strong> <span class="muted small">${t('paid.on_network', { network: networkName(m.lang, a.network) })}</span><br>
 <span class="small">${t('paid.tx')}: ${
             a.explorerUrl
               ? html`<a class="mono tx" href="${a.explorerUrl}" target="_blank" rel="noopener noreferrer" aria-label="${t('paid.view_tx', { hash: a.txHash })}" data-tx="${a.txHash}">${shortHash(a.txHash)}</a>`
@@ -208,7 +206,7 @@ ${open ? html`<p class="row" id="sp-timer"><span>${t('page.expires_in')}</span><
 <form method="post" action="${pagePath}/select">
 <fieldset>
 <legend id="picker-h">${t('picker.legend')}</legend>
-${m.pinned.network || m.pinned.token ? html`<p class="muted small">${t('picker.pinned', { network: m.pinned.network ? t(networkKey(m.pinned.network)) : '', token: m.pinned.token ?? '' })}</p>` : html`<p class="muted small">${t('picker.hint')}</p>`}
+${m.pinned.network || m.pinned.token ? html`<p class="muted small">${t('picker.pinned', { network: m.pinned.network ? networkName(m.lang, m.pinned.network) : '', token: m.pinned.token ?? '' })}</p>` : html`<p class="muted small">${t('picker.hint')}</p>`}
 ${
   m.options.length === 0
     ? html`<p>${t('picker.none')}</p>`
@@ -217,7 +215,7 @@ ${
           o,
           i,
         ) => html`<label class="option" for="opt-${i}"><input type="radio" id="opt-${i}" name="choice" value="${o.network}:${o.token}"${o.checked || (i === 0 && !m.options.some((x) => x.checked)) ? raw(' checked') : ''} required>
-<span><strong>${o.token} · ${t(networkKey(o.network))}${o.amount ? html` · <span class="option-amount">${o.amount}</span>` : ''}</strong><span class="muted small">${t(hintKey(o.network))}</span></span></label>`,
+${networkBadge(o.network)}<span><strong>${o.token} · ${networkName(m.lang, o.network)}${o.amount ? html` · <span class="option-amount">${o.amount}</span>` : ''}</strong><span class="muted small">${networkHint(m.lang, o.network)}</span></span></label>`,
       )
 }
 </fieldset>
@@ -234,10 +232,11 @@ ${m.options.length ? html`<button type="submit" class="wide">${t('picker.submit'
 <h2 id="pay-h">${t(p.remainingOnly ? 'pay.remaining_heading' : 'pay.heading')}</h2>
 <div class="field"><span class="label" id="amount-l">${t('pay.amount')}</span>
 <div class="value"><span class="big" id="sp-amount" aria-labelledby="amount-l">${p.amount} ${p.token}</span><button type="button" class="secondary" data-copy="${p.amount}" aria-label="${t('pay.copy_amount')}">${t('pay.copy')}</button></div></div>
-<p class="warning" id="sp-warning">${t('pay.warning', { token: p.token, network: t(networkKey(p.network)) })}</p>
-<div class="field"><span class="label" id="address-l">${t('pay.address', { network: t(networkKey(p.network)) })}</span>
+<p class="network-line" id="sp-network">${networkBadge(p.network)}<span>${networkName(m.lang, p.network)}</span></p>
+<p class="warning" id="sp-warning">${t('pay.warning', { token: p.token, network: networkName(m.lang, p.network) })}</p>
+<div class="field"><span class="label" id="address-l">${t('pay.address', { network: networkName(m.lang, p.network) })}</span>
 <div class="value"><span class="mono" id="sp-address" aria-labelledby="address-l">${p.address}</span><button type="button" class="secondary" data-copy="${p.address}" aria-label="${t('pay.copy_address')}">${t('pay.copy')}</button></div></div>
-<div class="qr" id="sp-qr" role="img" aria-label="${t('pay.qr_alt', { token: p.token, amount: p.amount, network: t(networkKey(p.network)) })}">${raw(p.qrSvg)}</div>
+<div class="qr" id="sp-qr" role="img" aria-label="${t('pay.qr_alt', { token: p.token, amount: p.amount, network: networkName(m.lang, p.network) })}">${raw(p.qrSvg)}</div>
 <a id="sp-deeplink" class="button wide" href="${p.deepLink}">${t('pay.open_wallet')}</a>
 ${live.received && live.received !== '0.00' ? html`<p class="row small"><span>${t('pay.received')}</span><span id="sp-received">${live.received} ${p.token}</span></p>` : ''}
 <p class="muted small">${t('pay.token_contract')}: <span class="mono" id="sp-contract">${p.contract}</span></p>

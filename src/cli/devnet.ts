@@ -9,6 +9,8 @@ import {
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
 import { paymentReference } from '../../chains/solana/solana-pay.js';
+import { networkEntry } from '../../chains/registry.js';
+import { NETWORK_IDS, networksOfFamily } from '../../chains/vocabulary.js';
 import { UsageError, options, print } from './args.js';
 
 // `npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount 12.34]`
@@ -88,7 +90,7 @@ export function runningDevnetSettings(
   return state.operatorEnv ? { file, pid: state.pid, env: state.operatorEnv } : null;
 }
 
-const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount <decimal>]';
+const USAGE = `usage: npm run cli -- devnet pay <session_id> [--network ${NETWORK_IDS.join('|')}] [--token USDT|USDC] [--amount <decimal>]`;
 
 export async function devnetCli(args: string[], env: Record<string, string | undefined> = process.env): Promise<void> {
   const [sub, ...rest] = args;
@@ -104,10 +106,16 @@ export async function devnetCli(args: string[], env: Record<string, string | und
   if (current.state === 'paid' || current.state === 'expired' || current.state === 'canceled') {
     throw new UsageError(`session ${sessionId} is ${current.state}`);
   }
-  const network = o.values.network ?? current.network ?? 'ethereum';
+  // The demo's chains: EVM ones keyed by network id, one TRON and one Solana chain serving their family's network.
+  const networks = [
+    ...Object.keys(state.evm),
+    ...(state.solana ? networksOfFamily('solana') : []),
+    ...(state.tron ? networksOfFamily('tron') : []),
+  ];
+  const network = o.values.network ?? current.network ?? networks[0] ?? '';
+  const family = networkEntry(network)?.family;
   const token = (o.values.token ?? current.token ?? 'USDT').toUpperCase();
-  const chain = network === 'solana' ? state.solana : network === 'tron' ? state.tron : state.evm[network];
-  const networks = [...Object.keys(state.evm), ...(state.solana ? ['solana'] : []), ...(state.tron ? ['tron'] : [])];
+  const chain = family === 'solana' ? state.solana : family === 'tron' ? state.tron : state.evm[network];
   if (!chain) throw new UsageError(`--network must be one of ${networks.join(', ')} (the local devnet's chains)`);
   const tokenState = chain.tokens[token];
   if (!tokenState) throw new UsageError(`--token must be one of ${Object.keys(chain.tokens).join(', ')}`);
@@ -126,9 +134,9 @@ export async function devnetCli(args: string[], env: Record<string, string | und
     amount = tokenUnitsToBase(o.values.amount, selection.token_decimals);
   }
   if (amount <= 0n) throw new UsageError('nothing left to pay (use --amount to send anyway)');
-  if (network === 'solana' || network === 'tron') {
+  if (family === 'solana' || family === 'tron') {
     const r =
-      network === 'solana'
+      family === 'solana'
         ? await paySolana(chain.rpcUrl, tokenState, selection.deposit_address, amount)
         : await payTron(state.tron!.fullHost, tokenState, selection.deposit_address, amount);
     print({

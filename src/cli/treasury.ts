@@ -7,7 +7,15 @@ import { rotationJson, rotationText } from './rotation-output.js';
 import type { KeyDeriver, TxSigner } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { InvalidAmountError, parseDecimalToMinor } from '../domain/money.js';
-import { STABLECOIN_EXPONENT, isNetworkId, isTokenSymbol, type Mode, type NetworkId, type TokenSymbol } from '../../chains/vocabulary.js';
+import {
+  NETWORK_IDS,
+  STABLECOIN_EXPONENT,
+  isNetworkId,
+  isTokenSymbol,
+  type Mode,
+  type NetworkId,
+  type TokenSymbol,
+} from '../../chains/vocabulary.js';
 import { listSweeps, sweepCosts } from '../ledger/treasury/sweeps.js';
 import type { Logger } from '../logger.js';
 import type { NativePriceService } from '../rates/native-prices.js';
@@ -62,7 +70,7 @@ function mode(v: string | boolean | undefined): Mode {
 
 function network(v: string | boolean | undefined): NetworkId {
   const n = required(v, 'network');
-  if (!isNetworkId(n)) throw new UsageError(`--network must be one of ethereum, bsc, tron, solana (got ${n})`);
+  if (!isNetworkId(n)) throw new UsageError(`--network must be one of ${NETWORK_IDS.join(', ')} (got ${n})`);
   return n;
 }
 

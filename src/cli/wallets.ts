@@ -1,4 +1,4 @@
-import { isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
+import { NETWORK_IDS, isNetworkId, type Mode, type NetworkId } from '../../chains/vocabulary.js';
 import { walletJson } from '../operations/wallets.js';
 import { listOperatorWallets, type OperatorWallet } from '../treasury/operator-wallets.js';
 import { UsageError, options, print } from './args.js';
@@ -20,7 +20,7 @@ export async function walletsCli(args: string[], ctx: TreasuryCliContext): Promi
   });
   const network = values.network;
   if (network !== undefined && !isNetworkId(network))
-    throw new UsageError(`--network must be one of ethereum, bsc, tron, solana (got ${network})`);
+    throw new UsageError(`--network must be one of ${NETWORK_IDS.join(', ')} (got ${network})`);
   const mode = values.mode;
   if (mode !== undefined && mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
   const wallets = await listOperatorWallets(await plannerDeps(ctx), {

@@ -1,8 +1,10 @@
 import type { ChainRegistry } from '../../chains/chain-registry.js';
 import { sql } from 'kysely';
-import { HOT_WALLET_SLOT, type ChainAdapter, type ChainFamily, type KeyDeriver } from '../../chains/types.js';
+import { networkEntry, networksOfFamily } from '../../chains/registry.js';
+import { HOT_WALLET_SLOT, type ChainAdapter, type KeyDeriver } from '../../chains/types.js';
 import type { Db } from '../db/database.js';
 import { metrics } from '../metrics/registry.js';
+import './hot-wallet-thresholds.js';
 
 // Hot-wallet balances, read every METRICS_BALANCE_INTERVAL_MS (never on a scrape: one RPC call per wallet). Wallets are
 // per merchant, and a merchant is never a label, so each gauge is the minimum (the wallet that will run dry first)
@@ -11,7 +13,6 @@ import { metrics } from '../metrics/registry.js';
 // the charge wallets of merchants with a live subscription. `payouts wallets` names the wallet behind a low minimum.
 // Amounts are whole tokens and coins (floats are fine for monitoring; the ledger never reads these).
 
-const NATIVE_DECIMALS: Record<ChainFamily, number> = { evm: 18, tron: 6, solana: 9 };
 const SLOTS = ['refunds', 'charges'] as const;
 type Slot = (typeof SLOTS)[number];
 type L = 'network' | 'mode' | 'slot' | 'asset';
@@ -51,14 +52,20 @@ const lastRead = metrics.gauge<never>({
 /** Whole units of `v` base units (a float, for monitoring only). */
 const whole = (v: bigint, decimals: number): number => Number(v) / 10 ** decimals;
 
+/** Networks whose refund wallet pays the rent of deposit token accounts (the Solana family's: docs/solana.md). */
+const rentPayingNetworks = networksOfFamily('solana');
+
 /** `network`: only for that network's wallets (null: every network of the mode). */
 async function accountsInUse(db: Db): Promise<Array<{ mode: string; account: number; slot: Slot; network: string | null }>> {
   const { rows } = await sql<{ mode: string; account_index: number; slot: Slot; network: string | null }>`
     select a.mode, a.account_index, 'refunds' as slot, null as network from merchant_hd_accounts a
     where exists (select 1 from refunds r where r.merchant_id = a.merchant_id and r.mode = a.mode and r.created_at > now() - interval '30 days')
     union all
-    select a.mode, a.account_index, 'refunds' as slot, 'solana' as network from merchant_hd_accounts a
-    where exists (select 1 from payment_sessions p where p.merchant_id = a.merchant_id and p.mode = a.mode and p.created_at > now() - interval '7 days' and p.network = 'solana')
+    select a.mode, a.account_index, 'refunds' as slot, p.network from merchant_hd_accounts a
+    join lateral (
+      select distinct p.network from payment_sessions p
+      where p.merchant_id = a.merchant_id and p.mode = a.mode and p.created_at > now() - interval '7 days' and p.network = any(${rentPayingNetworks}::text[])
+    ) p on true
     union all
     select a.mode, a.account_index, 'charges' as slot, null as network from merchant_hd_accounts a
     where exists (select 1 from subscriptions s where s.merchant_id = a.merchant_id and s.mode = a.mode and s.status in ('trialing', 'active', 'past_due'))
@@ -87,7 +94,7 @@ export async function readHotWalletBalances(deps: { db: Db; adapters: ChainRegis
         try {
           const wallet = await adapter.deriveHotWallet(deps.keys, a, HOT_WALLET_SLOT[slot]);
           const b = await adapter.getBalances(wallet.address);
-          add('native', whole(b.native, NATIVE_DECIMALS[adapter.family]));
+          add('native', whole(b.native, networkEntry(adapter.network)?.nativeCoin.decimals ?? 18));
           for (const t of adapter.tokens) add(t.symbol, whole(b.tokens[t.symbol] ?? 0n, t.decimals));
           if (adapter.describeFeeResources) {
             const r = await adapter.describeFeeResources(wallet.address);

@@ -1,4 +1,5 @@
 import type { Mode, NetworkId } from '../../chains/vocabulary.js';
+import { networkEntry } from '../../chains/registry.js';
 import { formatBaseUnits, formatExact } from '../domain/money.js';
 import { listOperatorWallets, type OperatorWallet } from '../treasury/operator-wallets.js';
 import { plannerDepsOf, type SweepOpsDeps } from './treasury-deps.js';
@@ -109,7 +110,8 @@ async function walletLedgerState(d: SweepOpsDeps, wallets: OperatorWallet[]) {
   const same = (w: OperatorWallet, r: { network: string; mode: string; address: string }) =>
     r.network === w.network &&
     r.mode === w.mode &&
-    (w.network === 'ethereum' || w.network === 'bsc' ? r.address.toLowerCase() === w.address.toLowerCase() : r.address === w.address);
+    // EVM addresses compare without case (checksummed or not); TRON and Solana addresses are case-sensitive.
+    (networkEntry(w.network)?.family === 'evm' ? r.address.toLowerCase() === w.address.toLowerCase() : r.address === w.address);
   return (w: OperatorWallet) => ({
     nonce: nonces.find((r) => same(w, r))?.next_nonce.toString() ?? null,
     pending_attempts: [...payouts, ...sweeps].filter((r) => same(w, r)).reduce((n, r) => n + Number(r.n), 0),

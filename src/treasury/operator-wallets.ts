@@ -57,7 +57,7 @@ export async function listOperatorWallets(deps: PlannerDeps, filter: WalletFilte
     if (isSweeper(adapter)) {
       const op = await operatorWallets(deps.db, adapter, deps.keys);
       wallets.push({ role: 'gas_station', merchantId: null, address: op.gasStation.address });
-      if (adapter.network === 'tron') wallets.push({ role: 'resources', merchantId: null, address: op.resources.address });
+      if (adapter.family === 'tron') wallets.push({ role: 'resources', merchantId: null, address: op.resources.address });
     }
     for (const a of accounts)
       if (a.mode === adapter.mode)

@@ -117,7 +117,7 @@ async function operatorNeeds(deps: PlannerDeps, adapter: ChainAdapter & Sweeper,
   const { network, mode } = adapter;
   const operator = await operatorWallets(deps.db, adapter, deps.keys);
   const wallets: Array<[OperatorWalletNeed['role'], string]> = [['gas_station', operator.gasStation.address]];
-  if (network === 'tron') wallets.push(['resources', operator.resources.address]);
+  if (adapter.family === 'tron') wallets.push(['resources', operator.resources.address]);
   const canon = (a: string) => adapter.normalizeAddress(a) ?? a;
   const out: OperatorWalletNeed[] = [];
   for (const [role, raw] of wallets) {

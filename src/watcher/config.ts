@@ -1,6 +1,7 @@
 import { NETWORKS, type NetworkEntry } from '../../chains/registry.js';
 import { resolveTokens, type LookalikeSetting, type TokenSetting } from '../../chains/tokens/registry.js';
 import { defaultExplorerTxUrl, explorerTxUrlSetting } from '../../chains/explorers.js';
+import { chainEnvPrefix } from '../../chains/env-names.js';
 import { NETWORK_IDS, TOKEN_SYMBOLS, type ChainFamily, type Mode, type NetworkId } from '../../chains/types.js';
 import { lookalikeSettings } from './lookalike-config.js';
 
@@ -90,10 +91,6 @@ function big(env: Env, name: string): bigint | undefined {
   if (!raw) return undefined;
   if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer`);
   return BigInt(raw);
-}
-
-function chainEnvPrefix(network: NetworkId, mode: Mode): string {
-  return `CHAIN_${network.toUpperCase()}_${mode.toUpperCase()}_`;
 }
 
 export function loadChainSettings(env: Env, network: NetworkId, mode: Mode): ChainSettings | null {

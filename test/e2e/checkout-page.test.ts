@@ -3,6 +3,7 @@ import { getAddress } from 'ethers';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETWORK_IDS, TOKEN_SYMBOLS } from '../../chains/types.js';
+import { networkEntry } from '../../chains/registry.js';
 import { loadCheckoutAssets } from '../../src/checkout/assets.js';
 import { computeLiveStatus } from '../../src/checkout/live-status.js';
 import { loadPageSession } from '../../src/checkout/page-data.js';
@@ -241,7 +242,7 @@ describe('hosted payment page in Chromium', () => {
   });
 
   it('on a 375 px phone with more than six choices: the amount stays on the first screen and every choice shows its amount', async () => {
-    // Every network and token enabled (8 choices): the page as renderPage builds it from a real session row, with the
+    // Every network and token enabled (one choice per registry network and token): the page as renderPage builds it from a real session row, with the
     // real stylesheet. (The stack above runs Ethereum only; the layout does not depend on which chains answer.)
     const session = await createSession({ amount: '12.34' });
     const loaded = (await loadPageSession(stack.t.db, session.id))!;
@@ -276,7 +277,24 @@ describe('hosted payment page in Chromium', () => {
     try {
       await page.setViewportSize(PHONE);
       await page.goto(`http://127.0.0.1:${port}/`);
-      expect(await page.locator('input[name=choice]').count()).toBe(8);
+      expect(await page.locator('input[name=choice]').count()).toBe(options.length);
+      // Each choice carries its network's badge, coloured by the stylesheet's generated rule (no inline style).
+      const badges = page.locator('#sp-picker .nb');
+      expect(await badges.count()).toBe(options.length);
+      const colour = (hex: string) => `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
+      for (const [i, o] of options.entries()) {
+        const entry = networkEntry(o.network)!;
+        expect(await badges.nth(i).innerText()).toBe(entry.badge.mark);
+        expect(
+          await badges
+            .nth(i)
+            .evaluate(
+              (el) =>
+                (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el)
+                  .backgroundColor,
+            ),
+        ).toBe(colour(entry.badge.color));
+      }
       expect(await page.locator('#sp-top-amount').innerText()).toBe('12.34 USD');
       expect(await onFirstScreen(page, '#sp-top-amount')).toBe(true);
       // The stylesheet applied (the card layout), else the check above would prove nothing about the real page.

@@ -7,6 +7,7 @@ import '../../src/metrics/rpc.js';
 import '../../src/metrics/webhooks.js';
 import '../../src/metrics/signer.js';
 import { metrics } from '../../src/metrics/registry.js';
+import { NETWORKS } from '../../chains/registry.js';
 
 // The shipped alert rules, Prometheus example and Grafana dashboard: promtool (Debian's prometheus package, installed
 // by .ci/run) checks and unit-tests the rules, and every stablepay_ metric they read is one the service declares.
@@ -55,5 +56,16 @@ describe('deploy/prometheus and deploy/grafana', () => {
     expect(rules.length).toBeGreaterThan(8);
     expect(panels.length).toBeGreaterThan(15);
     expect([...rules, ...panels].filter((n) => !declared(n))).toEqual([]);
+  });
+
+  it("HotWalletLow reads each network's threshold from the registry: exported per network, and the same in the rule tests", async () => {
+    const exported = (await metrics.prom.getSingleMetric('stablepay_hot_wallet_low_native_threshold')!.get()).values;
+    expect(Object.fromEntries(exported.map((v) => [v.labels.network, v.value]))).toEqual(
+      Object.fromEntries(NETWORKS.map((n) => [n.id, Number(n.lowNativeBalance)])),
+    );
+    const tests = readFileSync('deploy/prometheus/alerts.test.yml', 'utf8');
+    const inTests = [...tests.matchAll(/stablepay_hot_wallet_low_native_threshold\{network="(\w+)"[^}]*\}'\n\s+values: "([\d.]+)x/g)];
+    expect(inTests.length).toBeGreaterThan(2);
+    for (const [, network, value] of inTests) expect(value, network).toBe(NETWORKS.find((n) => n.id === network)?.lowNativeBalance);
   });
 });

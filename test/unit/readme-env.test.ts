@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSolanaExtraSettings } from '../../chains/solana/config.js';
+import { NETWORKS as REGISTRY_NETWORKS } from '../../chains/registry.js';
 import { loadTronExtraSettings } from '../../chains/tron/config.js';
 import { devnetStateFile } from '../../src/cli/devnet.js';
 import { configSchema, loadConfig } from '../../src/config.js';
@@ -425,6 +426,15 @@ const PROVEN_ELSEWHERE: Record<string, string> = {
 
 describe("README's configuration table", () => {
   const names = documentedVariables();
+
+  it('lists every registry network as a <NET> value, and the CONFIRMATIONS forms (issue 37)', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const row = readme.split('\n').find((l) => l.startsWith('| **chains**: `<NET>`'))!;
+    const listed = [...row.slice(0, row.indexOf('<MODE>')).matchAll(/`([A-Z0-9]+)`/g)].map((m) => m[1]);
+    expect(listed).toEqual(REGISTRY_NETWORKS.map((n) => n.id.toUpperCase()));
+    const confirmations = readme.split('\n').find((l) => l.startsWith('| `CHAIN_<NET>_<MODE>_CONFIRMATIONS`'))!;
+    for (const form of ['`<n>`', '`finalized`', '`safe`', '`finalized+<n>`', '`safe+<n>`']) expect(confirmations).toContain(form);
+  });
 
   it('is parsed with every chain variable expanded', () => {
     expect(names.length).toBeGreaterThan(100);

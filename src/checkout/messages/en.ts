@@ -25,15 +25,6 @@ export const en = {
   'picker.change': 'Change network or token',
   'picker.pinned': 'The merchant asks for {token} on {network}.',
 
-  'network.ethereum': 'Ethereum (ERC-20)',
-  'network.bsc': 'BNB Smart Chain (BEP-20)',
-  'network.tron': 'TRON (TRC-20)',
-  'network.solana': 'Solana (SPL)',
-  'hint.ethereum': 'Higher network fee · about 3 minutes',
-  'hint.bsc': 'Low network fee · about 1 minute',
-  'hint.tron': 'Low network fee · about 1 minute',
-  'hint.solana': 'Lowest network fee · under 1 minute',
-
   'pay.heading': 'Send exactly',
   'pay.remaining_heading': 'Send the remaining',
   'pay.amount': 'Amount',

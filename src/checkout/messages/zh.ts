@@ -26,15 +26,6 @@ export const zh: Messages = {
   'picker.change': '更换网络或币种',
   'picker.pinned': '商家要求使用 {network} 上的 {token}。',
 
-  'network.ethereum': '以太坊 (ERC-20)',
-  'network.bsc': 'BNB 智能链 (BEP-20)',
-  'network.tron': '波场 TRON (TRC-20)',
-  'network.solana': 'Solana (SPL)',
-  'hint.ethereum': '网络费用较高 · 约 3 分钟',
-  'hint.bsc': '网络费用低 · 约 1 分钟',
-  'hint.tron': '网络费用低 · 约 1 分钟',
-  'hint.solana': '网络费用最低 · 1 分钟以内',
-
   'pay.heading': '请准确转账',
   'pay.remaining_heading': '请转账剩余金额',
   'pay.amount': '金额',

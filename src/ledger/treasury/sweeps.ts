@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { SweepSourcesTable, SweepStepAttemptsTable, SweepStepsTable, SweepsTable } from '../../db/treasury-tables.js';
 import { newId } from '../../domain/ids.js';
 import { journalSweepStep, registerSweepWallets } from '../journal/sweep-entries.js';
-import type { Mode, NetworkId, TokenSymbol } from '../../../chains/vocabulary.js';
+import { networksOfFamily, type Mode, type NetworkId, type TokenSymbol } from '../../../chains/vocabulary.js';
 import { SWEEP_STEP_ATTEMPTS, attemptsOf, blockingAttemptIdsOf } from '../outbound/attempt-store.js';
 
 // The ledger of sweeps: a sweep (one token of one merchant on one network, many deposit addresses to one destination),
@@ -378,11 +378,11 @@ export async function listSweeps(
 /**
  * Native base units spent by settled sweep steps in [since, until), per merchant, network and mode: fees, Solana rent
  * locked in accounts the steps created (`rent_paid_base`), and the rent closed deposit token accounts returned
- * (`rent_returned_base`, native_moved of Solana batch steps). `spent_base` = fees + rent paid; `net_base` = spent − returned.
+ * (`rent_returned_base`, native_moved of the batch and close steps on `rentNetworks`: default the Solana family's networks). `spent_base` = fees + rent paid; `net_base` = spent − returned.
  */
 export async function sweepCosts(
   db: Db,
-  q: { since: Date; until: Date; merchantId?: string },
+  q: { since: Date; until: Date; merchantId?: string; rentNetworks?: readonly string[] },
 ): Promise<
   Array<{
     merchant_id: string;
@@ -398,6 +398,7 @@ export async function sweepCosts(
   }>
 > {
   const merchantFilter = q.merchantId ? sql`and s.merchant_id = ${q.merchantId}` : sql``;
+  const rentNetworks = [...(q.rentNetworks ?? networksOfFamily('solana'))];
   const { rows } = await sql<{
     merchant_id: string;
     network: string;
@@ -409,7 +410,7 @@ export async function sweepCosts(
   }>`
     select s.merchant_id, s.network, s.mode, count(*)::text as steps, coalesce(sum(st.fee), 0)::text as fee_base,
            coalesce(sum(st.rent_paid), 0)::text as rent_paid_base,
-           coalesce(sum(st.native_moved) filter (where s.network = 'solana' and st.purpose in ('batch', 'close')), 0)::text as rent_returned_base
+           coalesce(sum(st.native_moved) filter (where s.network = any(${rentNetworks}::text[]) and st.purpose in ('batch', 'close')), 0)::text as rent_returned_base
     from sweep_steps st join sweeps s on s.id = st.sweep_id
     where st.status = 'succeeded' and st.settled_at >= ${q.since} and st.settled_at < ${q.until} ${merchantFilter}
     group by s.merchant_id, s.network, s.mode

@@ -1,4 +1,7 @@
+import { networkEntry } from '../../../chains/registry.js';
+
 // Server-rendered authorization page. No inline script (CSP script-src 'self'); data travels in data- attributes.
+// Network names come from the registry ("USDT on Ethereum (ERC-20)").
 export interface AuthorizePageModel {
   id: string;
   product: string;
@@ -14,11 +17,16 @@ export interface AuthorizePageModel {
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+const networkLabel = (id: string): string => {
+  const e = networkEntry(id);
+  return e ? `${e.label.en} (${e.standard})` : id;
+};
+
 export function renderAuthorizePage(m: AuthorizePageModel): string {
   const opts = m.options
     .map(
       (o) =>
-        `<option value="${esc(`${o.network}:${o.token}`)}" data-family="${esc(o.family)}">${esc(o.token)} on ${esc(o.network)}</option>`,
+        `<option value="${esc(`${o.network}:${o.token}`)}" data-family="${esc(o.family)}">${esc(o.token)} on ${esc(networkLabel(o.network))}</option>`,
     )
     .join('');
   return `<!doctype html>

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useT } from '../lib/i18n.js';
 import { useQueryState } from '../lib/router.js';
 import type { MessageKey } from '../messages/en.js';
+import { NETWORK_IDS } from '../../contract/network-ids.js';
 
 export interface FilterField {
   name: string;
@@ -82,6 +83,7 @@ export function Filters({ fields, testId }: { fields: FilterField[]; testId: str
   );
 }
 
-export const NETWORKS = ['ethereum', 'bsc', 'tron', 'solana'] as const;
+/** The registry's networks (src/console/contract/network-ids.ts): a new entry appears in every filter. */
+export const NETWORKS: readonly string[] = NETWORK_IDS;
 export const TOKENS = ['USDT', 'USDC'] as const;
 export const MODES = ['test', 'live'] as const;

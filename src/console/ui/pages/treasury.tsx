@@ -84,7 +84,7 @@ function Destinations() {
     queryKey: ['treasury', 'destinations'],
     queryFn: () => api.get<{ data: TreasuryDestination[] }>('treasury/destinations'),
   });
-  const [form, setForm] = useState({ merchant_id: '', network: 'ethereum', mode: 'live', address: '', hot_float: '' });
+  const [form, setForm] = useState({ merchant_id: '', network: NETWORKS[0] ?? '', mode: 'live', address: '', hot_float: '' });
   const save = useAction(
     () =>
       api.post('treasury/destinations', {
@@ -179,7 +179,7 @@ function Policies() {
     null,
   );
   const form = picked ?? {
-    network: first?.network ?? 'ethereum',
+    network: first?.network ?? NETWORKS[0] ?? '',
     mode: first?.mode ?? 'live',
     token: first?.tokens[0]?.symbol ?? 'USDT',
     min_amount: '',
@@ -241,7 +241,7 @@ function PlanAndRun() {
   const { t } = useI18n();
   const { first } = useNetworks();
   const [picked, setForm] = useState<null | { network: string; mode: string; merchant_id: string }>(null);
-  const form = picked ?? { network: first?.network ?? 'ethereum', mode: first?.mode ?? 'live', merchant_id: '' };
+  const form = picked ?? { network: first?.network ?? NETWORKS[0] ?? '', mode: first?.mode ?? 'live', merchant_id: '' };
   const [asked, setAsked] = useState<typeof form | null>(null);
   const plan = useQuery({
     queryKey: [...PLAN_KEY, asked],
