@@ -32,6 +32,10 @@ export const SLOW_SCENARIOS = [
   'test/integration/console-users-cli.test.ts', // `console user ...` as child processes (~50 s)
   'test/integration/solana-sweep-late-payment.test.ts', // payments landing between a batch and its close (~30 s)
   'test/integration/reconcile-scheduled-slot.test.ts', // two reconcile schedulers, one claim per slot (~33 s)
+  // Issue 37: the four new networks (Base, Arbitrum One, OP Mainnet, Polygon PoS) through one service, each paid,
+  // refunded, swept and reconciled (~1.5 min); its fast subset (one op-stack network) stays in `npm test`:
+  // test/e2e/registry-network-opstack.test.ts.
+  'test/e2e/registry-networks.test.ts',
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
