@@ -36,6 +36,10 @@ export const SLOW_SCENARIOS = [
   // bound, the standby stopped while a session is paid; runs in CI (.ci/run). Its quick subset in `npm test`:
   // test/integration/read-db-routing.test.ts.
   'test/integration/read-replica.test.ts', // (~30 s)
+  // Issue 37: the four new networks (Base, Arbitrum One, OP Mainnet, Polygon PoS) through one service, each paid,
+  // refunded, swept and reconciled (~1.5 min); its fast subset (one op-stack network) stays in `npm test`:
+  // test/e2e/registry-network-opstack.test.ts.
+  'test/e2e/registry-networks.test.ts',
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).

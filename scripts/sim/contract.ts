@@ -3,6 +3,7 @@
 // the end of every seed (and, where cheap, during it) and runs every Invariant; a Violation fails the seed.
 
 import type { Db } from '../../src/db/database.js';
+import type { NetworkId } from '../../chains/types.js';
 
 /** One line of a seed's event log: what the runner did or injected, in order (replay prints it). */
 export interface SimEvent {
@@ -13,7 +14,8 @@ export interface SimEvent {
 }
 
 export interface SimEvmChain {
-  network: 'ethereum' | 'bsc';
+  /** An EVM network of the registry. */
+  network: NetworkId;
   /** The node's own URL (not through a fault proxy): invariants read the canonical chain here. */
   rpcUrl: string;
   chainId: number;

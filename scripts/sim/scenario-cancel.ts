@@ -3,6 +3,7 @@ import { selectNetwork } from './api.js';
 import type { SimEvm } from './env/evm.js';
 import type { Violation } from './contract.js';
 import type { Prng } from './prng.js';
+import { isEvmNetwork } from './env/chain.js';
 
 // Canceled sessions in a seed (issue #20; docs/simulation.md "Scenario"): a session created and given a network, then
 // canceled through the API (decisions.md: allowed while unpaid and not expired, `payment.cancelled`), and in some
@@ -20,7 +21,7 @@ export interface CancelPlan {
 }
 
 export function buildCancelPlans(prng: Prng, o: { activeMs: number; networks: string[]; merchants: number }): CancelPlan[] {
-  const evm = o.networks.filter((n) => n === 'ethereum' || n === 'bsc');
+  const evm = o.networks.filter(isEvmNetwork);
   if (evm.length === 0) return [];
   const count = prng.int(1, 2);
   const plans: CancelPlan[] = [];

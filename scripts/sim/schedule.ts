@@ -2,6 +2,8 @@ import { FAILPOINTS } from '../../src/outbound/failpoints.js';
 import { WATCHER_FAILPOINTS } from '../../src/watcher/failpoints.js';
 import type { ScheduledFault } from './contract.js';
 import type { Prng } from './prng.js';
+import { networkEntry } from '../../chains/registry.js';
+import { isEvmNetwork } from './env/chain.js';
 import type { RoleName } from './supervisor.js';
 
 // The fault schedule of one seed, drawn from its PRNG before anything runs (so a replay injects the same faults at
@@ -67,7 +69,7 @@ export function buildSchedule(
     } else if (kind === 'reorg') {
       // Anvil reorgs: on an Anvil-backed network of the seed, TRON included (a seed without one draws a network that
       // the runner skips). One draw whatever the list: a seed without TRON draws what it always did.
-      const anvil = o.networks.filter((n) => n === 'ethereum' || n === 'bsc' || n === 'tron');
+      const anvil = o.networks.filter((n) => isEvmNetwork(n) || networkEntry(n)?.family === 'tron');
       faults.push({
         at,
         kind,

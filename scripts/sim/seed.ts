@@ -252,7 +252,7 @@ export async function runSeed(env: SimEnvironment, seed: number, o: SeedOptions)
     const material = keyMaterialFromEnv({ HD_MNEMONIC: SIM_MNEMONIC });
     if (material.kind !== 'signer') throw new Error('the simulator derives its addresses from SIM_MNEMONIC');
     const keys = material.signer;
-    const adapterOf = (network: 'ethereum' | 'bsc') => createChainAdapter(loadChainSettings(serviceEnv, network, 'test')!, serviceEnv);
+    const adapterOf = (network: SimNetwork) => createChainAdapter(loadChainSettings(serviceEnv, network, 'test')!, serviceEnv);
     // Sweeps on every network: EVM's gas stations given gas by anvil_setBalance, Solana's and TRON's (seed-networks.ts).
     for (const e of env.evm) await extras.setupNetwork(db, evmSweepNetwork(e, adapterOf(e.contract.network)), keys, nativeFunded);
     for (const n of otherSweepNetworks(env, serviceEnv, keys)) await extras.setupNetwork(db, n, keys, nativeFunded);

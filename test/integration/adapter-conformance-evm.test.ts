@@ -21,6 +21,8 @@ import { hasProvisionalDepositsBefore } from '../../src/ledger/payments/deposits
 import type { EvmChainAdapter } from '../../chains/evm/adapter.js';
 import { describeAdapterConformance } from '../support/adapter-conformance/scenarios.js';
 import { evmFixture } from '../support/adapter-conformance/evm.js';
+import { evmNetworkFixture } from '../support/adapter-conformance/evm-network.js';
+import { NETWORKS, type NetworkEntry } from '../../chains/registry.js';
 
 // The shared adapter scenarios (test/support/adapter-conformance) against the EVM adapter on Anvil, at the end of this
 // file; before them, what only EVM tokens and the expiry guard do (Ethereum stand-in, 3 confirmations).
@@ -104,3 +106,14 @@ describe('EVM deposits on Anvil (ethereum, 3 confirmations)', () => {
 });
 
 describeAdapterConformance('EVM on Anvil (ethereum, 3 confirmations)', evmFixture);
+
+// The same scenarios on a rollup fee model and a fast block rate (issue 37), the entries picked from the registry: the
+// first op-stack network (Anvil charging the L1 data fee: every payout's reported fee must equal what the hot wallet
+// lost), and the first arbitrum-model network with 40 blocks between two polls (test/support/adapter-conformance/evm-network.ts).
+const opStack = NETWORKS.find((n) => n.family === 'evm' && n.fees.l1 === 'op-stack') as NetworkEntry;
+const fastBlocks = NETWORKS.find((n) => n.family === 'evm' && n.fees.l1 === 'arbitrum') as NetworkEntry;
+describeAdapterConformance(`EVM on Anvil (${opStack.id}: L1 data fee, 3 confirmations)`, evmNetworkFixture(opStack));
+describeAdapterConformance(
+  `EVM on Anvil (${fastBlocks.id}: 40 blocks between polls, 60 confirmations)`,
+  evmNetworkFixture(fastBlocks, { fastBlocks: true }),
+);

@@ -1,3 +1,5 @@
+import { NETWORKS, networkEntry } from '../../../chains/registry.js';
+import type { NetworkId } from '../../../chains/types.js';
 import type { FaultProxy } from '../../../test/support/rpc-fault-proxy.js';
 import type { EvmReorgParams, EvmReorgResult } from '../faults/chain-evm.js';
 
@@ -5,10 +7,12 @@ import type { EvmReorgParams, EvmReorgResult } from '../faults/chain-evm.js';
 // (env/solana.ts) and TRON on the fake java-tron (env/tron.ts). Each is started once per invocation and serves every
 // seed; the service reaches it through fault proxies, the simulator and the invariants talk to it directly.
 
-export const SIM_NETWORKS = ['ethereum', 'bsc', 'solana', 'tron'] as const;
-export type SimNetwork = (typeof SIM_NETWORKS)[number];
-export type SimEvmNetwork = 'ethereum' | 'bsc';
-export const isEvmNetwork = (n: string): n is SimEvmNetwork => n === 'ethereum' || n === 'bsc';
+/** Every network of the registry (chains/registry.ts): `--networks` takes any subset. */
+export const SIM_NETWORKS: readonly NetworkId[] = NETWORKS.map((n) => n.id);
+export type SimNetwork = NetworkId;
+/** A network of the EVM family: an Anvil node started for its registry entry (env/evm.ts). */
+export type SimEvmNetwork = NetworkId;
+export const isEvmNetwork = (n: string): n is SimEvmNetwork => networkEntry(n)?.family === 'evm';
 
 /** A fault proxy in front of one of the chain's endpoints: `jsonrpc` takes every fault, `http` (a REST-style JSON
  * API: java-tron's wallet API) only transport faults (timeouts, 429, 5xx): a JSON-RPC error body means nothing there. */

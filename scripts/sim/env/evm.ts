@@ -1,20 +1,65 @@
 import { HDNodeWallet, Wallet } from 'ethers';
-import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../../src/cli/devnet.js';
+import { networkEntry } from '../../../chains/registry.js';
+import type { NetworkId, TokenSymbol } from '../../../chains/types.js';
+import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH, type DevnetTokenState } from '../../../src/cli/devnet.js';
+import type { AnvilNode } from '../../../test/support/anvil.js';
+import { deployToken, mintTo, type TokenShape } from '../../../test/support/evm-tokens/deploy.js';
+import { startNetworkAnvil } from '../../../test/support/network-anvil.js';
 import { type FaultProxy, startFaultProxy } from '../../../test/support/rpc-fault-proxy.js';
-import { type DevEvmChain, startDevEvmChain } from '../../devnet/evm.js';
 import type { SimEvmChain } from '../contract.js';
 import { type EvmPayer, evmPayer } from '../payer.js';
 
 /** The native coin (wei) `fundHotWallet` gives a fresh hot wallet: set, not added (acknowledged as gas funding). */
 export const HOT_WALLET_GAS = 10n * 10n ** 18n;
 
-// The EVM chains of a simulator run: Anvil nodes as the local demo starts them (scripts/devnet/evm.ts: a block a second,
-// Tether- and FiatToken-style USDT/USDC, the devnet payer funded), each behind the RPC fault proxy for the SERVICE;
-// the simulator itself talks to the node directly. Payments leave the devnet payer through its wallet (../payer.ts):
+// The EVM chains of a simulator run: an Anvil node per network started for its registry entry
+// (test/support/network-anvil.ts: the L1 data fee charged on op-stack networks, a NodeInterface stand-in on arbitrum
+// ones), a block a second, or the entry's own rate where it is faster (Arbitrum: 4 a second); Tether- and
+// FiatToken-style USDT and USDC with the decimals the issuers use there, the devnet payer funded; each behind the RPC
+// fault proxy for the SERVICE; the simulator itself talks to the node directly. Payments leave the devnet payer through its wallet (../payer.ts):
 // one at a time at the nonces it keeps, re-broadcast with the same signed bytes when a reorg made them vanish.
 
+/** One EVM chain of the simulator: its node, chain id and tokens. */
+export interface SimEvmNode {
+  network: NetworkId;
+  node: AnvilNode;
+  chainId: number;
+  tokens: Record<TokenSymbol, DevnetTokenState>;
+}
+
+/** Below this block time (ms) a network's node mines at its own rate. */
+const FAST_BLOCK_MS = 500;
+const SHAPES: Record<TokenSymbol, TokenShape> = { USDT: 'tether', USDC: 'fiat' };
+
+/** Anvil for `network`'s registry entry at its test chain id, USDT and USDC deployed, the devnet payer funded. */
+async function startSimEvmNode(network: NetworkId): Promise<SimEvmNode> {
+  const entry = networkEntry(network);
+  if (entry?.family !== 'evm') throw new Error(`${network} is not an EVM network of the registry`);
+  const chainId = Number(entry.test.chainId);
+  // A block a second, as the local demo mines; a network whose blocks come faster than twice a second at its own rate.
+  const blockTimeSec = entry.blockTimeMs < FAST_BLOCK_MS ? entry.blockTimeMs / 1000 : 1;
+  const node = await startNetworkAnvil(entry, { chainId, blockTimeSec });
+  try {
+    const deployer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, "m/44'/60'/0'/0/0").privateKey, node.provider);
+    const payer = HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).address;
+    const issued = entry.live.tokens;
+    const tokens = {} as Record<TokenSymbol, DevnetTokenState>;
+    for (const symbol of ['USDT', 'USDC'] as const) {
+      // The decimals the issuers use on this network (BSC: 18); a token not issued there takes the other's.
+      const decimals = (issued.find((t) => t.symbol === symbol) ?? issued[0])?.decimals ?? 6;
+      const contract = await deployToken(deployer, SHAPES[symbol], symbol, decimals);
+      await mintTo(contract, SHAPES[symbol], payer, 1_000_000n * 10n ** BigInt(decimals));
+      tokens[symbol] = { address: await contract.getAddress(), decimals };
+    }
+    return { network, node, chainId, tokens };
+  } catch (err) {
+    await node.stop();
+    throw err;
+  }
+}
+
 export interface SimEvm {
-  chain: DevEvmChain;
+  chain: SimEvmNode;
   proxy: FaultProxy;
   /** CHAIN_<NETWORK>_TEST_* for the service, pointing at the proxy. */
   env: Record<string, string>;
@@ -36,8 +81,8 @@ export interface SimEvm {
 /** Confirmations the service requires in the simulator: reorgs of up to SIM_CONFIRMATIONS - 1 blocks must be absorbed. */
 export const SIM_CONFIRMATIONS = 3;
 
-export async function startSimEvm(network: 'ethereum' | 'bsc', seed: number): Promise<SimEvm> {
-  const chain = network === 'ethereum' ? await startDevEvmChain('ethereum', 31337, 6) : await startDevEvmChain('bsc', 97, 18);
+export async function startSimEvm(network: NetworkId, seed: number): Promise<SimEvm> {
+  const chain = await startSimEvmNode(network);
   const proxy = await startFaultProxy({ upstream: chain.node.url, seed });
   const payer = evmPayer(
     new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).privateKey, chain.node.provider),

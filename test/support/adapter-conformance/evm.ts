@@ -1,14 +1,33 @@
 import { Wallet } from 'ethers';
+import type { EvmChainAdapter } from '../../../chains/evm/adapter.js';
+import { HOT_WALLET_SLOT, type TokenSymbol } from '../../../chains/types.js';
+import type { AnvilNode } from '../anvil.js';
 import { createTestDatabase } from '../db.js';
 import { startAnvil } from '../anvil.js';
 import { createMerchant, deployTokens, fund, makeAdapter, signer, type DeployedToken } from '../evm-tokens/scenario.js';
-import { HOT_WALLET_SLOT, type TokenSymbol } from '../../../chains/types.js';
 import { anvilPayer, erc20Balance, minedReceipt, whileTokenPaused } from './anvil-payer.js';
 import type { ConformanceFixture } from './fixture.js';
 
 // Ethereum on Anvil, 3 confirmations: USDT Tether-style, USDC FiatToken-style, a look-alike "USDT" elsewhere.
 export async function evmFixture(): Promise<ConformanceFixture> {
-  const [tdb, node] = await Promise.all([createTestDatabase(), startAnvil({ chainId: 1 })]);
+  const node = await startAnvil({ chainId: 1 });
+  return evmFixtureOn(node, {
+    adapter: (tokens) => makeAdapter(node, tokens),
+    stepsToFinal: 2,
+    advance: (steps) => node.mine(steps),
+  });
+}
+
+/** How an EVM fixture's chain is read and moved: the adapter over given tokens, and what one advance() step mines. */
+export interface EvmFixtureChain {
+  adapter(tokens: DeployedToken[]): EvmChainAdapter;
+  stepsToFinal: number;
+  advance(steps: number): Promise<void>;
+}
+
+/** The EVM fixture over a started Anvil node (stopped by close()). */
+export async function evmFixtureOn(node: AnvilNode, chain: EvmFixtureChain): Promise<ConformanceFixture> {
+  const tdb = await createTestDatabase();
   const [usdt, usdc, lookAlike] = (await deployTokens(node, [
     { symbol: 'USDT', shape: 'tether', decimals: 6 },
     { symbol: 'USDC', shape: 'fiat', decimals: 6 },
@@ -16,7 +35,7 @@ export async function evmFixture(): Promise<ConformanceFixture> {
   ])) as [DeployedToken, DeployedToken, DeployedToken];
   const payer = anvilPayer(node);
   for (const t of [usdt, usdc, lookAlike]) await fund(t, payer.address, 10n ** 12n);
-  const adapter = makeAdapter(node, [usdt, usdc]);
+  const adapter = chain.adapter([usdt, usdc]);
   const merchant = await createMerchant(tdb.db);
   const hotWallet = await adapter.deriveHotWallet(signer, merchant.account, HOT_WALLET_SLOT.refunds);
   const setNativeBalance = (address: string, amount: bigint) =>
@@ -33,12 +52,8 @@ export async function evmFixture(): Promise<ConformanceFixture> {
     addressPattern: /^0x[0-9a-f]{40}$/,
     txHashPattern: /^0x[0-9a-f]{64}$/,
     payer: payer.address,
-    stepsToFinal: 2,
-    adapterWith: (tokens) =>
-      makeAdapter(
-        node,
-        tokens.map((t) => ({ ...(t.symbol === 'USDT' ? usdt : usdc), decimals: t.decimals })),
-      ),
+    stepsToFinal: chain.stepsToFinal,
+    adapterWith: (tokens) => chain.adapter(tokens.map((t) => ({ ...(t.symbol === 'USDT' ? usdt : usdc), decimals: t.decimals }))),
     pay: (s, transfers) => payer.pay(token(s), transfers),
     payLookAlike: (to, amount) => payer.pay(lookAlike, [{ to, amount }]).then(() => undefined),
     payFailing: (s, to, amount) => payer.payFailing(token(s), to, amount),
@@ -52,7 +67,8 @@ export async function evmFixture(): Promise<ConformanceFixture> {
         await new Promise((r) => setTimeout(r, 50));
       }
     },
-    advance: (steps) => node.mine(steps),
+    advance: (steps) => chain.advance(steps),
+    nativeBalance: async (address) => BigInt(await node.rpc<string>('eth_getBalance', [address, 'latest'])),
     reorg: (s, to, amount) => payer.reorg(token(s), to, amount),
     hotWallet,
     newDestination: () => Wallet.createRandom().address,

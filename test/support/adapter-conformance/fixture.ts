@@ -60,6 +60,11 @@ export interface ConformanceFixture {
   newDestination(): string;
   tokenBalance(token: TokenSymbol, owner: string): Promise<bigint>;
   setNativeBalance(address: string, amount: bigint): Promise<void>;
+  /**
+   * The native coin `address` holds now, where the family can read it: then a payout's reported fee must equal what
+   * its sender lost (an L1 data fee included on rollups).
+   */
+  nativeBalance?(address: string): Promise<bigint>;
   /** Broadcasts `signed`, a transfer of `token`, so that it lands on chain and fails there (nothing moves). */
   landFailing(signed: SignedTransfer, token: TokenSymbol): Promise<void>;
   /** Makes `signed`, never broadcast, unable to ever land (its nonce used by another transaction, or it expired). */

@@ -262,6 +262,7 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
       it('success: final only at the depth, the delivered amount read from the chain, re-broadcast idempotent', async () => {
         const to = f.newDestination();
         const before = await f.tokenBalance('USDT', f.hotWallet.address);
+        const nativeBefore = await f.nativeBalance?.(f.hotWallet.address);
         const signed = await sign(await request(to, 12_500_000n));
         expect(signed.hash).toMatch(f.txHashPattern);
         expect(await f.adapter.getTransactionOutcome(signed.hash)).toEqual({ status: 'unknown' }); // signed, not sent
@@ -273,6 +274,9 @@ export function describeAdapterConformance(title: string, setup: () => Promise<C
         const outcome = await f.adapter.getTransactionOutcome(signed.hash);
         expect(outcome).toMatchObject({ status: 'succeeded', final: true });
         expect(outcome.status === 'succeeded' && outcome.fee).toBeGreaterThan(0n);
+        // The reported fee is what the sender lost, to the base unit (a rollup's L1 data fee included).
+        if (f.nativeBalance && nativeBefore !== undefined && outcome.status === 'succeeded')
+          expect(nativeBefore - (await f.nativeBalance(f.hotWallet.address))).toBe(outcome.fee);
         const from = f.adapter.normalizeAddress(f.hotWallet.address)!;
         const delivery = await f.adapter.readDelivery(signed.hash, 'USDT', from, f.adapter.normalizeAddress(to)!);
         expect(delivery).toMatchObject({ delivered: 12_500_000n, elsewhere: 0n });
