@@ -135,6 +135,9 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
               params: [
                 { from: s.address, to: token.address, data: ERC20.encodeFunctionData('transfer', [request.destination, s.amount]) },
                 'latest',
+                // The deposit address holds no ether yet (the top-up comes later): an OP-stack node charges the L1 data
+                // fee even when estimating, so the sender's balance is overridden (geth's eth_estimateGas state override).
+                ...(ctx.fees.model.l1 === 'op-stack' ? [{ [s.address]: { balance: '0xde0b6b3a7640000' } }] : []),
               ],
             },
           ]),

@@ -83,6 +83,9 @@ export async function startNetworkAnvil(
     if (feeModel.l1 === 'arbitrum') {
       await node.rpc('anvil_setCode', [NODE_INTERFACE, code.NodeInterfaceStandIn!.runtime]);
       await setArbitrumL1BaseFee(DEFAULT_ARBITRUM_L1_BASE_FEE);
+      // The L2 base fee the stand-in prices L1 gas at (slot 1): Anvil's own decays towards 0 over empty fast blocks,
+      // which would blow its L1 gas estimate up (Arbitrum's base fee has a floor; this is it).
+      await node.rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
     }
   } catch (e) {
     await node.stop();
