@@ -9,7 +9,7 @@ import type { RpcReceipt } from './rpc-types.js';
 //   transaction's bytes (the oracle adds a signature's worth itself); held with L1_FEE_MARGIN_PERCENT on top (L1 prices
 //   move between quote and inclusion); recorded exactly: the receipt's `l1Fee`, or, on a node whose receipts lack it,
 //   getL1Fee(the signed raw transaction) at the receipt's block.
-// - arbitrum: the L1 cost is charged as extra L2 gas, inside receipts' gasUsed (recorded fee = gasUsed x price, exact).
+// - nitro (Arbitrum): the L1 cost is charged as extra L2 gas, inside receipts' gasUsed (recorded fee = gasUsed x price, exact).
 //   NodeInterface.gasEstimateComponents splits an estimate into its L1 gas; a node whose eth_estimateGas already counts
 //   that gas says so by a gasEstimate above gasEstimateForL1 (Arbitrum's nodes); otherwise the L1 gas is added.
 // - none: gas x price. `minPriorityFeeWei` floors every tip (Polygon PoS), replacements included.
@@ -80,7 +80,7 @@ export class EvmFees {
       const bytes = Transaction.from(toEthers(tx)).unsignedSerialized;
       return { ...NO_L1, fee: await this.#oracleFee(bytes, block) };
     }
-    if (this.model.l1 === 'arbitrum') {
+    if (this.model.l1 === 'nitro') {
       const data = NODE.encodeFunctionData('gasEstimateComponents', [tx.to, false, tx.data]);
       const value = BigInt(tx.value ?? '0');
       const call = { from, to: NODE_INTERFACE, data, ...(value > 0n ? { value: `0x${value.toString(16)}` } : {}) };
@@ -104,7 +104,7 @@ export class EvmFees {
 
   /** A plain value transfer's gas: 21,000 of execution, plus its L1 gas on arbitrum (asked of the node). */
   async nativeTransferGas(from: string, to: string, value: bigint): Promise<{ gas: bigint; l1: L1Part }> {
-    if (this.model.l1 !== 'arbitrum') return { gas: NATIVE_TRANSFER_GAS, l1: NO_L1 };
+    if (this.model.l1 !== 'nitro') return { gas: NATIVE_TRANSFER_GAS, l1: NO_L1 };
     const l1 = await this.l1Part(from, { chainId: '0', nonce: '0', to, data: '0x', gasLimit: '0', type: 2, value: value.toString() });
     return { gas: NATIVE_TRANSFER_GAS + l1.gas, l1: { ...l1, inEstimate: true } };
   }

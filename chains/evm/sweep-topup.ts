@@ -110,9 +110,9 @@ export function createGasTopUpSweep(ctx: EvmSweepContext): SweepMethodImpl<EvmTx
           const transfer = await ctx.fees.l1Part(s.address, withFees({ ...at, to: token.address, data }, transferFees));
           const native = async (from: string, to: string, fields: EvmFeeFields) => {
             // A representative value the sender surely holds (the node simulates the call as that sender).
-            const { gas, l1: arbitrum } = await ctx.fees.nativeTransferGas(from, to, 1n);
+            const { gas, l1: extraGas } = await ctx.fees.nativeTransferGas(from, to, 1n);
             const op = await ctx.fees.l1Part(from, withFees({ ...at, to, data: '0x', value: '1' }, fields));
-            return { gas, l1: { ...arbitrum, fee: op.fee } };
+            return { gas, l1: { ...extraGas, fee: op.fee } };
           };
           const fund = await native(request.gasStation.address, s.address, transferFees);
           const reclaim = await native(s.address, request.gasStation.address, reclaimFeeFields);

@@ -40,11 +40,11 @@ export type FinalityPolicy = { kind: 'depth'; confirmations: number } | { kind: 
 /**
  * What a transaction costs on an EVM network:
  * - `l1`: `none` (Ethereum, BSC, Polygon PoS: gas x price), `op-stack` (plus an L1 data fee the GasPriceOracle predeploy
- *   quotes and receipts report as `l1Fee`), `arbitrum` (L1 cost charged as extra L2 gas: NodeInterface splits it);
+ *   quotes and receipts report as `l1Fee`), `nitro` (Arbitrum Nitro: the L1 cost is charged as extra L2 gas; NodeInterface splits it);
  * - `minPriorityFeeWei`: a floor on the tip the network's validators enforce (Polygon PoS), as a decimal string.
  */
 export interface EvmFeeModel {
-  l1: 'none' | 'op-stack' | 'arbitrum';
+  l1: 'none' | 'op-stack' | 'nitro';
   minPriorityFeeWei?: string;
 }
 
@@ -52,7 +52,7 @@ export interface EvmFeeModel {
 export const L1_FEE_MODELS: Record<EvmFeeModel['l1'], string> = {
   none: 'gas × (base fee + tip), EIP-1559',
   'op-stack': 'L2 gas × (base fee + tip), plus an L1 data fee (GasPriceOracle predeploy; receipts report it as `l1Fee`)',
-  arbitrum: 'gas × price, where the L1 cost is charged as extra L2 gas (NodeInterface splits it)',
+  nitro: 'gas × price, where the L1 cost is charged as extra L2 gas (NodeInterface splits it)',
 };
 
 export interface ModeEntry {

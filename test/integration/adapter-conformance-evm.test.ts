@@ -111,7 +111,7 @@ describeAdapterConformance('EVM on Anvil (ethereum, 3 confirmations)', evmFixtur
 // first op-stack network (Anvil charging the L1 data fee: every payout's reported fee must equal what the hot wallet
 // lost), and the first arbitrum-model network with 40 blocks between two polls (test/support/adapter-conformance/evm-network.ts).
 const opStack = NETWORKS.find((n) => n.family === 'evm' && n.fees.l1 === 'op-stack') as NetworkEntry;
-const fastBlocks = NETWORKS.find((n) => n.family === 'evm' && n.fees.l1 === 'arbitrum') as NetworkEntry;
+const fastBlocks = NETWORKS.find((n) => n.family === 'evm' && n.fees.l1 === 'nitro') as NetworkEntry;
 describeAdapterConformance(`EVM on Anvil (${opStack.id}: L1 data fee, 3 confirmations)`, evmNetworkFixture(opStack));
 describeAdapterConformance(
   `EVM on Anvil (${fastBlocks.id}: 40 blocks between polls, 60 confirmations)`,

@@ -59,7 +59,7 @@ export async function startNetworkAnvil(
   let blockTime = options.blockTimeSec;
   if (feeModel.l1 === 'op-stack')
     extraArgs.push('--network', 'optimism', '--hardfork', 'ecotone', '--base-fee', OP_L2_BASE_FEE.toString(), '--disable-min-priority-fee');
-  if (feeModel.l1 === 'arbitrum') {
+  if (feeModel.l1 === 'nitro') {
     extraArgs.push('--base-fee', ARBITRUM_L2_BASE_FEE.toString());
     blockTime ??= 0.25;
   }
@@ -80,7 +80,7 @@ export async function startNetworkAnvil(
       await node.rpc('anvil_setCode', [GAS_PRICE_ORACLE, code.GasPriceOracleStandIn!.runtime]);
       await setOpL1(DEFAULT_OP_L1);
     }
-    if (feeModel.l1 === 'arbitrum') {
+    if (feeModel.l1 === 'nitro') {
       await node.rpc('anvil_setCode', [NODE_INTERFACE, code.NodeInterfaceStandIn!.runtime]);
       await setArbitrumL1BaseFee(DEFAULT_ARBITRUM_L1_BASE_FEE);
       // The L2 base fee the stand-in prices L1 gas at (slot 1): Anvil's own decays towards 0 over empty fast blocks,
@@ -99,7 +99,7 @@ export async function startNetworkAnvil(
       await setOpL1(f);
     },
     setArbitrumL1BaseFee: async (wei) => {
-      if (feeModel.l1 !== 'arbitrum') throw new Error(`${entry.id} has no NodeInterface`);
+      if (feeModel.l1 !== 'nitro') throw new Error(`${entry.id} has no NodeInterface`);
       await setArbitrumL1BaseFee(wei);
     },
   };

@@ -105,7 +105,7 @@ export async function startRegistryNetworksHarness(
         }
         // Arbitrum's L2 base fee never goes below its 0.01 gwei floor; Anvil's decays towards 0 over empty blocks (4 a
         // second), which would make the NodeInterface stand-in's L1 gas (priced at that base fee) absurd: it is told the floor.
-        if (nodes[id].feeModel.l1 === 'arbitrum')
+        if (nodes[id].feeModel.l1 === 'nitro')
           await nodes[id].rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
         if (await nodes[id].rpc<boolean>('anvil_getAutomine')) miners.push(backgroundMiner(nodes[id], o.minerMs ?? 100));
       }),

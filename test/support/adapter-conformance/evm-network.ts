@@ -25,7 +25,7 @@ export function evmNetworkFixture(entry: NetworkEntry, o: { fastBlocks?: boolean
     const node = await startNetworkAnvil(entry, { chainId: 1, blockTimeSec: 0 });
     const word = (v: bigint) => `0x${v.toString(16).padStart(64, '0')}`;
     // Arbitrum's L2 base fee never drops under its floor; Anvil's decays over the empty blocks stepped here.
-    if (node.feeModel.l1 === 'arbitrum') await node.rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
+    if (node.feeModel.l1 === 'nitro') await node.rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
     const perStep = o.fastBlocks ? BLOCKS_PER_STEP : 1;
     return evmFixtureOn(node, {
       adapter: (tokens) =>
