@@ -34,10 +34,6 @@ const TEMPORARY_ALLOWLIST = [
   'scripts/testnet/',
   'scripts/sim/',
   'scripts/bench/',
-  'chains/evm/block-scanner.ts',
-  'chains/evm/token-sender.ts',
-  'chains/evm/sweep-',
-  'chains/evm/native-drain.ts',
 ];
 
 // Ids that are also ordinary words of code ("base units", base58, a base URL): checked as exact literals and where a
