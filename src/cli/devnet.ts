@@ -8,10 +8,12 @@ import {
 } from '@solana/spl-token';
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { Contract, HDNodeWallet, JsonRpcProvider, Wallet } from 'ethers';
+import { NETWORKS, networkEntry } from '../../chains/registry.js';
 import { paymentReference } from '../../chains/solana/solana-pay.js';
 import { UsageError, options, print } from './args.js';
 
-// `npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount 12.34]`
+// `npm run cli -- devnet pay <session_id> [--network <id>] [--token USDT|USDC] [--amount 12.34]`, any network the demo runs
+// (the registry's: every EVM network, Solana, TRON).
 // Pays a session on the local chains that `npm run dev` started, from a funded local wallet, the way a payer would:
 // it asks the public selection endpoint for the deposit address and exact amount, then sends the token transfer.
 // Local devnets only: it reads the state file `npm run dev` writes and refuses anything else.
@@ -88,7 +90,7 @@ export function runningDevnetSettings(
   return state.operatorEnv ? { file, pid: state.pid, env: state.operatorEnv } : null;
 }
 
-const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount <decimal>]';
+const USAGE = 'usage: npm run cli -- devnet pay <session_id> [--network <network id>] [--token USDT|USDC] [--amount <decimal>]';
 
 export async function devnetCli(args: string[], env: Record<string, string | undefined> = process.env): Promise<void> {
   const [sub, ...rest] = args;
@@ -104,10 +106,19 @@ export async function devnetCli(args: string[], env: Record<string, string | und
   if (current.state === 'paid' || current.state === 'expired' || current.state === 'canceled') {
     throw new UsageError(`session ${sessionId} is ${current.state}`);
   }
-  const network = o.values.network ?? current.network ?? 'ethereum';
+  // The demo's chains: its EVM chains by network id, and the one Solana and one TRON network of the registry.
+  const family = (id: string) => networkEntry(id)?.family;
+  const chainOf = (id: string) => {
+    const f = family(id);
+    return f === 'solana' ? state.solana : f === 'tron' ? state.tron : f === 'evm' ? state.evm[id] : undefined;
+  };
+  const networks = [
+    ...Object.keys(state.evm),
+    ...NETWORKS.filter((n) => (n.family === 'solana' && state.solana) || (n.family === 'tron' && state.tron)).map((n) => n.id),
+  ];
+  const network = o.values.network ?? current.network ?? networks[0]!;
   const token = (o.values.token ?? current.token ?? 'USDT').toUpperCase();
-  const chain = network === 'solana' ? state.solana : network === 'tron' ? state.tron : state.evm[network];
-  const networks = [...Object.keys(state.evm), ...(state.solana ? ['solana'] : []), ...(state.tron ? ['tron'] : [])];
+  const chain = chainOf(network);
   if (!chain) throw new UsageError(`--network must be one of ${networks.join(', ')} (the local devnet's chains)`);
   const tokenState = chain.tokens[token];
   if (!tokenState) throw new UsageError(`--token must be one of ${Object.keys(chain.tokens).join(', ')}`);
@@ -126,9 +137,10 @@ export async function devnetCli(args: string[], env: Record<string, string | und
     amount = tokenUnitsToBase(o.values.amount, selection.token_decimals);
   }
   if (amount <= 0n) throw new UsageError('nothing left to pay (use --amount to send anyway)');
-  if (network === 'solana' || network === 'tron') {
+  const chainFamily = family(network);
+  if (chainFamily === 'solana' || chainFamily === 'tron') {
     const r =
-      network === 'solana'
+      chainFamily === 'solana'
         ? await paySolana(chain.rpcUrl, tokenState, selection.deposit_address, amount)
         : await payTron(state.tron!.fullHost, tokenState, selection.deposit_address, amount);
     print({
