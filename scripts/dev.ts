@@ -277,7 +277,7 @@ async function startSolana(): Promise<{ env: Record<string, string>; rpc?: DevSo
       CHAIN_SOLANA_TEST_USDT_DECIMALS: '6',
     };
     // Only offered when this build's Solana adapter accepts the endpoint.
-    const settings = loadChainSettings(env, 'solana', 'test');
+    const settings = loadChainSettings(env, networkOfFamily('solana'), 'test');
     if (settings) await createChainAdapter(settings, env).verifyTokens();
     return { env, rpc: { validator: rpc.validator, mints: [SOLANA_USDC, SOLANA_USDT] } };
   } catch (err) {

@@ -51,13 +51,15 @@ export async function fundRefundWallets(i: {
     funded.push(chain.network);
   }
   if (i.solana) {
-    const address = await hotWallet(networkOfFamily('solana'));
+    const network = networkOfFamily('solana');
+    const address = await hotWallet(network);
     i.solana.validator.airdrop(address, SOL_LAMPORTS);
     for (const mint of i.solana.mints) i.solana.validator.setTokenAccount({ mint, owner: address, amount: TOKEN_UNITS * 1_000_000n });
-    funded.push('solana');
+    funded.push(network);
   }
   if (i.tron) {
-    const address = normalizeTronAddress(await hotWallet(networkOfFamily('tron')))!;
+    const network = networkOfFamily('tron');
+    const address = normalizeTronAddress(await hotWallet(network))!;
     moveTrx(i.tron.fake, normalizeTronAddress(i.tron.payer)!, address, TRX_SUN);
     // The tokens move on the Anvil node under the fake: the same Transfer events a TRC-20 transfer leaves.
     await sendTokens(
@@ -65,7 +67,7 @@ export async function fundRefundWallets(i: {
       (['USDT', 'USDC'] as const).map((s) => ({ address: i.tron!.evmTokens[s], decimals: i.tron!.tokens[s].decimals })),
       tronToEvmHex(address),
     );
-    funded.push('tron');
+    funded.push(network);
   }
   return funded;
 }
