@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
 // `npm run dev`: the whole service on local chains, for a first look and for development.
-// Starts two Anvil nodes standing in for Ethereum (chain id 31337, 6-decimal tokens) and BSC (chain id 97,
-// 18-decimal tokens) with test USDT and USDC, the LiteSVM Solana endpoint, TRON as the tests run it (the FAKE java-tron
-// wallet API over a third Anvil node with Nile's chain id, scripts/devnet/tron.ts), a fresh demo database, the service with
+// Starts an Anvil node for every EVM network of the registry (chains/registry.ts), each charging fees as its network
+// does (scripts/devnet/evm.ts: OP-stack L1 data fee, Arbitrum's fast blocks, plain gas) with test USDT and USDC at the
+// network's live decimals, the LiteSVM Solana endpoint, TRON as the tests run it (the FAKE java-tron
+// wallet API over another Anvil node with Nile's chain id, scripts/devnet/tron.ts), a fresh demo database, the service with
 // all roles, a demo merchant (its key and secret printed), a webhook receiver that prints what it gets, and one
-// demo session; the merchant's refund hot wallets are funded on every chain, and the operator settings go into the
-// state file the CLI reads. The seed is held by a signer process of its own (ROLES=signer, docs/signer.md): the
+// demo session; the merchant's refund hot wallets are funded on every chain, the operator's gas stations on every EVM
+// chain, and the operator settings go into the state file the CLI reads. The seed is held by a signer process of its own (ROLES=signer, docs/signer.md): the
 // service and the operator's CLI ask it over a Unix socket, as in production. Ctrl-C stops everything it started and deletes the run's Redis keys. See docs/checkout.md
 // ("The local demo").
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { NETWORKS } from '../chains/registry.js';
 import { devnetSolanaPayer, devnetStateFile, type DevnetState } from '../src/cli/devnet.js';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/database.js';
@@ -28,16 +30,19 @@ import { loadChainSettings } from '../src/watcher/config.js';
 import { createChainAdapter } from '../src/watcher/adapter-factory.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../src/signer/from-env.js';
 import { Redis } from 'ioredis';
-import { fundRefundWallets, type DevSolana } from './devnet/fund.js';
+import { fundRefundWallets, networkOfFamily, type DevSolana } from './devnet/fund.js';
+import { DEMO_MAX_FEE_BPS, setUpDemoOperator } from './devnet/operator-setup.js';
 import { freePort } from '../test/support/anvil.js';
 import { startFakeTicker } from '../test/support/fake-ticker.js';
-import { chainEnv, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
+import { chainEnv, evmNetworks, feeModelText, startDevEvmChain, type DevEvmChain } from './devnet/evm.js';
 import { startSignerProcess } from './devnet/signer-process.js';
 import { startDevTronChain, tronChainEnv } from './devnet/tron.js';
 
 const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
 const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 const SOLANA_USDT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
+/** The operator CLI's fixed prices of the networks' fee coins (a fake ticker; sweeps price their fees with them). */
+const NATIVE_PRICES: Record<string, string> = { ETH: '3000.00', BNB: '600.00', TRX: '0.25', SOL: '150.00', POL: '0.50' };
 
 const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
 const say = (line = '') => process.stdout.write(`${line}\n`);
@@ -50,13 +55,24 @@ async function main(): Promise<void> {
   const publicBase = env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
 
   say('Starting local chains…');
-  const [ethereum, bsc, tron] = await Promise.all([
-    startDevEvmChain('ethereum', 31337, 6),
-    startDevEvmChain('bsc', 97, 18),
-    startDevTronChain(),
-  ]);
-  for (const c of [ethereum, bsc]) stops.push({ name: `anvil ${c.network}`, stop: () => c.node.stop() });
-  stops.push({ name: 'tron (fake java-tron, anvil)', stop: () => tron.stop() });
+  // One chain per EVM network of the registry, and TRON; a chain that fails to start stops the others.
+  const starting = [...evmNetworks().map((e) => startDevEvmChain(e)), startDevTronChain()] as const;
+  const settled = await Promise.allSettled(starting);
+  const evm: DevEvmChain[] = [];
+  for (const r of settled.slice(0, -1))
+    if (r.status === 'fulfilled') {
+      const c = r.value as DevEvmChain;
+      evm.push(c);
+      stops.push({ name: `anvil ${c.network}`, stop: () => c.node.stop() });
+    }
+  const tronStart = settled.at(-1)!;
+  if (tronStart.status === 'fulfilled') {
+    const t = tronStart.value as Awaited<ReturnType<typeof startDevTronChain>>;
+    stops.push({ name: 'tron (fake java-tron, anvil)', stop: () => t.stop() });
+  }
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  const tron = (tronStart as PromiseFulfilledResult<Awaited<ReturnType<typeof startDevTronChain>>>).value;
   const { env: solanaEnv, rpc: solanaRpc } = await startSolana();
 
   // The chains are new on every run, so is the demo database: a cursor from an earlier run would not match them.
@@ -97,8 +113,7 @@ async function main(): Promise<void> {
     CONSOLE_DEMO: 'true',
     EXPIRY_SWEEP_INTERVAL_MS: '2000',
     WEBHOOK_RELAY_POLL_MS: '250',
-    ...chainEnv(ethereum),
-    ...chainEnv(bsc),
+    ...Object.assign({}, ...evm.map(chainEnv)),
     ...tronChainEnv(tron),
     ...solanaEnv,
   };
@@ -122,14 +137,10 @@ async function main(): Promise<void> {
     .where('mode', '=', 'test')
     .executeTakeFirstOrThrow();
   // Refunds (and Solana deposit-account setup, which the refund wallet pays for) work out of the box: gas and tokens.
-  const funded = await fundRefundWallets({
-    env: serviceEnv,
-    keys: keyDeriverOf(keyMaterialFromEnv(serviceEnv))!,
-    account: account_index,
-    evm: [ethereum, bsc],
-    solana: solanaRpc,
-    tron,
-  });
+  const keys = keyDeriverOf(keyMaterialFromEnv(serviceEnv))!;
+  const funded = await fundRefundWallets({ env: serviceEnv, keys, account: account_index, evm, solana: solanaRpc, tron });
+  // Sweeps from the console or the CLI: gas stations funded, demo sweep policies (scripts/devnet/operator-setup.ts).
+  const { stations } = await setUpDemoOperator({ env: serviceEnv, keys, evm, db });
   webhooks.secret = merchant.webhookSecret;
   const demoConsole = await ensureDemoConsoleUsers({ db, box: new SecretBox(serviceEnv.MASTER_KEY!) }, merchant.merchantId);
   await db.destroy();
@@ -140,7 +151,11 @@ async function main(): Promise<void> {
   // rates are untouched).
   const ticker = await startFakeTicker({
     coinbaseRates: Object.fromEntries(
-      Object.entries({ ETH: '3000.00', BNB: '600.00', TRX: '0.25', SOL: '150.00' }).map(([coin, p]) => [coin, { USDT: p, USDC: p }]),
+      [...new Set(NETWORKS.map((n) => n.nativeCoin.symbol as string))].map((coin) => {
+        const p = NATIVE_PRICES[coin];
+        if (!p) throw new Error(`the demo has no price for ${coin}: add it to NATIVE_PRICES`);
+        return [coin, { USDT: p, USDC: p }];
+      }),
     ),
   });
   stops.push({ name: 'price ticker', stop: () => ticker.close() });
@@ -162,9 +177,7 @@ async function main(): Promise<void> {
     baseUrl,
     checkoutBaseUrl: config.checkoutBaseUrl,
     pid: process.pid,
-    evm: Object.fromEntries(
-      [ethereum, bsc].map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }]),
-    ),
+    evm: Object.fromEntries(evm.map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }])),
     ...(solanaEnv.CHAIN_SOLANA_TEST_RPC_URL
       ? {
           solana: {
@@ -189,11 +202,18 @@ async function main(): Promise<void> {
 
   say();
   say('stablepay is running on local chains.');
-  say(`  Ethereum (Anvil, chain 31337): ${ethereum.node.url}  USDT ${ethereum.tokens.USDT.address}  USDC ${ethereum.tokens.USDC.address}`);
-  say(`  BSC      (Anvil, chain 97):    ${bsc.node.url}  USDT ${bsc.tokens.USDT.address}  USDC ${bsc.tokens.USDC.address}`);
-  say(`  Solana   (LiteSVM):            ${solanaEnv.CHAIN_SOLANA_TEST_RPC_URL ?? 'not started'}`);
-  say(`  TRON     (FAKE java-tron wallet API, Nile-like, chain ${tron.chainId}): ${tron.fake.url}  JSON-RPC ${tron.node.url}`);
-  say(`           USDT ${tron.tokens.USDT.address}  USDC ${tron.tokens.USDC.address}  (a documented fake: docs/tron.md)`);
+  const width = Math.max(...NETWORKS.map((n) => n.id.length));
+  for (const c of evm) {
+    const tokens = Object.entries(c.tokens).map(([s, t]) => `${s} ${t.address}`);
+    say(
+      `  ${c.network.padEnd(width)} (Anvil, chain ${c.chainId}, ${c.blockTimeSec} s blocks, ${feeModelText(c.entry)}): ${c.node.url}  ${tokens.join('  ')}`,
+    );
+  }
+  say(`  ${networkOfFamily('solana').padEnd(width)} (LiteSVM): ${solanaEnv.CHAIN_SOLANA_TEST_RPC_URL ?? 'not started'}`);
+  say(
+    `  ${networkOfFamily('tron').padEnd(width)} (FAKE java-tron wallet API, Nile-like, chain ${tron.chainId}): ${tron.fake.url}  JSON-RPC ${tron.node.url}`,
+  );
+  say(`  ${''.padEnd(width)} USDT ${tron.tokens.USDT.address}  USDC ${tron.tokens.USDC.address}  (a documented fake: docs/tron.md)`);
   say(`  API:      ${baseUrl}/api/v1   Webhooks are printed here (receiver ${webhooks.url})`);
   say(`  Signer:   pid ${signer.pid} on ${signer.socketPath}: the only process with the seed; the service and the CLI ask it`);
   say();
@@ -212,9 +232,14 @@ async function main(): Promise<void> {
   say();
   say(`Demo session id: ${session.id}`);
   say(`Demo session page: ${session.url}`);
-  say(`Pay it from a funded local wallet: npm run -s cli -- devnet pay ${session.id} --network ethereum --token USDT`);
-  say('  (--network ethereum|bsc|solana|tron)');
+  const payable = [...evm.map((c) => c.network), ...(solanaRpc ? [networkOfFamily('solana')] : []), networkOfFamily('tron')];
+  say(`Pay it from a funded local wallet: npm run -s cli -- devnet pay ${session.id} --network ${payable[0]} --token USDT`);
+  say(`  (--network ${payable.join('|')}; --token USDT|USDC where the network has it)`);
   say();
+  say(
+    `Sweeps: gas stations funded and test-mode policies set (minimum 1.00, fees up to ${DEMO_MAX_FEE_BPS / 100} %) on ${stations.join(', ')};`,
+  );
+  say('  no treasury set: a sweep goes to the refunds hot wallet. npm run -s cli -- sweep plan --mode test, or the console.');
   say(`Refund wallets funded (gas and tokens): ${funded.join(', ')}. Refund 5.00 USDT of the paid demo session:`);
   say(
     signedCurlSnippet(
@@ -252,7 +277,7 @@ async function startSolana(): Promise<{ env: Record<string, string>; rpc?: DevSo
       CHAIN_SOLANA_TEST_USDT_DECIMALS: '6',
     };
     // Only offered when this build's Solana adapter accepts the endpoint.
-    const settings = loadChainSettings(env, 'solana', 'test');
+    const settings = loadChainSettings(env, networkOfFamily('solana'), 'test');
     if (settings) await createChainAdapter(settings, env).verifyTokens();
     return { env, rpc: { validator: rpc.validator, mints: [SOLANA_USDC, SOLANA_USDT] } };
   } catch (err) {

@@ -1,5 +1,8 @@
 import { Contract, HDNodeWallet, type JsonRpcProvider, Wallet } from 'ethers';
+import { NETWORKS } from '../../chains/registry.js';
 import { HOT_WALLET_SLOT, type KeyDeriver } from '../../chains/types.js';
+import type { EntryFamily } from '../../chains/networks/entry.js';
+import type { NetworkId } from '../../chains/vocabulary.js';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH } from '../../src/cli/devnet.js';
 import { loadChainSettings } from '../../src/watcher/config.js';
 import { createChainAdapter } from '../../src/watcher/adapter-factory.js';
@@ -8,7 +11,7 @@ import type { DevEvmChain } from './evm.js';
 import type { FakeSolanaValidator } from './solana-rpc/fake-validator.js';
 import { moveTrx, type DevTronChain } from './tron.js';
 
-// The demo merchant's refund hot wallets, funded with gas and both tokens on every local chain, so that a refund
+// The demo merchant's refund hot wallets, funded with gas and every token on every local chain, so that a refund
 // (and, on Solana, the deposit-account setup the same wallet pays for) works without an operator step. On TRON the
 // TRX is set in the fake java-tron's ledger (it has no TRX transfer) and the tokens move on the Anvil node under it.
 
@@ -17,8 +20,8 @@ export interface DevSolana {
   mints: string[];
 }
 
-/** 10 ETH/BNB of gas; 1,000 of each token: enough for many demo refunds. */
-const EVM_GAS_WEI = 10n * 10n ** 18n;
+/** 10 of the fee coin (ETH, BNB, POL); 1,000 of each token: enough for many demo refunds and sweeps. */
+export const EVM_GAS_WEI = 10n * 10n ** 18n;
 const TOKEN_UNITS = 1_000n;
 /** 10 SOL: fees and the rent of the deposit token accounts the wallet creates. */
 const SOL_LAMPORTS = 10_000_000_000n;
@@ -34,11 +37,13 @@ export async function fundRefundWallets(i: {
   tron?: DevTronChain;
 }): Promise<string[]> {
   const funded: string[] = [];
-  const hotWallet = async (network: 'ethereum' | 'bsc' | 'solana' | 'tron') => {
+  const adapter = (network: NetworkId) => {
     const settings = loadChainSettings(i.env, network, 'test');
     if (!settings) throw new Error(`no test settings for ${network}`);
-    return (await createChainAdapter(settings, i.env).deriveHotWallet(i.keys, i.account, HOT_WALLET_SLOT.refunds)).address;
+    return createChainAdapter(settings, i.env);
   };
+  const hotWallet = async (network: NetworkId) =>
+    (await adapter(network).deriveHotWallet(i.keys, i.account, HOT_WALLET_SLOT.refunds)).address;
   for (const chain of i.evm) {
     const address = await hotWallet(chain.network);
     await chain.node.provider.send('anvil_setBalance', [address, `0x${EVM_GAS_WEI.toString(16)}`]);
@@ -46,13 +51,15 @@ export async function fundRefundWallets(i: {
     funded.push(chain.network);
   }
   if (i.solana) {
-    const address = await hotWallet('solana');
+    const network = networkOfFamily('solana');
+    const address = await hotWallet(network);
     i.solana.validator.airdrop(address, SOL_LAMPORTS);
     for (const mint of i.solana.mints) i.solana.validator.setTokenAccount({ mint, owner: address, amount: TOKEN_UNITS * 1_000_000n });
-    funded.push('solana');
+    funded.push(network);
   }
   if (i.tron) {
-    const address = normalizeTronAddress(await hotWallet('tron'))!;
+    const network = networkOfFamily('tron');
+    const address = normalizeTronAddress(await hotWallet(network))!;
     moveTrx(i.tron.fake, normalizeTronAddress(i.tron.payer)!, address, TRX_SUN);
     // The tokens move on the Anvil node under the fake: the same Transfer events a TRC-20 transfer leaves.
     await sendTokens(
@@ -60,9 +67,16 @@ export async function fundRefundWallets(i: {
       (['USDT', 'USDC'] as const).map((s) => ({ address: i.tron!.evmTokens[s], decimals: i.tron!.tokens[s].decimals })),
       tronToEvmHex(address),
     );
-    funded.push('tron');
+    funded.push(network);
   }
   return funded;
+}
+
+/** The registry's one network of a non-EVM family (TRON, Solana). */
+export function networkOfFamily(family: Exclude<EntryFamily, 'evm'>): NetworkId {
+  const n = NETWORKS.find((e) => e.family === family);
+  if (!n) throw new Error(`the registry has no ${family} network`);
+  return n.id;
 }
 
 /** TOKEN_UNITS of each token from the devnet payer to `to`, on an Anvil node. */

@@ -9,7 +9,7 @@ import type { ChainFactory, PayerChain } from './chain.js';
 import { createEvmChain } from './evm-chain.js';
 import { missingOperatorSetting, openOperator, type Operator } from './operator.js';
 import {
-  NETWORKS,
+  PROFILE_NAMES,
   localProfile,
   publicProfile,
   readLocalState,
@@ -23,7 +23,7 @@ import { runScenario } from './scenario.js';
 import { createSolanaChain } from './solana-chain.js';
 import { createTronChain } from './tron-chain.js';
 
-const USAGE = `usage: npm run testnet -- --network ${NETWORKS.join('|')} [--local] [--token USDT|USDC] [--report <file>]`;
+const USAGE = `usage: npm run testnet -- --network ${PROFILE_NAMES.join('|')} [--local] [--token USDT|USDC] [--report <file>]`;
 const FACTORIES: Record<Family, ChainFactory> = { evm: createEvmChain, solana: createSolanaChain, tron: createTronChain };
 
 /** The whole run; `say` receives every line printed. Returns the exit status. */
@@ -55,8 +55,8 @@ export async function main(
     return 0;
   }
   const network = o.network as NetworkName | undefined;
-  if (!network || !NETWORKS.includes(network)) {
-    say(`--network must be one of ${NETWORKS.join(', ')}\n${USAGE}`);
+  if (!network || !PROFILE_NAMES.includes(network)) {
+    say(`--network must be one of ${PROFILE_NAMES.join(', ')}\n${USAGE}`);
     return 2;
   }
   const local = o.local === true;

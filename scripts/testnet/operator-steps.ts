@@ -121,7 +121,7 @@ export async function sweepStep(i: OperatorStepInput, s: StepContext, funded: Fu
     s.data.method = batch.method;
     const destBefore = await chain.tokenBalance(token, destination);
 
-    const run = await operator.cli(['sweep', 'run', ...filter, '--wait-seconds', String(Math.ceil(i.timeoutMs / 1000))]);
+    const run = await operator.cli(['sweep', 'run', ...filter, '--wait-seconds', String(Math.ceil(i.timeoutMs / 1000)), '--json']);
     const out = json<{ created: SweepJson[]; resumed: SweepJson[] }>('sweep run', run, [0, 1]);
     let sweep: SweepJson | undefined;
     for (const sw of [...out.created, ...out.resumed]) for (const src of sw.sources) if (await same(src.address, i.deposit)) sweep = sw;

@@ -1,15 +1,38 @@
 import { parseUnits } from 'ethers';
+import { NETWORKS as REGISTRY, type NetworkEntry } from '../../chains/registry.js';
+import type { EntryFamily, TestnetProfile } from '../../chains/networks/entry.js';
+import type { NetworkId } from '../../chains/vocabulary.js';
 import { readDevnetState, type DevnetState } from '../../src/cli/devnet.js';
 
-// One profile per public testnet: where its RPC is, what chain it must be, which token contracts and decimals, where
-// its faucets and explorer are, and how much gas the run hands to the merchant's wallets. Every value can be
-// overridden from the environment (prefix per network, docs/testnets.md). `--local` swaps the chain for the matching
-// local chain of `npm run dev` (read from its state file) and keeps the rest.
+// One profile per public testnet, built from the network registry (chains/registry.ts: each entry's test mode and its
+// `testnet` block): where its RPC is, what chain it must be, which token contracts and decimals, where its faucets and
+// explorer are, and how much gas the run hands to the merchant's wallets. The profile's name is the entry's
+// `testnet.profile` (sepolia, bsc-testnet, base-sepolia, ...). Every value can be overridden from the environment
+// (prefix derived from the profile's name, docs/testnets.md). `--local` swaps the chain for the local chain of
+// `npm run dev` that serves the same network (read from its state file) and keeps the rest.
 
-export type Family = 'evm' | 'solana' | 'tron';
+export type Family = EntryFamily;
 export type TokenSymbol = 'USDT' | 'USDC';
-export type NetworkName = 'sepolia' | 'bsc-testnet' | 'solana-devnet' | 'nile';
-export const NETWORKS: readonly NetworkName[] = ['sepolia', 'bsc-testnet', 'solana-devnet', 'nile'];
+/** A profile's name: an entry's `testnet.profile`. */
+export type NetworkName = string;
+
+/** The registry's entries that have a public testnet profile, in the registry's order. */
+function profiledEntries(): Array<NetworkEntry & { test: { testnet: TestnetProfile } }> {
+  return (REGISTRY as readonly NetworkEntry[]).filter((n): n is NetworkEntry & { test: { testnet: TestnetProfile } } => !!n.test.testnet);
+}
+
+/** Every profile's name (`--network`), from the registry. */
+export const PROFILE_NAMES: readonly NetworkName[] = profiledEntries().map((n) => n.test.testnet.profile);
+
+/**
+ * The environment prefix of a profile's overrides: its name in capitals, `-` as `_` (SEPOLIA, BSC_TESTNET,
+ * SOLANA_DEVNET, BASE_SEPOLIA, ARBITRUM_SEPOLIA, OP_SEPOLIA, POLYGON_AMOY). TRON's profile is named after its testnet
+ * alone (nile): its prefix says the family too, TRON_NILE, as it always has.
+ */
+export function envPrefixOf(entry: NetworkEntry, profile: string): string {
+  const p = profile.toUpperCase().replace(/-/g, '_');
+  return entry.family === 'tron' ? `TRON_${p}` : p;
+}
 
 export interface TokenSpec {
   symbol: TokenSymbol;
@@ -22,8 +45,8 @@ export interface Profile {
   name: NetworkName;
   title: string;
   family: Family;
-  /** The service's network id (CHAIN_<NET>_TEST_*). */
-  serviceNetwork: 'ethereum' | 'bsc' | 'solana' | 'tron';
+  /** The service's network id (CHAIN_<NET>_TEST_*): the registry entry the profile comes from. */
+  serviceNetwork: NetworkId;
   /** Environment prefix of this profile's overrides. */
   envPrefix: string;
   rpcUrl: string;
@@ -82,129 +105,65 @@ function amount(env: Env, name: string, fallback: string, decimals: number): big
 }
 
 export function publicProfile(name: NetworkName, env: Env): Profile {
-  switch (name) {
-    case 'sepolia': {
-      const p = 'SEPOLIA';
-      return {
-        name,
-        title: 'Ethereum Sepolia',
-        family: 'evm',
-        serviceNetwork: 'ethereum',
-        envPrefix: p,
-        rpcUrl: text(env, `${p}_RPC_URL`, 'https://ethereum-sepolia-rpc.publicnode.com'),
-        rpcEnv: `${p}_RPC_URL`,
-        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '11155111')),
-        genesisHash: null,
-        tokens: [
-          // Circle's test USDC; Sepolia has no official USDT: set SEPOLIA_USDT to a token you deployed or were given.
-          token(env, p, 'USDC', { address: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', decimals: 6 }, 'https://faucet.circle.com'),
-          token(env, p, 'USDT', null, 'deploy your own (docs/testnets.md)'),
-        ].filter((t): t is TokenSpec => t !== null),
-        native: { symbol: 'ETH', decimals: 18, faucet: 'https://cloud.google.com/application/web3/faucet/ethereum/sepolia' },
-        fundGas: amount(env, `${p}_FUND_GAS`, '0.01', 18),
-        feeReserve: amount(env, `${p}_FEE_RESERVE`, '0.01', 18),
-        explorerTx: (h) => `https://sepolia.etherscan.io/tx/${h}`,
-        local: false,
-        rpcHeaders: {},
-      };
-    }
-    case 'bsc-testnet': {
-      const p = 'BSC_TESTNET';
-      return {
-        name,
-        title: 'BNB Smart Chain testnet',
-        family: 'evm',
-        serviceNetwork: 'bsc',
-        envPrefix: p,
-        rpcUrl: text(env, `${p}_RPC_URL`, 'https://bsc-testnet-rpc.publicnode.com'),
-        rpcEnv: `${p}_RPC_URL`,
-        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '97')),
-        genesisHash: null,
-        tokens: [
-          // The faucet's pegged test tokens, 18 decimals like their mainnet counterparts on BSC.
-          token(
-            env,
-            p,
-            'USDT',
-            { address: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd', decimals: 18 },
-            'https://www.bnbchain.org/en/testnet-faucet',
-          ),
-          token(
-            env,
-            p,
-            'USDC',
-            { address: '0x64544969ed7EBf5f083679233325356EbE738930', decimals: 18 },
-            'https://www.bnbchain.org/en/testnet-faucet',
-          ),
-        ].filter((t): t is TokenSpec => t !== null),
-        native: { symbol: 'tBNB', decimals: 18, faucet: 'https://www.bnbchain.org/en/testnet-faucet' },
-        fundGas: amount(env, `${p}_FUND_GAS`, '0.005', 18),
-        feeReserve: amount(env, `${p}_FEE_RESERVE`, '0.005', 18),
-        explorerTx: (h) => `https://testnet.bscscan.com/tx/${h}`,
-        local: false,
-        rpcHeaders: {},
-      };
-    }
-    case 'solana-devnet': {
-      const p = 'SOLANA_DEVNET';
-      const rpcUrl = text(env, `${p}_RPC_URL`, 'https://api.devnet.solana.com');
-      return {
-        name,
-        title: 'Solana Devnet',
-        family: 'solana',
-        serviceNetwork: 'solana',
-        envPrefix: p,
-        rpcUrl,
-        rpcEnv: `${p}_RPC_URL`,
-        chainId: null,
-        genesisHash: text(env, `${p}_GENESIS_HASH`, 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG'),
-        tokens: [
-          token(env, p, 'USDC', { address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 }, 'https://faucet.circle.com'),
-          token(env, p, 'USDT', null, 'deploy your own (spl-token create-token --decimals 6)'),
-        ].filter((t): t is TokenSpec => t !== null),
-        native: { symbol: 'SOL', decimals: 9, faucet: 'https://faucet.solana.com' },
-        fundGas: amount(env, `${p}_FUND_GAS`, '0.02', 9),
-        feeReserve: amount(env, `${p}_FEE_RESERVE`, '0.02', 9),
-        explorerTx: (h) => solanaExplorer(h, rpcUrl),
-        local: false,
-        rpcHeaders: {},
-      };
-    }
-    case 'nile': {
-      const p = 'TRON_NILE';
-      const apiKey = env.TRON_PRO_API_KEY?.trim();
-      return {
-        name,
-        title: 'TRON Nile',
-        family: 'tron',
-        serviceNetwork: 'tron',
-        envPrefix: p,
-        rpcUrl: text(env, `${p}_FULL_HOST`, 'https://nile.trongrid.io').replace(/\/+$/, ''),
-        rpcEnv: `${p}_FULL_HOST`,
-        chainId: BigInt(text(env, `${p}_CHAIN_ID`, '0xcd8690dc')),
-        genesisHash: null,
-        tokens: [
-          token(env, p, 'USDT', { address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', decimals: 6 }, 'https://nileex.io/join/getJoinPage'),
-        ].filter((t): t is TokenSpec => t !== null),
-        native: { symbol: 'TRX', decimals: 6, faucet: 'https://nileex.io/join/getJoinPage' },
-        fundGas: amount(env, `${p}_FUND_GAS`, '100', 6),
-        feeReserve: amount(env, `${p}_FEE_RESERVE`, '100', 6),
-        explorerTx: (h) => `https://nile.tronscan.org/#/transaction/${h.replace(/^0x/, '')}`,
-        local: false,
-        rpcHeaders: apiKey ? { 'TRON-PRO-API-KEY': apiKey } : {},
-      };
-    }
-    default: {
-      const never: never = name;
-      return never;
-    }
-  }
+  const entry = profiledEntries().find((n) => n.test.testnet.profile === name);
+  if (!entry) throw new Error(`no testnet profile ${name}; one of ${PROFILE_NAMES.join(', ')}`);
+  const t = entry.test.testnet;
+  const p = envPrefixOf(entry, name);
+  // TRON: the RPC is java-tron's HTTP API (its full host), the tokens' default faucet TronGrid's; a TronGrid key may be
+  // sent as a header. Solana: no chain id, the cluster's genesis hash instead.
+  const rpcEnv = entry.family === 'tron' ? `${p}_FULL_HOST` : `${p}_RPC_URL`;
+  const rpcRaw = text(env, rpcEnv, t.publicRpcUrl);
+  const rpcUrl = entry.family === 'tron' ? rpcRaw.replace(/\/+$/, '') : rpcRaw;
+  const apiKey = entry.family === 'tron' ? env.TRON_PRO_API_KEY?.trim() : undefined;
+  const chainId = entry.family === 'solana' || !entry.test.chainId ? null : BigInt(text(env, `${p}_CHAIN_ID`, entry.test.chainId));
+  const native = entry.nativeCoin;
+  // The issuer's test tokens first (USDC on most testnets), then a symbol the testnet lacks, if set from the
+  // environment (Sepolia has no official USDT: SEPOLIA_USDT names one you deployed).
+  const tokens = [
+    ...entry.test.tokens.map((x) => token(env, p, x.symbol, { address: x.address, decimals: x.decimals }, t.tokenFaucet)),
+    ...(['USDT', 'USDC'] as const)
+      .filter((s) => !entry.test.tokens.some((x) => x.symbol === s))
+      .map((s) =>
+        token(
+          env,
+          p,
+          s,
+          null,
+          entry.family === 'solana' ? 'deploy your own (spl-token create-token --decimals 6)' : 'deploy your own (docs/testnets.md)',
+        ),
+      ),
+  ].filter((x): x is TokenSpec => x !== null);
+  return {
+    name,
+    title: entry.test.name,
+    family: entry.family,
+    serviceNetwork: entry.id as NetworkId,
+    envPrefix: p,
+    rpcUrl,
+    rpcEnv,
+    chainId,
+    genesisHash: entry.family === 'solana' ? text(env, `${p}_GENESIS_HASH`, t.genesisHash ?? '') || null : null,
+    tokens,
+    native: { symbol: t.nativeSymbol ?? native.symbol, decimals: native.decimals, faucet: t.nativeFaucet },
+    fundGas: amount(env, `${p}_FUND_GAS`, t.fundGas, native.decimals),
+    feeReserve: amount(env, `${p}_FEE_RESERVE`, t.feeReserve, native.decimals),
+    explorerTx:
+      entry.family === 'solana'
+        ? (h) => solanaExplorer(h, rpcUrl, t.publicRpcUrl, entry.test.explorerTxUrl)
+        : (h) => entry.test.explorerTxUrl.replace('{tx}', entry.family === 'tron' ? h.replace(/^0x/, '') : h),
+    local: false,
+    rpcHeaders: apiKey ? { 'TRON-PRO-API-KEY': apiKey } : {},
+  };
+}
+
+/** Solana's explorer: the cluster's page for its public RPC; any other endpoint through `cluster=custom`. */
+function solanaExplorer(sig: string, rpcUrl: string, publicRpcUrl: string, template: string): string {
+  if (new URL(rpcUrl).hostname === new URL(publicRpcUrl).hostname) return template.replace('{tx}', sig);
+  return solanaCustomExplorer(sig, rpcUrl);
 }
 
 /** Solana's explorer shows a local validator's transactions through `cluster=custom`. */
-function solanaExplorer(sig: string, rpcUrl: string): string {
-  const host = new URL(rpcUrl).hostname;
-  if (host === 'api.devnet.solana.com') return `https://explorer.solana.com/tx/${sig}?cluster=devnet`;
+function solanaCustomExplorer(sig: string, rpcUrl: string): string {
   return `https://explorer.solana.com/tx/${sig}?cluster=custom&customUrl=${encodeURIComponent(rpcUrl)}`;
 }
 
@@ -212,9 +171,9 @@ function solanaExplorer(sig: string, rpcUrl: string): string {
 export type LocalState = DevnetState & { operatorEnv?: Record<string, string> };
 
 /**
- * The same profile on the local chains of `npm run dev`: its Anvil node (Ethereum for Sepolia, BSC for BSC testnet,
- * same decimals as the testnet), its Solana endpoint, or for Nile its TRON (the FAKE java-tron wallet API over an Anvil
- * node with Nile's chain id; TRX from the demo's faucet).
+ * The same profile on the local chains of `npm run dev`, matched by the service's network id: the Anvil node the demo
+ * runs for that network (its fee model, its live decimals: BSC's 18), its Solana endpoint, or for Nile its TRON (the FAKE
+ * java-tron wallet API over an Anvil node with Nile's chain id; TRX from the demo's faucet).
  */
 export function localProfile(name: NetworkName, state: LocalState, env: Env): Profile {
   const base = publicProfile(name, env);
@@ -238,14 +197,16 @@ export function localProfile(name: NetworkName, state: LocalState, env: Env): Pr
     native: { ...base.native, faucet: 'funded by npm run dev' },
     fundGas,
     feeReserve,
-    explorerTx: base.family === 'solana' ? (h) => solanaExplorer(h, rpcUrl) : () => null,
+    explorerTx: base.family === 'solana' ? (h) => solanaCustomExplorer(h, rpcUrl) : () => null,
     local: true,
     rpcHeaders: {},
   });
   if (base.family === 'evm') {
+    // One fee coin to each of the merchant's wallets, a tenth kept by the payer.
     const chain = state.evm[base.serviceNetwork];
-    if (!chain) throw new Error(`the local demo runs no ${base.serviceNetwork} chain`);
-    return local(chain.rpcUrl, BigInt(chain.chainId), chain.tokens, 10n ** 18n, 10n ** 17n);
+    if (!chain) throw new Error(`the local demo runs no ${base.serviceNetwork} chain (restart \`npm run dev\` with this version)`);
+    const coin = 10n ** BigInt(base.native.decimals);
+    return local(chain.rpcUrl, BigInt(chain.chainId), chain.tokens, coin, coin / 10n);
   }
   if (base.family === 'solana') {
     if (!state.solana) throw new Error('the local demo started no Solana endpoint (see its output)');

@@ -1,4 +1,5 @@
-// `npm run testnet -- --network sepolia|bsc-testnet|solana-devnet|nile [--local] [--token USDT|USDC] [--report <file>]`
+// `npm run testnet -- --network <profile> [--local] [--token USDT|USDC] [--report <file>]`, a profile per network of the
+// registry (sepolia, bsc-testnet, solana-devnet, nile, base-sepolia, arbitrum-sepolia, op-sepolia, polygon-amoy).
 // The end-to-end scenario (scenario.ts) on one public testnet, or with `--local` on the local chains of `npm run dev`.
 // Prints each step with explorer links, writes the JSON report, and ends with one PASS/FAIL line.
 // Exit status: 0 passed, 1 a step failed, 2 stopped before spending anything (usage, settings, preflight).

@@ -13,7 +13,8 @@ import { networkEntry } from '../../chains/registry.js';
 import { NETWORK_IDS, networksOfFamily } from '../../chains/vocabulary.js';
 import { UsageError, options, print } from './args.js';
 
-// `npm run cli -- devnet pay <session_id> [--network ethereum|bsc|solana|tron] [--token USDT|USDC] [--amount 12.34]`
+// `npm run cli -- devnet pay <session_id> [--network <id>] [--token USDT|USDC] [--amount 12.34]`, any network the demo runs
+// (the registry's: every EVM network, Solana, TRON).
 // Pays a session on the local chains that `npm run dev` started, from a funded local wallet, the way a payer would:
 // it asks the public selection endpoint for the deposit address and exact amount, then sends the token transfer.
 // Local devnets only: it reads the state file `npm run dev` writes and refuses anything else.

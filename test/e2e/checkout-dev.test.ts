@@ -13,9 +13,10 @@ import { SignedClient } from '../support/signed-client.js';
 import { until } from './checkout-harness.js';
 
 // `npm run dev` as a user runs it: a child process (its own process group, like a terminal's foreground job) that
-// starts local chains and the service, prints a key, a signed curl and a page URL; the printed curl works, `devnet
-// pay` pays the demo session (BSC), the curl's (Solana) and a third on TRON (the fake java-tron wallet API, named a
-// fake in the printout), the webhook arrives, the printed refund completes from the funded hot wallet and refunds on
+// starts local chains for all eight networks of the registry and the service, lists each network with its chain id and
+// fee model, prints a key, a signed curl and a page URL; the printed curl works, `devnet pay` pays the demo session
+// (BSC), one on Base (the OP-stack chain, a real L1 data fee), the curl's (Solana) and one on TRON (the fake java-tron
+// wallet API, named a fake in the printout), the webhook arrives, the printed refund completes from the funded hot wallet and refunds on
 // Solana and TRON do too, the operator CLI works on the demo's settings alone, no warning is logged, and Ctrl-C (SIGINT
 // to the group) stops everything it started and deletes the run's Redis keys.
 const dir = mkdtempSync(join(tmpdir(), 'sp-dev-'));
@@ -65,16 +66,30 @@ describe('npm run dev', () => {
     const pageUrl = /Demo session page: (\S+)/.exec(out)![1]!;
     const sessionId = /Demo session id: (\S+)/.exec(out)![1]!;
     expect(pageUrl).toBe(`http://localhost:${port}/pay/${sessionId}`);
-    const chainUrls = [...out.matchAll(/\(Anvil, chain \d+\):\s+(http:\/\/127\.0\.0\.1:\d+)/g)].map((m) => m[1]!);
-    expect(chainUrls).toHaveLength(2);
+    // Every network of the registry is listed: an Anvil chain per EVM network with its chain id, block time and fee
+    // model (the rollups' L1 fee made real by test/support/network-anvil.ts), Solana and TRON.
+    const evmLines = [...out.matchAll(/^ {2}(\w+)\s+\(Anvil, chain (\d+), ([\d.]+) s blocks, ([^)]+)\):\s+(http:\/\/127\.0\.0\.1:\d+)/gm)];
+    expect(Object.fromEntries(evmLines.map((m) => [m[1], { chain: Number(m[2]), block: m[3], fees: m[4] }]))).toEqual({
+      ethereum: { chain: 31337, block: '1', fees: 'no L1 fee' },
+      bsc: { chain: 97, block: '1', fees: 'no L1 fee' },
+      base: { chain: 84532, block: '1', fees: 'OP-stack L1 fee' },
+      arbitrum: { chain: 421614, block: '0.25', fees: 'Arbitrum L1 gas' },
+      optimism: { chain: 11155420, block: '1', fees: 'OP-stack L1 fee' },
+      polygon: { chain: 80002, block: '1', fees: 'no L1 fee, tip >= 25 gwei' },
+    });
+    const listed = [...evmLines.map((m) => m[1]), ...(/^ {2}(solana)\s+\(LiteSVM\)/m.exec(out)?.slice(1) ?? [])];
+    expect(listed).toHaveLength(7);
+    const chainUrls = evmLines.map((m) => m[5]!);
     // TRON is listed, as the fake it is: its wallet API and the Anvil node under it.
     const tronLine =
-      /TRON\s+\(FAKE java-tron wallet API, Nile-like, chain 3448148188\): (http:\/\/127\.0\.0\.1:\d+)\s+JSON-RPC (http:\/\/127\.0\.0\.1:\d+)/.exec(
+      /tron\s+\(FAKE java-tron wallet API, Nile-like, chain 3448148188\): (http:\/\/127\.0\.0\.1:\d+)\s+JSON-RPC (http:\/\/127\.0\.0\.1:\d+)/.exec(
         out,
       );
     expect(tronLine, out).not.toBeNull();
     chainUrls.push(tronLine![1]!, tronLine![2]!);
-    expect(out).toMatch(/Refund wallets funded \(gas and tokens\): ethereum, bsc, solana, tron\./);
+    expect(out).toMatch(/Refund wallets funded \(gas and tokens\): ethereum, bsc, base, arbitrum, optimism, polygon, solana, tron\./);
+    expect(out).toMatch(/Sweeps: gas stations funded and test-mode policies set .* on ethereum, bsc, base, arbitrum, optimism, polygon;/);
+    expect(out).toContain('--network ethereum|bsc|base|arbitrum|optimism|polygon|solana|tron');
     // The state file gives the CLI the TRON settings.
     const state = JSON.parse(readFileSync(env.DEVNET_STATE_FILE, 'utf8')) as DevnetState;
     expect(state.tron).toMatchObject({ fullHost: tronLine![1], rpcUrl: tronLine![2], chainId: 0xcd8690dc });
@@ -96,6 +111,8 @@ describe('npm run dev', () => {
     expect(html).toContain('value="tron:USDT"');
     expect(html).toContain('value="tron:USDC"');
     expect(html).toContain('value="solana:USDT"');
+    for (const n of ['base', 'arbitrum', 'optimism', 'polygon']) expect(html).toContain(`value="${n}:USDC"`);
+    expect(Object.keys(state.evm)).toEqual(['ethereum', 'bsc', 'base', 'arbitrum', 'optimism', 'polygon']);
 
     // The printed signed curl creates a session.
     const snippet = out
@@ -156,6 +173,36 @@ describe('npm run dev', () => {
       },
       60_000,
       'the demo refund to complete',
+    );
+
+    // A new network, the OP-stack one: a session paid on Base through `devnet pay` (USDC, 6 decimals).
+    const baseSession = await merchant.request('POST', '/api/v1/checkout/sessions/create', {
+      body: { amount: '3.21', currency: 'USD', order_id: `base-${Date.now()}` },
+    });
+    expect(baseSession.status, baseSession.text).toBe(200);
+    const payBase = spawnSync(
+      'npx',
+      ['tsx', 'src/cli/index.ts', 'devnet', 'pay', baseSession.json.id, '--network', 'base', '--token', 'USDC'],
+      {
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    expect(payBase.status, payBase.stderr).toBe(0);
+    expect(JSON.parse(payBase.stdout)).toMatchObject({
+      session_id: baseSession.json.id,
+      network: 'base',
+      token: 'USDC',
+      amount_base: '3210000',
+    });
+    await until(
+      async () => {
+        const s = (await (await fetch(`${baseSession.json.url}/status`)).json()) as { state: string; network: string };
+        return s.state === 'paid' ? s : undefined;
+      },
+      30_000,
+      'the session to be paid on Base',
     );
 
     // The operator CLI on the demo's settings alone: no MASTER_KEY (nor DATABASE_URL) in its environment, no .env.

@@ -14,7 +14,7 @@ import { subscriptionSettingsFromEnv } from '../../src/domain/subscription-setti
 import { loadWatcherSettings } from '../../src/watcher/config.js';
 import { webhookSettingsFrom } from '../../src/webhooks/config.js';
 import { retentionSettingsFrom } from '../../src/jobs/retention-settings.js';
-import { type NETWORKS, publicProfile } from '../../scripts/testnet/profiles.js';
+import { PROFILE_NAMES, publicProfile } from '../../scripts/testnet/profiles.js';
 
 // A documented variable that does nothing is a bug. For every variable of README.md's configuration table (with
 // <NET> and <MODE> expanded), this proves (1) the code reads it: its name, or for a per-chain variable its suffix next
@@ -476,6 +476,9 @@ describe("README's configuration table", () => {
   });
 });
 
+/** Each testnet profile's environment prefix (SEPOLIA, ..., TRON_NILE, BASE_SEPOLIA, ...) → its name, from the registry. */
+const PROFILE_PREFIXES: Record<string, string> = Object.fromEntries(PROFILE_NAMES.map((n) => [publicProfile(n, {}).envPrefix, n]));
+
 /** The testnet runner's variables (README group "testnet runner only"), `<P>` and `<TOKEN>` expanded per profile. */
 function runnerVariables(): string[] {
   const readme = readFileSync('README.md', 'utf8');
@@ -484,7 +487,7 @@ function runnerVariables(): string[] {
     .slice(start, readme.indexOf('\n| **', start + 1))
     .split('\n')
     .slice(1);
-  const prefixes = ['SEPOLIA', 'BSC_TESTNET', 'SOLANA_DEVNET', 'TRON_NILE'];
+  const prefixes = Object.keys(PROFILE_PREFIXES);
   const names = new Set<string>();
   for (const row of rows) {
     for (const m of row.split(' | ')[0]!.matchAll(/`([A-Z0-9_<>]+)`/g)) {
@@ -502,24 +505,23 @@ describe("README's testnet runner variables", () => {
   const RUNNER = readdirSync('scripts/testnet')
     .map((f) => readFileSync(join('scripts/testnet', f), 'utf8'))
     .join('\n');
-  const PREFIX: Record<string, (typeof NETWORKS)[number]> = {
-    SEPOLIA: 'sepolia',
-    BSC_TESTNET: 'bsc-testnet',
-    SOLANA_DEVNET: 'solana-devnet',
-    TRON_NILE: 'nile',
-  };
+  const PREFIX = PROFILE_PREFIXES;
   // Combinations the README's row names as not applying: Nile's RPC is its FULL_HOST, Solana has a genesis hash and
-  // no chain id, Nile has no USDC.
-  const NOT_APPLICABLE = new Set(['TRON_NILE_RPC_URL', 'SOLANA_DEVNET_CHAIN_ID', 'TRON_NILE_USDC', 'TRON_NILE_USDC_DECIMALS']);
+  // no chain id.
+  const NOT_APPLICABLE = new Set(['TRON_NILE_RPC_URL', 'SOLANA_DEVNET_CHAIN_ID']);
   const names = runnerVariables().filter((n) => !NOT_APPLICABLE.has(n));
   const split = (n: string) => {
-    const m = /^(SEPOLIA|BSC_TESTNET|SOLANA_DEVNET|TRON_NILE)_(.+)$/.exec(n);
-    return m ? { prefix: m[1]!, suffix: m[2]! } : null;
+    const prefix = Object.keys(PREFIX)
+      .sort((a, b) => b.length - a.length)
+      .find((p) => n.startsWith(`${p}_`));
+    return prefix ? { prefix, suffix: n.slice(prefix.length + 1) } : null;
   };
 
   it('are all read by the runner', () => {
     expect(names).toContain('SEPOLIA_PAYER_KEY');
     expect(names).toContain('BSC_TESTNET_USDC_DECIMALS');
+    expect(names).toContain('BASE_SEPOLIA_PAYER_KEY');
+    expect(names).toContain('POLYGON_AMOY_USDC');
     const unread = names.filter((n) => {
       const s = split(n);
       if (!s) return !RUNNER.includes(n);
@@ -538,7 +540,7 @@ describe("README's testnet runner variables", () => {
       [/_GENESIS_HASH$/, '11111111111111111111111111111111'],
       [/_DECIMALS$/, '9'],
       [/_(USDT|USDC)$/, '0x00000000000000000000000000000000000000a1'],
-      [/_FUND_GAS$|_FEE_RESERVE$/, '0.5'],
+      [/_FUND_GAS$|_FEE_RESERVE$/, '0.125'],
     ];
     const unchanged: string[] = [];
     for (const name of names) {
