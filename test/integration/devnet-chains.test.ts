@@ -65,6 +65,6 @@ describe("npm run dev's rollup chains", () => {
       ]),
     );
     expect(out[2]).toBe(ARBITRUM_L2_BASE_FEE);
-    expect(loadChainSettings(chainEnv(arbitrum), 'arbitrum', 'test')!.fees).toEqual({ l1: 'arbitrum' });
+    expect(loadChainSettings(chainEnv(arbitrum), 'arbitrum', 'test')!.fees).toEqual({ l1: 'nitro' });
   });
 });
