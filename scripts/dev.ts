@@ -31,6 +31,7 @@ import { createChainAdapter } from '../src/watcher/adapter-factory.js';
 import { keyDeriverOf, keyMaterialFromEnv } from '../src/signer/from-env.js';
 import { Redis } from 'ioredis';
 import { fundRefundWallets, networkOfFamily, type DevSolana } from './devnet/fund.js';
+import { chainEnvPrefix } from '../chains/env-names.js';
 import { DEMO_MAX_FEE_BPS, setUpDemoOperator } from './devnet/operator-setup.js';
 import { freePort } from '../test/support/anvil.js';
 import { startFakeTicker } from '../test/support/fake-ticker.js';
@@ -173,15 +174,16 @@ async function main(): Promise<void> {
     NATIVE_PRICE_SOURCES: 'coinbase',
     RATE_COINBASE_BASE_URL: ticker.url,
   };
+  const solanaRpcUrl = solanaEnv[`${chainEnvPrefix(networkOfFamily('solana'), 'test')}RPC_URL`];
   const state: DevnetState & { operatorEnv: Record<string, string> } = {
     baseUrl,
     checkoutBaseUrl: config.checkoutBaseUrl,
     pid: process.pid,
     evm: Object.fromEntries(evm.map((c: DevEvmChain) => [c.network, { rpcUrl: c.node.url, chainId: c.chainId, tokens: c.tokens }])),
-    ...(solanaEnv.CHAIN_SOLANA_TEST_RPC_URL
+    ...(solanaRpcUrl
       ? {
           solana: {
-            rpcUrl: solanaEnv.CHAIN_SOLANA_TEST_RPC_URL,
+            rpcUrl: solanaRpcUrl,
             tokens: { USDC: { address: SOLANA_USDC, decimals: 6 }, USDT: { address: SOLANA_USDT, decimals: 6 } },
           },
         }
@@ -209,7 +211,7 @@ async function main(): Promise<void> {
       `  ${c.network.padEnd(width)} (Anvil, chain ${c.chainId}, ${c.blockTimeSec} s blocks, ${feeModelText(c.entry)}): ${c.node.url}  ${tokens.join('  ')}`,
     );
   }
-  say(`  ${networkOfFamily('solana').padEnd(width)} (LiteSVM): ${solanaEnv.CHAIN_SOLANA_TEST_RPC_URL ?? 'not started'}`);
+  say(`  ${networkOfFamily('solana').padEnd(width)} (LiteSVM): ${solanaRpcUrl ?? 'not started'}`);
   say(
     `  ${networkOfFamily('tron').padEnd(width)} (FAKE java-tron wallet API, Nile-like, chain ${tron.chainId}): ${tron.fake.url}  JSON-RPC ${tron.node.url}`,
   );
@@ -267,14 +269,15 @@ async function startSolana(): Promise<{ env: Record<string, string>; rpc?: DevSo
       rpc.validator.createMint({ address: mint, decimals: 6 });
       rpc.validator.setTokenAccount({ mint, owner: payer, amount: 1_000_000n * 1_000_000n });
     }
-    const env = {
-      CHAIN_SOLANA_TEST_RPC_URL: rpc.url,
-      CHAIN_SOLANA_TEST_CONFIRMATIONS: '1',
-      CHAIN_SOLANA_TEST_POLL_INTERVAL_MS: '1000',
-      CHAIN_SOLANA_TEST_USDC_CONTRACT: SOLANA_USDC,
-      CHAIN_SOLANA_TEST_USDC_DECIMALS: '6',
-      CHAIN_SOLANA_TEST_USDT_CONTRACT: SOLANA_USDT,
-      CHAIN_SOLANA_TEST_USDT_DECIMALS: '6',
+    const p = chainEnvPrefix(networkOfFamily('solana'), 'test');
+    const env: Record<string, string> = {
+      [`${p}RPC_URL`]: rpc.url,
+      [`${p}CONFIRMATIONS`]: '1',
+      [`${p}POLL_INTERVAL_MS`]: '1000',
+      [`${p}USDC_CONTRACT`]: SOLANA_USDC,
+      [`${p}USDC_DECIMALS`]: '6',
+      [`${p}USDT_CONTRACT`]: SOLANA_USDT,
+      [`${p}USDT_DECIMALS`]: '6',
     };
     // Only offered when this build's Solana adapter accepts the endpoint.
     const settings = loadChainSettings(env, networkOfFamily('solana'), 'test');

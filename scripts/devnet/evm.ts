@@ -3,7 +3,7 @@ import { NETWORKS, networkEntry, type NetworkEntry } from '../../chains/registry
 import type { NetworkId } from '../../chains/vocabulary.js';
 import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH, type DevnetTokenState } from '../../src/cli/devnet.js';
 import { deployToken, mintTo, type TokenShape } from '../../test/support/evm-tokens/deploy.js';
-import { ARBITRUM_L2_BASE_FEE, NODE_INTERFACE, startNetworkAnvil, type NetworkAnvil } from '../../test/support/network-anvil.js';
+import { startNetworkAnvil, type NetworkAnvil } from '../../test/support/network-anvil.js';
 
 // The demo's local EVM chains: one Anvil node per EVM network of the registry (chains/registry.ts), each started by
 // startNetworkAnvil so that it charges fees the way its network does (OP-stack L1 data fee with a GasPriceOracle
@@ -86,7 +86,6 @@ export async function startDevEvmChain(
   const blockTimeSec = localBlockTimeSec(entry);
   const node = await startNetworkAnvil(entry, { chainId, blockTimeSec });
   try {
-    if (node.feeModel.l1 === 'nitro') await holdArbitrumBaseFeeFloor(node);
     const deployer = new Wallet(HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, "m/44'/60'/0'/0/0").privateKey, node.provider);
     const payer = HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, DEVNET_PAYER_PATH).address;
     const tokens = {} as DevEvmChain['tokens'];
@@ -101,17 +100,6 @@ export async function startDevEvmChain(
     await node.stop();
     throw err;
   }
-}
-
-/**
- * Arbitrum's L2 base fee never falls below 0.01 gwei; Anvil's decays toward a few wei over empty blocks (four a second
- * here), and the NodeInterface stand-in, which prices L1 bytes in L2 gas at the block's base fee, would then ask for
- * thousands of ETH of L1 gas after a few minutes. Its `baseFee` override (storage slot 1, test/support/fee-stand-ins/
- * NodeInterfaceStandIn.sol) is set to the floor, as a real node's estimate would use.
- */
-async function holdArbitrumBaseFeeFloor(node: NetworkAnvil): Promise<void> {
-  const word = (v: bigint) => `0x${v.toString(16).padStart(64, '0')}`;
-  await node.rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
 }
 
 /** CHAIN_* variables of docs/chains.md for this chain (test mode; 2 confirmations: paid within seconds). */

@@ -5,6 +5,8 @@ import { DEVNET_MNEMONIC, DEVNET_PAYER_PATH, type DevnetTokenState } from '../..
 import { startAnvil, type AnvilNode } from '../../test/support/anvil.js';
 import { deployToken, mintTo, type TokenShape } from '../../test/support/evm-tokens/deploy.js';
 import { startFakeJavaTron, type FakeJavaTron } from './fake-java-tron/server.js';
+import { chainEnvPrefix } from '../../chains/env-names.js';
+import { soleNetworkOfFamily } from '../../chains/registry.js';
 
 // The demo's TRON, Nile-like and in test mode: THE FAKE java-tron wallet API of the tests (scripts/devnet/fake-java-tron,
 // a documented fake: no TRON node installs from a package registry) over its own Anvil node, which answers as java-tron's
@@ -88,18 +90,19 @@ export async function startDevTronChain(): Promise<DevTronChain> {
   }
 }
 
-/** CHAIN_TRON_TEST_* of docs/chains.md: detection on the node's JSON-RPC, payouts through the fake wallet API. */
+/** CHAIN_<TRON network>_TEST_* of docs/chains.md: detection on the node's JSON-RPC, payouts through the fake wallet API. */
 export function tronChainEnv(c: DevTronChain): Record<string, string> {
+  const p = chainEnvPrefix(soleNetworkOfFamily('tron'), 'test');
   return {
-    CHAIN_TRON_TEST_RPC_URL: `${c.fake.url}/jsonrpc`,
-    CHAIN_TRON_TEST_FULL_HOST: c.fake.url,
-    CHAIN_TRON_TEST_CHAIN_ID: String(c.chainId),
-    CHAIN_TRON_TEST_CONFIRMATIONS: String(SOLIDIFY_DEPTH),
-    CHAIN_TRON_TEST_POLL_INTERVAL_MS: '500',
-    CHAIN_TRON_TEST_USDT_CONTRACT: c.tokens.USDT.address,
-    CHAIN_TRON_TEST_USDT_DECIMALS: String(c.tokens.USDT.decimals),
-    CHAIN_TRON_TEST_USDC_CONTRACT: c.tokens.USDC.address,
-    CHAIN_TRON_TEST_USDC_DECIMALS: String(c.tokens.USDC.decimals),
+    [`${p}RPC_URL`]: `${c.fake.url}/jsonrpc`,
+    [`${p}FULL_HOST`]: c.fake.url,
+    [`${p}CHAIN_ID`]: String(c.chainId),
+    [`${p}CONFIRMATIONS`]: String(SOLIDIFY_DEPTH),
+    [`${p}POLL_INTERVAL_MS`]: '500',
+    [`${p}USDT_CONTRACT`]: c.tokens.USDT.address,
+    [`${p}USDT_DECIMALS`]: String(c.tokens.USDT.decimals),
+    [`${p}USDC_CONTRACT`]: c.tokens.USDC.address,
+    [`${p}USDC_DECIMALS`]: String(c.tokens.USDC.decimals),
   };
 }
 
