@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateUnavailableError } from '../../src/rates/errors.js';
 import { NATIVE_COINS, createNativePriceService } from '../../src/rates/native-prices.js';
+import { NETWORKS } from '../../chains/registry.js';
 import { parseRate } from '../../src/rates/rate.js';
 import { feeShareBps, nativeInTokenBase } from '../../src/treasury/policy.js';
 import { startFakeTicker, type FakeTicker } from '../support/fake-ticker.js';
@@ -30,7 +31,9 @@ describe('native coin prices', () => {
     // Coinbase does not know BNB here (HTTP 400): Binance's BNBUSDT answers.
     expect(await s.price('BNB', 'USDT')).toMatchObject({ source: 'binance', rate: parseRate('612.5') });
     expect(await s.price('TRX', 'USDT')).toMatchObject({ source: 'binance', rate: parseRate('0.2413') });
-    expect(Object.values(NATIVE_COINS).map((c) => c.symbol)).toEqual(['ETH', 'BNB', 'TRX', 'SOL']);
+    // One fee coin per registry network (Base, Arbitrum One and OP Mainnet pay in ETH; Polygon PoS in POL).
+    expect(Object.entries(NATIVE_COINS).map(([n, c]) => [n, c.symbol])).toEqual(NETWORKS.map((n) => [n.id, n.nativeCoin.symbol]));
+    expect([...new Set(Object.values(NATIVE_COINS).map((c) => c.symbol))]).toEqual(['ETH', 'BNB', 'TRX', 'SOL', 'POL']);
   });
 
   it('answers RateUnavailableError when no source quotes the coin (never a made-up price)', async () => {
