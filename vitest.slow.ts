@@ -33,7 +33,7 @@ export const SLOW_SCENARIOS = [
   'test/integration/solana-sweep-late-payment.test.ts', // payments landing between a batch and its close (~30 s)
   'test/integration/reconcile-scheduled-slot.test.ts', // two reconcile schedulers, one claim per slot (~33 s)
   // Issue 38: reporting reads on a real streaming standby (private primary + pg_basebackup -R), paused replay, the lag
-  // bound, the standby stopped while a session is paid; runs in CI (.ci/run). Its quick subset in `npm test`:
+  // bound, the standby stopped while a session is paid; not in CI yet (a race with the lag probe, issue 38 note). Its quick subset in `npm test`:
   // test/integration/read-db-routing.test.ts.
   'test/integration/read-replica.test.ts', // (~30 s)
   // Issue 37: the four new networks (Base, Arbitrum One, OP Mainnet, Polygon PoS) through one service, each paid,
