@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from './db.js';
 import { RATE_LIMITS_OFF_ENV, REDIS_URL } from './env.js';
 import type { TokenShape } from './evm-tokens/deploy.js';
 import { TEST_MNEMONIC, deployTokens, signer, type DeployedToken } from './evm-tokens/scenario.js';
-import { ARBITRUM_L2_BASE_FEE, NODE_INTERFACE, type NetworkAnvil, startNetworkAnvil } from './network-anvil.js';
+import { type NetworkAnvil, startNetworkAnvil } from './network-anvil.js';
 import { harnessSigner } from './signer-role.js';
 import { SignedClient } from './signed-client.js';
 
@@ -48,7 +48,6 @@ export interface RegistryMerchant {
   hot: Record<NetworkId, string>;
 }
 
-const word = (v: bigint): string => `0x${v.toString(16).padStart(64, '0')}`;
 const SHAPES: Record<TokenSymbol, TokenShape> = { USDT: 'tether', USDC: 'fiat' };
 /** The harness's test tokens' decimals (the registry's test tokens on these networks all have 6). */
 export const HARNESS_TOKEN_DECIMALS = 6;
@@ -103,10 +102,6 @@ export async function startRegistryNetworksHarness(
           env[`${p}${d.symbol}_CONTRACT`] = d.address;
           env[`${p}${d.symbol}_DECIMALS`] = String(d.decimals);
         }
-        // Arbitrum's L2 base fee never goes below its 0.01 gwei floor; Anvil's decays towards 0 over empty blocks (4 a
-        // second), which would make the NodeInterface stand-in's L1 gas (priced at that base fee) absurd: it is told the floor.
-        if (nodes[id].feeModel.l1 === 'nitro')
-          await nodes[id].rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
         if (await nodes[id].rpc<boolean>('anvil_getAutomine')) miners.push(backgroundMiner(nodes[id], o.minerMs ?? 100));
       }),
     );

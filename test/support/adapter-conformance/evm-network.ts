@@ -1,7 +1,7 @@
 import { EvmChainAdapter } from '../../../chains/evm/adapter.js';
 import type { NetworkEntry } from '../../../chains/registry.js';
 import type { NetworkId } from '../../../chains/types.js';
-import { ARBITRUM_L2_BASE_FEE, NODE_INTERFACE, startNetworkAnvil } from '../network-anvil.js';
+import { startNetworkAnvil } from '../network-anvil.js';
 import { evmFixtureOn } from './evm.js';
 import type { ConformanceFixture } from './fixture.js';
 
@@ -23,9 +23,6 @@ export function evmNetworkFixture(entry: NetworkEntry, o: { fastBlocks?: boolean
   return async () => {
     // blockTimeSec 0: automine, whatever the entry's block rate (the fast rate is stepped, above).
     const node = await startNetworkAnvil(entry, { chainId: 1, blockTimeSec: 0 });
-    const word = (v: bigint) => `0x${v.toString(16).padStart(64, '0')}`;
-    // Arbitrum's L2 base fee never drops under its floor; Anvil's decays over the empty blocks stepped here.
-    if (node.feeModel.l1 === 'nitro') await node.rpc('anvil_setStorageAt', [NODE_INTERFACE, word(1n), word(ARBITRUM_L2_BASE_FEE)]);
     const perStep = o.fastBlocks ? BLOCKS_PER_STEP : 1;
     return evmFixtureOn(node, {
       adapter: (tokens) =>
