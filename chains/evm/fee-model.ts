@@ -13,6 +13,7 @@ import type { RpcReceipt } from './rpc-types.js';
 //   NodeInterface.gasEstimateComponents splits an estimate into its L1 gas; a node whose eth_estimateGas already counts
 //   that gas says so by a gasEstimate above gasEstimateForL1 (Arbitrum's nodes); otherwise the L1 gas is added.
 // - none: gas x price. `minPriorityFeeWei` floors every tip (Polygon PoS), replacements included.
+// Tips: `tips: 'ignored'` (Arbitrum One) offers 0, whatever the node suggests: the price expected is the base fee.
 
 export const GAS_PRICE_ORACLE = '0x420000000000000000000000000000000000000F';
 export const NODE_INTERFACE = '0x00000000000000000000000000000000000000C8';
@@ -66,8 +67,14 @@ export class EvmFees {
     this.#minTip = BigInt(this.model.minPriorityFeeWei ?? '0');
   }
 
-  /** The node's tip suggestion raised to the network's floor. */
+  /** Whether the network charges a priority fee at all (registry `fees.tips`). */
+  get collectsTips(): boolean {
+    return this.model.tips !== 'ignored';
+  }
+
+  /** The tip to offer: the node's suggestion raised to the network's floor; 0 where the network charges none. */
   tip(suggested: bigint): bigint {
+    if (!this.collectsTips) return 0n;
     return suggested > this.#minTip ? suggested : this.#minTip;
   }
 

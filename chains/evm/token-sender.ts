@@ -173,7 +173,10 @@ export class EvmTokenSender {
         ? {
             baseFee: BigInt(latest.baseFeePerGas),
             // Raised to the network's floor (Polygon PoS: 25 gwei), whatever the node suggests.
-            tip: this.fees.tip(BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00'))),
+            // Arbitrum: 0 without asking (its nodes answer 0; a dev chain's 1 gwei suggestion would be paid in full).
+            tip: this.fees.collectsTips
+              ? this.fees.tip(BigInt(await this.rpc.call<string>('eth_maxPriorityFeePerGas', []).catch(() => '0x3b9aca00')))
+              : 0n,
             gasPrice: 0n,
           }
         : { baseFee: null, tip: 0n, gasPrice: BigInt(await this.rpc.call<string>('eth_gasPrice', [])) };

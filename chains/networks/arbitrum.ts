@@ -19,7 +19,7 @@ export const arbitrum = {
   },
   finalityNote:
     'The `safe` block (its batch is posted to Ethereum in a block Ethereum calls safe): typically 5 to 15 minutes, as batches post every few minutes; the sequencer\'s soft confirmation is instant but not final, `finalized` adds Ethereum finality (docs.arbitrum.io, "Block numbers and time", "Finality").',
-  fees: { l1: 'nitro' },
+  fees: { l1: 'nitro', tips: 'ignored' },
   live: {
     name: 'Arbitrum One',
     chainId: '42161',

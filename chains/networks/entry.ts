@@ -46,6 +46,12 @@ export type FinalityPolicy = { kind: 'depth'; confirmations: number } | { kind: 
 export interface EvmFeeModel {
   l1: 'none' | 'op-stack' | 'nitro';
   minPriorityFeeWei?: string;
+  /**
+   * `ignored`: the chain charges no priority fee (Arbitrum One: ArbOS ignores maxPriorityFeePerGas unless its owner
+   * turns tip collection on, and its sequencer orders first come, first served), so every tip we offer is 0 and a
+   * transaction is expected to pay the base fee alone. A replacement outbids by its fee cap.
+   */
+  tips?: 'ignored';
 }
 
 /** What each L1 fee model costs, in words (docs/chains.md prints it per network). */

@@ -22,7 +22,9 @@ function feeModel(n: NetworkEntry): string {
   const l1 = L1_FEE_MODELS[n.fees?.l1 ?? 'none'];
   const tip = n.fees?.minPriorityFeeWei
     ? `; tips of at least ${BigInt(n.fees.minPriorityFeeWei) / 1_000_000_000n} gwei (validators refuse less)`
-    : '';
+    : n.fees?.tips === 'ignored'
+      ? '; no priority fee: every tip is 0, the base fee is the price (the sequencer orders first come, first served)'
+      : '';
   return `${l1}${tip}`;
 }
 

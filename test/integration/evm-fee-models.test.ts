@@ -216,4 +216,58 @@ describe('arbitrum: the L1 gas in a top-up', () => {
       await node.stop();
     }
   });
+
+  it('offers no tip although the node suggests one: sweeps are priced at the base fee, a payout pays exactly that', async () => {
+    const node = await startNetworkAnvil(arbitrum, { chainId: 31337 });
+    currentNode = node;
+    try {
+      const [usdc] = (await deployTokens(node, [{ symbol: 'USDC', shape: 'fiat', decimals: 6 }])) as [DeployedToken];
+      const adapter = adapterFor(node, 'arbitrum', node.feeModel, [usdc]);
+      // Anvil suggests a 1 gwei tip, as a generic node does; Arbitrum's own nodes answer 0 and ArbOS charges none.
+      expect(BigInt(await node.rpc<string>('eth_maxPriorityFeePerGas', []))).toBeGreaterThan(0n);
+      const gasStation = await adapter.deriveOperatorWallet(signer, OPERATOR_SLOT.gasStation);
+      await setBalance(node, gasStation.address, 10n ** 18n);
+      const source = await depositOf(adapter, usdc, parseUnits('8', 6));
+      const request: SweepRequest = {
+        token: 'USDC',
+        sources: [source],
+        destination: Wallet.createRandom().address.toLowerCase(),
+        gasStation,
+      };
+      const plan = await adapter.sweepMethods().at(-1)!.plan(request);
+      const transfer = plan.steps.find((s) => s.purpose === 'transfer')!;
+      expect(BigInt(transfer.params.tip!)).toBe(0n);
+      // The plan's base fee (blocks come every 0.25 s, so read it off the plan): the cap is 2 x base fee + a tip of 0.
+      const baseFee = BigInt(transfer.params.feeCap!) / 2n;
+      // Priced at the base fee: the transfer's estimate is its gas (the limit less its margin) x base fee, no tip in it.
+      const gasLimit = BigInt(transfer.params.gasLimit!);
+      expect(transfer.estimatedFee % baseFee).toBe(0n);
+      const gas = transfer.estimatedFee / baseFee;
+      expect(gas).toBeLessThanOrEqual(gasLimit);
+      expect(gas).toBeGreaterThan((gasLimit * 100n) / 115n);
+
+      const hot = await adapter.deriveHotWallet(signer, 7, 0);
+      await fund(usdc, hot.address, parseUnits('50', 6));
+      await setBalance(node, hot.address, 10n ** 18n);
+      const payout = await adapter.buildTokenTransfer({
+        from: hot,
+        to: Wallet.createRandom().address,
+        token: 'USDC',
+        amount: parseUnits('1.5', 6),
+        nonce: 0n,
+      });
+      expect((payout.body as EvmTxBody).maxPriorityFeePerGas).toBe('0');
+      const before = await balance(node, hot.address);
+      const signed = await adapter.signTransfer(payout, signer);
+      expect((await adapter.broadcast(signed)).status).toBe('accepted');
+      const outcome = await waitOutcome(adapter, node, signed.hash);
+      expect(outcome.status).toBe('succeeded');
+      const receipt = await node.provider.getTransactionReceipt(signed.hash);
+      const block = await node.provider.getBlock(receipt!.blockNumber);
+      expect(receipt!.gasPrice).toBe(BigInt(block!.baseFeePerGas!));
+      expect((outcome as { fee: bigint }).fee).toBe(before - (await balance(node, hot.address)));
+    } finally {
+      await node.stop();
+    }
+  });
 });
