@@ -106,9 +106,15 @@ describe('read replica (issue 38)', () => {
 
   it('with replay paused, reporting reads miss a new session that the money path sees', async () => {
     await sql`select pg_wal_replay_pause()`.execute(replicaDb);
-    await until(async () =>
-      (await sql<{ p: boolean }>`select pg_is_wal_replay_paused() as p`.execute(replicaDb)).rows[0]!.p ? true : undefined,
-    );
+    // pg_wal_replay_pause() only requests the pause (pg_is_wal_replay_paused() answers the request): the startup
+    // process stops at its next WAL record, so WAL is written on the primary until the standby reports 'paused'.
+    // Waiting on the request alone let the next session be replayed before the pause took effect (seen once in CI).
+    await until(async () => {
+      // A transaction with an id writes a commit record: WAL for the standby to stop at.
+      await sql`select txid_current()`.execute(h.t.db);
+      const state = await sql<{ s: string }>`select pg_get_wal_replay_pause_state() as s`.execute(replicaDb);
+      return state.rows[0]!.s === 'paused' ? true : undefined;
+    });
     hidden = await createSession(shop, 'replica-hidden');
     // Money path: the session's own read is on the primary.
     const got = await shop.client.get(`/api/v1/checkout/sessions/${hidden}`);
