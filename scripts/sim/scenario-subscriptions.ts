@@ -1,5 +1,6 @@
 import { HDNodeWallet, Interface, type JsonRpcProvider } from 'ethers';
 import { sql } from 'kysely';
+import { NETWORKS } from '../../chains/registry.js';
 import { evmHexToTron, tronBase58 } from '../../chains/tron/address.js';
 import type { Db } from '../../src/db/database.js';
 import type { MerchantApi } from './api.js';
@@ -47,14 +48,16 @@ export interface SubscriptionPlan {
 }
 
 /**
- * Where the simulator runs subscriptions. Solana came last: since, a seed running Solana draws its subscriptions'
- * networks (`prng.pick`) among one more network, so its subscription plans differ from before (the sessions,
- * refunds and fault schedule it draws do not: the subscriptions' stream is a fork of its own).
+ * Where the simulator runs subscriptions: every registry network (each family has a customer above or in
+ * scenario-subscriptions-solana.ts). A seed draws its subscriptions' networks (`prng.pick`) among the networks of its
+ * run in the run's order, so a network joining this list changes only the subscription plans of seeds that run it (the
+ * sessions, refunds and fault schedule they draw do not: the subscriptions' stream is a fork of its own). Solana joined
+ * on 2026-11-28, the registry's rollups and Polygon (issue 37) on 2026-11-29.
  */
-export const SUBSCRIPTION_NETWORKS = ['ethereum', 'bsc', 'tron', 'solana'] as const;
+export const SUBSCRIPTION_NETWORKS: readonly string[] = NETWORKS.map((n) => n.id);
 
 export function buildSubscriptionPlans(prng: Prng, o: { activeMs: number; networks: string[]; merchants: number }): SubscriptionPlan[] {
-  const networks = o.networks.filter((n) => (SUBSCRIPTION_NETWORKS as readonly string[]).includes(n));
+  const networks = o.networks.filter((n) => SUBSCRIPTION_NETWORKS.includes(n));
   if (networks.length === 0) return [];
   const count = prng.int(1, 2);
   const plans: SubscriptionPlan[] = [];
