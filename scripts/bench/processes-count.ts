@@ -139,3 +139,26 @@ export function machineTicks(procStat: string): { busy: number; total: number } 
   const total = f.reduce((a, b) => a + b, 0);
   return { busy: total - f[3]! - f[4]!, total };
 }
+
+/**
+ * The most a run could reach, from CPU time per operation (µs; measured by the benchmark): one service process is one
+ * event loop and gets at most one core; the load generator (one process) likewise; the machine has `cores` for
+ * everything the operation costs (service, Postgres, Redis, Anvil, the generator). Answers operations per second for
+ * 1 and 2 service processes and the ratio between them: a ceiling, not a prediction (waits, locks and other work on the
+ * machine come on top).
+ */
+export function ratioCeiling(o: { serviceUs: number; generatorUs: number; totalUs: number; cores: number }): {
+  perProcess: number;
+  generator: number;
+  machine: number;
+  one: number;
+  two: number;
+  ratio: number;
+} {
+  const perProcess = 1e6 / o.serviceUs;
+  const generator = o.generatorUs > 0 ? 1e6 / o.generatorUs : Number.POSITIVE_INFINITY;
+  const machine = (o.cores * 1e6) / o.totalUs;
+  const one = Math.min(perProcess, generator, machine);
+  const two = Math.min(2 * perProcess, generator, machine);
+  return { perProcess, generator, machine, one, two, ratio: two / one };
+}

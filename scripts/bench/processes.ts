@@ -17,7 +17,7 @@ import { backgroundMiner } from '../../test/support/chain-watch.js';
 import { fund } from '../../test/support/evm-tokens/scenario.js';
 import setupTemplate from '../../test/support/global-setup.js';
 import { startServiceHarness } from '../../test/support/service-harness.js';
-import { countDeliveries, countPayouts, machineTicks, procStatTicks } from './processes-count.js';
+import { countDeliveries, countPayouts, machineTicks, procStatTicks, ratioCeiling } from './processes-count.js';
 
 // More processes, more machines (issue 38): what a second API process and a second worker process add, on this
 // machine, in one run, with the machine's PostgreSQL and Redis shared by every process.
@@ -599,7 +599,41 @@ if (payoutCount) {
   );
 }
 out();
-out('What bounds each ratio on this machine:');
+out('What bounds each ratio on this machine: CPU time per operation (µs, mean of all 4 runs), and the ceilings it sets');
+out('(one service process gets at most one core, so does the load generator; the machine has all its cores for the sum):');
+out();
+out(
+  '| measurement | service µs/op | postgres | redis | anvil | this process | sum | ceiling: 1 process | load generator | machine | ceiling of ratio 2/1 | measured |',
+);
+out('|---|---|---|---|---|---|---|---|---|---|---|---|');
+const ceilings: Record<string, ReturnType<typeof ratioCeiling>> = {};
+for (const [name, ratio] of Object.entries(ratios)) {
+  const rs: Array<{ procs: number; cpu: CpuShare; rate: number }> = name.startsWith('signed')
+    ? apiRows.filter((r) => name.endsWith(r.endpoint)).map((r) => ({ ...r, rate: r.rps }))
+    : workerRows
+        .filter((r) => (name.startsWith('webhook') ? r.what === 'webhooks' : r.what === 'payouts'))
+        .map((r) => ({ ...r, rate: r.perSecond }));
+  const svc = name.startsWith('signed') ? (l: string) => l.startsWith('api-') : (l: string) => l.startsWith('worker-');
+  // CPU % of one core / operations per second = µs of CPU per operation × 1e-4.
+  const us = (f: (c: CpuShare) => number) => mean(rs.map((r) => (f(r.cpu) / 100 / r.rate) * 1e6));
+  const of = (which: (l: string) => boolean) => (c: CpuShare) => c.procs.filter(([l]) => which(l)).reduce((t, [, v]) => t + v, 0);
+  const u = {
+    service: us(of(svc)),
+    postgres: us((c) => c.postgres),
+    redis: us(of((l) => l === 'redis')),
+    anvil: us(of((l) => l === 'anvil')),
+    bench: us(of((l) => l === 'bench')),
+  };
+  const total = u.service + u.postgres + u.redis + u.anvil + u.bench;
+  // The load generator's share: autocannon for the API; for the workers this process only receives and polls.
+  const c = ratioCeiling({ serviceUs: u.service, generatorUs: name.startsWith('signed') ? u.bench : 0, totalUs: total, cores: CORES });
+  ceilings[name] = c;
+  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(x < 100 ? 1 : 0) : '–');
+  out(
+    `| ${name} | ${u.service.toFixed(0)} | ${u.postgres.toFixed(0)} | ${u.redis.toFixed(0)} | ${u.anvil.toFixed(0)} | ${u.bench.toFixed(0)} | ${total.toFixed(0)} | ${f(c.perProcess)}/s | ${f(c.generator)}/s | ${f(c.machine)}/s | ${c.ratio.toFixed(2)} | ${ratio.toFixed(2)} |`,
+  );
+}
+out();
 for (const [name, ratio] of Object.entries(ratios)) {
   const rs: Array<{ procs: number; cpu: CpuShare }> = name.startsWith('signed')
     ? apiRows.filter((r) => name.endsWith(r.endpoint))
@@ -608,8 +642,15 @@ for (const [name, ratio] of Object.entries(ratios)) {
   const one = pick(rs, 1);
   const machine2 = mean(two.map((r) => r.cpu.machine));
   const svc = name.startsWith('signed') ? (l: string) => l.startsWith('api-') : (l: string) => l.startsWith('worker-');
+  const c = ceilings[name]!;
+  const bound =
+    c.one === c.machine
+      ? 'the machine already bounds one process'
+      : c.one === c.generator
+        ? 'the load generator bounds one process'
+        : 'one core bounds one process';
   out(
-    `- ${name}: ×${ratio.toFixed(2)}. With 2 processes the machine was ${machine2.toFixed(0)} % busy of ${CORES * 100} % (${((machine2 / (CORES * 100)) * 100).toFixed(0)} % of its cores): the service processes ${sumCpu(two, svc).toFixed(0)} % (1 process: ${sumCpu(one, svc).toFixed(0)} %), postgres ${mean(two.map((r) => r.cpu.postgres)).toFixed(0)} %, this process (load generator, receiver, harness) ${sumCpu(two, (l) => l === 'bench').toFixed(0)} %, redis ${sumCpu(two, (l) => l === 'redis').toFixed(0)} %${name.startsWith('refund') ? `, anvil ${sumCpu(two, (l) => l === 'anvil').toFixed(0)} %` : ''}, other work on the machine ${mean(two.map((r) => r.cpu.other)).toFixed(0)} %.`,
+    `- ${name}: ×${ratio.toFixed(2)} (CPU ceiling ×${c.ratio.toFixed(2)}: ${bound}). With 2 processes the machine was ${machine2.toFixed(0)} % busy of ${CORES * 100} %: the service processes ${sumCpu(two, svc).toFixed(0)} % (1 process: ${sumCpu(one, svc).toFixed(0)} %), postgres ${mean(two.map((r) => r.cpu.postgres)).toFixed(0)} %, this process ${sumCpu(two, (l) => l === 'bench').toFixed(0)} %, redis ${sumCpu(two, (l) => l === 'redis').toFixed(0)} %${name.startsWith('refund') ? `, anvil ${sumCpu(two, (l) => l === 'anvil').toFixed(0)} %` : ''}, other work on the machine ${mean(two.map((r) => r.cpu.other)).toFixed(0)} %.`,
   );
 }
 const seen = warnings.filter((w) => /"level":(40|50|60)/.test(w));
@@ -619,7 +660,7 @@ if (seen.length) {
   for (const w of seen.slice(0, 5)) out(`  ${w}`);
 }
 if (process.env.BENCH_OUT)
-  writeFileSync(process.env.BENCH_OUT, JSON.stringify({ figures: lines.join('\n'), ratios, deliveryCount, payoutCount }));
+  writeFileSync(process.env.BENCH_OUT, JSON.stringify({ figures: lines.join('\n'), ratios, ceilings, deliveryCount, payoutCount }));
 
 receiver.close();
 await h.close();

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { countDeliveries, countPayouts, machineTicks, nonceProblems, procStatTicks } from '../../scripts/bench/processes-count.js';
+import {
+  countDeliveries,
+  countPayouts,
+  machineTicks,
+  nonceProblems,
+  procStatTicks,
+  ratioCeiling,
+} from '../../scripts/bench/processes-count.js';
 
 // The counting of scripts/bench/processes.ts (issue 38): what it calls a duplicate, a loss, a gap. No timing.
 
@@ -109,5 +116,22 @@ describe('CPU readings', () => {
 
   it('reads busy and total ticks from /proc/stat (idle and iowait not busy)', () => {
     expect(machineTicks('cpu  100 5 50 800 20 3 2 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n')).toEqual({ busy: 160, total: 980 });
+  });
+});
+
+describe('ratioCeiling', () => {
+  it('a second process doubles only what one core bounded', () => {
+    // 500 µs of service CPU per request, little else: one process tops out at 2,000/s, two at 4,000/s on 4 cores.
+    expect(ratioCeiling({ serviceUs: 500, generatorUs: 0, totalUs: 600, cores: 4 }).ratio).toBeCloseTo(2);
+    // The same on 2 cores: the machine (2e6 / 1,000 µs = 2,000/s) is reached by one process already.
+    const c = ratioCeiling({ serviceUs: 500, generatorUs: 100, totalUs: 1000, cores: 2 });
+    expect(c.machine).toBeCloseTo(2000);
+    expect(c.one).toBeCloseTo(2000);
+    expect(c.ratio).toBeCloseTo(1);
+    // In between: 2 cores, 1,000 µs in all, of which 750 in the service: 1,333/s for one, the machine's 2,000/s for two.
+    const d = ratioCeiling({ serviceUs: 750, generatorUs: 0, totalUs: 1000, cores: 2 });
+    expect(d.one).toBeCloseTo(1333.3, 0);
+    expect(d.two).toBeCloseTo(2000, 0);
+    expect(d.ratio).toBeCloseTo(1.5);
   });
 });
