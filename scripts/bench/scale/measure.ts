@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -12,6 +14,7 @@ import { SecretBox } from '../../../src/security/secret-box.js';
 import { recordAttempts } from '../../../src/webhooks/deliveries.js';
 import { relayBatch } from '../../../src/webhooks/relay.js';
 import { explainable, largeTables, recordQueries, seqScanOffenders } from '../../../test/support/query-plans.js';
+import { SCALE_BOX_KEY } from './seed.js';
 
 // The scale benchmark's measurements (scripts/bench/scale/run.ts), each on one database: run once on an empty one and
 // once on the seeded one in the same run, so that every figure has its baseline beside it.
@@ -133,6 +136,68 @@ export async function measureExport(t: Target): Promise<{ rows: number; rowsPerS
   } finally {
     clearInterval(sampler);
   }
+}
+
+/** A process's peak resident set so far (VmHWM), MB; undefined once it has exited. */
+function peakRssMbOf(pid: number): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The operator's export as an operator runs it: `cli export payments --since <a month ago>` (the compiled CLI,
+ * dist/src/cli/index.js, when built; else under tsx) in a process of its own, its file to a pipe this process drains and counts. Its memory is its own (VmHWM read from /proc while it
+ * runs, every 20 ms, so the last reading is within 20 ms of its end), beside the same CLI's peak on a command that
+ * reads nothing (`export payments` of an empty hour): the difference is what the rows cost, flat if it streams.
+ */
+export async function measureExportProcess(
+  t: Target,
+): Promise<{ rows: number; rowsPerSecond: number; peakRssMb: number; idleRssMb: number; seconds: number; compiled: boolean }> {
+  const until = new Date();
+  const since = new Date(until.getTime() - 31 * 86_400_000);
+  // The compiled CLI (`npm run build`; what the image runs) when there is one: tsx's loader alone holds ~50 MB more.
+  const compiled = existsSync('dist/src/cli/index.js');
+  const cliEntry = compiled ? ['dist/src/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
+  const run = (from: Date, to: Date) =>
+    new Promise<{ bytes: number; lines: number; peakMb: number; seconds: number; stderr: string }>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [...cliEntry, 'export', 'payments', '--since', from.toISOString(), '--until', to.toISOString()],
+        // The CLI loads the service's configuration: the seed's master key (the export decrypts nothing), no replica.
+        { env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: SCALE_BOX_KEY, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let bytes = 0;
+      let lines = 0;
+      let stderr = '';
+      let peakMb = 0;
+      const t0 = performance.now();
+      const sampler = setInterval(() => {
+        peakMb = Math.max(peakMb, peakRssMbOf(child.pid!) ?? 0);
+      }, 20);
+      child.stdout.on('data', (d: Buffer) => {
+        bytes += d.length;
+        for (const b of d) if (b === 10) lines++;
+      });
+      child.stderr.on('data', (d) => (stderr += String(d)));
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        clearInterval(sampler);
+        const seconds = (performance.now() - t0) / 1000;
+        if (code !== 0) reject(new Error(`cli export exited ${code}: ${stderr.slice(-500)}`));
+        else resolve({ bytes, lines, peakMb, seconds, stderr });
+      });
+    });
+  const idle = await run(new Date(until.getTime() - 3_600_000 * 24 * 3650), new Date(until.getTime() - 3_600_000 * 24 * 3650 + 3_600_000));
+  const full = await run(since, until);
+  // The CSV's header line is not a row; the summary on stderr says how many rows were written.
+  const rows = Number(/exported (\d+)/.exec(full.stderr)?.[1] ?? full.lines - 1);
+  // The process's start-up and connection are the export of no rows' time: rows/s over what the rows added.
+  const seconds = Math.max(full.seconds - idle.seconds, 0.001);
+  return { rows, rowsPerSecond: rows / seconds, peakRssMb: full.peakMb, idleRssMb: idle.peakMb, seconds, compiled };
 }
 
 /** N fresh events of the merchant relayed by the real relay (its delivery rows), then delivered once each. */

@@ -1,10 +1,13 @@
 // The scale benchmark (issue 38, "A realistic database"): the same measurements on an empty database and on a seeded
 // year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
 //   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
-//                       [--skip api,export,webhooks,plans]
+//                       [--skip api,export,export-cli,webhooks,plans]
 // --factor 1.0 is the issue's size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
 //   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
-//   export    the operator's CSV export of the last month's payments: rows/s and peak RSS (streaming: flat in memory)
+//   export    the operator's CSV export of the last month's payments: rows/s and peak RSS (streaming: flat in memory),
+//             in this process (the export writer alone)
+//   export-cli the same export through the CLI (`npm run cli -- export payments`) in a process of its own: rows/s and
+//             its own peak RSS, beside its peak on an export of no rows
 //   webhooks  relay (outbox → delivery rows) and delivery-record rates for --events fresh events
 //   plans     the API's queries EXPLAINed on the seeded database: every Seq Scan on a table above --plan-rows rows
 // Not here yet (see docs/performance.md "Scale"): the watcher with 100,000 watched addresses (scripts/bench/evm-watcher.ts),
@@ -14,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../../src/security/secret-box.js';
 import { checkSeeded } from './check.js';
-import { measureApi, measureExport, measureWebhooks, queryPlanOffenders, type Target } from './measure.js';
+import { measureApi, measureExport, measureExportProcess, measureWebhooks, queryPlanOffenders, type Target } from './measure.js';
 import { SCALE_BOX_KEY, freshDatabase, printSizes, seedScale, tableSizes } from './seed.js';
 
 const { values } = parseArgs({
@@ -49,6 +52,13 @@ async function measureAll(t: Target): Promise<Figures> {
     f['export rows'] = e.rows;
     f['export rows/s'] = Math.round(e.rowsPerSecond);
     f['export peak RSS MB'] = Math.round(e.peakRssMb);
+  }
+  if (!skip.has('export-cli')) {
+    const e = await measureExportProcess(t);
+    f['cli export rows/s'] = Math.round(e.rowsPerSecond);
+    f['cli export peak RSS MB'] = Math.round(e.peakRssMb);
+    f['cli export RSS MB, no rows'] = Math.round(e.idleRssMb);
+    if (!e.compiled) console.log('(cli export under tsx: run `npm run build` first to measure the compiled CLI, as deployed)');
   }
   if (!skip.has('webhooks')) {
     const w = await measureWebhooks(t, Number(values.events));
@@ -107,7 +117,9 @@ try {
   }
 
   const p99Met = Object.values(ratios).every((r) => r <= 2);
-  const exportMet = skip.has('export') || (scaleFigures['export rows/s']! >= 50_000 && scaleFigures['export peak RSS MB']! < 200);
+  const exportMet =
+    (skip.has('export') || (scaleFigures['export rows/s']! >= 50_000 && scaleFigures['export peak RSS MB']! < 200)) &&
+    (skip.has('export-cli') || (scaleFigures['cli export rows/s']! >= 50_000 && scaleFigures['cli export peak RSS MB']! < 200));
   const summary = {
     factor: seeded.sizes.factor,
     seed_seconds: Number(seeded.seconds.toFixed(1)),
