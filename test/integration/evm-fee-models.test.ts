@@ -40,7 +40,7 @@ async function depositOf(adapter: EvmChainAdapter, token: DeployedToken, amount:
   const index = BigInt(nextIndex++);
   const address = await adapter.deriveDepositAddress(signer, MERCHANT_ACCOUNT, index);
   await fund(token, address, amount);
-  // Anvil's op mode charges its fixed L1 fee even inside eth_estimateGas, and its eth_call checks the caller's funds
+  // Anvil's op mode charges its L1 fee even inside eth_estimateGas, and its eth_call checks the caller's funds
   // for gas (NodeInterface asked as the deposit address): both fail from an address without ether, where a real node's
   // simulation does not. A little dust, as an earlier sweep's reclaim leaves.
   await setBalance(currentNode!, address, DUST);

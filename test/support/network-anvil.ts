@@ -6,7 +6,9 @@ import { compileFeeStandIns } from './fee-stand-ins/compile.js';
 // - op-stack: `--network optimism --hardfork ecotone` (op-revm charges a real L1 data fee from the L1Block predeploy's
 //   storage), L1Block storage set to the figures below, and STAND-INS (fakes written for this repository; the real
 //   predeploys' bytecode is not available offline) at the L1Block and GasPriceOracle addresses (test/support/fee-stand-ins/).
-//   Anvil 1.7.1 charges 1,600 units of L1 data gas per transaction whatever its bytes; the oracle stand-in quotes that.
+//   Anvil 1.7.1 (op-revm) charges the FJORD L1 fee although the flag says ecotone: from the FastLZ-compressed length of
+//   the signed transaction, floored at 100 bytes (1,600 units of L1 data gas, which small transactions hit); the oracle
+//   stand-in computes the same on the bytes it is given, so getL1Fee(signed raw tx) equals the charge to the wei.
 //   The L2 base fee is low and the tip suggestion 0, so the L1 part is most of a token transfer's fee, as on OP Mainnet.
 // - arbitrum: fast blocks (0.25 s) and a NodeInterface FAKE at 0x…C8 answering gasEstimateComponents. Anvil does not
 //   charge the L1 part (Arbitrum charges it as extra L2 gas, inside receipts' gasUsed); only the estimate side is faked.
