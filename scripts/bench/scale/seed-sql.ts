@@ -55,7 +55,7 @@ const base = (lo: number, hi: number) => `
           n.network, n.family, n.block_ms, case when g % 3 = 0 then 'USDC' else 'USDT' end as token,
           case when g % 3 = 0 then n.usdc else n.usdt end as contract,
           case when g % 3 = 0 then n.dec_usdc else n.dec_usdt end as dec,
-          1000 + (g * 7919) % 99000 as amount, g % 20 as p,
+          1000 + (g::bigint * 7919) % 99000 as amount, g % 20 as p,
           c.ys + ((g - 1)::float8 / c.s) * interval '365 days' as t,
           pg_temp.id('cs', g::text) as sid, pg_temp.addr(n.family, 'a' || g) as address
    from generate_series(${lo}, ${hi}) g
