@@ -1,9 +1,10 @@
 import { fork } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { instrumentHttp } from '../../src/metrics/http.js';
+import { signedRequest } from './signed-request.js';
 
 // Signed create-session and get-session on loopback, beside a bare Fastify route measured in the same run.
 // Prints req/s, the ratio to the bare route, and p99 latency at half the measured maximum rate; then the cost of HTTP
@@ -36,23 +37,7 @@ const ready = await new Promise<Ready>((resolve, reject) => {
 });
 
 let seq = 0;
-function signed(method: 'GET' | 'POST', path: string, body: string) {
-  const ts = String(Math.floor(Date.now() / 1000));
-  const nonce = randomUUID();
-  const sig = createHmac('sha256', ready.secret).update(`${ts}.${nonce}.${body}`).digest('hex');
-  return {
-    method,
-    path,
-    body: method === 'GET' ? undefined : body,
-    headers: {
-      authorization: `Bearer ${ready.key}`,
-      'content-type': 'application/json',
-      'x-service-timestamp': ts,
-      'x-service-nonce': nonce,
-      'x-service-signature': sig,
-    },
-  };
-}
+const signed = (method: 'GET' | 'POST', path: string, body: string) => signedRequest(ready, method, path, body);
 const createRequest = () =>
   signed(
     'POST',

@@ -1,5 +1,5 @@
 import { type ChildProcess, execSync, fork } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +18,7 @@ import { fund } from '../../test/support/evm-tokens/scenario.js';
 import setupTemplate from '../../test/support/global-setup.js';
 import { startServiceHarness } from '../../test/support/service-harness.js';
 import { countDeliveries, countPayouts, machineTicks, procStatTicks, ratioCeiling } from './processes-count.js';
+import { signedRequest } from './signed-request.js';
 
 // More processes, more machines (issue 38): what a second API process and a second worker process add, on this
 // machine, in one run, with the machine's PostgreSQL and Redis shared by every process.
@@ -231,22 +232,7 @@ if (!skip.has('api')) {
   const m = await createMerchant(h.t.db, box, { name: 'bench api' });
   const { key, secret } = m.testKey;
   let seq = 0;
-  const signed = (method: 'GET' | 'POST', path: string, body: string) => {
-    const ts = String(Math.floor(Date.now() / 1000));
-    const nonce = randomUUID();
-    return {
-      method,
-      path,
-      body: method === 'GET' ? undefined : body,
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'x-service-timestamp': ts,
-        'x-service-nonce': nonce,
-        'x-service-signature': createHmac('sha256', secret).update(`${ts}.${nonce}.${body}`).digest('hex'),
-      },
-    };
-  };
+  const signed = (method: 'GET' | 'POST', path: string, body: string) => signedRequest({ key, secret }, method, path, body);
   const createRequest = () =>
     signed(
       'POST',

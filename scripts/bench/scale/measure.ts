@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -15,6 +15,7 @@ import { recordAttempts } from '../../../src/webhooks/deliveries.js';
 import { relayBatch } from '../../../src/webhooks/relay.js';
 import { explainable, largeTables, recordQueries, seqScanOffenders } from '../../../test/support/query-plans.js';
 import { SCALE_BOX_KEY } from './seed.js';
+import { signedRequest } from '../signed-request.js';
 
 // The scale benchmark's measurements (scripts/bench/scale/run.ts), each on one database: run once on an empty one and
 // once on the seeded one in the same run, so that every figure has its baseline beside it.
@@ -47,22 +48,7 @@ const serverFor = async (db: Db, redis: Redis) =>
     rateLimits: RATE_LIMITS_OFF,
   });
 
-function signed(key: Target['merchant'], method: 'GET' | 'POST', path: string, body = '') {
-  const ts = String(Math.floor(Date.now() / 1000));
-  const nonce = randomUUID();
-  return {
-    method,
-    path,
-    body: method === 'GET' ? undefined : body,
-    headers: {
-      authorization: `Bearer ${key.key}`,
-      'content-type': 'application/json',
-      'x-service-timestamp': ts,
-      'x-service-nonce': nonce,
-      'x-service-signature': createHmac('sha256', key.secret).update(`${ts}.${nonce}.${body}`).digest('hex'),
-    },
-  };
-}
+const signed = signedRequest;
 
 /**
  * Signed create, get and list (the merchant's newest page) at half the peak rate: the peak is the get route's rate
