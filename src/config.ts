@@ -69,6 +69,7 @@ export const configSchema = z
     AUTH_TIMESTAMP_WINDOW_SECONDS: int(1, 3600).default(300),
     MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(65_536),
     HTTP_REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
+    SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
     TRUST_PROXY: trustProxy.default(false),
     API_RATE_LIMIT_PER_KEY_PER_SECOND: int(0, 1_000_000).default(100),
     API_RATE_LIMIT_PER_IP_PER_SECOND: int(0, 1_000_000).default(200),

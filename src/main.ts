@@ -52,6 +52,8 @@ export interface RunningService {
 export interface StartOverrides {
   /** The subscription clock (renewals, dunning, expiry): tests move time with a ManualClock. */
   clock?: Clock;
+  /** Where the API listener's request log lines go (stdout by default); tests capture them. */
+  httpLogStream?: NodeJS.WritableStream;
 }
 
 export async function start(
@@ -88,6 +90,9 @@ export async function start(
   const box = new SecretBox(config.MASTER_KEY);
   const queueCtx = { connection: redis, prefix: config.REDIS_KEY_PREFIX };
   const stops: Array<() => Promise<void>> = [];
+  // The HTTP listeners close first and together: each waits for its requests in flight (SHUTDOWN_GRACE_MS,
+  // src/api/in-flight.ts) while the pool, Redis and the queues they use are still open.
+  const listeners: Array<() => Promise<void>> = [];
 
   // Chain adapters verify every token's decimals on chain at start and refuse to run on a mismatch.
   // TRON's adapter reads its extra settings (full host, API key, fee ceiling) from the same environment.
@@ -281,7 +286,7 @@ export async function start(
     const payouts = createPayoutScheduler(queueCtx);
     const consoleServer = await startConsoleListener(consoleParts((id) => payouts.enqueue(id)));
     consolePort = consoleServer.port;
-    stops.unshift(async () => {
+    listeners.push(async () => {
       await consoleServer.app.close();
       await payouts.close();
     });
@@ -310,6 +315,8 @@ export async function start(
       authWindowSeconds: config.AUTH_TIMESTAMP_WINDOW_SECONDS,
       maxBodyBytes: config.MAX_BODY_BYTES,
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+      ...(overrides.httpLogStream ? { logStream: overrides.httpLogStream } : {}),
       sessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS,
       logLevel: config.LOG_LEVEL,
       trustProxy: config.TRUST_PROXY,
@@ -354,7 +361,7 @@ export async function start(
     await app.listen({ host: config.HOST, port: config.PORT });
     const address = app.server.address();
     port = typeof address === 'object' && address ? address.port : undefined;
-    stops.unshift(async () => {
+    listeners.push(async () => {
       await app.close();
       await scheduler.close();
       await payoutScheduler.close();
@@ -368,6 +375,7 @@ export async function start(
     consolePort,
     metricsPort: processMetrics.port,
     async stop() {
+      await Promise.all(listeners.map((close) => close()));
       for (const s of stops) await s();
       redis.disconnect();
       await reads.destroy();

@@ -23,6 +23,7 @@ import { registerErrorDocs } from './error-docs.js';
 import { registerOpenApiRoutes } from './openapi/routes.js';
 import { sharedReadiness } from './readiness.js';
 import { BusinessIdLogController } from './request-log.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, trackInFlight } from './in-flight.js';
 
 export interface ServerDeps {
   db: Db;
@@ -65,6 +66,11 @@ export interface ServerDeps {
   httpMetrics?: boolean;
   /** Told of every readiness probe that ran (tests count them). */
   onReadinessProbe?: () => void;
+  /**
+   * SHUTDOWN_GRACE_MS: how long `close()` waits for the requests in flight (in-flight.ts) before it cuts them off.
+   * Default 10 s.
+   */
+  shutdownGraceMs?: number;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
@@ -101,6 +107,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Oversized headers and unparsable requests: the spec's shape too, and a clean close (client-error.ts).
     clientErrorHandler: createClientErrorHandler(deps.docsUrl, (err, code) => app.log.info({ code, err: err.message }, 'client error')),
   });
+  // First hook of all: a request counts as in flight before any work starts (close() waits for it).
+  const inFlight = trackInFlight(app);
 
   // Bodies stay raw bytes: the signature covers exactly what was received. JSON is parsed after authentication.
   app.removeAllContentTypeParsers();
@@ -203,6 +211,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(api, { prefix: '/api/v1' });
   await app.register(api, { prefix: '/v1' });
   for (const plugin of deps.plugins ?? []) await app.register(async (scope) => plugin(scope));
+  // Last: its onClose hook must run before every other one (the auth Redis, the plugins' hooks).
+  inFlight.waitOnClose(deps.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   return app;
 }
 

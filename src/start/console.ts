@@ -109,6 +109,7 @@ export async function startConsoleListener(p: ConsoleParts): Promise<{ app: Fast
     logLevel: p.config.LOG_LEVEL,
     trustProxy: p.config.TRUST_PROXY,
     requestTimeoutMs: p.config.HTTP_REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: p.config.SHUTDOWN_GRACE_MS,
   });
   await app.listen({ host: p.config.CONSOLE_HOST, port: p.config.CONSOLE_PORT });
   const address = app.server.address();

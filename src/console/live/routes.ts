@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ApiError, parameterInvalid } from '../../domain/errors.js';
@@ -30,6 +31,13 @@ export async function registerLiveRoute(app: FastifyInstance, deps: ConsoleDeps)
     log: deps.ops.log,
   });
   app.addHook('onClose', async () => hub.stop());
+  // A stream lasts until its page closes: end them when the listener closes (the browser reconnects elsewhere), or the
+  // close would wait for them until its grace period is over (api/in-flight.ts).
+  const streams = new Set<ServerResponse>();
+  app.addHook('preClose', async () => {
+    for (const res of streams) res.end();
+    streams.clear();
+  });
   const doc = routeDoc({
     method: 'GET',
     url: '/live',
@@ -79,10 +87,17 @@ export async function registerLiveRoute(app: FastifyInstance, deps: ConsoleDeps)
     });
     reply.raw.write(`retry: 3000\nevent: ready\ndata: ${JSON.stringify({ topics })}\n\n`);
     heartbeat = setInterval(() => reply.raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
-    req.raw.on('close', () => {
+    streams.add(reply.raw);
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
       clearInterval(heartbeat);
+      streams.delete(reply.raw);
       joined.leave();
-    });
+    };
+    req.raw.on('close', leave);
+    reply.raw.on('close', leave);
   });
   return hub;
 }
