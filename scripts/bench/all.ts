@@ -31,6 +31,15 @@ const BENCHES: Bench[] = [
   { name: 'Solana', file: 'solana.ts', full: [], quick: ['100', '20', '10'] },
   { name: 'Solana sweep', file: 'solana-sweep.ts', full: [], quick: ['50', '4'] },
   { name: 'storage', file: 'storage.ts', full: [], quick: ['--sessions', '300'] },
+  // Issue 38: 1 vs 2 API and worker processes (about 5 minutes), and a year of data (factor 1: seeding alone takes
+  // 15-20 minutes here; docs/performance.md "Scale").
+  { name: 'processes', file: 'processes.ts', full: [], quick: ['--seconds', '2', '--events', '300', '--refunds', '8'] },
+  {
+    name: 'scale',
+    file: 'scale/run.ts',
+    full: ['--factor', '1', '--seconds', '10', '--connections', '32'],
+    quick: ['--factor', '0.002', '--seconds', '2', '--connections', '8'],
+  },
 ];
 
 const { values } = parseArgs({
