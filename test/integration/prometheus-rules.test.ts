@@ -6,6 +6,7 @@ import '../../src/metrics/http.js';
 import '../../src/metrics/rpc.js';
 import '../../src/metrics/webhooks.js';
 import '../../src/metrics/signer.js';
+import '../../src/metrics/read-replica.js';
 import { metrics } from '../../src/metrics/registry.js';
 import { NETWORKS } from '../../chains/registry.js';
 
