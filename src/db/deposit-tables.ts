@@ -35,6 +35,8 @@ export interface DepositsTable {
   to_address: string;
   amount_base: Big;
   session_id: string | null;
+  /** The session's merchant, set by a trigger when the row is inserted (migration 2026_12_01_0200); null without a session. */
+  merchant_id: Generated<string | null>;
   status: DepositStatus;
   disposition: DepositDisposition | null;
   unmatched_reason: UnmatchedReason | null;

@@ -7,6 +7,7 @@ import { exportCli } from '../../src/cli/export.js';
 import { csvField } from '../../src/domain/export-format.js';
 import { exportColumns } from '../../src/ledger/exports/exports.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { markSessionPaid } from '../support/paid-session.js';
 
 // Accounting exports (issue 16 item 6): streamed through a server-side cursor, so memory stays flat however many rows
 // a period holds; CSV per RFC 4180 (and no formula injection), JSON as one array.
@@ -242,5 +243,28 @@ describe('exports', () => {
       expect(r.status).toBe(200);
       expect(r.json).toEqual([]);
     }
+  });
+
+  it("payments: each deposit carries its session's merchant (set on insert), and a merchant's export holds its own", async () => {
+    await bulkSessions(other.merchantId, 2, '2026-06-01T00:00:00Z', 'cs_pay_other_');
+    await bulkSessions(shop.merchantId, 2, '2026-06-01T00:00:00Z', 'cs_pay_mine_');
+    const paidAt = new Date('2026-06-01T00:10:00Z');
+    for (const id of ['cs_pay_other_1', 'cs_pay_other_2', 'cs_pay_mine_1', 'cs_pay_mine_2'])
+      await markSessionPaid(h.t.db, id, { receivedBase: 1_000_000n, paidAt });
+    const rows = await h.t.db
+      .selectFrom('deposits as d')
+      .innerJoin('payment_sessions as s', 's.id', 'd.session_id')
+      .select(['d.session_id', 'd.merchant_id', 's.merchant_id as session_merchant'])
+      .where('d.session_id', 'like', 'cs_pay_%')
+      .execute();
+    expect(rows).toHaveLength(4);
+    for (const r of rows) expect(r.merchant_id).toBe(r.session_merchant);
+    const since = Date.parse('2026-06-01T00:00:00Z') / 1000;
+    const r = await shop.test.get(`/api/v1/exports/payments?since=${since}&until=${since + 3600}&format=json`);
+    expect(r.status).toBe(200);
+    expect((r.json as Array<{ session_id: string; merchant_id: string }>).map((p) => [p.session_id, p.merchant_id]).sort()).toEqual([
+      ['cs_pay_mine_1', shop.merchantId],
+      ['cs_pay_mine_2', shop.merchantId],
+    ]);
   });
 });

@@ -134,7 +134,10 @@ describe('upgrade from the previous release', () => {
     );
     expect(after.merchants[0]).toMatchObject({ session_lifetime_seconds: null, underpayment_tolerance_bps: 0 }); // 1800 = "the deployment's"
     expect(after.keys).toEqual(before.keys);
-    expect(after.deposits).toEqual(before.deposits);
+    // merchant_id: backfilled from the deposit's session (migration 2026_12_01_0200).
+    expect(without(after.deposits, 'merchant_id')).toEqual(before.deposits);
+    const sessionMerchant = new Map(after.sessions.map((s) => [s.id, s.merchant_id]));
+    for (const d of after.deposits) expect(d.merchant_id).toBe(d.session_id === null ? null : sessionMerchant.get(d.session_id));
     const sessionCols = ['quote_usdt_minor', 'quote_usdt_rate', 'quote_usdc_minor', 'quote_usdc_rate', 'shortfall_base'];
     expect(without(after.sessions, ...sessionCols)).toEqual(before.sessions);
     for (const s of after.sessions) {

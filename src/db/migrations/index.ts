@@ -34,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_30_0100_wallet_history_guard': await import('./2026_11_30_0100_wallet_history_guard.js'),
   '2026_11_30_0200_gas_station_rotation': await import('./2026_11_30_0200_gas_station_rotation.js'),
   '2026_12_01_0100_retention': await import('./2026_12_01_0100_retention.js'),
+  '2026_12_01_0200_deposits_merchant': await import('./2026_12_01_0200_deposits_merchant.js'),
 };

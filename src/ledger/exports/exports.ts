@@ -93,11 +93,13 @@ export const EXPORT_KINDS = {
     ],
   },
   payments: {
-    select: sql`select t.*, s.merchant_id from deposits t join payment_sessions s on s.id = t.session_id`,
+    // The deposit's own merchant_id (its session's, set when recorded): a merchant's export reads its rows alone
+    // (deposits_merchant_confirmed_idx); deposits without a session are not payments of any merchant.
+    select: sql`select t.* from deposits t`,
     time: 't.confirmed_at',
-    merchant: 's.merchant_id',
+    merchant: 't.merchant_id',
     mode: 't.mode',
-    where: sql<boolean>`t.status = 'confirmed'`,
+    where: sql<boolean>`t.status = 'confirmed' and t.session_id is not null`,
     columns: [
       col('id'),
       col('merchant_id'),
