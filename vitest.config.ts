@@ -2,6 +2,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { ISOLATED_FILES } from './vitest.isolated.js';
 import { SLOW_SCENARIOS } from './vitest.slow.js';
 
+// The e2e files `npm run test:compiled` runs against the compiled build (package.json): in CI they run there only.
+const COMPILED_IN_CI = [
+  'test/e2e/readme-snippets.test.ts',
+  'test/e2e/service-payment.test.ts',
+  'test/e2e/payment-outcomes.test.ts',
+  'test/e2e/refunds-subscription-flow.test.ts',
+];
+
 // Tests run against the real PostgreSQL and Redis of the machine (docs/testing.md).
 // Each test file gets its own database cloned from a migrated template (test/support/global-setup.ts).
 export default defineConfig({
@@ -9,13 +17,13 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The slow scenarios run with `npm run test:slow` (vitest.slow.ts), a small subset of them in CI.
     // Files that read the process-wide metrics registry run in a second, isolated pass (vitest.isolated.ts).
-    // CI (.ci/run) sets TEST_README_ON_COMPILED=1: the README snippets then run once, on the compiled build
-    // (`npm run test:compiled`), instead of twice.
+    // CI (.ci/run) sets TEST_README_ON_COMPILED=1: the README snippets and the other e2e files of
+    // `npm run test:compiled` then run once, on the compiled build, instead of twice.
     exclude: [
       ...configDefaults.exclude,
       ...SLOW_SCENARIOS,
       ...ISOLATED_FILES,
-      ...(process.env.TEST_README_ON_COMPILED === '1' ? ['test/e2e/readme-snippets.test.ts'] : []),
+      ...(process.env.TEST_README_ON_COMPILED === '1' ? COMPILED_IN_CI : []),
     ],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,

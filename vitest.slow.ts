@@ -59,6 +59,17 @@ export const SLOW_SCENARIOS = [
   'test/sim/invariants-sweeps-solana.test.ts', // the sweep invariants on LiteSVM, broken histories caught (~23 s)
   'test/sim/invariants-sweeps-tron.test.ts', // the same on the fake java-tron (~26 s)
   'test/sim/service-build.test.ts', // the simulator's compiled build of the roles (~32 s)
+  // The same budget, second step (a clean-clone run of the first step's tree still took ~1,290 s on a quiet estimate):
+  // more family variants the CI seeds draw, the simulator's own network and TRON-reorg fixtures (every CI seed runs
+  // them), the console's empty install in a browser (the console journey runs in CI on the compiled build), and the
+  // read-only-root container check (CI's compiled-build step starts the image's own steps). About 160 s of worker time.
+  'test/integration/journal-failed-tron.test.ts', // a failed TRON transfer's burnt fee journaled (~22 s)
+  'test/integration/deposit-setup-resign-solana.test.ts', // a Solana deposit setup re-signed after expiry (~16 s)
+  'test/integration/metrics-tron.test.ts', // the TRON adapter's metrics (~12 s)
+  'test/sim/networks.test.ts', // the simulator's chains: Anvil per network, LiteSVM, the fake java-tron (~25 s)
+  'test/sim/tron-reorg.test.ts', // the simulator's TRON reorg fault (~16 s)
+  'test/e2e/console-empty.test.ts', // the console of a fresh install, in Chromium (~38 s)
+  'test/integration/k8s-readonly-root.test.ts', // the service on a read-only root filesystem (~29 s)
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
