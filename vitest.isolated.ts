@@ -6,7 +6,6 @@ export const ISOLATED_FILES = [
   'test/integration/metrics.test.ts',
   'test/integration/metrics-prometheus.test.ts',
   'test/unit/metrics-healthz.test.ts',
-  'test/integration/treasury-sweep.test.ts',
   'test/integration/prometheus-rules.test.ts',
   'test/unit/metrics-registry.test.ts',
   'test/unit/metrics-rpc-observer.test.ts',

@@ -70,6 +70,10 @@ export const SLOW_SCENARIOS = [
   'test/sim/tron-reorg.test.ts', // the simulator's TRON reorg fault (~16 s)
   'test/e2e/console-empty.test.ts', // the console of a fresh install, in Chromium (~38 s)
   'test/integration/k8s-readonly-root.test.ts', // the service on a read-only root filesystem (~29 s)
+  // The longest file of the isolated pass (~65 s): sweeps through the service with their metrics. CI keeps EVM sweeps
+  // through the service in registry-network-opstack and the seeds (108: Base and Arbitrum One; 8: Ethereum, Solana,
+  // TRON), and the planner and executor in evm-sweep-topup, evm-sweep-7702 and sweep-fee-money.
+  'test/integration/treasury-sweep.test.ts',
 ];
 
 // CI (`.ci/run`) runs of them the CLI's command list (cli-exits: `help` lists exactly the commands it tests).
