@@ -1,8 +1,6 @@
 import { type ChildProcess, execSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -18,6 +16,7 @@ import { fund } from '../../test/support/evm-tokens/scenario.js';
 import setupTemplate from '../../test/support/global-setup.js';
 import { startServiceHarness } from '../../test/support/service-harness.js';
 import { countDeliveries, countPayouts, machineTicks, procStatTicks, ratioCeiling } from './processes-count.js';
+import { startCountingReceiver } from './counting-receiver.js';
 import { signedRequest } from './signed-request.js';
 
 // More processes, more machines (issue 38): what a second API process and a second worker process add, on this
@@ -293,26 +292,13 @@ interface WorkerRow {
 const workerRows: WorkerRow[] = [];
 const hits = new Map<string, number>();
 let unique = 0;
-const receiver = createServer((req, res) => {
-  // A merchant endpoint that answers 200 at once and counts hits per event id (the header the service sends with
-  // every attempt; its body carries the same id). It does not verify signatures: test/support/webhook-receiver.ts
-  // does (and checks every body against the OpenAPI document), which costs this process CPU the service processes
-  // need on a 2-core machine; the delivery worker's signing is the same whatever the receiver does.
-  const id = req.headers['x-service-event-id'];
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"received":true}');
-    if (typeof id === 'string') {
-      const n = (hits.get(id) ?? 0) + 1;
-      hits.set(id, n);
-      if (n === 1) unique++;
-    }
-  });
+// The merchants' endpoint: counts hits per event id (scripts/bench/counting-receiver.ts).
+const receiver = await startCountingReceiver((id) => {
+  const n = (hits.get(id) ?? 0) + 1;
+  hits.set(id, n);
+  if (n === 1) unique++;
 });
-receiver.keepAliveTimeout = 60_000;
-await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+const hookUrl = receiver.url;
 const hookMerchants: string[] = [];
 const refundMerchants: Array<{ id: string; hotWallet: string }> = [];
 const batches: string[][] = [];
@@ -666,7 +652,7 @@ if (process.env.BENCH_OUT) {
   );
 }
 
-receiver.close();
+await receiver.close();
 await h.close();
 const cleanup = new Redis(h.env.REDIS_URL!);
 let cursor = '0';

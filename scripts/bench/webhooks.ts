@@ -1,8 +1,6 @@
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -11,6 +9,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { insertOutboxEvents, type OutboxEventInput } from '../../src/ledger/core/outbox.js';
 import { SecretBox } from '../../src/security/secret-box.js';
+import { startCountingReceiver } from './counting-receiver.js';
 
 // Webhook throughput and latency, from outbox row (its created_at) to the 2xx of a local receiver on 127.0.0.1.
 // Relay and worker run in a child process (scripts/bench/webhooks-service.ts); the receiver and the event writer run
@@ -49,22 +48,12 @@ const box = new SecretBox(masterKey);
 // Receiver: answers 200 at once and notes when each event id got its 2xx.
 const doneAt = new Map<string, number>();
 let failures = 0;
-const server = createServer((req, res) => {
-  const id = req.headers['x-service-event-id'];
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"received":true}');
-    if (typeof id === 'string') {
-      if (doneAt.has(id))
-        failures++; // a duplicate would show up here
-      else doneAt.set(id, Date.now());
-    }
-  });
+const server = await startCountingReceiver((id) => {
+  if (doneAt.has(id))
+    failures++; // a duplicate would show up here
+  else doneAt.set(id, Date.now());
 });
-server.keepAliveTimeout = 60_000;
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+const url = server.url;
 const merchantIds: string[] = [];
 for (let i = 0; i < merchants; i++) merchantIds.push((await createMerchant(db, box, { name: `bench-${i}`, webhookUrl: url })).merchantId);
 
@@ -225,7 +214,7 @@ if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify(r
 
 child.send({ cmd: 'stop' });
 await new Promise((r) => child.once('exit', r));
-server.close();
+await server.close();
 await db.destroy();
 await admin.query(`drop database if exists ${dbName} with (force)`);
 await admin.end();
