@@ -16,6 +16,7 @@ import { fund } from '../../test/support/evm-tokens/scenario.js';
 import setupTemplate from '../../test/support/global-setup.js';
 import { startServiceHarness } from '../../test/support/service-harness.js';
 import { countDeliveries, countPayouts, machineTicks, procStatTicks, ratioCeiling } from './processes-count.js';
+import { benchPaymentEvent } from './bench-events.js';
 import { startCountingReceiver } from './counting-receiver.js';
 import { signedRequest } from './signed-request.js';
 
@@ -380,21 +381,7 @@ if (!skip.has('workers')) {
       for (let done = 0; done < EVENTS; done += 500) {
         const events: OutboxEventInput[] = [];
         for (let i = 0; i < Math.min(500, EVENTS - done); i++, k++)
-          events.push({
-            merchantId: hookMerchants[k % hookMerchants.length]!,
-            mode: 'test',
-            type: 'payment.completed',
-            object: {
-              amount: '10.00',
-              status: 'completed',
-              currency: 'USDT',
-              exchange_rate: '1',
-              order_id: `o-${k}`,
-              session_id: `cs_${k}`,
-              source: 'api',
-            },
-            aggregateId: `cs_${k}`,
-          });
+          events.push(benchPaymentEvent(hookMerchants[k % hookMerchants.length]!, k));
         await h.t.db.transaction().execute((trx) => insertOutboxEvents(trx, events));
       }
       for (const until = Date.now() + 120_000; unique < target && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));

@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { insertOutboxEvents, type OutboxEventInput } from '../../src/ledger/core/outbox.js';
 import { SecretBox } from '../../src/security/secret-box.js';
+import { benchPaymentEvent } from './bench-events.js';
 import { startCountingReceiver } from './counting-receiver.js';
 
 // Webhook throughput and latency, from outbox row (its created_at) to the 2xx of a local receiver on 127.0.0.1.
@@ -94,22 +95,7 @@ let k = 0;
 // transaction (src/ledger/core/outbox.ts), not one round trip per event inside the timed window.
 async function emit(n: number): Promise<void> {
   const events: OutboxEventInput[] = [];
-  for (let i = 0; i < n; i++, k++)
-    events.push({
-      merchantId: merchantIds[k % merchantIds.length]!,
-      mode: 'test',
-      type: 'payment.completed',
-      object: {
-        amount: '10.00',
-        status: 'completed',
-        currency: 'USDT',
-        exchange_rate: '1',
-        order_id: `o-${k}`,
-        session_id: `cs_${k}`,
-        source: 'api',
-      },
-      aggregateId: `cs_${k}`,
-    });
+  for (let i = 0; i < n; i++, k++) events.push(benchPaymentEvent(merchantIds[k % merchantIds.length]!, k));
   await db.transaction().execute((trx) => insertOutboxEvents(trx, events));
 }
 
