@@ -250,7 +250,14 @@ const CASES: Record<string, Case[]> = {
       code: 0,
       shows: /"address": "0x[0-9a-fA-F]{40}",\s+"native_base_units": "\d+"/,
     },
-    { args: () => ['payouts', 'wallets'], env: () => ({ HD_MNEMONIC: undefined }), code: 2, shows: /wallets needs HD_MNEMONIC/ },
+    // No key material at all: no seed, no signer to ask (the harness's processes reach the signer over SIGNER_SOCKET),
+    // no account xpubs.
+    {
+      args: () => ['payouts', 'wallets'],
+      env: () => ({ HD_MNEMONIC: undefined, SIGNER_SOCKET: undefined, SIGNER_TLS_URL: undefined, HD_ACCOUNT_XPUBS: undefined }),
+      code: 2,
+      shows: /wallets needs HD_MNEMONIC/,
+    },
   ],
   'payouts pending': [
     { args: () => ['payouts', 'pending', '--merchant', m.id], code: 0, shows: /^\[/ },

@@ -122,7 +122,8 @@ function insertDeposits(chain: ChainRef, items: readonly ObservedDeposit[], reas
       where deposits.status = 'orphaned'
     returning deposits.id, deposits.session_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.token,
               deposits.amount_base, deposits.to_address, deposits.block_hash,
-              (select p.merchant_id from payment_sessions p where p.id = deposits.session_id) as merchant_id`;
+              -- set by the deposits_set_merchant trigger from the session (a deposit never changes session)
+              deposits.merchant_id`;
 }
 
 /** Reorg: provisional deposits in blocks above `height` stopped being canonical. Confirmed ones are never touched. */
