@@ -6,6 +6,7 @@ import { createReadDb, type ReadDb, type ReadDbEvent } from '../../src/db/read-d
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { listPayments } from '../../src/operations/payments-list.js';
 import { reportingRead } from '../../src/operations/reporting.js';
+import { freePort } from '../support/anvil.js';
 import { startPrivateCluster, startStandby, type PrivateCluster } from '../support/private-postgres.js';
 import { startServiceHarness, type HarnessMerchant, type ServiceHarness } from '../support/service-harness.js';
 
@@ -37,6 +38,14 @@ async function listedIds(db: Db, reads: ReadDb, merchantId: string): Promise<str
   );
   return page.data.map((p) => p.id);
 }
+
+/** One sample of the service's own metrics (GET /metrics): the value of `name{labels}`, or undefined if absent. */
+async function metric(name: string, labels = ''): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${h.service.metricsPort}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+const REPLICA_READS = ['stablepay_reporting_reads_total', 'target="replica",reason="replica"'] as const;
 
 async function createSession(m: HarnessMerchant, order: string): Promise<string> {
   const r = await m.client.post('/api/v1/checkout/sessions/create', { amount: '12.50', currency: 'USD', order_id: order });
@@ -73,7 +82,8 @@ beforeAll(async () => {
       },
     },
     // A bound far above the test's pauses: the service's own routing is then replica-or-down, never "lagging".
-    extraEnv: { READ_DATABASE_URL: standby.url('app'), READ_REPLICA_MAX_LAG_MS: '600000' },
+    // Its metrics listener tells the test where the service routed its reporting reads.
+    extraEnv: { READ_DATABASE_URL: standby.url('app'), READ_REPLICA_MAX_LAG_MS: '600000', METRICS_PORT: String(await freePort()) },
   });
   shop = await h.newMerchant('Replica shop');
 }, 120_000);
@@ -102,6 +112,14 @@ describe('read replica (issue 38)', () => {
     );
     // The merchant export reads the standby, which has it.
     await until(async () => ((await exportedIds(shop)).ids.includes(first) ? true : undefined));
+    // Until the standby has replayed a commit since it started, its lag is unknown (pg_last_xact_replay_timestamp()
+    // is null): the service measures +Inf and sends reports to the primary; its probe runs once a second. A test that
+    // paused replay before that probe saw the new session in an export served by the primary (seen in CI). So: wait
+    // until the service itself measures a finite lag, i.e. routes reports to the standby.
+    await until(async () => {
+      const lag = await metric('stablepay_read_replica_lag_seconds');
+      return lag !== undefined && Number.isFinite(lag) ? true : undefined;
+    });
   });
 
   it('with replay paused, reporting reads miss a new session that the money path sees', async () => {
@@ -121,8 +139,11 @@ describe('read replica (issue 38)', () => {
     expect(got.status).toBe(200);
     expect(got.json.id).toBe(hidden);
     // Reporting reads: the merchant export and the console's payments list, both from the paused standby.
+    const replicaReads = (await metric(...REPLICA_READS)) ?? 0;
     const exported = await exportedIds(shop);
     expect(exported.status).toBe(200);
+    // The service says the export was served by the standby (not inferred from the rows alone).
+    expect(await metric(...REPLICA_READS)).toBe(replicaReads + 1);
     expect(exported.ids).toContain(first);
     expect(exported.ids).not.toContain(hidden);
     const events: ReadDbEvent[] = [];
