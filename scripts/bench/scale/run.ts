@@ -1,7 +1,8 @@
 // The scale benchmark (issue 38, "A realistic database"): the same measurements on an empty database and on a seeded
 // year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
 //   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
-//                       [--skip api,export,export-cli,webhooks,plans]
+//                       [--watched 100000] [--per-block 1000] [--tip-runs 3]
+//                       [--skip api,export,export-cli,webhooks,plans,reconcile,sweep,watcher]
 // --factor 1.0 is the issue's size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
 //   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
 //   export    the operator's CSV export of the last month's payments: rows/s and peak RSS (streaming: flat in memory),
@@ -10,13 +11,20 @@
 //             its own peak RSS, beside its peak on an export of no rows
 //   webhooks  relay (outbox → delivery rows) and delivery-record rates for --events fresh events
 //   plans     the API's queries EXPLAINed on the seeded database: every Seq Scan on a table above --plan-rows rows
-// Not here yet (see docs/performance.md "Scale"): the watcher with 100,000 watched addresses (scripts/bench/evm-watcher.ts),
-// reconcile of one network (scripts/bench/reconcile.ts) and `sweep plan` for the largest merchant on the seeded data.
+// and on one Anvil per database serving ethereum:test (measure-chain.ts; after `plans` on the seeded database, whose
+// sessions they add to):
+//   reconcile reconcile of ethereum:test, the chain funded with every balance the journal holds there: duration,
+//             addresses and balances compared, differences (expected 0); the ledger's read alone timed too
+//   sweep     `sweep plan` for the measured merchant (the CLI's plannerDeps + planSweeps), its addresses re-derived from
+//             the bench mnemonic and funded: duration, addresses considered, planned and skipped, batches
+//   watcher   --watched (100,000) open sessions of the measured merchant, --tip-runs blocks of --per-block (1,000)
+//             payments: confirming block → paid (worst, median) and the watcher process's peak RSS
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../../src/security/secret-box.js';
 import { checkSeeded } from './check.js';
+import { measureChain } from './measure-chain.js';
 import { measureApi, measureExport, measureExportProcess, measureWebhooks, queryPlanOffenders, type Target } from './measure.js';
 import { SCALE_BOX_KEY, freshDatabase, printSizes, seedScale, tableSizes } from './seed.js';
 
@@ -27,6 +35,9 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     events: { type: 'string', default: '2000' },
     'plan-rows': { type: 'string', default: '10000' },
+    watched: { type: 'string', default: '100000' },
+    'per-block': { type: 'string', default: '1000' },
+    'tip-runs': { type: 'string', default: '3' },
     skip: { type: 'string', default: '' },
   },
 });
@@ -35,6 +46,8 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 
 type Figures = Record<string, number>;
+const chainFigures = (t: Target) =>
+  measureChain(t, { skip, watched: Number(values.watched), perBlock: Number(values['per-block']), runs: Number(values['tip-runs']) });
 async function measureAll(t: Target): Promise<Figures> {
   const f: Figures = {};
   if (!skip.has('api')) {
@@ -73,11 +86,9 @@ let emptyFigures: Figures;
 try {
   const m = await createMerchant(empty.db, new SecretBox(SCALE_BOX_KEY), { name: 'Empty shop', webhookUrl: 'https://shop.example/hooks' });
   console.log('measuring on the empty database ...');
-  emptyFigures = await measureAll({
-    db: empty.db,
-    url: empty.url,
-    merchant: { merchantId: m.merchantId, key: m.testKey.key, secret: m.testKey.secret },
-  });
+  const t: Target = { db: empty.db, url: empty.url, merchant: { merchantId: m.merchantId, key: m.testKey.key, secret: m.testKey.secret } };
+  emptyFigures = await measureAll(t);
+  Object.assign(emptyFigures, await chainFigures(t));
 } finally {
   await empty.drop();
 }
@@ -95,6 +106,9 @@ try {
   const target: Target = { db: seeded.db, url: seeded.url, merchant: seeded.largest };
   console.log('measuring on the seeded database ...');
   const scaleFigures = await measureAll(target);
+  // The plans before the chain measurements, which add the watcher's open sessions.
+  const plans = skip.has('plans') ? undefined : await queryPlanOffenders(target, Number(values['plan-rows']));
+  Object.assign(scaleFigures, await chainFigures(target));
 
   console.log('\n| figure | empty | scale | scale / empty |');
   console.log('|---|---:|---:|---:|');
@@ -107,9 +121,7 @@ try {
     console.log(`| ${k} | ${round(e)} | ${round(s)} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'} |`);
   }
 
-  let plans: { statements: number; offenders: string[] } | undefined;
-  if (!skip.has('plans')) {
-    plans = await queryPlanOffenders(target, Number(values['plan-rows']));
+  if (plans) {
     console.log(
       `\nquery plans: ${plans.statements} statements EXPLAINed on the seeded database, ${plans.offenders.length} with a Seq Scan on a table above ${values['plan-rows']} rows`,
     );
