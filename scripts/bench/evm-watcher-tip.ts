@@ -31,6 +31,8 @@ export interface TipOptions {
   confirmations: number;
   runs: number;
   headPollMs?: string;
+  /** How long the watcher's first step (its watch set's full load) may take; past it, no run is made (watched: NaN). */
+  loadTimeoutMs?: number;
   /** Sends and mines run `run`'s block of payments; returns the id of the session it pays last. */
   payRun(run: number): Promise<string>;
 }
@@ -44,6 +46,8 @@ export interface TipResult {
   endRss: number;
   usage: NodeJS.MemoryUsage;
   watched: number;
+  /** The first step's duration (the watch set's full load, then the first poll), ms. */
+  loadMs: number;
 }
 
 export async function measureTip(o: TipOptions): Promise<TipResult> {
@@ -79,7 +83,26 @@ export async function measureTip(o: TipOptions): Promise<TipResult> {
     await next('ready');
     const idleRss = proc('VmRSS'); // modules loaded, database pool and adapter created, nothing watched yet
     child.send({ cmd: 'start' });
-    const watched = (await next('running')).watched!;
+    const l0 = performance.now();
+    const running = await Promise.race([
+      next('running'),
+      ...(o.loadTimeoutMs ? [new Promise<null>((r) => setTimeout(() => r(null), o.loadTimeoutMs))] : []),
+    ]);
+    const loadMs = performance.now() - l0;
+    if (!running) {
+      const rss = proc('VmHWM');
+      return {
+        tips: [],
+        idleRss,
+        loadedRss: Number.NaN,
+        peakRss: rss,
+        endRss: Number.NaN,
+        usage: process.memoryUsage(),
+        watched: Number.NaN,
+        loadMs,
+      };
+    }
+    const watched = running.watched!;
     const loadedRss = proc('VmRSS');
 
     const tips: TipResult['tips'] = [];
@@ -120,7 +143,7 @@ export async function measureTip(o: TipOptions): Promise<TipResult> {
     child.send({ cmd: 'stop' });
     await next('stopped');
     await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
-    return { tips, idleRss, loadedRss, peakRss, endRss, usage, watched };
+    return { tips, idleRss, loadedRss, peakRss, endRss, usage, watched, loadMs };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }

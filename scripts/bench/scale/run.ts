@@ -1,7 +1,8 @@
 // The scale benchmark (issue 38, "A realistic database"): the same measurements on an empty database and on a seeded
 // year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
 //   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
-//                       [--watched 100000] [--per-block 1000] [--tip-runs 3]
+//                       [--watched 100000] [--per-block 1000] [--tip-runs 3] [--fund storage|payer]
+//                       [--watch-load-seconds 300]
 //                       [--skip api,export,export-cli,webhooks,plans,reconcile,sweep,watcher]
 // --factor 1.0 is the issue's size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
 //   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
@@ -13,12 +14,14 @@
 //   plans     the API's queries EXPLAINed on the seeded database: every Seq Scan on a table above --plan-rows rows
 // and on one Anvil per database serving ethereum:test (measure-chain.ts; after `plans` on the seeded database, whose
 // sessions they add to):
-//   reconcile reconcile of ethereum:test, the chain funded with every balance the journal holds there: duration,
-//             addresses and balances compared, differences (expected 0); the ledger's read alone timed too
+//   reconcile reconcile of ethereum:test, the chain funded with every balance the journal holds there (--fund storage:
+//             balanceOf slots written by anvil_setStorageAt, the default; payer: paid through the batch payer, slower):
+//             duration, addresses and balances compared, differences (expected 0); the ledger's read alone timed too
 //   sweep     `sweep plan` for the measured merchant (the CLI's plannerDeps + planSweeps), its addresses re-derived from
 //             the bench mnemonic and funded: duration, addresses considered, planned and skipped, batches
 //   watcher   --watched (100,000) open sessions of the measured merchant, --tip-runs blocks of --per-block (1,000)
-//             payments: confirming block → paid (worst, median) and the watcher process's peak RSS
+//             payments: confirming block → paid (worst, median) and the watcher process's peak RSS; the watcher's
+//             first step (its watch set's full load) timed, and given up after --watch-load-seconds
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
@@ -38,6 +41,8 @@ const { values } = parseArgs({
     watched: { type: 'string', default: '100000' },
     'per-block': { type: 'string', default: '1000' },
     'tip-runs': { type: 'string', default: '3' },
+    fund: { type: 'string', default: 'storage' },
+    'watch-load-seconds': { type: 'string', default: '300' },
     skip: { type: 'string', default: '' },
   },
 });
@@ -47,7 +52,14 @@ const connections = Number(values.connections);
 
 type Figures = Record<string, number>;
 const chainFigures = (t: Target) =>
-  measureChain(t, { skip, watched: Number(values.watched), perBlock: Number(values['per-block']), runs: Number(values['tip-runs']) });
+  measureChain(t, {
+    skip,
+    watched: Number(values.watched),
+    perBlock: Number(values['per-block']),
+    runs: Number(values['tip-runs']),
+    fund: values.fund === 'payer' ? 'payer' : 'storage',
+    loadTimeoutMs: Number(values['watch-load-seconds']) * 1000,
+  });
 async function measureAll(t: Target): Promise<Figures> {
   const f: Figures = {};
   if (!skip.has('api')) {
