@@ -176,12 +176,13 @@ async function fundJournal(db: Db, chain: PayerChain, how: 'payer' | 'storage'):
         and l.asset = ${`${NETWORK}:${MODE}:${token.symbol}`}
       group by l.account having sum(l.amount) > 0`.execute(db);
     const size = how === 'payer' ? 1000 : 500;
+    const slot = how === 'storage' && rows.length > 0 ? await balanceSlot(chain, token.address) : 0n;
     for (let i = 0; i < rows.length; i += size) {
       const part = rows.slice(i, i + size);
       const to = part.map((r) => r.account.slice(PREFIX.length));
       const amounts = part.map((r) => BigInt(r.amount));
       if (how === 'payer') await (await chain.pay(token, to, amounts)).wait();
-      else await setBalances(chain, token.address, to, amounts);
+      else await setBalances(chain, token.address, slot, to, amounts);
     }
     n += rows.length;
   }
@@ -189,16 +190,30 @@ async function fundJournal(db: Db, chain: PayerChain, how: 'payer' | 'storage'):
   return n;
 }
 
-/** The test tokens' `balanceOf` mapping is storage slot 2 (test/support/evm-tokens/*.sol: totalSupply, owner, balanceOf). */
-const BALANCE_SLOT = 2n;
+/** The storage slot of `token`'s balanceOf mapping: the first of slots 0..15 whose entry for a probe address balanceOf reads. */
+async function balanceSlot(chain: PayerChain, token: string): Promise<bigint> {
+  const probe = '0x00000000000000000000000000000000000b0b0b';
+  const coder = AbiCoder.defaultAbiCoder();
+  for (let slot = 0n; slot < 16n; slot++) {
+    const key = keccak256(coder.encode(['address', 'uint256'], [probe, slot]));
+    await chain.node.rpc('anvil_setStorageAt', [token, key, toBeHex(7n, 32)]);
+    const read = await chain.node.rpc<string>('eth_call', [
+      { to: token, data: `0x70a08231${coder.encode(['address'], [probe]).slice(2)}` },
+      'latest',
+    ]);
+    await chain.node.rpc('anvil_setStorageAt', [token, key, toBeHex(0n, 32)]);
+    if (BigInt(read) === 7n) return slot;
+  }
+  throw new Error(`no balanceOf slot found for ${token}`);
+}
 
-async function setBalances(chain: PayerChain, token: string, to: string[], amounts: bigint[]): Promise<void> {
+async function setBalances(chain: PayerChain, token: string, slot: bigint, to: string[], amounts: bigint[]): Promise<void> {
   const coder = AbiCoder.defaultAbiCoder();
   const body = to.map((a, i) => ({
     jsonrpc: '2.0',
     id: i,
     method: 'anvil_setStorageAt',
-    params: [token, keccak256(coder.encode(['address', 'uint256'], [a, BALANCE_SLOT])), toBeHex(amounts[i]!, 32)],
+    params: [token, keccak256(coder.encode(['address', 'uint256'], [a, slot])), toBeHex(amounts[i]!, 32)],
   }));
   const res = await fetch(chain.node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const out = (await res.json()) as Array<{ error?: { message: string } }>;

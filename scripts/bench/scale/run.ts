@@ -2,7 +2,7 @@
 // year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
 //   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
 //                       [--watched 100000] [--per-block 1000] [--tip-runs 3] [--fund storage|payer]
-//                       [--watch-load-seconds 300]
+//                       [--watch-load-seconds 120]
 //                       [--skip api,export,export-cli,webhooks,plans,reconcile,sweep,watcher]
 // --factor 1.0 is the issue's size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
 //   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
@@ -42,7 +42,7 @@ const { values } = parseArgs({
     'per-block': { type: 'string', default: '1000' },
     'tip-runs': { type: 'string', default: '3' },
     fund: { type: 'string', default: 'storage' },
-    'watch-load-seconds': { type: 'string', default: '300' },
+    'watch-load-seconds': { type: 'string', default: '120' },
     skip: { type: 'string', default: '' },
   },
 });
@@ -150,6 +150,24 @@ try {
     database_mb: Math.round(sizes.reduce((a, s) => a + s.bytes, 0) / 2 ** 20),
     p99_ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(2))])),
     seq_scan_offenders: plans?.offenders.length ?? null,
+    // The chain measurements on the seeded database (measure-chain.ts); null when skipped or not reached.
+    reconcile: skip.has('reconcile')
+      ? null
+      : {
+          seconds: fig(scaleFigures['reconcile s']),
+          addresses: fig(scaleFigures['reconcile addresses']),
+          differences: fig((scaleFigures['reconcile token differences'] ?? 0) + (scaleFigures['reconcile native differences'] ?? 0)),
+        },
+    sweep_plan: skip.has('sweep')
+      ? null
+      : { seconds: fig(scaleFigures['sweep plan s']), addresses: fig(scaleFigures['sweep plan addresses considered']) },
+    watcher: skip.has('watcher')
+      ? null
+      : {
+          watched: fig(scaleFigures['watcher watched addresses']),
+          confirm_to_paid_worst_ms: fig(scaleFigures['watcher confirm→paid worst ms']),
+          peak_rss_mb: fig(scaleFigures['watcher peak RSS MB']),
+        },
   };
   console.log(`\n${JSON.stringify(summary, null, 2)}`);
   if (process.env.BENCH_OUT)
@@ -162,7 +180,7 @@ try {
           .map(([k, v]) => `${k.replace(' p99 ms', '')} ${v}`)
           .join(
             ', ',
-          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s at ${scaleFigures['export peak RSS MB'] ?? '–'} MB; ${summary.seq_scan_offenders ?? '–'} seq-scan offenders`,
+          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s at ${scaleFigures['export peak RSS MB'] ?? '–'} MB; ${summary.seq_scan_offenders ?? '–'} seq-scan offenders; reconcile ${summary.reconcile?.addresses ?? '–'} addresses in ${summary.reconcile?.seconds ?? '–'} s (${summary.reconcile?.differences ?? '–'} differences); sweep plan ${summary.sweep_plan?.addresses ?? '–'} addresses in ${summary.sweep_plan?.seconds ?? '–'} s; watcher (${summary.watcher?.watched ?? '–'} watched) confirming block → paid ${summary.watcher?.confirm_to_paid_worst_ms ?? '–'} ms, ${summary.watcher?.peak_rss_mb ?? '–'} MB`,
         target: 'p99 within 2x of empty; export >= 50,000 rows/s under 200 MB RSS; no Seq Scan on a large table',
         met: p99Met && exportMet && (plans?.offenders.length ?? 0) === 0,
         ...summary,
@@ -170,6 +188,11 @@ try {
     );
 } finally {
   await seeded.drop();
+}
+
+/** A figure for the JSON summary: two decimals, null when absent or not a number. */
+function fig(x: number | undefined): number | null {
+  return x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(2));
 }
 
 function round(x: number | undefined): string {
