@@ -2,7 +2,7 @@
 // year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
 //   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
 //                       [--watched 100000] [--per-block 1000] [--tip-runs 3] [--fund storage|payer]
-//                       [--watch-load-seconds 120]
+//                       [--watch-load-seconds 60]
 //                       [--skip api,export,export-cli,webhooks,plans,reconcile,sweep,watcher]
 // --factor 1.0 is the size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
 //   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
@@ -42,7 +42,7 @@ const { values } = parseArgs({
     'per-block': { type: 'string', default: '1000' },
     'tip-runs': { type: 'string', default: '3' },
     fund: { type: 'string', default: 'storage' },
-    'watch-load-seconds': { type: 'string', default: '120' },
+    'watch-load-seconds': { type: 'string', default: '60' },
     skip: { type: 'string', default: '' },
   },
 });
