@@ -7,19 +7,17 @@
 // BENCH_PROFILE=<dir> writes a --cpu-prof profile of that process; BENCH_HEAP=<file> a heap snapshot after the tip phase.
 // Local only: a fresh Postgres database on 127.0.0.1 (dropped at the end) and an Anvil node on a random port.
 // Addresses are synthetic (0x00..0i) so that setting up 100,000 sessions takes seconds; the watcher never derives keys.
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { Contract, parseUnits } from 'ethers';
 import { createDb } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { NetworkWatcher } from '../../src/watcher/network-watcher.js';
-import { startAnvil } from '../../test/support/anvil.js';
-import { deployBatcher } from '../../test/support/evm-tokens/deploy.js';
-import { deployTokens, fund, makeAdapter, walletAt } from '../../test/support/evm-tokens/scenario.js';
+import { makeAdapter } from '../../test/support/evm-tokens/scenario.js';
+import { startPayerChain } from './evm-bench-chain.js';
+import { measureTip } from './evm-watcher-tip.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,22 +64,12 @@ await admin.query(`create database ${dbName}`);
 const url = new URL(ADMIN);
 url.pathname = `/${dbName}`;
 const db = createDb(url.toString(), 10);
-const node = await startAnvil({ chainId: 1, extraArgs: ['--gas-limit', '2000000000', '--no-mining'] });
+const chain = await startPayerChain([{ symbol: 'USDT', decimals: 6 }], ['--no-mining']);
+const node = chain.node;
+const usdt = chain.tokens[0];
 const addr = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
 try {
   await migrateToLatest(db);
-  await node.rpc('evm_setAutomine', [true]);
-  const [usdt] = await deployTokens(node, [{ symbol: 'USDT', shape: 'fiat', decimals: 6 }]);
-  const payer = walletAt(1, node.provider);
-  await fund(usdt!, payer.address, parseUnits('100000000', 6));
-  const batcher = await deployBatcher(walletAt(0, node.provider));
-  const approve = new Contract(usdt!.address, ['function approve(address,uint256) returns (bool)'], payer);
-  await (
-    await (approve.getFunction('approve') as (a: string, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(
-      await batcher.getAddress(),
-      parseUnits('100000000', 6),
-    )
-  ).wait();
 
   // 100,000 open sessions, each with its deposit address on ethereum:test; every one owes 1.00 USDT.
   await db.insertInto('merchants').values({ id: 'mch_bench', name: 'bench', webhook_url: null, webhook_secret_enc: 'x' }).execute();
@@ -98,14 +86,12 @@ try {
   await watcher.step();
 
   await node.rpc('evm_setAutomine', [false]);
-  const pay = batcher.connect(payer) as Contract;
   const payBlock = async (first: number) => {
     const to = Array.from({ length: PER_BLOCK }, (_, j) => addr(first + j));
-    const tx = await (pay.getFunction('pay') as (t: string, a: string[], b: bigint[], o: object) => Promise<{ hash: string }>)(
-      usdt!.address,
+    const tx = await chain.pay(
+      usdt!,
       to,
       to.map(() => 1_000_000n),
-      { gasLimit: 60_000_000n * BigInt(Math.ceil(PER_BLOCK / 1000)) },
     );
     await node.mine(1);
     return tx.hash;
@@ -187,92 +173,21 @@ try {
   };
   const journalCost = ((median(withoutRates) - median(withRates)) / median(withoutRates)) * 100;
   // Phase 2: at the tip with a 1 s poll, the watcher in its own process: time from the confirming block to paid,
-  // step by step, and the process's memory.
-  await sql`delete from chain_cursors`.execute(db);
-  const child = fork(new URL('./evm-watcher-process.ts', import.meta.url).pathname, [], {
-    execArgv: [...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
-    env: {
-      ...process.env,
-      BENCH_DATABASE_URL: url.toString(),
-      BENCH_RPC_URL: node.url,
-      BENCH_TOKEN: usdt!.address,
-      BENCH_CONFIRMATIONS: String(CONFIRMATIONS),
-      BENCH_POLL_MS: '1000',
-      BENCH_START_HEIGHT: String(await node.provider.getBlockNumber()),
-      ...(values['head-poll-ms'] ? { BENCH_HEAD_POLL_MS: values['head-poll-ms'] } : {}),
+  // step by step, and the process's memory (evm-watcher-tip.ts).
+  const { tips, idleRss, loadedRss, peakRss, endRss, usage, watched } = await measureTip({
+    db,
+    dbUrl: url.toString(),
+    node,
+    token: usdt!.address,
+    confirmations: CONFIRMATIONS,
+    runs: TIP_RUNS,
+    ...(values['head-poll-ms'] ? { headPollMs: values['head-poll-ms'] } : {}),
+    payRun: async (run) => {
+      const firstTip = 1 + (3 * BLOCKS + run) * PER_BLOCK;
+      await payBlock(firstTip);
+      return `cs_b${firstTip + PER_BLOCK - 1}`;
     },
   });
-  type ChildStep = {
-    slow: string[];
-    started: number;
-    polled: number;
-    committed: number;
-    queries: number;
-    rpc: number;
-    paid: number;
-    last: string;
-    headTriggered: boolean;
-  };
-  const steps: ChildStep[] = [];
-  type ChildMsg = { kind: string; step?: ChildStep; watched?: number; usage?: NodeJS.MemoryUsage };
-  const waiting = new Map<string, (m: ChildMsg) => void>();
-  child.on('message', (m: ChildMsg) => {
-    if (m.kind === 'step' && m.step) steps.push(m.step);
-    waiting.get(m.kind)?.(m);
-  });
-  const next = (kind: string) => new Promise<ChildMsg>((ok) => waiting.set(kind, ok));
-  const proc = (field: 'VmRSS' | 'VmHWM') => {
-    const line = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith(`${field}:`))!;
-    return Number(/(\d+)/.exec(line)![1]) / 1024;
-  };
-  await next('ready');
-  const idleRss = proc('VmRSS'); // modules loaded, database pool and adapter created, nothing watched yet
-  child.send({ cmd: 'start' });
-  const watched = (await next('running')).watched!;
-  const loadedRss = proc('VmRSS');
-
-  const tips: Array<{ latency: number; step?: ChildStep; minedAt: number }> = [];
-  for (let run = 0; run < TIP_RUNS; run++) {
-    const firstTip = 1 + (3 * BLOCKS + run) * PER_BLOCK;
-    await payBlock(firstTip);
-    await new Promise((r) => setTimeout(r, 1000));
-    await node.mine(CONFIRMATIONS - 2);
-    // A random phase against the watcher's poll, as a block on a real chain has.
-    await new Promise((r) => setTimeout(r, 1000 + Math.random() * 1000));
-    await node.mine(1); // this block gives the payments their CONFIRMATIONS-th confirmation
-    const minedAt = performance.timeOrigin + performance.now();
-    const target = `cs_b${firstTip + PER_BLOCK - 1}`;
-    let latency = Number.NaN;
-    for (;;) {
-      const r = await sql<{
-        n: bigint;
-      }>`select count(*)::bigint as n from payment_sessions where status = 'paid' and id = ${target}`.execute(db);
-      const now = performance.timeOrigin + performance.now();
-      if (r.rows[0]!.n === 1n) {
-        latency = now - minedAt;
-        break;
-      }
-      if (now - minedAt > 30_000) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    // The step's message follows its commit.
-    for (const end = Date.now() + 5000; !steps.some((x) => x.last === target) && Date.now() < end; )
-      await new Promise((r) => setTimeout(r, 20));
-    tips.push({ latency, step: steps.find((x) => x.last === target), minedAt });
-  }
-  const peakRss = proc('VmHWM');
-  const endRss = proc('VmRSS');
-  child.send({ cmd: 'memory' });
-  const usage = (await next('memory')).usage!;
-  if (process.env.BENCH_HEAP) {
-    child.send({ cmd: 'heap', path: process.env.BENCH_HEAP });
-    await next('heap');
-  }
-  child.send({ cmd: 'stop' });
-  await next('stopped');
-  await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
 
   // Same-run floor of the credit transaction: one bare UPDATE of PER_BLOCK session rows by id (rolled back), the
   // least that a statement touching as many rows costs on this machine now (median of 3).

@@ -9,13 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { Contract, parseUnits } from 'ethers';
 import { createDb } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { reconcileChain } from '../../src/reconcile/reconcile.js';
-import { startAnvil } from '../../test/support/anvil.js';
-import { deployBatcher } from '../../test/support/evm-tokens/deploy.js';
-import { deployTokens, fund, makeAdapter, walletAt } from '../../test/support/evm-tokens/scenario.js';
+import { makeAdapter } from '../../test/support/evm-tokens/scenario.js';
+import { startPayerChain } from './evm-bench-chain.js';
 
 const { values } = parseArgs({ options: { addresses: { type: 'string', default: '100000' } } });
 const N = Number(values.addresses);
@@ -29,32 +27,22 @@ await admin.query(`create database ${dbName}`);
 const url = new URL(ADMIN);
 url.pathname = `/${dbName}`;
 const db = createDb(url.toString(), 10);
-const node = await startAnvil({ chainId: 1, extraArgs: ['--gas-limit', '2000000000'] });
+const chain = await startPayerChain([{ symbol: 'USDT', decimals: 6 }], []);
+const node = chain.node;
+const usdt = chain.tokens[0];
 const addr = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
 try {
   await migrateToLatest(db);
-  const [usdt] = await deployTokens(node, [{ symbol: 'USDT', shape: 'fiat', decimals: 6 }]);
-  const payer = walletAt(1, node.provider);
-  await fund(usdt!, payer.address, parseUnits('100000000', 6));
-  const batcher = await deployBatcher(walletAt(0, node.provider));
-  const approve = new Contract(usdt!.address, ['function approve(address,uint256) returns (bool)'], payer);
-  await (
-    await (approve.getFunction('approve') as (a: string, b: bigint) => Promise<{ wait(): Promise<unknown> }>)(
-      await batcher.getAddress(),
-      parseUnits('100000000', 6),
-    )
-  ).wait();
-  const pay = batcher.connect(payer) as Contract;
   const tSetup = performance.now();
   for (let first = 1; first <= N; first += PER_TX) {
     const to = Array.from({ length: Math.min(PER_TX, N - first + 1) }, (_, j) => addr(first + j));
-    const tx = await (pay.getFunction('pay') as (t: string, a: string[], b: bigint[], o: object) => Promise<{ wait(): Promise<unknown> }>)(
-      usdt!.address,
-      to,
-      to.map(() => 1_000_000n),
-      { gasLimit: 60_000_000n },
-    );
-    await tx.wait();
+    await (
+      await chain.pay(
+        usdt!,
+        to,
+        to.map(() => 1_000_000n),
+      )
+    ).wait();
   }
   await node.mine(5);
   const height = BigInt(await node.provider.getBlockNumber()) - 3n;

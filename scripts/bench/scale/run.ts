@@ -1,7 +1,9 @@
 // The scale benchmark (issue 38, "A realistic database"): the same measurements on an empty database and on a seeded
 // year of a large deployment, in one run, printed side by side with the ratio. Prints figures; never fails on a timing.
 //   npm run bench:scale [-- --factor 0.01] [--seconds 5] [--connections 16] [--events 2000] [--plan-rows 10000]
-//                       [--skip api,export,export-cli,webhooks,plans]
+//                       [--watched 100000] [--per-block 1000] [--tip-runs 3] [--fund storage|payer]
+//                       [--watch-load-seconds 60]
+//                       [--skip api,export,export-cli,webhooks,plans,reconcile,sweep,watcher]
 // --factor 1.0 is the issue's size (seed.ts); develop at 0.01. Measurements (measure.ts), each skippable:
 //   api       signed create/get/list p50 and p99 at half the peak rate (peak measured on each database first)
 //   export    the operator's CSV export of the last month's payments: rows/s and peak RSS (streaming: flat in memory),
@@ -10,13 +12,22 @@
 //             its own peak RSS, beside its peak on an export of no rows
 //   webhooks  relay (outbox → delivery rows) and delivery-record rates for --events fresh events
 //   plans     the API's queries EXPLAINed on the seeded database: every Seq Scan on a table above --plan-rows rows
-// Not here yet (see docs/performance.md "Scale"): the watcher with 100,000 watched addresses (scripts/bench/evm-watcher.ts),
-// reconcile of one network (scripts/bench/reconcile.ts) and `sweep plan` for the largest merchant on the seeded data.
+// and on one Anvil per database serving ethereum:test (measure-chain.ts; after `plans` on the seeded database, whose
+// sessions they add to):
+//   reconcile reconcile of ethereum:test, the chain funded with every balance the journal holds there (--fund storage:
+//             balanceOf slots written by anvil_setStorageAt, the default; payer: paid through the batch payer, slower):
+//             duration, addresses and balances compared, differences (expected 0); the ledger's read alone timed too
+//   sweep     `sweep plan` for the measured merchant (the CLI's plannerDeps + planSweeps), its addresses re-derived from
+//             the bench mnemonic and funded: duration, addresses considered, planned and skipped, batches
+//   watcher   --watched (100,000) open sessions of the measured merchant, --tip-runs blocks of --per-block (1,000)
+//             payments: confirming block → paid (worst, median) and the watcher process's peak RSS; the watcher's
+//             first step (its watch set's full load) timed, and given up after --watch-load-seconds
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
 import { SecretBox } from '../../../src/security/secret-box.js';
 import { checkSeeded } from './check.js';
+import { measureChain } from './measure-chain.js';
 import { measureApi, measureExport, measureExportProcess, measureWebhooks, queryPlanOffenders, type Target } from './measure.js';
 import { SCALE_BOX_KEY, freshDatabase, printSizes, seedScale, tableSizes } from './seed.js';
 
@@ -27,6 +38,11 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     events: { type: 'string', default: '2000' },
     'plan-rows': { type: 'string', default: '10000' },
+    watched: { type: 'string', default: '100000' },
+    'per-block': { type: 'string', default: '1000' },
+    'tip-runs': { type: 'string', default: '3' },
+    fund: { type: 'string', default: 'storage' },
+    'watch-load-seconds': { type: 'string', default: '60' },
     skip: { type: 'string', default: '' },
   },
 });
@@ -35,6 +51,15 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 
 type Figures = Record<string, number>;
+const chainFigures = (t: Target) =>
+  measureChain(t, {
+    skip,
+    watched: Number(values.watched),
+    perBlock: Number(values['per-block']),
+    runs: Number(values['tip-runs']),
+    fund: values.fund === 'payer' ? 'payer' : 'storage',
+    loadTimeoutMs: Number(values['watch-load-seconds']) * 1000,
+  });
 async function measureAll(t: Target): Promise<Figures> {
   const f: Figures = {};
   if (!skip.has('api')) {
@@ -73,11 +98,9 @@ let emptyFigures: Figures;
 try {
   const m = await createMerchant(empty.db, new SecretBox(SCALE_BOX_KEY), { name: 'Empty shop', webhookUrl: 'https://shop.example/hooks' });
   console.log('measuring on the empty database ...');
-  emptyFigures = await measureAll({
-    db: empty.db,
-    url: empty.url,
-    merchant: { merchantId: m.merchantId, key: m.testKey.key, secret: m.testKey.secret },
-  });
+  const t: Target = { db: empty.db, url: empty.url, merchant: { merchantId: m.merchantId, key: m.testKey.key, secret: m.testKey.secret } };
+  emptyFigures = await measureAll(t);
+  Object.assign(emptyFigures, await chainFigures(t));
 } finally {
   await empty.drop();
 }
@@ -95,6 +118,9 @@ try {
   const target: Target = { db: seeded.db, url: seeded.url, merchant: seeded.largest };
   console.log('measuring on the seeded database ...');
   const scaleFigures = await measureAll(target);
+  // The plans before the chain measurements, which add the watcher's open sessions.
+  const plans = skip.has('plans') ? undefined : await queryPlanOffenders(target, Number(values['plan-rows']));
+  Object.assign(scaleFigures, await chainFigures(target));
 
   console.log('\n| figure | empty | scale | scale / empty |');
   console.log('|---|---:|---:|---:|');
@@ -107,9 +133,7 @@ try {
     console.log(`| ${k} | ${round(e)} | ${round(s)} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'} |`);
   }
 
-  let plans: { statements: number; offenders: string[] } | undefined;
-  if (!skip.has('plans')) {
-    plans = await queryPlanOffenders(target, Number(values['plan-rows']));
+  if (plans) {
     console.log(
       `\nquery plans: ${plans.statements} statements EXPLAINed on the seeded database, ${plans.offenders.length} with a Seq Scan on a table above ${values['plan-rows']} rows`,
     );
@@ -126,6 +150,24 @@ try {
     database_mb: Math.round(sizes.reduce((a, s) => a + s.bytes, 0) / 2 ** 20),
     p99_ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, Number(v.toFixed(2))])),
     seq_scan_offenders: plans?.offenders.length ?? null,
+    // The chain measurements on the seeded database (measure-chain.ts); null when skipped or not reached.
+    reconcile: skip.has('reconcile')
+      ? null
+      : {
+          seconds: fig(scaleFigures['reconcile s']),
+          addresses: fig(scaleFigures['reconcile addresses']),
+          differences: fig((scaleFigures['reconcile token differences'] ?? 0) + (scaleFigures['reconcile native differences'] ?? 0)),
+        },
+    sweep_plan: skip.has('sweep')
+      ? null
+      : { seconds: fig(scaleFigures['sweep plan s']), addresses: fig(scaleFigures['sweep plan addresses considered']) },
+    watcher: skip.has('watcher')
+      ? null
+      : {
+          watched: fig(scaleFigures['watcher watched addresses']),
+          confirm_to_paid_worst_ms: fig(scaleFigures['watcher confirm→paid worst ms']),
+          peak_rss_mb: fig(scaleFigures['watcher peak RSS MB']),
+        },
   };
   console.log(`\n${JSON.stringify(summary, null, 2)}`);
   if (process.env.BENCH_OUT)
@@ -138,7 +180,7 @@ try {
           .map(([k, v]) => `${k.replace(' p99 ms', '')} ${v}`)
           .join(
             ', ',
-          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s at ${scaleFigures['export peak RSS MB'] ?? '–'} MB; ${summary.seq_scan_offenders ?? '–'} seq-scan offenders`,
+          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s at ${scaleFigures['export peak RSS MB'] ?? '–'} MB; ${summary.seq_scan_offenders ?? '–'} seq-scan offenders; reconcile ${summary.reconcile?.addresses ?? '–'} addresses in ${summary.reconcile?.seconds ?? '–'} s (${summary.reconcile?.differences ?? '–'} differences); sweep plan ${summary.sweep_plan?.addresses ?? '–'} addresses in ${summary.sweep_plan?.seconds ?? '–'} s; watcher (${summary.watcher?.watched ?? '–'} watched) confirming block → paid ${summary.watcher?.confirm_to_paid_worst_ms ?? '–'} ms, ${summary.watcher?.peak_rss_mb ?? '–'} MB`,
         target: 'p99 within 2x of empty; export >= 50,000 rows/s under 200 MB RSS; no Seq Scan on a large table',
         met: p99Met && exportMet && (plans?.offenders.length ?? 0) === 0,
         ...summary,
@@ -146,6 +188,11 @@ try {
     );
 } finally {
   await seeded.drop();
+}
+
+/** A figure for the JSON summary: two decimals, null when absent or not a number. */
+function fig(x: number | undefined): number | null {
+  return x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(2));
 }
 
 function round(x: number | undefined): string {
