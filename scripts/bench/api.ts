@@ -1,5 +1,5 @@
 import { fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { instrumentHttp } from '../../src/metrics/http.js';
@@ -12,7 +12,7 @@ import { signedRequest } from './signed-request.js';
 // The composed limit: the bare route, a Postgres transaction inserting a session and an outbox row, a primary-key select
 // and a Redis SET, each measured in the same run; a request doing each once is bounded by 1/(Σ 1/x) (create: bare +
 // transaction + SET; get: bare + select + SET), and the signed routes are printed as a ratio to it.
-// Transport (--transport): `unix` (the default) reaches PostgreSQL and Redis over Unix-domain sockets, as a single-host
+// Transport (--transport): `unix` (the default where PostgreSQL's socket exists) reaches PostgreSQL and Redis over Unix-domain sockets, as a single-host
 // deployment does (DATABASE_URL `?host=/var/run/postgresql`, REDIS_URL `unix:///path`); `tcp` over loopback TCP. Redis is
 // a private redis-server listening on both; the composed limit's baselines use the server's own pool and connection, so
 // the same transport as the requests they bound.
@@ -23,10 +23,12 @@ const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const seconds = Number(args.get('seconds') ?? 10);
 const connections = Number(args.get('connections') ?? 32);
-const transport = args.get('transport') ?? 'unix';
-if (transport !== 'unix' && transport !== 'tcp') throw new Error('--transport is unix or tcp');
 const pgSocketDir = process.env.BENCH_PG_SOCKET_DIR ?? '/var/run/postgresql';
 const benchDb = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stablepay_bench';
+// Unix sockets by default where PostgreSQL has one (its socket file in BENCH_PG_SOCKET_DIR), else TCP.
+const pgSocket = `${pgSocketDir}/.s.PGSQL.${new URL(benchDb).port || 5432}`;
+const transport = args.get('transport') ?? (existsSync(pgSocket) ? 'unix' : 'tcp');
+if (transport !== 'unix' && transport !== 'tcp') throw new Error('--transport is unix or tcp');
 const privateRedis = await startPrivateRedis({ unixSocket: true });
 const serverEnv = {
   ...process.env,
