@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { connectRedis } from './start/redis.js';
 import type { ChainRegistry } from '../chains/chain-registry.js';
 import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
@@ -81,11 +81,13 @@ export async function start(
   // (the migration lock, the watchers' leader locks, the reconcile lock, the relay's LISTEN) uses DATABASE_DIRECT_URL.
   const directUrl = config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL;
   await ensureDatabase(directUrl);
-  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  // Named prepared statements for the API's hot statements (src/db/named-statements.ts): not through PgBouncer in
+  // transaction pooling, where a statement's name does not stay on one server connection.
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, { namedStatements: config.DATABASE_POOL_MODE === 'direct' });
   const sessionDb = directUrl === config.DATABASE_URL ? db : createDb(directUrl, config.DATABASE_POOL_SIZE);
   if (config.MIGRATE_ON_START) await migrateToLatest(sessionDb);
   const reads = reportingReadsFor(config, db, log.child({ role: 'read-replica' }));
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
+  const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log.warn({ err }, 'redis connection error')); // reconnects on its own; /readyz reports it
   const box = new SecretBox(config.MASTER_KEY);
   const queueCtx = { connection: redis, prefix: config.REDIS_KEY_PREFIX };

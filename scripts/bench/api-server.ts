@@ -13,6 +13,7 @@ import { createMerchant } from '../../src/ledger/merchants/merchants.js';
 import { createRateService } from '../../src/rates/index.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
+import { connectRedis } from '../../src/start/redis.js';
 
 // Child process of scripts/bench/api.ts: the real API (real Postgres and Redis) on one port and a bare Fastify
 // route on another, so the load generator and the server do not share an event loop.
@@ -20,9 +21,10 @@ const dbUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5
 // A fresh database every run: sessions left by earlier runs would make each run measure a bigger table than the last.
 await dropDatabase(dbUrl);
 await ensureDatabase(dbUrl);
-const db = createDb(dbUrl, 20);
+const db = createDb(dbUrl, 20, { namedStatements: true }); // as main.ts with DATABASE_POOL_MODE=direct
 await migrateToLatest(db);
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+// REDIS_URL as the service reads it (src/start/redis.ts): `redis://…` or `unix:///path` (api.ts --transport).
+const redis = connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const box = new SecretBox('42'.repeat(32));
 const m = await createMerchant(db, box, { name: 'bench' });
 const serverDeps = (httpMetrics: boolean) => ({
@@ -61,23 +63,27 @@ process.send?.({ apiUrl, bareUrl, meteredUrl, metricsUrl, key: m.testKey.key, se
 // given to an ioredis connection (an auto-pipelined batch still counts each of its commands).
 const counted = { pg: 0, redis: 0, pgWrites: 0, redisWrites: 0 };
 // And the socket write calls that carry them (an auto-pipelined batch of commands is one; pg corks a statement's
-// protocol messages, several calls, into one writev), by the server's port.
-const pgPort = Number(new URL(dbUrl).port || 5432);
-const redisPort = Number(new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379);
+// protocol messages, several calls, into one writev), by the socket: each client's socket is known once it sends, over
+// TCP or a Unix-domain socket alike.
+const pgSockets = new WeakSet<object>();
+const redisSockets = new WeakSet<object>();
 const socketWrite = Socket.prototype.write;
 Socket.prototype.write = function (this: Socket, ...args: Parameters<typeof socketWrite>) {
-  if (this.remotePort === pgPort) counted.pgWrites++;
-  else if (this.remotePort === redisPort) counted.redisWrites++;
+  if (pgSockets.has(this)) counted.pgWrites++;
+  else if (redisSockets.has(this)) counted.redisWrites++;
   return socketWrite.apply(this, args);
 } as typeof socketWrite;
 const pgQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof pgQuery>) {
   counted.pg++;
+  const stream = (this as unknown as { connection?: { stream?: object } }).connection?.stream;
+  if (stream) pgSockets.add(stream);
   return pgQuery.apply(this, args);
 } as typeof pgQuery;
 const redisSend = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof redisSend>) {
   counted.redis++;
+  if (this.stream) redisSockets.add(this.stream);
   return redisSend.apply(this, args);
 };
 // The work a signed request cannot avoid, measured from this process with the same pool, for the composed limit

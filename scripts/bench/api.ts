@@ -1,9 +1,9 @@
 import { fork } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { instrumentHttp } from '../../src/metrics/http.js';
+import { startPrivateRedis } from '../../test/support/private-redis.js';
 import { signedRequest } from './signed-request.js';
 
 // Signed create-session and get-session on loopback, beside a bare Fastify route measured in the same run.
@@ -12,12 +12,35 @@ import { signedRequest } from './signed-request.js';
 // The composed limit: the bare route, a Postgres transaction inserting a session and an outbox row, a primary-key select
 // and a Redis SET, each measured in the same run; a request doing each once is bounded by 1/(Σ 1/x) (create: bare +
 // transaction + SET; get: bare + select + SET), and the signed routes are printed as a ratio to it.
-// Usage: npm run bench:api [-- --seconds 10 --connections 32]. Not a CI gate. BENCH_OUT=file writes a JSON summary.
+// Transport (--transport): `unix` (the default where PostgreSQL's socket exists) reaches PostgreSQL and Redis over Unix-domain sockets, as a single-host
+// deployment does (DATABASE_URL `?host=/var/run/postgresql`, REDIS_URL `unix:///path`); `tcp` over loopback TCP. Redis is
+// a private redis-server listening on both; the composed limit's baselines use the server's own pool and connection, so
+// the same transport as the requests they bound.
+// Usage: npm run bench:api [-- --seconds 10 --connections 32 --transport unix|tcp --metrics-cost off]. Not a CI gate. BENCH_OUT=file
+// writes a JSON summary.
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const seconds = Number(args.get('seconds') ?? 10);
 const connections = Number(args.get('connections') ?? 32);
+const pgSocketDir = process.env.BENCH_PG_SOCKET_DIR ?? '/var/run/postgresql';
+const benchDb = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/stablepay_bench';
+// Unix sockets by default where PostgreSQL has one (its socket file in BENCH_PG_SOCKET_DIR), else TCP.
+const pgSocket = `${pgSocketDir}/.s.PGSQL.${new URL(benchDb).port || 5432}`;
+const transport = args.get('transport') ?? (existsSync(pgSocket) ? 'unix' : 'tcp');
+if (transport !== 'unix' && transport !== 'tcp') throw new Error('--transport is unix or tcp');
+const privateRedis = await startPrivateRedis({ unixSocket: true });
+const serverEnv = {
+  ...process.env,
+  REDIS_URL: transport === 'unix' ? privateRedis.socketUrl! : privateRedis.url,
+  BENCH_DATABASE_URL: transport === 'unix' ? viaSocket(benchDb, pgSocketDir) : benchDb,
+};
+/** The same database through the server's Unix-domain socket directory (pg reads `host` from the query string). */
+function viaSocket(url: string, dir: string): string {
+  const u = new URL(url);
+  u.searchParams.set('host', dir);
+  return u.toString();
+}
 
 interface Ready {
   apiUrl: string;
@@ -30,7 +53,9 @@ interface Ready {
 const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], {
   execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])],
   stdio: 'inherit',
+  env: serverEnv,
 });
+child.once('exit', () => void privateRedis.stop());
 const ready = await new Promise<Ready>((resolve, reject) => {
   child.once('message', (m) => resolve(m as Ready));
   child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
@@ -46,7 +71,7 @@ const createRequest = () =>
   );
 
 // One session to read back in the get benchmark.
-const created = await fetch(ready.apiUrl + '/api/v1/checkout/sessions/create', createRequest() as RequestInit);
+const created = await fetch(`${ready.apiUrl}/api/v1/checkout/sessions/create`, createRequest() as RequestInit);
 const sessionId = ((await created.json()) as { id: string }).id;
 const getRequest = () => signed('GET', `/api/v1/checkout/sessions/${sessionId}`, '');
 
@@ -129,7 +154,9 @@ const createHalf = await run('create @ half rate', ready.apiUrl, createRequest, 
 const getHalf = await run('get @ half rate', ready.apiUrl, getRequest, Math.max(1, Math.floor(get.rps / 2)));
 rows.push(createHalf, getHalf);
 
-console.log(`\nAPI benchmark: ${seconds}s per run, ${connections} connections, loopback, real Postgres and Redis`);
+console.log(
+  `\nAPI benchmark: ${seconds}s per run, ${connections} connections, HTTP on loopback, real Postgres and Redis over ${transport === 'unix' ? 'Unix-domain sockets' : 'loopback TCP'}`,
+);
 console.log(
   'run'.padEnd(26),
   'req/s'.padStart(9),
@@ -165,6 +192,7 @@ const summary = {
   met: create.rps / composedCreate >= 0.5 && get.rps / composedGet >= 0.5,
   seconds,
   connections,
+  transport,
   bare_get_rps: Math.round(bareGet.rps),
   pg_insert_tx_per_s: Math.round(base.insertTx),
   pk_select_per_s: Math.round(base.pkSelect),
@@ -195,112 +223,121 @@ const summary = {
   },
 };
 if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify(summary));
-// Metrics on vs off, per endpoint in off, on, on, off order (drift over the run cancels out).
-const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
-  const timer = setInterval(
-    () =>
-      void fetch(ready.metricsUrl)
-        .then((r) => r.text())
-        .catch(() => {}),
-    1000,
-  );
-  try {
-    return await f();
-  } finally {
-    clearInterval(timer);
-  }
-};
-const cost = [];
-for (const [name, make] of [
-  ['create-session', createRequest],
-  ['get-session', getRequest],
-] as const) {
-  const off1 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
-  const on1 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
-  const on2 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
-  const off2 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
-  const off = (off1.rps + off2.rps) / 2;
-  const on = (on1.rps + on2.rps) / 2;
-  const cpuOff = (off1.cpuPerReq + off2.cpuPerReq) / 2;
-  const cpuOn = (on1.cpuPerReq + on2.cpuPerReq) / 2;
-  cost.push({
-    name,
-    off,
-    on,
-    costPct: ((off - on) / off) * 100,
-    cpuOff,
-    cpuOn,
-    cpuCostPct: ((cpuOn - cpuOff) / cpuOff) * 100,
-    bad: off1.bad + on1.bad + on2.bad + off2.bad,
-  });
+// --metrics-cost off: the main table alone (alternated old/new comparisons of the signed routes).
+if (args.get('metrics-cost') === 'off') {
+  child.send('stop');
+} else {
+  await metricsCost();
+  child.send('stop');
 }
-const scrape = await (await fetch(ready.metricsUrl)).text();
-console.log('\nHTTP metrics cost (off/on/on/off, each run %ds; on = instrumented and scraped every second)', seconds);
-console.log(
-  'endpoint'.padEnd(16),
-  'off req/s'.padStart(10),
-  'on req/s'.padStart(10),
-  'cost %'.padStart(8),
-  'off µs CPU/req'.padStart(15),
-  'on µs CPU/req'.padStart(14),
-  'CPU cost %'.padStart(11),
-  'non-2xx'.padStart(8),
-);
-for (const c of cost) {
-  console.log(
-    c.name.padEnd(16),
-    c.off.toFixed(0).padStart(10),
-    c.on.toFixed(0).padStart(10),
-    c.costPct.toFixed(1).padStart(8),
-    c.cpuOff.toFixed(0).padStart(15),
-    c.cpuOn.toFixed(0).padStart(14),
-    c.cpuCostPct.toFixed(1).padStart(11),
-    String(c.bad).padStart(8),
-  );
-}
-console.log(
-  `target: cost < 5% (server CPU per request: ${cost.every((c) => c.cpuCostPct < 5) ? 'met' : 'NOT met'}; req/s: ${cost.every((c) => c.costPct < 5) ? 'met' : 'NOT met'}, which moves with other load on the machine); ${scrape.split('\n').filter((l) => l.startsWith('stablepay_http_requests_total')).length} request series exported`,
-);
-// The hook alone, without the network and the shared machine's noise: CPU per request of a trivial route on two
-// in-process Fastify apps, with and without instrumentHttp, interleaved, median of 9 rounds (Fastify's inject).
-{
-  const app = async (metered: boolean) => {
-    const a = Fastify({ logger: false });
-    if (metered) instrumentHttp(a);
-    a.get('/r/:id', async () => ({ ok: true }));
-    await a.ready();
-    return a;
+
+async function metricsCost() {
+  // Metrics on vs off, per endpoint in off, on, on, off order (drift over the run cancels out).
+  const scraping = async <T>(f: () => Promise<T>): Promise<T> => {
+    const timer = setInterval(
+      () =>
+        void fetch(ready.metricsUrl)
+          .then((r) => r.text())
+          .catch(() => {}),
+      1000,
+    );
+    try {
+      return await f();
+    } finally {
+      clearInterval(timer);
+    }
   };
-  const cpuPerInject = async (a: FastifyInstance, n: number) => {
-    const t0 = process.cpuUsage();
-    for (let i = 0; i < n; i++) await a.inject({ method: 'GET', url: '/r/abc' });
-    const d = process.cpuUsage(t0);
-    return (d.user + d.system) / n;
-  };
-  const [plain, metered] = [await app(false), await app(true)];
-  await cpuPerInject(plain, 2000);
-  await cpuPerInject(metered, 2000);
-  const off: number[] = [];
-  const on: number[] = [];
-  for (let r = 0; r < 9; r++) {
-    off.push(await cpuPerInject(plain, 3000));
-    on.push(await cpuPerInject(metered, 3000));
+  const cost = [];
+  for (const [name, make] of [
+    ['create-session', createRequest],
+    ['get-session', getRequest],
+  ] as const) {
+    const off1 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
+    const on1 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
+    const on2 = await measured(() => scraping(() => run(`${name}, metrics on`, ready.meteredUrl, make)));
+    const off2 = await measured(() => run(`${name}, metrics off`, ready.apiUrl, make));
+    const off = (off1.rps + off2.rps) / 2;
+    const on = (on1.rps + on2.rps) / 2;
+    const cpuOff = (off1.cpuPerReq + off2.cpuPerReq) / 2;
+    const cpuOn = (on1.cpuPerReq + on2.cpuPerReq) / 2;
+    cost.push({
+      name,
+      off,
+      on,
+      costPct: ((off - on) / off) * 100,
+      cpuOff,
+      cpuOn,
+      cpuCostPct: ((cpuOn - cpuOff) / cpuOff) * 100,
+      bad: off1.bad + on1.bad + on2.bad + off2.bad,
+    });
   }
-  const median = (x: number[]) => [...x].sort((a, b) => a - b)[Math.floor(x.length / 2)]!;
-  const us = median(on) - median(off);
-  const gets = cost.find((x) => x.name === 'get-session')!;
-  const creates = cost.find((x) => x.name === 'create-session')!;
+  const scrape = await (await fetch(ready.metricsUrl)).text();
+  console.log('\nHTTP metrics cost (off/on/on/off, each run %ds; on = instrumented and scraped every second)', seconds);
   console.log(
-    `the hook alone: ${us.toFixed(1)} µs CPU per request (trivial route ${median(off).toFixed(1)} → ${median(on).toFixed(1)} µs) = ${((us / gets.cpuOff) * 100).toFixed(1)}% of get-session's ${gets.cpuOff.toFixed(0)} µs, ${((us / creates.cpuOff) * 100).toFixed(1)}% of create-session's ${creates.cpuOff.toFixed(0)} µs`,
+    'endpoint'.padEnd(16),
+    'off req/s'.padStart(10),
+    'on req/s'.padStart(10),
+    'cost %'.padStart(8),
+    'off µs CPU/req'.padStart(15),
+    'on µs CPU/req'.padStart(14),
+    'CPU cost %'.padStart(11),
+    'non-2xx'.padStart(8),
   );
-  const share = Math.max(us / gets.cpuOff, us / creates.cpuOff) * 100;
+  for (const c of cost) {
+    console.log(
+      c.name.padEnd(16),
+      c.off.toFixed(0).padStart(10),
+      c.on.toFixed(0).padStart(10),
+      c.costPct.toFixed(1).padStart(8),
+      c.cpuOff.toFixed(0).padStart(15),
+      c.cpuOn.toFixed(0).padStart(14),
+      c.cpuCostPct.toFixed(1).padStart(11),
+      String(c.bad).padStart(8),
+    );
+  }
   console.log(
-    `target: instrumentation < 5% of create/get-session's cost: ${share < 5 ? 'met' : 'NOT met'} by the hook's measured share (${share.toFixed(1)}%)`,
+    `target: cost < 5% (server CPU per request: ${cost.every((c) => c.cpuCostPct < 5) ? 'met' : 'NOT met'}; req/s: ${cost.every((c) => c.costPct < 5) ? 'met' : 'NOT met'}, which moves with other load on the machine); ${scrape.split('\n').filter((l) => l.startsWith('stablepay_http_requests_total')).length} request series exported`,
   );
-  await plain.close();
-  await metered.close();
+  // The hook alone, without the network and the shared machine's noise: CPU per request of a trivial route on two
+  // in-process Fastify apps, with and without instrumentHttp, interleaved, median of 9 rounds (Fastify's inject).
+  {
+    const app = async (metered: boolean) => {
+      const a = Fastify({ logger: false });
+      if (metered) instrumentHttp(a);
+      a.get('/r/:id', async () => ({ ok: true }));
+      await a.ready();
+      return a;
+    };
+    const cpuPerInject = async (a: FastifyInstance, n: number) => {
+      const t0 = process.cpuUsage();
+      for (let i = 0; i < n; i++) await a.inject({ method: 'GET', url: '/r/abc' });
+      const d = process.cpuUsage(t0);
+      return (d.user + d.system) / n;
+    };
+    const [plain, metered] = [await app(false), await app(true)];
+    await cpuPerInject(plain, 2000);
+    await cpuPerInject(metered, 2000);
+    const off: number[] = [];
+    const on: number[] = [];
+    for (let r = 0; r < 9; r++) {
+      off.push(await cpuPerInject(plain, 3000));
+      on.push(await cpuPerInject(metered, 3000));
+    }
+    const median = (x: number[]) => [...x].sort((a, b) => a - b)[Math.floor(x.length / 2)]!;
+    const us = median(on) - median(off);
+    const gets = cost.find((x) => x.name === 'get-session')!;
+    const creates = cost.find((x) => x.name === 'create-session')!;
+    console.log(
+      `the hook alone: ${us.toFixed(1)} µs CPU per request (trivial route ${median(off).toFixed(1)} → ${median(on).toFixed(1)} µs) = ${((us / gets.cpuOff) * 100).toFixed(1)}% of get-session's ${gets.cpuOff.toFixed(0)} µs, ${((us / creates.cpuOff) * 100).toFixed(1)}% of create-session's ${creates.cpuOff.toFixed(0)} µs`,
+    );
+    const share = Math.max(us / gets.cpuOff, us / creates.cpuOff) * 100;
+    console.log(
+      `target: instrumentation < 5% of create/get-session's cost: ${share < 5 ? 'met' : 'NOT met'} by the hook's measured share (${share.toFixed(1)}%)`,
+    );
+    await plain.close();
+    await metered.close();
+  }
+  console.log(
+    `\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`,
+  );
 }
-console.log(
-  `\ntargets: create >= 1500 req/s (${create.rps >= 1500 ? 'met' : 'NOT met'}), get >= 5000 req/s (${get.rps >= 5000 ? 'met' : 'NOT met'}), p99 < 20 ms at half rate (create ${createHalf.p99} ms, get ${getHalf.p99} ms)`,
-);
-child.send('stop');

@@ -18,7 +18,7 @@ import { loadWatcherSettings } from '../watcher/config.js';
 import { configuredTokenDecimals } from '../../chains/chain-registry.js';
 import { createVerifiedAdapters } from '../watcher/start.js';
 import { createPayoutScheduler } from '../refunds/payout-worker.js';
-import { Redis } from 'ioredis';
+import { connectRedis } from '../start/redis.js';
 import { CliFailure, TREASURY_USAGE, sweepCli, treasuryCli, type TreasuryCliContext } from './treasury.js';
 import { createNativePriceService, nativePriceConfigFrom } from '../rates/native-prices.js';
 import { createLogger } from '../logger.js';
@@ -109,7 +109,7 @@ async function main(argv: string[]): Promise<void> {
       case 'key':
         return await keyCli(rest, { db, box });
       case 'payouts': {
-        const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+        const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
         try {
           return await payoutsCli(rest, {
@@ -125,7 +125,7 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'deposits':
       case 'sessions': {
-        const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+        const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         const scheduler = createPayoutScheduler({ connection: redis, prefix: config.REDIS_KEY_PREFIX });
         try {
           const ctx = {
@@ -177,7 +177,7 @@ async function main(argv: string[]): Promise<void> {
       case 'subscriptions':
         return await subscriptionsCli(rest, { db, clock: systemClock, checkoutBaseUrl: config.checkoutBaseUrl });
       case 'webhooks': {
-        const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+        const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
         try {
           return await webhooksCli(rest, { db, redis, box, config });
         } finally {

@@ -11,6 +11,9 @@ import { Redis } from 'ioredis';
 export interface PrivateRedis {
   url: string;
   port: number;
+  /** With `unixSocket`: the server's Unix-domain socket, and REDIS_URL's form for it (`unix:///path`). */
+  socketPath?: string;
+  socketUrl?: string;
   /** Stops the server and starts a new one on the same port (clients reconnect by themselves). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -47,14 +50,19 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
   }
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** `unixSocket`: the server also listens on a Unix-domain socket in its private directory (`socketPath`). */
+export async function startPrivateRedis(opts: { unixSocket?: boolean } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sp-redis-'));
   const url = `redis://127.0.0.1:${port}`;
+  const socketPath = opts.unixSocket ? join(dir, 'redis.sock') : undefined;
+  const socketArgs = socketPath ? ['--unixsocket', socketPath, '--unixsocketperm', '700'] : [];
   const start = async (): Promise<ChildProcess> => {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', ...socketArgs, '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     await waitReady(url, child);
     return child;
   };
@@ -68,6 +76,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   return {
     url,
     port,
+    ...(socketPath ? { socketPath, socketUrl: `unix://${socketPath}` } : {}),
     async restart() {
       await stopChild(box.child);
       box.child = await start();

@@ -70,6 +70,13 @@ describe('session state, for transaction pooling', () => {
     expect(main.replace(/\s+/g, ' ')).toContain(`const directUrl = ${direct}`);
   });
 
+  it('the named statements of the hot path (src/db/named-statements.ts) are sent by a direct pool only', () => {
+    const main = readFileSync('src/main.ts', 'utf8').replace(/\s+/g, ' ');
+    expect(main).toContain("{ namedStatements: config.DATABASE_POOL_MODE === 'direct' }");
+    const enabling = files('src').filter((f) => /namedStatements:/.test(readFileSync(f, 'utf8')));
+    expect(enabling).toEqual(['src/main.ts']);
+  });
+
   it('a process with session-holding roles refuses transaction mode without DATABASE_DIRECT_URL', () => {
     const base = { MASTER_KEY: '5a'.repeat(32), DATABASE_POOL_MODE: 'transaction', DATABASE_URL: 'postgres://u@bouncer:6432/sp' };
     for (const roles of ['watcher', 'worker', 'api,worker,watcher']) {

@@ -1,7 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
+import { nameStatement } from '../../db/named-statements.js';
 import type { Database } from '../../db/schema.js';
 import { sessionReceivedFields, type ReceivedPayment } from '../../domain/events/session-received.js';
-import type { SessionRow } from './session-row.js';
+import { SESSION_COLUMNS, type SessionRow } from './session-row.js';
 
 /**
  * The final deposits to each of these sessions' addresses, in chain order (issue 16 item 5): credited ones and
@@ -62,18 +63,10 @@ const RECEIVED_COLUMNS = [
   'd.disposition as received_disposition',
   'd.unmatched_reason as received_unmatched_reason',
 ] as const;
-const RECEIVED_KEYS = new Set(RECEIVED_COLUMNS.map((c) => c.split(' as ')[1]!));
 
-/**
- * One session by primary key and what it received (the deposits receivedPayments returns, in the same order), in one
- * statement: the session left-joined to its final deposits, one row per deposit (one row of NULL deposit columns when
- * none). Ownership is for the caller to check (sessions.ts ownedBy): the primary key alone keeps the plan on it.
- */
-export async function findSessionReceived(
-  db: Kysely<Database>,
-  id: string,
-): Promise<{ session: SessionRow; payments: ReceivedPayment[] } | undefined> {
-  const rows = await db
+/** The statement of findSessionReceived for session `id`, as Kysely builds it (compiled once, below). */
+const sessionReceivedQuery = (db: Kysely<Database>, id: string) =>
+  db
     .selectFrom('payment_sessions as s')
     .leftJoin('deposits as d', (j) =>
       j
@@ -81,15 +74,45 @@ export async function findSessionReceived(
         .on('d.status', '=', 'confirmed')
         .on('d.unmatched_reason', 'is distinct from', 'unsupported_token'),
     )
-    .selectAll('s')
+    .select(SESSION_COLUMNS.map((c) => `s.${c}` as const))
     .select(RECEIVED_COLUMNS)
     .where('s.id', '=', id)
     .orderBy('d.block_number')
-    .orderBy('d.log_index')
-    .execute();
+    .orderBy('d.log_index');
+type SessionReceivedRow = Awaited<ReturnType<ReturnType<typeof sessionReceivedQuery>['execute']>>[number];
+
+/** Compiled once with a marker id; each call swaps the marker for its id. The text is fixed, so it is named. */
+const ID_MARKER = '\u0000session-id';
+let compiled: { sql: string; parameters: readonly unknown[]; idAt: number } | undefined;
+function sessionReceivedStatement(db: Kysely<Database>, id: string): CompiledQuery<SessionReceivedRow> {
+  if (!compiled) {
+    const c = sessionReceivedQuery(db, ID_MARKER).compile();
+    const idAt = c.parameters.indexOf(ID_MARKER);
+    if (idAt < 0 || c.parameters.lastIndexOf(ID_MARKER) !== idAt) throw new Error('findSessionReceived: the id is not one parameter');
+    nameStatement('sp_find_session_received', c.sql);
+    compiled = { sql: c.sql, parameters: c.parameters, idAt };
+  }
+  const parameters = [...compiled.parameters];
+  parameters[compiled.idAt] = id;
+  return CompiledQuery.raw(compiled.sql, parameters) as CompiledQuery<SessionReceivedRow>;
+}
+
+/**
+ * One session by primary key and what it received (the deposits receivedPayments returns, in the same order), in one
+ * statement: the session left-joined to its final deposits, one row per deposit (one row of NULL deposit columns when
+ * none). Ownership is for the caller to check (sessions.ts ownedBy): the primary key alone keeps the plan on it.
+ * The hot read of GET /checkout/sessions/:id: compiled once and sent as a named prepared statement where the pool
+ * allows (src/db/named-statements.ts).
+ */
+export async function findSessionReceived(
+  db: Kysely<Database>,
+  id: string,
+): Promise<{ session: SessionRow; payments: ReceivedPayment[] } | undefined> {
+  const { rows } = await db.executeQuery(sessionReceivedStatement(db, id));
   const first = rows[0];
   if (!first) return undefined;
-  const session = Object.fromEntries(Object.entries(first).filter(([k]) => !RECEIVED_KEYS.has(k))) as SessionRow;
+  const session: Record<string, unknown> = {};
+  for (const c of SESSION_COLUMNS) session[c] = first[c];
   const payments: ReceivedPayment[] = [];
   for (const r of rows) {
     if (r.received_id === null) continue; // the session's row when it received nothing
@@ -105,7 +128,7 @@ export async function findSessionReceived(
       unmatchedReason: r.received_unmatched_reason,
     });
   }
-  return { session, payments };
+  return { session: session as SessionRow, payments };
 }
 
 /**

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Database, LineItemRecord, Mode } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { nameStatement } from '../../db/named-statements.js';
 import { SESSION_TRANSITIONS } from '../../domain/session-state.js';
 import { formatBaseUnits } from '../../domain/money.js';
 import type { TokenDecimals } from '../../domain/chain-lookup.js';
@@ -10,7 +11,7 @@ import { hasProvisionalDepositsBefore } from './deposits.js';
 import { newestFirstPage, type NewestFirstPage } from '../core/newest-first-page.js';
 import { insertOutboxEvent } from '../core/outbox.js';
 import { PAYMENT_EVENT_TYPE, paymentEventObject } from '../../domain/events/payment.js';
-import type { SessionRow } from './session-row.js';
+import { SESSION_COLUMNS, type SessionRow } from './session-row.js';
 import { receivedEventFields } from './session-payments.js';
 import { quoteColumns, type Coin, type LockedQuote } from './locked-quotes.js';
 
@@ -52,7 +53,7 @@ export const isOrderIdTaken = (err: unknown): boolean => isUniqueViolation(err, 
 /** Inserts a session in the caller's transaction; the order_id constraint rejects a duplicate order. */
 /** One statement: callers that write nothing else with it may pass the pool itself (autocommit, one round trip). */
 export async function insertSession(trx: Kysely<Database>, s: NewSession): Promise<SessionRow> {
-  return trx
+  const insert = trx
     .insertInto('payment_sessions')
     .values({
       id: s.id,
@@ -81,8 +82,13 @@ export async function insertSession(trx: Kysely<Database>, s: NewSession): Promi
       // merchant); created_at and expires_at share one clock.
       expires_at: sql<Date>`now() + (select coalesce(session_lifetime_seconds, ${s.defaultLifetimeSeconds}::integer) from merchants where id = ${s.merchantId}) * interval '1 second'`,
     })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    .returning(SESSION_COLUMNS)
+    .compile();
+  // Its text does not depend on the values (every column is always given): the API's hot write, named once
+  // (src/db/named-statements.ts).
+  nameStatement('sp_insert_session', insert.sql);
+  const { rows } = await trx.executeQuery(insert);
+  return rows[0]!;
 }
 
 /**
