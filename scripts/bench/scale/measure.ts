@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -141,15 +141,26 @@ function peakRssMbOf(pid: number): number | undefined {
  * reads nothing (`export payments` of an empty hour): the difference is what the rows cost, flat if it streams.
  */
 export async function measureExportProcess(
-  t: Target,
-): Promise<{ rows: number; rowsPerSecond: number; peakRssMb: number; idleRssMb: number; seconds: number; compiled: boolean }> {
-  const until = new Date();
-  const since = new Date(until.getTime() - 31 * 86_400_000);
+  t: Pick<Target, 'url'>,
+  o: { cli?: string; since?: Date; until?: Date } = {},
+): Promise<{
+  rows: number;
+  rowsPerSecond: number;
+  peakRssMb: number;
+  idleRssMb: number;
+  seconds: number;
+  idleSeconds: number;
+  compiled: boolean;
+  sha256: string;
+}> {
+  const until = o.until ?? new Date();
+  const since = o.since ?? new Date(until.getTime() - 31 * 86_400_000);
   // The compiled CLI (`npm run build`; what the image runs) when there is one: tsx's loader alone holds ~50 MB more.
-  const compiled = existsSync('dist/src/cli/index.js');
-  const cliEntry = compiled ? ['dist/src/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
+  // `o.cli`: another compiled CLI (e.g. the base commit's build, for old-versus-new in one run).
+  const compiled = o.cli !== undefined || existsSync('dist/src/cli/index.js');
+  const cliEntry = o.cli !== undefined ? [o.cli] : compiled ? ['dist/src/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
   const run = (from: Date, to: Date) =>
-    new Promise<{ bytes: number; lines: number; peakMb: number; seconds: number; stderr: string }>((resolve, reject) => {
+    new Promise<{ bytes: number; lines: number; peakMb: number; seconds: number; stderr: string; sha256: string }>((resolve, reject) => {
       const child = spawn(
         process.execPath,
         [...cliEntry, 'export', 'payments', '--since', from.toISOString(), '--until', to.toISOString()],
@@ -160,12 +171,14 @@ export async function measureExportProcess(
       let lines = 0;
       let stderr = '';
       let peakMb = 0;
+      const hash = createHash('sha256');
       const t0 = performance.now();
       const sampler = setInterval(() => {
         peakMb = Math.max(peakMb, peakRssMbOf(child.pid!) ?? 0);
       }, 20);
       child.stdout.on('data', (d: Buffer) => {
         bytes += d.length;
+        hash.update(d);
         for (const b of d) if (b === 10) lines++;
       });
       child.stderr.on('data', (d) => (stderr += String(d)));
@@ -174,7 +187,7 @@ export async function measureExportProcess(
         clearInterval(sampler);
         const seconds = (performance.now() - t0) / 1000;
         if (code !== 0) reject(new Error(`cli export exited ${code}: ${stderr.slice(-500)}`));
-        else resolve({ bytes, lines, peakMb, seconds, stderr });
+        else resolve({ bytes, lines, peakMb, seconds, stderr, sha256: hash.digest('hex') });
       });
     });
   const idle = await run(new Date(until.getTime() - 3_600_000 * 24 * 3650), new Date(until.getTime() - 3_600_000 * 24 * 3650 + 3_600_000));
@@ -183,7 +196,16 @@ export async function measureExportProcess(
   const rows = Number(/exported (\d+)/.exec(full.stderr)?.[1] ?? full.lines - 1);
   // The process's start-up and connection are the export of no rows' time: rows/s over what the rows added.
   const seconds = Math.max(full.seconds - idle.seconds, 0.001);
-  return { rows, rowsPerSecond: rows / seconds, peakRssMb: full.peakMb, idleRssMb: idle.peakMb, seconds, compiled };
+  return {
+    rows,
+    rowsPerSecond: rows / seconds,
+    peakRssMb: full.peakMb,
+    idleRssMb: idle.peakMb,
+    seconds,
+    idleSeconds: idle.seconds,
+    compiled,
+    sha256: full.sha256,
+  };
 }
 
 /** N fresh events of the merchant relayed by the real relay (its delivery rows), then delivered once each. */
