@@ -86,7 +86,12 @@ async function main(argv: string[]): Promise<void> {
         const { webhookSettingsFrom } = await import('../webhooks/config.js');
         const webhookPolicy = { allowPrivateTargetsInTest: webhookSettingsFrom(config).allowPrivateTargetsInTest };
         const { merchantCli } = await import('./merchants.js');
-        return await merchantCli(rest, { db, box: await box(), webhookPolicy, defaultSessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS });
+        return await merchantCli(rest, {
+          db,
+          box: await box(),
+          webhookPolicy,
+          defaultSessionLifetimeSeconds: config.SESSION_LIFETIME_SECONDS,
+        });
       }
       case 'key':
         return await (await import('./merchants.js')).keyCli(rest, { db, box: await box() });
