@@ -4,11 +4,12 @@
 // (the full run's year) that is ~87,700 sessions and ~85,000 confirmed payments in the exported 31 days.
 //   npx tsx scripts/bench/scale/export-month.ts [--sessions 1000000] [--runs 3] [--base <dir>] [--db <url>] [--keep]
 // Then the operator's CSV export of those 31 days through the compiled CLI (`npm run build`: dist/src/cli/index.js),
-// each in a process of its own (measure.ts measureExportProcess: its peak RSS from /proc, rows/s over what the rows
-// added to an export of none). --base <dir>: another checkout with its own compiled dist/ (e.g. the base commit's:
-// `git archive <base> | tar -x -C <dir>`, node_modules linked, `npx tsc -p tsconfig.build.json`), run alternately with
-// this one (base, this, base, this ...) and its output compared byte for byte (sha256). --db: an already seeded
-// database (printed by a run with --keep); --keep: leave the seeded database. Prints figures; never fails on a timing.
+// each in a process of its own (measure.ts measureExportProcess): its peak RSS from /proc, rows/s over what the rows
+// added to an export of none, and rows per second of the CPU time they added (the figure a loaded machine moves least).
+// --base <dir>: another checkout with its own compiled dist/ (e.g. the base commit's: `git archive <base> | tar -x -C
+// <dir>`, node_modules linked, `npx tsc -p tsconfig.build.json`), run alternately with this one (base, this, base,
+// this ...), its output compared byte for byte (sha256). --db: an already seeded database (printed by a run with
+// --keep); --keep: leave the seeded database. Prints figures; never fails on a timing.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
@@ -83,13 +84,13 @@ try {
     ...(values.base ? [{ name: 'base', cli: `${values.base}/dist/src/cli/index.js` }] : []),
     { name: 'this', cli: 'dist/src/cli/index.js' },
   ];
-  console.log('| run | build | rows | rows/s | peak RSS MB | no rows: RSS MB | export s | no rows s | sha256 |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---|');
+  console.log('| run | build | rows | rows/s | rows per CPU s | peak RSS MB | no rows: RSS MB | export s | no rows s | sha256 |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (let i = 1; i <= Number(values.runs); i++)
     for (const b of builds) {
       const r = await measureExportProcess({ url }, { cli: b.cli, since, until });
       console.log(
-        `| ${i} | ${b.name} | ${r.rows} | ${Math.round(r.rowsPerSecond)} | ${Math.round(r.peakRssMb)} | ${Math.round(r.idleRssMb)} | ${r.seconds.toFixed(2)} | ${r.idleSeconds.toFixed(2)} | ${r.sha256.slice(0, 12)} |`,
+        `| ${i} | ${b.name} | ${r.rows} | ${Math.round(r.rowsPerSecond)} | ${Math.round(r.rowsPerCpuSecond)} | ${Math.round(r.peakRssMb)} | ${Math.round(r.idleRssMb)} | ${r.seconds.toFixed(2)} | ${r.idleSeconds.toFixed(2)} | ${r.sha256.slice(0, 12)} |`,
       );
     }
 } finally {

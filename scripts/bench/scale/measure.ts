@@ -134,6 +134,18 @@ function peakRssMbOf(pid: number): number | undefined {
   }
 }
 
+/** A process's CPU time so far (user + system, from /proc: clock ticks of 10 ms), seconds; undefined once it has exited. */
+function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The operator's export as an operator runs it: `cli export payments --since <a month ago>` (the compiled CLI,
  * dist/src/cli/index.js, when built; else under tsx) in a process of its own, its file to a pipe this process drains and counts. Its memory is its own (VmHWM read from /proc while it
@@ -150,6 +162,8 @@ export async function measureExportProcess(
   idleRssMb: number;
   seconds: number;
   idleSeconds: number;
+  /** Rows per second of the CPU time the rows added (the process's own, whatever the machine's load). */
+  rowsPerCpuSecond: number;
   compiled: boolean;
   sha256: string;
 }> {
@@ -160,36 +174,43 @@ export async function measureExportProcess(
   const compiled = o.cli !== undefined || existsSync('dist/src/cli/index.js');
   const cliEntry = o.cli !== undefined ? [o.cli] : compiled ? ['dist/src/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
   const run = (from: Date, to: Date) =>
-    new Promise<{ bytes: number; lines: number; peakMb: number; seconds: number; stderr: string; sha256: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [...cliEntry, 'export', 'payments', '--since', from.toISOString(), '--until', to.toISOString()],
-        // The CLI loads the service's configuration: the seed's master key (the export decrypts nothing), no replica.
-        { env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: SCALE_BOX_KEY, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let bytes = 0;
-      let lines = 0;
-      let stderr = '';
-      let peakMb = 0;
-      const hash = createHash('sha256');
-      const t0 = performance.now();
-      const sampler = setInterval(() => {
-        peakMb = Math.max(peakMb, peakRssMbOf(child.pid!) ?? 0);
-      }, 20);
-      child.stdout.on('data', (d: Buffer) => {
-        bytes += d.length;
-        hash.update(d);
-        for (const b of d) if (b === 10) lines++;
-      });
-      child.stderr.on('data', (d) => (stderr += String(d)));
-      child.on('error', reject);
-      child.on('exit', (code) => {
-        clearInterval(sampler);
-        const seconds = (performance.now() - t0) / 1000;
-        if (code !== 0) reject(new Error(`cli export exited ${code}: ${stderr.slice(-500)}`));
-        else resolve({ bytes, lines, peakMb, seconds, stderr, sha256: hash.digest('hex') });
-      });
-    });
+    new Promise<{ bytes: number; lines: number; peakMb: number; cpu: number; seconds: number; stderr: string; sha256: string }>(
+      (resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          [...cliEntry, 'export', 'payments', '--since', from.toISOString(), '--until', to.toISOString()],
+          // The CLI loads the service's configuration: the seed's master key (the export decrypts nothing), no replica.
+          {
+            env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: SCALE_BOX_KEY, LOG_LEVEL: 'silent' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        let bytes = 0;
+        let lines = 0;
+        let stderr = '';
+        let peakMb = 0;
+        let cpu = 0;
+        const hash = createHash('sha256');
+        const t0 = performance.now();
+        const sampler = setInterval(() => {
+          peakMb = Math.max(peakMb, peakRssMbOf(child.pid!) ?? 0);
+          cpu = cpuSecondsOf(child.pid!) ?? cpu;
+        }, 20);
+        child.stdout.on('data', (d: Buffer) => {
+          bytes += d.length;
+          hash.update(d);
+          for (const b of d) if (b === 10) lines++;
+        });
+        child.stderr.on('data', (d) => (stderr += String(d)));
+        child.on('error', reject);
+        child.on('exit', (code) => {
+          clearInterval(sampler);
+          const seconds = (performance.now() - t0) / 1000;
+          if (code !== 0) reject(new Error(`cli export exited ${code}: ${stderr.slice(-500)}`));
+          else resolve({ bytes, lines, peakMb, cpu, seconds, stderr, sha256: hash.digest('hex') });
+        });
+      },
+    );
   const idle = await run(new Date(until.getTime() - 3_600_000 * 24 * 3650), new Date(until.getTime() - 3_600_000 * 24 * 3650 + 3_600_000));
   const full = await run(since, until);
   // The CSV's header line is not a row; the summary on stderr says how many rows were written.
@@ -203,6 +224,7 @@ export async function measureExportProcess(
     idleRssMb: idle.peakMb,
     seconds,
     idleSeconds: idle.seconds,
+    rowsPerCpuSecond: rows / Math.max(full.cpu - idle.cpu, 0.01),
     compiled,
     sha256: full.sha256,
   };
