@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 
 export class UsageError extends Error {}
 
+/** A command that ran and failed (exit code 1, its message alone on stderr). */
+export class CliFailure extends Error {}
+
 /** Parses `--name value` options strictly; unknown options are a usage error naming them. */
 export function options<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>(args: string[], spec: T) {
   try {

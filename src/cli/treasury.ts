@@ -21,7 +21,7 @@ import type { Logger } from '../logger.js';
 import type { NativePriceService } from '../rates/native-prices.js';
 import { planSweeps, type PlanFilter, type PlannerDeps, type SweepPlanReport } from '../treasury/planner.js';
 import { runSweeps } from '../treasury/run.js';
-import { UsageError, options, print, required } from './args.js';
+import { CliFailure, UsageError, options, print, required } from './args.js';
 import { feeMoneyJson, feeMoneyLine, operatorWalletsJson, planJson, planTable, runText, sweepJson } from './sweep-output.js';
 
 // Operator commands for sweeping (docs/treasury.md): where the money goes (`treasury set/show`), the gas station's
@@ -60,7 +60,7 @@ export interface TreasuryCliContext {
   write?: (text: string) => void;
 }
 
-export class CliFailure extends Error {}
+export { CliFailure };
 
 function mode(v: string | boolean | undefined): Mode {
   const m = required(v, 'mode');

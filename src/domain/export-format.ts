@@ -12,13 +12,17 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 
 export function csvField(v: Value): string {
   if (v === null) return '';
-  let text = String(v);
-  if (typeof v === 'string' && FORMULA_START.test(text)) text = `'${text}`;
+  // A number or boolean prints without a comma, quote, line break or formula sign.
+  if (typeof v !== 'string') return String(v);
+  const text = FORMULA_START.test(v) ? `'${v}` : v;
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+// Built by appending (no intermediate arrays): an export writes a page of a thousand lines per call.
 export function csvLine(values: readonly Value[]): string {
-  return `${values.map(csvField).join(',')}\r\n`;
+  let line = '';
+  for (let i = 0; i < values.length; i++) line += i === 0 ? csvField(values[i]!) : `,${csvField(values[i]!)}`;
+  return `${line}\r\n`;
 }
 
 /** The pieces of a streamed export: its start, one chunk per page of rows, and its end. */
@@ -34,7 +38,11 @@ export function exportEncoder(format: ExportFormat, columns: readonly string[]):
     return {
       contentType: 'text/csv; charset=utf-8',
       start: () => csvLine(columns),
-      page: (rows) => rows.map(csvLine).join(''),
+      page: (rows) => {
+        let text = '';
+        for (const r of rows) text += csvLine(r);
+        return text;
+      },
       end: () => '',
     };
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -134,6 +134,18 @@ function peakRssMbOf(pid: number): number | undefined {
   }
 }
 
+/** A process's CPU time so far (user + system, from /proc: clock ticks of 10 ms), seconds; undefined once it has exited. */
+function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The operator's export as an operator runs it: `cli export payments --since <a month ago>` (the compiled CLI,
  * dist/src/cli/index.js, when built; else under tsx) in a process of its own, its file to a pipe this process drains and counts. Its memory is its own (VmHWM read from /proc while it
@@ -141,49 +153,81 @@ function peakRssMbOf(pid: number): number | undefined {
  * reads nothing (`export payments` of an empty hour): the difference is what the rows cost, flat if it streams.
  */
 export async function measureExportProcess(
-  t: Target,
-): Promise<{ rows: number; rowsPerSecond: number; peakRssMb: number; idleRssMb: number; seconds: number; compiled: boolean }> {
-  const until = new Date();
-  const since = new Date(until.getTime() - 31 * 86_400_000);
+  t: Pick<Target, 'url'>,
+  o: { cli?: string; since?: Date; until?: Date } = {},
+): Promise<{
+  rows: number;
+  rowsPerSecond: number;
+  peakRssMb: number;
+  idleRssMb: number;
+  seconds: number;
+  idleSeconds: number;
+  /** Rows per second of the CPU time the rows added (the process's own, whatever the machine's load). */
+  rowsPerCpuSecond: number;
+  compiled: boolean;
+  sha256: string;
+}> {
+  const until = o.until ?? new Date();
+  const since = o.since ?? new Date(until.getTime() - 31 * 86_400_000);
   // The compiled CLI (`npm run build`; what the image runs) when there is one: tsx's loader alone holds ~50 MB more.
-  const compiled = existsSync('dist/src/cli/index.js');
-  const cliEntry = compiled ? ['dist/src/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
+  // `o.cli`: another compiled CLI (e.g. the base commit's build, for old-versus-new in one run).
+  const compiled = o.cli !== undefined || existsSync('dist/src/cli/index.js');
+  const cliEntry = o.cli !== undefined ? [o.cli] : compiled ? ['dist/src/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
   const run = (from: Date, to: Date) =>
-    new Promise<{ bytes: number; lines: number; peakMb: number; seconds: number; stderr: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [...cliEntry, 'export', 'payments', '--since', from.toISOString(), '--until', to.toISOString()],
-        // The CLI loads the service's configuration: the seed's master key (the export decrypts nothing), no replica.
-        { env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: SCALE_BOX_KEY, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let bytes = 0;
-      let lines = 0;
-      let stderr = '';
-      let peakMb = 0;
-      const t0 = performance.now();
-      const sampler = setInterval(() => {
-        peakMb = Math.max(peakMb, peakRssMbOf(child.pid!) ?? 0);
-      }, 20);
-      child.stdout.on('data', (d: Buffer) => {
-        bytes += d.length;
-        for (const b of d) if (b === 10) lines++;
-      });
-      child.stderr.on('data', (d) => (stderr += String(d)));
-      child.on('error', reject);
-      child.on('exit', (code) => {
-        clearInterval(sampler);
-        const seconds = (performance.now() - t0) / 1000;
-        if (code !== 0) reject(new Error(`cli export exited ${code}: ${stderr.slice(-500)}`));
-        else resolve({ bytes, lines, peakMb, seconds, stderr });
-      });
-    });
+    new Promise<{ bytes: number; lines: number; peakMb: number; cpu: number; seconds: number; stderr: string; sha256: string }>(
+      (resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          [...cliEntry, 'export', 'payments', '--since', from.toISOString(), '--until', to.toISOString()],
+          // The CLI loads the service's configuration: the seed's master key (the export decrypts nothing), no replica.
+          {
+            env: { ...process.env, DATABASE_URL: t.url, MASTER_KEY: SCALE_BOX_KEY, LOG_LEVEL: 'silent' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        let bytes = 0;
+        let lines = 0;
+        let stderr = '';
+        let peakMb = 0;
+        let cpu = 0;
+        const hash = createHash('sha256');
+        const t0 = performance.now();
+        const sampler = setInterval(() => {
+          peakMb = Math.max(peakMb, peakRssMbOf(child.pid!) ?? 0);
+          cpu = cpuSecondsOf(child.pid!) ?? cpu;
+        }, 20);
+        child.stdout.on('data', (d: Buffer) => {
+          bytes += d.length;
+          hash.update(d);
+          for (const b of d) if (b === 10) lines++;
+        });
+        child.stderr.on('data', (d) => (stderr += String(d)));
+        child.on('error', reject);
+        child.on('exit', (code) => {
+          clearInterval(sampler);
+          const seconds = (performance.now() - t0) / 1000;
+          if (code !== 0) reject(new Error(`cli export exited ${code}: ${stderr.slice(-500)}`));
+          else resolve({ bytes, lines, peakMb, cpu, seconds, stderr, sha256: hash.digest('hex') });
+        });
+      },
+    );
   const idle = await run(new Date(until.getTime() - 3_600_000 * 24 * 3650), new Date(until.getTime() - 3_600_000 * 24 * 3650 + 3_600_000));
   const full = await run(since, until);
   // The CSV's header line is not a row; the summary on stderr says how many rows were written.
   const rows = Number(/exported (\d+)/.exec(full.stderr)?.[1] ?? full.lines - 1);
   // The process's start-up and connection are the export of no rows' time: rows/s over what the rows added.
   const seconds = Math.max(full.seconds - idle.seconds, 0.001);
-  return { rows, rowsPerSecond: rows / seconds, peakRssMb: full.peakMb, idleRssMb: idle.peakMb, seconds, compiled };
+  return {
+    rows,
+    rowsPerSecond: rows / seconds,
+    peakRssMb: full.peakMb,
+    idleRssMb: idle.peakMb,
+    seconds,
+    idleSeconds: idle.seconds,
+    rowsPerCpuSecond: rows / Math.max(full.cpu - idle.cpu, 0.01),
+    compiled,
+    sha256: full.sha256,
+  };
 }
 
 /** N fresh events of the merchant relayed by the real relay (its delivery rows), then delivered once each. */

@@ -295,16 +295,34 @@ export async function streamExport(
     .execute(async (trx) => {
       await sql`set transaction read only`.execute(trx);
       await sql`declare export_cursor no scroll cursor for ${query}`.execute(trx);
-      for (;;) {
-        const page = await sql<ExportRow>`fetch forward ${sql.raw(String(pageRows))} from export_cursor`.execute(trx);
-        if (page.rows.length === 0) break;
-        total += page.rows.length;
-        await onPage(page.rows.map((r) => k.columns.map((c) => (c.value ? c.value(r, ctx) : plain(r[c.name])))));
-        if (page.rows.length < pageRows) break;
+      const fetchPage = () => sql<ExportRow>`fetch forward ${sql.raw(String(pageRows))} from export_cursor`.execute(trx);
+      // The next page is asked for before this one is formatted and written: the database reads it meanwhile (at most
+      // two pages in memory: the one written and the one arriving).
+      let next: ReturnType<typeof fetchPage> | undefined = fetchPage();
+      try {
+        while (next) {
+          const rows: ExportRow[] = (await next).rows;
+          next = rows.length === pageRows ? fetchPage() : undefined;
+          if (rows.length === 0) break;
+          total += rows.length;
+          await onPage(rows.map((r) => formatRow(k.columns, r, ctx)));
+        }
+      } finally {
+        // Stopped early (onPage threw): the fetch asked for ahead ends with the transaction, unread.
+        next?.catch(() => undefined);
       }
       await sql`close export_cursor`.execute(trx);
     });
   return total;
+}
+
+function formatRow(columns: readonly ExportColumn[], r: ExportRow, ctx: ExportContext): ExportValue[] {
+  const values: ExportValue[] = new Array(columns.length);
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    values[i] = c.value ? c.value(r, ctx) : plain(r[c.name]);
+  }
+  return values;
 }
 
 export const exportColumns = (kind: ExportKindName): string[] => EXPORT_KINDS[kind].columns.map((c) => c.name);
