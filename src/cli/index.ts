@@ -7,7 +7,7 @@ import type { TreasuryCliContext } from './treasury.js';
 
 // Operator CLI: `npm run cli -- <command> ...`. Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage).
 // Each command imports what it uses when it runs (`await import`), never at start-up: `export` or `journal` do not load
-// the chain SDKs, BullMQ or the migrations (test/unit/cli-lazy-imports.test.ts), which cost an export 80 MB of RSS and
+// the chain SDKs, BullMQ or the migrations (test/integration/cli-lazy-imports.test.ts), which cost an export 80 MB of RSS and
 // seconds of start-up before any row (docs/performance.md "Scale").
 
 const indent = (usage: string) =>
