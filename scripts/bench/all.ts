@@ -8,6 +8,8 @@ import { parseArgs } from 'node:util';
 //   npm run bench [-- --quick] [-- --only webhooks,api]
 // --quick runs each at a small size: proof that the chain works, not figures to publish. Each benchmark writes its
 // summary ({figures, target, met}) to BENCH_OUT; one that does not gets the last lines it printed instead.
+// --merge (with --only): the other rows are kept from the existing latest.json, and the table says which rows were
+// re-run when (a benchmark that failed in the full run, re-run alone).
 
 interface Bench {
   name: string;
@@ -43,7 +45,12 @@ const BENCHES: Bench[] = [
 ];
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    merge: { type: 'boolean', default: false },
+    out: { type: 'string', default: 'bench-results' },
+  },
 });
 const only = values.only?.split(',').map((s) => s.trim().toLowerCase());
 const selected = BENCHES.filter((b) => !only || only.some((o) => b.name.toLowerCase().includes(o) || b.file.startsWith(o)));
@@ -58,12 +65,15 @@ export interface BenchRow {
   exit_code: number | null;
   seconds: number;
   details?: unknown;
+  /** When this row was measured, if not in the run the table's header names (--merge). */
+  rerun_at?: string;
 }
 
 const rows: BenchRow[] = [];
 for (const b of selected) {
   const args = values.quick ? b.quick : b.full;
-  const out = `${os.tmpdir()}/bench-${process.pid}-${b.file.replace(/\.ts$/, '')}.json`;
+  // One flat file name per benchmark (scale/run.ts would name a directory that does not exist).
+  const out = `${os.tmpdir()}/bench-${process.pid}-${b.file.replace(/\.ts$/, '').replace(/\//g, '-')}.json`;
   rmSync(out, { force: true });
   const command = `npx tsx scripts/bench/${b.file}${args.length ? ` ${args.join(' ')}` : ''}`;
   console.log(`\n## ${b.name}: ${command}`);
@@ -106,8 +116,23 @@ const machine = {
   node: process.version,
   platform: `${os.platform()} ${os.release()}`,
 };
-const date = new Date().toISOString();
-const report = { date, machine, quick: values.quick, rows };
+let date = new Date().toISOString();
+let reportMachine = machine;
+if (values.merge) {
+  // The full run's rows, with the re-run ones replaced in place (and marked with their time).
+  const previous = JSON.parse(readFileSync(`${values.out}/latest.json`, 'utf8')) as {
+    date: string;
+    machine: typeof machine;
+    rows: BenchRow[];
+  };
+  const rerun = new Map(rows.map((r) => [r.benchmark, { ...r, rerun_at: date }]));
+  const merged = previous.rows.map((r) => rerun.get(r.benchmark) ?? r);
+  for (const r of rerun.values()) if (!previous.rows.some((p) => p.benchmark === r.benchmark)) merged.push(r);
+  rows.splice(0, rows.length, ...merged);
+  date = previous.date;
+  reportMachine = previous.machine;
+}
+const report = { date, machine: reportMachine, quick: values.quick, rows };
 writeFileSync(`${values.out}/latest.json`, `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(`${values.out}/latest.md`, renderMarkdown(report));
 console.log(`\n${renderMarkdown(report)}`);
@@ -137,7 +162,7 @@ export function renderMarkdown(r: { date: string; machine: typeof machine; quick
     '|---|---|---|---|---|',
     ...r.rows.map(
       (x) =>
-        `| ${esc(x.benchmark)} | \`${esc(x.command)}\` | ${esc(x.figures)} | ${esc(x.target)} | ${x.met === null ? '–' : x.met ? 'yes' : 'no'} |`,
+        `| ${esc(x.benchmark)} | \`${esc(x.command)}\` | ${esc(x.figures)}${x.rerun_at ? ` (re-run alone on ${x.rerun_at.slice(0, 16).replace('T', ' ')} UTC)` : ''} | ${esc(x.target)} | ${x.met === null ? '–' : x.met ? 'yes' : 'no'} |`,
     ),
   ];
   return `${lines.join('\n')}\n`;

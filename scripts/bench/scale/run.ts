@@ -141,9 +141,11 @@ try {
   }
 
   const p99Met = Object.values(ratios).every((r) => r <= 2);
-  const exportMet =
-    (skip.has('export') || (scaleFigures['export rows/s']! >= 50_000 && scaleFigures['export peak RSS MB']! < 200)) &&
-    (skip.has('export-cli') || (scaleFigures['cli export rows/s']! >= 50_000 && scaleFigures['cli export peak RSS MB']! < 200));
+  // The export's memory is judged in a process of its own (the CLI's): this process's RSS holds the load generator,
+  // the seeding and the chain client too. Its in-process rate is judged when the CLI is skipped.
+  const exportMet = !skip.has('export-cli')
+    ? scaleFigures['cli export rows/s']! >= 50_000 && scaleFigures['cli export peak RSS MB']! < 200
+    : skip.has('export') || scaleFigures['export rows/s']! >= 50_000;
   const summary = {
     factor: seeded.sizes.factor,
     seed_seconds: Number(seeded.seconds.toFixed(1)),
@@ -180,7 +182,7 @@ try {
           .map(([k, v]) => `${k.replace(' p99 ms', '')} ${v}`)
           .join(
             ', ',
-          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s at ${scaleFigures['export peak RSS MB'] ?? '–'} MB; ${summary.seq_scan_offenders ?? '–'} seq-scan offenders; reconcile ${summary.reconcile?.addresses ?? '–'} addresses in ${summary.reconcile?.seconds ?? '–'} s (${summary.reconcile?.differences ?? '–'} differences); sweep plan ${summary.sweep_plan?.addresses ?? '–'} addresses in ${summary.sweep_plan?.seconds ?? '–'} s; watcher (${summary.watcher?.watched ?? '–'} watched) confirming block → paid ${summary.watcher?.confirm_to_paid_worst_ms ?? '–'} ms, ${summary.watcher?.peak_rss_mb ?? '–'} MB`,
+          )}; export ${scaleFigures['export rows/s'] ?? '–'} rows/s in process, through the CLI ${scaleFigures['cli export rows/s'] ?? '–'} rows/s at ${scaleFigures['cli export peak RSS MB'] ?? '–'} MB peak RSS (its own process); relay ${scaleFigures['relay events/s'] ?? '–'} events/s (empty ${emptyFigures['relay events/s'] ?? '–'}); ${summary.seq_scan_offenders ?? '–'} seq-scan offenders; reconcile ${summary.reconcile?.addresses ?? '–'} addresses in ${summary.reconcile?.seconds ?? '–'} s (${summary.reconcile?.differences ?? '–'} differences); sweep plan ${summary.sweep_plan?.addresses ?? '–'} addresses in ${summary.sweep_plan?.seconds ?? '–'} s; watcher (${summary.watcher?.watched ?? '–'} watched) confirming block → paid ${summary.watcher?.confirm_to_paid_worst_ms ?? '–'} ms, ${summary.watcher?.peak_rss_mb ?? '–'} MB`,
         target: 'p99 within 2x of empty; export >= 50,000 rows/s under 200 MB RSS; no Seq Scan on a large table',
         met: p99Met && exportMet && (plans?.offenders.length ?? 0) === 0,
         ...summary,
