@@ -1,3 +1,4 @@
+import { plainSession } from '../../test/support/new-session.js';
 import { readFileSync } from 'node:fs';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
@@ -29,30 +30,14 @@ const backendCpu = async (db: Kysely<Database>) => {
   return ((Number(f[11]) + Number(f[12])) / tick) * 1e6; // µs
 };
 let n = 0;
-const session = (id: string) => ({
-  id,
-  merchantId: m.merchantId,
-  mode: 'test' as const,
-  orderId: `o-${id}`,
-  amountMinor: 1999n,
-  currency: 'USD',
-  description: null,
-  merchantDomainId: null,
-  lineItems: null,
-  taxMinor: null,
-  shippingMinor: null,
-  successUrl: null,
-  cancelUrl: null,
-  metadata: {},
-  targetCurrency: 'USDT',
-  targetAmountMinor: 1999n,
-  exchangeRate: null,
-  rateLockedAt: null,
-  network: null,
-  token: null,
-  defaultLifetimeSeconds: 1800,
-  quotes: { USDT: { amountMinor: 1999n, exchangeRate: null }, USDC: { amountMinor: 1999n, exchangeRate: null } },
-});
+const session = (id: string) =>
+  plainSession({
+    id,
+    merchantId: m.merchantId,
+    orderId: `o-${id}`,
+    amountMinor: 1999n,
+    quotes: { USDT: { amountMinor: 1999n, exchangeRate: null }, USDC: { amountMinor: 1999n, exchangeRate: null } },
+  });
 const first = `cs_stmt_first_${process.pid}`;
 await insertSession(admin, session(first));
 // The old shapes (HEAD before this change): Kysely compiled per call, `*`, unnamed.

@@ -1,3 +1,4 @@
+import { plainSession } from '../support/new-session.js';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -54,29 +55,7 @@ afterAll(async () => {
   await t?.destroy();
 });
 
-const newSession = (id: string) => ({
-  id,
-  merchantId,
-  mode: 'test' as const,
-  orderId: `order-${id}`,
-  amountMinor: 1250n,
-  currency: 'USD',
-  description: null,
-  merchantDomainId: null,
-  lineItems: null,
-  taxMinor: null,
-  shippingMinor: null,
-  successUrl: null,
-  cancelUrl: null,
-  metadata: {},
-  targetCurrency: 'USDT',
-  targetAmountMinor: 1250n,
-  exchangeRate: null,
-  rateLockedAt: null,
-  network: null,
-  token: null,
-  defaultLifetimeSeconds: 1800,
-});
+const newSession = (id: string) => plainSession({ id, merchantId });
 
 /** The named statements prepared on the pool's one connection. */
 const prepared = async (db: Db) =>

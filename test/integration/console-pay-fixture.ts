@@ -1,3 +1,4 @@
+import { plainSession } from '../support/new-session.js';
 import { randomBytes } from 'node:crypto';
 import { ChainRegistry } from '../../chains/chain-registry.js';
 import type { ChainAdapter } from '../../chains/types.js';
@@ -30,29 +31,17 @@ export async function makeSession(
 ): Promise<string> {
   const id = `cs_${randomBytes(12).toString('hex')}`;
   await db.transaction().execute((trx) =>
-    insertSession(trx, {
-      id,
-      merchantId,
-      mode: o.mode ?? 'test',
-      orderId: o.orderId ?? `order-${randomBytes(4).toString('hex')}`,
-      amountMinor: o.amountMinor ?? 500n,
-      currency: o.currency ?? 'USD',
-      description: null,
-      merchantDomainId: null,
-      lineItems: null,
-      taxMinor: null,
-      shippingMinor: null,
-      successUrl: null,
-      cancelUrl: null,
-      metadata: {},
-      targetCurrency: 'USDT',
-      targetAmountMinor: o.amountMinor ?? 500n,
-      exchangeRate: null,
-      rateLockedAt: null,
-      network: null,
-      token: null,
-      defaultLifetimeSeconds: 1800,
-    }),
+    insertSession(
+      trx,
+      plainSession({
+        id,
+        merchantId,
+        mode: o.mode ?? 'test',
+        orderId: o.orderId ?? `order-${randomBytes(4).toString('hex')}`,
+        amountMinor: o.amountMinor ?? 500n,
+        currency: o.currency ?? 'USD',
+      }),
+    ),
   );
   return id;
 }

@@ -1,3 +1,4 @@
+import { plainSession } from '../support/new-session.js';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,31 +72,7 @@ describe('webhook delivery', () => {
   it('delivers a ledger event with every spec header, an independently verified signature and the exact stored body', async () => {
     const { r, m } = await merchantWithReceiver();
     const sessionId = `cs_${randomBytes(12).toString('hex')}`;
-    await h.t.db.transaction().execute((trx) =>
-      insertSession(trx, {
-        id: sessionId,
-        merchantId: m.id,
-        mode: 'test',
-        orderId: 'order-77',
-        amountMinor: 1250n,
-        currency: 'USD',
-        description: null,
-        merchantDomainId: null,
-        lineItems: null,
-        taxMinor: null,
-        shippingMinor: null,
-        successUrl: null,
-        cancelUrl: null,
-        metadata: {},
-        targetCurrency: 'USDT',
-        targetAmountMinor: 1250n,
-        exchangeRate: null,
-        rateLockedAt: null,
-        network: null,
-        token: null,
-        defaultLifetimeSeconds: 1800,
-      }),
-    );
+    await h.t.db.transaction().execute((trx) => insertSession(trx, plainSession({ id: sessionId, merchantId: m.id, orderId: 'order-77' })));
     expect((await cancelSession(h.t.db, m.id, 'test', sessionId)).kind).toBe('canceled');
     await r.waitFor(() => r.received.length === 1);
     const got = r.received[0]!;
