@@ -81,16 +81,21 @@ const sessionReceivedQuery = (db: Kysely<Database>, id: string) =>
     .orderBy('d.log_index');
 type SessionReceivedRow = Awaited<ReturnType<ReturnType<typeof sessionReceivedQuery>['execute']>>[number];
 
-/** Compiled once with a marker id; each call swaps the marker for its id. The text is fixed, so it is named. */
+/**
+ * Compiled once per database handle with a marker id; each call swaps the marker for its id. The text is fixed, so
+ * it is named. Keyed by the handle (its dialect compiles the text), held weakly: no module-level mutable state.
+ */
 const ID_MARKER = '\u0000session-id';
-let compiled: { sql: string; parameters: readonly unknown[]; idAt: number } | undefined;
+const compiledFor = new WeakMap<Kysely<Database>, { sql: string; parameters: readonly unknown[]; idAt: number }>();
 function sessionReceivedStatement(db: Kysely<Database>, id: string): CompiledQuery<SessionReceivedRow> {
+  let compiled = compiledFor.get(db);
   if (!compiled) {
     const c = sessionReceivedQuery(db, ID_MARKER).compile();
     const idAt = c.parameters.indexOf(ID_MARKER);
     if (idAt < 0 || c.parameters.lastIndexOf(ID_MARKER) !== idAt) throw new Error('findSessionReceived: the id is not one parameter');
     nameStatement('sp_find_session_received', c.sql);
     compiled = { sql: c.sql, parameters: c.parameters, idAt };
+    compiledFor.set(db, compiled);
   }
   const parameters = [...compiled.parameters];
   parameters[compiled.idAt] = id;
