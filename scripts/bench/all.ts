@@ -25,7 +25,12 @@ const BENCHES: Bench[] = [
     quick: ['--burst', '500', '--rate', '100', '--seconds', '2'],
   },
   { name: 'signed API', file: 'api.ts', full: ['--seconds', '10'], quick: ['--seconds', '2', '--connections', '8'] },
-  { name: 'EVM watcher', file: 'evm-watcher.ts', full: [], quick: ['--addresses', '4000', '--blocks', '1', '--per-block', '500', '--tip-runs', '1'] },
+  {
+    name: 'EVM watcher',
+    file: 'evm-watcher.ts',
+    full: [],
+    quick: ['--addresses', '4000', '--blocks', '1', '--per-block', '500', '--tip-runs', '1'],
+  },
   { name: 'EVM watcher block rates', file: 'evm-watcher-rates.ts', full: [], quick: ['--polls', '10', '--catch-up', '1000'] },
   { name: 'refund payouts', file: 'refunds.ts', full: [], quick: ['--refunds', '50'] },
   { name: 'subscriptions', file: 'subscriptions.ts', full: [], quick: ['--subscriptions', '100', '--customers', '10'] },
