@@ -83,11 +83,6 @@ const PER_SESSION = 50; // partial refunds per paid session: 1 USDT each out of 
 const WALLETS = Number(values.wallets);
 const MULTI = Number(values['multi-refunds'] ?? String(N));
 
-// The nonce predictor's hit and miss counts, when the code under test has one (src/outbound/nonce-predictor.ts).
-const predictorModule = (await import('../../src/outbound/nonce-predictor.js' as string).catch(() => null)) as {
-  createNoncePredictor(): { stats: { hits: number; misses: number; unpredicted: number } };
-} | null;
-
 const teardown = await setupTemplate();
 const h = await startServiceHarness({
   extraEnv: {
@@ -167,7 +162,6 @@ interface PhaseResult {
   rpc: Array<[string, number]>;
   waits: { samples: number; lock: number; active: number };
   holds: typeof holds;
-  predictor: { hits: number; misses: number; unpredicted: number } | null;
 }
 
 /** Starts a payout worker, queues every refund of `merchants` at once and waits for all of them to complete. */
@@ -198,7 +192,6 @@ async function payoutPhase(merchants: Merchant[], ids: string[], profileName: st
   counter.rpc.clear();
   holds.nonce = { n: 0, ms: 0 };
   holds.receipt = { n: 0, ms: 0 };
-  const predictor = predictorModule?.createNoncePredictor() ?? null;
   const started = Date.now();
   const redis = new Redis(h.env.REDIS_URL!);
   const scheduler = createPayoutScheduler({ connection: redis, prefix: h.env.REDIS_KEY_PREFIX! });
@@ -215,8 +208,6 @@ async function payoutPhase(merchants: Merchant[], ids: string[], profileName: st
       jobBudgetMs: 60_000,
       sweepIntervalMs: 60_000,
       lockDurationMs: 30_000,
-      // (typed loosely: the old code this harness also runs has no predictor)
-      ...(predictor ? { noncePredictor: predictor as never } : {}),
     },
   );
   for (const id of ids) await scheduler.enqueue(id);
@@ -294,7 +285,6 @@ async function payoutPhase(merchants: Merchant[], ids: string[], profileName: st
     rpc,
     waits,
     holds: phaseHolds,
-    predictor: predictor ? { ...predictor.stats } : null,
   };
 }
 
@@ -315,10 +305,6 @@ function print(title: string, r: PhaseResult): void {
     `${(x.ms / Math.max(1, x.n)).toFixed(1)} ms per transaction (${x.n}), locked ${((100 * x.ms) / (r.seconds * 1000 * r.wallets)).toFixed(0)}% of the phase${r.wallets > 1 ? ' per wallet' : ''}`;
   console.log(`  wallet nonce row held        ${hold(r.holds.nonce)}`);
   console.log(`  receipt counter row held     ${hold(r.holds.receipt)}`);
-  if (r.predictor)
-    console.log(
-      `  nonce predictor              ${r.predictor.hits} signed before the lock and stored, ${r.predictor.misses} missed (signed again under the lock), ${r.predictor.unpredicted} without a prediction`,
-    );
   console.log(
     `  JSON-RPC calls per payout    ${perPayout(r.rpc.reduce((t, [, n]) => t + n, 0))}: ${r.rpc.map(([m, n]) => `${m} ${perPayout(n)}`).join(', ')}`,
   );
@@ -352,7 +338,7 @@ try {
 
   const signerName = values.signer === 'in-process' ? 'the seed in this process' : 'the signer role (socket)';
   console.log(
-    `\nRefund payouts: Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}, signed by ${signerName}${predictorModule ? '' : ' (no nonce predictor in this code)'}`,
+    `\nRefund payouts: Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}, signed by ${signerName}`,
   );
   console.log(
     `  creates (API, signed)        ${(N / createSeconds).toFixed(0)} per second (50 at a time, ${values.spread ? 'each of another session' : 'all of one session'})`,

@@ -60,7 +60,6 @@ export interface TreasuryCliContext {
   write?: (text: string) => void;
 }
 
-export { CliFailure };
 
 function mode(v: string | boolean | undefined): Mode {
   const m = required(v, 'mode');
