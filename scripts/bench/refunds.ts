@@ -337,9 +337,7 @@ try {
   miner.stop();
 
   const signerName = values.signer === 'in-process' ? 'the seed in this process' : 'the signer role (socket)';
-  console.log(
-    `\nRefund payouts: Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}, signed by ${signerName}`,
-  );
+  console.log(`\nRefund payouts: Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}, signed by ${signerName}`);
   console.log(
     `  creates (API, signed)        ${(N / createSeconds).toFixed(0)} per second (50 at a time, ${values.spread ? 'each of another session' : 'all of one session'})`,
   );

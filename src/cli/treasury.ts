@@ -60,7 +60,6 @@ export interface TreasuryCliContext {
   write?: (text: string) => void;
 }
 
-
 function mode(v: string | boolean | undefined): Mode {
   const m = required(v, 'mode');
   if (m !== 'test' && m !== 'live') throw new UsageError('--mode must be test or live');
