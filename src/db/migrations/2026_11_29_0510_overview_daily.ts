@@ -77,46 +77,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     end $$`.execute(db);
   // Statement-level triggers over the statement's transition tables: one set-based pass per statement, so the
   // watcher's batch credit (a thousand sessions paid by one UPDATE) pays once, not once per row.
-  await sql`
-    create function overview_track_sessions() returns trigger language plpgsql as $$
-    begin
-      if tg_op = 'INSERT' then
-        insert into overview_daily_deltas
-        select r.basis, r.day, r.merchant_id, r.mode, r.network, r.token, sum(r.sessions), sum(r.paid), sum(r.expired),
-          sum(r.canceled), sum(r.volume)
-        from new_rows s cross join lateral overview_daily_rows(s, 1) r
-        group by r.basis, r.day, r.merchant_id, r.mode, r.network, r.token;
-        perform overview_paid_times_refresh(array(select id from new_rows where status = 'paid'));
-      elsif tg_op = 'DELETE' then
-        insert into overview_daily_deltas
-        select r.basis, r.day, r.merchant_id, r.mode, r.network, r.token, sum(r.sessions), sum(r.paid), sum(r.expired),
-          sum(r.canceled), sum(r.volume)
-        from old_rows s cross join lateral overview_daily_rows(s, -1) r
-        group by r.basis, r.day, r.merchant_id, r.mode, r.network, r.token;
-        delete from overview_paid_times where session_id in (select id from old_rows);
-      else
-        insert into overview_daily_deltas
-        select r.basis, r.day, r.merchant_id, r.mode, r.network, r.token, sum(r.sessions), sum(r.paid), sum(r.expired),
-          sum(r.canceled), sum(r.volume)
-        from old_rows o join new_rows n on n.id = o.id
-        cross join lateral (
-          select * from overview_daily_rows(o, -1) union all select * from overview_daily_rows(n, 1)
-        ) r
-        where (o.status, o.paid_at, o.created_at, o.merchant_id, o.mode, o.network, o.token, o.quote_usdt_minor,
-               o.quote_usdc_minor, o.target_amount_minor)
-              is distinct from
-              (n.status, n.paid_at, n.created_at, n.merchant_id, n.mode, n.network, n.token, n.quote_usdt_minor,
-               n.quote_usdc_minor, n.target_amount_minor)
-        group by r.basis, r.day, r.merchant_id, r.mode, r.network, r.token
-        having sum(r.sessions) <> 0 or sum(r.paid) <> 0 or sum(r.expired) <> 0 or sum(r.canceled) <> 0 or sum(r.volume) <> 0;
-        perform overview_paid_times_refresh(array(
-          select n.id from old_rows o join new_rows n on n.id = o.id
-          where (n.status = 'paid' or o.status = 'paid')
-            and (o.status, o.paid_at, o.merchant_id, o.network, o.mode) is distinct from
-                (n.status, n.paid_at, n.merchant_id, n.network, n.mode)));
-      end if;
-      return null;
-    end $$`.execute(db);
+  await createTrackSessionsV1(db);
   await sql`create trigger payment_sessions_overview_insert after insert on payment_sessions
             referencing new table as new_rows for each statement execute function overview_track_sessions()`.execute(db);
   await sql`create trigger payment_sessions_overview_update after update on payment_sessions
@@ -126,23 +87,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create trigger payment_sessions_overview_delete after delete on payment_sessions
             referencing old table as old_rows for each statement execute function overview_track_sessions()`.execute(db);
   // A paid session's first deposit changes only when a deposit of it is written, moved, re-timed or deleted.
-  await sql`
-    create function overview_track_deposits() returns trigger language plpgsql as $$
-    begin
-      if tg_op = 'INSERT' then
-        perform overview_paid_times_refresh(array(
-          select distinct d.session_id from new_rows d join payment_sessions s on s.id = d.session_id where s.status = 'paid'));
-      elsif tg_op = 'DELETE' then
-        perform overview_paid_times_refresh(array(select distinct session_id from old_rows where session_id is not null));
-      else
-        perform overview_paid_times_refresh(array(
-          select distinct x.sid from old_rows o join new_rows n on n.id = o.id
-          cross join lateral (values (o.session_id), (n.session_id)) x(sid)
-          where x.sid is not null
-            and (o.session_id is distinct from n.session_id or o.observed_at is distinct from n.observed_at)));
-      end if;
-      return null;
-    end $$`.execute(db);
+  await createTrackDepositsV1(db);
   await sql`create trigger deposits_overview_insert after insert on deposits
             referencing new table as new_rows for each statement execute function overview_track_deposits()`.execute(db);
   await sql`create trigger deposits_overview_update after update on deposits
@@ -206,4 +151,69 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop table if exists overview_paid_times`.execute(db);
   await sql`drop table if exists overview_daily_deltas`.execute(db);
   await sql`drop table if exists overview_daily`.execute(db);
+}
+
+/** This migration's trigger function, as it first was (2026_12_02_0100_overview_trigger_plans.ts replaces it; its down restores this). */
+export async function createTrackSessionsV1(db: Kysely<any>): Promise<void> {
+  await sql`
+    create or replace function overview_track_sessions() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        insert into overview_daily_deltas
+        select r.basis, r.day, r.merchant_id, r.mode, r.network, r.token, sum(r.sessions), sum(r.paid), sum(r.expired),
+          sum(r.canceled), sum(r.volume)
+        from new_rows s cross join lateral overview_daily_rows(s, 1) r
+        group by r.basis, r.day, r.merchant_id, r.mode, r.network, r.token;
+        perform overview_paid_times_refresh(array(select id from new_rows where status = 'paid'));
+      elsif tg_op = 'DELETE' then
+        insert into overview_daily_deltas
+        select r.basis, r.day, r.merchant_id, r.mode, r.network, r.token, sum(r.sessions), sum(r.paid), sum(r.expired),
+          sum(r.canceled), sum(r.volume)
+        from old_rows s cross join lateral overview_daily_rows(s, -1) r
+        group by r.basis, r.day, r.merchant_id, r.mode, r.network, r.token;
+        delete from overview_paid_times where session_id in (select id from old_rows);
+      else
+        insert into overview_daily_deltas
+        select r.basis, r.day, r.merchant_id, r.mode, r.network, r.token, sum(r.sessions), sum(r.paid), sum(r.expired),
+          sum(r.canceled), sum(r.volume)
+        from old_rows o join new_rows n on n.id = o.id
+        cross join lateral (
+          select * from overview_daily_rows(o, -1) union all select * from overview_daily_rows(n, 1)
+        ) r
+        where (o.status, o.paid_at, o.created_at, o.merchant_id, o.mode, o.network, o.token, o.quote_usdt_minor,
+               o.quote_usdc_minor, o.target_amount_minor)
+              is distinct from
+              (n.status, n.paid_at, n.created_at, n.merchant_id, n.mode, n.network, n.token, n.quote_usdt_minor,
+               n.quote_usdc_minor, n.target_amount_minor)
+        group by r.basis, r.day, r.merchant_id, r.mode, r.network, r.token
+        having sum(r.sessions) <> 0 or sum(r.paid) <> 0 or sum(r.expired) <> 0 or sum(r.canceled) <> 0 or sum(r.volume) <> 0;
+        perform overview_paid_times_refresh(array(
+          select n.id from old_rows o join new_rows n on n.id = o.id
+          where (n.status = 'paid' or o.status = 'paid')
+            and (o.status, o.paid_at, o.merchant_id, o.network, o.mode) is distinct from
+                (n.status, n.paid_at, n.merchant_id, n.network, n.mode)));
+      end if;
+      return null;
+    end $$`.execute(db);
+}
+
+/** This migration's trigger function, as it first was (2026_12_02_0100_overview_trigger_plans.ts replaces it; its down restores this). */
+export async function createTrackDepositsV1(db: Kysely<any>): Promise<void> {
+  await sql`
+    create or replace function overview_track_deposits() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        perform overview_paid_times_refresh(array(
+          select distinct d.session_id from new_rows d join payment_sessions s on s.id = d.session_id where s.status = 'paid'));
+      elsif tg_op = 'DELETE' then
+        perform overview_paid_times_refresh(array(select distinct session_id from old_rows where session_id is not null));
+      else
+        perform overview_paid_times_refresh(array(
+          select distinct x.sid from old_rows o join new_rows n on n.id = o.id
+          cross join lateral (values (o.session_id), (n.session_id)) x(sid)
+          where x.sid is not null
+            and (o.session_id is distinct from n.session_id or o.observed_at is distinct from n.observed_at)));
+      end if;
+      return null;
+    end $$`.execute(db);
 }

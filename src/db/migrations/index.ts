@@ -35,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_30_0200_gas_station_rotation': await import('./2026_11_30_0200_gas_station_rotation.js'),
   '2026_12_01_0100_retention': await import('./2026_12_01_0100_retention.js'),
   '2026_12_01_0200_deposits_merchant': await import('./2026_12_01_0200_deposits_merchant.js'),
+  '2026_12_02_0100_overview_trigger_plans': await import('./2026_12_02_0100_overview_trigger_plans.js'),
 };
