@@ -24,7 +24,7 @@ import { signedRequest } from './signed-request.js';
 // machine, in one run, with the machine's PostgreSQL and Redis shared by every process.
 //   npm run bench:processes [-- --seconds 10 --connections 32 --events 4000 --refunds 100 --merchants 4]
 // 1. API: two processes running the service's API role (src/main.ts's start() with ROLES=api, one OS process each,
-//    scripts/bench/processes-role.ts) on one database and Redis prefix. Signed create-session and get-session, for
+//    test/support/role-process.ts) on one database and Redis prefix. Signed create-session and get-session, for
 //    --seconds each, against the first process alone and against both (autocannon spreads its --connections over the
 //    two URLs), in 1, 2, 2, 1 order to cancel drift. req/s, p50, p99.
 // 2. Workers: 1 or 2 processes running the worker role (ROLES=worker: outbox relay, webhook delivery, refund payouts
@@ -149,7 +149,7 @@ interface RoleProcess {
   stop(): Promise<void>;
 }
 async function startRole(env: Record<string, string>, name: string): Promise<RoleProcess> {
-  const child = fork(new URL('./processes-role.ts', import.meta.url).pathname, [], {
+  const child = fork(new URL('../../test/support/role-process.ts', import.meta.url).pathname, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

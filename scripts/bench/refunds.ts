@@ -2,11 +2,12 @@
 // broadcast → confirmations → completed) from ONE hot wallet on Anvil with automine. Prints payouts per second,
 // p50/p99 from create to completed, and checks that the confirmed nonces have no gap. Never fails on a timing.
 //   npx tsx scripts/bench/refunds.ts [--refunds 1000] [--concurrency 64] [--spread] [--wallets 8] [--multi-refunds N]
-//     [--signer role|in-process]
+//     [--signer process|role|in-process]
 // Then (--wallets, default 8; 0 skips it) the same with --multi-refunds refunds (default --refunds) spread over that
 // many merchants' hot wallets in parallel, one worker of the same concurrency: the one-wallet and the many-wallet
-// rates in one run. The worker signs through the harness's signer role (a socket, as deployed) unless --signer
-// in-process.
+// rates in one run. The worker signs through the signer role in a process of its own over its socket, as deployed
+// (--signer process, the default); --signer role runs that role inside this process (sharing its event loop with the
+// API, the watcher and the worker, as before 2026-11-30), --signer in-process signs with the seed here.
 // Also prints, over the payout phase, the pg queries of this process (the service runs in it: API, watcher and the
 // payout worker) and the database's commits per payout, and JSON-RPC calls per payout by method.
 // BENCH_PROFILE=<dir> writes a CPU profile of this process over the payout phase there.
@@ -23,6 +24,7 @@ import { backgroundMiner } from '../../test/support/chain-watch.js';
 import { signer } from '../../test/support/evm-tokens/scenario.js';
 import { Redis } from 'ioredis';
 import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
+import { RemoteSigner } from '../../src/signer/remote-signer.js';
 import { createPayoutScheduler, startPayoutWorker } from '../../src/refunds/payout-worker.js';
 
 const { values } = parseArgs({
@@ -36,8 +38,9 @@ const { values } = parseArgs({
     // Then the same pipeline over this many merchants' hot wallets in parallel (0: skip), --multi-refunds in all.
     wallets: { type: 'string', default: '8' },
     'multi-refunds': { type: 'string' },
-    // role: through the harness's signer role (a socket round trip per signature, as deployed); in-process: the seed.
-    signer: { type: 'string', default: 'role' },
+    // process: the signer role in its own process (a socket round trip per signature, as deployed); role: that role in
+    // this process; in-process: the seed.
+    signer: { type: 'string', default: 'process' },
   },
 });
 const N = Number(values.refunds);
@@ -79,6 +82,18 @@ JsonRpcClient.prototype.call = function <T>(this: JsonRpcClient, method: string,
   counter.rpc.set(method, (counter.rpc.get(method) ?? 0) + 1);
   return rpcCall.call(this, method, params) as Promise<T>;
 };
+// The signer's answer time as the worker sees it (request written to answer read), inside the nonce section.
+const signs = { n: 0, ms: 0 };
+const remoteSign = RemoteSigner.prototype.signSecp256k1Digest;
+RemoteSigner.prototype.signSecp256k1Digest = async function (this: RemoteSigner, ...a: Parameters<typeof remoteSign>) {
+  const t = performance.now();
+  try {
+    return await remoteSign.apply(this, a);
+  } finally {
+    signs.n++;
+    signs.ms += performance.now() - t;
+  }
+};
 const PER_SESSION = 50; // partial refunds per paid session: 1 USDT each out of 50 USDT paid
 const WALLETS = Number(values.wallets);
 const MULTI = Number(values['multi-refunds'] ?? String(N));
@@ -94,7 +109,7 @@ const h = await startServiceHarness({
     SIGNER_REFUND_LIMIT_PER_HOUR: '1000000000',
     SIGNER_REFUND_LIMIT_PER_DAY: '1000000000',
   },
-  signer: values.signer === 'in-process' ? 'in-process' : 'role',
+  signer: values.signer === 'in-process' ? 'in-process' : values.signer === 'role' ? 'role' : 'process',
 });
 // What the payout worker signs with: the harness's signer role over its socket (as deployed: a round trip per
 // signature, justified from the ledger), or the seed in this process.
@@ -161,7 +176,9 @@ interface PhaseResult {
   commits: number;
   rpc: Array<[string, number]>;
   waits: { samples: number; lock: number; active: number };
-  holds: typeof holds;
+  holds: typeof holds & { sign: typeof signs };
+  /** CPU time of this process (API, watcher, payout worker, the benchmark's polling) over the phase. */
+  cpuMs: number;
 }
 
 /** Starts a payout worker, queues every refund of `merchants` at once and waits for all of them to complete. */
@@ -192,7 +209,10 @@ async function payoutPhase(merchants: Merchant[], ids: string[], profileName: st
   counter.rpc.clear();
   holds.nonce = { n: 0, ms: 0 };
   holds.receipt = { n: 0, ms: 0 };
+  signs.n = 0;
+  signs.ms = 0;
   const started = Date.now();
+  const cpu0 = process.cpuUsage();
   const redis = new Redis(h.env.REDIS_URL!);
   const scheduler = createPayoutScheduler({ connection: redis, prefix: h.env.REDIS_KEY_PREFIX! });
   const worker = await startPayoutWorker(
@@ -232,11 +252,12 @@ async function payoutPhase(merchants: Merchant[], ids: string[], profileName: st
     await new Promise((r) => setTimeout(r, 200));
   }
   const seconds = (Date.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   clearInterval(sampler);
   const queries = counter.queries;
   const rpc = [...counter.rpc].sort((a, b) => b[1] - a[1]);
   const payoutCommits = Number((await commits()) - commits0);
-  const phaseHolds = { nonce: { ...holds.nonce }, receipt: { ...holds.receipt } };
+  const phaseHolds = { nonce: { ...holds.nonce }, receipt: { ...holds.receipt }, sign: { ...signs } };
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
     mkdirSync(process.env.BENCH_PROFILE!, { recursive: true });
@@ -285,6 +306,7 @@ async function payoutPhase(merchants: Merchant[], ids: string[], profileName: st
     rpc,
     waits,
     holds: phaseHolds,
+    cpuMs: (cpu.user + cpu.system) / 1000,
   };
 }
 
@@ -296,15 +318,22 @@ function print(title: string, r: PhaseResult): void {
   console.log(`  confirmed nonces             ${r.confirmed} over ${r.wallets} wallet(s), gaps: ${r.gaps}`);
   console.log(`  attempts not confirmed       ${r.notConfirmed} (replacements or drops)`);
   console.log(
-    `  round trips per payout       ${perPayout(r.queries)} pg queries, ${perPayout(r.commits)} commits (whole process: API, watcher, worker, signer)`,
+    `  round trips per payout       ${perPayout(r.queries)} pg queries, ${perPayout(r.commits)} commits (this process: API, watcher, worker, and the signer with --signer role)`,
   );
   console.log(
     `  database sessions            ${(r.waits.lock / Math.max(1, r.waits.samples)).toFixed(1)} waiting on a lock, ${(r.waits.active / Math.max(1, r.waits.samples)).toFixed(1)} running a statement (mean of ${r.waits.samples} samples)`,
   );
   const hold = (x: { n: number; ms: number }) =>
     `${(x.ms / Math.max(1, x.n)).toFixed(1)} ms per transaction (${x.n}), locked ${((100 * x.ms) / (r.seconds * 1000 * r.wallets)).toFixed(0)}% of the phase${r.wallets > 1 ? ' per wallet' : ''}`;
+  console.log(
+    `  CPU of this process          ${(r.cpuMs / r.count).toFixed(1)} ms per payout, ${((100 * r.cpuMs) / (r.seconds * 1000)).toFixed(0)}% of one core over the phase (bound if near 100%: ${(1000 / (r.cpuMs / r.count)).toFixed(0)}/s)`,
+  );
   console.log(`  wallet nonce row held        ${hold(r.holds.nonce)}`);
   console.log(`  receipt counter row held     ${hold(r.holds.receipt)}`);
+  if (r.holds.sign.n > 0)
+    console.log(
+      `  signer's answer              ${(r.holds.sign.ms / r.holds.sign.n).toFixed(1)} ms per signature (${r.holds.sign.n}), inside the nonce section`,
+    );
   console.log(
     `  JSON-RPC calls per payout    ${perPayout(r.rpc.reduce((t, [, n]) => t + n, 0))}: ${r.rpc.map(([m, n]) => `${m} ${perPayout(n)}`).join(', ')}`,
   );
@@ -336,7 +365,12 @@ try {
       : null;
   miner.stop();
 
-  const signerName = values.signer === 'in-process' ? 'the seed in this process' : 'the signer role (socket)';
+  const signerName =
+    values.signer === 'in-process'
+      ? 'the seed in this process'
+      : values.signer === 'role'
+        ? 'the signer role in this process (socket)'
+        : 'the signer role in its own process (socket)';
   console.log(`\nRefund payouts: Anvil automine, 1 confirmation, PAYOUT_CONCURRENCY=${values.concurrency}, signed by ${signerName}`);
   console.log(
     `  creates (API, signed)        ${(N / createSeconds).toFixed(0)} per second (50 at a time, ${values.spread ? 'each of another session' : 'all of one session'})`,

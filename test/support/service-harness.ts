@@ -55,8 +55,11 @@ export async function startServiceHarness(
     logOut?: (line: string) => void;
     /** Extra Anvil flags, e.g. `['--hardfork', 'cancun']` for a chain without EIP-7702. */
     anvilArgs?: string[];
-    /** 'role' (default): a signer role beside the keyless service; 'in-process': the service holds the seed. */
-    signer?: 'role' | 'in-process';
+    /**
+     * 'role' (default): a signer role beside the keyless service, in this process; 'process': that role in a child
+     * process of its own, as deployed (benchmarks); 'in-process': the service holds the seed.
+     */
+    signer?: 'role' | 'process' | 'in-process';
     /** The database to run on (it is destroyed with the harness); default: a fresh one on the shared server. */
     database?: TestDatabase;
   } = {},
@@ -73,6 +76,7 @@ export async function startServiceHarness(
   const seedHolder = harnessSigner(TEST_MNEMONIC, {
     ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
     inProcess: o.signer === 'in-process',
+    separateProcess: o.signer === 'process',
   });
   const env: Record<string, string> = {
     MASTER_KEY: TEST_MASTER_KEY,
