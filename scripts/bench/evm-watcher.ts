@@ -147,6 +147,8 @@ try {
     if (r.caughtUp) break;
   }
   const t1 = performance.now();
+  // Read now: the passes below use the same adapter (their calls once inflated this figure by the number of passes).
+  const catchUpRpc = adapter.rpc.totalCalls - rpcBefore;
   const catchUpQueries = counter.queries - queriesBefore;
   const tip = await node.provider.getBlockNumber();
   blocksScanned = BLOCKS + CONFIRMATIONS;
@@ -213,7 +215,7 @@ try {
     `EVM watcher benchmark: ${ADDRESSES} watched addresses, ${BLOCKS} blocks x ${PER_BLOCK} transfers, ${CONFIRMATIONS} confirmations`,
   );
   console.log(
-    `  RPC calls per block (catch-up)   ${((adapter.rpc.totalCalls - rpcBefore) / blocksScanned).toFixed(2)}  (by method: ${JSON.stringify(Object.fromEntries(adapter.rpc.calls))})`,
+    `  RPC calls per block (catch-up)   ${(catchUpRpc / blocksScanned).toFixed(2)}  (all passes' calls by method: ${JSON.stringify(Object.fromEntries(adapter.rpc.calls))})`,
   );
   console.log(`  blocks per second (catch-up)     ${(blocksScanned / seconds).toFixed(1)}`);
   console.log(

@@ -1,4 +1,4 @@
-import { type ChildProcess, execSync, fork } from 'node:child_process';
+import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -15,6 +15,7 @@ import { backgroundMiner } from '../../test/support/chain-watch.js';
 import { fund } from '../../test/support/evm-tokens/scenario.js';
 import setupTemplate from '../../test/support/global-setup.js';
 import { startServiceHarness } from '../../test/support/service-harness.js';
+import { spawnRole, type RoleProcess as SpawnedRole } from '../../test/support/spawn-role.js';
 import { countDeliveries, countPayouts, machineTicks, procStatTicks, ratioCeiling } from './processes-count.js';
 import { benchPaymentEvent } from './bench-events.js';
 import { startCountingReceiver } from './counting-receiver.js';
@@ -141,41 +142,15 @@ const fmtCpu = (c: CpuShare) =>
 
 // ---- Service processes -----------------------------------------------------------------------------------------------
 
-interface RoleProcess {
-  child: ChildProcess;
-  pid: number;
-  port: number | null;
+interface RoleProcess extends SpawnedRole {
   warnings: string[];
-  stop(): Promise<void>;
 }
 async function startRole(env: Record<string, string>, name: string): Promise<RoleProcess> {
-  const child = fork(new URL('../../test/support/role-process.ts', import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
   const warnings: string[] = [];
-  const keep = (d: Buffer) => {
-    for (const line of String(d).split('\n').filter(Boolean)) if (warnings.length < 200) warnings.push(`${name}: ${line.slice(0, 300)}`);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const ready = await new Promise<{ port: number | null }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { port: number | null }));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${warnings.join('\n')}`)));
+  const spawned = await spawnRole(env, name, (line) => {
+    if (warnings.length < 200) warnings.push(`${name}: ${line.slice(0, 300)}`);
   });
-  return {
-    child,
-    pid: child.pid!,
-    port: ready.port,
-    warnings,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.send('stop');
-      }),
-  };
+  return { ...spawned, warnings };
 }
 
 // ---- The shared deployment: database, Anvil with USDT and USDC, Redis ------------------------------------------------

@@ -1,11 +1,10 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { start, type RunningService } from '../../src/main.js';
+import { spawnRole, type RoleProcess } from './spawn-role.js';
 
 // The service harnesses run the documented topology (docs/signer.md): the service holds no key and a second
 // `start()` with ROLES=signer, the seed and nothing else answers its signatures on a Unix socket, justifying each from
@@ -30,13 +29,13 @@ export function harnessSigner(
     return { keyEnv: { HD_MNEMONIC: mnemonic }, start: async () => {}, stop: async () => {} };
   const dir = mkdtempSync(join(tmpdir(), 'sp-hs-'));
   let running: RunningService | null = null;
-  let child: ChildProcess | null = null;
+  let child: RoleProcess | null = null;
   return {
     keyEnv: { HD_MNEMONIC: '', SIGNER_SOCKET: join(dir, 'signer.sock') },
     async start(serviceEnv, logOut) {
       const env = { ...serviceEnv, ROLES: 'signer', HD_MNEMONIC: mnemonic, MIGRATE_ON_START: 'false', PORT: '0', METRICS_PORT: '0' };
       if (o.separateProcess) {
-        child = await startRoleProcess(env, logOut);
+        child = await spawnRole(env, 'signer', logOut);
         return;
       }
       const config = loadConfig(env);
@@ -45,41 +44,9 @@ export function harnessSigner(
     async stop() {
       await running?.stop();
       running = null;
-      if (child) await stopRoleProcess(child);
+      await child?.stop();
       child = null;
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function startRoleProcess(env: Record<string, string>, logOut?: (line: string) => void): Promise<ChildProcess> {
-  const child = fork(new URL('./role-process.ts', import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  const tail: string[] = [];
-  const keep = (d: Buffer) => {
-    for (const line of String(d).split('\n').filter(Boolean)) {
-      logOut?.(line);
-      tail.push(line.slice(0, 300));
-      if (tail.length > 20) tail.shift();
-    }
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`the signer process exited (${code}) before it was up: ${tail.join(' | ')}`)));
-  });
-  return child;
-}
-
-async function stopRoleProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.send('stop');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
 }
