@@ -8,6 +8,8 @@ import { sql, type Kysely } from 'kysely';
 // (docs/performance.md, "Webhooks: the ordering check's plan"). On (aggregate_id, seq) both conditions are one index
 // range, a few entries per object, whatever the estimates. It replaces the aggregate_id index (same leading column:
 // the console's and the ledger's lookups by aggregate_id use it as before).
+// A plain CREATE INDEX (migrations run in one transaction): writes to outbox_events (every payment's events) wait for
+// the build, a second or two on an outbox of a few million rows (retention keeps it to about 90 days of events).
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index outbox_events_aggregate_seq_idx on outbox_events (aggregate_id, seq)`.execute(db);
   await sql`drop index outbox_events_aggregate_idx`.execute(db);
