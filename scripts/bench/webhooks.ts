@@ -11,6 +11,7 @@ import { insertOutboxEvents, type OutboxEventInput } from '../../src/ledger/core
 import { SecretBox } from '../../src/security/secret-box.js';
 import { benchPaymentEvent } from './bench-events.js';
 import { startCountingReceiver } from './counting-receiver.js';
+import { backendsCpu, backendsCpuSince } from './pg-backends-cpu.js';
 
 // Webhook throughput and latency, from outbox row (its created_at) to the 2xx of a local receiver on 127.0.0.1.
 // Relay and worker run in a child process (scripts/bench/webhooks-service.ts); the receiver and the event writer run
@@ -21,7 +22,8 @@ import { startCountingReceiver } from './counting-receiver.js';
 // Baselines, measured in the same run from the service's process: bare keep-alive POSTs to the same receiver and a
 // bare BullMQ queue with no-op jobs (the work a delivery cannot avoid); the burst is printed as a ratio to them. Also
 // prints database round trips (pg queries of relay and worker), commits, Redis commands (relay and worker) and the
-// service process's CPU time per delivered event.
+// service process's CPU time per delivered event, and the CPU time of the database's Postgres backends (the service's
+// and this process's event writes; Postgres on this host, /proc) per delivered event.
 // BENCH_PROFILE=dir writes a CPU profile of the service process there; BENCH_OUT=file writes the JSON there too.
 
 const args = new Map<string, string>();
@@ -121,6 +123,7 @@ type Counters = { queries: number; redisCommands: number; cpuMicros: number };
 const s0 = await ask<Counters>({ cmd: 'queries' });
 const q0 = s0.queries;
 const c0 = await commits();
+const pg0 = await backendsCpu(admin, dbName);
 const t0 = Date.now();
 for (let done = 0; done < burst; done += 500) await emit(Math.min(500, burst - done));
 await waitAll(burst, 120_000);
@@ -131,6 +134,7 @@ const s1 = await ask<Counters>({ cmd: 'queries' });
 const burstQueries = s1.queries - q0;
 const burstRedis = s1.redisCommands - s0.redisCommands;
 const burstCpuMs = (s1.cpuMicros - s0.cpuMicros) / 1000;
+const burstPgCpuUs = backendsCpuSince(pg0, await backendsCpu(admin, dbName));
 // The bench's own inserts are 1 commit per 500 events; stats lag up to 500 ms (stats_fetch_consistency).
 const burstCommits = (await commits()) - c0;
 
@@ -160,7 +164,7 @@ const notDelivered = [{ n: await undelivered() }];
 const burstRate = (burstDelivered / burstMs) * 1000;
 const p99 = Math.round(pct(paced, 99));
 const result = {
-  figures: `paced ${rate.toLocaleString('en')}/s (${total.toLocaleString('en')} events): p50 ${Math.round(pct(paced, 50))} ms, p99 ${p99} ms; burst of ${burst.toLocaleString('en')} drained at ${Math.round(burstRate)}/s = ${(burstRate / composed).toFixed(2)}× the composed limit of the same run (bare POSTs ${Math.round(baseline.posts)}/s, bare BullMQ ${Math.round(baseline.jobs)}/s); ${(burstQueries / Math.max(1, burstDelivered)).toFixed(2)} DB queries, ${(burstCommits / Math.max(1, burstDelivered)).toFixed(2)} commits and ${(burstRedis / Math.max(1, burstDelivered)).toFixed(2)} Redis commands and ${((burstCpuMs * 1000) / Math.max(1, burstDelivered)).toFixed(0)} µs of service CPU per delivery; ${failures} duplicates`,
+  figures: `paced ${rate.toLocaleString('en')}/s (${total.toLocaleString('en')} events): p50 ${Math.round(pct(paced, 50))} ms, p99 ${p99} ms; burst of ${burst.toLocaleString('en')} drained at ${Math.round(burstRate)}/s = ${(burstRate / composed).toFixed(2)}× the composed limit of the same run (bare POSTs ${Math.round(baseline.posts)}/s, bare BullMQ ${Math.round(baseline.jobs)}/s); ${(burstQueries / Math.max(1, burstDelivered)).toFixed(2)} DB queries, ${(burstCommits / Math.max(1, burstDelivered)).toFixed(2)} commits and ${(burstRedis / Math.max(1, burstDelivered)).toFixed(2)} Redis commands and ${((burstCpuMs * 1000) / Math.max(1, burstDelivered)).toFixed(0)} µs of service CPU and ${(burstPgCpuUs / Math.max(1, burstDelivered)).toFixed(0)} µs of Postgres CPU per delivery; ${failures} duplicates`,
   target: 'paced 1,000/s p99 < 200 ms; burst ≥ 1,500/s',
   met: rate >= 1000 && p99 < 200 && burstRate >= 1500 && failures === 0,
   baseline: {
@@ -178,6 +182,7 @@ const result = {
     db_commits_per_delivery: Number((burstCommits / Math.max(1, burstDelivered)).toFixed(2)),
     redis_commands_per_delivery: Number((burstRedis / Math.max(1, burstDelivered)).toFixed(2)),
     service_cpu_us_per_delivery: Math.round((burstCpuMs * 1000) / Math.max(1, burstDelivered)),
+    postgres_cpu_us_per_delivery: Math.round(burstPgCpuUs / Math.max(1, burstDelivered)),
   },
   paced: {
     rate_per_second: rate,

@@ -36,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '2026_12_01_0100_retention': await import('./2026_12_01_0100_retention.js'),
   '2026_12_01_0200_deposits_merchant': await import('./2026_12_01_0200_deposits_merchant.js'),
   '2026_12_02_0100_overview_trigger_plans': await import('./2026_12_02_0100_overview_trigger_plans.js'),
+  '2026_12_02_0300_outbox_aggregate_seq': await import('./2026_12_02_0300_outbox_aggregate_seq.js'),
 };
