@@ -132,9 +132,9 @@ export async function recordAttempts(db: WebhookDb, rs: AttemptRecord[]): Promis
         ${col((r) => r.url)}::text[], ${col((r) => r.statusCode)}::int[], ${col((r) => r.error)}::text[],
         ${col((r) => r.latencyMs)}::int[], ${col((r) => r.excerpt)}::text[], ${col((r) => r.outcome)}::text[],
         ${col((r) => (r.outcome === 'retrying' ? 'pending' : r.outcome))}::text[], ${col((r) => (r.attempted ? 1 : 0))}::int[],
-        ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[]
+        ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[], ${col(() => 'pending')}::text[]
       ) with ordinality as t(event_id, merchant_id, generation, url, status_code, error, latency_ms, excerpt, outcome,
-                             status, inc, next_at, ord)
+                             status, inc, next_at, was, ord)
     ), u as (
       update webhook_deliveries d set
         status = i.status,
@@ -147,7 +147,11 @@ export async function recordAttempts(db: WebhookDb, rs: AttemptRecord[]): Promis
         failed_at = case when i.status in ('failed', 'skipped') then now() else d.failed_at end,
         updated_at = now()
       from i
-      where d.event_id = i.event_id and d.generation = i.generation and d.status = 'pending'
+      -- Each row by its primary key: the batch's keys again as an array (the planner sees how few they are), and the
+      -- status compared with the batch's column rather than a constant, so that the pending index (whose predicate is
+      -- that constant) is never read whole to join the batch (every pending delivery, on an unanalyzed table).
+      where d.event_id = any(${col((r) => r.eventId)}::text[])
+        and d.event_id = i.event_id and d.generation = i.generation and d.status = i.was
       returning d.event_id, d.attempts
     ), ins as (
       insert into webhook_delivery_attempts
