@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { signedLimitedAmounts, type LimitedPurpose } from '../ledger/signer/signer-audit.js';
+import { signedLimitedTotals, type LimitedPurpose } from '../ledger/signer/signer-audit.js';
 import { refuse } from './refusal.js';
 
 // The signer's limits (docs/signer.md, "Limits"): what it signs of refund payouts, and of sweeps to a treasury address
@@ -88,14 +88,14 @@ export async function checkLimits(
     now: Date;
   },
 ): Promise<void> {
-  const others = await signedLimitedAmounts(db, { ...o, except: o.objectId });
+  const others = await signedLimitedTotals(db, { ...o, except: o.objectId });
   const own = scaledBase(o.amount, o.decimals);
   let hour = own;
   let day = own;
   for (const r of others) {
     const d = o.decimalsOf(r.token);
     if (d === undefined) continue; // a token no longer configured: nothing of it can be signed here any more
-    if (r.lastHour !== null) hour += scaledBase(r.lastHour, d);
+    hour += scaledBase(r.lastHour, d);
     day += scaledBase(r.lastDay, d);
   }
   const refunds = o.purpose === 'refund_payout';

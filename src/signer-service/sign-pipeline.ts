@@ -86,7 +86,7 @@ async function signOrRefuse(deps: SignDeps, req: SignRequest, seen: AuditContext
             : intent.purpose === 'gas_station_drain'
               ? await justifyDrain(keys, intent.drain_id, req.key, preimage, seen)
               : refuse('purpose_not_supported', `${(intent as { purpose: string }).purpose} is not justified by this signer yet`);
-  // A sweep step counted by the limits says so in its audit summary (signedLimitedAmounts reads it back).
+  // A sweep step counted by the limits says so in its audit summary (signedLimitedTotals reads it back).
   const limitedSweep = 'limited' in payout && payout.limited;
   const summary = limitedSweep ? { ...payout.summary, limited: true } : payout.summary;
   const signature = await deps.db.transaction().execute(async (trx): Promise<{ ed25519: string } | { secp256k1: Secp256k1Signature }> => {

@@ -66,14 +66,15 @@ export async function isRequestIdSeen(db: Kysely<Database>, requestId: string): 
 /** What the signer's limits count: refund payouts, and sweep steps sending tokens to a recently changed treasury. */
 export type LimitedPurpose = 'refund_payout' | 'sweep_step';
 
-/** A signed send counted against the limits: one per refund or sweep step, its largest amount in the window. */
-export interface SignedAmount {
-  /** The refund's id (refund payouts) or the sweep step's (sweep steps). */
-  objectId: string;
+/**
+ * What the limits count of one token: over the signed sends of the window, each object once (a refund or a sweep step,
+ * at the largest amount signed for it), summed.
+ */
+export interface SignedTotal {
   token: string;
-  /** Largest amount signed for it in the last hour; null when none was signed in the last hour. */
-  lastHour: bigint | null;
-  /** Largest amount signed for it in the last day. */
+  /** Sum over the objects signed in the last hour of the largest amount signed for each in that hour. */
+  lastHour: bigint;
+  /** The same over the last day. */
   lastDay: bigint;
 }
 
@@ -83,39 +84,31 @@ const OBJECT_FIELD: Record<LimitedPurpose, string> = { refund_payout: 'refund_id
 /**
  * The sends of `purpose` signed for a merchant on one network and mode in the last 24 hours that the limits count, each
  * object once (a fee-bumped replacement of the same refund or step is the same money), `except` one object (the one
- * being asked for). Sweep steps count only when their summary says `limited` (tokens to a recently changed treasury).
+ * being asked for), summed per token in SQL: one row per token whatever the merchant's number of sends (the per-object
+ * rows once went to the signer, 10,000 of them per signature for a merchant paying 10,000 refunds a day; docs/signer.md
+ * "Limits"). Sweep steps count only when their summary says `limited` (tokens to a recently changed treasury).
  */
-export async function signedLimitedAmounts(
+export async function signedLimitedTotals(
   db: Kysely<Database> | Transaction<Database>,
   o: { purpose: LimitedPurpose; merchantId: string; network: string; mode: string; except: string; now: Date },
-): Promise<SignedAmount[]> {
+): Promise<SignedTotal[]> {
   const hourAgo = new Date(o.now.getTime() - 3600_000);
   const dayAgo = new Date(o.now.getTime() - 86_400_000);
   // A literal (not a parameter): the select and the group by must name the same expression.
   const field = sql.lit(OBJECT_FIELD[o.purpose]);
-  let q = db
-    .selectFrom('signer_audit')
-    .select([
-      sql<string>`intent->>${field}`.as('object_id'),
-      sql<string>`summary->>'token'`.as('token'),
-      sql<string | null>`max(amount_base) filter (where at > ${hourAgo})`.as('last_hour'),
-      sql<string>`max(amount_base)`.as('last_day'),
-    ])
-    .where('merchant_id', '=', o.merchantId)
-    .where('network', '=', o.network)
-    .where('mode', '=', o.mode)
-    .where('outcome', '=', 'signed')
-    .where('purpose', '=', o.purpose)
-    .where('at', '>', dayAgo)
-    .where(sql<boolean>`intent->>${field} is distinct from ${o.except}`);
-  if (o.purpose === 'sweep_step') q = q.where(sql<boolean>`summary->>'limited' = 'true'`);
-  const rows = await q.groupBy([sql`intent->>${field}`, sql`summary->>'token'`]).execute();
-  return rows.map((r) => ({
-    objectId: r.object_id,
-    token: r.token,
-    lastHour: r.last_hour === null ? null : BigInt(r.last_hour),
-    lastDay: BigInt(r.last_day),
-  }));
+  const sweepOnlyLimited = o.purpose === 'sweep_step' ? sql`and summary->>'limited' = 'true'` : sql``;
+  const { rows } = await sql<{ token: string; last_hour: string | null; last_day: string }>`
+    select per_object.token, sum(per_object.last_hour)::text as last_hour, sum(per_object.last_day)::text as last_day
+    from (
+      select summary->>'token' as token, max(amount_base) filter (where at > ${hourAgo}) as last_hour,
+             max(amount_base) as last_day
+      from signer_audit
+      where merchant_id = ${o.merchantId} and network = ${o.network} and mode = ${o.mode} and outcome = 'signed'
+        and purpose = ${o.purpose} and at > ${dayAgo} and intent->>${field} is distinct from ${o.except} ${sweepOnlyLimited}
+      group by intent->>${field}, summary->>'token'
+    ) per_object
+    group by per_object.token`.execute(db);
+  return rows.map((r) => ({ token: r.token, lastHour: BigInt(r.last_hour ?? '0'), lastDay: BigInt(r.last_day) }));
 }
 
 /** Serialises limit checks of one merchant, network and mode until the transaction ends. */
