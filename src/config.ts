@@ -33,6 +33,9 @@ export const configSchema = z
     // outbox relay's LISTEN) then uses DATABASE_DIRECT_URL, a direct connection to PostgreSQL.
     DATABASE_POOL_MODE: z.enum(['direct', 'transaction']).default('direct'),
     DATABASE_DIRECT_URL: url.optional(),
+    // The API's hot statements as named prepared statements (src/db/named-statements.ts), in direct pool mode only;
+    // false for a proxy or pooler in front of PostgreSQL that cannot keep a statement's name on one server connection.
+    DATABASE_NAMED_STATEMENTS: bool.default(true),
     // Reporting reads (docs/deploy.md "Read replica"): exports and the console's lists read this streaming replica,
     // unless it lags more than READ_REPLICA_MAX_LAG_MS behind the primary or is down. Unset: the primary.
     READ_DATABASE_URL: url.optional(),

@@ -3,6 +3,7 @@ import type { ChainRegistry } from '../chains/chain-registry.js';
 import { buildServer } from './api/server.js';
 import { registerCheckout } from './checkout/plugin.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
+import { usesNamedStatements } from './db/named-statements.js';
 import { createDb } from './db/database.js';
 import { reportingReadsFor } from './start/read-replica.js';
 import { ensureDatabase } from './db/ensure-database.js';
@@ -82,8 +83,8 @@ export async function start(
   const directUrl = config.DATABASE_POOL_MODE === 'transaction' ? (config.DATABASE_DIRECT_URL ?? config.DATABASE_URL) : config.DATABASE_URL;
   await ensureDatabase(directUrl);
   // Named prepared statements for the API's hot statements (src/db/named-statements.ts): not through PgBouncer in
-  // transaction pooling, where a statement's name does not stay on one server connection.
-  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, { namedStatements: config.DATABASE_POOL_MODE === 'direct' });
+  // transaction pooling, where a statement's name does not stay on one server connection, nor when turned off.
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, { namedStatements: usesNamedStatements(config) });
   const sessionDb = directUrl === config.DATABASE_URL ? db : createDb(directUrl, config.DATABASE_POOL_SIZE);
   if (config.MIGRATE_ON_START) await migrateToLatest(sessionDb);
   const reads = reportingReadsFor(config, db, log.child({ role: 'read-replica' }));

@@ -37,3 +37,8 @@ export function sendNamedStatements(client: pg.ClientBase): void {
     return query.apply(this, args);
   };
 }
+
+/** Whether the service's pool sends the named statements (DATABASE_NAMED_STATEMENTS): never through a bouncer. */
+export function usesNamedStatements(c: { DATABASE_POOL_MODE: 'direct' | 'transaction'; DATABASE_NAMED_STATEMENTS: boolean }): boolean {
+  return c.DATABASE_POOL_MODE === 'direct' && c.DATABASE_NAMED_STATEMENTS;
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { usesNamedStatements } from '../../src/db/named-statements.js';
 import { keyMaterialFromEnv } from '../../src/signer/from-env.js';
 
 const KEY = 'a'.repeat(64);
@@ -11,6 +12,22 @@ describe('configuration', () => {
     expect(c.ROLES).toEqual(['api', 'worker', 'watcher']);
     expect(c.checkoutBaseUrl).toBe('https://pay.example.com/pay');
     expect(c.AUTH_TIMESTAMP_WINDOW_SECONDS).toBe(300);
+  });
+
+  it('sends named prepared statements in direct pool mode unless DATABASE_NAMED_STATEMENTS=false, never through a bouncer', () => {
+    const at = (env: Record<string, string>) => usesNamedStatements(loadConfig({ MASTER_KEY: KEY, ...env }));
+    expect(at({})).toBe(true);
+    expect(at({ DATABASE_NAMED_STATEMENTS: 'false' })).toBe(false);
+    expect(at({ DATABASE_NAMED_STATEMENTS: '0' })).toBe(false);
+    const bouncer = {
+      DATABASE_POOL_MODE: 'transaction',
+      DATABASE_DIRECT_URL: 'postgres://127.0.0.1/x',
+      ROLES: 'api',
+      MIGRATE_ON_START: 'false',
+    };
+    expect(at(bouncer)).toBe(false);
+    expect(at({ ...bouncer, DATABASE_NAMED_STATEMENTS: 'true' })).toBe(false);
+    expect(() => loadConfig({ MASTER_KEY: KEY, DATABASE_NAMED_STATEMENTS: 'sometimes' })).toThrow(/DATABASE_NAMED_STATEMENTS/);
   });
 
   it('names every bad variable in one message', () => {

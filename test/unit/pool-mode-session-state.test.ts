@@ -72,7 +72,7 @@ describe('session state, for transaction pooling', () => {
 
   it('the named statements of the hot path (src/db/named-statements.ts) are sent by a direct pool only', () => {
     const main = readFileSync('src/main.ts', 'utf8').replace(/\s+/g, ' ');
-    expect(main).toContain("{ namedStatements: config.DATABASE_POOL_MODE === 'direct' }");
+    expect(main).toContain('{ namedStatements: usesNamedStatements(config) }'); // direct pool mode only (test/unit/config.test.ts)
     const enabling = files('src').filter((f) => /namedStatements:/.test(readFileSync(f, 'utf8')));
     expect(enabling).toEqual(['src/main.ts']);
   });

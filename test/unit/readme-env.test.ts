@@ -110,6 +110,7 @@ const CONFIG_SAMPLES: Record<string, string> = {
   DATABASE_URL: 'postgres://u@db:5432/x',
   DATABASE_POOL_SIZE: '3',
   DATABASE_DIRECT_URL: 'postgres://u@db-direct:5432/x',
+  DATABASE_NAMED_STATEMENTS: 'false',
   READ_DATABASE_URL: 'postgres://u@replica:5432/x',
   READ_DATABASE_POOL_SIZE: '2',
   READ_REPLICA_MAX_LAG_MS: '1000',
