@@ -36,6 +36,19 @@ export interface ExportEncoder {
   end(): string;
 }
 
+/** Writes `text` as UTF-8 at `at` (room checked by the caller); answers the end. ASCII byte by byte: a call to
+ * Buffer#write per field costs more than the loop for the short ids, hashes and digits of an export. */
+function putText(buf: Buffer, at: number, text: string): number {
+  const n = text.length;
+  for (let j = 0; j < n; j++) {
+    const c = text.charCodeAt(j);
+    // The rest from the first non-ASCII unit on (never inside a surrogate pair: everything before it is ASCII).
+    if (c >= 0x80) return at + j + buf.write(text.slice(j), at + j);
+    buf[at + j] = c;
+  }
+  return at + n;
+}
+
 /**
  * The UTF-8 bytes of the CSV lines of `rows` (the bytes of their csvLine strings, concatenated), written field by field
  * into one buffer: a page's text built by appending is a string of ~35,000 pieces that costs more to flatten into
@@ -56,7 +69,7 @@ export function csvPageBytes(rows: readonly (readonly Value[])[], bytesPerRow: n
         buf = bigger;
       }
       if (i > 0) buf[at++] = 0x2c;
-      at += buf.write(field, at);
+      at = putText(buf, at, field);
     }
     if (at + 2 > cap) {
       cap *= 2;
