@@ -13,6 +13,11 @@ const TRICKY: Row[] = [
   ['x'.repeat(5000), 'é'.repeat(3000), '😀'.repeat(2000)],
   [null, null, null],
   [0, -1, 12345678901234, false],
+  ['\rstart', 'a\tb', "'already", '\x7f', '\x80', 'ÿ', '0xabc', '-', '=', ''],
+  // Every character of the first 256 alone, first and inside: the ASCII fast path and csvField must agree on each.
+  Array.from({ length: 256 }, (_, c) => String.fromCharCode(c)),
+  Array.from({ length: 256 }, (_, c) => `${String.fromCharCode(c)}x`),
+  Array.from({ length: 256 }, (_, c) => `x${String.fromCharCode(c)}y`),
 ];
 
 describe('csvPageBytes', () => {
