@@ -47,12 +47,5 @@ export function createDb(connectionString: string, max = 10, opts: PoolOptions =
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
-  // Kysely ends the pool only when a query of its own opened it: a handle used only through pgPoolOf (an export with
-  // nothing else before it) would keep its idle connection, and its process, alive until pg's idle timeout (10 s).
-  const destroy = db.destroy.bind(db);
-  db.destroy = async () => {
-    await destroy();
-    if (!pool.ending && !pool.ended) await pool.end();
-  };
   return db;
 }
