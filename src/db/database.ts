@@ -10,18 +10,6 @@ pg.types.setTypeParser(1700, (v) => BigInt(v));
 
 export type Db = Kysely<Database>;
 
-const pools = new WeakMap<object, pg.Pool>();
-
-/**
- * The pg pool under a handle made by createDb, for the one reader that needs what Kysely does not pass on (the exports'
- * array rows: src/ledger/exports/exports.ts). Throws for any other handle (a transaction's, a test's own Kysely).
- */
-export function pgPoolOf(db: Db): pg.Pool {
-  const pool = pools.get(db);
-  if (!pool) throw new Error('pgPoolOf: not a handle made by createDb');
-  return pool;
-}
-
 export interface PoolOptions {
   /** How long a new connection may take before the pool gives up (pg's connectionTimeoutMillis); default: no limit. */
   connectTimeoutMs?: number;
@@ -45,7 +33,5 @@ export function createDb(connectionString: string, max = 10, opts: PoolOptions =
     client.on('error', () => {});
     if (opts.namedStatements) sendNamedStatements(client);
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  pools.set(db, pool);
-  return db;
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

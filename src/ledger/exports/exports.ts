@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { pgPoolOf, type Db } from '../../db/database.js';
+import type { Db } from '../../db/database.js';
 import type { Mode } from '../../db/schema.js';
 import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
@@ -294,82 +294,43 @@ export async function streamExport(
     conditions.push(sql`${sql.raw(k.merchant)} = ${filter.merchant.id}`, sql`${sql.raw(k.mode)} = ${filter.merchant.mode}`);
   if (k.where) conditions.push(k.where);
   const query = sql`${k.select} where ${sql.join(conditions, sql` and `)} order by ${sql.raw(k.time)}, t.id`;
-  const compiled = query.compile(db);
-  // A client of the handle's pool, not a Kysely transaction: pg's array rows (no object of named fields per row) need a
-  // query config Kysely does not pass on. The same statements Kysely would send.
-  const client = await pgPoolOf(db).connect();
   let total = 0;
-  let failure: Error | undefined;
-  try {
-    await client.query('start transaction isolation level repeatable read read only');
-    // Timestamps read as text (timeText) come in UTC, the shape isoFromTimestamptzText rewrites without a Date.
-    await client.query("set local time zone 'UTC'");
-    await client.query(`declare export_cursor no scroll cursor for ${compiled.sql}`, [...compiled.parameters]);
-    const fetchPage = () => client.query<unknown[]>({ text: `fetch forward ${pageRows} from export_cursor`, rowMode: 'array' });
-    // The next page is asked for before this one is formatted and written: the database reads it meanwhile (at most
-    // two pages in memory: the one written and the one arriving).
-    let next: ReturnType<typeof fetchPage> | undefined = fetchPage();
-    let format: ((row: unknown[]) => ExportValue[]) | undefined;
-    try {
-      while (next) {
-        const page: Awaited<ReturnType<typeof fetchPage>> = await next;
-        next = page.rows.length === pageRows ? fetchPage() : undefined;
-        if (page.rows.length === 0) break;
-        format ??= rowFormatter(
-          k.columns,
-          page.fields.map((f) => f.name),
-          ctx,
-        );
-        total += page.rows.length;
-        await onPage(page.rows.map(format));
+  await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      await sql`set transaction read only`.execute(trx);
+      // Timestamps read as text (timeText) come in UTC, the shape isoFromTimestamptzText rewrites without a Date.
+      await sql`set local time zone 'UTC'`.execute(trx);
+      await sql`declare export_cursor no scroll cursor for ${query}`.execute(trx);
+      const fetchPage = () => sql<ExportRow>`fetch forward ${sql.raw(String(pageRows))} from export_cursor`.execute(trx);
+      // The next page is asked for before this one is formatted and written: the database reads it meanwhile (at most
+      // two pages in memory: the one written and the one arriving).
+      let next: ReturnType<typeof fetchPage> | undefined = fetchPage();
+      try {
+        while (next) {
+          const rows: ExportRow[] = (await next).rows;
+          next = rows.length === pageRows ? fetchPage() : undefined;
+          if (rows.length === 0) break;
+          total += rows.length;
+          await onPage(rows.map((r) => formatRow(k.columns, r, ctx)));
+        }
+      } finally {
+        // Stopped early (onPage threw): the fetch asked for ahead ends with the transaction, unread.
+        next?.catch(() => undefined);
       }
-    } finally {
-      // Stopped early (onPage threw): the fetch asked for ahead ends with the transaction, unread.
-      next?.catch(() => undefined);
-    }
-    await client.query('close export_cursor');
-    await client.query('commit');
-  } catch (err) {
-    failure = err instanceof Error ? err : new Error(String(err));
-    // A connection whose transaction could not be rolled back is not given back to the pool.
-    await client.query('rollback').then(
-      () => (failure = undefined),
-      () => undefined,
-    );
-    throw err;
-  } finally {
-    client.release(failure);
-  }
+      await sql`close export_cursor`.execute(trx);
+    });
   return total;
 }
 
-/**
- * Formats array rows whose fields are `fields` (the result's names, in order): a column without `value` reads its
- * field by index; a `value` reads the row by name through one view whose getters index the current row (no object per
- * row). A name the result repeats reads its last field, as pg's object rows did.
- */
-function rowFormatter(columns: readonly ExportColumn[], fields: readonly string[], ctx: ExportContext): (row: unknown[]) => ExportValue[] {
-  const view = { row: [] as unknown[] };
-  for (let i = 0; i < fields.length; i++)
-    Object.defineProperty(view, fields[i]!, {
-      get() {
-        return this.row[i];
-      },
-      configurable: true,
-    });
-  const byName = view as unknown as ExportRow;
-  const last = new Map(fields.map((f, i) => [f, i]));
-  const index = columns.map((c) => (c.value ? -1 : (last.get(c.name) ?? -2)));
-  return (row) => {
-    view.row = row;
-    const values: ExportValue[] = new Array(columns.length);
-    for (let i = 0; i < columns.length; i++) {
-      const c = columns[i]!;
-      const at = index[i]!;
-      values[i] = c.value ? c.value(byName, ctx) : at >= 0 ? plain(row[at]) : null;
-    }
-    return values;
-  };
+function formatRow(columns: readonly ExportColumn[], r: ExportRow, ctx: ExportContext): ExportValue[] {
+  const values: ExportValue[] = new Array(columns.length);
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    values[i] = c.value ? c.value(r, ctx) : plain(r[c.name]);
+  }
+  return values;
 }
 
 export const exportColumns = (kind: ExportKindName): string[] => EXPORT_KINDS[kind].columns.map((c) => c.name);
