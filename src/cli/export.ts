@@ -42,7 +42,7 @@ export async function exportCli(args: string[], ctx: ExportCliContext): Promise<
   if ((values.merchant === undefined) !== (values.mode === undefined)) throw new UsageError('--merchant and --mode go together');
   if (values.mode !== undefined && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('--mode must be test or live');
   const out = ctx.stdout ?? process.stdout;
-  const write = async (chunk: string) => {
+  const write = async (chunk: string | Uint8Array) => {
     if (chunk.length > 0 && !out.write(chunk)) await once(out, 'drain');
   };
   const merchant = values.merchant !== undefined ? { id: values.merchant, mode: values.mode as 'test' | 'live' } : undefined;

@@ -50,7 +50,7 @@ export function runExport(
   src: ReportingSource,
   r: ExportRequest,
   tokenDecimals: TokenDecimals,
-  write: (chunk: string) => Promise<void>,
+  write: (chunk: string | Uint8Array) => Promise<void>,
   pageRows?: number,
   policy: ReplicaPolicy = 'fallback',
 ): Promise<number> {

@@ -259,12 +259,21 @@ describe('exports', () => {
       .execute();
     expect(rows).toHaveLength(4);
     for (const r of rows) expect(r.merchant_id).toBe(r.session_merchant);
+    // Times with microseconds, one across midnight: read as text, written as the Date round trip wrote them
+    // (milliseconds truncated, UTC).
+    await sql`update deposits set block_time = '2026-05-31 23:59:59.999999+00', confirmed_at = '2026-06-01 01:30:00.0009+01:30'
+              where session_id = 'cs_pay_mine_1'`.execute(h.t.db);
     const since = Date.parse('2026-06-01T00:00:00Z') / 1000;
     const r = await shop.test.get(`/api/v1/exports/payments?since=${since}&until=${since + 3600}&format=json`);
     expect(r.status).toBe(200);
-    expect((r.json as Array<{ session_id: string; merchant_id: string }>).map((p) => [p.session_id, p.merchant_id]).sort()).toEqual([
+    type Payment = { session_id: string; merchant_id: string; block_time: string; confirmed_at: string };
+    expect((r.json as Payment[]).map((p) => [p.session_id, p.merchant_id]).sort()).toEqual([
       ['cs_pay_mine_1', shop.merchantId],
       ['cs_pay_mine_2', shop.merchantId],
     ]);
+    expect((r.json as Payment[]).find((p) => p.session_id === 'cs_pay_mine_1')).toMatchObject({
+      block_time: '2026-05-31T23:59:59.999Z',
+      confirmed_at: '2026-06-01T00:00:00.000Z',
+    });
   });
 });

@@ -8,8 +8,10 @@
 // added to an export of none, and rows per second of the CPU time they added (the figure a loaded machine moves least).
 // --base <dir>: another checkout with its own compiled dist/ (e.g. the base commit's: `git archive <base> | tar -x -C
 // <dir>`, node_modules linked, `npx tsc -p tsconfig.build.json`), run alternately with this one (base, this, base,
-// this ...), its output compared byte for byte (sha256). --db: an already seeded database (printed by a run with
-// --keep); --keep: leave the seeded database. Prints figures; never fails on a timing.
+// this ...), its output compared byte for byte (sha256); then each build's export in process, alternated the same way
+// (export-in-process.mjs: no CLI start-up, no pipe; amounts formatted at 6 decimals). --db: an already seeded
+// database (printed by a run with --keep); --keep: leave the seeded database. Prints figures; never fails on a timing.
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createMerchant } from '../../../src/ledger/merchants/merchants.js';
@@ -91,6 +93,23 @@ try {
       const r = await measureExportProcess({ url }, { cli: b.cli, since, until });
       console.log(
         `| ${i} | ${b.name} | ${r.rows} | ${Math.round(r.rowsPerSecond)} | ${Math.round(r.rowsPerCpuSecond)} | ${Math.round(r.peakRssMb)} | ${Math.round(r.idleRssMb)} | ${r.seconds.toFixed(2)} | ${r.idleSeconds.toFixed(2)} | ${r.sha256.slice(0, 12)} |`,
+      );
+    }
+  // The same export in process (export-in-process.mjs: each build's compiled writeExport in a node process of its own,
+  // the chunks hashed, no stdout): what the export costs without the CLI's start-up and pipe.
+  console.log('\n| run | build (in process) | rows | rows/s | rows per CPU s | sha256 |');
+  console.log('|---|---|---:|---:|---:|---|');
+  for (let i = 1; i <= Number(values.runs); i++)
+    for (const b of builds) {
+      const root = b.cli.replace(/\/?dist\/src\/cli\/index\.js$/, '') || '.';
+      const out = execFileSync(
+        process.execPath,
+        ['scripts/bench/scale/export-in-process.mjs', root, url, since.toISOString(), until.toISOString()],
+        { encoding: 'utf8' },
+      );
+      const r = JSON.parse(out) as { rows: number; seconds: number; cpuSeconds: number; sha256: string };
+      console.log(
+        `| ${i} | ${b.name} | ${r.rows} | ${Math.round(r.rows / r.seconds)} | ${Math.round(r.rows / r.cpuSeconds)} | ${r.sha256.slice(0, 12)} |`,
       );
     }
 } finally {

@@ -40,7 +40,7 @@ export function registerExportRoutes(app: FastifyInstance, deps: { db: Db; reads
     if (until <= q.since) throw parameterInvalid('until', 'until must be after since.');
     const enc = exportEncoder(q.format, exportColumns(kind as ExportKindName));
     const body = new PassThrough();
-    const write = async (chunk: string) => {
+    const write = async (chunk: string | Uint8Array) => {
       if (body.destroyed) throw new Error('export client went away');
       if (chunk.length > 0 && !body.write(chunk)) await new Promise<void>((resolve) => body.once('drain', resolve).once('close', resolve));
     };

@@ -75,7 +75,7 @@ export async function registerExportRoutes(app: FastifyInstance, deps: ConsoleDe
         merchant: merchantId !== undefined && query.mode !== undefined ? { id: merchantId, mode: query.mode } : undefined,
       };
       const stream = new PassThrough();
-      const write = async (chunk: string) => {
+      const write = async (chunk: string | Uint8Array) => {
         if (chunk.length > 0 && !stream.write(chunk)) await drained(stream);
       };
       runExport(source, r, chains.tokenDecimals, write).then(

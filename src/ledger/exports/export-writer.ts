@@ -9,7 +9,7 @@ import { exportColumns, streamExport, type ExportContext, type ExportFilter, typ
 export async function writeExport(
   db: Db,
   o: { kind: ExportKindName; format: ExportFormat; filter: ExportFilter; ctx: ExportContext; pageRows?: number },
-  write: (chunk: string) => Promise<void>,
+  write: (chunk: string | Uint8Array) => Promise<void>,
 ): Promise<number> {
   const enc = exportEncoder(o.format, exportColumns(o.kind));
   await write(enc.start());

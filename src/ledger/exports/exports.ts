@@ -5,6 +5,7 @@ import { currencyExponent } from '../../domain/currency.js';
 import { formatBaseUnits, formatMinor } from '../../domain/money.js';
 import { STABLECOIN_EXPONENT } from '../../../chains/vocabulary.js';
 import type { TokenDecimals } from '../../domain/chain-lookup.js';
+import { isoFromTimestamptzText } from '../../db/timestamptz-text.js';
 
 // Accounting exports (issue 16 item 6; docs/operations.md "Exports"): the rows of one kind whose time falls in
 // [since, until), read through a server-side cursor in pages so that memory stays flat whatever the row count.
@@ -45,6 +46,8 @@ const plain = (v: unknown): ExportValue => {
   return v as ExportValue;
 };
 const col = (name: string): ExportColumn => ({ name });
+/** A timestamptz the kind's select reads as text (`t.<name>::text as <name>`): the same ISO-8601 string, without a Date. */
+const timeText = (name: string): ExportColumn => ({ name, value: (r) => isoFromTimestamptzText(r[name] as string | null) });
 /** A 2-decimal stablecoin amount in minor units, as a decimal string. */
 const minor2 = (name: string, from: string): ExportColumn => ({
   name,
@@ -95,7 +98,10 @@ export const EXPORT_KINDS = {
   payments: {
     // The deposit's own merchant_id (its session's, set when recorded): a merchant's export reads its rows alone
     // (deposits_merchant_confirmed_idx); deposits without a session are not payments of any merchant.
-    select: sql`select t.* from deposits t`,
+    // The columns written, and no more; the two times as text (no Date per value: docs/performance.md "Export").
+    select: sql`select t.id, t.merchant_id, t.mode, t.session_id, t.network, t.token, t.tx_hash, t.log_index,
+      t.block_number, t.from_address, t.to_address, t.amount_base, t.disposition, t.unmatched_reason,
+      t.block_time::text as block_time, t.confirmed_at::text as confirmed_at from deposits t`,
     time: 't.confirmed_at',
     merchant: 't.merchant_id',
     mode: 't.mode',
@@ -116,8 +122,8 @@ export const EXPORT_KINDS = {
       col('amount_base'),
       col('disposition'),
       col('unmatched_reason'),
-      col('block_time'),
-      col('confirmed_at'),
+      timeText('block_time'),
+      timeText('confirmed_at'),
     ],
   },
   refunds: {
@@ -294,6 +300,8 @@ export async function streamExport(
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
       await sql`set transaction read only`.execute(trx);
+      // Timestamps read as text (timeText) come in UTC, the shape isoFromTimestamptzText rewrites without a Date.
+      await sql`set local time zone 'UTC'`.execute(trx);
       await sql`declare export_cursor no scroll cursor for ${query}`.execute(trx);
       const fetchPage = () => sql<ExportRow>`fetch forward ${sql.raw(String(pageRows))} from export_cursor`.execute(trx);
       // The next page is asked for before this one is formatted and written: the database reads it meanwhile (at most
