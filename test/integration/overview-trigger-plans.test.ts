@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectPlans, type ExplainedStatement, explainToClient, heaviestNode } from '../support/auto-explain.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // The console overview's statement triggers (migrations 2026_11_29_0510_overview_daily and
@@ -17,42 +18,15 @@ const N = 2000;
 /** Rows one plan node may handle per row changed by the statement (a hash join's or set operation's passes). */
 const PER_ROW = 10;
 
-interface PlanNode {
-  'Node Type': string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Join Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-/** The largest number of rows one node handled (per-loop figures are averages: times loops). */
-function heaviestNode(node: PlanNode, path = ''): { work: number; where: string } {
-  const loops = node['Actual Loops'] ?? 1;
-  const perLoop = (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Join Filter'] ?? 0);
-  let best = { work: perLoop * loops, where: `${path}/${node['Node Type']}` };
-  for (const child of node.Plans ?? []) {
-    const c = heaviestNode(child, best.where);
-    if (c.work > best.work) best = c;
-  }
-  return best;
-}
-
 let t: TestDatabase;
 let c: pg.Client;
-const plans: Array<{ query: string; plan: PlanNode }> = [];
+const plans: ExplainedStatement[] = [];
 
 beforeAll(async () => {
   t = await createTestDatabase();
   c = new pg.Client({ connectionString: t.url });
   await c.connect();
-  c.on('notice', (m) => {
-    const text = m.message ?? '';
-    const at = text.indexOf('{');
-    if (!text.startsWith('duration:') || at < 0) return;
-    const parsed = JSON.parse(text.slice(at)) as { 'Query Text': string; Plan: PlanNode };
-    plans.push({ query: parsed['Query Text'], plan: parsed.Plan });
-  });
+  collectPlans(c, plans);
   await c.query(`insert into merchants (id, name, webhook_secret_enc) values ('mch_t', 'T', 'sealed')`);
   await c.query(
     `insert into payment_sessions (id, merchant_id, mode, order_id, amount_minor, currency, target_currency, target_amount_minor,
@@ -62,16 +36,7 @@ beforeAll(async () => {
      from generate_series(0, $1::int) i`,
     [N],
   );
-  for (const s of [
-    `load 'auto_explain'`,
-    'set auto_explain.log_min_duration = 0',
-    'set auto_explain.log_analyze = on',
-    'set auto_explain.log_nested_statements = on',
-    `set auto_explain.log_format = 'json'`,
-    `set auto_explain.log_level = 'notice'`,
-    `set client_min_messages = 'notice'`,
-  ])
-    await c.query(s);
+  await explainToClient(c, { nested: true });
 }, 60_000);
 
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
 import { insertOutboxEvents, type OutboxEventInput } from '../../src/ledger/core/outbox.js';
 import { loadDeliveryJobs, recordAttempts } from '../../src/webhooks/deliveries.js';
+import { collectPlans, type ExplainedStatement, explainToClient, heaviestNode } from '../support/auto-explain.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // The worker's per-object ordering check (loadDeliveryJobs in src/webhooks/deliveries.ts) reads a few index entries
@@ -21,48 +22,17 @@ const BATCH = 20;
 /** Rows one plan node may handle per job of the batch. */
 const PER_JOB = 10;
 
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  'Parent Relationship'?: string;
-  Plans?: PlanNode[];
-}
-
-/** The largest number of rows one node of the ordering check (the SubPlan) handled, over all its loops. */
-function heaviestNode(node: PlanNode, inSubPlan: boolean, path = ''): { work: number; where: string } {
-  const here = inSubPlan || node['Parent Relationship'] === 'SubPlan';
-  const loops = node['Actual Loops'] ?? 1;
-  const perLoop = (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0);
-  const where = `${path}/${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}`;
-  let best = { work: here ? perLoop * loops : 0, where };
-  for (const child of node.Plans ?? []) {
-    const c = heaviestNode(child, here, where);
-    if (c.work > best.work) best = c;
-  }
-  return best;
-}
-
 let t: TestDatabase;
 let pool: pg.Pool;
 let db: Kysely<Database>;
-const plans: Array<{ query: string; plan: PlanNode }> = [];
+const plans: ExplainedStatement[] = [];
 const ids: string[] = [];
 
 beforeAll(async () => {
   t = await createTestDatabase();
   pool = new pg.Pool({ connectionString: t.url, max: 1 });
   pool.on('connect', (client) => {
-    client.on('notice', (m) => {
-      const text = m.message ?? '';
-      const at = text.indexOf('{');
-      if (!text.startsWith('duration:') || at < 0) return;
-      const parsed = JSON.parse(text.slice(at)) as { 'Query Text': string; Plan: PlanNode };
-      plans.push({ query: parsed['Query Text'], plan: parsed.Plan });
-    });
+    collectPlans(client, plans);
   });
   db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const c = await pool.connect();
@@ -99,15 +69,7 @@ beforeAll(async () => {
      select id, merchant_id, mode, type, payload::text from outbox_events`,
   );
   const e = await pool.connect();
-  for (const s of [
-    `load 'auto_explain'`,
-    'set auto_explain.log_min_duration = 0',
-    'set auto_explain.log_analyze = on',
-    `set auto_explain.log_format = 'json'`,
-    `set auto_explain.log_level = 'notice'`,
-    `set client_min_messages = 'notice'`,
-  ])
-    await e.query(s);
+  await explainToClient(e);
   e.release();
 }, 60_000);
 
@@ -125,7 +87,7 @@ describe('webhook ordering check: a few rows per job, with an outbox the planner
     expect(jobs.every((j) => j?.waiting === false)).toBe(true); // each event is its object's only one
     const seen = plans.filter((p) => p.query.includes('as waiting'));
     expect(seen.length).toBe(1); // the statement's plan was seen
-    const worst = heaviestNode(seen[0]!.plan, false);
+    const worst = heaviestNode(seen[0]!.plan, { subPlansOnly: true });
     expect(worst.work, worst.where).toBeLessThanOrEqual(PER_JOB * BATCH);
   });
 
@@ -152,7 +114,7 @@ describe('webhook ordering check: a few rows per job, with an outbox the planner
     expect(out.every((r) => r.applied && r.attempt === 1)).toBe(true);
     const seen = plans.filter((p) => p.query.includes('update webhook_deliveries d set'));
     expect(seen.length).toBe(1);
-    const worst = heaviestNode(seen[0]!.plan, true);
+    const worst = heaviestNode(seen[0]!.plan);
     expect(worst.work, worst.where).toBeLessThanOrEqual(PER_JOB * BATCH);
   });
 });
