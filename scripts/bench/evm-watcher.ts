@@ -263,7 +263,7 @@ try {
   );
   console.log(`  chain tip ${tip}; watch set size ${watched}`);
   const perSecond = Number(paid1) / seconds;
-  const rpcPerBlock = (adapter.rpc.totalCalls - rpcBefore) / blocksScanned;
+  const rpcPerBlock = catchUpRpc / blocksScanned;
   if (process.env.BENCH_OUT)
     writeFileSync(
       process.env.BENCH_OUT,
