@@ -125,10 +125,11 @@ export async function recordAttempt(db: WebhookDb, r: AttemptRecord): Promise<{ 
 export async function recordAttempts(db: WebhookDb, rs: AttemptRecord[]): Promise<Array<{ applied: boolean; attempt: number | null }>> {
   if (rs.length === 0) return [];
   const col = <V>(f: (r: AttemptRecord) => V) => rs.map(f);
+  const eventIds = col((r) => r.eventId);
   const { rows } = await sql<{ ord: string; applied: boolean; attempt: number | null }>`
     with i as (
       select * from unnest(
-        ${col((r) => r.eventId)}::text[], ${col((r) => r.merchantId)}::text[], ${col((r) => r.generation)}::int[],
+        ${eventIds}::text[], ${col((r) => r.merchantId)}::text[], ${col((r) => r.generation)}::int[],
         ${col((r) => r.url)}::text[], ${col((r) => r.statusCode)}::int[], ${col((r) => r.error)}::text[],
         ${col((r) => r.latencyMs)}::int[], ${col((r) => r.excerpt)}::text[], ${col((r) => r.outcome)}::text[],
         ${col((r) => (r.outcome === 'retrying' ? 'pending' : r.outcome))}::text[], ${col((r) => (r.attempted ? 1 : 0))}::int[],
@@ -150,7 +151,7 @@ export async function recordAttempts(db: WebhookDb, rs: AttemptRecord[]): Promis
       -- Each row by its primary key: the batch's keys again as an array (the planner sees how few they are), and the
       -- status compared with the batch's column rather than a constant, so that the pending index (whose predicate is
       -- that constant) is never read whole to join the batch (every pending delivery, on an unanalyzed table).
-      where d.event_id = any(${col((r) => r.eventId)}::text[])
+      where d.event_id = any(${eventIds}::text[])
         and d.event_id = i.event_id and d.generation = i.generation and d.status = i.was
       returning d.event_id, d.attempts
     ), ins as (
